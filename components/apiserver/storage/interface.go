@@ -1,0 +1,97 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors every implementation returns, so the API layer can map them to Status answers.
+var (
+	ErrNotFound  = errors.New("storage: key not found")
+	ErrKeyExists = errors.New("storage: key already exists")
+	// ErrConflict: a conditional write found another revision than the one it expected.
+	ErrConflict = errors.New("storage: revision conflict")
+	// ErrCompacted: the revision asked for is older than the history the store still keeps.
+	ErrCompacted = errors.New("storage: revision compacted")
+	// ErrFutureRevision: the revision asked for is newer than anything the store has written.
+	ErrFutureRevision = errors.New("storage: revision not yet written")
+)
+
+// KeyValue is one stored object at one revision.
+type KeyValue struct {
+	Key   string
+	Value []byte
+	// CreateRevision is the revision of the write that created the key.
+	CreateRevision int64
+	// ModRevision is the revision of the last write to the key; it is the object's resourceVersion.
+	ModRevision int64
+}
+
+// ListOptions selects a page of keys under a prefix.
+type ListOptions struct {
+	// Revision reads the snapshot at that revision; 0 reads the latest.
+	Revision int64
+	// StartKey, when set, is the first key (inclusive) of the page; it must lie under the prefix.
+	StartKey string
+	// Limit caps the number of items; 0 means no limit.
+	Limit int64
+}
+
+// ListResult is a page of a snapshot.
+type ListResult struct {
+	Items []KeyValue
+	// Revision is the snapshot the page was read from; pass it back to read the next page.
+	Revision int64
+	// Remaining counts the keys after this page in the same snapshot; 0 when the page is the last.
+	Remaining int64
+}
+
+// EventType says what a watch event reports.
+type EventType int
+
+const (
+	// Put reports a created or updated key; Created tells which.
+	Put EventType = iota + 1
+	// Delete reports a removed key, whether deleted by a caller or expired.
+	Delete
+)
+
+// WatchEvent is one change seen by a watch. For Delete, KV holds the key and the last value, with
+// ModRevision set to the revision of the deletion. An event with Err set is the last on its channel:
+// the watch ended abnormally (ErrCompacted when the watcher fell behind the kept history).
+type WatchEvent struct {
+	Type    EventType
+	Created bool
+	KV      KeyValue
+	Err     error
+}
+
+// Interface is a versioned, ordered key-value store with expiry and watch. Every write bumps one
+// store-wide revision; reads can ask for a snapshot at a past revision until it is compacted.
+type Interface interface {
+	// Create stores value at key if the key is absent (ErrKeyExists otherwise). A positive ttl makes
+	// the key expire that long after this write. It returns the new revision.
+	Create(ctx context.Context, key string, value []byte, ttl time.Duration) (int64, error)
+	// Get returns the current value of key, or ErrNotFound.
+	Get(ctx context.Context, key string) (KeyValue, error)
+	// Update replaces the value of key if its ModRevision equals expectedRevision (ErrConflict
+	// otherwise, ErrNotFound if absent). A positive ttl restarts the expiry from this write.
+	Update(ctx context.Context, key string, expectedRevision int64, value []byte, ttl time.Duration) (int64, error)
+	// Delete removes key if its ModRevision equals expectedRevision, or unconditionally when
+	// expectedRevision is 0. It returns the deleted KeyValue and the revision of the deletion.
+	Delete(ctx context.Context, key string, expectedRevision int64) (deleted KeyValue, revision int64, err error)
+	// List returns keys under prefix in key order, from one consistent snapshot. Asking for a
+	// compacted revision is ErrCompacted, for a revision not yet written ErrFutureRevision.
+	List(ctx context.Context, prefix string, opts ListOptions) (ListResult, error)
+	// Watch streams, in revision order, every change under prefix after fromRevision (0 means from
+	// now). The channel closes when ctx ends or the store closes; a watch from a compacted revision
+	// fails with ErrCompacted before any event.
+	Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan WatchEvent, error)
+	// Revision returns the store's current revision.
+	Revision(ctx context.Context) (int64, error)
+	// Compact discards the history before revision, so older snapshots and watches are refused.
+	Compact(ctx context.Context, revision int64) error
+	// Close releases the store's resources; it does not delete data.
+	Close() error
+}

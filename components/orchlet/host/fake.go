@@ -1,0 +1,83 @@
+package host
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Fake is a host whose answers are its fields; tests set them directly. Errors, when set, are
+// returned instead of the matching answer.
+type Fake struct {
+	Swap      bool
+	Cgroup    int
+	Sysctls   map[string]int
+	Name      string
+	SwapErr   error
+	CgroupErr error
+	Held      map[string]bool // lock paths another process holds
+	mu        sync.Mutex
+	fakeLocks map[string]*FakeLock
+}
+
+// NewFake returns a host that passes every start-up check: no swap, cgroup v2, Kubernetes' kernel
+// defaults, named "fake-node".
+func NewFake() *Fake {
+	sysctls := make(map[string]int, len(KernelDefaults))
+	for k, v := range KernelDefaults {
+		sysctls[k] = v
+	}
+	return &Fake{Cgroup: 2, Sysctls: sysctls, Name: "fake-node", Held: map[string]bool{}, fakeLocks: map[string]*FakeLock{}}
+}
+
+func (f *Fake) SwapOn() (bool, error)       { return f.Swap, f.SwapErr }
+func (f *Fake) CgroupVersion() (int, error) { return f.Cgroup, f.CgroupErr }
+func (f *Fake) Hostname() (string, error)   { return f.Name, nil }
+
+func (f *Fake) Sysctl(name string) (int, error) {
+	v, ok := f.Sysctls[name]
+	if !ok {
+		return 0, fmt.Errorf("no such tunable %q", name)
+	}
+	return v, nil
+}
+
+// Lock fails with ErrLocked for paths in Held; otherwise it hands out a FakeLock the test can contend.
+func (f *Fake) Lock(path string) (Lock, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Held[path] {
+		return nil, ErrLocked
+	}
+	l := &FakeLock{contended: make(chan struct{}), release: func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.Held, path)
+		delete(f.fakeLocks, path)
+	}}
+	f.fakeLocks[path] = l
+	f.Held[path] = true
+	return l, nil
+}
+
+// Contend simulates another process opening the lock file at path; it reports whether a lock was held.
+func (f *Fake) Contend(path string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, ok := f.fakeLocks[path]
+	if ok {
+		l.once.Do(func() { close(l.contended) })
+	}
+	return ok
+}
+
+// FakeLock is a lock handed out by Fake.
+type FakeLock struct {
+	contended chan struct{}
+	once      sync.Once
+	release   func()
+}
+
+func (l *FakeLock) Contended() <-chan struct{} { return l.contended }
+
+// Release frees the path for the next Lock.
+func (l *FakeLock) Release() error { l.release(); return nil }

@@ -1,0 +1,25 @@
+package authn
+
+import "net/http"
+
+// Anonymous returns the authenticator of --anonymous-auth: it authenticates every request as user
+// system:anonymous in group system:unauthenticated. Put it last in a Union: the Union consults it
+// only when no earlier authenticator rejected a credential the request presented.
+func Anonymous() Authenticator {
+	return anonymous{}
+}
+
+type anonymous struct{}
+
+func (anonymous) AuthenticateRequest(*http.Request) (*UserInfo, bool, error) {
+	return &UserInfo{Name: AnonymousUser, Groups: []string{AllUnauthenticated}}, true, nil
+}
+
+// fallback marks authenticators that accept requests carrying no credential at all.
+func (anonymous) fallback() {}
+
+// fallback is implemented by authenticators that accept any request (Anonymous). Union skips them
+// once an earlier authenticator has rejected a credential of the request.
+type fallback interface {
+	fallback()
+}

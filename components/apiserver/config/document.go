@@ -154,7 +154,48 @@ func decodeProblem(doc *document, err error) Problem {
 			Detail: fmt.Sprintf("Invalid value: %s: must be of type %s", m[1], m[3]),
 		}
 	}
-	return Problem{Detail: msg}
+	p := Problem{Detail: msg}
+	// A value its type refused (a duration, say) comes without a path; the message quotes the
+	// value, so find where the document holds it.
+	if m := lastQuoted.FindStringSubmatch(msg); m != nil {
+		if v, err := strconv.Unquote(m[1]); err == nil {
+			if path, line, ok := findScalar(doc.root, v, nil); ok {
+				p = Problem{Field: path, Line: line, Detail: fmt.Sprintf("Invalid value: %q: %s", v, msg)}
+			}
+		}
+	}
+	return p
+}
+
+var lastQuoted = regexp.MustCompile(`.*("(?:[^"\\]|\\.)*")`)
+
+// findScalar finds the first mapping value or sequence element equal to value, without following
+// aliases, and returns its field path and line.
+func findScalar(n *yamlv3.Node, value string, path []string) (string, int, bool) {
+	switch n.Kind {
+	case yamlv3.ScalarNode:
+		if n.Value == value && len(path) > 0 {
+			return joinPath(path), n.Line, true
+		}
+	case yamlv3.DocumentNode, yamlv3.SequenceNode:
+		for i, c := range n.Content {
+			p := path
+			if n.Kind == yamlv3.SequenceNode {
+				p = append(path[:len(path):len(path)], "["+strconv.Itoa(i)+"]")
+			}
+			if f, l, ok := findScalar(c, value, p); ok {
+				return f, l, true
+			}
+		}
+	case yamlv3.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := append(path[:len(path):len(path)], n.Content[i].Value)
+			if f, l, ok := findScalar(n.Content[i+1], value, p); ok {
+				return f, l, true
+			}
+		}
+	}
+	return "", 0, false
 }
 
 var pathElem = regexp.MustCompile(`[^.\[\]]+|\[\d+\]`)

@@ -14,8 +14,8 @@ type Fake struct {
 	Name      string
 	SwapErr   error
 	CgroupErr error
-	Held      map[string]bool // lock paths another process holds
 	mu        sync.Mutex
+	held      map[string]bool // lock paths held, by another process or through Lock
 	fakeLocks map[string]*FakeLock
 }
 
@@ -26,7 +26,7 @@ func NewFake() *Fake {
 	for k, v := range KernelDefaults {
 		sysctls[k] = v
 	}
-	return &Fake{Cgroup: 2, Sysctls: sysctls, Name: "fake-node", Held: map[string]bool{}, fakeLocks: map[string]*FakeLock{}}
+	return &Fake{Cgroup: 2, Sysctls: sysctls, Name: "fake-node", held: map[string]bool{}, fakeLocks: map[string]*FakeLock{}}
 }
 
 func (f *Fake) SwapOn() (bool, error)       { return f.Swap, f.SwapErr }
@@ -41,25 +41,33 @@ func (f *Fake) Sysctl(name string) (int, error) {
 	return v, nil
 }
 
-// Lock fails with ErrLocked for paths in Held; otherwise it hands out a FakeLock the test can contend.
+// SetHeld makes path held (or free) as if by another process.
+func (f *Fake) SetHeld(path string, held bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held[path] = held
+}
+
+// Lock fails with ErrLocked for held paths; otherwise it hands out a FakeLock the test can contend.
 func (f *Fake) Lock(path string) (Lock, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.Held[path] {
+	if f.held[path] {
 		return nil, ErrLocked
 	}
 	l := &FakeLock{contended: make(chan struct{}), release: func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		delete(f.Held, path)
+		delete(f.held, path)
 		delete(f.fakeLocks, path)
 	}}
 	f.fakeLocks[path] = l
-	f.Held[path] = true
+	f.held[path] = true
 	return l, nil
 }
 
-// Contend simulates another process opening the lock file at path; it reports whether a lock was held.
+// Contend simulates another process opening the lock file at path; it reports whether a lock handed
+// out by Lock is held there.
 func (f *Fake) Contend(path string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -131,7 +131,7 @@ func TestRealLockExcludesAndSeesContention(t *testing.T) {
 
 func TestFakeLock(t *testing.T) {
 	f := NewFake()
-	f.Held["/held"] = true
+	f.SetHeld("/held", true)
 	if _, err := f.Lock("/held"); !errors.Is(err, ErrLocked) {
 		t.Errorf("held path: err = %v", err)
 	}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the orchlet built once for this test binary.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "orchlet-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "orchlet")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		panic("building orchlet: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestBinaryHelpAndVersion(t *testing.T) {
+	out, _, code := runBinary(t, "--help")
+	if code != 0 {
+		t.Fatalf("--help exit %d", code)
+	}
+	for _, want := range []string{"--max-pods int32", "(default 110)", "QOSReserved=true|false (ALPHA - default=false)", "--pod-infra-container-image", "Will be removed in 1.35"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+	if out, _, code := runBinary(t, "--version"); code != 0 || out != "orch v0.1.0\n" {
+		t.Errorf("--version: %q exit %d", out, code)
+	}
+	if out, _, code := runBinary(t, "--version=raw"); code != 0 || !strings.HasPrefix(out, "version.Info{") {
+		t.Errorf("--version=raw: %q exit %d", out, code)
+	}
+}
+
+func TestBinaryRefusesBadValues(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--oom-score-adj=2000"}, "--oom-score-adj (oomScoreAdj): 2000 is out of range [-1000, 1000]"},
+		{[]string{"--max-pods=lots"}, `invalid argument "lots" for "--max-pods" flag`},
+		{[]string{"--feature-gates=Nope=true"}, `unrecognized feature gate "Nope"`},
+	}
+	for _, tt := range tests {
+		_, errOut, code := runBinary(t, tt.args...)
+		if code == 0 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want non-zero and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+func TestBinaryPrintsEffectiveConfigurationAtV2(t *testing.T) {
+	dir := t.TempDir()
+	head := "apiVersion: orchlet.config.orch.io/v1beta1\nkind: OrchletConfiguration\n"
+	file := filepath.Join(dir, "orchlet.yaml")
+	os.WriteFile(file, []byte(head+"runOnce: true\nenableServer: false\nfailSwapOn: false\nmaxPods: 7\n"), 0o644)
+	os.Mkdir(filepath.Join(dir, "conf.d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "conf.d", "10.conf"), []byte(head+"maxPods: 42\nclusterDomain: cluster.example\n"), 0o644)
+
+	_, errOut, code := runBinary(t, "--config", file, "--config-dir", filepath.Join(dir, "conf.d"), "-v=2", "--max-pods=43", "--max-pods=44")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"Effective configuration", "maxPods: 44", "clusterDomain: cluster.example", "runOnce: true", "start-up checks passed"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if n := strings.Count(errOut, "Flag --max-pods has been deprecated"); n != 1 {
+		t.Errorf("%d deprecation warnings for --max-pods, want 1", n)
+	}
+	if _, errOut, _ := runBinary(t, "--config", file); strings.Contains(errOut, "Effective configuration") {
+		t.Error("effective configuration printed below -v=2")
+	}
+}
+
+func TestBinaryRunsUntilSIGTERM(t *testing.T) {
+	cmd := exec.Command(binary, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "orchlet started: configuration valid, start-up checks passed") {
+				started <- true
+			}
+		}
+		close(started)
+	}()
+	select {
+	case ok := <-started:
+		if !ok {
+			t.Fatal("orchlet ended without the start line")
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no start line")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+}

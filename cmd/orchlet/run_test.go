@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	apiversion "k8s.io/apimachinery/pkg/version"
+
+	"orch.io/orch/components/orchlet/host"
+	"orch.io/orch/components/orchlet/options"
+)
+
+func parse(t *testing.T, args ...string) *options.Options {
+	t.Helper()
+	o, err := options.Parse(args, apiversion.Info{GitVersion: "v0.1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestRunRefusesOnHostChecks(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		setup func(*host.Fake)
+		want  string
+	}{
+		{"swap", nil, func(f *host.Fake) { f.Swap = true }, "--fail-swap-on: swap is on"},
+		{"cgroup v1", []string{"--fail-cgroupv1"}, func(f *host.Fake) { f.Cgroup = 1 }, "--fail-cgroupv1: the host uses cgroup v1"},
+		{"kernel tunable", []string{"--protect-kernel-defaults"}, func(f *host.Fake) { f.Sysctls["kernel/panic_on_oops"] = 0 },
+			"--protect-kernel-defaults: kernel tunable kernel/panic_on_oops is 0, want 1"},
+		{"lock held", []string{"--lock-file=/run/orchlet.lock", "--exit-on-lock-contention"}, func(f *host.Fake) { f.SetHeld("/run/orchlet.lock", true) },
+			"--lock-file: /run/orchlet.lock is held by another process and --exit-on-lock-contention is set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := host.NewFake()
+			tt.setup(h)
+			err := Run(context.Background(), parse(t, tt.args...), h, clock.NewMock())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunOnceWithoutSourcesReturns(t *testing.T) {
+	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false"), host.NewFake(), clock.NewMock()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runAsync(o *options.Options, h host.Host, clk clock.Clock) (context.CancelFunc, <-chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o, h, clk) }()
+	return cancel, done
+}
+
+func wait(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return")
+		return nil
+	}
+}
+
+func TestRunBlocksUntilCancelled(t *testing.T) {
+	cancel, done := runAsync(parse(t), host.NewFake(), clock.NewMock())
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned before cancellation: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunExitsOnLockContention(t *testing.T) {
+	h := host.NewFake()
+	cancel, done := runAsync(parse(t, "--lock-file=/l", "--exit-on-lock-contention"), h, clock.NewMock())
+	defer cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for !h.Contend("/l") {
+		if time.Now().After(deadline) {
+			t.Fatal("Run never took the lock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Lock("/l"); err != nil {
+		t.Errorf("lock not released on exit: %v", err)
+	}
+}
+
+func TestRunWaitsForAHeldLock(t *testing.T) {
+	h := host.NewFake()
+	h.SetHeld("/l", true)
+	clk := clock.NewMock()
+	cancel, done := runAsync(parse(t, "--lock-file=/l"), h, clk)
+	defer cancel()
+	for range 3 {
+		clk.Add(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned while another process held the lock: %v", err)
+	default:
+	}
+	if h.Contend("/l") {
+		t.Fatal("Run holds a lock another process holds")
+	}
+	h.SetHeld("/l", false)
+	deadline := time.Now().Add(5 * time.Second)
+	for !h.Contend("/l") { // true once Run holds the lock
+		if time.Now().After(deadline) {
+			t.Fatal("Run never took the freed lock")
+		}
+		clk.Add(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunGivesUpWaitingWhenCancelled(t *testing.T) {
+	h := host.NewFake()
+	h.SetHeld("/l", true)
+	cancel, done := runAsync(parse(t, "--lock-file=/l"), h, clock.NewMock())
+	cancel()
+	err := wait(t, done)
+	if err == nil || !strings.Contains(err.Error(), "--lock-file: /l: gave up waiting") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -141,3 +141,25 @@ func TestBinaryRunsUntilSIGTERM(t *testing.T) {
 		t.Fatalf("after SIGTERM: %v", err)
 	}
 }
+
+func TestBinarySplitsLogStreams(t *testing.T) {
+	base := []string{"--runonce", "--enable-server=false", "--fail-swap-on=false", "--version=v0.1.0-test.1"}
+	out, errOut, code := runBinary(t, append(base, "--feature-gates=LoggingAlphaOptions=true", "--log-text-split-stream", "--log-text-info-buffer-size=64Ki")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "start-up checks passed") || strings.Contains(errOut, "start-up checks passed") {
+		t.Errorf("split streams: info line not on stdout only\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	if !strings.Contains(out, `version="v0.1.0-test.1"`) {
+		t.Errorf("the reported version was not overridden: %s", out)
+	}
+	out, errOut, _ = runBinary(t, base...)
+	if strings.Contains(out, "start-up checks passed") || !strings.Contains(errOut, "start-up checks passed") {
+		t.Errorf("without splitting, info should go to stderr\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	_, errOut, code = runBinary(t, append(base, "--log-text-split-stream")...)
+	if code == 0 || !strings.Contains(errOut, "--log-text-split-stream (logging.options.text.splitStream): needs feature gate LoggingAlphaOptions") {
+		t.Errorf("split stream without its gate: exit %d, %s", code, errOut)
+	}
+}

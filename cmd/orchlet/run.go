@@ -21,6 +21,7 @@ const lockRetry = time.Second
 // With --runonce and no pod source there is nothing to run and it returns; otherwise it runs until ctx
 // ends, or until another process contends for the lock under --exit-on-lock-contention.
 func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) error {
+	klog.InfoS("orchlet starting", "version", o.Version.GitVersion)
 	lock, err := takeLock(ctx, o, h, clk)
 	if err != nil {
 		return err

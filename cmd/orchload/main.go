@@ -1,0 +1,198 @@
+// Command orchload measures orch-apiserver: create throughput and latency, LIST time at 10,000
+// events, watch delivery latency to many watchers and, when it starts the server itself, its
+// memory. It prints a table with the targets beside the figures and can write them as JSON.
+//
+// It fails (exit 1) only when it cannot measure: the server is unreachable or answers errors above
+// --max-error-ratio. A missed target is reported, not fatal.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+type options struct {
+	server, ca, bin, jsonFile string
+	insecure, start           bool
+	clients                   int
+	warmup, duration          time.Duration
+	listEvents, listRuns      int
+	watchers, watchEvents     int
+	watchRate                 float64
+	maxErrorRatio             float64
+}
+
+func main() {
+	o := options{}
+	fs := pflag.NewFlagSet("orchload", pflag.ContinueOnError)
+	fs.StringVar(&o.server, "server", "", "URL of a running orch-apiserver, e.g. https://127.0.0.1:6443 (loopback only).")
+	fs.StringVar(&o.ca, "ca", "", "PEM file of the CA that signed the server's certificate (<data-dir>/pki/apiserver.crt for a self-signed server).")
+	fs.BoolVar(&o.insecure, "insecure", false, "Do not verify the server's certificate.")
+	fs.BoolVar(&o.start, "start", false, "Start --apiserver-bin on a free loopback port with a temporary --data-dir, measure it (memory too) and stop it.")
+	fs.StringVar(&o.bin, "apiserver-bin", "bin/orch-apiserver", "The orch-apiserver binary --start runs.")
+	fs.IntVar(&o.clients, "clients", 8, "Concurrent creating clients, each with its own keep-alive connection.")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "Creates before the measured window, not counted.")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "Length of the measured create window.")
+	fs.IntVar(&o.listEvents, "list-events", 10000, "Events the LIST namespace holds at least before it is timed.")
+	fs.IntVar(&o.listRuns, "list-runs", 10, "Timed full LISTs.")
+	fs.IntVar(&o.watchers, "watchers", 100, "Concurrent watches, each on its own connection.")
+	fs.IntVar(&o.watchEvents, "watch-events", 500, "Events created while the watches are open.")
+	fs.Float64Var(&o.watchRate, "watch-rate", 100, "Creates per second during the watch benchmark.")
+	fs.Float64Var(&o.maxErrorRatio, "max-error-ratio", 0.01, "Fraction of failed requests above which the run fails.")
+	fs.StringVar(&o.jsonFile, "json", "", "Also write the figures as JSON to this file.")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := o.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "orchload:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func (o options) validate() error {
+	var errs []error
+	if o.start == (o.server != "") {
+		errs = append(errs, errors.New("give exactly one of --start and --server"))
+	}
+	if o.server != "" && !isLoopbackURL(o.server) {
+		errs = append(errs, fmt.Errorf("--server %s: only https://127.0.0.1, https://[::1] or https://localhost targets are allowed", o.server))
+	}
+	if o.clients < 1 || o.listRuns < 1 || o.watchers < 1 || o.watchEvents < 1 || o.listEvents < 0 {
+		errs = append(errs, errors.New("--clients, --list-runs, --watchers and --watch-events must be positive, --list-events not negative"))
+	}
+	if o.duration <= 0 || o.warmup < 0 || o.watchRate <= 0 {
+		errs = append(errs, errors.New("--duration and --watch-rate must be positive, --warmup not negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func isLoopbackURL(u string) bool {
+	for _, p := range []string{"https://127.0.0.1:", "https://[::1]:", "https://localhost:"} {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// report is everything a run measured; it is also the JSON document --json writes.
+type report struct {
+	Server    string        `json:"server"`
+	StartedAt time.Time     `json:"startedAt"`
+	CPUs      int           `json:"cpus"`
+	LoadStart string        `json:"loadAverageAtStart"`
+	LoadEnd   string        `json:"loadAverageAtEnd"`
+	Create    createResult  `json:"create"`
+	List      listResult    `json:"list"`
+	Watch     watchResult   `json:"watch"`
+	Memory    *memoryResult `json:"memory,omitempty"`
+	Targets   targets       `json:"targets"`
+}
+
+type memoryResult struct {
+	RSSMiB     float64 `json:"rssMiB"`
+	PeakRSSMiB float64 `json:"peakRssMiB"`
+	Events     int     `json:"eventsStored"`
+}
+
+func run(ctx context.Context, o options) error {
+	var (
+		t   target
+		srv *process
+		err error
+	)
+	rep := report{StartedAt: time.Now().UTC(), CPUs: runtime.NumCPU(), LoadStart: loadAverage(), Targets: defaultTargets}
+	if o.start {
+		if srv, t, err = startServer(ctx, o.bin); err != nil {
+			return err
+		}
+		defer srv.stop()
+		rep.Server = fmt.Sprintf("%s (%s, pid %d, started by orchload)", t.url, o.bin, srv.cmd.Process.Pid)
+	} else {
+		t.url = strings.TrimSuffix(o.server, "/")
+		if t.tls, err = tlsConfig(o.ca, o.insecure); err != nil {
+			return err
+		}
+		if err := waitReady(ctx, t, 10*time.Second); err != nil {
+			return err
+		}
+		rep.Server = t.url
+	}
+	// A run id keeps names unique when a long-lived server is measured again.
+	id := fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
+	fmt.Fprintf(os.Stderr, "orchload: create benchmark, %d clients, %v (+%v warm-up)\n", o.clients, o.duration, o.warmup)
+	rep.Create = runCreate(ctx, t, "orchload-create", "load-"+id, o.clients, o.warmup, o.duration)
+	if ratio := errorRatio(rep.Create.Errors, rep.Create.Created); ratio > o.maxErrorRatio {
+		return fmt.Errorf("%d of %d creates failed (above --max-error-ratio %g), first: %s",
+			rep.Create.Errors, rep.Create.Errors+rep.Create.Created, o.maxErrorRatio, strings.Join(rep.Create.ErrorSamples, "; "))
+	}
+	fmt.Fprintf(os.Stderr, "orchload: LIST benchmark, %d events, %d runs\n", o.listEvents, o.listRuns)
+	if rep.List, err = runList(ctx, t, "orchload-list", "list-"+id, o.clients, o.listEvents, o.listRuns); err != nil {
+		return fmt.Errorf("LIST benchmark: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "orchload: watch benchmark, %d watchers, %d events at %g/s\n", o.watchers, o.watchEvents, o.watchRate)
+	if rep.Watch, err = runWatch(ctx, t, "orchload-watch-"+id, "watch-"+id, o.watchers, o.watchEvents, o.watchRate); err != nil {
+		return fmt.Errorf("watch benchmark: %w", err)
+	}
+	if srv != nil {
+		rss, peak, err := srv.memory()
+		if err != nil {
+			return fmt.Errorf("reading the server's memory: %w", err)
+		}
+		stored := rep.Create.Stored + rep.List.Items + rep.Watch.Delivered/max(1, rep.Watch.Watchers)
+		rep.Memory = &memoryResult{RSSMiB: rss, PeakRSSMiB: peak, Events: stored}
+	}
+	rep.LoadEnd = loadAverage()
+	rep.print(os.Stdout)
+	if o.jsonFile != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.jsonFile, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if ratio := errorRatio(rep.Watch.Errors, rep.Watch.Events); ratio > o.maxErrorRatio {
+		return fmt.Errorf("watch benchmark: %d errors, first: %s", rep.Watch.Errors, strings.Join(rep.Watch.ErrorSamples, "; "))
+	}
+	return nil
+}
+
+func errorRatio(errs, ok int) float64 {
+	if errs == 0 {
+		return 0
+	}
+	return float64(errs) / float64(errs+ok)
+}
+
+// loadAverage is the 1, 5 and 15 minute load from /proc/loadavg: the figures are only as good as
+// the machine was quiet.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// target is the server under test and how to reach it.
+type target struct {
+	url string
+	tls *tls.Config
+}
+
+// newClient returns a client with its own transport, so each simulated client keeps its own
+// keep-alive connection (HTTP/2 when the server offers it, as orch-apiserver does).
+func (t target) newClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     t.tls.Clone(),
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     time.Minute,
+	}}
+}
+
+func tlsConfig(caFile string, insecure bool) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
+	if caFile == "" {
+		return cfg, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca %s: no PEM certificate in it", caFile)
+	}
+	cfg.RootCAs = pool
+	return cfg, nil
+}
+
+// waitReady polls /readyz until it answers 200 or the timeout passes.
+func waitReady(ctx context.Context, t target, timeout time.Duration) error {
+	c := t.newClient()
+	defer c.CloseIdleConnections()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, t.url+"/readyz", nil)
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("/readyz answered %d", resp.StatusCode)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s not ready after %v: %w", t.url, timeout, last)
+}
+
+// process is an orch-apiserver this tool started.
+type process struct {
+	cmd     *exec.Cmd
+	dir     string
+	logPath string
+	done    chan struct{}
+}
+
+// startServer runs bin on a free loopback port with a fresh data directory and waits until it is
+// ready; its log goes to a file in that directory.
+func startServer(ctx context.Context, bin string) (*process, target, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, target{}, err
+	}
+	dir, err := os.MkdirTemp("", "orchload-")
+	if err != nil {
+		return nil, target{}, err
+	}
+	p := &process{dir: dir, logPath: filepath.Join(dir, "apiserver.log"), done: make(chan struct{})}
+	logFile, err := os.Create(p.logPath)
+	if err != nil {
+		return nil, target{}, errors.Join(err, os.RemoveAll(dir))
+	}
+	defer logFile.Close()
+	p.cmd = exec.Command(bin, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
+		"--data-dir", filepath.Join(dir, "data"))
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		return nil, target{}, errors.Join(fmt.Errorf("--apiserver-bin: %w", err), os.RemoveAll(dir))
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+
+	// The self-signed certificate appears once the server has written it; until then the address
+	// cannot be verified, so wait for the file first.
+	caFile := filepath.Join(dir, "data", "pki", "apiserver.crt")
+	t := target{url: "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(caFile); err == nil {
+			break
+		}
+		select {
+		case <-p.done:
+			return nil, t, p.failed(errors.New("orch-apiserver exited during start-up"))
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, t, p.failed(errors.New("no serving certificate after 60s"))
+		}
+	}
+	if t.tls, err = tlsConfig(caFile, false); err != nil {
+		return nil, t, p.failed(err)
+	}
+	if err := waitReady(ctx, t, time.Until(deadline)); err != nil {
+		return nil, t, p.failed(err)
+	}
+	return p, t, nil
+}
+
+// failed stops the process and returns err with the tail of the server's log.
+func (p *process) failed(err error) error {
+	p.stop()
+	return fmt.Errorf("%w; log:\n%s", err, p.logTail(20))
+}
+
+// stop ends the server (SIGTERM, then SIGKILL after 15s) and removes its directory.
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	_ = os.RemoveAll(p.dir)
+}
+
+func (p *process) logTail(n int) string {
+	b, _ := os.ReadFile(p.logPath)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// memory reads the resident set size and its peak, in MiB, from /proc/<pid>/status.
+func (p *process) memory() (rss, peak float64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		name, value, _ := strings.Cut(s.Text(), ":")
+		if name != "VmRSS" && name != "VmHWM" {
+			continue
+		}
+		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc status %s: %w", name, err)
+		}
+		if name == "VmRSS" {
+			rss = kb / 1024
+		} else {
+			peak = kb / 1024
+		}
+	}
+	if rss == 0 {
+		return 0, 0, errors.New("no VmRSS in /proc status")
+	}
+	return rss, peak, s.Err()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// watchFrame is the part of a watch frame the tool reads.
+type watchFrame struct {
+	Type   string `json:"type"`
+	Object struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+// watcher is one watch stream and the receive time of each ADDED event on it, by name.
+type watcher struct {
+	got  map[string]time.Time
+	err  error
+	full chan struct{} // closed once every expected event arrived
+}
+
+type watchResult struct {
+	Namespace    string   `json:"namespace"`
+	Watchers     int      `json:"watchers"`
+	Events       int      `json:"events"`
+	RatePerS     float64  `json:"ratePerSecond"`
+	Latency      summary  `json:"latency"`
+	Expected     int      `json:"expectedDeliveries"`
+	Delivered    int      `json:"delivered"`
+	Complete     bool     `json:"everyWatcherGotEveryEvent"`
+	Errors       int      `json:"errors"`
+	ErrorSamples []string `json:"errorSamples,omitempty"`
+}
+
+// runWatch opens watchers watches on the empty namespace ns from its current resourceVersion, then
+// creates events at rate per second from one client and measures, for every (watcher, event) pair,
+// the time from just before the create was sent to the ADDED frame's arrival.
+func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events int, rate float64) (watchResult, error) {
+	res := watchResult{Namespace: ns, Watchers: watchers, Events: events, RatePerS: rate}
+	producer := t.newClient()
+	defer producer.CloseIdleConnections()
+	var page listPage
+	if _, err := get(ctx, producer, eventsURL(t, ns), &page); err != nil {
+		return res, err
+	}
+	url := fmt.Sprintf("%s?watch=true&resourceVersion=%s", eventsURL(t, ns), page.Metadata.ResourceVersion)
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ws := make([]*watcher, watchers)
+	var opened, ended sync.WaitGroup
+	for i := range ws {
+		w := &watcher{got: make(map[string]time.Time, events), full: make(chan struct{})}
+		ws[i] = w
+		opened.Add(1)
+		ended.Go(func() { w.run(wctx, t.newClient(), url, events, opened.Done) })
+	}
+	opened.Wait()
+	for _, w := range ws {
+		if w.err != nil {
+			return res, fmt.Errorf("opening a watch: %w", w.err)
+		}
+	}
+
+	// Bodies are made before the clock starts so only the request is timed.
+	bodies := make([][]byte, events)
+	names := make([]string, events)
+	for i := range bodies {
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
+		bodies[i] = newEvent(ns, names[i], i, time.Now())
+	}
+	sent := make(map[string]time.Time, events)
+	var errs errorLog
+	interval := time.Duration(float64(time.Second) / rate)
+	start := time.Now()
+	for i := range bodies {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		at := time.Now()
+		if err := post(ctx, producer, eventsURL(t, ns), bodies[i]); err != nil {
+			errs.add(err, true)
+			continue
+		}
+		sent[names[i]] = at
+	}
+
+	// Wait until every watcher saw every event, or for a grace period when some never will (a
+	// failed create, a lost frame) so the report can say what is missing.
+	graceCtx, graceCancel := context.WithTimeout(ctx, 10*time.Second)
+	defer graceCancel()
+	for _, w := range ws {
+		select {
+		case <-w.full:
+		case <-graceCtx.Done():
+		}
+	}
+	cancel()
+	ended.Wait()
+	for _, w := range ws {
+		if w.err != nil {
+			errs.add(w.err, true)
+		}
+	}
+	res.Errors, res.ErrorSamples = errs.count, errs.samples
+
+	var lat []time.Duration
+	for _, w := range ws {
+		for name, at := range sent {
+			if got, ok := w.got[name]; ok {
+				lat = append(lat, got.Sub(at))
+			}
+		}
+	}
+	res.Expected = watchers * len(sent)
+	res.Delivered = len(lat)
+	res.Complete = res.Delivered == res.Expected && res.Errors == 0
+	res.Latency = summarize(lat)
+	return res, nil
+}
+
+// run reads one watch stream until ctx ends, calling opened once the server has answered.
+func (w *watcher) run(ctx context.Context, c *http.Client, url string, expected int, opened func()) {
+	defer c.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		w.err = err
+		opened()
+		return
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		err = fmt.Errorf("watch answered %d", resp.StatusCode)
+	}
+	w.err = err
+	opened()
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		at := time.Now()
+		if err != nil {
+			return // the tool cancelled the watch, or the server ended it
+		}
+		var f watchFrame
+		if err := json.Unmarshal(line, &f); err != nil {
+			w.err = errors.Join(w.err, err)
+			continue
+		}
+		if f.Type != "ADDED" {
+			continue
+		}
+		w.got[f.Object.Metadata.Name] = at
+		if len(w.got) == expected {
+			close(w.full)
+		}
+	}
+}

@@ -29,10 +29,16 @@ func NewFake() *Fake {
 	return &Fake{Cgroup: 2, Sysctls: sysctls, Name: "fake-node", held: map[string]bool{}, fakeLocks: map[string]*FakeLock{}}
 }
 
-func (f *Fake) SwapOn() (bool, error)       { return f.Swap, f.SwapErr }
-func (f *Fake) CgroupVersion() (int, error) { return f.Cgroup, f.CgroupErr }
-func (f *Fake) Hostname() (string, error)   { return f.Name, nil }
+// SwapOn returns Swap, or SwapErr.
+func (f *Fake) SwapOn() (bool, error) { return f.Swap, f.SwapErr }
 
+// CgroupVersion returns Cgroup, or CgroupErr.
+func (f *Fake) CgroupVersion() (int, error) { return f.Cgroup, f.CgroupErr }
+
+// Hostname returns Name.
+func (f *Fake) Hostname() (string, error) { return f.Name, nil }
+
+// Sysctl answers from Sysctls; a missing name is an error, as a missing /proc/sys file is.
 func (f *Fake) Sysctl(name string) (int, error) {
 	v, ok := f.Sysctls[name]
 	if !ok {
@@ -85,6 +91,7 @@ type FakeLock struct {
 	release   func()
 }
 
+// Contended is closed by Fake.Contend.
 func (l *FakeLock) Contended() <-chan struct{} { return l.contended }
 
 // Release frees the path for the next Lock.

@@ -1,11 +1,14 @@
 package options
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )
@@ -13,19 +16,21 @@ import (
 // dropInSuffix marks the files of --config-dir that are read.
 const dropInSuffix = ".conf"
 
-// loadFiles decodes the --config file and then each drop-in over cfg.
-func loadFiles(cfg *v1beta1.OrchletConfiguration, file, dir string) error {
+// loadFiles decodes the --config file and then each drop-in over cfg. It returns the top-level fields
+// the files set, for defaults that depend on whether a field was given.
+func loadFiles(cfg *v1beta1.OrchletConfiguration, file, dir string) (map[string]bool, error) {
+	set := map[string]bool{}
 	if file != "" {
-		if err := loadFile(cfg, file); err != nil {
-			return fmt.Errorf("--config %s: %w", file, err)
+		if err := loadFile(cfg, file, set); err != nil {
+			return nil, fmt.Errorf("--config %s: %w", file, err)
 		}
 	}
 	if dir == "" {
-		return nil
+		return set, nil
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("--config-dir %s: %w", dir, err)
+		return nil, fmt.Errorf("--config-dir %s: %w", dir, err)
 	}
 	var names []string
 	for _, e := range entries {
@@ -36,16 +41,17 @@ func loadFiles(cfg *v1beta1.OrchletConfiguration, file, dir string) error {
 	slices.Sort(names)
 	for _, name := range names {
 		path := filepath.Join(dir, name)
-		if err := loadFile(cfg, path); err != nil {
-			return fmt.Errorf("--config-dir drop-in %s: %w", path, err)
+		if err := loadFile(cfg, path, set); err != nil {
+			return nil, fmt.Errorf("--config-dir drop-in %s: %w", path, err)
 		}
 	}
-	return nil
+	return set, nil
 }
 
 // loadFile decodes one file over cfg. Relative paths the file sets are taken relative to the file's
 // directory, as Kubernetes' kubelet takes them, so a file means the same from any working directory.
-func loadFile(cfg *v1beta1.OrchletConfiguration, path string) error {
+// The file's top-level fields are added to set.
+func loadFile(cfg *v1beta1.OrchletConfiguration, path string, set map[string]bool) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -57,6 +63,13 @@ func loadFile(cfg *v1beta1.OrchletConfiguration, path string) error {
 	}
 	if err := v1beta1.DecodeInto(data, cfg); err != nil {
 		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := yaml.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	for name := range fields {
+		set[name] = true
 	}
 	base := filepath.Dir(path)
 	for i, p := range pathFields(cfg) {

@@ -390,3 +390,21 @@ func TestFileGatesEnableGatedOptions(t *testing.T) {
 		t.Error("an explicit QOSReserved=false on the command line did not beat AllAlpha from the file")
 	}
 }
+
+func TestCPUManagerReconcilePeriodFollowsNodeStatusUnlessSupplied(t *testing.T) {
+	file := writeFile(t, filepath.Join(t.TempDir(), "c.yaml"), fileHead+"cpuManagerReconcilePeriod: 10s\nnodeStatusUpdateFrequency: 30s\n")
+	tests := []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, 10 * time.Second},
+		{[]string{"--node-status-update-frequency=20s"}, 20 * time.Second},
+		{[]string{"--node-status-update-frequency=20s", "--cpu-manager-reconcile-period=5s"}, 5 * time.Second},
+		{[]string{"--config", file}, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := mustParse(t, tt.args...).Config.CPUManagerReconcilePeriod.Duration; got != tt.want {
+			t.Errorf("%q: cpuManagerReconcilePeriod = %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}

@@ -28,9 +28,10 @@ func Parse(args []string, build apiversion.Info) (*Options, error) {
 	if sets.version.printing != "" {
 		return &Options{Action: ActionVersion, Output: versionText(o.Version, sets.version.printing), Version: o.Version}, nil
 	}
+	fileSet := map[string]bool{}
 	if o.Flags.ConfigFile != "" || o.Flags.ConfigDir != "" {
 		cfg := v1beta1.NewDefault()
-		if err := loadFiles(cfg, o.Flags.ConfigFile, o.Flags.ConfigDir); err != nil {
+		if fileSet, err = loadFiles(cfg, o.Flags.ConfigFile, o.Flags.ConfigDir); err != nil {
 			return nil, err
 		}
 		// The command line is parsed again over the loaded files so that what it sets wins.
@@ -44,6 +45,10 @@ func Parse(args []string, build apiversion.Info) (*Options, error) {
 		}
 	})
 	applyZeroMeans(o.Config)
+	// SPEC.md: the CPU manager's reconcile period, when not supplied, is the node status update frequency.
+	if !fs.Changed("cpu-manager-reconcile-period") && !fileSet["cpuManagerReconcilePeriod"] {
+		o.Config.CPUManagerReconcilePeriod = o.Config.NodeStatusUpdateFrequency
+	}
 	gates, gateErr := featuregates.New(o.Config.FeatureGates)
 	if gateErr != nil {
 		return nil, fmt.Errorf("--feature-gates (featureGates): %w", gateErr)

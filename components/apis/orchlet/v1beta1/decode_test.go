@@ -4,6 +4,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
 )
 
 const head = "apiVersion: orchlet.config.orch.io/v1beta1\nkind: OrchletConfiguration\n"
@@ -78,5 +82,31 @@ func TestDefaultsFollowSpec(t *testing.T) {
 		if c[0] != c[1] {
 			t.Errorf("%s = %v, want %v", name, c[0], c[1])
 		}
+	}
+}
+
+// TestPrintedConfigurationDecodesBack proves the effective configuration the agent prints is itself a
+// valid configuration file meaning the same thing.
+func TestPrintedConfigurationDecodesBack(t *testing.T) {
+	c := NewDefault()
+	c.MaxPods = 7
+	c.FeatureGates = map[string]bool{"QOSReserved": true}
+	c.EvictionHard = map[string]string{"memory.available": "1Gi"}
+	c.ReservedMemory = []MemoryReservation{{NumaNode: 1, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}
+	c.RegisterWithTaints = []corev1.Taint{{Key: "k", Value: "v", Effect: corev1.TaintEffectNoSchedule}}
+	first, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := NewDefault()
+	if err := DecodeInto(first, back); err != nil {
+		t.Fatalf("printed configuration does not decode: %v\n%s", err, first)
+	}
+	second, err := yaml.Marshal(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(first) != string(second) {
+		t.Errorf("round trip changed the configuration:\n%s\n---\n%s", first, second)
 	}
 }

@@ -287,6 +287,9 @@ func validateClaimMappings(m *apiv1.ClaimMappings, ruleASTs []*compiled, p *fiel
 		if e.Key != strings.ToLower(e.Key) {
 			errs = append(errs, field.Invalid(kp, e.Key, "key must be lowercase"))
 		}
+		if isReservedDomain(e.Key) {
+			errs = append(errs, field.Invalid(kp, e.Key, "orch.io and its subdomains are reserved for orch use"))
+		}
 		if seenKeys.Has(e.Key) {
 			errs = append(errs, field.Duplicate(kp, e.Key))
 			continue
@@ -308,6 +311,13 @@ func validateClaimMappings(m *apiv1.ClaimMappings, ruleASTs []*compiled, p *fiel
 		errs = append(errs, field.Invalid(p.Child("username", "expression"), m.Username.Expression, emailVerifiedReason))
 	}
 	return errs
+}
+
+// isReservedDomain reports whether an extra key's domain is orch.io or a subdomain of it, which
+// orch keeps for its own user attributes (as Kubernetes keeps k8s.io and kubernetes.io).
+func isReservedDomain(key string) bool {
+	domain, _, _ := strings.Cut(strings.ToLower(key), "/")
+	return domain == "orch.io" || strings.HasSuffix(domain, ".orch.io")
 }
 
 func anyUsesClaim(name string, username *compiled, extra, rules []*compiled) bool {

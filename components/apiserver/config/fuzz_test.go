@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -32,27 +33,34 @@ func fuzzParse[T any](f *testing.F, dir string, parse func(name string, data []b
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		start := time.Now()
-		cfg, err := parse("fuzz/input.yaml", data)
-		if d := time.Since(start); d > maxParseTime {
-			t.Fatalf("parse took %v", d)
-		}
-		if err == nil {
-			if cfg == nil {
-				t.Fatal("no error and no configuration")
-			}
-			return
-		}
-		var fe *FileError
-		if !errors.As(err, &fe) || len(fe.Problems) == 0 {
-			t.Fatalf("error %v (%T) is not a FileError with problems", err, err)
-		}
-		for _, line := range strings.Split(fe.Error(), "\n") {
-			if !strings.HasPrefix(line, "fuzz/input.yaml") {
-				t.Fatalf("error line %q does not name the file", line)
-			}
-		}
+		checkParse(t, data, parse)
 	})
+}
+
+// checkParse parses data and fails on a hang, on no result without error, or on an error that is
+// not a *FileError whose every line names the file.
+func checkParse[T any](t *testing.T, data []byte, parse func(name string, data []byte) (*T, error)) {
+	t.Helper()
+	start := time.Now()
+	cfg, err := parse("fuzz/input.yaml", data)
+	if d := time.Since(start); d > maxParseTime {
+		t.Fatalf("parse took %v", d)
+	}
+	if err == nil {
+		if cfg == nil {
+			t.Fatal("no error and no configuration")
+		}
+		return
+	}
+	var fe *FileError
+	if !errors.As(err, &fe) || len(fe.Problems) == 0 {
+		t.Fatalf("error %v (%T) is not a FileError with problems", err, err)
+	}
+	for _, line := range strings.Split(fe.Error(), "\n") {
+		if !strings.HasPrefix(line, "fuzz/input.yaml") {
+			t.Fatalf("error line %q does not name the file", line)
+		}
+	}
 }
 
 func FuzzParseAuthentication(f *testing.F) { fuzzParse(f, "authentication", ParseAuthentication) }
@@ -60,3 +68,57 @@ func FuzzParseAuthorization(f *testing.F)  { fuzzParse(f, "authorization", Parse
 func FuzzParseEncryption(f *testing.F)     { fuzzParse(f, "encryption", ParseEncryption) }
 func FuzzParseAdmission(f *testing.F)      { fuzzParse(f, "admission", ParseAdmission) }
 func FuzzParseTracing(f *testing.F)        { fuzzParse(f, "tracing", ParseTracing) }
+
+// FuzzCELExpression puts arbitrary text in every expression slot of an authentication and an
+// authorization file, so the fuzzer spends itself on CEL compilation rather than on YAML syntax.
+func FuzzCELExpression(f *testing.F) {
+	for _, seed := range []string{
+		"claims.sub", "'oidc:' + claims.email", "claims.?email.orValue('')", "claims[\"email_verified\"]",
+		"[claims.a, 'b']", "claims.groups.split(',')", "!user.username.startsWith('system:')",
+		"has(request.resourceAttributes) && request.resourceAttributes.namespace == 'kube-system'",
+		"request.groups.exists(g, g == 'x')", "claims.x ==", "{'a': 1}",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		authn, err := json.Marshal(map[string]any{
+			"apiVersion": "apiserver.config.orch.io/v1",
+			"kind":       "AuthenticationConfiguration",
+			"jwt": []any{map[string]any{
+				"issuer":               map[string]any{"url": "https://issuer.example.com", "audiences": []string{"a"}},
+				"claimValidationRules": []any{map[string]any{"expression": expr}},
+				"claimMappings": map[string]any{
+					"username": map[string]any{"expression": expr},
+					"groups":   map[string]any{"expression": expr},
+					"uid":      map[string]any{"expression": expr},
+					"extra":    []any{map[string]any{"key": "example.com/x", "valueExpression": expr}},
+				},
+				"userValidationRules": []any{map[string]any{"expression": expr}},
+			}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkParse(t, authn, ParseAuthentication)
+		authz, err := json.Marshal(map[string]any{
+			"apiVersion": "apiserver.config.orch.io/v1",
+			"kind":       "AuthorizationConfiguration",
+			"authorizers": []any{map[string]any{
+				"type": "Webhook",
+				"name": "w",
+				"webhook": map[string]any{
+					"timeout":                    "1s",
+					"subjectAccessReviewVersion": "v1",
+					"matchConditionSubjectAccessReviewVersion": "v1",
+					"failurePolicy":   "Deny",
+					"connectionInfo":  map[string]any{"type": "InClusterConfig"},
+					"matchConditions": []any{map[string]any{"expression": expr}},
+				},
+			}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkParse(t, authz, ParseAuthorization)
+	})
+}

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"slices"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/json"
@@ -65,8 +68,8 @@ func checkTypeMeta(tm metav1.TypeMeta, kind string) field.ErrorList {
 	}
 	switch {
 	case tm.Kind == "":
-		errs = append(errs, field.Required(field.NewPath("kind"), "must be one of "+quoteAll(kinds)))
-	case !contains(kinds, tm.Kind):
+		errs = append(errs, field.Required(field.NewPath("kind"), `must be one of "`+strings.Join(kinds, `", "`)+`"`))
+	case !slices.Contains(kinds, tm.Kind):
 		errs = append(errs, field.NotSupported(field.NewPath("kind"), tm.Kind, kinds))
 	}
 	return errs
@@ -78,24 +81,4 @@ var allKinds = []string{
 	apiv1.KindAuthorizationConfiguration,
 	apiv1.KindEncryptionConfiguration,
 	apiv1.KindTracingConfiguration,
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
-func quoteAll(list []string) string {
-	out := ""
-	for i, s := range list {
-		if i > 0 {
-			out += ", "
-		}
-		out += `"` + s + `"`
-	}
-	return out
 }

@@ -408,3 +408,18 @@ func TestCPUManagerReconcilePeriodFollowsNodeStatusUnlessSupplied(t *testing.T) 
 		}
 	}
 }
+
+func TestUnknownGateInFileReportedWithOtherMistakes(t *testing.T) {
+	file := writeFile(t, filepath.Join(t.TempDir(), "c.yaml"), fileHead+"featureGates:\n  Nope: true\n  QOSReserved: true\nqosReserved:\n  memory: 50%\noomScoreAdj: 5000\n")
+	_, err := Parse([]string{"--config", file}, build)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, `unrecognized feature gate "Nope"`) || !strings.Contains(msg, "--oom-score-adj") {
+		t.Errorf("err = %v, want the unknown gate and the oom-score-adj refusal", err)
+	}
+	if strings.Contains(msg, "needs feature gate QOSReserved") {
+		t.Errorf("the known gate QOSReserved=true was dropped with the unknown one: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/spf13/pflag"
 	apiversion "k8s.io/apimachinery/pkg/version"
@@ -49,12 +50,18 @@ func Parse(args []string, build apiversion.Info) (*Options, error) {
 	if !fs.Changed("cpu-manager-reconcile-period") && !fileSet["cpuManagerReconcilePeriod"] {
 		o.Config.CPUManagerReconcilePeriod = o.Config.NodeStatusUpdateFrequency
 	}
-	gates, gateErr := featuregates.New(o.Config.FeatureGates)
-	if gateErr != nil {
-		return nil, fmt.Errorf("--feature-gates (featureGates): %w", gateErr)
+	// Unknown gates are refused, and the rest are still checked with the gates that are known.
+	var gateErr error
+	if err := featuregates.Validate(o.Config.FeatureGates); err != nil {
+		gateErr = fmt.Errorf("--feature-gates (featureGates): %w", err)
 	}
-	o.Gates = gates
-	if err := Validate(o); err != nil {
+	known := featuregates.Known()
+	valid := maps.Clone(o.Config.FeatureGates)
+	maps.DeleteFunc(valid, func(name string, _ bool) bool { _, ok := known[name]; return !ok })
+	if o.Gates, err = featuregates.New(valid); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(gateErr, Validate(o)); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -68,10 +75,6 @@ func parseOnto(args []string, build apiversion.Info, cfg *v1beta1.OrchletConfigu
 	fs.SetOutput(&bytes.Buffer{}) // errors are returned, not printed by pflag
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			sets.help = true
-			return o, sets, fs, nil
-		}
 		return nil, nil, nil, err
 	}
 	if fs.NArg() > 0 {

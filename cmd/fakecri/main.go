@@ -1,0 +1,182 @@
+// Command fakecri serves the fake CRI runtime over gRPC, for any node agent
+// (or crictl) that speaks CRI, with an HTTP control API beside it.
+//
+//	fakecri --listen unix:///tmp/fakecri.sock [--control unix:///tmp/fakecri.sock.control]
+//	        [--script behaviour.yaml] [--clock wall|manual] [--start-time 2025-01-01T00:00:00Z] [--seed 1]
+//
+// SIGHUP re-reads the script file; SIGINT or SIGTERM stops the server.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"orch.io/orch/fakecri"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fakecri", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "unix:///tmp/fakecri.sock", "CRI gRPC endpoint: unix:///path.sock or tcp://host:port")
+	control := fs.String("control", "", "control API endpoint (HTTP): unix:///path or host:port; default: the CRI socket path + \".control\"; \"none\" disables it")
+	scriptPath := fs.String("script", "", "behaviour script (YAML); SIGHUP re-reads it")
+	clockKind := fs.String("clock", "wall", "wall: real time; manual: time moves only through the control API")
+	startTime := fs.String("start-time", "2025-01-01T00:00:00Z", "the manual clock's starting time (RFC 3339)")
+	seed := fs.Int64("seed", 1, "seed for ids and seeded faults")
+	maxCalls := fs.Int("max-calls", 100000, "calls kept in the call log")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fakecri: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "fakecri: "+format+"\n", a...)
+		return 1
+	}
+
+	var clk clock.Clock = clock.New()
+	var mock *clock.Mock
+	switch *clockKind {
+	case "wall":
+	case "manual":
+		t, err := time.Parse(time.RFC3339Nano, *startTime)
+		if err != nil {
+			return fail("--start-time: %v", err)
+		}
+		mock = clock.NewMock()
+		mock.Set(t)
+		clk = mock
+	default:
+		return fail("--clock must be wall or manual, not %q", *clockKind)
+	}
+
+	var script *fakecri.Script
+	if *scriptPath != "" {
+		s, err := fakecri.LoadScript(*scriptPath)
+		if err != nil {
+			return fail("%v", err)
+		}
+		script = s
+	}
+	rt, err := fakecri.New(fakecri.Options{Clock: clk, Seed: *seed, Script: script, MaxCalls: *maxCalls})
+	if err != nil {
+		return fail("%v", err)
+	}
+
+	lis, err := fakecri.Listen(*listen)
+	if err != nil {
+		return fail("listen %s: %v", *listen, err)
+	}
+	network, sockPath, _ := fakecri.ParseEndpoint(*listen)
+	defer func() {
+		if network == "unix" {
+			os.Remove(sockPath)
+		}
+	}()
+	srv := fakecri.NewGRPCServer(rt)
+
+	ctlEndpoint := *control
+	if ctlEndpoint == "" {
+		if network != "unix" {
+			return fail("--control is required when --listen is not a unix socket (or give --control=none)")
+		}
+		ctlEndpoint = "unix://" + sockPath + ".control"
+	}
+	var ctlSrv *http.Server
+	var ctlLis net.Listener
+	if ctlEndpoint != "none" {
+		if ctlLis, err = fakecri.Listen(ctlEndpoint); err != nil {
+			return fail("listen %s: %v", ctlEndpoint, err)
+		}
+		if n, p, _ := fakecri.ParseEndpoint(ctlEndpoint); n == "unix" {
+			defer os.Remove(p)
+		}
+		ctlSrv = &http.Server{Handler: rt.ControlHandler(fakecri.ControlOptions{Mock: mock}), ReadHeaderTimeout: 10 * time.Second}
+		go ctlSrv.Serve(ctlLis)
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	ctlShown := ctlEndpoint
+	if ctlLis != nil && strings.HasPrefix(ctlLis.Addr().Network(), "tcp") {
+		ctlShown = ctlLis.Addr().String()
+	}
+	fmt.Fprintf(stderr, "fakecri %s: CRI on %s, control on %s, %s clock at %s\n",
+		fakecri.Version, *listen, ctlShown, *clockKind, clk.Now().UTC().Format(time.RFC3339))
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	for {
+		select {
+		case err := <-errc:
+			if err != nil {
+				return fail("serve: %v", err)
+			}
+			return 0
+		case <-ctx.Done():
+			shutdown(srv, ctlSrv)
+			return 0
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				if *scriptPath == "" {
+					fmt.Fprintln(stderr, "fakecri: SIGHUP without --script: nothing to reload")
+					continue
+				}
+				s, err := fakecri.LoadScript(*scriptPath)
+				if err == nil {
+					err = rt.SetScript(s)
+				}
+				if err != nil {
+					fmt.Fprintf(stderr, "fakecri: script not reloaded: %v\n", err)
+				} else {
+					fmt.Fprintf(stderr, "fakecri: script reloaded from %s\n", *scriptPath)
+				}
+				continue
+			}
+			fmt.Fprintf(stderr, "fakecri: %v, stopping\n", sig)
+			shutdown(srv, ctlSrv)
+			return 0
+		}
+	}
+}
+
+
+func shutdown(srv interface {
+	GracefulStop()
+	Stop()
+}, ctl *http.Server) {
+	done := make(chan struct{})
+	go func() { srv.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second): // streams (GetContainerEvents) never end by themselves
+		srv.Stop()
+	}
+	if ctl != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		ctl.Shutdown(ctx)
+	}
+}

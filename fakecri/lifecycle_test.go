@@ -1,0 +1,321 @@
+package fakecri
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Every RPC of both services is a method of Runtime itself, so the
+// Unimplemented servers embedded for gRPC's sake hide nothing.
+func TestRuntimeDefinesEveryRPC(t *testing.T) {
+	rt := reflect.TypeOf(&Runtime{})
+	for _, iface := range []reflect.Type{
+		reflect.TypeOf((*runtimeapi.RuntimeServiceServer)(nil)).Elem(),
+		reflect.TypeOf((*runtimeapi.ImageServiceServer)(nil)).Elem(),
+	} {
+		for i := 0; i < iface.NumMethod(); i++ {
+			m := iface.Method(i)
+			if !m.IsExported() {
+				continue
+			}
+			got, ok := rt.MethodByName(m.Name)
+			if !ok {
+				t.Errorf("Runtime lacks %s.%s", iface.Name(), m.Name)
+				continue
+			}
+			if got.Type.NumIn()-1 != m.Type.NumIn() {
+				t.Errorf("%s has the wrong signature", m.Name)
+			}
+			found := false
+			for _, n := range methodNames {
+				if n == m.Name {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s has no entry in methodNames", m.Name)
+			}
+		}
+	}
+}
+
+func TestContainerLifecycle(t *testing.T) {
+	f := newFixture(t, nil)
+	imageRef := f.pull("busybox")
+	if !strings.HasPrefix(imageRef, "sha256:") || len(imageRef) != 71 {
+		t.Fatalf("image ref %q", imageRef)
+	}
+	pod := f.runPod("web", map[string]string{"app": "web"})
+	ps, err := f.rt.PodSandboxStatus(f.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: pod, Verbose: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.Status.State != runtimeapi.PodSandboxState_SANDBOX_READY || ps.Status.Network.Ip != "10.88.0.2" ||
+		ps.Status.CreatedAt != t0.UnixNano() || ps.Status.Labels["app"] != "web" || ps.Info["info"] == "" {
+		t.Fatalf("sandbox status %v", ps)
+	}
+	if ps.Status.Linux.Namespaces.Options.Pid != runtimeapi.NamespaceMode_CONTAINER {
+		t.Fatalf("namespace options not echoed: %v", ps.Status.Linux)
+	}
+
+	f.mock.Add(time.Second)
+	cid := f.create(pod, "app", imageRef, 0)
+	st := f.status(cid)
+	if st.State != runtimeapi.ContainerState_CONTAINER_CREATED || st.CreatedAt != t0.Add(time.Second).UnixNano() ||
+		st.StartedAt != 0 || st.Image.Image != "docker.io/library/busybox:latest" ||
+		!strings.HasPrefix(st.ImageRef, "docker.io/library/busybox@sha256:") || st.ImageId != imageRef ||
+		st.LogPath != "/var/log/pods/default_web_uid-web/app/0.log" || st.Image.UserSpecifiedImage != imageRef {
+		t.Fatalf("created status %v", st)
+	}
+
+	// removing or stopping a created container is fine, starting twice is not
+	f.mock.Add(time.Second)
+	f.start(cid)
+	_, err = f.rt.StartContainer(f.ctx, &runtimeapi.StartContainerRequest{ContainerId: cid})
+	wantCode(t, err, codes.FailedPrecondition)
+	st = f.status(cid)
+	if st.State != runtimeapi.ContainerState_CONTAINER_RUNNING || st.StartedAt != t0.Add(2*time.Second).UnixNano() {
+		t.Fatalf("running status %v", st)
+	}
+
+	// a running container and a ready sandbox refuse removal
+	_, err = f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: cid})
+	wantCode(t, err, codes.FailedPrecondition)
+	_, err = f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod})
+	wantCode(t, err, codes.FailedPrecondition)
+
+	// stop with a grace period: the default container exits on SIGTERM at once
+	f.mock.Add(time.Minute)
+	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: cid, Timeout: 30}); err != nil {
+		t.Fatal(err)
+	}
+	st = f.status(cid)
+	if st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 0 || st.Reason != "Completed" ||
+		st.FinishedAt != t0.Add(62*time.Second).UnixNano() {
+		t.Fatalf("exited status %v", st)
+	}
+	// idempotent stop
+	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: cid}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"})
+	wantCode(t, err, codes.NotFound)
+
+	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: pod}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: pod}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: containerConfig("late", imageRef, 0)})
+	wantCode(t, err, codes.FailedPrecondition)
+
+	if _, err := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: cid}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: cid}); err != nil {
+		t.Fatal("second remove:", err)
+	}
+	_, err = f.rt.ContainerStatus(f.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: cid})
+	wantCode(t, err, codes.NotFound)
+	if _, err := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod}); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := f.rt.ListPodSandbox(f.ctx, &runtimeapi.ListPodSandboxRequest{})
+	if len(l.Items) != 0 {
+		t.Fatalf("sandboxes left: %v", l.Items)
+	}
+	// the pause image arrived with the sandbox, pinned
+	imgs, _ := f.rt.ListImages(f.ctx, &runtimeapi.ListImagesRequest{})
+	if len(imgs.Images) != 2 || !imgs.Images[1].Pinned || imgs.Images[1].RepoTags[0] != defaultSandboxImage {
+		t.Fatalf("images %v", imgs.Images)
+	}
+}
+
+func TestStopGraceAndKill(t *testing.T) {
+	f := newFixture(t, &Script{Containers: []ContainerRule{
+		{Match: ContainerMatch{Name: "slow"}, Stop: &StopSpec{Delay: Duration(20 * time.Second), ExitCode: 143}},
+		{Match: ContainerMatch{Name: "stubborn"}, Stop: &StopSpec{Delay: Duration(time.Hour)}},
+	}})
+	_, slow := f.run("p1", "slow", "nginx:1.27", 0)
+	_, stubborn := f.run("p2", "stubborn", "nginx:1.27", 0)
+	_, plain := f.run("p3", "plain", "nginx:1.27", 0)
+
+	done := make(chan error, 2)
+	go func() {
+		_, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: slow, Timeout: 30})
+		done <- err
+	}()
+	go func() {
+		_, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: stubborn, Timeout: 30})
+		done <- err
+	}()
+	for f.rt.InFlight() != 2 || !f.rt.Idle() {
+		time.Sleep(time.Millisecond)
+	}
+	if next, ok := f.rt.NextWakeup(); !ok || !next.Equal(t0.Add(20*time.Second)) {
+		t.Fatalf("next wakeup %v %v", next, ok)
+	}
+	f.advance(20 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := f.status(slow); st.ExitCode != 143 || st.Reason != "Error" || st.FinishedAt != t0.Add(20*time.Second).UnixNano() {
+		t.Fatalf("slow %v", st)
+	}
+	if st := f.status(stubborn); st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Fatalf("stubborn stopped early: %v", st)
+	}
+	f.advance(10 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := f.status(stubborn); st.ExitCode != 137 || st.FinishedAt != t0.Add(30*time.Second).UnixNano() {
+		t.Fatalf("stubborn %v", st)
+	}
+	// timeout 0 kills at once
+	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: plain}); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.status(plain); st.ExitCode != 137 || st.Reason != "Error" {
+		t.Fatalf("plain %v", st)
+	}
+}
+
+func TestForceRemove(t *testing.T) {
+	f := newFixture(t, &Script{Node: NodeScript{ForceRemove: true}})
+	pod, c := f.run("p", "c", "redis", 0)
+	if _, err := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.rt.ContainerStatus(f.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c})
+	wantCode(t, err, codes.NotFound)
+}
+
+func TestCreateNeedsImageAndUniqueNames(t *testing.T) {
+	f := newFixture(t, nil)
+	pod := f.runPod("p", nil)
+	_, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: containerConfig("c", "never-pulled", 0)})
+	wantCode(t, err, codes.NotFound)
+	f.pull("alpine:3.20")
+	// by tag, short name or id all resolve
+	a := f.create(pod, "a", "alpine:3.20", 0)
+	f.create(pod, "b", "docker.io/library/alpine:3.20", 0)
+	_, err = f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: containerConfig("a", "alpine:3.20", 0)})
+	wantCode(t, err, codes.AlreadyExists)
+	_, err = f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("p", nil)})
+	wantCode(t, err, codes.AlreadyExists)
+	_, err = f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("q", nil), RuntimeHandler: "kata"})
+	wantCode(t, err, codes.InvalidArgument)
+	if _, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("q", nil), RuntimeHandler: "runc"}); err != nil {
+		t.Fatal(err)
+	}
+	// prefixes of ids work as in containerd
+	if st := f.status(a[:12]); st.Id != a {
+		t.Fatalf("prefix lookup gave %s", st.Id)
+	}
+	// a new attempt is a new name
+	cfg := containerConfig("a", "alpine:3.20", 0)
+	cfg.Metadata.Attempt = 1
+	if _, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIDsUniqueAndDeterministic(t *testing.T) {
+	ids := func() []string {
+		f := newFixture(t, nil)
+		f.pull("busybox")
+		var out []string
+		for i := 0; i < 50; i++ {
+			p := f.runPod("p"+string(rune('a'+i%26))+strings.Repeat("x", i/26), nil)
+			out = append(out, p, f.create(p, "c", "busybox", 0))
+		}
+		return out
+	}
+	a, b := ids(), ids()
+	seen := map[string]bool{}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("ids differ between identical runs: %s %s", a[i], b[i])
+		}
+		if seen[a[i]] || len(a[i]) != 64 {
+			t.Fatalf("bad or duplicate id %s", a[i])
+		}
+		seen[a[i]] = true
+	}
+}
+
+func TestListFilters(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pull("busybox")
+	p1 := f.runPod("one", map[string]string{"tier": "front"})
+	p2 := f.runPod("two", map[string]string{"tier": "back"})
+	c1 := f.create(p1, "a", "busybox", 0)
+	c2 := f.create(p1, "b", "busybox", 0)
+	c3 := f.create(p2, "a", "busybox", 0)
+	f.start(c1)
+	f.start(c3)
+	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p2}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(fl *runtimeapi.ContainerFilter) []string {
+		r, err := f.rt.ListContainers(f.ctx, &runtimeapi.ListContainersRequest{Filter: fl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range r.Containers {
+			ids = append(ids, c.Id)
+		}
+		return ids
+	}
+	eq := func(got []string, want ...string) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("got %v want %v", got, want)
+		}
+	}
+	eq(list(nil), c1, c2, c3)
+	eq(list(&runtimeapi.ContainerFilter{PodSandboxId: p1}), c1, c2)
+	eq(list(&runtimeapi.ContainerFilter{PodSandboxId: p2[:10]}), c3)
+	eq(list(&runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}), c1)
+	eq(list(&runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}}), c3)
+	eq(list(&runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_CREATED}}), c2)
+	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a"}}), c1, c3)
+	eq(list(&runtimeapi.ContainerFilter{Id: c2[:8]}), c2)
+	eq(list(&runtimeapi.ContainerFilter{PodSandboxId: "nonexistent"}))
+
+	sbs := func(fl *runtimeapi.PodSandboxFilter) []string {
+		r, err := f.rt.ListPodSandbox(f.ctx, &runtimeapi.ListPodSandboxRequest{Filter: fl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, s := range r.Items {
+			ids = append(ids, s.Id)
+		}
+		return ids
+	}
+	eq(sbs(nil), p1, p2)
+	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "back"}}), p2)
+	eq(sbs(&runtimeapi.PodSandboxFilter{State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}}), p1)
+	eq(sbs(&runtimeapi.PodSandboxFilter{Id: p2}), p2)
+
+	st, err := f.rt.ListContainerStats(f.ctx, &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{PodSandboxId: p1}})
+	if err != nil || len(st.Stats) != 2 {
+		t.Fatalf("stats %v %v", st, err)
+	}
+	ps, err := f.rt.ListPodSandboxStats(f.ctx, &runtimeapi.ListPodSandboxStatsRequest{})
+	if err != nil || len(ps.Stats) != 1 || ps.Stats[0].Attributes.Id != p1 {
+		t.Fatalf("pod stats %v %v", ps, err)
+	}
+}

@@ -1,0 +1,376 @@
+package fakecri
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"runtime"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Version reports the runtime's name and version and the CRI version (v1).
+func (r *Runtime) Version(ctx context.Context, req *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	return call(ctx, r, mVersion, req, func(ctx context.Context, req *runtimeapi.VersionRequest, cc *callCtx) (*runtimeapi.VersionResponse, error) {
+		c := r.cur.Load()
+		return &runtimeapi.VersionResponse{
+			Version:           "0.1.0",
+			RuntimeName:       c.runtimeName,
+			RuntimeVersion:    c.runtimeVersion,
+			RuntimeApiVersion: "v1",
+		}, nil
+	})
+}
+
+// Status reports the RuntimeReady and NetworkReady conditions, the runtime
+// handlers and features; verbose adds the configuration as info.
+func (r *Runtime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	return call(ctx, r, mStatus, req, func(ctx context.Context, req *runtimeapi.StatusRequest, cc *callCtx) (*runtimeapi.StatusResponse, error) {
+		c := r.cur.Load()
+		cond := func(typ string, s Condition) *runtimeapi.RuntimeCondition {
+			return &runtimeapi.RuntimeCondition{Type: typ, Status: s.Status, Reason: s.Reason, Message: s.Message}
+		}
+		resp := &runtimeapi.StatusResponse{
+			Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+				cond(runtimeapi.RuntimeReady, c.runtimeReady),
+				cond(runtimeapi.NetworkReady, c.networkReady),
+			}},
+			Features: &runtimeapi.RuntimeFeatures{SupplementalGroupsPolicy: true, MountOptions: true},
+		}
+		for _, h := range c.handlers {
+			resp.RuntimeHandlers = append(resp.RuntimeHandlers, &runtimeapi.RuntimeHandler{
+				Name:     h,
+				Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true, UserNamespaces: true},
+			})
+		}
+		if req.Verbose {
+			r.mu.Lock()
+			cidr := r.podCIDR
+			r.mu.Unlock()
+			if !cidr.IsValid() {
+				cidr = c.podCIDR
+			}
+			cfg, _ := json.Marshal(map[string]any{
+				"runtimeName":    c.runtimeName,
+				"runtimeVersion": c.runtimeVersion,
+				"sandboxImage":   c.sandboxImage,
+				"podCIDR":        cidr.String(),
+				"cgroupDriver":   map[bool]string{true: "cgroupfs", false: "systemd"}[c.cgroupfs],
+				"snapshotter":    "overlayfs",
+				"runtimeHandlers": c.handlers,
+				"clock":          r.now().UTC().Format(time.RFC3339Nano),
+			})
+			resp.Info = map[string]string{
+				"config":            string(cfg),
+				"golang":            runtime.Version(),
+				"lastCNILoadStatus": "OK",
+			}
+			if !c.networkReady.Status {
+				resp.Info["lastCNILoadStatus"] = or(c.networkReady.Message, "cni config load failed")
+			}
+		}
+		return resp, nil
+	})
+}
+
+// RuntimeConfig reports the cgroup driver.
+func (r *Runtime) RuntimeConfig(ctx context.Context, req *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	return call(ctx, r, mRuntimeConfig, req, func(ctx context.Context, req *runtimeapi.RuntimeConfigRequest, cc *callCtx) (*runtimeapi.RuntimeConfigResponse, error) {
+		d := runtimeapi.CgroupDriver_SYSTEMD
+		if r.cur.Load().cgroupfs {
+			d = runtimeapi.CgroupDriver_CGROUPFS
+		}
+		cc.resp = d.String()
+		return &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: d}}, nil
+	})
+}
+
+// UpdateRuntimeConfig takes the pod CIDR new sandbox IPs come from.
+func (r *Runtime) UpdateRuntimeConfig(ctx context.Context, req *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
+	return call(ctx, r, mUpdateRuntimeConfig, req, func(ctx context.Context, req *runtimeapi.UpdateRuntimeConfigRequest, cc *callCtx) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
+		cidr := req.GetRuntimeConfig().GetNetworkConfig().GetPodCidr()
+		if cidr == "" {
+			return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
+		}
+		// the kubelet may send "v4cidr,v6cidr"; fakecri uses the IPv4 one
+		var p netip.Prefix
+		for _, s := range strings.Split(cidr, ",") {
+			q, err := netip.ParsePrefix(strings.TrimSpace(s))
+			if err != nil {
+				return nil, status.Errorf(codes.InvalidArgument, "invalid pod CIDR %q: %v", cidr, err)
+			}
+			if q.Addr().Is4() && q.Bits() <= 30 && !p.IsValid() {
+				p = q.Masked()
+			}
+		}
+		if !p.IsValid() {
+			return nil, status.Errorf(codes.InvalidArgument, "pod CIDR %q has no IPv4 range of /30 or wider", cidr)
+		}
+		r.mu.Lock()
+		r.podCIDR = p
+		r.mu.Unlock()
+		cc.resp = p.String()
+		return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
+	})
+}
+
+// ExecSync answers from the script's exec rules; unscripted commands
+// succeed with no output (echo prints its arguments, false fails). A result
+// delayed past the request's timeout fails with DeadlineExceeded.
+func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
+	return call(ctx, r, mExecSync, req, func(ctx context.Context, req *runtimeapi.ExecSyncRequest, cc *callCtx) (*runtimeapi.ExecSyncResponse, error) {
+		if len(req.Cmd) == 0 {
+			return nil, status.Error(codes.InvalidArgument, "cmd is required")
+		}
+		sc := r.cur.Load()
+		r.mu.Lock()
+		now := r.now()
+		r.reconcileLocked(now)
+		c, err := r.lookupContainerLocked(req.ContainerId)
+		if err != nil {
+			r.mu.Unlock()
+			return nil, err
+		}
+		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			r.mu.Unlock()
+			return nil, status.Errorf(codes.FailedPrecondition, "container %q is in %s state", c.id, c.state)
+		}
+		joined := strings.Join(req.Cmd, " ")
+		el := now.Sub(c.startedAt)
+		var rule *execRuleC
+		for _, e := range sc.exec {
+			if el < e.From.D() || e.Until > 0 && el >= e.Until.D() {
+				continue
+			}
+			if e.cmd.match(joined) && e.m.matches(r, c) {
+				rule = e
+				break
+			}
+		}
+		r.mu.Unlock()
+		resp := &runtimeapi.ExecSyncResponse{}
+		var delay time.Duration
+		if rule != nil {
+			resp.Stdout, resp.Stderr, resp.ExitCode = []byte(rule.Stdout), []byte(rule.Stderr), rule.ExitCode
+			delay = rule.Delay.D()
+		} else {
+			switch req.Cmd[0] {
+			case "echo":
+				resp.Stdout = []byte(strings.Join(req.Cmd[1:], " ") + "\n")
+			case "false":
+				resp.ExitCode = 1
+			}
+		}
+		if limit := time.Duration(req.Timeout) * time.Second; limit > 0 && delay > limit {
+			if err := r.sleep(ctx, limit); err != nil {
+				return nil, ctxErr(err)
+			}
+			cc.resp = "timeout"
+			return nil, status.Errorf(codes.DeadlineExceeded, "timeout %v exceeded: context deadline exceeded", limit)
+		}
+		if err := r.sleep(ctx, delay); err != nil {
+			return nil, ctxErr(err)
+		}
+		cc.resp = fmt.Sprintf("exit_code=%d", resp.ExitCode)
+		return resp, nil
+	})
+}
+
+func unimplementedStreaming(name string) error {
+	return status.Errorf(codes.Unimplemented,
+		"fakecri serves no streaming endpoint: %s is not implemented (use ExecSync for commands)", name)
+}
+
+// Exec is not implemented: fakecri has no streaming server.
+func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
+	return call(ctx, r, mExec, req, func(ctx context.Context, req *runtimeapi.ExecRequest, cc *callCtx) (*runtimeapi.ExecResponse, error) {
+		return nil, unimplementedStreaming("Exec")
+	})
+}
+
+// Attach is not implemented: fakecri has no streaming server.
+func (r *Runtime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
+	return call(ctx, r, mAttach, req, func(ctx context.Context, req *runtimeapi.AttachRequest, cc *callCtx) (*runtimeapi.AttachResponse, error) {
+		return nil, unimplementedStreaming("Attach")
+	})
+}
+
+// PortForward is not implemented: fakecri has no streaming server.
+func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
+	return call(ctx, r, mPortForward, req, func(ctx context.Context, req *runtimeapi.PortForwardRequest, cc *callCtx) (*runtimeapi.PortForwardResponse, error) {
+		return nil, unimplementedStreaming("PortForward")
+	})
+}
+
+// ReopenContainerLog succeeds for a running container.
+func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
+	return call(ctx, r, mReopenContainerLog, req, func(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest, cc *callCtx) (*runtimeapi.ReopenContainerLogResponse, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.reconcileLocked(r.now())
+		c, err := r.lookupContainerLocked(req.ContainerId)
+		if err != nil {
+			return nil, err
+		}
+		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
+		}
+		return &runtimeapi.ReopenContainerLogResponse{}, nil
+	})
+}
+
+// ---- checkpoints ----
+
+type checkpoint struct {
+	path       string
+	at         time.Time
+	sandboxCfg *runtimeapi.PodSandboxConfig
+	handler    string
+	containers []*runtimeapi.ContainerConfig
+}
+
+// Checkpoints lists the checkpoint locations written so far, oldest first.
+func (r *Runtime) Checkpoints() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*checkpoint
+	for _, cp := range r.checkpoints {
+		out = append(out, cp)
+	}
+	// by time, then path
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && (out[j].at.Before(out[j-1].at) || out[j].at.Equal(out[j-1].at) && out[j].path < out[j-1].path); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	paths := make([]string, len(out))
+	for i, cp := range out {
+		paths[i] = cp.path
+	}
+	return paths
+}
+
+// CheckpointContainer records a checkpoint of a running container at the
+// location (no file is written).
+func (r *Runtime) CheckpointContainer(ctx context.Context, req *runtimeapi.CheckpointContainerRequest) (*runtimeapi.CheckpointContainerResponse, error) {
+	return call(ctx, r, mCheckpointContainer, req, func(ctx context.Context, req *runtimeapi.CheckpointContainerRequest, cc *callCtx) (*runtimeapi.CheckpointContainerResponse, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		now := r.now()
+		r.reconcileLocked(now)
+		c, err := r.lookupContainerLocked(req.ContainerId)
+		if err != nil {
+			return nil, err
+		}
+		if req.Location == "" {
+			return nil, status.Error(codes.InvalidArgument, "checkpoint location is required")
+		}
+		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
+		}
+		r.checkpoints[req.Location] = &checkpoint{
+			path: req.Location, at: now, sandboxCfg: c.sb.cfg, handler: c.sb.handler,
+			containers: []*runtimeapi.ContainerConfig{c.cfg},
+		}
+		cc.resp = req.Location
+		return &runtimeapi.CheckpointContainerResponse{}, nil
+	})
+}
+
+// CheckpointPod records a checkpoint of a ready sandbox and its running
+// containers (or those named) at output_path (no file is written).
+func (r *Runtime) CheckpointPod(ctx context.Context, req *runtimeapi.CheckpointPodRequest) (*runtimeapi.CheckpointPodResponse, error) {
+	return call(ctx, r, mCheckpointPod, req, func(ctx context.Context, req *runtimeapi.CheckpointPodRequest, cc *callCtx) (*runtimeapi.CheckpointPodResponse, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		now := r.now()
+		r.reconcileLocked(now)
+		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
+		if err != nil {
+			return nil, err
+		}
+		if req.OutputPath == "" {
+			return nil, status.Error(codes.InvalidArgument, "output_path is required")
+		}
+		if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+			return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %q is not ready", sb.id)
+		}
+		cp := &checkpoint{path: req.OutputPath, at: now, sandboxCfg: sb.cfg, handler: sb.handler}
+		want := map[string]bool{}
+		for _, id := range req.ContainerIds {
+			c, err := r.lookupContainerLocked(id)
+			if err != nil {
+				return nil, err
+			}
+			if c.sb != sb {
+				return nil, status.Errorf(codes.InvalidArgument, "container %q is not in pod sandbox %q", c.id, sb.id)
+			}
+			want[c.id] = true
+		}
+		for _, c := range sb.containers {
+			if len(want) > 0 && !want[c.id] {
+				continue
+			}
+			if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				if len(want) > 0 {
+					return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
+				}
+				continue
+			}
+			cp.containers = append(cp.containers, c.cfg)
+		}
+		r.checkpoints[req.OutputPath] = cp
+		cc.resp = fmt.Sprintf("containers=%d", len(cp.containers))
+		return &runtimeapi.CheckpointPodResponse{}, nil
+	})
+}
+
+// RestorePod recreates a checkpointed pod: a ready sandbox with its
+// containers Created, for the caller to start.
+func (r *Runtime) RestorePod(ctx context.Context, req *runtimeapi.RestorePodRequest) (*runtimeapi.RestorePodResponse, error) {
+	return call(ctx, r, mRestorePod, req, func(ctx context.Context, req *runtimeapi.RestorePodRequest, cc *callCtx) (*runtimeapi.RestorePodResponse, error) {
+		sc := r.cur.Load()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		now := r.now()
+		r.reconcileLocked(now)
+		cp := r.checkpoints[req.CheckpointPath]
+		if cp == nil {
+			return nil, status.Errorf(codes.NotFound, "checkpoint %q not found", req.CheckpointPath)
+		}
+		cfg, handler := cp.sandboxCfg, cp.handler
+		if req.Config != nil {
+			cfg = req.Config
+		}
+		if req.RuntimeHandler != "" {
+			handler = req.RuntimeHandler
+		}
+		ctrs := cp.containers
+		if len(req.ContainerConfigs) > 0 {
+			ctrs = req.ContainerConfigs
+		}
+		sb, err := r.runSandboxLocked(sc, cfg, handler)
+		if err != nil {
+			return nil, err
+		}
+		resp := &runtimeapi.RestorePodResponse{PodSandboxId: sb.id}
+		for _, ccfg := range ctrs {
+			ct, err := r.createContainerLocked(sc, sb, proto.Clone(ccfg).(*runtimeapi.ContainerConfig), sb.cfg, now)
+			if err != nil {
+				// undo: a failed restore leaves nothing behind
+				r.stopSandboxLocked(sb, now)
+				r.removeSandboxLocked(sb, now)
+				return nil, err
+			}
+			resp.RestoredContainers = append(resp.RestoredContainers, &runtimeapi.RestoredContainer{Name: ccfg.GetMetadata().GetName(), ContainerId: ct.id})
+		}
+		cc.resp = sb.id
+		return resp, nil
+	})
+}

@@ -1,0 +1,380 @@
+// Package fakecri is a deterministic, clock-driven fake CRI runtime. It
+// serves every RPC of the k8s.io/cri-api runtime/v1 RuntimeService and
+// ImageService with coherent state machines, usage that follows a script
+// over an injected clock, fault injection and a call log.
+//
+// In-process:
+//
+//	mock := clock.NewMock()
+//	mock.Set(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+//	rt, _ := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
+//	resp, err := rt.RunPodSandbox(ctx, req)   // or serve it: fakecri.NewGRPCServer(rt)
+//
+// Everything that takes time (pulls, run durations, ramps, latencies,
+// ExecSync delays, stop grace) is measured on the injected clock, so with a
+// clock.Mock it happens when the mock is advanced. Idle, WaitIdle and
+// NextWakeup tell a simulator when fakecri has nothing left to do at the
+// current time and when it next will.
+package fakecri
+
+import (
+	"container/heap"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Version is fakecri's version, reported as the runtime version by default.
+const Version = "0.1.0"
+
+// Options configure a Runtime.
+type Options struct {
+	// Clock drives all time-dependent behaviour (default: the wall clock).
+	Clock clock.Clock
+	// Seed makes ids and seeded faults reproducible (default 1).
+	Seed int64
+	// Script is the initial behaviour script (default: a healthy runtime).
+	Script *Script
+	// MaxCalls bounds the call log; older calls are dropped (default 100000).
+	MaxCalls int
+}
+
+// Runtime is the fake runtime. It implements every method of
+// runtimeapi.RuntimeServiceServer and runtimeapi.ImageServiceServer (use
+// NewGRPCServer or RegisterGRPC to serve it). Its methods are safe for
+// concurrent use. Responses share read-only data with the runtime: don't
+// modify what they return.
+type Runtime struct {
+	clk  clock.Clock
+	seed int64
+	log  callLog
+
+	cur     atomic.Pointer[compiled]
+	faultMu sync.Mutex
+
+	inflight atomic.Int64
+	waitMu   sync.Mutex
+	parked   map[uint64]time.Time // parked waits -> wake time (zero: until cancelled)
+	waitSeq  uint64
+
+	mu          sync.Mutex
+	sandboxes   map[string]*sandbox
+	sbOrder     []*sandbox
+	sbDead      int
+	containers  map[string]*container
+	ctrOrder    []*container
+	ctrDead     int
+	names       map[string]string // reserved names -> id
+	images      map[string]*image // id -> image
+	imageRefs   map[string]string // tag, digest ref -> id
+	imgOrder    []*image
+	idCounter   uint64
+	ipUsed      map[netip.Addr]string
+	ipCursor    netip.Addr
+	podCIDR     netip.Prefix // from UpdateRuntimeConfig
+	sched       schedHeap
+	timer       *clock.Timer
+	timerDue    time.Time
+	subs        map[int]*subscriber
+	subSeq      int
+	checkpoints map[string]*checkpoint
+
+	pendingEvents atomic.Int64
+}
+
+// New makes a Runtime.
+func New(opts Options) (*Runtime, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.New()
+	}
+	if opts.Seed == 0 {
+		opts.Seed = 1
+	}
+	if opts.MaxCalls <= 0 {
+		opts.MaxCalls = 100000
+	}
+	r := &Runtime{
+		clk:         opts.Clock,
+		seed:        opts.Seed,
+		log:         callLog{max: opts.MaxCalls},
+		parked:      map[uint64]time.Time{},
+		sandboxes:   map[string]*sandbox{},
+		containers:  map[string]*container{},
+		names:       map[string]string{},
+		images:      map[string]*image{},
+		imageRefs:   map[string]string{},
+		ipUsed:      map[netip.Addr]string{},
+		subs:        map[int]*subscriber{},
+		checkpoints: map[string]*checkpoint{},
+	}
+	if err := r.SetScript(opts.Script); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Clock returns the runtime's clock.
+func (r *Runtime) Clock() clock.Clock { return r.clk }
+
+// SetScript replaces the behaviour script. Node settings, image, exec and
+// fault rules apply from the next call on (fault counters restart);
+// container rules apply to containers started from now on. A nil script is
+// the healthy default.
+func (r *Runtime) SetScript(s *Script) error {
+	c, err := compileScript(s, r.seed)
+	if err != nil {
+		return err
+	}
+	r.faultMu.Lock()
+	r.cur.Store(c)
+	r.faultMu.Unlock()
+	r.mu.Lock()
+	for _, ref := range c.preload {
+		r.ensureImageLocked(c, ref, false)
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// Script returns the script in force (nil parts are defaults).
+func (r *Runtime) Script() *Script { return r.cur.Load().src }
+
+func (r *Runtime) now() time.Time { return r.clk.Now() }
+
+// ts converts a time to CRI nanoseconds. Times at or before the Unix epoch
+// (a fresh clock.Mock) become 1ns, since clients reject a zero CreatedAt.
+func ts(t time.Time) int64 {
+	n := t.UnixNano()
+	if n <= 0 {
+		return 1
+	}
+	return n
+}
+
+// newID returns a fresh 64-hex id, derived from the seed and a counter.
+func (r *Runtime) newIDLocked(kind string) string {
+	for {
+		r.idCounter++
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], r.idCounter)
+		h := sha256.New()
+		fmt.Fprintf(h, "fakecri/%d/%s/", r.seed, kind)
+		h.Write(b[:])
+		id := hex.EncodeToString(h.Sum(nil))
+		if r.sandboxes[id] == nil && r.containers[id] == nil {
+			return id
+		}
+	}
+}
+
+// ---- waiting on the clock ----
+
+func (r *Runtime) park(until time.Time) uint64 {
+	r.waitMu.Lock()
+	r.waitSeq++
+	id := r.waitSeq
+	r.parked[id] = until
+	r.waitMu.Unlock()
+	return id
+}
+
+func (r *Runtime) unpark(id uint64) {
+	r.waitMu.Lock()
+	delete(r.parked, id)
+	r.waitMu.Unlock()
+}
+
+// sleep waits d on the runtime clock, or until ctx ends.
+func (r *Runtime) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := r.clk.Timer(d)
+	id := r.park(r.now().Add(d))
+	defer r.unpark(id)
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		t.Stop()
+		return ctx.Err()
+	}
+}
+
+// hang waits until ctx ends.
+func (r *Runtime) hang(ctx context.Context) {
+	id := r.park(time.Time{})
+	defer r.unpark(id)
+	<-ctx.Done()
+}
+
+// InFlight is the number of calls being served, including those waiting on
+// the clock (pull durations, latencies, ExecSync delays, stop grace) or
+// hanging. Open GetContainerEvents streams are not counted.
+func (r *Runtime) InFlight() int { return int(r.inflight.Load()) }
+
+// PendingEvents is the number of container events queued but not yet sent
+// to GetContainerEvents streams.
+func (r *Runtime) PendingEvents() int { return int(r.pendingEvents.Load()) }
+
+// Idle reports whether fakecri has nothing left to do at the current clock
+// time: every call in flight is waiting for a later clock time (or hanging
+// until its caller gives up), every transition due by now has been applied
+// and every event has been sent. A simulator that advances a clock.Mock
+// should wait for Idle (WaitIdle) before looking or advancing again.
+func (r *Runtime) Idle() bool {
+	now := r.now()
+	r.mu.Lock()
+	r.reconcileLocked(now)
+	r.mu.Unlock()
+	if r.pendingEvents.Load() != 0 {
+		return false
+	}
+	r.waitMu.Lock()
+	sleeping := 0
+	for _, until := range r.parked {
+		if until.IsZero() || until.After(now) {
+			sleeping++
+		}
+	}
+	r.waitMu.Unlock()
+	return r.inflight.Load() <= int64(sleeping)
+}
+
+// WaitIdle blocks until Idle, or ctx ends. It polls in real time.
+func (r *Runtime) WaitIdle(ctx context.Context) error {
+	for backoff := time.Microsecond; ; {
+		if r.Idle() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		if backoff < time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+// NextWakeup is the earliest clock time after now at which fakecri will do
+// something by itself: a waiting call resumes or a container exits.
+func (r *Runtime) NextWakeup() (time.Time, bool) {
+	now := r.now()
+	var next time.Time
+	consider := func(t time.Time) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	r.waitMu.Lock()
+	for _, until := range r.parked {
+		if !until.IsZero() {
+			consider(until)
+		}
+	}
+	r.waitMu.Unlock()
+	r.mu.Lock()
+	r.reconcileLocked(now)
+	if len(r.sched) > 0 {
+		consider(r.sched[0].due)
+	}
+	r.mu.Unlock()
+	return next, !next.IsZero()
+}
+
+// ---- scheduled transitions ----
+
+type schedItem struct {
+	due time.Time
+	seq uint64
+	c   *container
+	gen uint64
+}
+
+type schedHeap []schedItem
+
+func (h schedHeap) Len() int { return len(h) }
+func (h schedHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h schedHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *schedHeap) Push(x any)   { *h = append(*h, x.(schedItem)) }
+func (h *schedHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// scheduleLocked arranges for c's planned exit to happen at due.
+func (r *Runtime) scheduleLocked(c *container, due time.Time) {
+	heap.Push(&r.sched, schedItem{due: due, seq: c.seq, c: c, gen: c.gen})
+	r.armTimerLocked()
+}
+
+// armTimerLocked keeps one clock timer set for the earliest due transition,
+// so exits (and their events) happen without waiting for a call.
+func (r *Runtime) armTimerLocked() {
+	if len(r.sched) == 0 {
+		return
+	}
+	due := r.sched[0].due
+	if r.timer != nil && !due.Before(r.timerDue) {
+		return
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	d := due.Sub(r.now())
+	if d < time.Nanosecond {
+		d = time.Nanosecond
+	}
+	r.timerDue = due
+	r.timer = r.clk.AfterFunc(d, r.onTimer)
+}
+
+func (r *Runtime) onTimer() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.timer = nil
+	r.reconcileLocked(r.now())
+	r.armTimerLocked()
+}
+
+// reconcileLocked applies every transition due at or before now, in order.
+func (r *Runtime) reconcileLocked(now time.Time) {
+	for len(r.sched) > 0 && !r.sched[0].due.After(now) {
+		it := heap.Pop(&r.sched).(schedItem)
+		c := it.c
+		if c.removed || c.gen != it.gen || c.state != runtimeapi.ContainerState_CONTAINER_RUNNING || c.plan == nil {
+			continue
+		}
+		p := c.plan
+		r.exitLocked(c, it.due, p.code, p.reason, p.message)
+	}
+}
+
+func sat(v float64) uint64 {
+	if v <= 0 || math.IsNaN(v) {
+		return 0
+	}
+	if v >= math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return uint64(v)
+}

@@ -1,0 +1,441 @@
+package fakecri
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+type fsUse struct {
+	cfg        fsConfig
+	used       uint64
+	inodesUsed uint64
+}
+
+type fsUsage struct{ image, root fsUse }
+
+// writableLocked is what c has written to its writable layer by now.
+func writable(c *container, now time.Time) (bytes, inodes float64) {
+	if c.usage == nil || c.startedAt.IsZero() {
+		return 0, 0
+	}
+	end := now
+	if c.state == runtimeapi.ContainerState_CONTAINER_EXITED && !c.finishedAt.IsZero() {
+		end = c.finishedAt
+	}
+	el := end.Sub(c.startedAt)
+	return c.usage.disk.at(el), c.usage.inodes.at(el)
+}
+
+func clampAdd(base uint64, add float64, capacity uint64) uint64 {
+	v := float64(base) + add
+	if v > float64(capacity) {
+		return capacity
+	}
+	return sat(v)
+}
+
+// fsUsageLocked adds up what images and writable layers use.
+func (r *Runtime) fsUsageLocked(c *compiled, now time.Time) fsUsage {
+	var imgBytes, imgInodes float64
+	for _, im := range r.imgOrder {
+		imgBytes += float64(im.size)
+		imgInodes += float64(im.inodes)
+	}
+	var wb, wi float64
+	for _, ct := range r.ctrOrder {
+		if ct.removed {
+			continue
+		}
+		b, i := writable(ct, now)
+		wb += b
+		wi += i
+	}
+	if c.containersOnRoot {
+		return fsUsage{
+			image: fsUse{c.imageFs, clampAdd(c.imageFs.used, imgBytes, c.imageFs.capacity), clampAdd(c.imageFs.inodesUsed, imgInodes, c.imageFs.inodes)},
+			root:  fsUse{c.rootFs, clampAdd(c.rootFs.used, wb, c.rootFs.capacity), clampAdd(c.rootFs.inodesUsed, wi, c.rootFs.inodes)},
+		}
+	}
+	return fsUsage{
+		image: fsUse{c.imageFs, clampAdd(c.imageFs.used, imgBytes+wb, c.imageFs.capacity), clampAdd(c.imageFs.inodesUsed, imgInodes+wi, c.imageFs.inodes)},
+		root:  fsUse{c.rootFs, c.rootFs.used, c.rootFs.inodesUsed},
+	}
+}
+
+// FilesystemStats is what a node agent's cadvisor would see of a filesystem.
+type FilesystemStats struct {
+	// Name is "imagefs" or "rootfs".
+	Name            string `json:"name"`
+	Mountpoint      string `json:"mountpoint"`
+	CapacityBytes   uint64 `json:"capacityBytes"`
+	UsedBytes       uint64 `json:"usedBytes"`
+	AvailableBytes  uint64 `json:"availableBytes"`
+	Inodes          uint64 `json:"inodes"`
+	InodesUsed      uint64 `json:"inodesUsed"`
+	InodesFree      uint64 `json:"inodesFree"`
+	HoldsImages     bool   `json:"holdsImages"`
+	HoldsContainers bool   `json:"holdsContainers"`
+}
+
+// Filesystems reports capacity and use of the image and root filesystems
+// (the CRI carries no capacities; this is what cadvisor would add).
+func (r *Runtime) Filesystems() []FilesystemStats {
+	c := r.cur.Load()
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reconcileLocked(now)
+	return r.filesystemsLocked(c, now)
+}
+
+func (r *Runtime) filesystemsLocked(c *compiled, now time.Time) []FilesystemStats {
+	u := r.fsUsageLocked(c, now)
+	mk := func(name string, f fsUse, imgs, ctrs bool) FilesystemStats {
+		return FilesystemStats{
+			Name: name, Mountpoint: f.cfg.mountpoint, CapacityBytes: f.cfg.capacity, UsedBytes: f.used,
+			AvailableBytes: f.cfg.capacity - f.used, Inodes: f.cfg.inodes, InodesUsed: f.inodesUsed,
+			InodesFree: f.cfg.inodes - f.inodesUsed, HoldsImages: imgs, HoldsContainers: ctrs,
+		}
+	}
+	return []FilesystemStats{
+		mk("imagefs", u.image, true, !c.containersOnRoot),
+		mk("rootfs", u.root, false, c.containersOnRoot),
+	}
+}
+
+// cpuCap is the CPU limit in cores (+Inf without a quota).
+func cpuCap(res *runtimeapi.LinuxContainerResources) float64 {
+	if res.GetCpuQuota() > 0 && res.GetCpuPeriod() > 0 {
+		return float64(res.CpuQuota) / float64(res.CpuPeriod)
+	}
+	return math.Inf(1)
+}
+
+type sample struct {
+	mem, cpuRate, cpuTotal, disk, inodes, pids float64
+}
+
+func sampleUsage(u *usageCurves, el time.Duration, res *runtimeapi.LinuxContainerResources) sample {
+	if u == nil {
+		return sample{}
+	}
+	capc := cpuCap(res)
+	s := sample{
+		mem:      u.memory.at(el),
+		cpuRate:  math.Min(u.cpu.at(el), capc),
+		cpuTotal: u.cpu.integralCapped(el, capc),
+		disk:     u.disk.at(el),
+		inodes:   u.inodes.at(el),
+		pids:     u.pids.at(el),
+	}
+	if lim := res.GetMemoryLimitInBytes(); lim > 0 && s.mem > float64(lim) {
+		s.mem = float64(lim)
+	}
+	return s
+}
+
+func u64(v float64) *runtimeapi.UInt64Value { return &runtimeapi.UInt64Value{Value: sat(v)} }
+
+func (r *Runtime) containerStatsLocked(c *compiled, ct *container, now time.Time) *runtimeapi.ContainerStats {
+	var s sample
+	if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		s = sampleUsage(ct.usage, now.Sub(ct.startedAt), ct.resources)
+	}
+	disk, inodes := writable(ct, now)
+	t := ts(now)
+	mount := c.imageFs.mountpoint
+	if c.containersOnRoot {
+		mount = c.rootFs.mountpoint
+	}
+	st := &runtimeapi.ContainerStats{
+		Attributes: &runtimeapi.ContainerAttributes{
+			Id: ct.id, Metadata: ct.cfg.Metadata, Labels: ct.cfg.Labels, Annotations: ct.annotations,
+		},
+		Cpu: &runtimeapi.CpuUsage{Timestamp: t, UsageCoreNanoSeconds: u64(s.cpuTotal * 1e9), UsageNanoCores: u64(s.cpuRate * 1e9)},
+		Memory: &runtimeapi.MemoryUsage{
+			Timestamp: t, WorkingSetBytes: u64(s.mem), UsageBytes: u64(s.mem), RssBytes: u64(s.mem),
+			PageFaults: u64(s.mem / 4096), MajorPageFaults: u64(0),
+		},
+		WritableLayer: &runtimeapi.FilesystemUsage{
+			Timestamp: t, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: mount},
+			UsedBytes: u64(disk), InodesUsed: u64(inodes),
+		},
+		Swap: &runtimeapi.SwapUsage{Timestamp: t, SwapAvailableBytes: u64(0), SwapUsageBytes: u64(0)},
+	}
+	if lim := ct.resources.GetMemoryLimitInBytes(); lim > 0 && s.mem > 0 {
+		st.Memory.AvailableBytes = u64(float64(lim) - s.mem)
+	}
+	return st
+}
+
+func (r *Runtime) sandboxStatsLocked(c *compiled, sb *sandbox, now time.Time) *runtimeapi.PodSandboxStats {
+	t := ts(now)
+	var sum sample
+	ready := sb.state == runtimeapi.PodSandboxState_SANDBOX_READY
+	if ready {
+		sum = sampleUsage(c.sandboxUsage, now.Sub(sb.createdAt), nil)
+	}
+	ps := &runtimeapi.PodSandboxStats{
+		Attributes: &runtimeapi.PodSandboxAttributes{
+			Id: sb.id, Metadata: sb.cfg.Metadata, Labels: sb.cfg.Labels, Annotations: sb.cfg.Annotations,
+		},
+		Linux: &runtimeapi.LinuxPodSandboxStats{},
+	}
+	for _, ct := range sb.containers {
+		cs := r.containerStatsLocked(c, ct, now)
+		ps.Linux.Containers = append(ps.Linux.Containers, cs)
+		if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			s := sampleUsage(ct.usage, now.Sub(ct.startedAt), ct.resources)
+			sum.cpuRate += s.cpuRate
+			sum.mem += s.mem
+			sum.pids += s.pids
+		}
+		sum.cpuTotal += float64(cs.Cpu.UsageCoreNanoSeconds.Value) / 1e9
+	}
+	ps.Linux.Cpu = &runtimeapi.CpuUsage{Timestamp: t, UsageCoreNanoSeconds: u64(sum.cpuTotal * 1e9), UsageNanoCores: u64(sum.cpuRate * 1e9)}
+	ps.Linux.Memory = &runtimeapi.MemoryUsage{
+		Timestamp: t, WorkingSetBytes: u64(sum.mem), UsageBytes: u64(sum.mem), RssBytes: u64(sum.mem),
+		PageFaults: u64(sum.mem / 4096), MajorPageFaults: u64(0),
+	}
+	ps.Linux.Process = &runtimeapi.ProcessUsage{Timestamp: t, ProcessCount: u64(sum.pids)}
+	if !sb.hostNetwork() {
+		end := now
+		if !ready {
+			end = sb.stoppedAt
+		}
+		el := end.Sub(sb.createdAt).Seconds()
+		eth0 := &runtimeapi.NetworkInterfaceUsage{
+			Name: "eth0", RxBytes: u64(el * 2048), RxErrors: u64(0), TxBytes: u64(el * 1024), TxErrors: u64(0),
+		}
+		ps.Linux.Network = &runtimeapi.NetworkUsage{Timestamp: t, DefaultInterface: eth0, Interfaces: []*runtimeapi.NetworkInterfaceUsage{eth0}}
+	}
+	return ps
+}
+
+// ContainerStats reports the container's usage now; a container that is not
+// running uses no CPU or memory but keeps its writable layer.
+func (r *Runtime) ContainerStats(ctx context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
+	return call(ctx, r, mContainerStats, req, func(ctx context.Context, req *runtimeapi.ContainerStatsRequest, cc *callCtx) (*runtimeapi.ContainerStatsResponse, error) {
+		c := r.cur.Load()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		now := r.now()
+		r.reconcileLocked(now)
+		ct, err := r.lookupContainerLocked(req.ContainerId)
+		if err != nil {
+			return nil, err
+		}
+		return &runtimeapi.ContainerStatsResponse{Stats: r.containerStatsLocked(c, ct, now)}, nil
+	})
+}
+
+func (r *Runtime) listContainerStats(f *runtimeapi.ContainerStatsFilter) []*runtimeapi.ContainerStats {
+	c := r.cur.Load()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	r.reconcileLocked(now)
+	var out []*runtimeapi.ContainerStats
+	for _, ct := range r.ctrOrder {
+		if ct.removed {
+			continue
+		}
+		if f != nil {
+			if f.Id != "" && !strings.HasPrefix(ct.id, f.Id) {
+				continue
+			}
+			if f.PodSandboxId != "" && !strings.HasPrefix(ct.sb.id, f.PodSandboxId) {
+				continue
+			}
+			if !matchLabels(f.LabelSelector, ct.cfg.Labels) {
+				continue
+			}
+		}
+		out = append(out, r.containerStatsLocked(c, ct, now))
+	}
+	return out
+}
+
+// ListContainerStats reports every container's usage (non-running ones with
+// zero CPU and memory, as crictl stats -a expects).
+func (r *Runtime) ListContainerStats(ctx context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
+	return call(ctx, r, mListContainerStats, req, func(ctx context.Context, req *runtimeapi.ListContainerStatsRequest, cc *callCtx) (*runtimeapi.ListContainerStatsResponse, error) {
+		st := r.listContainerStats(req.GetFilter())
+		cc.resp = fmt.Sprintf("stats=%d", len(st))
+		return &runtimeapi.ListContainerStatsResponse{Stats: st}, nil
+	})
+}
+
+// StreamContainerStats is ListContainerStats as a stream.
+func (r *Runtime) StreamContainerStats(req *runtimeapi.StreamContainerStatsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamContainerStatsResponse]) error {
+	return streamCall(stream.Context(), r, mStreamContainerStats, req, func(ctx context.Context, cc *callCtx) error {
+		st := r.listContainerStats(req.GetFilter())
+		cc.resp = fmt.Sprintf("stats=%d", len(st))
+		return sendChunks(st, func(c []*runtimeapi.ContainerStats) error {
+			return stream.Send(&runtimeapi.StreamContainerStatsResponse{ContainerStats: c})
+		})
+	})
+}
+
+// PodSandboxStats reports the sandbox's usage: its containers plus its own.
+func (r *Runtime) PodSandboxStats(ctx context.Context, req *runtimeapi.PodSandboxStatsRequest) (*runtimeapi.PodSandboxStatsResponse, error) {
+	return call(ctx, r, mPodSandboxStats, req, func(ctx context.Context, req *runtimeapi.PodSandboxStatsRequest, cc *callCtx) (*runtimeapi.PodSandboxStatsResponse, error) {
+		c := r.cur.Load()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		now := r.now()
+		r.reconcileLocked(now)
+		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
+		if err != nil {
+			return nil, err
+		}
+		return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStatsLocked(c, sb, now)}, nil
+	})
+}
+
+func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runtimeapi.PodSandboxStats {
+	c := r.cur.Load()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	r.reconcileLocked(now)
+	var out []*runtimeapi.PodSandboxStats
+	for _, sb := range r.sbOrder {
+		if sb.removed {
+			continue
+		}
+		if f.GetId() != "" {
+			if !strings.HasPrefix(sb.id, f.Id) {
+				continue
+			}
+		} else if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		if !matchLabels(f.GetLabelSelector(), sb.cfg.Labels) {
+			continue
+		}
+		out = append(out, r.sandboxStatsLocked(c, sb, now))
+	}
+	return out
+}
+
+// ListPodSandboxStats reports ready sandboxes (or the one the filter names).
+func (r *Runtime) ListPodSandboxStats(ctx context.Context, req *runtimeapi.ListPodSandboxStatsRequest) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+	return call(ctx, r, mListPodSandboxStats, req, func(ctx context.Context, req *runtimeapi.ListPodSandboxStatsRequest, cc *callCtx) (*runtimeapi.ListPodSandboxStatsResponse, error) {
+		st := r.listSandboxStats(req.GetFilter())
+		cc.resp = fmt.Sprintf("stats=%d", len(st))
+		return &runtimeapi.ListPodSandboxStatsResponse{Stats: st}, nil
+	})
+}
+
+// StreamPodSandboxStats is ListPodSandboxStats as a stream.
+func (r *Runtime) StreamPodSandboxStats(req *runtimeapi.StreamPodSandboxStatsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxStatsResponse]) error {
+	return streamCall(stream.Context(), r, mStreamPodSandboxStats, req, func(ctx context.Context, cc *callCtx) error {
+		st := r.listSandboxStats(req.GetFilter())
+		cc.resp = fmt.Sprintf("stats=%d", len(st))
+		return sendChunks(st, func(c []*runtimeapi.PodSandboxStats) error {
+			return stream.Send(&runtimeapi.StreamPodSandboxStatsResponse{PodSandboxStats: c})
+		})
+	})
+}
+
+// ---- metrics ----
+
+var (
+	ctrLabelKeys = []string{"container", "pod", "namespace"}
+	netLabelKeys = []string{"interface", "pod", "namespace"}
+)
+
+var metricDescriptors = []*runtimeapi.MetricDescriptor{
+	{Name: "container_cpu_usage_nanoseconds_total", Help: "Cumulative CPU time consumed, in core-nanoseconds.", LabelKeys: ctrLabelKeys},
+	{Name: "container_memory_working_set_bytes", Help: "Current working set, in bytes.", LabelKeys: ctrLabelKeys},
+	{Name: "container_memory_usage_bytes", Help: "Current memory usage, in bytes.", LabelKeys: ctrLabelKeys},
+	{Name: "container_fs_usage_bytes", Help: "Bytes used by the container's writable layer.", LabelKeys: ctrLabelKeys},
+	{Name: "container_fs_inodes_used", Help: "Inodes used by the container's writable layer.", LabelKeys: ctrLabelKeys},
+	{Name: "container_processes", Help: "Number of processes running in the container.", LabelKeys: ctrLabelKeys},
+	{Name: "container_network_receive_bytes_total", Help: "Cumulative bytes received by the pod.", LabelKeys: netLabelKeys},
+	{Name: "container_network_transmit_bytes_total", Help: "Cumulative bytes transmitted by the pod.", LabelKeys: netLabelKeys},
+}
+
+// ListMetricDescriptors describes the metrics ListPodSandboxMetrics returns.
+func (r *Runtime) ListMetricDescriptors(ctx context.Context, req *runtimeapi.ListMetricDescriptorsRequest) (*runtimeapi.ListMetricDescriptorsResponse, error) {
+	return call(ctx, r, mListMetricDescriptors, req, func(ctx context.Context, req *runtimeapi.ListMetricDescriptorsRequest, cc *callCtx) (*runtimeapi.ListMetricDescriptorsResponse, error) {
+		return &runtimeapi.ListMetricDescriptorsResponse{Descriptors: metricDescriptors}, nil
+	})
+}
+
+func (r *Runtime) sandboxMetrics() []*runtimeapi.PodSandboxMetrics {
+	c := r.cur.Load()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	r.reconcileLocked(now)
+	t := ts(now)
+	var out []*runtimeapi.PodSandboxMetrics
+	for _, sb := range r.sbOrder {
+		if sb.removed || sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		st := r.sandboxStatsLocked(c, sb, now)
+		pod, ns := sb.cfg.Metadata.GetName(), sb.cfg.Metadata.GetNamespace()
+		pm := &runtimeapi.PodSandboxMetrics{PodSandboxId: sb.id}
+		if n := st.Linux.Network; n != nil {
+			lv := []string{n.DefaultInterface.Name, pod, ns}
+			pm.Metrics = append(pm.Metrics,
+				&runtimeapi.Metric{Name: "container_network_receive_bytes_total", Timestamp: t, MetricType: runtimeapi.MetricType_COUNTER, LabelValues: lv, Value: n.DefaultInterface.RxBytes},
+				&runtimeapi.Metric{Name: "container_network_transmit_bytes_total", Timestamp: t, MetricType: runtimeapi.MetricType_COUNTER, LabelValues: lv, Value: n.DefaultInterface.TxBytes})
+		}
+		for i, cs := range st.Linux.Containers {
+			ct := sb.containers[i]
+			if ct.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				continue
+			}
+			lv := []string{ct.cfg.Metadata.GetName(), pod, ns}
+			s := sampleUsage(ct.usage, now.Sub(ct.startedAt), ct.resources)
+			g := func(name string, v *runtimeapi.UInt64Value) *runtimeapi.Metric {
+				return &runtimeapi.Metric{Name: name, Timestamp: t, MetricType: runtimeapi.MetricType_GAUGE, LabelValues: lv, Value: v}
+			}
+			cpu := g("container_cpu_usage_nanoseconds_total", cs.Cpu.UsageCoreNanoSeconds)
+			cpu.MetricType = runtimeapi.MetricType_COUNTER
+			pm.ContainerMetrics = append(pm.ContainerMetrics, &runtimeapi.ContainerMetrics{
+				ContainerId: ct.id,
+				Metrics: []*runtimeapi.Metric{
+					cpu,
+					g("container_memory_working_set_bytes", cs.Memory.WorkingSetBytes),
+					g("container_memory_usage_bytes", cs.Memory.UsageBytes),
+					g("container_fs_usage_bytes", cs.WritableLayer.UsedBytes),
+					g("container_fs_inodes_used", cs.WritableLayer.InodesUsed),
+					g("container_processes", u64(s.pids)),
+				},
+			})
+		}
+		out = append(out, pm)
+	}
+	return out
+}
+
+// ListPodSandboxMetrics reports metrics for ready sandboxes and their running containers.
+func (r *Runtime) ListPodSandboxMetrics(ctx context.Context, req *runtimeapi.ListPodSandboxMetricsRequest) (*runtimeapi.ListPodSandboxMetricsResponse, error) {
+	return call(ctx, r, mListPodSandboxMetrics, req, func(ctx context.Context, req *runtimeapi.ListPodSandboxMetricsRequest, cc *callCtx) (*runtimeapi.ListPodSandboxMetricsResponse, error) {
+		m := r.sandboxMetrics()
+		cc.resp = fmt.Sprintf("pods=%d", len(m))
+		return &runtimeapi.ListPodSandboxMetricsResponse{PodMetrics: m}, nil
+	})
+}
+
+// StreamPodSandboxMetrics is ListPodSandboxMetrics as a stream.
+func (r *Runtime) StreamPodSandboxMetrics(req *runtimeapi.StreamPodSandboxMetricsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxMetricsResponse]) error {
+	return streamCall(stream.Context(), r, mStreamPodSandboxMetrics, req, func(ctx context.Context, cc *callCtx) error {
+		m := r.sandboxMetrics()
+		cc.resp = fmt.Sprintf("pods=%d", len(m))
+		return sendChunks(m, func(c []*runtimeapi.PodSandboxMetrics) error {
+			return stream.Send(&runtimeapi.StreamPodSandboxMetricsResponse{PodSandboxMetrics: c})
+		})
+	})
+}

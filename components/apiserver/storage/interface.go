@@ -16,6 +16,12 @@ var (
 	ErrCompacted = errors.New("storage: revision compacted")
 	// ErrFutureRevision: the revision asked for is newer than anything the store has written.
 	ErrFutureRevision = errors.New("storage: revision not yet written")
+	// ErrWatcherTooSlow: a watcher let too many events pile up unread and was dropped so that writers
+	// never wait for it. It is only ever the Err of a watch's last event; the watcher may resume with a
+	// new Watch from the last revision it saw (as long as that revision is not compacted).
+	ErrWatcherTooSlow = errors.New("storage: watcher fell too far behind")
+	// ErrClosed: the store was closed; no operation succeeds after Close.
+	ErrClosed = errors.New("storage: store closed")
 )
 
 // KeyValue is one stored object at one revision.

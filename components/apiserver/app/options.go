@@ -1,0 +1,95 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"orch.io/orch/components/authz"
+)
+
+// Options are orch-apiserver's flags, named as kube-apiserver names them.
+type Options struct {
+	BindAddress       string
+	SecurePort        int
+	CertDir           string
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+
+	EtcdServers            []string
+	DataDir                string
+	EtcdCompactionInterval time.Duration
+
+	EventTTL          time.Duration
+	MinRequestTimeout int
+
+	TokenAuthFile     string
+	AnonymousAuth     bool
+	AuthorizationMode string
+}
+
+// NewOptions returns the defaults: an embedded etcd under ./orch-data, HTTPS on 6443 with a
+// self-signed pair, anonymous access, and events kept an hour.
+func NewOptions() *Options {
+	return &Options{
+		BindAddress:            "0.0.0.0",
+		SecurePort:             6443,
+		DataDir:                "orch-data",
+		EtcdCompactionInterval: 5 * time.Minute,
+		EventTTL:               time.Hour,
+		MinRequestTimeout:      1800,
+		AnonymousAuth:          true,
+		AuthorizationMode:      "AlwaysAllow",
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "The IP address on which to listen for the --secure-port port. If blank or an unspecified address (0.0.0.0 or ::), all interfaces and IP address families will be used.")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "The port on which to serve HTTPS with authentication and authorization.")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "The directory where the self-signed TLS certificate and key (apiserver.crt, apiserver.key) are written. Defaults to <data-dir>/pki. Ignored when --tls-cert-file and --tls-private-key-file are set.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "File containing the default x509 certificate for HTTPS (CA cert, if any, concatenated after server cert). If neither this nor --tls-private-key-file is given, a self-signed pair is generated under --cert-dir.")
+	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "File containing the default x509 private key matching --tls-cert-file.")
+	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "List of etcd servers to connect with (scheme://ip:port), comma separated. When empty, an embedded etcd is started under --data-dir.")
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory of the embedded etcd's data (used when --etcd-servers is empty) and of generated certificates.")
+	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "The interval of compaction requests. If 0, the compaction request from apiserver is disabled.")
+	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events, measured from their last write.")
+	fs.IntVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum number of seconds a watch may stay open; each watch lasts a random time between this and twice this.")
+	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "If set, the file that will be used to secure the secure port of the API server via token authentication (CSV: token,user,uid,\"group1,group2\").")
+	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "Enables anonymous requests to the secure port of the API server. Requests that are not rejected by another authentication method are treated as anonymous requests, with a username of system:anonymous and a group name of system:unauthenticated.")
+	fs.StringVar(&o.AuthorizationMode, "authorization-mode", o.AuthorizationMode, "Ordered list of plug-ins to do authorization on secure port. Comma-delimited list of: "+strings.Join(authz.ModeNames(), ",")+".")
+}
+
+// Validate reports every problem with the options, each naming its flag.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.SecurePort < 1 || o.SecurePort > 65535 {
+		errs = append(errs, fmt.Errorf("--secure-port %d must be between 1 and 65535, inclusive", o.SecurePort))
+	}
+	if o.BindAddress != "" && net.ParseIP(o.BindAddress) == nil {
+		errs = append(errs, fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress))
+	}
+	if (o.TLSCertFile == "") != (o.TLSPrivateKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file must be given together"))
+	}
+	if len(o.EtcdServers) == 0 && o.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir must be set when --etcd-servers is empty"))
+	}
+	if o.EtcdCompactionInterval < 0 {
+		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %v must not be negative", o.EtcdCompactionInterval))
+	}
+	if o.EventTTL <= 0 {
+		errs = append(errs, fmt.Errorf("--event-ttl %v must be positive", o.EventTTL))
+	}
+	if o.MinRequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--min-request-timeout %d must be positive", o.MinRequestTimeout))
+	}
+	if _, err := authz.New(o.AuthorizationMode); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,163 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/apiserver/server"
+	"orch.io/orch/components/apiserver/storage"
+	"orch.io/orch/components/apiserver/storage/etcd3"
+	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authz"
+	"orch.io/orch/components/certs"
+)
+
+// Version is orch-apiserver's version, reported at /version.
+var Version = version.Info{
+	Major:      "0",
+	Minor:      "1",
+	GitVersion: "v0.1.0",
+	GoVersion:  runtime.Version(),
+	Compiler:   runtime.Compiler,
+	Platform:   runtime.GOOS + "/" + runtime.GOARCH,
+}
+
+// Run serves the API until ctx ends. ready, if set, is called with the address being served once
+// the server accepts connections.
+func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr string)) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	authenticator, err := buildAuthenticator(o)
+	if err != nil {
+		return err
+	}
+	authorizer, err := authz.New(o.AuthorizationMode)
+	if err != nil {
+		return err
+	}
+	client, closeEtcd, err := connectEtcd(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer closeEtcd()
+	store := etcd3.New(client, clk)
+	if o.EtcdCompactionInterval > 0 {
+		etcd3.StartCompactor(ctx, client, clk, o.EtcdCompactionInterval)
+	}
+	return serve(ctx, o, clk, store, authenticator, authorizer, ready)
+}
+
+func buildAuthenticator(o *Options) (authn.Authenticator, error) {
+	var list []authn.Authenticator
+	if o.TokenAuthFile != "" {
+		tf, err := authn.NewTokenFile(o.TokenAuthFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-auth-file: %w", err)
+		}
+		list = append(list, tf)
+	}
+	if o.AnonymousAuth {
+		list = append(list, authn.Anonymous())
+	}
+	return authn.Union(list...), nil
+}
+
+func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), error) {
+	if len(o.EtcdServers) > 0 {
+		client, err := clientv3.New(clientv3.Config{
+			Endpoints:          o.EtcdServers,
+			DialTimeout:        10 * time.Second,
+			MaxCallRecvMsgSize: 1 << 30,
+			Context:            ctx,
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("--etcd-servers %v: %w", o.EtcdServers, err)
+		}
+		return client, func() { _ = client.Close() }, nil
+	}
+	embedded, err := etcd3.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting the embedded etcd under --data-dir %s: %w", o.DataDir, err)
+	}
+	klog.InfoS("Embedded etcd started", "dataDir", filepath.Join(o.DataDir, "etcd"))
+	return embedded.Client, func() { embedded.Close() }, nil
+}
+
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, ready func(string)) error {
+	handler, err := server.New(server.Config{
+		Clock:             clk,
+		Storage:           store,
+		EventTTL:          o.EventTTL,
+		Authenticator:     an,
+		Authorizer:        az,
+		MinRequestTimeout: time.Duration(o.MinRequestTimeout) * time.Second,
+		BookmarkInterval:  time.Minute,
+		Jitter:            rand.Float64,
+		Version:           Version,
+	})
+	if err != nil {
+		return err
+	}
+	certDir := o.CertDir
+	if certDir == "" {
+		certDir = filepath.Join(o.DataDir, "pki")
+	}
+	hosts := []string{"localhost"}
+	if ip := net.ParseIP(o.BindAddress); ip != nil && !ip.IsUnspecified() {
+		hosts = append(hosts, o.BindAddress)
+	}
+	if name, err := os.Hostname(); err == nil {
+		hosts = append(hosts, name)
+	}
+	certFile, keyFile, err := certs.ServingFiles(o.TLSCertFile, o.TLSPrivateKeyFile, certDir, "apiserver", hosts, clk)
+	if err != nil {
+		return err
+	}
+	cert, err := certs.LoadServing(certFile, keyFile)
+	if err != nil {
+		return err
+	}
+	listener, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	if err != nil {
+		return fmt.Errorf("--secure-port %d: %w", o.SecurePort, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		TLSConfig:         certs.TLSConfig(cert),
+		ReadHeaderTimeout: 30 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ServeTLS(listener, "", "") }()
+	addr := listener.Addr().String()
+	klog.InfoS("Serving securely", "address", addr, "certFile", certFile)
+	if ready != nil {
+		ready(addr)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

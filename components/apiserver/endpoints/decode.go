@@ -1,0 +1,212 @@
+package endpoints
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/registry/events"
+)
+
+// MaxRequestBodyBytes is Kubernetes' limit on a request body: 3 MiB.
+const MaxRequestBodyBytes = 3 * 1024 * 1024
+
+func readBody(r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body failed: %v", err))
+	}
+	if len(data) > MaxRequestBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", MaxRequestBodyBytes))
+	}
+	return data, nil
+}
+
+// bodyJSON reads a create or update body as JSON, converting YAML; other media types are 415.
+func bodyJSON(r *http.Request) ([]byte, error) {
+	contentType := r.Header.Get("Content-Type")
+	mediaType := "application/json"
+	if contentType != "" {
+		var err error
+		if mediaType, _, err = mime.ParseMediaType(contentType); err != nil {
+			return nil, mediaTypeError("application/json, application/yaml")
+		}
+	}
+	if mediaType != "application/json" && mediaType != "application/yaml" {
+		return nil, mediaTypeError("application/json, application/yaml")
+	}
+	data, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if mediaType == "application/yaml" {
+		converted, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Event): yaml parse error: %v", err))
+		}
+		data = converted
+	}
+	return data, nil
+}
+
+func mediaTypeError(accepted string) error {
+	status := apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", eventsv1.Resource, "", "", 0, false)
+	status.ErrStatus.Message = "the body of the request was in an unknown format - accepted media types include: " + accepted
+	status.ErrStatus.Details = nil
+	return status
+}
+
+// fieldValidation is the fieldValidation query parameter: what to do with unknown and duplicate fields.
+type fieldValidation string
+
+const (
+	validationIgnore fieldValidation = "Ignore"
+	validationWarn   fieldValidation = "Warn"
+	validationStrict fieldValidation = "Strict"
+)
+
+func parseFieldValidation(r *http.Request) (fieldValidation, error) {
+	switch v := r.URL.Query().Get("fieldValidation"); v {
+	case "":
+		return validationWarn, nil
+	case string(validationIgnore), string(validationWarn), string(validationStrict):
+		return fieldValidation(v), nil
+	default:
+		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation: Unsupported value: %q: supported values: \"Ignore\", \"Strict\", \"Warn\"", v))
+	}
+}
+
+// decodeEvent decodes data into an Event case-sensitively, as Kubernetes does. Unknown and
+// duplicate fields fail the request under Strict and become Warning headers under Warn.
+func decodeEvent(w http.ResponseWriter, data []byte, mode fieldValidation) (*eventsv1.Event, error) {
+	e := &eventsv1.Event{}
+	strictErrs, err := sigsjson.UnmarshalStrict(data, e, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Event): json parse error: %v (%s)", err, excerpt(data)))
+	}
+	if e.Kind != "" && e.Kind != "Event" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Event): kind %q is not Event", e.Kind))
+	}
+	if e.APIVersion != "" && e.APIVersion != eventsv1.SchemeGroupVersion.String() {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", e.APIVersion, eventsv1.SchemeGroupVersion.String()))
+	}
+	if len(strictErrs) > 0 {
+		switch mode {
+		case validationStrict:
+			msgs := make([]string, len(strictErrs))
+			for i, se := range strictErrs {
+				msgs[i] = se.Error()
+			}
+			return nil, apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		case validationWarn:
+			for _, se := range strictErrs {
+				addWarning(w, se.Error())
+			}
+		}
+	}
+	return e, nil
+}
+
+// excerpt is the start of a body quoted in a parse error, as Kubernetes quotes it.
+func excerpt(data []byte) string {
+	const n = 30
+	if len(data) <= n {
+		return string(data)
+	}
+	return string(data[:n]) + " ..."
+}
+
+// addWarning sends an RFC 7234 warning header, the channel Kubernetes uses for non-fatal problems.
+func addWarning(w http.ResponseWriter, text string) {
+	w.Header().Add("Warning", "299 - "+strconv.Quote(text))
+}
+
+func parseDryRun(r *http.Request) (bool, error) {
+	values := r.URL.Query()["dryRun"]
+	for _, v := range values {
+		if v != metav1.DryRunAll {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("dryRun: Unsupported value: %q: supported values: \"All\"", v))
+		}
+	}
+	return len(values) > 0, nil
+}
+
+func parseBool(r *http.Request, name string) (*bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s: Invalid value: %q: must be a boolean", name, v))
+	}
+	return &b, nil
+}
+
+func parseInt(r *http.Request, name string) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("%s: Invalid value: %q: must be a non-negative integer", name, v))
+	}
+	return n, nil
+}
+
+func parseListOptions(r *http.Request) (events.ListOptions, error) {
+	q := r.URL.Query()
+	var o events.ListOptions
+	var err error
+	if o.Labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
+		return o, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+	}
+	if o.Fields, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
+		return o, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+	}
+	for _, req := range o.Fields.Requirements() {
+		if !eventsv1.IsSelectableField(req.Field) {
+			return o, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		}
+	}
+	if o.Limit, err = parseInt(r, "limit"); err != nil {
+		return o, err
+	}
+	o.Continue = q.Get("continue")
+	o.ResourceVersion = q.Get("resourceVersion")
+	o.ResourceVersionMatch = metav1.ResourceVersionMatch(q.Get("resourceVersionMatch"))
+	return o, nil
+}
+
+// parseDeleteOptions reads the optional DeleteOptions body of a delete: preconditions and dryRun.
+func parseDeleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	data, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	opts := &metav1.DeleteOptions{}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return opts, nil
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, opts); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as DeleteOptions: %v", err))
+	}
+	for _, v := range opts.DryRun {
+		if v != metav1.DryRunAll {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("dryRun: Unsupported value: %q: supported values: \"All\"", v))
+		}
+	}
+	return opts, nil
+}

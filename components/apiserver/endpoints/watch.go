@@ -1,0 +1,88 @@
+package endpoints
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	restful "github.com/emicklei/go-restful/v3"
+
+	"orch.io/orch/components/apiserver/registry/events"
+)
+
+// watchFrame is one line of a watch stream, as Kubernetes writes it.
+type watchFrame struct {
+	Type   string `json:"type"`
+	Object any    `json:"object"`
+}
+
+// watch streams changes as newline-delimited JSON frames over a chunked response until the
+// client leaves, timeoutSeconds pass, or the stream ends with an ERROR frame.
+func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
+	r := req.Request
+	opts, err := parseListOptions(r)
+	if err != nil {
+		fail(req, resp, err)
+		return
+	}
+	if opts.Limit > 0 || opts.Continue != "" {
+		opts.Limit, opts.Continue = 0, "" // a watch has no pages
+	}
+	bookmarks, err := parseBool(r, "allowWatchBookmarks")
+	if err != nil {
+		fail(req, resp, err)
+		return
+	}
+	sendInitial, err := parseBool(r, "sendInitialEvents")
+	if err != nil {
+		fail(req, resp, err)
+		return
+	}
+	timeoutSeconds, err := parseInt(r, "timeoutSeconds")
+	if err != nil {
+		fail(req, resp, err)
+		return
+	}
+	timeout := time.Duration(timeoutSeconds) * time.Second
+	if timeout == 0 {
+		timeout = h.MinRequestTimeout + time.Duration(h.Jitter()*float64(h.MinRequestTimeout))
+	}
+	if _, ok := negotiate(r); !ok {
+		fail(req, resp, notAcceptable())
+		return
+	}
+	// On the injected clock, so a simulator decides when watches end.
+	ctx, cancel := h.Clock.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), events.WatchOptions{
+		ListOptions:       opts,
+		AllowBookmarks:    bookmarks != nil && *bookmarks,
+		SendInitialEvents: sendInitial,
+		BookmarkInterval:  h.BookmarkInterval,
+	})
+	if err != nil {
+		fail(req, resp, err)
+		return
+	}
+	w := resp.ResponseWriter
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	enc := json.NewEncoder(w)
+	for ev := range stream {
+		frame := watchFrame{Type: string(ev.Type), Object: ev.Object}
+		if ev.Status != nil {
+			frame.Object = ev.Status
+		}
+		if err := enc.Encode(&frame); err != nil {
+			return // the client left
+		}
+		if flusher != nil && len(stream) == 0 {
+			flusher.Flush()
+		}
+	}
+}

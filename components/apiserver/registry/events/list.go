@@ -1,0 +1,217 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/storage"
+)
+
+// ListOptions are the list query parameters, parsed.
+type ListOptions struct {
+	Labels               labels.Selector
+	Fields               fields.Selector
+	Limit                int64
+	Continue             string
+	ResourceVersion      string
+	ResourceVersionMatch metav1.ResourceVersionMatch
+}
+
+// Kubernetes' 410 text for a continue token whose snapshot was compacted.
+const continueExpiredMessage = "The provided continue parameter is too old to display a consistent list result. " +
+	"You can start a new list without the continue parameter, or use the continue token in this response to " +
+	"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
+	"objects that were created, modified, or deleted between the time the first chunk was returned and now may " +
+	"show up in the list."
+
+// Matches reports whether e is selected by the label and field selectors; nil selectors match all.
+func Matches(e *eventsv1.Event, l labels.Selector, f fields.Selector) bool {
+	if l != nil && !l.Empty() && !l.Matches(labels.Set(e.Labels)) {
+		return false
+	}
+	if f != nil && !f.Empty() && !f.Matches(eventsv1.SelectableFields(e)) {
+		return false
+	}
+	return true
+}
+
+func selecting(o ListOptions) bool {
+	return (o.Labels != nil && !o.Labels.Empty()) || (o.Fields != nil && !o.Fields.Empty())
+}
+
+func parseRevision(rv string) (int64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %q", rv))
+	}
+	return n, nil
+}
+
+func tooLargeRevision(asked, current int64) error {
+	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", asked, current), 1)
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	return err
+}
+
+// snapshot decides which revision a list reads, following Kubernetes' resourceVersion rules, and
+// where it starts.
+func (s *Store) snapshot(ctx context.Context, prefix string, o ListOptions) (revision int64, startKey string, err error) {
+	if o.ResourceVersionMatch != "" && o.ResourceVersion == "" {
+		return 0, "", apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+	}
+	if o.Continue != "" {
+		if o.ResourceVersion != "" && o.ResourceVersion != "0" {
+			return 0, "", apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+		}
+		start, rev, err := decodeContinue(o.Continue, prefix)
+		if err != nil {
+			return 0, "", apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
+		}
+		if rev < 0 {
+			rev = 0
+		}
+		return rev, start, nil
+	}
+	asked, err := parseRevision(o.ResourceVersion)
+	if err != nil {
+		return 0, "", err
+	}
+	switch o.ResourceVersionMatch {
+	case metav1.ResourceVersionMatchExact:
+		if asked == 0 {
+			return 0, "", apierrors.NewBadRequest("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"")
+		}
+		return asked, "", nil
+	case "", metav1.ResourceVersionMatchNotOlderThan:
+	default:
+		return 0, "", apierrors.NewBadRequest(fmt.Sprintf("unsupported resourceVersionMatch %q: supported values: \"Exact\", \"NotOlderThan\"", o.ResourceVersionMatch))
+	}
+	if asked > 0 {
+		current, err := s.storage.Revision(ctx)
+		if err != nil {
+			return 0, "", storageError(err)
+		}
+		if asked > current {
+			return 0, "", tooLargeRevision(asked, current)
+		}
+	}
+	return 0, "", nil
+}
+
+// List answers one page of the events in namespace ("" for all) that the selectors match, from one
+// consistent snapshot: later pages read the revision of the first through the continue token.
+func (s *Store) List(ctx context.Context, namespace string, o ListOptions) (*eventsv1.EventList, error) {
+	prefix := listPrefix(namespace)
+	revision, start, err := s.snapshot(ctx, prefix, o)
+	if err != nil {
+		return nil, err
+	}
+	list := &eventsv1.EventList{
+		TypeMeta: metav1.TypeMeta{Kind: "EventList", APIVersion: eventsv1.SchemeGroupVersion.String()},
+		Items:    []eventsv1.Event{},
+	}
+	filter := selecting(o)
+	for {
+		page, err := s.storage.List(ctx, prefix, storage.ListOptions{Revision: revision, StartKey: start, Limit: pageSize(o.Limit, int64(len(list.Items)))})
+		if err != nil {
+			return nil, s.listError(ctx, err, o, prefix, start)
+		}
+		revision = page.Revision
+		for i, kv := range page.Items {
+			e, err := decode(kv)
+			if err != nil {
+				return nil, internal(err)
+			}
+			if filter && !Matches(e, o.Labels, o.Fields) {
+				continue
+			}
+			e.TypeMeta = metav1.TypeMeta{}
+			list.Items = append(list.Items, *e)
+			if o.Limit > 0 && int64(len(list.Items)) == o.Limit {
+				remaining := page.Remaining + int64(len(page.Items)-i-1)
+				if remaining > 0 {
+					token, err := encodeContinue(kv.Key+"\x00", prefix, revision)
+					if err != nil {
+						return nil, internal(err)
+					}
+					list.Continue = token
+					if !filter {
+						list.RemainingItemCount = &remaining
+					}
+				}
+				list.ResourceVersion = strconv.FormatInt(revision, 10)
+				return list, nil
+			}
+		}
+		if page.Remaining == 0 || len(page.Items) == 0 {
+			break
+		}
+		start = page.Items[len(page.Items)-1].Key + "\x00"
+	}
+	list.ResourceVersion = strconv.FormatInt(revision, 10)
+	return list, nil
+}
+
+// pageSize reads exactly what is still wanted; when selectors filter, that may take several reads.
+func pageSize(limit, have int64) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	return limit - have
+}
+
+func (s *Store) listError(ctx context.Context, err error, o ListOptions, prefix, start string) error {
+	switch {
+	case errors.Is(err, storage.ErrCompacted) && o.Continue != "":
+		status := apierrors.NewResourceExpired(continueExpiredMessage)
+		if token, encErr := encodeContinue(start, prefix, -1); encErr == nil {
+			status.ErrStatus.ListMeta.Continue = token
+		}
+		return status
+	case errors.Is(err, storage.ErrCompacted):
+		return apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
+	case errors.Is(err, storage.ErrFutureRevision):
+		current, revErr := s.storage.Revision(ctx)
+		if revErr != nil {
+			return storageError(revErr)
+		}
+		asked, _ := strconv.ParseInt(o.ResourceVersion, 10, 64)
+		return tooLargeRevision(asked, current)
+	}
+	return storageError(err)
+}
+
+// DeleteCollection deletes the events of namespace that the options select and answers them.
+func (s *Store) DeleteCollection(ctx context.Context, namespace string, o ListOptions, dryRun bool) (*eventsv1.EventList, error) {
+	list, err := s.List(ctx, namespace, o)
+	if err != nil {
+		return nil, err
+	}
+	deleted := list.Items[:0]
+	for i := range list.Items {
+		item := &list.Items[i]
+		uid := item.UID
+		gone, err := s.Delete(ctx, item.Namespace, item.Name, Preconditions{UID: &uid}, dryRun)
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			continue // deleted or replaced since the list: not ours to report
+		}
+		if err != nil {
+			return nil, err
+		}
+		gone.TypeMeta = metav1.TypeMeta{}
+		deleted = append(deleted, *gone)
+	}
+	list.Items = deleted
+	return list, nil
+}

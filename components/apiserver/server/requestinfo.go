@@ -1,0 +1,57 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"orch.io/orch/components/authz"
+)
+
+// requestAttributes reads what a request asks for from its method and path, as Kubernetes'
+// RequestInfoResolver does: resource requests under /apis/<group>/<version>/, everything else a
+// non-resource request with the lower-case method as its verb.
+func requestAttributes(r *http.Request) authz.Attributes {
+	a := authz.Attributes{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) < 4 || parts[0] != "apis" {
+		return a
+	}
+	a.ResourceRequest = true
+	a.APIGroup, a.APIVersion = parts[1], parts[2]
+	rest := parts[3:]
+	if len(rest) >= 3 && rest[0] == "namespaces" {
+		a.Namespace = rest[1]
+		rest = rest[2:]
+	}
+	a.Resource = rest[0]
+	if len(rest) > 1 {
+		a.Name = rest[1]
+	}
+	if len(rest) > 2 {
+		a.Subresource = rest[2]
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		switch {
+		case r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1":
+			a.Verb = "watch"
+		case a.Name == "":
+			a.Verb = "list"
+		default:
+			a.Verb = "get"
+		}
+	case http.MethodPost:
+		a.Verb = "create"
+	case http.MethodPut:
+		a.Verb = "update"
+	case http.MethodPatch:
+		a.Verb = "patch"
+	case http.MethodDelete:
+		if a.Name == "" {
+			a.Verb = "deletecollection"
+		} else {
+			a.Verb = "delete"
+		}
+	}
+	return a
+}

@@ -1,0 +1,239 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	restful "github.com/emicklei/go-restful/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/version"
+
+	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/registry/events"
+	"orch.io/orch/components/apiserver/storage"
+	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authz"
+)
+
+// Config is everything the API server's handler is built from.
+type Config struct {
+	Clock   clock.Clock
+	Storage storage.Interface
+	// EventTTL is how long an event is kept after its last write.
+	EventTTL      time.Duration
+	Authenticator authn.Authenticator
+	Authorizer    authz.Authorizer
+	// MinRequestTimeout bounds watches that name no timeoutSeconds (Kubernetes: 1800s).
+	MinRequestTimeout time.Duration
+	// BookmarkInterval is how often a watch allowing bookmarks gets one (Kubernetes: about 1m).
+	BookmarkInterval time.Duration
+	// Jitter, NewUID and NameSuffix are the server's randomness; a simulator passes seeded ones.
+	Jitter     func() float64
+	NewUID     func() types.UID
+	NameSuffix func() string
+	Version    version.Info
+	// Metrics receives the server's metrics; nil makes a registry of its own.
+	Metrics *prometheus.Registry
+}
+
+// New returns the API server's root handler.
+func New(c Config) (http.Handler, error) {
+	if c.Clock == nil || c.Storage == nil || c.Authenticator == nil || c.Authorizer == nil {
+		return nil, errors.New("server: Clock, Storage, Authenticator and Authorizer are required")
+	}
+	if c.Jitter == nil {
+		c.Jitter = func() float64 { return 0 }
+	}
+	if c.Metrics == nil {
+		c.Metrics = prometheus.NewRegistry()
+		c.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	store := events.New(events.Options{Storage: c.Storage, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix})
+
+	container := restful.NewContainer()
+	container.Router(restful.CurlyRouter{})
+	container.ServiceErrorHandler(serviceError)
+	container.Add(endpoints.WebService(endpoints.Config{
+		Store: store, Clock: c.Clock, MinRequestTimeout: c.MinRequestTimeout,
+		Jitter: c.Jitter, BookmarkInterval: c.BookmarkInterval,
+	}))
+	container.Add(discoveryService())
+
+	mux := http.NewServeMux()
+	mux.Handle("/apis/", container)
+	mux.Handle("/apis", container)
+	mux.Handle("/version", jsonHandler(func() any { return c.Version }))
+	checks := []healthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}
+	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
+		mux.Handle(path, healthHandler(path[1:], checks))
+	}
+	mux.Handle("/metrics", promhttp.HandlerFor(c.Metrics, promhttp.HandlerOpts{}))
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		endpoints.WriteError(w, r, notFoundPath())
+	}))
+
+	var h http.Handler = mux
+	h = withAuthorization(h, c.Authorizer)
+	h = withAuthentication(h, c.Authenticator)
+	h = newRequestMetrics(c.Metrics).wrap(c.Clock, h)
+	h = withPanicRecovery(h)
+	return h, nil
+}
+
+func notFoundPath() error {
+	err := apierrors.NewGenericServerResponse(http.StatusNotFound, "", eventsv1.Resource, "", "", 0, false)
+	err.ErrStatus.Message = "the server could not find the requested resource"
+	err.ErrStatus.Details = &metav1.StatusDetails{}
+	return err
+}
+
+// serviceError answers go-restful's routing failures with Status bodies, as Kubernetes does.
+func serviceError(se restful.ServiceError, req *restful.Request, resp *restful.Response) {
+	var err error
+	switch se.Code {
+	case http.StatusNotFound:
+		err = notFoundPath()
+	case http.StatusMethodNotAllowed:
+		status := apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", eventsv1.Resource, "", "", 0, false)
+		status.ErrStatus.Message = "the server does not allow this method on the requested resource"
+		status.ErrStatus.Details = &metav1.StatusDetails{}
+		err = status
+	default:
+		status := apierrors.NewGenericServerResponse(se.Code, "", eventsv1.Resource, "", "", 0, false)
+		status.ErrStatus.Message = se.Message
+		status.ErrStatus.Details = nil
+		err = status
+	}
+	endpoints.WriteError(resp.ResponseWriter, req.Request, err)
+}
+
+func discoveryService() *restful.WebService {
+	group := metav1.APIGroup{
+		TypeMeta:         metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
+		Name:             eventsv1.GroupName,
+		Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: eventsv1.SchemeGroupVersion.String(), Version: "v1"}},
+		PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: eventsv1.SchemeGroupVersion.String(), Version: "v1"},
+	}
+	ws := new(restful.WebService)
+	ws.Path("/apis").Produces("*/*")
+	ws.Route(ws.GET("").To(func(req *restful.Request, resp *restful.Response) {
+		g := group
+		g.TypeMeta = metav1.TypeMeta{}
+		writeJSON(resp.ResponseWriter, req.Request, &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{g}})
+	}))
+	ws.Route(ws.GET("/" + eventsv1.GroupName).To(func(req *restful.Request, resp *restful.Response) {
+		writeJSON(resp.ResponseWriter, req.Request, &group)
+	}))
+	return ws
+}
+
+func writeJSON(w http.ResponseWriter, r *http.Request, obj any) {
+	endpoints.WriteObject(w, r, http.StatusOK, obj)
+}
+
+func jsonHandler(obj func() any) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, obj()) })
+}
+
+type healthCheck struct {
+	name  string
+	check func(context.Context) error
+}
+
+func storageCheck(clk clock.Clock, s storage.Interface) func(context.Context) error {
+	return func(ctx context.Context) error {
+		ctx, cancel := clk.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := s.Revision(ctx)
+		return err
+	}
+}
+
+// healthHandler answers like Kubernetes' /healthz: "ok", or with ?verbose one line per check.
+func healthHandler(name string, checks []healthCheck) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var report strings.Builder
+		failed := false
+		for _, c := range checks {
+			if err := c.check(r.Context()); err != nil {
+				failed = true
+				fmt.Fprintf(&report, "[-]%s failed: %v\n", c.name, err)
+			} else {
+				fmt.Fprintf(&report, "[+]%s ok\n", c.name)
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if failed {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "%s%s check failed\n", report.String(), name)
+			return
+		}
+		if _, verbose := r.URL.Query()["verbose"]; verbose {
+			fmt.Fprintf(w, "%s%s check passed\n", report.String(), name)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	})
+}
+
+func withAuthentication(next http.Handler, a authn.Authenticator) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, ok, err := a.AuthenticateRequest(r)
+		if err != nil || !ok {
+			endpoints.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+			return
+		}
+		r.Header.Del("Authorization") // credentials stop at the edge
+		next.ServeHTTP(w, r.WithContext(authn.WithUser(r.Context(), user)))
+	})
+}
+
+func withAuthorization(next http.Handler, a authz.Authorizer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		attrs := requestAttributes(r)
+		attrs.User, _ = authn.UserFrom(r.Context())
+		decision, reason, err := a.Authorize(r.Context(), attrs)
+		if decision == authz.DecisionAllow {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if err != nil && reason == "" {
+			reason = err.Error()
+		}
+		status := apierrors.NewForbidden(eventsv1.Resource, attrs.Name, errors.New(reason))
+		status.ErrStatus.Message = authz.ForbiddenMessage(attrs, reason)
+		if attrs.ResourceRequest {
+			status.ErrStatus.Details = &metav1.StatusDetails{Name: attrs.Name, Group: attrs.APIGroup, Kind: attrs.Resource}
+		} else {
+			status.ErrStatus.Details = nil
+		}
+		endpoints.WriteError(w, r, status)
+	})
+}
+
+// withPanicRecovery turns a handler panic into a 500 Status instead of a dropped connection.
+func withPanicRecovery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				endpoints.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("panic: %v", v)))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -37,18 +37,22 @@ func (r report) print(out io.Writer) {
 	fmt.Fprintf(out, "%d CPUs; load average %s at start, %s at end (the figures are only as quiet as the machine)\n\n", r.CPUs, r.LoadStart, r.LoadEnd)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "BENCHMARK\tFIGURES\tTARGET\tVERDICT")
-	c, tg := r.Create, r.Targets
-	fmt.Fprintf(w, "create, %d clients, %gs\t%.0f events/s  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f ms  errors %d\t>= %.0f/s, p99 < %.0f ms\t%s\n",
-		c.Clients, c.DurationS, c.PerSecond, c.Latency.P50Ms, c.Latency.P90Ms, c.Latency.P99Ms, c.Latency.MaxMs, c.Errors,
-		tg.CreatesPerSecond, tg.CreateP99Ms, verdict(c.PerSecond >= tg.CreatesPerSecond && c.Latency.P99Ms < tg.CreateP99Ms && c.Errors == 0))
-	l := r.List
-	fmt.Fprintf(w, "LIST %d events, %d runs\tp50 %.1f  p99 %.1f  min %.1f ms  %.1f MiB per response\t< %.0f ms at %d\t%s\n",
-		l.Items, l.Runs, l.Latency.P50Ms, l.Latency.P99Ms, l.Latency.MinMs, float64(l.Bytes)/(1<<20),
-		tg.ListP99Ms, tg.ListEvents, verdict(l.Latency.P99Ms < tg.ListP99Ms && l.Items >= tg.ListEvents))
-	wa := r.Watch
-	fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tp50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d\tp99 < %.0f ms, all delivered\t%s\n",
-		wa.Watchers, wa.Events, wa.RatePerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors,
-		tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete))
+	tg := r.Targets
+	if c := r.Create; c != nil {
+		fmt.Fprintf(w, "create, %d clients, %gs\t%.0f events/s  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f ms  errors %d\t>= %.0f/s, p99 < %.0f ms\t%s\n",
+			c.Clients, c.DurationS, c.PerSecond, c.Latency.P50Ms, c.Latency.P90Ms, c.Latency.P99Ms, c.Latency.MaxMs, c.Errors,
+			tg.CreatesPerSecond, tg.CreateP99Ms, verdict(c.PerSecond >= tg.CreatesPerSecond && c.Latency.P99Ms < tg.CreateP99Ms && c.Errors == 0))
+	}
+	if l := r.List; l != nil {
+		fmt.Fprintf(w, "LIST %d events, %d runs\tp50 %.1f  p99 %.1f  min %.1f ms  %.1f MiB per response\t< %.0f ms at %d\t%s\n",
+			l.Items, l.Runs, l.Latency.P50Ms, l.Latency.P99Ms, l.Latency.MinMs, float64(l.Bytes)/(1<<20),
+			tg.ListP99Ms, tg.ListEvents, verdict(l.Latency.P99Ms < tg.ListP99Ms && l.Items >= tg.ListEvents))
+	}
+	if wa := r.Watch; wa != nil {
+		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tp50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d\tp99 < %.0f ms, all delivered\t%s\n",
+			wa.Watchers, wa.Events, wa.RatePerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors,
+			tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete))
+	}
 	if m := r.Memory; m != nil {
 		fmt.Fprintf(w, "memory after %d events\tRSS %.1f MiB  peak %.1f MiB\t< %.0f MiB\t%s\n",
 			m.Events, m.RSSMiB, m.PeakRSSMiB, tg.RSSMiB, verdict(m.RSSMiB < tg.RSSMiB))
@@ -56,10 +60,14 @@ func (r report) print(out io.Writer) {
 		fmt.Fprintln(w, "memory\tnot measured (only with --start)\t\t")
 	}
 	_ = w.Flush()
-	for _, s := range c.ErrorSamples {
-		fmt.Fprintln(out, "create error:", s)
+	if r.Create != nil {
+		for _, s := range r.Create.ErrorSamples {
+			fmt.Fprintln(out, "create error:", s)
+		}
 	}
-	for _, s := range wa.ErrorSamples {
-		fmt.Fprintln(out, "watch error:", s)
+	if r.Watch != nil {
+		for _, s := range r.Watch.ErrorSamples {
+			fmt.Fprintln(out, "watch error:", s)
+		}
 	}
 }

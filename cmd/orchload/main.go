@@ -124,6 +124,7 @@ type report struct {
 type memoryResult struct {
 	RSSMiB     float64 `json:"rssMiB"`
 	PeakRSSMiB float64 `json:"peakRssMiB"`
+	AnonMiB    float64 `json:"anonRssMiB"`
 	Events     int     `json:"eventsStored"`
 }
 
@@ -178,7 +179,7 @@ func run(ctx context.Context, o options) error {
 		rep.Watch = &w
 	}
 	if srv != nil {
-		rss, peak, err := srv.memory()
+		m, err := srv.memory()
 		if err != nil {
 			return fmt.Errorf("reading the server's memory: %w", err)
 		}
@@ -192,7 +193,8 @@ func run(ctx context.Context, o options) error {
 		if rep.Watch != nil {
 			stored += rep.Watch.Expected / rep.Watch.Watchers
 		}
-		rep.Memory = &memoryResult{RSSMiB: rss, PeakRSSMiB: peak, Events: stored}
+		m.Events = stored
+		rep.Memory = &m
 	}
 	rep.LoadEnd = loadAverage()
 	rep.print(os.Stdout)

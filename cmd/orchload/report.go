@@ -54,8 +54,8 @@ func (r report) print(out io.Writer) {
 			tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete))
 	}
 	if m := r.Memory; m != nil {
-		fmt.Fprintf(w, "memory after %d events\tRSS %.1f MiB  peak %.1f MiB\t< %.0f MiB\t%s\n",
-			m.Events, m.RSSMiB, m.PeakRSSMiB, tg.RSSMiB, verdict(m.RSSMiB < tg.RSSMiB))
+		fmt.Fprintf(w, "memory after %d events\tRSS %.1f MiB (anonymous %.1f)  peak %.1f MiB\t< %.0f MiB\t%s\n",
+			m.Events, m.RSSMiB, m.AnonMiB, m.PeakRSSMiB, tg.RSSMiB, verdict(m.RSSMiB < tg.RSSMiB))
 	} else {
 		fmt.Fprintln(w, "memory\tnot measured (only with --start)\t\t")
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -162,33 +161,32 @@ func (p *process) logTail(n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// memory reads the resident set size and its peak, in MiB, from /proc/<pid>/status.
-func (p *process) memory() (rss, peak float64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+// memory reads the server's resident set from /proc/<pid>/status, in MiB: VmRSS, its peak VmHWM,
+// and the part of it that is anonymous (heap, stacks) rather than file pages such as etcd's mmapped
+// database.
+func (p *process) memory() (memoryResult, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
-		return 0, 0, err
+		return memoryResult{}, err
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		name, value, _ := strings.Cut(s.Text(), ":")
-		if name != "VmRSS" && name != "VmHWM" {
+	var m memoryResult
+	fields := map[string]*float64{"VmRSS": &m.RSSMiB, "VmHWM": &m.PeakRSSMiB, "RssAnon": &m.AnonMiB}
+	for line := range strings.Lines(string(b)) {
+		name, value, _ := strings.Cut(line, ":")
+		into, ok := fields[name]
+		if !ok {
 			continue
 		}
 		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("/proc status %s: %w", name, err)
+			return memoryResult{}, fmt.Errorf("/proc status %s: %w", name, err)
 		}
-		if name == "VmRSS" {
-			rss = kb / 1024
-		} else {
-			peak = kb / 1024
-		}
+		*into = kb / 1024
 	}
-	if rss == 0 {
-		return 0, 0, errors.New("no VmRSS in /proc status")
+	if m.RSSMiB == 0 {
+		return memoryResult{}, errors.New("no VmRSS in /proc status")
 	}
-	return rss, peak, s.Err()
+	return m, nil
 }
 
 func freePort() (int, error) {

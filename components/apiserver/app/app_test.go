@@ -1,0 +1,110 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"k8s.io/client-go/rest"
+
+	"orch.io/orch/components/apiserver/app"
+)
+
+// testServer is a real orch-apiserver started with app.Run: HTTPS on 127.0.0.1 over an embedded
+// etcd under a test directory, on the real clock.
+type testServer struct {
+	addr    string
+	dataDir string
+}
+
+// freePort asks the kernel for a port nobody listens on. The port is released before it is used,
+// so another process may take it in between; startServer retries once when that happens.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// startServer runs app.Run until the test ends. The server is stopped, and Run's return checked,
+// in t.Cleanup, after every cleanup registered later (informers, watches) has run.
+func startServer(t *testing.T) *testServer {
+	t.Helper()
+	dataDir := t.TempDir()
+	for attempt := 0; ; attempt++ {
+		addr, err := tryStart(t, dataDir, freePort(t))
+		if err == nil {
+			return &testServer{addr: addr, dataDir: dataDir}
+		}
+		// Only a lost race for the port is worth another try.
+		if attempt == 0 && strings.Contains(err.Error(), "--secure-port") && strings.Contains(err.Error(), "address already in use") {
+			t.Logf("port taken before the server bound it, retrying: %v", err)
+			continue
+		}
+		t.Fatalf("app.Run: %v", err)
+	}
+}
+
+func tryStart(t *testing.T, dataDir string, port int) (string, error) {
+	t.Helper()
+	o := app.NewOptions()
+	o.BindAddress = "127.0.0.1"
+	o.SecurePort = port
+	o.DataDir = dataDir
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx, o, clock.New(), func(addr string) { ready <- addr }) }()
+
+	select {
+	case addr := <-ready:
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("app.Run returned %v after its context ended, want nil", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("app.Run did not return within 30s of its context ending")
+			}
+		})
+		return addr, nil
+	case err := <-done:
+		cancel()
+		if err == nil {
+			err = errors.New("app.Run returned nil before serving")
+		}
+		return "", err
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatal("app.Run did not call ready within 60s")
+		return "", nil
+	}
+}
+
+// certFile is the self-signed serving certificate the server wrote under its data directory.
+func (s *testServer) certFile() string {
+	return filepath.Join(s.dataDir, "pki", "apiserver.crt")
+}
+
+// restConfig is a client-go configuration that verifies the server against its own certificate.
+func (s *testServer) restConfig() *rest.Config {
+	return &rest.Config{
+		Host:            "https://" + s.addr,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: s.certFile()},
+		QPS:             -1, // no client-side rate limiting: the tests make bursts of requests
+	}
+}

@@ -54,7 +54,7 @@ func ParseAuthentication(name string, data []byte) (*Authentication, error) {
 	if ferr != nil {
 		return nil, ferr
 	}
-	programs, errs := validateAuthentication(cfg)
+	programs, errs := validateAuthentication(newCompiler(), cfg)
 	if len(errs) > 0 {
 		return nil, fileError(name, doc, errs)
 	}
@@ -75,7 +75,7 @@ const errClaimAndExpression = "claim and expression can't both be set"
 
 const emailVerifiedReason = "claims.email_verified must be used in claimMappings.username.expression or claimMappings.extra[*].valueExpression or claimValidationRules[*].expression when claims.email is used in claimMappings.username.expression"
 
-func validateAuthentication(c *apiv1.AuthenticationConfiguration) ([]JWTPrograms, field.ErrorList) {
+func validateAuthentication(cc *compiler, c *apiv1.AuthenticationConfiguration) ([]JWTPrograms, field.ErrorList) {
 	var errs field.ErrorList
 	root := field.NewPath("jwt")
 	programs := make([]JWTPrograms, len(c.JWT))
@@ -99,9 +99,9 @@ func validateAuthentication(c *apiv1.AuthenticationConfiguration) ([]JWTPrograms
 		}
 		var ruleErrs, mapErrs, userErrs field.ErrorList
 		var ruleASTs []*compiled
-		programs[i].ClaimValidationRules, ruleASTs, ruleErrs = validateClaimValidationRules(a.ClaimValidationRules, p.Child("claimValidationRules"))
-		mapErrs = validateClaimMappings(&a.ClaimMappings, ruleASTs, p.Child("claimMappings"), &programs[i])
-		programs[i].UserValidationRules, userErrs = validateUserValidationRules(a.UserValidationRules, p.Child("userValidationRules"))
+		programs[i].ClaimValidationRules, ruleASTs, ruleErrs = validateClaimValidationRules(cc, a.ClaimValidationRules, p.Child("claimValidationRules"))
+		mapErrs = validateClaimMappings(cc, &a.ClaimMappings, ruleASTs, p.Child("claimMappings"), &programs[i])
+		programs[i].UserValidationRules, userErrs = validateUserValidationRules(cc, a.UserValidationRules, p.Child("userValidationRules"))
 		errs = append(errs, ruleErrs...)
 		errs = append(errs, mapErrs...)
 		errs = append(errs, userErrs...)
@@ -207,7 +207,7 @@ func validateAudiences(auds []string, policy apiv1.AudienceMatchPolicyType, issu
 	return errs
 }
 
-func validateClaimValidationRules(rules []apiv1.ClaimValidationRule, p *field.Path) ([]*Program, []*compiled, field.ErrorList) {
+func validateClaimValidationRules(cc *compiler, rules []apiv1.ClaimValidationRule, p *field.Path) ([]*Program, []*compiled, field.ErrorList) {
 	var errs field.ErrorList
 	programs := make([]*Program, len(rules))
 	var asts []*compiled
@@ -237,7 +237,7 @@ func validateClaimValidationRules(rules []apiv1.ClaimValidationRule, p *field.Pa
 				continue
 			}
 			seenExprs.Insert(r.Expression)
-			c, reason := compile(claimsVar, r.Expression, boolType)
+			c, reason := cc.compile(claimsVar, r.Expression, boolType)
 			if reason != "" {
 				errs = append(errs, field.Invalid(rp.Child("expression"), r.Expression, reason))
 				continue
@@ -249,11 +249,11 @@ func validateClaimValidationRules(rules []apiv1.ClaimValidationRule, p *field.Pa
 	return programs, asts, errs
 }
 
-func validateClaimMappings(m *apiv1.ClaimMappings, ruleASTs []*compiled, p *field.Path, out *JWTPrograms) field.ErrorList {
+func validateClaimMappings(cc *compiler, m *apiv1.ClaimMappings, ruleASTs []*compiled, p *field.Path, out *JWTPrograms) field.ErrorList {
 	var errs field.ErrorList
-	username, uerrs := validatePrefixedClaimOrExpression(&m.Username, p.Child("username"), true, stringType)
+	username, uerrs := validatePrefixedClaimOrExpression(cc, &m.Username, p.Child("username"), true, stringType)
 	errs = append(errs, uerrs...)
-	groups, gerrs := validatePrefixedClaimOrExpression(&m.Groups, p.Child("groups"), false, stringType, listOfStringsType)
+	groups, gerrs := validatePrefixedClaimOrExpression(cc, &m.Groups, p.Child("groups"), false, stringType, listOfStringsType)
 	errs = append(errs, gerrs...)
 	if username != nil {
 		out.Username = username.program
@@ -269,7 +269,7 @@ func validateClaimMappings(m *apiv1.ClaimMappings, ruleASTs []*compiled, p *fiel
 		case m.UID.Claim == "" && m.UID.Expression == "":
 			errs = append(errs, field.Required(up, "claim or expression is required"))
 		case m.UID.Expression != "":
-			c, reason := compile(claimsVar, m.UID.Expression, stringType)
+			c, reason := cc.compile(claimsVar, m.UID.Expression, stringType)
 			if reason != "" {
 				errs = append(errs, field.Invalid(up.Child("expression"), m.UID.Expression, reason))
 			} else {
@@ -299,7 +299,7 @@ func validateClaimMappings(m *apiv1.ClaimMappings, ruleASTs []*compiled, p *fiel
 			errs = append(errs, field.Required(ep.Child("valueExpression"), "valueExpression is required"))
 			continue
 		}
-		c, reason := compile(claimsVar, e.ValueExpression, stringType, listOfStringsType)
+		c, reason := cc.compile(claimsVar, e.ValueExpression, stringType, listOfStringsType)
 		if reason != "" {
 			errs = append(errs, field.Invalid(ep.Child("valueExpression"), e.ValueExpression, reason))
 			continue
@@ -307,7 +307,7 @@ func validateClaimMappings(m *apiv1.ClaimMappings, ruleASTs []*compiled, p *fiel
 		out.Extra[i] = c.program
 		extraASTs = append(extraASTs, c)
 	}
-	if usesClaim(username, "email") && !anyUsesClaim("email_verified", username, extraASTs, ruleASTs) {
+	if username != nil && username.usesEmail && !anyUsesEmailVerified(username, extraASTs, ruleASTs) {
 		errs = append(errs, field.Invalid(p.Child("username", "expression"), m.Username.Expression, emailVerifiedReason))
 	}
 	return errs
@@ -320,12 +320,12 @@ func isReservedDomain(key string) bool {
 	return domain == "orch.io" || strings.HasSuffix(domain, ".orch.io")
 }
 
-func anyUsesClaim(name string, username *compiled, extra, rules []*compiled) bool {
-	if usesClaim(username, name) {
+func anyUsesEmailVerified(username *compiled, extra, rules []*compiled) bool {
+	if username.usesEmailVerified {
 		return true
 	}
 	for _, c := range append(extra[:len(extra):len(extra)], rules...) {
-		if usesClaim(c, name) {
+		if c.usesEmailVerified {
 			return true
 		}
 	}
@@ -334,7 +334,7 @@ func anyUsesClaim(name string, username *compiled, extra, rules []*compiled) boo
 
 // validatePrefixedClaimOrExpression checks a claim-with-prefix or expression mapping and compiles
 // its expression, which must evaluate to one of want.
-func validatePrefixedClaimOrExpression(m *apiv1.PrefixedClaimOrExpression, p *field.Path, required bool, want ...*cel.Type) (*compiled, field.ErrorList) {
+func validatePrefixedClaimOrExpression(cc *compiler, m *apiv1.PrefixedClaimOrExpression, p *field.Path, required bool, want ...*cel.Type) (*compiled, field.ErrorList) {
 	var errs field.ErrorList
 	var c *compiled
 	switch {
@@ -344,7 +344,7 @@ func validatePrefixedClaimOrExpression(m *apiv1.PrefixedClaimOrExpression, p *fi
 		errs = append(errs, field.Required(p, "claim or expression is required"))
 	case m.Expression != "":
 		var reason string
-		if c, reason = compile(claimsVar, m.Expression, want...); reason != "" {
+		if c, reason = cc.compile(claimsVar, m.Expression, want...); reason != "" {
 			errs = append(errs, field.Invalid(p.Child("expression"), m.Expression, reason))
 		}
 	}
@@ -357,7 +357,7 @@ func validatePrefixedClaimOrExpression(m *apiv1.PrefixedClaimOrExpression, p *fi
 	return c, errs
 }
 
-func validateUserValidationRules(rules []apiv1.UserValidationRule, p *field.Path) ([]*Program, field.ErrorList) {
+func validateUserValidationRules(cc *compiler, rules []apiv1.UserValidationRule, p *field.Path) ([]*Program, field.ErrorList) {
 	var errs field.ErrorList
 	programs := make([]*Program, len(rules))
 	seen := sets.New[string]()
@@ -372,7 +372,7 @@ func validateUserValidationRules(rules []apiv1.UserValidationRule, p *field.Path
 			continue
 		}
 		seen.Insert(r.Expression)
-		c, reason := compile(userVar, r.Expression, boolType)
+		c, reason := cc.compile(userVar, r.Expression, boolType)
 		if reason != "" {
 			errs = append(errs, field.Invalid(ep, r.Expression, reason))
 			continue

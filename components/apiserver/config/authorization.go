@@ -51,7 +51,7 @@ func ParseAuthorization(name string, data []byte) (*Authorization, error) {
 		return nil, ferr
 	}
 	defaultAuthorization(cfg)
-	programs, errs := validateAuthorization(cfg, filepath.Dir(name))
+	programs, errs := validateAuthorization(newCompiler(), cfg, filepath.Dir(name))
 	if len(errs) > 0 {
 		return nil, fileError(name, doc, errs)
 	}
@@ -79,7 +79,7 @@ func defaultAuthorization(c *apiv1.AuthorizationConfiguration) {
 	}
 }
 
-func validateAuthorization(c *apiv1.AuthorizationConfiguration, baseDir string) ([][]*Program, field.ErrorList) {
+func validateAuthorization(cc *compiler, c *apiv1.AuthorizationConfiguration, baseDir string) ([][]*Program, field.ErrorList) {
 	root := field.NewPath("authorizers")
 	if len(c.Authorizers) == 0 {
 		return nil, field.ErrorList{field.Required(root, "at least one authorizer must be defined")}
@@ -115,14 +115,14 @@ func validateAuthorization(c *apiv1.AuthorizationConfiguration, baseDir string) 
 			errs = append(errs, field.Invalid(p.Child("webhook"), "non-null", "may only be specified when type=Webhook"))
 		case a.Webhook != nil:
 			var werrs field.ErrorList
-			programs[i], werrs = validateWebhook(a.Webhook, p.Child("webhook"), baseDir)
+			programs[i], werrs = validateWebhook(cc, a.Webhook, p.Child("webhook"), baseDir)
 			errs = append(errs, werrs...)
 		}
 	}
 	return programs, errs
 }
 
-func validateWebhook(w *apiv1.WebhookConfiguration, p *field.Path, baseDir string) ([]*Program, field.ErrorList) {
+func validateWebhook(cc *compiler, w *apiv1.WebhookConfiguration, p *field.Path, baseDir string) ([]*Program, field.ErrorList) {
 	var errs field.ErrorList
 	switch d := w.Timeout.Duration; {
 	case d == 0:
@@ -158,7 +158,7 @@ func validateWebhook(w *apiv1.WebhookConfiguration, p *field.Path, baseDir strin
 		errs = append(errs, field.NotSupported(p.Child("failurePolicy"), w.FailurePolicy, []string{apiv1.FailurePolicyNoOpinion, apiv1.FailurePolicyDeny}))
 	}
 	errs = append(errs, validateConnectionInfo(&w.ConnectionInfo, p.Child("connectionInfo"), baseDir)...)
-	programs, cerrs := compileMatchConditions(w.MatchConditions, p.Child("matchConditions"))
+	programs, cerrs := compileMatchConditions(cc, w.MatchConditions, p.Child("matchConditions"))
 	return programs, append(errs, cerrs...)
 }
 
@@ -206,7 +206,7 @@ func statReason(err error) error {
 	return err
 }
 
-func compileMatchConditions(conds []apiv1.WebhookMatchCondition, p *field.Path) ([]*Program, field.ErrorList) {
+func compileMatchConditions(cc *compiler, conds []apiv1.WebhookMatchCondition, p *field.Path) ([]*Program, field.ErrorList) {
 	if len(conds) > maxMatchConditions {
 		return nil, field.ErrorList{field.TooMany(p, len(conds), maxMatchConditions)}
 	}
@@ -224,7 +224,7 @@ func compileMatchConditions(conds []apiv1.WebhookMatchCondition, p *field.Path) 
 			continue
 		}
 		seen.Insert(c.Expression)
-		compiled, reason := compile(requestVar, c.Expression, boolType)
+		compiled, reason := cc.compile(requestVar, c.Expression, boolType)
 		if reason != "" {
 			errs = append(errs, field.Invalid(ep, c.Expression, reason))
 			continue

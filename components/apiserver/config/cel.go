@@ -127,7 +127,41 @@ func celTypeName[T any]() string {
 // compiled is the result of compiling one expression.
 type compiled struct {
 	program *Program
-	ast     *cel.Ast
+	// usesEmail and usesEmailVerified say whether a claims expression reads claims.email and
+	// claims.email_verified, for the rule that the first requires the second.
+	usesEmail, usesEmailVerified bool
+}
+
+// compiler compiles the expressions of one file. It remembers each result, so an expression
+// repeated through YAML aliases is compiled once and the work stays bounded by the file's size.
+type compiler struct {
+	results map[compileKey]compileResult
+}
+
+type compileKey struct {
+	variable, expr, want string
+}
+
+type compileResult struct {
+	compiled *compiled
+	reason   string
+}
+
+func newCompiler() *compiler {
+	return &compiler{results: map[compileKey]compileResult{}}
+}
+
+// compile compiles and type-checks expr in the environment of variable, and requires its result to
+// be one of want (or dyn, whose type is only known at evaluation). The returned reason is empty on
+// success.
+func (cc *compiler) compile(variable, expr string, want ...*cel.Type) (*compiled, string) {
+	key := compileKey{variable: variable, expr: expr, want: typeNames(want)}
+	if r, ok := cc.results[key]; ok {
+		return r.compiled, r.reason
+	}
+	c, reason := compile(variable, expr, want...)
+	cc.results[key] = compileResult{compiled: c, reason: reason}
+	return c, reason
 }
 
 // compile compiles and type-checks expr in the environment of variable, and requires its result to
@@ -155,7 +189,12 @@ func compile(variable, expr string, want ...*cel.Type) (*compiled, string) {
 	if err != nil {
 		return nil, "program construction failed: " + err.Error()
 	}
-	return &compiled{program: &Program{Expression: expr, OutputType: out, Program: prg}, ast: checked}, ""
+	c := &compiled{program: &Program{Expression: expr, OutputType: out, Program: prg}}
+	if variable == claimsVar {
+		c.usesEmail = usesClaim(checked, "email")
+		c.usesEmailVerified = usesClaim(checked, "email_verified")
+	}
+	return c, ""
 }
 
 // resultAllowed accepts the wanted types, dyn, and a list of dyn where a list of strings is wanted,
@@ -183,12 +222,10 @@ func typeNames(ts []*cel.Type) string {
 	return strings.Join(names, " or ")
 }
 
-// usesClaim reports whether a compiled claims expression reads claims.<name> or claims["<name>"].
-func usesClaim(c *compiled, name string) bool {
-	if c == nil {
-		return false
-	}
-	root := ast.NavigateAST(c.ast.NativeRep())
+// usesClaim reports whether a checked claims expression reads claims.<name>, claims["<name>"] or
+// their optional forms.
+func usesClaim(checked *cel.Ast, name string) bool {
+	root := ast.NavigateAST(checked.NativeRep())
 	found := ast.MatchDescendants(root, func(e ast.NavigableExpr) bool {
 		switch e.Kind() {
 		case ast.SelectKind:

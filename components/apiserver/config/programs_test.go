@@ -80,3 +80,15 @@ func TestMatchConditionProgramsAreKept(t *testing.T) {
 		})
 	}
 }
+
+// TestRepeatedExpressionsCompileOnce shows that an expression repeated through a YAML alias is
+// compiled once per file, which keeps alias-heavy files from multiplying CEL work.
+func TestRepeatedExpressionsCompileOnce(t *testing.T) {
+	a, err := LoadAuthorization("testdata/authorization/valid/yaml-anchors.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.MatchConditions[0][0] == nil || a.MatchConditions[0][0] != a.MatchConditions[1][0] {
+		t.Errorf("aliased match condition compiled twice: %p and %p", a.MatchConditions[0][0], a.MatchConditions[1][0])
+	}
+}

@@ -23,6 +23,9 @@ const maxFileSize = 1 << 20
 type document struct {
 	json []byte
 	root *yamlv3.Node
+	// keys indexes the keys of each mapping node once it is searched, so locating many problems
+	// in a large mapping stays linear.
+	keys map[*yamlv3.Node]map[string]int
 }
 
 // readFile reads a configuration file, refusing ones larger than maxFileSize.
@@ -209,35 +212,43 @@ func (d *document) line(path string) int {
 	n := d.root.Content[0]
 	line := 0
 	for _, e := range pathElem.FindAllString(path, -1) {
-		next := child(n, e)
+		next, keyLine := d.child(n, e)
 		if next == nil {
 			return line
 		}
-		n = next
-		line = n.Line
+		n, line = next, keyLine
 	}
 	return line
 }
 
-// child finds a mapping value by key, or a sequence element by "[i]".
-func child(n *yamlv3.Node, elem string) *yamlv3.Node {
+// child finds a mapping value by key, or a sequence element by "[i]", and the line to report it
+// at: a key's own line, since a value may be a block starting lines later.
+func (d *document) child(n *yamlv3.Node, elem string) (*yamlv3.Node, int) {
 	switch n.Kind {
 	case yamlv3.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == elem {
-				// Report a key's own line: a value may be a block starting lines later.
-				v := *n.Content[i+1]
-				v.Line = n.Content[i].Line
-				return &v
+		if d.keys == nil {
+			d.keys = map[*yamlv3.Node]map[string]int{}
+		}
+		idx, ok := d.keys[n]
+		if !ok {
+			idx = map[string]int{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if _, seen := idx[n.Content[i].Value]; !seen {
+					idx[n.Content[i].Value] = i
+				}
 			}
+			d.keys[n] = idx
+		}
+		if i, ok := idx[elem]; ok {
+			return n.Content[i+1], n.Content[i].Line
 		}
 	case yamlv3.SequenceNode:
 		if strings.HasPrefix(elem, "[") {
 			i, err := strconv.Atoi(strings.Trim(elem, "[]"))
 			if err == nil && i >= 0 && i < len(n.Content) {
-				return n.Content[i]
+				return n.Content[i], n.Content[i].Line
 			}
 		}
 	}
-	return nil
+	return nil, 0
 }

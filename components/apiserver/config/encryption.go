@@ -131,6 +131,7 @@ func validateEncryption(c *apiv1.EncryptionConfiguration) field.ErrorList {
 
 func validateResourceNames(resources []string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	next := nextOccurrence(resources)
 	for j, res := range resources {
 		jp := p.Index(j)
 		gr := schema.ParseGroupResource(res)
@@ -148,11 +149,25 @@ func validateResourceNames(resources []string, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(jp, res, resourceSyntaxErr))
 			continue
 		}
-		if k := slices.Index(resources[j+1:], res); k >= 0 {
-			errs = append(errs, field.Invalid(jp, res, fmt.Sprintf("%s: %s", duplicateResourceErr, p.Index(j+1+k))))
+		if k, ok := next[j]; ok {
+			errs = append(errs, field.Invalid(jp, res, fmt.Sprintf("%s: %s", duplicateResourceErr, p.Index(k))))
 		}
 	}
 	return errs
+}
+
+// nextOccurrence maps each index of list to the index where the same value next appears, in one
+// pass, so long lists cost no more than their length.
+func nextOccurrence(list []string) map[int]int {
+	next := map[int]int{}
+	last := map[string]int{}
+	for k := len(list) - 1; k >= 0; k-- {
+		if j, ok := last[list[k]]; ok {
+			next[k] = j
+		}
+		last[list[k]] = k
+	}
+	return next
 }
 
 // validResourceSyntax accepts a DNS label or * as resource and a DNS subdomain, * or nothing as group.
@@ -163,19 +178,25 @@ func validResourceSyntax(gr schema.GroupResource) bool {
 	return gr.Group == "" || gr.Group == "*" || len(utilvalidation.IsDNS1123Subdomain(gr.Group)) == 0
 }
 
-// validateResourceOverlap refuses a list where a wildcard covers another entry of the same list.
+// validateResourceOverlap refuses a list where a wildcard covers another entry of the same list:
+// *.* beside anything else, or *.group beside another entry of that group.
 func validateResourceOverlap(resources []string, p *field.Path) field.ErrorList {
-	for i, a := range resources {
-		for _, b := range resources[i+1:] {
-			if a == b {
-				continue
-			}
-			ga, gb := schema.ParseGroupResource(a), schema.ParseGroupResource(b)
-			if a == anyGroupAnyResourceGR || b == anyGroupAnyResourceGR ||
-				(ga.Group == gb.Group && (ga.Resource == "*" || gb.Resource == "*")) {
-				return field.ErrorList{field.Invalid(p, resources, overlapErr)}
-			}
+	distinct := sets.New(resources...)
+	perGroup := map[string]int{}
+	wildcardGroups := sets.New[string]()
+	for r := range distinct {
+		gr := schema.ParseGroupResource(r)
+		perGroup[gr.Group]++
+		if gr.Resource == "*" {
+			wildcardGroups.Insert(gr.Group)
 		}
+	}
+	overlap := distinct.Has(anyGroupAnyResourceGR) && distinct.Len() > 1
+	for g := range wildcardGroups {
+		overlap = overlap || perGroup[g] > 1
+	}
+	if overlap {
+		return field.ErrorList{field.Invalid(p, resources, overlapErr)}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,9 @@ import (
 type testServer struct {
 	addr    string
 	dataDir string
+	// stop ends Run's context and waits (at most 30s) for Run to return, answering what it
+	// returned and how long that took. It is safe to call more than once.
+	stop func() (error, time.Duration)
 }
 
 // freePort asks the kernel for a port nobody listens on. The port is released before it is used,
@@ -43,9 +47,9 @@ func startServer(t *testing.T) *testServer {
 	t.Helper()
 	dataDir := t.TempDir()
 	for attempt := 0; ; attempt++ {
-		addr, err := tryStart(t, dataDir, freePort(t))
+		addr, stop, err := tryStart(t, dataDir, freePort(t))
 		if err == nil {
-			return &testServer{addr: addr, dataDir: dataDir}
+			return &testServer{addr: addr, dataDir: dataDir, stop: stop}
 		}
 		// Only a lost race for the port is worth another try.
 		if attempt == 0 && strings.Contains(err.Error(), "--secure-port") && strings.Contains(err.Error(), "address already in use") {
@@ -56,7 +60,7 @@ func startServer(t *testing.T) *testServer {
 	}
 }
 
-func tryStart(t *testing.T, dataDir string, port int) (string, error) {
+func tryStart(t *testing.T, dataDir string, port int) (string, func() (error, time.Duration), error) {
 	t.Helper()
 	o := app.NewOptions()
 	o.BindAddress = "127.0.0.1"
@@ -70,28 +74,38 @@ func tryStart(t *testing.T, dataDir string, port int) (string, error) {
 
 	select {
 	case addr := <-ready:
-		t.Cleanup(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("app.Run returned %v after its context ended, want nil", err)
+		var once sync.Once
+		var runErr error
+		var took time.Duration
+		stop := func() (error, time.Duration) {
+			once.Do(func() {
+				start := time.Now()
+				cancel()
+				select {
+				case runErr = <-done:
+				case <-time.After(30 * time.Second):
+					runErr = errors.New("app.Run did not return within 30s of its context ending")
 				}
-			case <-time.After(30 * time.Second):
-				t.Errorf("app.Run did not return within 30s of its context ending")
+				took = time.Since(start)
+			})
+			return runErr, took
+		}
+		t.Cleanup(func() {
+			if err, _ := stop(); err != nil {
+				t.Errorf("app.Run after its context ended: %v, want nil", err)
 			}
 		})
-		return addr, nil
+		return addr, stop, nil
 	case err := <-done:
 		cancel()
 		if err == nil {
 			err = errors.New("app.Run returned nil before serving")
 		}
-		return "", err
+		return "", nil, err
 	case <-time.After(60 * time.Second):
 		cancel()
 		t.Fatal("app.Run did not call ready within 60s")
-		return "", nil
+		return "", nil, nil
 	}
 }
 

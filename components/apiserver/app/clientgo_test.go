@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -492,6 +493,60 @@ func TestDynamicClient(t *testing.T) {
 		}
 	})
 
+	t.Run("watch with a label selector", func(t *testing.T) {
+		// Kubernetes' rule for a selecting watch: an object that stops matching is DELETED for the
+		// watcher, one that starts matching is ADDED; a watcher never sees an object it has not
+		// been told of, and is never left holding one that no longer matches.
+		ctx := testContext(t)
+		events := client.Resource(eventsGVR).Namespace("watch-selector")
+		for name, tier := range map[string]string{"in": "a", "out": "b"} {
+			if _, err := events.Create(ctx, newEvent("watch-selector", name, map[string]string{"tier": tier}), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, err := events.List(ctx, metav1.ListOptions{LabelSelector: "tier=a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := names(list.Items); !slices.Equal(n, []string{"in"}) {
+			t.Fatalf("tier=a lists %v, want [in]", n)
+		}
+		w, err := events.Watch(ctx, metav1.ListOptions{LabelSelector: "tier=a", ResourceVersion: list.GetResourceVersion()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+
+		relabel := func(name, tier string) {
+			t.Helper()
+			if _, err := events.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"`+tier+`"}}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		relabel("in", "b")  // leaves the selection
+		relabel("out", "a") // enters it
+		if _, err := events.Create(ctx, newEvent("watch-selector", "sentinel", map[string]string{"tier": "a"}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+
+		want := []string{"DELETED in", "ADDED out", "ADDED sentinel"}
+		var got []string
+		for len(got) < len(want) {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					t.Fatalf("watch closed after %v, want %v", got, want)
+				}
+				got = append(got, fmt.Sprintf("%s %s", ev.Type, ev.Object.(*unstructured.Unstructured).GetName()))
+				if got[len(got)-1] != want[len(got)-1] {
+					t.Fatalf("selecting watch sent %v, want %v", got, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("selecting watch sent %v within 10s, want %v", got, want)
+			}
+		}
+	})
+
 	t.Run("list at a resourceVersion in the future", func(t *testing.T) {
 		ctx := testContext(t)
 		events := client.Resource(eventsGVR).Namespace("watch")
@@ -824,5 +879,118 @@ func TestDiscovery(t *testing.T) {
 	}
 	if _, err := untrusting.ServerVersion(); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("a client without the server's certificate got err = %v, want a certificate error", err)
+	}
+}
+
+// TestInformerWithLabelSelector: an informer that selects by label must follow objects in and out
+// of its selection, or its cache keeps objects that no longer match for as long as it runs.
+func TestInformerWithLabelSelector(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	client, err := dynamic.NewForConfig(srv.restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "informer-selector"
+	events := client.Resource(eventsGVR).Namespace(ns)
+	for name, tier := range map[string]string{"a1": "a", "b1": "b"} {
+		if _, err := events.Create(ctx, newEvent(ns, name, map[string]string{"tier": tier}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, func(o *metav1.ListOptions) {
+		o.LabelSelector = "tier=a"
+	})
+	informer := factory.ForResource(eventsGVR)
+	seen := newInformerEvents()
+	if _, err := informer.Informer().AddEventHandler(seen.handler(t)); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	t.Cleanup(func() {
+		close(stop)
+		factory.Shutdown()
+	})
+	syncCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), informer.Informer().HasSynced) {
+		t.Fatal("informer did not sync within 20s")
+	}
+	expectName(t, "add", seen.adds, "a1")
+
+	relabel := func(name, tier string) {
+		t.Helper()
+		if _, err := events.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"`+tier+`"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relabel("b1", "a") // enters the selection
+	expectName(t, "add", seen.adds, "b1")
+	relabel("a1", "b") // leaves it
+	// A later change the informer must see: once it arrives, so must everything before it.
+	if _, err := events.Create(ctx, newEvent(ns, "sentinel", map[string]string{"tier": "a"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expectName(t, "add", seen.adds, "sentinel")
+	select {
+	case name := <-seen.deletes:
+		if name != "a1" {
+			t.Fatalf("delete handler got %q, want a1", name)
+		}
+	case <-time.After(time.Second):
+		t.Errorf("a1 left the selection tier=a but the informer was not told (no DELETED on the watch)")
+	}
+
+	cached, err := informer.Lister().ByNamespace(ns).List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(derefAll(cached))
+	slices.Sort(got)
+	if want := []string{"b1", "sentinel"}; !slices.Equal(got, want) {
+		t.Fatalf("informer selecting tier=a caches %v, want %v", got, want)
+	}
+}
+
+func derefAll(objs []runtime.Object) []unstructured.Unstructured {
+	out := make([]unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, *o.(*unstructured.Unstructured))
+	}
+	return out
+}
+
+// TestShutdownEndsWatches: stopping the server ends the watch streams it serves, as kube-apiserver
+// does, so clients re-watch at once and the process stops promptly, instead of the shutdown
+// waiting out its whole timeout for streams that never end by themselves.
+func TestShutdownEndsWatches(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	client, err := dynamic.NewForConfig(srv.restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := client.Resource(eventsGVR).Namespace("shutdown").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+
+	err, took := srv.stop()
+	if err != nil {
+		t.Fatalf("app.Run: %v", err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("app.Run took %v to return after its context ended with one watch open, want under 5s", took.Round(time.Millisecond))
+	}
+	select {
+	case ev, ok := <-w.ResultChan():
+		if ok && ev.Type != watch.Error {
+			t.Fatalf("watch got %s after the server stopped, want the stream to end", ev.Type)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch stream is still open 5s after the server stopped")
 	}
 }

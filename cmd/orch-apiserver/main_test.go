@@ -1,0 +1,419 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"orch.io/orch/components/apiserver/app"
+)
+
+// binary is orch-apiserver built once for every test of this package.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "orch-apiserver-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "orch-apiserver")
+	build := exec.Command(goTool(), "build", "-ldflags=-s -w", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building orch-apiserver:", err)
+		_ = os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// goTool is the go command of the toolchain running the tests.
+func goTool() string {
+	if goroot := os.Getenv("GOROOT"); goroot != "" {
+		if p := filepath.Join(goroot, "bin", "go"); fileExists(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// process is a running orch-apiserver.
+type process struct {
+	cmd     *exec.Cmd
+	url     string
+	dataDir string
+	output  *lockedBuffer
+	exited  chan struct{}
+	client  *http.Client
+}
+
+// startBinary starts orch-apiserver on dataDir and waits until /readyz answers ok, verifying the
+// server against the certificate it wrote under dataDir/pki. The process is killed at the end of
+// the test whatever happens. It retries once on a port lost to another process.
+func startBinary(t *testing.T, dataDir string) *process {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		p, err := tryStartBinary(t, dataDir, freePort(t))
+		if err == nil {
+			return p
+		}
+		if attempt == 0 && strings.Contains(err.Error(), "address already in use") {
+			t.Logf("port taken before the server bound it, retrying: %v", err)
+			continue
+		}
+		t.Fatal(err)
+	}
+}
+
+func tryStartBinary(t *testing.T, dataDir string, port int) (*process, error) {
+	t.Helper()
+	cmd := exec.Command(binary, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, url: fmt.Sprintf("https://127.0.0.1:%d", port), dataDir: dataDir, output: out, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(p.kill)
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("orch-apiserver exited before it was ready (%v):\n%s", cmd.ProcessState, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.kill()
+			return nil, fmt.Errorf("orch-apiserver not ready within 30s:\n%s", out.String())
+		}
+		if p.client == nil {
+			p.client, _ = trustingClient(filepath.Join(dataDir, "pki", "apiserver.crt"))
+		}
+		if p.client != nil {
+			resp, err := p.client.Get(p.url + "/readyz")
+			if err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK && string(body) == "ok" {
+					return p, nil
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill sends SIGKILL (kill -9) and waits for the process to be gone.
+func (p *process) kill() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// trustingClient is an HTTPS client that trusts exactly the server's self-signed certificate.
+func trustingClient(certFile string) (*http.Client, error) {
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errors.New("no certificate in " + certFile)
+	}
+	return &http.Client{
+		Timeout:   20 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}, nil
+}
+
+// lockedBuffer collects a child's output; the child writes while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type stored struct {
+	UID             string
+	ResourceVersion string
+}
+
+// event is the JSON of a valid Event named name in namespace ns.
+func event(ns, name string) []byte {
+	data, _ := json.Marshal(map[string]any{
+		"apiVersion":          "events.orch.io/v1",
+		"kind":                "Event",
+		"metadata":            map[string]any{"name": name, "namespace": ns},
+		"eventTime":           "2026-11-22T00:00:00.000000Z",
+		"reportingController": "orch.io/durability-test",
+		"reportingInstance":   "durability-test-1",
+		"action":              "Writing",
+		"reason":              "Durability",
+		"type":                "Normal",
+		"note":                "must survive kill -9",
+		"regarding":           map[string]any{"apiVersion": "v1", "kind": "Pod", "namespace": ns, "name": "pod-" + name},
+	})
+	return data
+}
+
+func decodeMeta(t *testing.T, body []byte) (name string, s stored) {
+	t.Helper()
+	var obj struct {
+		Metadata struct {
+			Name            string `json:"name"`
+			UID             string `json:"uid"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &obj); err != nil {
+		t.Fatalf("decoding %s: %v", body, err)
+	}
+	return obj.Metadata.Name, stored{UID: obj.Metadata.UID, ResourceVersion: obj.Metadata.ResourceVersion}
+}
+
+// TestAcknowledgedWritesSurviveKill9 is ARCHITECTURE.md's storage promise: an object whose write
+// was acknowledged survives kill -9 of the server and its embedded etcd.
+func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
+	const n = 50
+	const ns = "durable"
+	dataDir := t.TempDir()
+	first := startBinary(t, dataDir)
+
+	want := map[string]stored{}
+	for i := range n {
+		name := fmt.Sprintf("durable-%02d", i)
+		resp, err := first.client.Post(first.url+"/apis/events.orch.io/v1/namespaces/"+ns+"/events", "application/json", bytes.NewReader(event(ns, name)))
+		if err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create %s: %d %s, want 201", name, resp.StatusCode, body)
+		}
+		gotName, s := decodeMeta(t, body)
+		if gotName != name || s.UID == "" || s.ResourceVersion == "" {
+			t.Fatalf("create %s answered name %q uid %q resourceVersion %q", name, gotName, s.UID, s.ResourceVersion)
+		}
+		want[name] = s
+	}
+
+	// kill -9: no shutdown, no etcd close, no flush beyond what was acknowledged.
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("orch-apiserver still running 10s after SIGKILL")
+	}
+	if ws, ok := first.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("first server ended with %v, want killed by SIGKILL", first.cmd.ProcessState)
+	}
+
+	second := startBinary(t, dataDir)
+	for i := range n {
+		name := fmt.Sprintf("durable-%02d", i)
+		resp, err := second.client.Get(second.url + "/apis/events.orch.io/v1/namespaces/" + ns + "/events/" + name)
+		if err != nil {
+			t.Fatalf("get %s: %v", name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("get %s after kill -9: %d %s, want 200", name, resp.StatusCode, body)
+		}
+		gotName, s := decodeMeta(t, body)
+		if gotName != name || s != want[name] {
+			t.Fatalf("get %s after kill -9: name %q %+v, want %+v as acknowledged", name, gotName, s, want[name])
+		}
+	}
+
+	// And nothing else: the list holds exactly the acknowledged events.
+	resp, err := second.client.Get(second.url + "/apis/events.orch.io/v1/namespaces/" + ns + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("list after kill -9: %d %s (%v)", resp.StatusCode, body, err)
+	}
+	if len(list.Items) != n {
+		t.Fatalf("list after kill -9 has %d events, want %d", len(list.Items), n)
+	}
+	// The restarted server keeps writing after the last acknowledged revision.
+	resp, err = second.client.Post(second.url+"/apis/events.orch.io/v1/namespaces/"+ns+"/events", "application/json", bytes.NewReader(event(ns, "after-restart")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create after restart: %d %s", resp.StatusCode, body)
+	}
+	_, after := decodeMeta(t, body)
+	lastRV, _ := strconv.ParseInt(want[fmt.Sprintf("durable-%02d", n-1)].ResourceVersion, 10, 64)
+	if rv, err := strconv.ParseInt(after.ResourceVersion, 10, 64); err != nil || rv <= lastRV {
+		t.Fatalf("create after restart has resourceVersion %q, want one after %d", after.ResourceVersion, lastRV)
+	}
+}
+
+// run runs the binary to completion with args, in a scratch directory so nothing is left behind.
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = t.TempDir()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("running %v: %v", args, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("orch-apiserver %v did not exit within 30s; stderr:\n%s", args, errOut.String())
+	}
+	return out.String(), errOut.String(), code
+}
+
+// TestBadFlagsRefuseToStart: a flag value the server cannot honour stops it at once with a non-zero
+// status and a message naming the flag.
+func TestBadFlagsRefuseToStart(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+	}{
+		{"port zero", []string{"--secure-port", "0"}, 1, []string{"--secure-port", "between 1 and 65535"}},
+		{"port too large", []string{"--secure-port", "70000"}, 1, []string{"--secure-port", "between 1 and 65535"}},
+		{"port not a number", []string{"--secure-port", "https"}, 2, []string{"--secure-port", "https"}},
+		{"unknown authorization mode", []string{"--authorization-mode", "Nope"}, 1, []string{"--authorization-mode", "Nope", "AlwaysAllow"}},
+		{"certificate without key", []string{"--tls-cert-file", "server.crt"}, 1, []string{"--tls-cert-file", "--tls-private-key-file"}},
+		{"key without certificate", []string{"--tls-private-key-file", "server.key"}, 1, []string{"--tls-cert-file", "--tls-private-key-file"}},
+		{"bind address not an IP", []string{"--bind-address", "localhost"}, 1, []string{"--bind-address", "localhost"}},
+		{"negative event ttl", []string{"--event-ttl", "-1h"}, 1, []string{"--event-ttl"}},
+		{"unknown flag", []string{"--no-such-flag"}, 2, []string{"--no-such-flag"}},
+		{"token file missing", []string{"--token-auth-file", "missing.csv"}, 1, []string{"--token-auth-file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The flag under test comes last: pflag keeps the last value of a repeated flag.
+			args := append([]string{"--data-dir", t.TempDir(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t))}, tc.args...)
+			stdout, stderr, code := run(t, args...)
+			if code != tc.wantCode {
+				t.Fatalf("exit status %d, want %d; stdout %q stderr:\n%s", code, tc.wantCode, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not name %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+
+	t.Run("every problem is reported at once", func(t *testing.T) {
+		_, stderr, code := run(t, "--data-dir", t.TempDir(), "--secure-port", "0", "--authorization-mode", "Nope", "--tls-cert-file", "server.crt")
+		if code != 1 {
+			t.Fatalf("exit status %d, want 1; stderr:\n%s", code, stderr)
+		}
+		for _, w := range []string{"--secure-port", "--authorization-mode", "--tls-cert-file"} {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("stderr does not name %s:\n%s", w, stderr)
+			}
+		}
+	})
+}
+
+func TestVersion(t *testing.T) {
+	stdout, stderr, code := run(t, "--version")
+	if code != 0 {
+		t.Fatalf("--version exited %d; stderr:\n%s", code, stderr)
+	}
+	want := "orch-apiserver " + app.Version.GitVersion + "\n"
+	if app.Version.GitVersion == "" || stdout != want {
+		t.Fatalf("--version printed %q, want %q", stdout, want)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	_, stderr, code := run(t, "--help")
+	if code != 0 {
+		t.Fatalf("--help exited %d", code)
+	}
+	for _, flag := range []string{"--secure-port", "--data-dir", "--etcd-servers", "--authorization-mode", "--version"} {
+		if !strings.Contains(stderr, flag) {
+			t.Errorf("--help does not describe %s:\n%s", flag, stderr)
+		}
+	}
+}

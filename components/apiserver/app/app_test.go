@@ -43,11 +43,12 @@ func freePort(t *testing.T) int {
 
 // startServer runs app.Run until the test ends. The server is stopped, and Run's return checked,
 // in t.Cleanup, after every cleanup registered later (informers, watches) has run.
-func startServer(t *testing.T) *testServer {
+// tune, if given, adjusts the options before Run.
+func startServer(t *testing.T, tune ...func(*app.Options)) *testServer {
 	t.Helper()
 	dataDir := t.TempDir()
 	for attempt := 0; ; attempt++ {
-		addr, stop, err := tryStart(t, dataDir, freePort(t))
+		addr, stop, err := tryStart(t, dataDir, freePort(t), tune)
 		if err == nil {
 			return &testServer{addr: addr, dataDir: dataDir, stop: stop}
 		}
@@ -60,12 +61,15 @@ func startServer(t *testing.T) *testServer {
 	}
 }
 
-func tryStart(t *testing.T, dataDir string, port int) (string, func() (error, time.Duration), error) {
+func tryStart(t *testing.T, dataDir string, port int, tune []func(*app.Options)) (string, func() (error, time.Duration), error) {
 	t.Helper()
 	o := app.NewOptions()
 	o.BindAddress = "127.0.0.1"
 	o.SecurePort = port
 	o.DataDir = dataDir
+	for _, f := range tune {
+		f(o)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)

@@ -26,6 +26,8 @@ import (
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"orch.io/orch/components/apiserver/app"
 )
 
 // eventsGVR is the resource under test, as a generic client names it.
@@ -992,5 +994,96 @@ func TestShutdownEndsWatches(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the watch stream is still open 5s after the server stopped")
+	}
+}
+
+// TestCompactedHistory: with --etcd-compaction-interval compacting etcd's history, a watch or a
+// paged list that reaches into compacted history gets Kubernetes' 410 Expired, which client-go
+// recognises (and on which its reflector relists), and a paged list's 410 carries a continue token
+// to go on inconsistently.
+func TestCompactedHistory(t *testing.T) {
+	srv := startServer(t, func(o *app.Options) { o.EtcdCompactionInterval = 200 * time.Millisecond })
+	ctx := testContext(t)
+	client, err := dynamic.NewForConfig(srv.restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "compaction"
+	events := client.Resource(eventsGVR).Namespace(ns)
+	for i := range 3 {
+		if _, err := events.Create(ctx, newEvent(ns, fmt.Sprintf("c-%d", i), nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := events.List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.GetContinue() == "" {
+		t.Fatal("a one-item page of three events has no continue token")
+	}
+	oldRV := first.GetResourceVersion()
+
+	// Write until the snapshot the first page read has been compacted away.
+	deadline := time.Now().Add(15 * time.Second)
+	for count := int64(2); ; count++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("resourceVersion %s was not compacted within 15s", oldRV)
+		}
+		patch := fmt.Sprintf(`{"series":{"count":%d,"lastObservedTime":"2026-11-22T00:00:05.000000Z"}}`, count)
+		if _, err := events.Patch(ctx, "c-0", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := events.List(ctx, metav1.ListOptions{ResourceVersion: oldRV, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		if apierrors.IsResourceExpired(err) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("List at the exact resourceVersion %s: %v, want success until compacted, then Expired", oldRV, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The rest of the paged list: 410 Expired, with a token to continue from a fresh snapshot.
+	_, err = events.List(ctx, metav1.ListOptions{Limit: 1, Continue: first.GetContinue()})
+	if !apierrors.IsResourceExpired(err) {
+		t.Fatalf("continuing a list over compacted history: err = %v, want Expired", err)
+	}
+	status := err.(apierrors.APIStatus).Status()
+	if status.Code != http.StatusGone || status.ListMeta.Continue == "" {
+		t.Fatalf("continue over compacted history answered %d with continue %q, want 410 and a fresh token", status.Code, status.ListMeta.Continue)
+	}
+	rest, err := events.List(ctx, metav1.ListOptions{Limit: 5, Continue: status.ListMeta.Continue})
+	if err != nil {
+		t.Fatalf("continuing with the token of the 410: %v", err)
+	}
+	if n := names(rest.Items); !slices.Equal(n, []string{"c-1", "c-2"}) {
+		t.Fatalf("inconsistent continue listed %v, want [c-1 c-2]", n)
+	}
+
+	// A watch from the compacted version ends with one ERROR event carrying the 410.
+	w, err := events.Watch(ctx, metav1.ListOptions{ResourceVersion: oldRV})
+	if err != nil {
+		t.Fatalf("Watch from a compacted resourceVersion: %v, want a stream with an ERROR event", err)
+	}
+	t.Cleanup(w.Stop)
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok || ev.Type != watch.Error {
+			t.Fatalf("watch from a compacted resourceVersion got %v %s, want an ERROR event", ok, ev.Type)
+		}
+		if err := apierrors.FromObject(ev.Object); !apierrors.IsResourceExpired(err) {
+			t.Fatalf("the ERROR event carries %v, want a 410 Expired Status", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s on a watch from a compacted resourceVersion")
+	}
+	select {
+	case ev, ok := <-w.ResultChan():
+		if ok {
+			t.Fatalf("the watch went on after its ERROR event: %s", ev.Type)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch stayed open after its ERROR event")
 	}
 }

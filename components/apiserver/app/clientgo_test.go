@@ -173,6 +173,30 @@ func TestDynamicClient(t *testing.T) {
 		}
 	})
 
+	t.Run("dry run and create on update", func(t *testing.T) {
+		ctx := testContext(t)
+		events := client.Resource(eventsGVR).Namespace("dryrun")
+		dry, err := events.Create(ctx, newEvent("dryrun", "dry", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatalf("dry-run Create: %v", err)
+		}
+		if dry.GetName() != "dry" || dry.GetUID() == "" {
+			t.Fatalf("dry-run Create answered %v, want the object as it would be stored", dry.Object)
+		}
+		if _, err := events.Get(ctx, "dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("a dry-run Create stored the event: Get err = %v", err)
+		}
+		// Events allow create on update, as in Kubernetes.
+		created, err := events.Update(ctx, newEvent("dryrun", "upserted", nil), metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("Update of a missing event: %v, want it created", err)
+		}
+		read, err := events.Get(ctx, "upserted", metav1.GetOptions{})
+		if err != nil || read.GetUID() != created.GetUID() || read.GetResourceVersion() != created.GetResourceVersion() {
+			t.Fatalf("Get after create-on-update = %v, %v; want what Update answered", read, err)
+		}
+	})
+
 	t.Run("invalid create", func(t *testing.T) {
 		ctx := testContext(t)
 		ev := newEvent("invalid", "bad", nil)

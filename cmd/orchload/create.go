@@ -69,11 +69,13 @@ type createResult struct {
 	Latency      summary  `json:"latency"`
 	Errors       int      `json:"errors"`
 	ErrorSamples []string `json:"errorSamples,omitempty"`
+	ServerCPUMs  float64  `json:"serverCpuMsPerCreate,omitempty"`
 }
 
 // runCreate has each client create events back to back for warmup+duration and measures the
 // requests that complete inside the measured window.
 func runCreate(ctx context.Context, t target, ns, prefix string, clients int, warmup, duration time.Duration) createResult {
+	cpu := t.cpuPer()
 	start := time.Now()
 	measureFrom, end := start.Add(warmup), start.Add(warmup+duration)
 	url := eventsURL(t, ns)
@@ -119,6 +121,7 @@ func runCreate(ctx context.Context, t target, ns, prefix string, clients int, wa
 	}
 	wg.Wait()
 	return createResult{
+		ServerCPUMs:  cpu(int(ok.Load())),
 		Namespace:    ns,
 		Clients:      clients,
 		DurationS:    duration.Seconds(),

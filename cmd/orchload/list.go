@@ -44,12 +44,13 @@ func get(ctx context.Context, c *http.Client, url string, into any) (int64, erro
 }
 
 type listResult struct {
-	Namespace string  `json:"namespace"`
-	Items     int     `json:"items"`
-	Created   int     `json:"created"`
-	Runs      int     `json:"runs"`
-	Bytes     int64   `json:"bytes"`
-	Latency   summary `json:"latency"`
+	Namespace   string  `json:"namespace"`
+	Items       int     `json:"items"`
+	Created     int     `json:"created"`
+	Runs        int     `json:"runs"`
+	Bytes       int64   `json:"bytes"`
+	Latency     summary `json:"latency"`
+	ServerCPUMs float64 `json:"serverCpuMsPerList,omitempty"`
 }
 
 // runList makes sure ns holds at least want events (creating the shortfall with clients) and
@@ -77,6 +78,7 @@ func runList(ctx context.Context, t target, ns, prefix string, clients, want, ru
 	}
 	res.Items = len(page.Items)
 	lat := make([]time.Duration, 0, runs)
+	cpu := t.cpuPer()
 	for range runs {
 		start := time.Now()
 		n, err := get(ctx, c, url, nil)
@@ -86,6 +88,7 @@ func runList(ctx context.Context, t target, ns, prefix string, clients, want, ru
 		lat = append(lat, time.Since(start))
 		res.Bytes = n
 	}
+	res.ServerCPUMs = cpu(runs)
 	res.Latency = summarize(lat)
 	return res, nil
 }

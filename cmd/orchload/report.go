@@ -32,6 +32,14 @@ func verdict(met bool) string {
 	return "MISSED"
 }
 
+// cpuNote shows the server's CPU per operation when the tool could read it.
+func cpuNote(msPerOp float64, op string) string {
+	if msPerOp == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  server CPU %.3g ms/%s", msPerOp, op)
+}
+
 func (r report) print(out io.Writer) {
 	fmt.Fprintf(out, "orchload: %s\n", r.Server)
 	fmt.Fprintf(out, "%d CPUs; load average %s at start, %s at end (the figures are only as quiet as the machine)\n\n", r.CPUs, r.LoadStart, r.LoadEnd)
@@ -39,18 +47,18 @@ func (r report) print(out io.Writer) {
 	fmt.Fprintln(w, "BENCHMARK\tFIGURES\tTARGET\tVERDICT")
 	tg := r.Targets
 	if c := r.Create; c != nil {
-		fmt.Fprintf(w, "create, %d clients, %gs\t%.0f events/s  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f ms  errors %d\t>= %.0f/s, p99 < %.0f ms\t%s\n",
-			c.Clients, c.DurationS, c.PerSecond, c.Latency.P50Ms, c.Latency.P90Ms, c.Latency.P99Ms, c.Latency.MaxMs, c.Errors,
+		fmt.Fprintf(w, "create, %d clients, %gs\t%.0f events/s  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f ms  errors %d%s\t>= %.0f/s, p99 < %.0f ms\t%s\n",
+			c.Clients, c.DurationS, c.PerSecond, c.Latency.P50Ms, c.Latency.P90Ms, c.Latency.P99Ms, c.Latency.MaxMs, c.Errors, cpuNote(c.ServerCPUMs, "create"),
 			tg.CreatesPerSecond, tg.CreateP99Ms, verdict(c.PerSecond >= tg.CreatesPerSecond && c.Latency.P99Ms < tg.CreateP99Ms && c.Errors == 0))
 	}
 	if l := r.List; l != nil {
-		fmt.Fprintf(w, "LIST %d events, %d runs\tp50 %.1f  p99 %.1f  min %.1f ms  %.1f MiB per response\t< %.0f ms at %d\t%s\n",
-			l.Items, l.Runs, l.Latency.P50Ms, l.Latency.P99Ms, l.Latency.MinMs, float64(l.Bytes)/(1<<20),
+		fmt.Fprintf(w, "LIST %d events, %d runs\tp50 %.1f  p99 %.1f  min %.1f ms  %.1f MiB per response%s\t< %.0f ms at %d\t%s\n",
+			l.Items, l.Runs, l.Latency.P50Ms, l.Latency.P99Ms, l.Latency.MinMs, float64(l.Bytes)/(1<<20), cpuNote(l.ServerCPUMs, "LIST"),
 			tg.ListP99Ms, tg.ListEvents, verdict(l.Latency.P99Ms < tg.ListP99Ms && l.Items >= tg.ListEvents))
 	}
 	if wa := r.Watch; wa != nil {
-		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tp50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d\tp99 < %.0f ms, all delivered\t%s\n",
-			wa.Watchers, wa.Events, wa.RatePerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors,
+		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tp50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d%s\tp99 < %.0f ms, all delivered\t%s\n",
+			wa.Watchers, wa.Events, wa.RatePerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors, cpuNote(wa.ServerCPUMs, "event"),
 			tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete))
 	}
 	if m := r.Memory; m != nil {

@@ -21,6 +21,24 @@ import (
 type target struct {
 	url string
 	tls *tls.Config
+	// cpu reads the server's CPU time so far; nil when the server is not this tool's child.
+	cpu func() (time.Duration, error)
+}
+
+// cpuPer returns a stop function giving the server's CPU time since the call divided by ops, in
+// milliseconds; 0 when unknown. CPU per operation is what a busy machine disturbs least.
+func (t target) cpuPer() func(ops int) float64 {
+	if t.cpu == nil {
+		return func(int) float64 { return 0 }
+	}
+	before, err := t.cpu()
+	return func(ops int) float64 {
+		after, err2 := t.cpu()
+		if err != nil || err2 != nil || ops == 0 {
+			return 0
+		}
+		return ms((after - before) / time.Duration(ops))
+	}
 }
 
 // newClient returns a client with its own transport, so each simulated client keeps its own
@@ -134,6 +152,7 @@ func startServer(ctx context.Context, bin string) (*process, target, error) {
 	if err := waitReady(ctx, t, time.Until(deadline)); err != nil {
 		return nil, t, p.failed(err)
 	}
+	t.cpu = p.cpuTime
 	return p, t, nil
 }
 
@@ -187,6 +206,33 @@ func (p *process) memory() (memoryResult, error) {
 		return memoryResult{}, errors.New("no VmRSS in /proc status")
 	}
 	return m, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every Linux the tool runs on.
+const clockTicks = 100
+
+// cpuTime is the user plus system time the server has used, from /proc/<pid>/stat.
+func (p *process) cpuTime() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces; the fields after it start with state (field 3), so utime
+	// and stime (fields 14 and 15) are at 11 and 12.
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", p.cmd.Process.Pid)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", p.cmd.Process.Pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 func freePort() (int, error) {

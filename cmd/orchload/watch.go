@@ -39,6 +39,7 @@ type watchResult struct {
 	Complete     bool     `json:"everyWatcherGotEveryEvent"`
 	Errors       int      `json:"errors"`
 	ErrorSamples []string `json:"errorSamples,omitempty"`
+	ServerCPUMs  float64  `json:"serverCpuMsPerEvent,omitempty"`
 }
 
 // runWatch opens watchers watches on the empty namespace ns from its current resourceVersion, then
@@ -80,6 +81,7 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 	}
 	sent := make(map[string]time.Time, events)
 	var errs errorLog
+	cpu := t.cpuPer()
 	interval := time.Duration(float64(time.Second) / rate)
 	start := time.Now()
 	for i := range bodies {
@@ -102,6 +104,7 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 		case <-graceCtx.Done():
 		}
 	}
+	res.ServerCPUMs = cpu(len(sent))
 	cancel()
 	ended.Wait()
 	for _, w := range ws {

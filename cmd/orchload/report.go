@@ -62,8 +62,12 @@ func (r report) print(out io.Writer) {
 			tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete))
 	}
 	if m := r.Memory; m != nil {
-		fmt.Fprintf(w, "memory after %d events\tRSS %.1f MiB (anonymous %.1f)  peak %.1f MiB\t< %.0f MiB\t%s\n",
-			m.Events, m.RSSMiB, m.AnonMiB, m.PeakRSSMiB, tg.RSSMiB, verdict(m.RSSMiB < tg.RSSMiB))
+		fmt.Fprintf(w, "memory after the LIST's %d events\tRSS %.1f MiB (anonymous %.1f)  peak %.1f MiB\t< %.0f MiB after %d\t%s\n",
+			m.Events, m.RSSMiB, m.AnonMiB, m.PeakRSSMiB, tg.RSSMiB, tg.ListEvents, verdict(m.RSSMiB < tg.RSSMiB && m.Events >= tg.ListEvents))
+	}
+	if m := r.MemoryAtEnd; m != nil {
+		fmt.Fprintf(w, "memory at the end, %d events\tRSS %.1f MiB (anonymous %.1f)  peak %.1f MiB\t(for the record)\t\n",
+			m.Events, m.RSSMiB, m.AnonMiB, m.PeakRSSMiB)
 	} else {
 		fmt.Fprintln(w, "memory\tnot measured (only with --start)\t\t")
 	}

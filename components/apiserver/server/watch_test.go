@@ -222,6 +222,26 @@ func TestWatchSelectors(t *testing.T) {
 	if f := s.next(t); f.Type != "ADDED" || f.event(t).Name != "db" {
 		t.Fatalf("frame %s %s, want only db", f.Type, f.Object)
 	}
+	// Relabelling moves events across the selection: in is ADDED, out is DELETED, as Kubernetes does.
+	relabel := func(name, app string) string {
+		r := e.do("PATCH", eventsPath+"/"+name, `{"metadata":{"labels":{"app":"`+app+`"}}}`, "Content-Type", "application/merge-patch+json")
+		if r.code != 200 {
+			t.Fatalf("relabel %s: %d %s", name, r.code, r.body)
+		}
+		return r.event(t).ResourceVersion
+	}
+	rv := relabel("web", "db")
+	if f := s.next(t); f.Type != "ADDED" || f.event(t).Name != "web" || f.event(t).ResourceVersion != rv {
+		t.Fatalf("frame %s %s, want web ADDED at %s", f.Type, f.Object, rv)
+	}
+	relabel("db", "db2")
+	rv = relabel("web", "web")
+	for _, want := range []string{"db", "web"} {
+		f := s.next(t)
+		if got := f.event(t); f.Type != "DELETED" || got.Name != want || got.Labels["app"] != "db" {
+			t.Fatalf("frame %s %s, want %s DELETED with its old labels", f.Type, f.Object, want)
+		}
+	}
 }
 
 // Hundreds of concurrent watchers each see every change.

@@ -70,7 +70,10 @@ type WatchEvent struct {
 	Type    EventType
 	Created bool
 	KV      KeyValue
-	Err     error
+	// PrevValue is, for a Put that updated a key, the value it replaced, so a watcher filtering on
+	// content can tell an object entering or leaving its selection; nil otherwise.
+	PrevValue []byte
+	Err       error
 }
 
 // Interface is a versioned, ordered key-value store with expiry and watch. Every write bumps one

@@ -153,7 +153,9 @@ func (w *watcher) bookmark() WatchEvent {
 	}}
 }
 
-// translate turns a storage change into the watch event this watcher's selectors let through.
+// translate turns a storage change into the watch event this watcher's selectors let through. As
+// in Kubernetes, an update that moves an object out of the selection is DELETED (with its old
+// content at the new resourceVersion) and one that moves it in is ADDED.
 func (w *watcher) translate(change storage.WatchEvent) (WatchEvent, bool) {
 	if change.Err != nil {
 		if errors.Is(change.Err, storage.ErrCompacted) {
@@ -166,17 +168,32 @@ func (w *watcher) translate(change storage.WatchEvent) (WatchEvent, bool) {
 	if err != nil {
 		return errorEvent(apierrors.NewInternalError(err)), true
 	}
-	if !Matches(e, w.opts.Labels, w.opts.Fields) {
-		return WatchEvent{}, false
-	}
+	matches := Matches(e, w.opts.Labels, w.opts.Fields)
 	switch {
 	case change.Type == storage.Delete:
-		return WatchEvent{Type: watch.Deleted, Object: e}, true
+		return WatchEvent{Type: watch.Deleted, Object: e}, matches
 	case change.Created:
-		return WatchEvent{Type: watch.Added, Object: e}, true
-	default:
-		return WatchEvent{Type: watch.Modified, Object: e}, true
+		return WatchEvent{Type: watch.Added, Object: e}, matches
 	}
+	matched := matches
+	var old *eventsv1.Event
+	if change.PrevValue != nil {
+		prev := change.KV
+		prev.Value = change.PrevValue
+		if old, err = decode(prev); err != nil {
+			return errorEvent(apierrors.NewInternalError(err)), true
+		}
+		matched = Matches(old, w.opts.Labels, w.opts.Fields)
+	}
+	switch {
+	case matches && matched:
+		return WatchEvent{Type: watch.Modified, Object: e}, true
+	case matches:
+		return WatchEvent{Type: watch.Added, Object: e}, true
+	case matched:
+		return WatchEvent{Type: watch.Deleted, Object: old}, true
+	}
+	return WatchEvent{}, false
 }
 
 func errorEvent(err *apierrors.StatusError) WatchEvent {

@@ -403,11 +403,15 @@ func convert(ev *clientv3.Event) storage.WatchEvent {
 		}
 		return out
 	}
-	return storage.WatchEvent{
+	out := storage.WatchEvent{
 		Type:    storage.Put,
 		Created: ev.IsCreate(),
 		KV:      storage.KeyValue{Key: string(kv.Key), Value: kv.Value, CreateRevision: kv.CreateRevision, ModRevision: kv.ModRevision},
 	}
+	if p := ev.PrevKv; p != nil && !out.Created {
+		out.PrevValue = p.Value
+	}
+	return out
 }
 
 // Close implements storage.Interface: it ends the store's watches (closing their channels) and

@@ -244,7 +244,7 @@ func (s *Store) Update(ctx context.Context, key string, expectedRevision int64, 
 	v := version{modRev: rev, createRev: cur.createRev, value: bytes.Clone(value)}
 	h.versions = append(h.versions, v)
 	s.setExpiryLocked(key, h, ttl)
-	s.commitLocked(storage.WatchEvent{Type: storage.Put, KV: storage.KeyValue{
+	s.commitLocked(storage.WatchEvent{Type: storage.Put, PrevValue: cur.value, KV: storage.KeyValue{
 		Key: key, Value: v.value, CreateRevision: v.createRev, ModRevision: rev}})
 	return rev, nil
 }

@@ -187,13 +187,25 @@ func recv(t *testing.T, ch <-chan storage.WatchEvent) storage.WatchEvent {
 	panic("unreachable")
 }
 
-func expectEvent(t *testing.T, ch <-chan storage.WatchEvent, typ storage.EventType, created bool, key, value string, createRev, modRev int64) {
+func expectEvent(t *testing.T, ch <-chan storage.WatchEvent, typ storage.EventType, created bool, key, value string, createRev, modRev int64) storage.WatchEvent {
 	t.Helper()
 	ev := recv(t, ch)
 	if ev.Type != typ || ev.Created != created {
 		t.Fatalf("event for %q: got type %v created %v, want type %v created %v", ev.KV.Key, ev.Type, ev.Created, typ, created)
 	}
 	checkKV(t, "event", ev.KV, key, value, createRev, modRev)
+	if (typ != storage.Put || created) && ev.PrevValue != nil {
+		t.Fatalf("event for %q: PrevValue %q, want none on a create or delete", key, ev.PrevValue)
+	}
+	return ev
+}
+
+// expectPrev asserts the value an update replaced, which selecting watchers rely on.
+func expectPrev(t *testing.T, ev storage.WatchEvent, want string) {
+	t.Helper()
+	if string(ev.PrevValue) != want {
+		t.Fatalf("update of %q: PrevValue %q, want %q", ev.KV.Key, ev.PrevValue, want)
+	}
 }
 
 // expectClosed drains ch until it closes.
@@ -554,7 +566,7 @@ func testWatchFromNow(t *testing.T, h Harness) {
 	r4 := mustCreate(t, ctx, s, p+"/a/y", "sentinel")
 
 	expectEvent(t, ch, storage.Put, true, k, "v1", r1, r1)
-	expectEvent(t, ch, storage.Put, false, k, "v2", r1, r2)
+	expectPrev(t, expectEvent(t, ch, storage.Put, false, k, "v2", r1, r2), "v1")
 	expectEvent(t, ch, storage.Delete, false, k, "v2", r1, r3)
 	expectEvent(t, ch, storage.Put, true, p+"/a/y", "sentinel", r4, r4)
 	select {
@@ -578,7 +590,7 @@ func testWatchReplay(t *testing.T, h Harness) {
 	all, err := s.Watch(ctx, p+"/a/", r0)
 	ok(t, err)
 	expectEvent(t, all, storage.Put, true, k1, "one", r1, r1)
-	expectEvent(t, all, storage.Put, false, k1, "two", r1, r2)
+	expectPrev(t, expectEvent(t, all, storage.Put, false, k1, "two", r1, r2), "one")
 	expectEvent(t, all, storage.Put, true, k2, "x", r3, r3)
 	expectEvent(t, all, storage.Delete, false, k1, "two", r1, r4)
 
@@ -589,8 +601,8 @@ func testWatchReplay(t *testing.T, h Harness) {
 
 	// The replay goes on into live changes.
 	r5 := mustUpdate(t, ctx, s, k2, r3, "y")
-	expectEvent(t, all, storage.Put, false, k2, "y", r3, r5)
-	expectEvent(t, fromR2, storage.Put, false, k2, "y", r3, r5)
+	expectPrev(t, expectEvent(t, all, storage.Put, false, k2, "y", r3, r5), "x")
+	expectPrev(t, expectEvent(t, fromR2, storage.Put, false, k2, "y", r3, r5), "x")
 
 	// From the latest revision: nothing to replay.
 	cur, err := s.Revision(ctx)

@@ -99,7 +99,9 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 }
 
 func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, ready func(string)) error {
+	stopping := make(chan struct{})
 	handler, err := server.New(server.Config{
+		Stopping:          stopping,
 		Clock:             clk,
 		Storage:           store,
 		EventTTL:          o.EventTTL,
@@ -142,6 +144,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		ReadHeaderTimeout: 30 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 	}
+	srv.RegisterOnShutdown(func() { close(stopping) })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeTLS(listener, "", "") }()
 	addr := listener.Addr().String()

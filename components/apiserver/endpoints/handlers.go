@@ -31,6 +31,9 @@ type Config struct {
 	Jitter func() float64
 	// BookmarkInterval is how often a watch that allows bookmarks gets one.
 	BookmarkInterval time.Duration
+	// Stopping closes when the server begins to shut down; open watches end then, as in
+	// Kubernetes, so shutdown does not wait for clients to hang up.
+	Stopping <-chan struct{}
 }
 
 type handlers struct{ Config }

@@ -54,6 +54,15 @@ func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
 	// On the injected clock, so a simulator decides when watches end.
 	ctx, cancel := h.Clock.WithTimeout(r.Context(), timeout)
 	defer cancel()
+	if h.Stopping != nil {
+		go func() {
+			select {
+			case <-h.Stopping:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), events.WatchOptions{
 		ListOptions:       opts,
 		AllowBookmarks:    bookmarks != nil && *bookmarks,

@@ -45,6 +45,8 @@ type Config struct {
 	Version    version.Info
 	// Metrics receives the server's metrics; nil makes a registry of its own.
 	Metrics *prometheus.Registry
+	// Stopping closes when shutdown begins, ending open watches.
+	Stopping <-chan struct{}
 }
 
 // New returns the API server's root handler.
@@ -66,7 +68,7 @@ func New(c Config) (http.Handler, error) {
 	container.ServiceErrorHandler(serviceError)
 	container.Add(endpoints.WebService(endpoints.Config{
 		Store: store, Clock: c.Clock, MinRequestTimeout: c.MinRequestTimeout,
-		Jitter: c.Jitter, BookmarkInterval: c.BookmarkInterval,
+		Jitter: c.Jitter, BookmarkInterval: c.BookmarkInterval, Stopping: c.Stopping,
 	}))
 	container.Add(discoveryService())
 

@@ -126,7 +126,7 @@ func (s *Store) Create(ctx context.Context, namespace string, in *eventsv1.Event
 			obj.Name = in.GenerateName + s.nameSuffix()
 		}
 		s.prepareForCreate(&obj)
-		if errs := validateCreate(&obj); len(errs) > 0 {
+		if errs := validation.ValidateCreate(&obj); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(eventKind, obj.Name, errs)
 		}
 		if dryRun {
@@ -161,13 +161,6 @@ func (s *Store) prepareForCreate(e *eventsv1.Event) {
 	e.DeletionGracePeriodSeconds = nil
 	e.Generation = 0
 	e.ManagedFields = nil
-}
-
-func validateCreate(e *eventsv1.Event) field.ErrorList {
-	if e.Name == "" {
-		return field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")}
-	}
-	return validation.ValidateCreate(e)
 }
 
 // Get returns the event namespace/name.

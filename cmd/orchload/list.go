@@ -53,9 +53,9 @@ type listResult struct {
 	ServerCPUMs float64 `json:"serverCpuMsPerList,omitempty"`
 }
 
-// runList makes sure ns holds at least want events (creating the shortfall with clients) and
-// times runs full LISTs of it, from sending the request to reading the last byte.
-func runList(ctx context.Context, t target, ns, prefix string, clients, want, runs int) (listResult, error) {
+// runList makes sure ns holds at least want events (creating the shortfall with clients), calls
+// filled, and times runs full LISTs of it, from sending the request to reading the last byte.
+func runList(ctx context.Context, t target, ns, prefix string, clients, want, runs int, filled func() error) (listResult, error) {
 	c := t.newClient()
 	defer c.CloseIdleConnections()
 	url := eventsURL(t, ns)
@@ -70,6 +70,9 @@ func runList(ctx context.Context, t target, ns, prefix string, clients, want, ru
 		if errs.count > 0 {
 			return res, fmt.Errorf("%d of %d creates failed while filling %s, first: %v", errs.count, short, ns, errs.samples)
 		}
+	}
+	if err := filled(); err != nil {
+		return res, err
 	}
 	// This untimed LIST counts the items and warms the connection and the server's caches.
 	page = listPage{}

@@ -61,9 +61,9 @@ func (r report) print(out io.Writer) {
 			wa.Watchers, wa.Events, wa.RatePerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors, cpuNote(wa.ServerCPUMs, "event"),
 			tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete))
 	}
-	if m := r.Memory; m != nil {
-		fmt.Fprintf(w, "memory after the LIST's %d events\tRSS %.1f MiB (anonymous %.1f)  peak %.1f MiB\t< %.0f MiB after %d\t%s\n",
-			m.Events, m.RSSMiB, m.AnonMiB, m.PeakRSSMiB, tg.RSSMiB, tg.ListEvents, verdict(m.RSSMiB < tg.RSSMiB && m.Events >= tg.ListEvents))
+	if m, after := r.Memory, r.MemoryAfterLists; m != nil && after != nil {
+		fmt.Fprintf(w, "memory with the LIST's %d events\tRSS %.1f MiB (anonymous %.1f) before the LISTs, %.1f MiB after them  peak %.1f MiB\t< %.0f MiB at %d\t%s\n",
+			m.Events, m.RSSMiB, m.AnonMiB, after.RSSMiB, after.PeakRSSMiB, tg.RSSMiB, tg.ListEvents, verdict(m.RSSMiB < tg.RSSMiB && m.Events >= tg.ListEvents))
 	}
 	if m := r.MemoryAtEnd; m != nil {
 		fmt.Fprintf(w, "memory at the end, %d events\tRSS %.1f MiB (anonymous %.1f)  peak %.1f MiB\t(for the record)\t\n",

@@ -120,8 +120,8 @@ func runCreate(ctx context.Context, t target, ns, prefix string, clients int, wa
 		})
 	}
 	wg.Wait()
+	cpuMs := cpu(int(ok.Load()))
 	return createResult{
-		ServerCPUMs:  cpu(int(ok.Load())),
 		Namespace:    ns,
 		Clients:      clients,
 		DurationS:    duration.Seconds(),
@@ -131,6 +131,7 @@ func runCreate(ctx context.Context, t target, ns, prefix string, clients int, wa
 		Latency:      summarize(lat),
 		Errors:       errs.count,
 		ErrorSamples: errs.samples,
+		ServerCPUMs:  cpuMs,
 	}
 }
 

@@ -151,15 +151,13 @@ func newCompiler() *compiler {
 	return &compiler{results: map[compileKey]compileResult{}}
 }
 
-// compile compiles and type-checks expr in the environment of variable, and requires its result to
-// be one of want (or dyn, whose type is only known at evaluation). The returned reason is empty on
-// success.
+// compile is compileExpression, once per distinct expression, variable and wanted types.
 func (cc *compiler) compile(variable, expr string, want ...*cel.Type) (*compiled, string) {
 	key := compileKey{variable: variable, expr: expr, want: typeNames(want)}
 	if r, ok := cc.results[key]; ok {
 		return r.compiled, r.reason
 	}
-	c, reason := compile(variable, expr, want...)
+	c, reason := compileExpression(variable, expr, want...)
 	cc.results[key] = compileResult{compiled: c, reason: reason}
 	return c, reason
 }
@@ -167,7 +165,7 @@ func (cc *compiler) compile(variable, expr string, want ...*cel.Type) (*compiled
 // compile compiles and type-checks expr in the environment of variable, and requires its result to
 // be one of want (or dyn, whose type is only known at evaluation). The returned reason is empty on
 // success.
-func compile(variable, expr string, want ...*cel.Type) (*compiled, string) {
+func compileExpression(variable, expr string, want ...*cel.Type) (*compiled, string) {
 	envs, err := environments()
 	if err != nil {
 		return nil, "CEL environment: " + err.Error()

@@ -99,11 +99,14 @@ func runCreate(ctx context.Context, t target, ns, prefix string, clients int, wa
 				}
 				err := post(ctx, c, url, body)
 				done := time.Now()
+				if ctx.Err() != nil {
+					break // interrupted: neither a figure nor the server's error
+				}
 				if err == nil {
 					ok.Add(1)
 				}
 				if done.Before(measureFrom) || done.After(end) {
-					if err != nil && ctx.Err() == nil {
+					if err != nil {
 						errs.add(err, false)
 					}
 					continue

@@ -211,6 +211,9 @@ func measure(ctx context.Context, o options, t target, srv *process, rep *report
 		c := runCreate(ctx, t, "orchload-create", "load-"+id, o.clients, o.warmup, o.duration)
 		rep.Create = &c
 		stored += c.Stored
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		}
 		if errorRatio(c.Errors, c.Errors+c.Created) > o.maxErrorRatio {
 			return fmt.Errorf("%d of %d creates failed (above --max-error-ratio %g)", c.Errors, c.Errors+c.Created, o.maxErrorRatio)
 		}

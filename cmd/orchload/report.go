@@ -68,7 +68,7 @@ func (r report) print(out io.Writer) {
 	if m := r.MemoryAtEnd; m != nil {
 		fmt.Fprintf(w, "memory at the end, %d events\tRSS %.1f MiB (anonymous %.1f)  peak %.1f MiB\t(for the record)\t\n",
 			m.Events, m.RSSMiB, m.AnonMiB, m.PeakRSSMiB)
-	} else {
+	} else if r.Memory == nil {
 		fmt.Fprintln(w, "memory\tnot measured (only with --start)\t\t")
 	}
 	_ = w.Flush()

@@ -85,6 +85,9 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 	interval := time.Duration(float64(time.Second) / rate)
 	start := time.Now()
 	for i := range bodies {
+		if ctx.Err() != nil {
+			break
+		}
 		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
 		at := time.Now()
 		if err := post(ctx, producer, eventsURL(t, ns), bodies[i]); err != nil {

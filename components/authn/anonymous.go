@@ -23,3 +23,25 @@ func (anonymous) fallback() {}
 type fallback interface {
 	fallback()
 }
+
+// AnonymousForPaths is the anonymous section of an AuthenticationConfiguration with conditions:
+// anonymous access only for requests to one of paths. Other requests without credentials get no
+// opinion, so they end unauthenticated (401).
+func AnonymousForPaths(paths []string) Authenticator {
+	allowed := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		allowed[p] = true
+	}
+	return anonymousForPaths(allowed)
+}
+
+type anonymousForPaths map[string]bool
+
+func (a anonymousForPaths) AuthenticateRequest(r *http.Request) (*UserInfo, bool, error) {
+	if !a[r.URL.Path] {
+		return nil, false, nil
+	}
+	return anonymous{}.AuthenticateRequest(r)
+}
+
+func (anonymousForPaths) fallback() {}

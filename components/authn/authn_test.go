@@ -443,3 +443,28 @@ func TestUnionAnonymousOnlyRejectsBearerToken(t *testing.T) {
 		t.Fatalf("no credential with anonymous only: user=%+v ok=%v err=%v, want system:anonymous", user, ok, err)
 	}
 }
+
+func TestAnonymousForPaths(t *testing.T) {
+	u := Union(AnonymousForPaths([]string{"/healthz", "/readyz"}))
+	for _, tt := range []struct {
+		path, header string
+		wantOK       bool
+		wantErr      bool
+	}{
+		{"/healthz", "", true, false},
+		{"/readyz", "", true, false},
+		{"/apis/events.orch.io/v1", "", false, false},
+		{"/healthz/extra", "", false, false},
+		{"/healthz", "Bearer unknown", false, true},
+	} {
+		r := request(tt.header)
+		r.URL.Path = tt.path
+		user, ok, err := u.AuthenticateRequest(r)
+		if ok != tt.wantOK || (err != nil) != tt.wantErr {
+			t.Errorf("%s %q: ok=%v err=%v, want ok=%v err=%v", tt.path, tt.header, ok, err, tt.wantOK, tt.wantErr)
+		}
+		if ok && user.Name != AnonymousUser {
+			t.Errorf("%s: user %q", tt.path, user.Name)
+		}
+	}
+}

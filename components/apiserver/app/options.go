@@ -30,6 +30,17 @@ type Options struct {
 	TokenAuthFile     string
 	AnonymousAuth     bool
 	AuthorizationMode string
+
+	AuthenticationConfig       string
+	AuthorizationConfig        string
+	EncryptionProviderConfig   string
+	AdmissionControlConfigFile string
+	TracingConfigFile          string
+
+	// AnonymousAuthSet and AuthorizationModeSet record flags given explicitly, which some
+	// configuration files forbid.
+	AnonymousAuthSet     bool
+	AuthorizationModeSet bool
 }
 
 // NewOptions returns the defaults: an embedded etcd under ./orch-data, HTTPS on 6443 with a
@@ -62,6 +73,17 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "If set, the file that will be used to secure the secure port of the API server via token authentication (CSV: token,user,uid,\"group1,group2\").")
 	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "Enables anonymous requests to the secure port of the API server. Requests that are not rejected by another authentication method are treated as anonymous requests, with a username of system:anonymous and a group name of system:unauthenticated.")
 	fs.StringVar(&o.AuthorizationMode, "authorization-mode", o.AuthorizationMode, "Ordered list of plug-ins to do authorization on secure port. Comma-delimited list of: "+strings.Join(authz.ModeNames(), ",")+".")
+	fs.StringVar(&o.AuthenticationConfig, "authentication-config", o.AuthenticationConfig, "File with an AuthenticationConfiguration (apiserver.config.orch.io/v1). Its anonymous section replaces --anonymous-auth, which must then be unset.")
+	fs.StringVar(&o.AuthorizationConfig, "authorization-config", o.AuthorizationConfig, "File with an AuthorizationConfiguration (apiserver.config.orch.io/v1). Mutually exclusive with --authorization-mode.")
+	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "File with an EncryptionConfiguration (apiserver.config.orch.io/v1) for encryption at rest.")
+	fs.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", o.AdmissionControlConfigFile, "File with an AdmissionConfiguration (apiserver.config.orch.io/v1).")
+	fs.StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "File with a TracingConfiguration (apiserver.config.orch.io/v1).")
+}
+
+// RecordExplicit notes which flags fs saw on the command line, for the rules that depend on it.
+func (o *Options) RecordExplicit(fs *pflag.FlagSet) {
+	o.AnonymousAuthSet = fs.Changed("anonymous-auth")
+	o.AuthorizationModeSet = fs.Changed("authorization-mode")
 }
 
 // Validate reports every problem with the options, each naming its flag.

@@ -39,10 +39,11 @@ var Version = version.Info{
 // Run serves the API until ctx ends. ready, if set, is called with the address being served once
 // the server accepts connections.
 func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr string)) error {
-	if err := o.Validate(); err != nil {
+	files, err := loadConfigFiles(o)
+	if err = errors.Join(o.Validate(), err); err != nil {
 		return err
 	}
-	authenticator, err := buildAuthenticator(o)
+	authenticator, err := buildAuthenticator(o, files)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	return serve(ctx, o, clk, store, authenticator, authorizer, ready)
 }
 
-func buildAuthenticator(o *Options) (authn.Authenticator, error) {
+func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {
 	var list []authn.Authenticator
 	if o.TokenAuthFile != "" {
 		tf, err := authn.NewTokenFile(o.TokenAuthFile)
@@ -71,10 +72,7 @@ func buildAuthenticator(o *Options) (authn.Authenticator, error) {
 		}
 		list = append(list, tf)
 	}
-	if o.AnonymousAuth {
-		list = append(list, authn.Anonymous())
-	}
-	return authn.Union(list...), nil
+	return authn.Union(append(list, files.anonymous(o))...), nil
 }
 
 func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), error) {

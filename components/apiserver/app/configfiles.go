@@ -1,0 +1,119 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+
+	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/authn"
+)
+
+// configFiles are the apiserver.config.orch.io/v1 files named on the command line, checked.
+type configFiles struct {
+	authentication *config.Authentication
+	authorization  *config.Authorization
+	encryption     *config.Encryption
+	admission      *config.Admission
+	tracing        *config.Tracing
+}
+
+// loadConfigFiles loads every configuration file the options name and reports every problem at
+// once: each invalid file with all its errors, and each valid setting this server cannot honour
+// yet, because a server that silently ignored an authorizer or an encryption key would be lying
+// about its security.
+func loadConfigFiles(o *Options) (*configFiles, error) {
+	var c configFiles
+	var errs []error
+	load := func(flag, path string, fn func(string) error) {
+		if path == "" {
+			return
+		}
+		if err := fn(path); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
+		}
+	}
+	load("authentication-config", o.AuthenticationConfig, func(p string) (err error) {
+		c.authentication, err = config.LoadAuthentication(p)
+		return err
+	})
+	load("authorization-config", o.AuthorizationConfig, func(p string) (err error) {
+		c.authorization, err = config.LoadAuthorization(p)
+		return err
+	})
+	load("encryption-provider-config", o.EncryptionProviderConfig, func(p string) (err error) {
+		c.encryption, err = config.LoadEncryption(p)
+		return err
+	})
+	load("admission-control-config-file", o.AdmissionControlConfigFile, func(p string) (err error) {
+		c.admission, err = config.LoadAdmission(p)
+		return err
+	})
+	load("tracing-config-file", o.TracingConfigFile, func(p string) (err error) {
+		c.tracing, err = config.LoadTracing(p)
+		return err
+	})
+	if err := config.CheckAnonymousConflict(c.authentication, o.AnonymousAuthSet); err != nil {
+		errs = append(errs, err)
+	}
+	if o.AuthorizationConfig != "" && o.AuthorizationModeSet {
+		errs = append(errs, errors.New("--authorization-config and --authorization-mode are mutually exclusive"))
+	}
+	errs = append(errs, c.unsupported()...)
+	return &c, errors.Join(errs...)
+}
+
+// unsupported names each valid setting that this server cannot enforce yet.
+func (c *configFiles) unsupported() []error {
+	var errs []error
+	if a := c.authentication; a != nil && len(a.Config.JWT) > 0 {
+		errs = append(errs, fmt.Errorf("--authentication-config %s: jwt: this orch-apiserver cannot verify JWT tokens yet; remove the jwt authenticators or the flag", a.File))
+	}
+	if a := c.authorization; a != nil {
+		for i, az := range a.Config.Authorizers {
+			errs = append(errs, fmt.Errorf("--authorization-config %s: authorizers[%d] (%s %q): this orch-apiserver cannot call authorization webhooks yet", a.File, i, az.Type, az.Name))
+		}
+	}
+	if e := c.encryption; e != nil {
+		for i, r := range e.Config.Resources {
+			for j, p := range r.Providers {
+				if p.Identity == nil {
+					errs = append(errs, fmt.Errorf("--encryption-provider-config %s: resources[%d].providers[%d]: this orch-apiserver can only store data unencrypted (identity) yet", e.File, i, j))
+				}
+			}
+		}
+	}
+	if a := c.admission; a != nil {
+		// No admission plugin is registered, so naming any is a configuration for nothing.
+		if err := a.CheckRegistered(nil); err != nil {
+			errs = append(errs, fmt.Errorf("--admission-control-config-file: %w", err))
+		}
+	}
+	if t := c.tracing; t != nil {
+		errs = append(errs, fmt.Errorf("--tracing-config-file %s: this orch-apiserver cannot export traces yet", t.File))
+	}
+	return errs
+}
+
+// anonymous is the anonymous authenticator the options and files ask for, or nil for none. The
+// authentication file's anonymous section, when present, replaces --anonymous-auth.
+func (c *configFiles) anonymous(o *Options) authn.Authenticator {
+	if a := c.authentication; a != nil && a.Config.Anonymous != nil {
+		anon := a.Config.Anonymous
+		switch {
+		case !anon.Enabled:
+			return nil
+		case len(anon.Conditions) == 0:
+			return authn.Anonymous()
+		default:
+			paths := make([]string, len(anon.Conditions))
+			for i, cond := range anon.Conditions {
+				paths[i] = cond.Path
+			}
+			return authn.AnonymousForPaths(paths)
+		}
+	}
+	if o.AnonymousAuth {
+		return authn.Anonymous()
+	}
+	return nil
+}

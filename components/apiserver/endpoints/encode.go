@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -77,20 +78,33 @@ func WriteObject(w http.ResponseWriter, r *http.Request, code int, obj any) {
 	if err != nil {
 		code, data = http.StatusInternalServerError, []byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"encoding the response failed","reason":"InternalError","code":500}`)
 	}
-	contentType := "application/json"
 	if format, _ := negotiate(r); format == formatYAML {
 		if y, err := yaml.JSONToYAML(data); err == nil {
-			data, contentType = y, "application/yaml"
+			writeBody(w, code, "application/yaml", y)
+			return
 		}
-	} else if wantsPretty(r) {
+	}
+	writeJSON(w, r, code, data)
+}
+
+// writeJSON answers with an encoded JSON body, indented when the client asks for pretty output.
+func writeJSON(w http.ResponseWriter, r *http.Request, code int, data []byte) {
+	if wantsPretty(r) {
 		var buf bytes.Buffer
 		if json.Indent(&buf, data, "", "  ") == nil {
 			data = buf.Bytes()
 		}
 	}
+	writeBody(w, code, "application/json", data)
+}
+
+func writeBody(w http.ResponseWriter, code int, contentType string, data []byte) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Cache-Control", "no-cache, private")
+	h.Set("Content-Length", strconv.Itoa(len(data)+1))
 	w.WriteHeader(code)
-	_, _ = w.Write(append(data, '\n'))
+	// Two writes rather than append: a list body can be megabytes, not worth copying for a newline.
+	_, _ = w.Write(data)
+	_, _ = w.Write([]byte{'\n'})
 }

@@ -128,12 +128,22 @@ func (h *handlers) listOrWatch(req *restful.Request, resp *restful.Response) {
 		fail(req, resp, err)
 		return
 	}
+	format, ok := negotiate(req.Request)
+	if ok && format == formatJSON {
+		data, err := h.Store.ListJSON(req.Request.Context(), req.PathParameter("namespace"), opts)
+		if err != nil {
+			fail(req, resp, err)
+			return
+		}
+		writeJSON(resp.ResponseWriter, req.Request, http.StatusOK, data)
+		return
+	}
 	list, err := h.Store.List(req.Request.Context(), req.PathParameter("namespace"), opts)
 	if err != nil {
 		fail(req, resp, err)
 		return
 	}
-	if format, _ := negotiate(req.Request); format == formatTable {
+	if format == formatTable {
 		respond(req, resp, http.StatusOK, h.table(list.Items, list.ListMeta))
 		return
 	}

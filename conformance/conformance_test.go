@@ -1,0 +1,163 @@
+package conformance
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cucumber/godog"
+)
+
+var (
+	targetFlag  = flag.String("target", "targets/orch.yaml", "target profile: how to reach the implementation under test")
+	reportsFlag = flag.String("reports", "", "directory for JUnit XML, cucumber JSON and conformance.md; empty writes none")
+	filterFlag  = flag.String("filter", "", "godog tag expression selecting scenarios, for example @component:agent")
+)
+
+// featuresDir and catalogPath are relative to this package, where go test runs.
+const (
+	featuresDir = "../features"
+	catalogPath = "../features/rules.yaml"
+)
+
+var (
+	shared     *Target
+	sharedErr  error
+	sharedOnce sync.Once
+	recorder   *Recorder
+)
+
+// openShared opens the target once for every test of the run: one build, one API server.
+func openShared() (*Target, error) {
+	sharedOnce.Do(func() {
+		root, err := filepath.Abs("..")
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		shared, sharedErr = OpenTarget(*targetFlag, root)
+	})
+	if sharedErr != nil {
+		return nil, fmt.Errorf("target %s: %w", *targetFlag, sharedErr)
+	}
+	return shared, nil
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	scenarios, err := LoadFeatures(featuresDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	recorder = NewRecorder(os.Stdout, scenarios)
+	code := m.Run()
+	if *reportsFlag != "" && len(recorder.Outcomes) > 0 {
+		if err := writeSummary(scenarios); err != nil {
+			fmt.Fprintln(os.Stderr, "writing conformance.md:", err)
+			code = 1
+		}
+	}
+	if shared != nil {
+		shared.Close()
+	}
+	os.Exit(code)
+}
+
+func writeSummary(scenarios []Scenario) error {
+	c, err := LoadCatalog(catalogPath)
+	if err != nil {
+		return err
+	}
+	specs, err := GinkgoRules(".")
+	if err != nil {
+		return err
+	}
+	name := *targetFlag
+	if shared != nil {
+		name = shared.Profile.Name
+	}
+	path := filepath.Join(*reportsFlag, "conformance.md")
+	if err := recorder.WriteMarkdown(path, name, c, CheckCoverage(c, scenarios, specs, StepDefs())); err != nil {
+		return err
+	}
+	fmt.Println("wrote", path)
+	return nil
+}
+
+// TestCoverage is `make coverage`: every catalog rule has a scenario or a dated pending entry, every
+// tag names a catalog rule, and every step has exactly one definition with code.
+func TestCoverage(t *testing.T) {
+	c, err := LoadCatalog(catalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios, err := LoadFeatures(featuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := GinkgoRules(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov := CheckCoverage(c, scenarios, specs, StepDefs())
+	var b strings.Builder
+	covered, pending, total := 0, 0, 0
+	fmt.Fprintf(&b, "%-16s %8s %8s %6s\n", "area", "covered", "pending", "total")
+	for _, a := range cov.Areas {
+		fmt.Fprintf(&b, "%-16s %8d %8d %6d\n", a.Area, a.Covered, a.Pending, a.Total)
+		covered, pending, total = covered+a.Covered, pending+a.Pending, total+a.Total
+	}
+	fmt.Fprintf(&b, "%-16s %8d %8d %6d\n", "all", covered, pending, total)
+	t.Logf("coverage of features/rules.yaml by %d scenarios:\n%s", len(scenarios), b.String())
+	for _, p := range cov.Problems {
+		t.Error(p)
+	}
+}
+
+// TestConformance runs the feature files against the target through godog.
+func TestConformance(t *testing.T) {
+	tgt, err := openShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	format := "pretty"
+	if *reportsFlag != "" {
+		if err := os.MkdirAll(*reportsFlag, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		format = fmt.Sprintf("junit:%s,cucumber:%s",
+			filepath.Join(*reportsFlag, "conformance-junit.xml"), filepath.Join(*reportsFlag, "conformance-cucumber.json"))
+	}
+	opts := godog.Options{
+		Format: format,
+		// Progress comes from the recorder; godog's own pretty output would repeat it.
+		Output: io.Discard,
+		Paths:  []string{featuresDir},
+		Tags:   *filterFlag,
+		Strict: true,
+	}
+	suite := godog.TestSuite{
+		Name:                "orch conformance",
+		ScenarioInitializer: InitializeScenario(tgt, recorder),
+		Options:             &opts,
+	}
+	fmt.Printf("conformance of %s (%s): %v\n", tgt.Profile.Name, *targetFlag, tgt.Profile.Components())
+	if status := suite.Run(); status != 0 {
+		failed := 0
+		for _, o := range recorder.Outcomes {
+			if o.Status == StatusFailed {
+				failed++
+				t.Errorf("%s: %s", o.Ref, o.Detail)
+			}
+		}
+		if failed == 0 {
+			t.Errorf("godog exited %d", status)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Profile says how to reach the implementation under test. Strings may hold placeholders: {root}
+// (the module root), {bin} (where Build puts binaries), {work} (a fresh directory for this run) and
+// {port} (a free local port chosen for the API server).
+type Profile struct {
+	Name string `json:"name"`
+	// Build lists Go packages, relative to {root}, built into {bin} before the run.
+	Build       []string            `json:"build,omitempty"`
+	APIServer   *APIServerProfile   `json:"apiserver,omitempty"`
+	ConfigCheck *ConfigCheckProfile `json:"configCheck,omitempty"`
+	Agent       *AgentProfile       `json:"agent,omitempty"`
+}
+
+// APIServerProfile reaches the Event API over HTTPS.
+type APIServerProfile struct {
+	// Start, when set, is how to start the server for the run; without it the server is already up
+	// at BaseURL.
+	Start   *StartProfile `json:"start,omitempty"`
+	BaseURL string        `json:"baseURL"`
+	// CAFile verifies the server's certificate; Token is a bearer token allowed every Event operation.
+	CAFile string `json:"caFile"`
+	Token  string `json:"token"`
+	// Group, Version and Resource spell events.orch.io, v1 and events for this implementation.
+	Group    string `json:"group"`
+	Version  string `json:"version"`
+	Resource string `json:"resource"`
+	// Namespaces are two existing namespaces the run may write Events into.
+	Namespaces []string `json:"namespaces"`
+}
+
+// StartProfile starts a process: Files are written under {work} first.
+type StartProfile struct {
+	Command []string          `json:"command"`
+	Files   map[string]string `json:"files,omitempty"`
+}
+
+// ConfigCheckProfile runs the checker of apiserver.config.orch.io/v1 files: Command followed by the
+// file names must exit 0 for valid files and 1 for invalid ones, printing one "path: reason" per
+// problem.
+type ConfigCheckProfile struct {
+	Command []string `json:"command"`
+	// APIVersion spells apiserver.config.orch.io/v1 for this implementation.
+	APIVersion string `json:"apiVersion"`
+}
+
+// AgentProfile runs the node agent.
+type AgentProfile struct {
+	Command []string `json:"command"`
+	// StartOnly are arguments under which the agent validates its options, runs its start-up checks
+	// and exits 0 instead of running.
+	StartOnly []string `json:"startOnly"`
+	// OptionNames maps SPEC.md's option names (without dashes) to this implementation's, where they
+	// differ (for example orchconfig: kubeconfig).
+	OptionNames map[string]string `json:"optionNames,omitempty"`
+	// TypeWords maps an option type of SPEC.md to the words the help may print for it; a type
+	// missing here must be printed as written. An empty word means no type is printed.
+	TypeWords map[string][]string `json:"typeWords,omitempty"`
+	// ConfigFile says how to write a --config file: the document's fixed members, and the field
+	// each option is set through.
+	ConfigFile *AgentConfigFile `json:"configFile,omitempty"`
+}
+
+// AgentConfigFile describes the agent's configuration file format.
+type AgentConfigFile struct {
+	Header map[string]any    `json:"header"`
+	Fields map[string]string `json:"fields"`
+}
+
+// LoadProfile reads a profile strictly, so a misspelt key is an error rather than a silent default.
+func LoadProfile(path string) (*Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p Profile
+	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if p.APIServer != nil && (len(p.APIServer.Namespaces) < 2 || p.APIServer.Group == "" || p.APIServer.Version == "" || p.APIServer.Resource == "") {
+		return nil, fmt.Errorf("%s: apiserver needs group, version, resource and two namespaces", path)
+	}
+	return &p, nil
+}
+
+// Components lists what the profile can run, as named by @component: tags.
+func (p *Profile) Components() []string {
+	var out []string
+	if p.APIServer != nil {
+		out = append(out, "apiserver")
+	}
+	if p.ConfigCheck != nil {
+		out = append(out, "config-check")
+	}
+	if p.Agent != nil {
+		out = append(out, "agent")
+	}
+	return out
+}
+
+// OptionName spells a SPEC.md option (with or without dashes) the way the agent does.
+func (a *AgentProfile) OptionName(spec string) string {
+	name := strings.TrimLeft(spec, "-")
+	if n, ok := a.OptionNames[name]; ok {
+		name = n
+	}
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// Args spells every --option of a SPEC.md argument string the agent's way.
+func (a *AgentProfile) Args(spec string) []string {
+	var out []string
+	for _, f := range strings.Fields(spec) {
+		if strings.HasPrefix(f, "--") {
+			name, value, hasValue := strings.Cut(f, "=")
+			f = a.OptionName(name)
+			if hasValue {
+				f += "=" + value
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,76 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+
+	"github.com/cucumber/godog"
+)
+
+// StepDef is one step definition: its expression, and Bind, which returns the step function bound
+// to a scenario's world. The coverage check reads the expressions without running anything.
+type StepDef struct {
+	Expr string
+	Bind func(w *World) any
+}
+
+// StepDefs lists every step definition of the suite.
+func StepDefs() []StepDef {
+	var defs []StepDef
+	defs = append(defs, eventSteps()...)
+	defs = append(defs, configSteps()...)
+	defs = append(defs, agentSteps()...)
+	return defs
+}
+
+// World is one scenario's state.
+type World struct {
+	t   *Target
+	dir string // a fresh directory for the scenario's files
+	// suffix makes the scenario's object names unique on a server shared by every scenario.
+	suffix string
+
+	http    *answer          // the last HTTP answer
+	creds   string           // "valid", "none" or "unknown"
+	created map[string]bool  // events this scenario created, by logical name
+	doc     map[string]any   // the configuration document being built
+	docRaw  string           // a configuration file given verbatim
+	result  *Result          // the last command's result
+	version string           // the agent's version as --version printed it
+	extra   map[string]any   // fields set on the next event created
+	drop    []string         // fields removed from the next event created
+}
+
+// InitializeScenario registers the steps and hooks on a godog scenario context. Scenarios the
+// target has no component for are skipped and recorded as not applicable.
+func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
+	return func(sc *godog.ScenarioContext) {
+		w := &World{t: t}
+		for _, d := range StepDefs() {
+			sc.Step(d.Expr, d.Bind(w))
+		}
+		sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
+			*w = World{t: t, creds: "valid", created: map[string]bool{}, suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
+			rec.Start(p)
+			for _, tag := range p.Tags {
+				if c, ok := strings.CutPrefix(tag.Name, ComponentTagPrefix); ok && !t.Has(c) {
+					rec.NotApplicable(p, c)
+					return ctx, godog.ErrSkip
+				}
+			}
+			dir, err := os.MkdirTemp(t.work, "scenario-")
+			w.dir = dir
+			return ctx, err
+		})
+		sc.After(func(ctx context.Context, p *godog.Scenario, err error) (context.Context, error) {
+			rec.Finish(p, err)
+			if w.dir != "" {
+				os.RemoveAll(w.dir)
+			}
+			return ctx, nil
+		})
+	}
+}

@@ -1,0 +1,267 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+func agentSteps() []StepDef {
+	return []StepDef{
+		{`^the agent is run with "([^"]*)"$`, func(w *World) any { return w.agentRun }},
+		{`^the agent starts with "([^"]*)"$`, func(w *World) any { return w.agentStart }},
+		{`^it exits successfully$`, func(w *World) any { return w.exitsSuccessfully }},
+		{`^it starts$`, func(w *World) any { return w.exitsSuccessfully }},
+		{`^it refuses to start naming "([^"]*)"$`, func(w *World) any { return w.refusesNaming }},
+		{`^its output lists the option "([^"]*)"$`, func(w *World) any { return w.outputListsOption }},
+		{`^its output shows the version$`, func(w *World) any { return w.outputShowsVersion }},
+		{`^the agent's version is read$`, func(w *World) any { return w.readVersion }},
+		{`^the agent starts reporting its version followed by "([^"]*)"$`, func(w *World) any { return w.startWithVersion }},
+		{`^an agent configuration file setting "([^"]*)" to (.+)$`, func(w *World) any { return w.agentConfigFile }},
+		{`^a drop-in configuration file setting "([^"]*)" to (.+)$`, func(w *World) any { return w.agentDropIn }},
+		{`^the agent's help is read$`, func(w *World) any { return w.readHelp }},
+		{`^the help lists the option "([^"]*)" of type "([^"]*)"$`, func(w *World) any { return w.helpType }},
+		{`^the help shows "([^"]*)" with default "([^"]*)"$`, func(w *World) any { return w.helpDefault }},
+		{`^the help marks "([^"]*)" as deprecated for "([^"]*)"$`, func(w *World) any { return w.helpDeprecation }},
+		{`^the help lists feature gate "([^"]*)" as "([^"]*)" with default "([^"]*)"$`, func(w *World) any { return w.helpGate }},
+	}
+}
+
+func (w *World) agent() *AgentProfile { return w.t.Profile.Agent }
+
+func (w *World) agentRun(args string) error {
+	r, err := w.t.Run(w.dir, w.agent().Command, w.agent().Args(args)...)
+	w.result = &r
+	return err
+}
+
+// agentStart runs the agent with the profile's start-only arguments: it validates its options, runs
+// its start-up checks and exits. The scenario's own arguments come last and so win.
+func (w *World) agentStart(args string) error {
+	argv := append(append([]string{}, w.t.expandAll(w.agent().StartOnly)...), w.agent().Args(args)...)
+	argv = append(argv, w.configArgs()...)
+	r, err := w.t.Run(w.dir, w.agent().Command, argv...)
+	w.result = &r
+	return err
+}
+
+// configArgs points the agent at the configuration files the scenario wrote.
+func (w *World) configArgs() []string {
+	var out []string
+	if _, err := os.Stat(filepath.Join(w.dir, "orchlet.yaml")); err == nil {
+		out = append(out, w.agent().OptionName("config")+"="+filepath.Join(w.dir, "orchlet.yaml"))
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "conf.d")); err == nil {
+		out = append(out, w.agent().OptionName("config-dir")+"="+filepath.Join(w.dir, "conf.d"))
+	}
+	return out
+}
+
+func (w *World) exitsSuccessfully() error {
+	if err := w.needResult(); err != nil {
+		return err
+	}
+	if w.result.Code != 0 {
+		return fmt.Errorf("want exit 0, got %d:\n%s", w.result.Code, w.result.Output())
+	}
+	return nil
+}
+
+func (w *World) refusesNaming(option string) error {
+	if err := w.needResult(); err != nil {
+		return err
+	}
+	name := w.agent().OptionName(option)
+	if w.result.Code == 0 || !strings.Contains(w.result.Stderr, name) {
+		return fmt.Errorf("want a non-zero exit naming %s, got %d:\n%s", name, w.result.Code, w.result.Output())
+	}
+	return nil
+}
+
+func (w *World) outputListsOption(option string) error {
+	if err := w.needResult(); err != nil {
+		return err
+	}
+	if !strings.Contains(w.result.Output(), w.agent().OptionName(option)) {
+		return fmt.Errorf("want %s in the output:\n%s", option, w.result.Output())
+	}
+	return nil
+}
+
+// semver finds a version such as v1.2.3 or v0.1.0-rc.1 in --version output.
+var semver = regexp.MustCompile(`v\d+\.\d+\.\d+[0-9A-Za-z.+-]*`)
+
+func (w *World) outputShowsVersion() error {
+	if err := w.needResult(); err != nil {
+		return err
+	}
+	if w.result.Code != 0 || !semver.MatchString(w.result.Stdout) {
+		return fmt.Errorf("want a version on stdout and exit 0, got %d:\n%s", w.result.Code, w.result.Output())
+	}
+	return nil
+}
+
+func (w *World) readVersion() error {
+	r, err := w.t.Run(w.dir, w.agent().Command, w.agent().OptionName("version"))
+	if err != nil {
+		return err
+	}
+	w.version = semver.FindString(r.Stdout)
+	if r.Code != 0 || w.version == "" {
+		return fmt.Errorf("--version printed no version, exit %d:\n%s", r.Code, r.Output())
+	}
+	return nil
+}
+
+func (w *World) startWithVersion(suffix string) error {
+	if w.version == "" {
+		return fmt.Errorf("read the agent's version first")
+	}
+	if err := w.agentStart("--version=" + w.version + suffix); err != nil {
+		return err
+	}
+	if w.result.Code != 0 || !strings.Contains(w.result.Output(), w.version+suffix) {
+		return fmt.Errorf("want exit 0 reporting %s%s, got %d:\n%s", w.version, suffix, w.result.Code, w.result.Output())
+	}
+	return nil
+}
+
+// configDoc builds a configuration file document setting one option through its field.
+func (w *World) configDoc(option, value string) ([]byte, error) {
+	cf := w.agent().ConfigFile
+	if cf == nil {
+		return nil, fmt.Errorf("the profile does not say how to write the agent's configuration file")
+	}
+	field, ok := cf.Fields[strings.TrimLeft(option, "-")]
+	if !ok {
+		return nil, fmt.Errorf("the profile names no configuration field for %s", option)
+	}
+	v, err := parseValue(value)
+	if err != nil {
+		return nil, err
+	}
+	doc := map[string]any{}
+	for k, x := range cf.Header {
+		doc[k] = x
+	}
+	doc[field] = v
+	return yaml.Marshal(doc)
+}
+
+func (w *World) agentConfigFile(option, value string) error {
+	data, err := w.configDoc(option, value)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(w.dir, "orchlet.yaml"), data, 0o600)
+}
+
+func (w *World) agentDropIn(option, value string) error {
+	data, err := w.configDoc(option, value)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(w.dir, "conf.d")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "10-conformance.conf"), data, 0o600)
+}
+
+func (w *World) readHelp() error {
+	_, err := w.t.AgentHelp()
+	return err
+}
+
+func (w *World) helpEntry(option string) (*HelpEntry, error) {
+	h, err := w.t.AgentHelp()
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimLeft(w.agent().OptionName(option), "-")
+	e, ok := h.Options[name]
+	if !ok {
+		return nil, fmt.Errorf("the help does not list %s", option)
+	}
+	return e, nil
+}
+
+func (w *World) helpType(option, specType string) error {
+	e, err := w.helpEntry(option)
+	if err != nil {
+		return err
+	}
+	words, ok := w.agent().TypeWords[specType]
+	if !ok {
+		words = []string{specType}
+	}
+	for _, word := range words {
+		if e.Type == word {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: help prints type %q, want one of %q (SPEC.md type %q)", option, e.Type, words, specType)
+}
+
+// zeroDefaults are defaults pflag does not print: a help without "(default ...)" shows them.
+var zeroDefaults = map[string]bool{"": true, "''": true, "none": true, "0": true, "false": true}
+
+// placeholder is a <name> part of a SPEC.md default, which any text may fill.
+var placeholder = regexp.MustCompile(`<[^>]+>`)
+
+func (w *World) helpDefault(option, want string) error {
+	e, err := w.helpEntry(option)
+	if err != nil {
+		return err
+	}
+	if zeroDefaults[want] && (e.Default == "" || e.Default == want) {
+		return nil
+	}
+	pattern := "^" + placeholder.ReplaceAllString(regexp.QuoteMeta(want), `[^/]+`) + "$"
+	if regexp.MustCompile(pattern).MatchString(e.Default) {
+		return nil
+	}
+	return fmt.Errorf("%s: help shows default %q, want %q", option, e.Default, want)
+}
+
+func (w *World) helpDeprecation(option, reason string) error {
+	e, err := w.helpEntry(option)
+	if err != nil {
+		return err
+	}
+	deprecated := strings.Contains(e.Text, "DEPRECATED")
+	var ok bool
+	switch reason {
+	case "none":
+		ok = !deprecated
+	case "config file":
+		ok = deprecated && strings.Contains(e.Text, w.agent().OptionName("config"))
+	case "eviction options":
+		ok = deprecated && strings.Contains(e.Text, "eviction")
+	default: // "removal in <version>"
+		ok = deprecated && strings.Contains(e.Text, strings.TrimPrefix(reason, "removal in "))
+	}
+	if !ok {
+		return fmt.Errorf("%s: want deprecation %q, help says: %s", option, reason, e.Text)
+	}
+	return nil
+}
+
+func (w *World) helpGate(name, stage, def string) error {
+	h, err := w.t.AgentHelp()
+	if err != nil {
+		return err
+	}
+	g, ok := h.Gates[name]
+	if !ok {
+		return fmt.Errorf("the help lists no feature gate %s", name)
+	}
+	if g.Stage != stage || g.Default != def {
+		return fmt.Errorf("gate %s: help says %s default %s, want %s default %s", name, g.Stage, g.Default, stage, def)
+	}
+	return nil
+}

@@ -33,15 +33,15 @@ type World struct {
 	// suffix makes the scenario's object names unique on a server shared by every scenario.
 	suffix string
 
-	http    *answer          // the last HTTP answer
-	creds   string           // "valid", "none" or "unknown"
-	created map[string]bool  // events this scenario created, by logical name
-	doc     map[string]any   // the configuration document being built
-	docRaw  string           // a configuration file given verbatim
-	result  *Result          // the last command's result
-	version string           // the agent's version as --version printed it
-	extra   map[string]any   // fields set on the next event created
-	drop    []string         // fields removed from the next event created
+	http    *answer         // the last HTTP answer
+	creds   string          // "valid", "none" or "unknown"
+	created map[string]bool // events this scenario created, by logical name
+	doc     map[string]any  // the configuration document being built
+	docRaw  string          // a configuration file given verbatim
+	result  *Result         // the last command's result
+	version string          // the agent's version as --version printed it
+	extra   map[string]any  // fields set on the next event created
+	drop    []string        // fields removed from the next event created
 }
 
 // InitializeScenario registers the steps and hooks on a godog scenario context. Scenarios the

@@ -147,7 +147,15 @@ func TestConformance(t *testing.T) {
 		ScenarioInitializer: InitializeScenario(tgt, recorder),
 		Options:             &opts,
 	}
-	fmt.Printf("conformance of %s (%s): %v\n", tgt.Profile.Name, *targetFlag, tgt.Profile.Components())
+	features, err := suite.RetrieveFeatures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorder.total = 0
+	for _, f := range features {
+		recorder.total += len(f.Pickles)
+	}
+	fmt.Printf("conformance of %s (%s), components %v: %d scenarios\n", tgt.Profile.Name, *targetFlag, tgt.Profile.Components(), recorder.total)
 	if status := suite.Run(); status != 0 {
 		failed := 0
 		for _, o := range recorder.Outcomes {

@@ -37,9 +37,12 @@ type APIServerProfile struct {
 	Namespaces []string `json:"namespaces"`
 }
 
-// StartProfile starts a process: Files are written under {work} first.
+// StartProfile starts an API server: Files are written under {work} first, then Command runs
+// followed by Args for the suite's server, or by a scenario's own arguments for a server of the
+// scenario (configuration flags, for example).
 type StartProfile struct {
 	Command []string          `json:"command"`
+	Args    []string          `json:"args,omitempty"`
 	Files   map[string]string `json:"files,omitempty"`
 }
 
@@ -96,6 +99,9 @@ func (p *Profile) Components() []string {
 	var out []string
 	if p.APIServer != nil {
 		out = append(out, "apiserver")
+		if p.APIServer.Start != nil {
+			out = append(out, "apiserver-start")
+		}
 	}
 	if p.ConfigCheck != nil {
 		out = append(out, "config-check")

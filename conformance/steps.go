@@ -23,6 +23,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, eventSteps()...)
 	defs = append(defs, configSteps()...)
 	defs = append(defs, agentSteps()...)
+	defs = append(defs, serverSteps()...)
 	return defs
 }
 
@@ -38,10 +39,11 @@ type World struct {
 	created map[string]bool // events this scenario created, by logical name
 	doc     map[string]any  // the configuration document being built
 	docRaw  string          // a configuration file given verbatim
-	result  *Result         // the last command's result
-	version string          // the agent's version as --version printed it
-	extra   map[string]any  // fields set on the next event created
-	drop    []string        // fields removed from the next event created
+	result  *Result
+	server  *Server        // an API server the scenario started         // the last command's result
+	version string         // the agent's version as --version printed it
+	extra   map[string]any // fields set on the next event created
+	drop    []string       // fields removed from the next event created
 }
 
 // InitializeScenario registers the steps and hooks on a godog scenario context. Scenarios the
@@ -67,6 +69,9 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 		})
 		sc.After(func(ctx context.Context, p *godog.Scenario, err error) (context.Context, error) {
 			rec.Finish(p, err)
+			if w.server != nil {
+				w.server.Stop()
+			}
 			if w.dir != "" {
 				os.RemoveAll(w.dir)
 			}

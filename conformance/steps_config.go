@@ -132,17 +132,23 @@ func (w *World) docCopies(path string, n int, value string) error {
 	return setPath(w.doc, path, list)
 }
 
-func (w *World) checkConfig() error {
+// writeConfig writes the scenario's configuration document to a file and returns its name.
+func (w *World) writeConfig() (string, error) {
 	content := w.docRaw
 	if w.doc != nil {
 		data, err := json.MarshalIndent(w.doc, "", "  ")
 		if err != nil {
-			return err
+			return "", err
 		}
 		content = strings.ReplaceAll(string(data), "{dir}", w.dir)
 	}
 	file := filepath.Join(w.dir, "config.yaml")
-	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+	return file, os.WriteFile(file, []byte(content), 0o600)
+}
+
+func (w *World) checkConfig() error {
+	file, err := w.writeConfig()
+	if err != nil {
 		return err
 	}
 	r, err := w.t.Run(w.dir, w.t.Profile.ConfigCheck.Command, file)

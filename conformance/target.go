@@ -34,9 +34,7 @@ type Target struct {
 
 	startOnce sync.Once
 	startErr  error
-	server    *exec.Cmd
-	exited    chan struct{} // closed when a started server has exited
-	serverLog *os.File
+	server    *Server // the suite's API server, when the profile starts one
 	client    *http.Client
 
 	helpOnce sync.Once
@@ -56,7 +54,7 @@ func OpenTarget(profilePath, root string) (*Target, error) {
 		return nil, err
 	}
 	t := &Target{Profile: p, root: root, work: work}
-	if t.port, err = freePort(); err != nil {
+	if t.port, err = FreePort(); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -75,8 +73,11 @@ func OpenTarget(profilePath, root string) (*Target, error) {
 func (t *Target) bin() string { return filepath.Join(t.work, "bin") }
 
 // Expand fills the placeholders of a profile string.
-func (t *Target) Expand(s string) string {
-	return strings.NewReplacer("{root}", t.root, "{bin}", t.bin(), "{work}", t.work, "{port}", strconv.Itoa(t.port)).Replace(s)
+func (t *Target) Expand(s string) string { return t.expandFor(s, t.work, t.port) }
+
+// expandFor fills the placeholders for a server of its own: work directory and port.
+func (t *Target) expandFor(s, work string, port int) string {
+	return strings.NewReplacer("{root}", t.root, "{bin}", t.bin(), "{work}", work, "{port}", strconv.Itoa(port)).Replace(s)
 }
 
 func (t *Target) expandAll(in []string) []string {
@@ -99,109 +100,145 @@ func (t *Target) Has(component string) bool {
 
 // Close stops what the target started and removes its work directory.
 func (t *Target) Close() {
-	if t.server != nil && t.server.Process != nil {
-		// SIGTERM first, so the server can close its store; a kill if it does not stop in time.
-		_ = t.server.Process.Signal(os.Interrupt)
-		select {
-		case <-t.exited:
-		case <-time.After(10 * time.Second):
-			_ = t.server.Process.Kill()
-			<-t.exited
-		}
-	}
-	if t.serverLog != nil {
-		t.serverLog.Close()
+	if t.server != nil {
+		t.server.Stop()
 	}
 	os.RemoveAll(t.work)
 }
 
-// APIServer starts the API server on first use (when the profile says how) and returns an HTTPS
-// client that trusts it.
+// APIServer starts the suite's API server on first use (when the profile says how) and returns an
+// HTTPS client that trusts it.
 func (t *Target) APIServer() (*http.Client, error) {
-	t.startOnce.Do(func() { t.startErr = t.startAPIServer() })
+	t.startOnce.Do(func() { t.startErr = t.startSuiteServer() })
 	return t.client, t.startErr
 }
 
-func (t *Target) startAPIServer() error {
+func (t *Target) startSuiteServer() error {
 	a := t.Profile.APIServer
 	if a == nil {
 		return errors.New("the target has no API server")
 	}
-	if s := a.Start; s != nil {
-		for name, content := range s.Files {
-			if err := os.WriteFile(filepath.Join(t.work, name), []byte(t.Expand(content)), 0o600); err != nil {
-				return err
+	if a.Start == nil {
+		var err error
+		deadline := time.Now().Add(readyTimeout)
+		for {
+			if t.client, err = newClient(t.Expand(a.CAFile)); err == nil {
+				if err = probe(t.client, t.URL(t.GroupPath()), a.Token); err == nil {
+					return nil
+				}
 			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the API server at %s does not answer: %w", t.Expand(a.BaseURL), err)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		log, err := os.Create(filepath.Join(t.work, "apiserver.log"))
-		if err != nil {
-			return err
-		}
-		t.serverLog = log
-		args := t.expandAll(s.Command)
-		t.server = exec.Command(args[0], args[1:]...)
-		t.server.Stdout, t.server.Stderr = log, log
-		if err := t.server.Start(); err != nil {
-			return err
-		}
-		t.exited = make(chan struct{})
-		go func() { _ = t.server.Wait(); close(t.exited) }()
 	}
-	return t.waitReady()
+	s, failed, err := t.StartServer(t.work, t.port, a.Start.Args)
+	if err != nil {
+		return err
+	}
+	if failed != nil {
+		return fmt.Errorf("the API server exited %d while starting:\n%s", failed.Code, failed.Output())
+	}
+	t.server, t.client = s, s.Client
+	return nil
 }
 
-// waitReady polls the API group until it answers 200; a started server that exits is an error
-// carrying its log.
-func (t *Target) waitReady() error {
+// Server is an API server the run started.
+type Server struct {
+	Client  *http.Client
+	BaseURL string
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once the process has exited
+	log     *os.File
+}
+
+// StartServer starts an API server with the profile's start command followed by args, placeholders
+// filled for work and port, and waits until it answers. A server that exits first is not an error:
+// its exit code and output come back as a Result, for scenarios about refusing to start.
+func (t *Target) StartServer(work string, port int, args []string) (*Server, *Result, error) {
 	a := t.Profile.APIServer
+	for name, content := range a.Start.Files {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(t.expandFor(content, work, port)), 0o600); err != nil {
+			return nil, nil, err
+		}
+	}
+	log, err := os.Create(filepath.Join(work, "apiserver.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	argv := append(append([]string{}, a.Start.Command...), args...)
+	for i := range argv {
+		argv[i] = t.expandFor(argv[i], work, port)
+	}
+	s := &Server{BaseURL: t.expandFor(a.BaseURL, work, port), cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{}), log: log}
+	s.cmd.Stdout, s.cmd.Stderr = log, log
+	if err := s.cmd.Start(); err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
+
+	caFile := t.expandFor(a.CAFile, work, port)
 	deadline := time.Now().Add(readyTimeout)
 	var last error
 	for time.Now().Before(deadline) {
 		select {
-		case <-t.exited:
-			return fmt.Errorf("the API server exited while starting:\n%s", t.serverLogTail())
+		case <-s.exited:
+			out, _ := os.ReadFile(log.Name())
+			log.Close()
+			return nil, &Result{Code: s.cmd.ProcessState.ExitCode(), Stderr: string(out)}, nil
 		default:
 		}
-		if t.client == nil {
-			t.client, last = newClient(t.Expand(a.CAFile))
+		if s.Client == nil {
+			s.Client, last = newClient(caFile)
 		}
-		if t.client != nil {
-			last = t.probe()
-			if last == nil {
-				return nil
+		if s.Client != nil {
+			if last = probe(s.Client, s.BaseURL+t.GroupPath(), a.Token); last == nil {
+				return s, nil, nil
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("the API server did not answer within %s: %v\n%s", readyTimeout, last, t.serverLogTail())
+	s.Stop()
+	out, _ := os.ReadFile(log.Name())
+	return nil, nil, fmt.Errorf("the API server did not answer within %s: %v\n%s", readyTimeout, last, tail(out))
 }
 
-func (t *Target) probe() error {
-	req, err := http.NewRequest(http.MethodGet, t.URL(t.GroupPath()), nil)
+// Stop ends the server: SIGTERM so it can close its store, a kill if it does not stop in time.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.log.Close()
+}
+
+func probe(client *http.Client, url, token string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+t.Profile.APIServer.Token)
-	resp, err := t.client.Do(req)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", t.GroupPath(), resp.Status)
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
 }
 
-func (t *Target) serverLogTail() string {
-	if t.serverLog == nil {
-		return ""
+func tail(b []byte) string {
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
 	}
-	data, _ := os.ReadFile(t.serverLog.Name())
-	if len(data) > 4000 {
-		data = data[len(data)-4000:]
-	}
-	return string(data)
+	return string(b)
 }
 
 // newClient trusts the CA in caFile, which exists only once a started server has written it.
@@ -277,7 +314,8 @@ func (t *Target) AgentHelp() (*Help, error) {
 	return t.help, t.helpErr
 }
 
-func freePort() (int, error) {
+// FreePort returns a local port nothing listens on now.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -35,3 +35,10 @@ Feature: Admission configuration
     And its "plugins[0].path" is set to "{dir}/no-such-file.yaml"
     When the configuration is checked
     Then it is accepted
+
+  @component:apiserver-start @rule:admission.plugin.name.registered
+  Scenario: a plugin the server has not registered is refused when it starts
+    Given a valid AdmissionConfiguration file
+    And its "plugins[0]" is set to {"name": "NoSuchPlugin"}
+    When the API server is started with "--admission-control-config-file={config}"
+    Then the API server refuses to start naming "plugins[0].name"

@@ -254,3 +254,20 @@ Feature: Authentication configuration
     Examples: anonymous conditions need anonymous on
       | mistake                    | path      | value                                                       | where                |
       | conditions while disabled  | anonymous | {"enabled": false, "conditions": [{"path": "/livez"}]}      | anonymous.conditions |
+
+  @component:apiserver-start @rule:authn.anonymous.flag-conflict
+  Scenario: --anonymous-auth may not be set beside an anonymous section
+    Given a valid AuthenticationConfiguration file
+    And its "jwt" is set to []
+    And its "anonymous" is set to {"enabled": true, "conditions": [{"path": "/livez"}]}
+    When the API server is started with "--authentication-config={config} --anonymous-auth=false"
+    Then the API server refuses to start naming "--anonymous-auth"
+
+  @component:apiserver-start @rule:authn.anonymous.conditions.restrict
+  Scenario: anonymous access is allowed only on the paths of its conditions
+    Given a valid AuthenticationConfiguration file
+    And its "jwt" is set to []
+    And its "anonymous" is set to {"enabled": true, "conditions": [{"path": "/livez"}]}
+    When the API server is started with "--authentication-config={config} --authorization-mode=AlwaysAllow"
+    Then an anonymous request to "/livez" is answered
+    And an anonymous request to "/readyz" is refused

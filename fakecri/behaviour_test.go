@@ -2,12 +2,15 @@ package fakecri
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -355,6 +358,13 @@ func TestExecSync(t *testing.T) {
 	if err := <-results; err != nil {
 		t.Fatal(err)
 	}
+	// a command running when its container dies fails
+	go func() { _, err := exec(slow, 0, "check"); results <- err }()
+	waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
+	if err := f.rt.KillContainer(slow, 137, "OOMKilled", ""); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, <-results, codes.Unknown)
 	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: c}); err != nil {
 		t.Fatal(err)
 	}
@@ -611,6 +621,72 @@ func TestCurves(t *testing.T) {
 	} {
 		if _, err := compileCurve(bad, "bad"); err == nil {
 			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// The same script, seed and calls give the same ids, states, events and call
+// log, at the same clock times.
+func TestDeterministicReplay(t *testing.T) {
+	replay := func() (string, string) {
+		s, err := LoadScript("examples/scenario.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newFixture(t, s)
+		var calls []string
+		for i := 0; i < 3; i++ { // each attempt takes 2s of the clock; two fail
+			res := make(chan error, 1)
+			go func() {
+				_, err := f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "busybox:flaky"}})
+				res <- err
+			}()
+			waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
+			f.advance(2 * time.Second)
+			calls = append(calls, fmt.Sprint(<-res))
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f.pull("nginx:1.27")
+		}()
+		waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
+		f.advance(12 * time.Second)
+		<-done
+		leaky := f.runPod("leaky", map[string]string{"app": "leaky"})
+		f.start(f.create(leaky, "c", "nginx:1.27", 200*mi))
+		for a := uint32(0); a < 4; a++ {
+			cfg := containerConfig("crasher", "nginx:1.27", 0)
+			cfg.Metadata.Attempt = a
+			r, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: leaky, Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.start(r.ContainerId)
+			f.advance(10 * time.Second)
+		}
+		for i := 0; i < 50; i++ {
+			_, err := f.rt.Status(f.ctx, &runtimeapi.StatusRequest{})
+			calls = append(calls, fmt.Sprint(status.Code(err)))
+		}
+		f.advance(2 * time.Minute)
+		st, _ := json.Marshal(f.rt.State())
+		for _, c := range f.rt.Calls(CallFilter{}) {
+			calls = append(calls, fmt.Sprintf("%d %s %s %s %s %s", c.Seq, c.Method, c.Start.Format(time.RFC3339Nano), c.Request, c.Code, c.Response))
+		}
+		return string(st), strings.Join(calls, "\n")
+	}
+	s1, c1 := replay()
+	s2, c2 := replay()
+	if s1 != s2 {
+		t.Fatalf("states differ:\n%s\n%s", s1, s2)
+	}
+	if c1 != c2 {
+		t.Fatalf("call logs differ:\n%s\n---\n%s", c1, c2)
+	}
+	for _, want := range []string{`"reason":"OOMKilled"`, `"exitCode":1`, `"state":"CONTAINER_RUNNING"`} {
+		if !strings.Contains(s1, want) {
+			t.Errorf("state lacks %s: %s", want, s1)
 		}
 	}
 }

@@ -419,4 +419,3 @@ func sandboxFilterText(f *runtimeapi.PodSandboxFilter) string {
 	}
 	return strings.Join(parts, " ")
 }
-

@@ -10,8 +10,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -53,11 +55,24 @@ type container struct {
 	gen   uint64
 	plan  *exitPlan
 
+	exited  chan struct{} // closed when the container exits
 	removed bool
 	entry   *runtimeapi.Container // cached list entry; replaced, never modified
+	wire    []byte                // entry encoded as a ListContainersResponse field; nil until needed
+}
+
+// wireLocked returns the entry encoded as field 1 of a ListContainersResponse.
+func (c *container) wireLocked() []byte {
+	if c.wire == nil {
+		b, _ := proto.Marshal(c.entry)
+		w := protowire.AppendTag(make([]byte, 0, len(b)+4), 1, protowire.BytesType)
+		c.wire = protowire.AppendBytes(w, b)
+	}
+	return c.wire
 }
 
 func (c *container) refreshEntry() {
+	c.wire = nil
 	c.entry = &runtimeapi.Container{
 		Id:           c.id,
 		PodSandboxId: c.sb.id,
@@ -266,6 +281,7 @@ func (r *Runtime) exitLocked(c *container, at time.Time, code int32, reason, msg
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finishedAt = at
 	c.exitCode, c.reason, c.message = code, reason, msg
+	close(c.exited)
 	c.gen++
 	c.plan = nil
 	c.refreshEntry()
@@ -331,7 +347,7 @@ func (r *Runtime) createContainerLocked(c *compiled, sb *sandbox, cfg *runtimeap
 		id: r.newIDLocked("container"), sb: sb, cfg: cfg, nameKey: key,
 		annotations: cfg.Annotations, resources: cfg.GetLinux().GetResources(),
 		imageID: im.id, imageRef: im.id, imageName: cfg.Image.Image,
-		state: runtimeapi.ContainerState_CONTAINER_CREATED, createdAt: now,
+		state: runtimeapi.ContainerState_CONTAINER_CREATED, createdAt: now, exited: make(chan struct{}),
 	}
 	if len(im.repoDigests) > 0 {
 		ct.imageRef = im.repoDigests[0]
@@ -409,6 +425,7 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 			msg := c.rule.StartError
 			c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 			c.finishedAt, c.exitCode, c.reason, c.message = now, 128, "StartError", msg
+			close(c.exited)
 			c.refreshEntry()
 			r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, c.id, c.sb, now)
 			cc.resp = "StartError"
@@ -471,7 +488,8 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 		wait := c.plan
 		r.mu.Unlock()
 		if wait != nil && wait.at.After(now) {
-			if err := r.sleep(ctx, wait.at.Sub(now)); err != nil {
+			// it may also end sooner (killed with its sandbox, or by KillContainer)
+			if _, err := r.sleepOr(ctx, wait.at.Sub(now), c.exited); err != nil {
 				return nil, ctxErr(err)
 			}
 			r.mu.Lock()
@@ -514,7 +532,11 @@ func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCon
 	})
 }
 
-func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+// wireMin is the list length from which the gRPC server sends
+// ListContainers from per-container encodings cached across calls.
+const wireMin = 128
+
+func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter, wantWire bool) ([]*runtimeapi.Container, mem.BufferSlice) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reconcileLocked(r.now())
@@ -526,7 +548,8 @@ func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter) ([]*runtimeapi.C
 		}
 		src = sb.containers
 	}
-	out := make([]*runtimeapi.Container, 0, len(src)-r.ctrDead)
+	out := make([]*runtimeapi.Container, 0, len(src))
+	var sel []*container
 	for _, c := range src {
 		if c.removed {
 			continue
@@ -543,29 +566,41 @@ func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter) ([]*runtimeapi.C
 			}
 		}
 		out = append(out, c.entry)
+		if wantWire {
+			sel = append(sel, c)
+		}
 	}
-	return out, nil
+	if len(sel) < wireMin {
+		return out, nil
+	}
+	wire := make(mem.BufferSlice, len(sel))
+	for i, c := range sel {
+		wire[i] = mem.SliceBuffer(c.wireLocked())
+	}
+	return out, wire
 }
 
 // ListContainers lists containers, oldest first, by id (prefix), sandbox, state and labels.
 func (r *Runtime) ListContainers(ctx context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+	return r.listContainersRPC(ctx, req, nil)
+}
+
+func (r *Runtime) listContainersRPC(ctx context.Context, req *runtimeapi.ListContainersRequest, wc *wireCodec) (*runtimeapi.ListContainersResponse, error) {
 	return call(ctx, r, mListContainers, req, func(ctx context.Context, req *runtimeapi.ListContainersRequest, cc *callCtx) (*runtimeapi.ListContainersResponse, error) {
-		items, err := r.listContainers(req.GetFilter())
-		if err != nil {
-			return nil, err
-		}
+		items, wire := r.listContainers(req.GetFilter(), wc != nil)
 		cc.resp = fmt.Sprintf("containers=%d", len(items))
-		return &runtimeapi.ListContainersResponse{Containers: items}, nil
+		resp := &runtimeapi.ListContainersResponse{Containers: items}
+		if wire != nil {
+			wc.pending.Store(resp, wire)
+		}
+		return resp, nil
 	})
 }
 
 // StreamContainers is ListContainers as a stream.
 func (r *Runtime) StreamContainers(req *runtimeapi.StreamContainersRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamContainersResponse]) error {
 	return streamCall(stream.Context(), r, mStreamContainers, req, func(ctx context.Context, cc *callCtx) error {
-		items, err := r.listContainers(req.GetFilter())
-		if err != nil {
-			return err
-		}
+		items, _ := r.listContainers(req.GetFilter(), false)
 		cc.resp = fmt.Sprintf("containers=%d", len(items))
 		return sendChunks(items, func(c []*runtimeapi.Container) error {
 			return stream.Send(&runtimeapi.StreamContainersResponse{Containers: c})

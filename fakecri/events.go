@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -104,6 +106,8 @@ func (r *Runtime) pump(ctx context.Context, s *subscriber, send func(*runtimeapi
 		case <-s.notify:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-r.closing:
+			return status.Error(codes.Unavailable, "fakecri is shutting down")
 		}
 	}
 }

@@ -181,6 +181,22 @@ func TestStopGraceAndKill(t *testing.T) {
 	if st := f.status(stubborn); st.ExitCode != 137 || st.FinishedAt != t0.Add(30*time.Second).UnixNano() {
 		t.Fatalf("stubborn %v", st)
 	}
+	// a stop in progress ends when the sandbox is stopped under it
+	p4, stubborn2 := f.run("p4", "stubborn", "nginx:1.27", 0)
+	go func() {
+		_, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: stubborn2, Timeout: 300})
+		done <- err
+	}()
+	waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
+	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := f.status(stubborn2); st.ExitCode != 137 || st.FinishedAt != t0.Add(30*time.Second).UnixNano() {
+		t.Fatalf("stubborn2 %v", st)
+	}
 	// timeout 0 kills at once
 	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: plain}); err != nil {
 		t.Fatal(err)

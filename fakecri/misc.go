@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -57,14 +58,14 @@ func (r *Runtime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*r
 				cidr = c.podCIDR
 			}
 			cfg, _ := json.Marshal(map[string]any{
-				"runtimeName":    c.runtimeName,
-				"runtimeVersion": c.runtimeVersion,
-				"sandboxImage":   c.sandboxImage,
-				"podCIDR":        cidr.String(),
-				"cgroupDriver":   map[bool]string{true: "cgroupfs", false: "systemd"}[c.cgroupfs],
-				"snapshotter":    "overlayfs",
+				"runtimeName":     c.runtimeName,
+				"runtimeVersion":  c.runtimeVersion,
+				"sandboxImage":    c.sandboxImage,
+				"podCIDR":         cidr.String(),
+				"cgroupDriver":    map[bool]string{true: "cgroupfs", false: "systemd"}[c.cgroupfs],
+				"snapshotter":     "overlayfs",
 				"runtimeHandlers": c.handlers,
-				"clock":          r.now().UTC().Format(time.RFC3339Nano),
+				"clock":           r.now().UTC().Format(time.RFC3339Nano),
 			})
 			resp.Info = map[string]string{
 				"config":            string(cfg),
@@ -167,15 +168,22 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 				resp.ExitCode = 1
 			}
 		}
-		if limit := time.Duration(req.Timeout) * time.Second; limit > 0 && delay > limit {
-			if err := r.sleep(ctx, limit); err != nil {
-				return nil, ctxErr(err)
-			}
+		limit := time.Duration(req.Timeout) * time.Second
+		timesOut := limit > 0 && delay > limit
+		if timesOut {
+			delay = limit
+		}
+		died, err := r.sleepOr(ctx, delay, c.exited)
+		if err != nil {
+			return nil, ctxErr(err)
+		}
+		if died {
+			cc.resp = "container exited"
+			return nil, status.Errorf(codes.Unknown, "failed to exec in container: container %q exited while the command ran", c.id)
+		}
+		if timesOut {
 			cc.resp = "timeout"
 			return nil, status.Errorf(codes.DeadlineExceeded, "timeout %v exceeded: context deadline exceeded", limit)
-		}
-		if err := r.sleep(ctx, delay); err != nil {
-			return nil, ctxErr(err)
 		}
 		cc.resp = fmt.Sprintf("exit_code=%d", resp.ExitCode)
 		return resp, nil
@@ -243,12 +251,12 @@ func (r *Runtime) Checkpoints() []string {
 	for _, cp := range r.checkpoints {
 		out = append(out, cp)
 	}
-	// by time, then path
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && (out[j].at.Before(out[j-1].at) || out[j].at.Equal(out[j-1].at) && out[j].path < out[j-1].path); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].at.Equal(out[j].at) {
+			return out[i].at.Before(out[j].at)
 		}
-	}
+		return out[i].path < out[j].path
+	})
 	paths := make([]string, len(out))
 	for i, cp := range out {
 		paths[i] = cp.path

@@ -90,6 +90,15 @@ type Runtime struct {
 	checkpoints map[string]*checkpoint
 
 	pendingEvents atomic.Int64
+	closing       chan struct{}
+	closeOnce     sync.Once
+}
+
+// Close ends every GetContainerEvents stream (with Unavailable) and every
+// in-process subscription, so that a gRPC server can stop gracefully. The
+// runtime keeps answering other calls.
+func (r *Runtime) Close() {
+	r.closeOnce.Do(func() { close(r.closing) })
 }
 
 // New makes a Runtime.
@@ -116,6 +125,7 @@ func New(opts Options) (*Runtime, error) {
 		ipUsed:      map[netip.Addr]string{},
 		subs:        map[int]*subscriber{},
 		checkpoints: map[string]*checkpoint{},
+		closing:     make(chan struct{}),
 	}
 	if err := r.SetScript(opts.Script); err != nil {
 		return nil, err
@@ -196,18 +206,27 @@ func (r *Runtime) unpark(id uint64) {
 
 // sleep waits d on the runtime clock, or until ctx ends.
 func (r *Runtime) sleep(ctx context.Context, d time.Duration) error {
+	_, err := r.sleepOr(ctx, d, nil)
+	return err
+}
+
+// sleepOr is sleep that also ends when done closes (then it reports true).
+func (r *Runtime) sleepOr(ctx context.Context, d time.Duration, done <-chan struct{}) (bool, error) {
 	if d <= 0 {
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 	t := r.clk.Timer(d)
 	id := r.park(r.now().Add(d))
 	defer r.unpark(id)
 	select {
 	case <-t.C:
-		return nil
+		return false, nil
+	case <-done:
+		t.Stop()
+		return true, nil
 	case <-ctx.Done():
 		t.Stop()
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 type Script struct {
 	// Seed seeds the fault probabilities; 0 uses the runtime's seed.
 	Seed       int64           `json:"seed,omitempty"`
-	Node       NodeScript      `json:"node,omitempty"`
+	Node       NodeScript      `json:"node,omitzero"`
 	Images     []ImageRule     `json:"images,omitempty"`
 	Containers []ContainerRule `json:"containers,omitempty"`
 	Exec       []ExecRule      `json:"exec,omitempty"`
@@ -273,22 +273,22 @@ type fsConfig struct {
 }
 
 type compiled struct {
-	src            *Script
-	runtimeName    string
-	runtimeVersion string
-	runtimeReady   Condition
-	networkReady   Condition
-	cgroupfs       bool
-	podCIDR        netip.Prefix
-	sandboxImage   string
-	handlers       []string
-	forceRemove    bool
-	imageFs        fsConfig
-	rootFs         fsConfig
+	src              *Script
+	runtimeName      string
+	runtimeVersion   string
+	runtimeReady     Condition
+	networkReady     Condition
+	cgroupfs         bool
+	podCIDR          netip.Prefix
+	sandboxImage     string
+	handlers         []string
+	forceRemove      bool
+	imageFs          fsConfig
+	rootFs           fsConfig
 	containersOnRoot bool
-	preload        []string
-	defaultUsage   *usageCurves
-	sandboxUsage   *usageCurves
+	preload          []string
+	defaultUsage     *usageCurves
+	sandboxUsage     *usageCurves
 
 	images     []*imageRuleC
 	containers []*containerRuleC

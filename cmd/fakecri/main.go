@@ -88,6 +88,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail("listen %s: %v", *listen, err)
 	}
+	defer lis.Close()
 	network, sockPath, _ := fakecri.ParseEndpoint(*listen)
 	defer func() {
 		if network == "unix" {
@@ -109,6 +110,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		if ctlLis, err = fakecri.Listen(ctlEndpoint); err != nil {
 			return fail("listen %s: %v", ctlEndpoint, err)
 		}
+		defer ctlLis.Close()
 		if n, p, _ := fakecri.ParseEndpoint(ctlEndpoint); n == "unix" {
 			defer os.Remove(p)
 		}
@@ -136,6 +138,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			}
 			return 0
 		case <-ctx.Done():
+			rt.Close()
 			shutdown(srv, ctlSrv)
 			return 0
 		case sig := <-sigs:
@@ -156,12 +159,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 				continue
 			}
 			fmt.Fprintf(stderr, "fakecri: %v, stopping\n", sig)
+			rt.Close()
 			shutdown(srv, ctlSrv)
 			return 0
 		}
 	}
 }
-
 
 func shutdown(srv interface {
 	GracefulStop()
@@ -171,7 +174,7 @@ func shutdown(srv interface {
 	go func() { srv.GracefulStop(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(3 * time.Second): // streams (GetContainerEvents) never end by themselves
+	case <-time.After(3 * time.Second): // a call hanging on a fault, or a pull on a stopped clock
 		srv.Stop()
 	}
 	if ctl != nil {

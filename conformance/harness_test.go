@@ -1,0 +1,163 @@
+package conformance
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cucumber/godog"
+)
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadCatalogReportsEveryMistake(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "rules.yaml", `rules:
+- {id: a.one, section: S, statement: x}
+- {id: a.one, section: S, statement: y}
+- {id: orch.a.two, section: S, statement: z}
+- {id: a.three, section: S, statement: w, orch: true}
+pending:
+- {since: "2026-11-22", issue: later, rules: [a.missing, a.one, a.one]}
+- {rules: [a.three]}
+`)
+	_, err := LoadCatalog(path)
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{`duplicate id "a.one"`, `rule "orch.a.two": orch: true`, `rule "a.three": orch: true`,
+		`"a.missing" is not a catalog rule`, `"a.one" is listed twice`, "pending[1]: since and issue are required"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestCheckCoverageFindsEveryGap(t *testing.T) {
+	c := &Catalog{
+		Rules: []Rule{{ID: "a.proven"}, {ID: "a.bare"}, {ID: "a.parked"}, {ID: "a.parked-but-proven"}, {ID: "b.spec"}},
+		Pending: []PendingGroup{{Since: "2026-11-22", Issue: "later", Rules: []string{"a.parked", "a.parked-but-proven"}}},
+	}
+	scenarios := []Scenario{
+		{Feature: "a.feature", Name: "one", Line: 3, Tags: []string{"@component:x", "@rule:a.proven", "@rule:a.unknown"}, Steps: []string{"a step", "an undefined step"}},
+		{Feature: "a.feature", Name: "two", Line: 9, Tags: []string{"@rule:a.parked-but-proven"}, Steps: []string{"a twin step"}},
+	}
+	defs := []StepDef{
+		{Expr: `^a step$`, Bind: func(*World) any { return func() error { return nil } }},
+		{Expr: `^a twin step$`, Bind: func(*World) any { return func() error { return nil } }},
+		{Expr: `^a twin (step)$`, Bind: func(*World) any { return func(string) error { return nil } }},
+		{Expr: `^a step without code$`},
+	}
+	cov := CheckCoverage(c, scenarios, map[string][]string{"b.spec": {"x_test.go"}, "b.unknown": {"x_test.go"}}, defs)
+	got := strings.Join(cov.Problems, "\n")
+	for _, want := range []string{
+		`rule "a.bare" has no scenario and is not pending`,
+		`rule "a.parked-but-proven" has a scenario: move it out of the pending list`,
+		`a.feature:3 one: tag names unknown rule "a.unknown"`,
+		`a.feature:3 one: step "an undefined step" is undefined`,
+		`a.feature:9 two: step "a twin step" matches 2 definitions`,
+		`a.feature:9 two: names no component`,
+		`step "^a step without code$" is pending`,
+		`ginkgo label names unknown rule "b.unknown"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"a.parked" has`) || strings.Contains(got, `"b.spec" has`) {
+		t.Errorf("a pending rule or a rule proven by a spec was flagged:\n%s", got)
+	}
+	if a := cov.Areas[0]; a.Area != "a" || a.Total != 4 || a.Covered != 2 || a.Pending != 1 {
+		t.Errorf("area a: %+v", a)
+	}
+}
+
+func TestParseHelp(t *testing.T) {
+	h := ParseHelp(`Usage:
+  agent [flags]
+
+Generic flags:
+
+      --address string     IP address to serve on. (DEPRECATED: set it in the --config file.) (default "0.0.0.0")
+      --anonymous-auth     Allow anonymous requests. (default true)
+      --feature-gates mapStringBool   Gates. Options are:
+                                      AllAlpha=true|false (ALPHA - default=false)
+                                      APIServerIdentity=true|false (BETA - default=true)
+      --enforce-node-allocatable strings   Levels. (default pods)
+  -v, --v Level            Log level.
+`)
+	for name, want := range map[string]HelpEntry{
+		"address":                  {Type: "string", Default: "0.0.0.0"},
+		"anonymous-auth":           {Default: "true"},
+		"feature-gates":            {Type: "mapStringBool"},
+		"enforce-node-allocatable": {Type: "strings", Default: "pods"},
+		"v":                        {Type: "Level"},
+	} {
+		e, ok := h.Options[name]
+		if !ok || e.Type != want.Type || e.Default != want.Default {
+			t.Errorf("%s: got %+v, want type %q default %q", name, e, want.Type, want.Default)
+		}
+	}
+	if !strings.Contains(h.Options["address"].Text, "DEPRECATED") {
+		t.Errorf("address text: %q", h.Options["address"].Text)
+	}
+	if g := h.Gates["APIServerIdentity"]; g != (Gate{Stage: "BETA", Default: "true"}) {
+		t.Errorf("gate: %+v", g)
+	}
+}
+
+func TestAgentArgsFollowTheProfilesNames(t *testing.T) {
+	a := &AgentProfile{OptionNames: map[string]string{"orchconfig": "kubeconfig"}}
+	got := strings.Join(a.Args("--orchconfig=/x --event-qps=1 -v --feature-gates=A=true value"), " ")
+	if want := "--kubeconfig=/x --event-qps=1 -v --feature-gates=A=true value"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if a.OptionName("v") != "-v" || a.OptionName("--orchconfig") != "--kubeconfig" {
+		t.Errorf("names: %q %q", a.OptionName("v"), a.OptionName("--orchconfig"))
+	}
+}
+
+func TestEveryProfileLoads(t *testing.T) {
+	paths, err := filepath.Glob("targets/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no profiles: %v", err)
+	}
+	for _, p := range paths {
+		if _, err := LoadProfile(p); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A target without the API server runs no Event API scenario, and none of them counts as passed.
+func TestMissingComponentIsNotApplicable(t *testing.T) {
+	scenarios, err := LoadFeatures(featuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt := &Target{Profile: &Profile{Name: "agent only", Agent: &AgentProfile{}}, work: t.TempDir()}
+	rec := NewRecorder(io.Discard, scenarios)
+	suite := godog.TestSuite{
+		ScenarioInitializer: InitializeScenario(tgt, rec),
+		Options:             &godog.Options{Format: "pretty", Output: io.Discard, Paths: []string{filepath.Join(featuresDir, "event_api.feature")}, Strict: true},
+	}
+	if status := suite.Run(); status != 0 {
+		t.Fatalf("godog exited %d", status)
+	}
+	if len(rec.Outcomes) == 0 {
+		t.Fatal("no outcomes recorded")
+	}
+	for _, o := range rec.Outcomes {
+		if o.Status != StatusNotApplicable {
+			t.Errorf("%s: %s, want not applicable", o.Ref, o.Status)
+		}
+	}
+}

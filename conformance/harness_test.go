@@ -43,7 +43,7 @@ pending:
 
 func TestCheckCoverageFindsEveryGap(t *testing.T) {
 	c := &Catalog{
-		Rules: []Rule{{ID: "a.proven"}, {ID: "a.bare"}, {ID: "a.parked"}, {ID: "a.parked-but-proven"}, {ID: "b.spec"}},
+		Rules:   []Rule{{ID: "a.proven"}, {ID: "a.bare"}, {ID: "a.parked"}, {ID: "a.parked-but-proven"}, {ID: "b.spec"}},
 		Pending: []PendingGroup{{Since: "2026-11-22", Issue: "later", Rules: []string{"a.parked", "a.parked-but-proven"}}},
 	}
 	scenarios := []Scenario{

@@ -259,6 +259,7 @@ func (r *Runtime) end(cc *callCtx, err error) {
 	}
 	r.log.finish(cc.rec, r.now(), code, msg, cc.resp, cc.fault)
 	r.inflight.Add(-1)
+	r.signalChange()
 }
 
 // call runs one unary RPC through fault injection and the call log.

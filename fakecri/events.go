@@ -81,6 +81,7 @@ func (r *Runtime) subscribe() (*subscriber, func()) {
 		r.pendingEvents.Add(-int64(len(s.queue)))
 		s.queue = nil
 		s.mu.Unlock()
+		r.signalChange()
 	}
 }
 
@@ -97,6 +98,7 @@ func (r *Runtime) pump(ctx context.Context, s *subscriber, send func(*runtimeapi
 		if ev != nil {
 			err := send(ev)
 			r.pendingEvents.Add(-1)
+			r.signalChange()
 			if err != nil {
 				return err
 			}
@@ -124,7 +126,9 @@ func (r *Runtime) GetContainerEvents(req *runtimeapi.GetEventsRequest, stream gr
 	}
 	s, cancel := r.subscribe()
 	defer cancel()
+	// An open event stream is not work in flight: a stream waiting for events is idle.
 	r.inflight.Add(-1)
+	r.signalChange()
 	defer r.inflight.Add(1)
 	err = r.pump(ctx, s, stream.Send)
 	if ctx.Err() != nil {

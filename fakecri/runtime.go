@@ -63,9 +63,13 @@ type Runtime struct {
 	faultMu sync.Mutex
 
 	inflight atomic.Int64
-	waitMu   sync.Mutex
-	parked   map[uint64]time.Time // parked waits -> wake time (zero: until cancelled)
-	waitSeq  uint64
+	// changed is closed and replaced whenever something Idle reads changes, so WaitIdle waits for
+	// a change instead of polling the wall clock.
+	changedMu sync.Mutex
+	changed   chan struct{}
+	waitMu    sync.Mutex
+	parked    map[uint64]time.Time // parked waits -> wake time (zero: until cancelled)
+	waitSeq   uint64
 
 	mu          sync.Mutex
 	sandboxes   map[string]*sandbox
@@ -195,6 +199,7 @@ func (r *Runtime) park(until time.Time) uint64 {
 	id := r.waitSeq
 	r.parked[id] = until
 	r.waitMu.Unlock()
+	r.signalChange()
 	return id
 }
 
@@ -202,6 +207,27 @@ func (r *Runtime) unpark(id uint64) {
 	r.waitMu.Lock()
 	delete(r.parked, id)
 	r.waitMu.Unlock()
+	r.signalChange()
+}
+
+// signalChange wakes every WaitIdle to look at Idle again.
+func (r *Runtime) signalChange() {
+	r.changedMu.Lock()
+	if r.changed != nil {
+		close(r.changed)
+	}
+	r.changed = make(chan struct{})
+	r.changedMu.Unlock()
+}
+
+// changes returns the channel the next signalChange closes.
+func (r *Runtime) changes() <-chan struct{} {
+	r.changedMu.Lock()
+	defer r.changedMu.Unlock()
+	if r.changed == nil {
+		r.changed = make(chan struct{})
+	}
+	return r.changed
 }
 
 // sleep waits d on the runtime clock, or until ctx ends.
@@ -270,19 +296,17 @@ func (r *Runtime) Idle() bool {
 	return r.inflight.Load() <= int64(sleeping)
 }
 
-// WaitIdle blocks until Idle, or ctx ends. It polls in real time.
+// WaitIdle blocks until Idle, or ctx ends, waking only when something Idle reads has changed.
 func (r *Runtime) WaitIdle(ctx context.Context) error {
-	for backoff := time.Microsecond; ; {
+	for {
+		changed := r.changes()
 		if r.Idle() {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		if backoff < time.Millisecond {
-			backoff *= 2
+		case <-changed:
 		}
 	}
 }

@@ -17,7 +17,6 @@ test: lint
 
 ## lint: gofmt, go vet, and no wall-clock calls in component code (it takes a clock.Clock); the
 ## storage conformance suite is test code that waits on a real etcd, so it may
-
 lint:
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi

@@ -1,0 +1,14 @@
+// Package sources reads the node agent's static pods in standalone mode, from a manifest file or
+// directory (--pod-manifest-path) and a manifest URL (--manifest-url), and merges them into one
+// desired state delivered as ordered per-pod updates.
+//
+// The pods follow Kubernetes' static-pod rules: each is renamed <name>-<node name>, put in the
+// namespace "default" when it names none, bound to the node, and given a UID hashed from its source
+// and content, so the same manifest always yields the same UID. A manifest that cannot be used is
+// reported and changes nothing: the last good pods of that manifest stay.
+//
+// Nothing here runs on its own schedule. Step polls the sources that are due on the injected clock,
+// one poll at a time in a fixed order, and queues the resulting updates; NextDeadline says when the
+// next poll is due and Idle whether any work is left, so a simulator can advance its fake clock only
+// when the package is idle. Run is the production loop around Step.
+package sources

@@ -61,6 +61,10 @@ type AgentProfile struct {
 	// StartOnly are arguments under which the agent validates its options, runs its start-up checks
 	// and exits 0 instead of running.
 	StartOnly []string `json:"startOnly"`
+	// Run are arguments under which the agent keeps running without pod sources or servers, and
+	// RunningText is what its output shows once it runs.
+	Run         []string `json:"run,omitempty"`
+	RunningText string   `json:"runningText,omitempty"`
 	// OptionNames maps SPEC.md's option names (without dashes) to this implementation's, where they
 	// differ (for example orchconfig: kubeconfig).
 	OptionNames map[string]string `json:"optionNames,omitempty"`

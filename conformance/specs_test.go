@@ -74,7 +74,7 @@ var _ = ReportAfterSuite("JUnit report", func(r Report) {
 
 // newSpecWorld is a scenario world for a spec: valid credentials, unique names.
 func newSpecWorld() *World {
-	return &World{t: specTarget, creds: "valid", created: map[string]bool{}, suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
+	return &World{t: specTarget, creds: "valid", suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
 }
 
 // mustDo makes a request and fails the spec on a transport error.

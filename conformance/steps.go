@@ -34,13 +34,13 @@ type World struct {
 	// suffix makes the scenario's object names unique on a server shared by every scenario.
 	suffix string
 
-	http    *answer         // the last HTTP answer
-	creds   string          // "valid", "none" or "unknown"
-	created map[string]bool // events this scenario created, by logical name
-	doc     map[string]any  // the configuration document being built
-	docRaw  string          // a configuration file given verbatim
-	result  *Result
-	server  *Server        // an API server the scenario started         // the last command's result
+	http    *answer        // the last HTTP answer
+	creds   string         // "valid", "none" or "unknown"
+	doc     map[string]any // the configuration document being built
+	docRaw  string         // a configuration file given verbatim
+	result  *Result        // the last command's result
+	server  *Server        // an API server the scenario started
+	running *runningAgent  // an agent the scenario keeps running
 	version string         // the agent's version as --version printed it
 	extra   map[string]any // fields set on the next event created
 	drop    []string       // fields removed from the next event created
@@ -55,7 +55,7 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 			sc.Step(d.Expr, d.Bind(w))
 		}
 		sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
-			*w = World{t: t, creds: "valid", created: map[string]bool{}, suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
+			*w = World{t: t, creds: "valid", suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
 			rec.Start(p)
 			for _, tag := range p.Tags {
 				if c, ok := strings.CutPrefix(tag.Name, ComponentTagPrefix); ok && !t.Has(c) {
@@ -71,6 +71,9 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 			rec.Finish(p, err)
 			if w.server != nil {
 				w.server.Stop()
+			}
+			if w.running != nil {
+				w.running.stop()
 			}
 			if w.dir != "" {
 				os.RemoveAll(w.dir)

@@ -1,11 +1,15 @@
 package conformance
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -23,6 +27,9 @@ func agentSteps() []StepDef {
 		{`^the agent starts reporting its version followed by "([^"]*)"$`, func(w *World) any { return w.startWithVersion }},
 		{`^an agent configuration file setting "([^"]*)" to (.+)$`, func(w *World) any { return w.agentConfigFile }},
 		{`^a drop-in configuration file setting "([^"]*)" to (.+)$`, func(w *World) any { return w.agentDropIn }},
+		{`^an agent runs holding the lock file "([^"]*)" with "([^"]*)"$`, func(w *World) any { return w.agentHoldsLock }},
+		{`^another agent starts with the lock file "([^"]*)" and "([^"]*)"$`, func(w *World) any { return w.agentContends }},
+		{`^the running agent exits$`, func(w *World) any { return w.runningAgentExits }},
 		{`^the agent's help is read$`, func(w *World) any { return w.readHelp }},
 		{`^the help lists the option "([^"]*)" of type "([^"]*)"$`, func(w *World) any { return w.helpType }},
 		{`^the help shows "([^"]*)" with default "([^"]*)"$`, func(w *World) any { return w.helpDefault }},
@@ -264,4 +271,84 @@ func (w *World) helpGate(name, stage, def string) error {
 		return fmt.Errorf("gate %s: help says %s default %s, want %s default %s", name, g.Stage, g.Default, stage, def)
 	}
 	return nil
+}
+
+// runningAgent is an agent a scenario keeps running in the background.
+type runningAgent struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	mu     sync.Mutex
+	out    bytes.Buffer
+}
+
+func (r *runningAgent) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.Write(p)
+}
+
+func (r *runningAgent) output() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.String()
+}
+
+// stop ends the agent if it still runs.
+func (r *runningAgent) stop() {
+	select {
+	case <-r.exited:
+	default:
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+	}
+}
+
+// agentHoldsLock starts an agent with the profile's run arguments and a lock file, and waits until
+// it says it runs.
+func (w *World) agentHoldsLock(lock, args string) error {
+	a := w.agent()
+	if len(a.Run) == 0 || a.RunningText == "" {
+		return fmt.Errorf("the profile does not say how to keep the agent running")
+	}
+	argv := append(w.t.expandAll(a.Command), w.t.expandAll(a.Run)...)
+	argv = append(argv, a.Args(args+" --lock-file="+filepath.Join(w.dir, lock))...)
+	r := &runningAgent{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
+	r.cmd.Dir, r.cmd.Stdout, r.cmd.Stderr = w.dir, r, r
+	if err := r.cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = r.cmd.Wait(); close(r.exited) }()
+	w.running = r
+	deadline := time.Now().Add(commandTimeout)
+	for !strings.Contains(r.output(), a.RunningText) {
+		select {
+		case <-r.exited:
+			return fmt.Errorf("the agent exited instead of running:\n%s", r.output())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the agent did not say %q within %s:\n%s", a.RunningText, commandTimeout, r.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+func (w *World) agentContends(lock, args string) error {
+	return w.agentStart(args + " --lock-file=" + filepath.Join(w.dir, lock))
+}
+
+func (w *World) runningAgentExits() error {
+	if w.running == nil {
+		return fmt.Errorf("no agent is running")
+	}
+	select {
+	case <-w.running.exited:
+		if code := w.running.cmd.ProcessState.ExitCode(); code != 0 {
+			return fmt.Errorf("the running agent exited %d:\n%s", code, w.running.output())
+		}
+		return nil
+	case <-time.After(commandTimeout):
+		return fmt.Errorf("the running agent did not exit within %s:\n%s", commandTimeout, w.running.output())
+	}
 }

@@ -147,13 +147,7 @@ func (w *World) create(logical, ns, query string) error {
 		removePath(body, path)
 	}
 	w.extra, w.drop = nil, nil
-	if err := w.request(http.MethodPost, w.eventPath(ns, "")+query, body, "application/json"); err != nil {
-		return err
-	}
-	if w.http.code/100 == 2 {
-		w.created[logical] = true
-	}
-	return nil
+	return w.request(http.MethodPost, w.eventPath(ns, "")+query, body, "application/json")
 }
 
 func (w *World) eventExists(logical, other string) error {

@@ -181,7 +181,7 @@ var _ = Describe("Concurrent writers", ruleLabels("orch.event.op.concurrent-writ
 				var body map[string]any
 				data, _ := json.Marshal(current.obj)
 				Expect(json.Unmarshal(data, &body)).To(Succeed())
-				body["series"] = map[string]any{"count": 2 + i, "lastObservedTime": time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")}
+				body["series"] = map[string]any{"count": 2 + i, "lastObservedTime": time.Now().UTC().Format(microTime)}
 				Expect(writer.request(http.MethodPut, w.eventPath(w.namespace(""), "contended"), body, "application/json")).To(Succeed())
 				codes[i] = writer.http.code
 			}()

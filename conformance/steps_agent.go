@@ -50,15 +50,19 @@ func (w *World) agentRun(args string) error {
 // its start-up checks and exits. The scenario's own arguments come last and so win.
 func (w *World) agentStart(args string) error {
 	argv := append(append([]string{}, w.t.expandAll(w.agent().StartOnly)...), w.agent().Args(args)...)
-	argv = append(argv, w.configArgs()...)
+	argv = append(argv, w.configArgs(args)...)
 	r, err := w.t.Run(w.dir, w.agent().Command, argv...)
 	w.result = &r
 	return err
 }
 
-// configArgs points the agent at the configuration files the scenario wrote.
-func (w *World) configArgs() []string {
+// configArgs points the agent at the configuration files the scenario wrote, unless the scenario's
+// own arguments name them.
+func (w *World) configArgs(args string) []string {
 	var out []string
+	if strings.Contains(args, "--config=") {
+		return nil
+	}
 	if _, err := os.Stat(filepath.Join(w.dir, "orchlet.yaml")); err == nil {
 		out = append(out, w.agent().OptionName("config")+"="+filepath.Join(w.dir, "orchlet.yaml"))
 	}

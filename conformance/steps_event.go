@@ -23,6 +23,9 @@ func (a *answer) String() string {
 	return fmt.Sprintf("%s %s answered %d: %s", a.method, a.path, a.code, bytes.TrimSpace(a.body))
 }
 
+// microTime is how a MicroTime is written on the wire.
+const microTime = "2006-01-02T15:04:05.000000Z"
+
 func eventSteps() []StepDef {
 	return []StepDef{
 		{`^a client without credentials$`, func(w *World) any { return func() error { w.creds = "none"; return nil } }},
@@ -69,7 +72,7 @@ func (w *World) eventBody(logical, ns string) map[string]any {
 		"apiVersion":          a.Group + "/" + a.Version,
 		"kind":                "Event",
 		"metadata":            map[string]any{"name": w.name(logical), "namespace": ns},
-		"eventTime":           time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"),
+		"eventTime":           time.Now().UTC().Format(microTime),
 		"action":              "Started",
 		"reason":              "Started",
 		"note":                "Started container web",
@@ -201,10 +204,10 @@ func (w *World) eventOp(op, logical, query string) error {
 		if w.http.code != http.StatusOK {
 			body = w.eventBody(logical, ns)
 		}
-		body["series"] = map[string]any{"count": 2, "lastObservedTime": time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")}
+		body["series"] = map[string]any{"count": 2, "lastObservedTime": time.Now().UTC().Format(microTime)}
 		return w.request(http.MethodPut, w.eventPath(ns, logical)+q, body, "application/json")
 	case "patch":
-		patch := map[string]any{"series": map[string]any{"count": 5, "lastObservedTime": time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")}}
+		patch := map[string]any{"series": map[string]any{"count": 5, "lastObservedTime": time.Now().UTC().Format(microTime)}}
 		return w.request(http.MethodPatch, w.eventPath(ns, logical)+q, patch, "application/merge-patch+json")
 	default:
 		return w.request(http.MethodDelete, w.eventPath(ns, logical)+q, nil, "")

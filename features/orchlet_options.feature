@@ -928,6 +928,12 @@ Feature: Node agent options
     Given the agent's version is read
     Then the agent starts reporting its version followed by "-conformance.1"
 
+  @rule:orchlet.option.config.relative
+  Scenario: --config may name a file relative to the working directory
+    Given an agent configuration file setting "--event-qps" to -1
+    When the agent starts with "--config=orchlet.yaml"
+    Then it refuses to start naming "--event-qps"
+
   @rule:orchlet.option.config.overridden-by-flags
   Scenario: a command-line option overrides the --config file
     Given an agent configuration file setting "--event-qps" to -1

@@ -91,10 +91,19 @@ func (w *World) eventPath(ns, logical string) string {
 	return p
 }
 
+// request sends a request to the scenario's own API server when it started one, else to the
+// suite's.
 func (w *World) request(method, path string, body any, contentType string) error {
-	client, err := w.t.APIServer()
-	if err != nil {
-		return err
+	var client *http.Client
+	var base string
+	if w.server != nil {
+		client, base = w.server.Client, w.server.BaseURL
+	} else {
+		c, err := w.t.APIServer()
+		if err != nil {
+			return err
+		}
+		client, base = c, w.t.URL("")
 	}
 	var rd *bytes.Reader
 	if body != nil {
@@ -105,10 +114,11 @@ func (w *World) request(method, path string, body any, contentType string) error
 		rd = bytes.NewReader(data)
 	}
 	var req *http.Request
+	var err error
 	if rd != nil {
-		req, err = http.NewRequest(method, w.t.URL(path), rd)
+		req, err = http.NewRequest(method, base+path, rd)
 	} else {
-		req, err = http.NewRequest(method, w.t.URL(path), nil)
+		req, err = http.NewRequest(method, base+path, nil)
 	}
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 func serverSteps() []StepDef {
@@ -13,6 +14,7 @@ func serverSteps() []StepDef {
 		{`^the API server is started with "([^"]*)"$`, func(w *World) any { return w.startServer }},
 		{`^the API server refuses to start naming "([^"]*)"$`, func(w *World) any { return w.serverRefuses }},
 		{`^an anonymous request to "([^"]*)" is (answered|refused)$`, func(w *World) any { return w.anonymousRequest }},
+		{`^(\d+) seconds pass$`, func(w *World) any { return w.secondsPass }},
 	}
 }
 
@@ -64,5 +66,11 @@ func (w *World) anonymousRequest(path, outcome string) error {
 	if refused := resp.StatusCode == http.StatusUnauthorized; refused != (outcome == "refused") {
 		return fmt.Errorf("anonymous GET %s: want it %s, got %d: %s", path, outcome, resp.StatusCode, body)
 	}
+	return nil
+}
+
+// secondsPass waits on the real clock: the server under test keeps its own time.
+func (w *World) secondsPass(n int) error {
+	time.Sleep(time.Duration(n) * time.Second)
 	return nil
 }

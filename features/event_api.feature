@@ -182,3 +182,10 @@ Feature: Event API operations
     Then the server answers 200
     And the answer names the Event API's group-version
     And the API group lists the resource "events" as namespaced with verbs "create, delete, deletecollection, get, list, patch, update, watch"
+
+  @component:apiserver-start @rule:service.event.limited-time
+  Scenario: events are kept for a limited time
+    Given the API server is started with "--event-ttl=2s --anonymous-auth=false"
+    And an event "short-lived" exists
+    When 5 seconds pass
+    Then the event "short-lived" does not exist

@@ -8,6 +8,10 @@
 // same fake times give the same writes. NextDeadline and Idle tell a simulator when the recorder
 // has work; Run is the production loop around Step.
 //
+// A simulator drives it without goroutines: components call Eventf as they work; after each round
+// the simulator calls Step until Idle, and advances the fake clock no further than NextDeadline
+// (there is none while no event is cached). OnDrop hears every occurrence the rate limit drops.
+//
 // Standalone mode writes through LogSink, one JSON line per write; the Sink interface is the shape
 // of the events.orch.io/v1 REST client (POST to create, PUT to update) that API-server mode will use.
 package events

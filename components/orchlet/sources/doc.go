@@ -11,4 +11,9 @@
 // one poll at a time in a fixed order, and queues the resulting updates; NextDeadline says when the
 // next poll is due and Idle whether any work is left, so a simulator can advance its fake clock only
 // when the package is idle. Run is the production loop around Step.
+//
+// A simulator drives it without goroutines: after building Sources, call Step (the first reads are
+// due at once), Drain the updates to the pod workers, then advance the fake clock to the earliest
+// NextDeadline of all components, Step again, and so on. Idle is true once Step has run for the
+// current instant and the updates are drained.
 package sources

@@ -36,6 +36,9 @@ func (f *FileSource) Name() string { return SourceFile }
 // Read lists the manifests. A missing path is an empty source, as in Kubernetes, so deleting the
 // directory stops its pods; a path that exists but cannot be listed is an error and changes nothing.
 func (f *FileSource) Read(context.Context) ([]Manifest, error) {
+	if f.FS == nil {
+		return nil, fmt.Errorf("%s: no filesystem", f.Path)
+	}
 	root := fsPath(f.Path)
 	info, err := fs.Stat(f.FS, root)
 	switch {

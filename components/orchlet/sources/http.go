@@ -22,6 +22,9 @@ func (h *HTTPSource) Name() string { return SourceHTTP }
 // Read fetches the URL. An answer other than 200 is an error and changes nothing; an empty body is
 // an empty source, as in Kubernetes.
 func (h *HTTPSource) Read(ctx context.Context) ([]Manifest, error) {
+	if h.Client == nil {
+		return nil, fmt.Errorf("%s: no HTTP client", h.URL)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.URL, err)

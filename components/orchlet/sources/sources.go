@@ -292,7 +292,7 @@ func (s *Sources) merge(p *poller, manifests []Manifest) []Problem {
 		for _, pod := range good[origin] {
 			full := pod.Namespace + "/" + pod.Name
 			if err := s.taken(name, full, pod.UID, names, want); err != nil {
-				problems = append(problems, Problem{Source: name, Origin: origin, Reason: ReasonDuplicate, Pod: pod, Err: err})
+				problems = append(problems, Problem{Source: name, Origin: origin, Reason: ReasonDuplicate, Pod: pod.DeepCopy(), Err: err})
 				continue
 			}
 			names[full] = true

@@ -285,3 +285,33 @@ func TestProblemString(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 }
+
+func TestMissingDependenciesAreErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		src  Source
+		want string
+	}{
+		{"file source without a filesystem", &FileSource{Path: "/etc/m"}, "/etc/m: no filesystem"},
+		{"HTTP source without a client", &HTTPSource{URL: "http://pods.test/"}, "http://pods.test/: no HTTP client"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &problems{}
+			s := mustNew(t, newMock(), r, Poll{Source: tc.src, Every: time.Second})
+			s.Step(context.Background())
+			if len(r.got) != 1 || r.got[0].Err.Error() != tc.want {
+				t.Errorf("reported %v, want %q", r.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUpdateString(t *testing.T) {
+	s := mustNew(t, newMock(), &problems{}, fileAt(map[string]string{"etc/m/web.yaml": strings.Replace(podYAML("web", "nginx"), "  name: web\n", "  name: web\n  uid: u1\n", 1)}))
+	s.Step(context.Background())
+	us := s.Drain()
+	if len(us) != 1 || us[0].String() != "ADD file default/web-node-a u1" {
+		t.Errorf("updates %v, want [ADD file default/web-node-a u1]", us)
+	}
+}

@@ -274,11 +274,11 @@ func (errSource) Read(context.Context) ([]Manifest, error) {
 	return nil, errors.New("connection refused")
 }
 func TestProblemString(t *testing.T) {
-	r := &problems{}
-	s := mustNew(t, newMock(), r, Poll{Source: errSource{}, Every: time.Second})
+	var got []string
+	s := mustNew(t, newMock(), ReporterFunc(func(p Problem) { got = append(got, p.String()) }), Poll{Source: errSource{}, Every: time.Second})
 	s.Step(context.Background())
-	if len(r.got) != 1 || r.got[0].String() != "http source: ManifestReadFailed: connection refused" {
-		t.Errorf("reported %v", r.got)
+	if len(got) != 1 || got[0] != "http source: ManifestReadFailed: connection refused" {
+		t.Errorf("reported %q", got)
 	}
 	p := Problem{Source: "file", Origin: "/m/a.yaml", Reason: ReasonInvalidManifest, Err: errors.New("metadata.name: required")}
 	if got := p.String(); got != "file source /m/a.yaml: InvalidManifest: metadata.name: required" {

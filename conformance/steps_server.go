@@ -14,7 +14,7 @@ func serverSteps() []StepDef {
 		{`^the API server is started with "([^"]*)"$`, func(w *World) any { return w.startServer }},
 		{`^the API server refuses to start naming "([^"]*)"$`, func(w *World) any { return w.serverRefuses }},
 		{`^an anonymous request to "([^"]*)" is (answered|refused)$`, func(w *World) any { return w.anonymousRequest }},
-		{`^(\d+) seconds pass$`, func(w *World) any { return w.secondsPass }},
+		{`^the event "([^"]*)" is gone within (\d+) seconds$`, func(w *World) any { return w.eventGoneWithin }},
 	}
 }
 
@@ -69,8 +69,15 @@ func (w *World) anonymousRequest(path, outcome string) error {
 	return nil
 }
 
-// secondsPass waits on the real clock: the server under test keeps its own time.
-func (w *World) secondsPass(n int) error {
-	time.Sleep(time.Duration(n) * time.Second)
-	return nil
+// eventGoneWithin polls on the real clock, the server under test keeping its own time, until the
+// event answers 404.
+func (w *World) eventGoneWithin(logical string, seconds int) error {
+	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	for {
+		err := w.eventPresence(logical, "does not exist", "")
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }

@@ -124,7 +124,7 @@ func (r *Recorder) Add(o Outcome) {
 	r.Outcomes = append(r.Outcomes, o)
 }
 
-// RuleStatus is a rule's status over its outcomes, and the outcomes' references.
+// RuleStatus is each catalog rule's status over the outcomes of its scenarios and specs.
 func (r *Recorder) RuleStatus(c *Catalog) map[string]Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench fuzz-config clean
+.PHONY: all build test lint run bench fuzz-config conformance coverage clean
 
 all: build
 
@@ -30,6 +30,17 @@ run:
 	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
 	$(BIN)/orch-apiserver
 
+## conformance: every feature file and ginkgo spec against TARGET (a profile under
+## conformance/targets/), with progress as it goes; reports land in reports/
+TARGET ?= conformance/targets/orch.yaml
+conformance:
+	$(GO) test -count=1 -v -timeout 30m -run '^(TestConformance|TestSpecs)$$' ./conformance/ -args -target=$(abspath $(TARGET)) -reports=$(CURDIR)/reports
+
+## coverage: covered / total catalog rules per area; fails on an uncovered rule outside the dated
+## pending list, an unknown rule tag, or an undefined or code-less step
+coverage:
+	$(GO) test -count=1 -v -run '^TestCoverage$$' ./conformance/
+
 ## bench: speed and memory figures: Go benchmarks, then the Event API load tool against a freshly
 ## started orch-apiserver (creates with 8 clients, LIST of 10,000, watch delivery to 100 watchers, RSS)
 bench:
@@ -45,4 +56,4 @@ fuzz-config:
 	done
 
 clean:
-	rm -rf $(BIN) orch-data reports/*.xml
+	rm -rf $(BIN) orch-data reports/*.xml reports/*.json reports/conformance.md

@@ -1,0 +1,29 @@
+// Package pods runs the node agent's pods: it admits the desired pods the sources deliver, and for
+// each admitted pod pulls its images, runs its sandbox and containers through the CRI, restarts
+// them with crash-loop back-off, probes their liveness, tears down pods that left the sources and
+// reports pod status.
+//
+// Determinism comes first. All work goes through one queue of items ordered by due time, then pod
+// namespace/name, then container name; Step does the items due now, one at a time, and every CRI
+// call is made synchronously from Step, so no outcome depends on goroutine scheduling. Time is read
+// from the injected clock only; every CRI request other than pull and exec is bounded by
+// --runtime-request-timeout as a deadline on that clock, and exec probes by their timeoutSeconds.
+// Exits are noticed by a relist of the runtime every second, as Kubernetes' generic PLEG does, and
+// at once after a sync that started containers.
+//
+// A simulator drives it like the sources and events packages: Update hands it the sources'
+// updates; Step does the due work; NextDeadline says when more is due; Idle says nothing is due
+// now. A CRI call can wait on the clock (a pull that takes 30s, a call the runtime holds until its
+// deadline), which blocks Step until the clock moves. The simulator therefore calls Step in a
+// goroutine and, while InCall reports a call in progress and the runtime is idle with that call
+// parked (fakecri: InFlight() > 0 && Idle()), moves the clock to the earlier of the call's deadline
+// and the runtime's NextWakeup; the call then returns at that simulated time and Step goes on.
+// While Step runs only InCall and Pods may be called.
+//
+// The runtime's deadlines are on the injected clock, which gRPC would misread as wall-clock times,
+// so the deadline is kept out of the context handed to the CRI client and enforced by cancellation.
+//
+// Objects the agent creates carry the labels io.orch.pod.name, io.orch.pod.namespace,
+// io.orch.pod.uid and, on containers, io.orch.container.name (Kubernetes' io.kubernetes.* keys
+// renamed); sandboxes and containers without io.orch.pod.uid are never touched.
+package pods

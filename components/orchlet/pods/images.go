@@ -1,0 +1,96 @@
+package pods
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// pullPolicy is c's policy, defaulted as Kubernetes does: Always for an untagged or :latest image
+// without a digest, IfNotPresent otherwise.
+func pullPolicy(c *corev1.Container) corev1.PullPolicy {
+	if c.ImagePullPolicy != "" {
+		return c.ImagePullPolicy
+	}
+	image := c.Image
+	if strings.Contains(image, "@") {
+		return corev1.PullIfNotPresent
+	}
+	name := image[strings.LastIndex(image, "/")+1:]
+	if i := strings.LastIndex(name, ":"); i < 0 || name[i+1:] == "latest" {
+		return corev1.PullAlways
+	}
+	return corev1.PullIfNotPresent
+}
+
+// ensureImage makes c's image present as its pull policy says and returns the image reference to
+// create the container from. When the image cannot be had now it sets why the container waits,
+// queues the pod again when that can change and returns false.
+func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Container, cs *ctrState, sbCfg *runtimeapi.PodSandboxConfig) (string, bool) {
+	pod := p.pod
+	ref := containerRef(pod, c.Name)
+	spec := &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image}
+	var present string
+	if err := m.call(ctx, func(ctx context.Context) error {
+		resp, err := m.img.ImageStatus(ctx, spec, false)
+		present = resp.GetImage().GetId()
+		return err
+	}); err != nil {
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitErrImagePull, Message: err.Error()}
+		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Failed to inspect image %q: %v", c.Image, err)
+		m.retryPull(p, cs)
+		return "", false
+	}
+	policy := pullPolicy(c)
+	if present != "" && policy != corev1.PullAlways {
+		m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Container image %q already present on machine", c.Image)
+		return present, true
+	}
+	if policy == corev1.PullNever {
+		msg := "Container image \"" + c.Image + "\" is not present with pull policy of Never"
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: ReasonNeverPull, Message: msg}
+		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonNeverPull, "Pull", "%s", msg)
+		return "", false
+	}
+	now := m.clk.Now()
+	if until, wait := cs.pull.waitSince(cs.pull.last, now); wait {
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitImageBackOff, Message: "Back-off pulling image \"" + c.Image + "\""}
+		m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonBackOff, "Pull", "Back-off pulling image %q", c.Image)
+		m.enqueue(p.syncKey(), until)
+		return "", false
+	}
+	if m.limiter != nil {
+		r := m.limiter.ReserveN(now, 1)
+		if d := r.DelayFrom(now); d > 0 {
+			// Wait for the token bucket on the clock rather than holding the queue.
+			r.CancelAt(now)
+			cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
+			m.enqueue(p.syncKey(), now.Add(d))
+			return "", false
+		}
+	}
+	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulling, "Pull", "Pulling image %q", c.Image)
+	var pulled string
+	err := m.callWithin(ctx, 0, func(ctx context.Context) (err error) {
+		pulled, err = m.img.PullImage(ctx, spec, nil, sbCfg)
+		return err
+	})
+	if err != nil {
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitErrImagePull, Message: err.Error()}
+		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Failed to pull image %q: %v", c.Image, err)
+		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Error: %s", waitErrImagePull)
+		m.retryPull(p, cs)
+		return "", false
+	}
+	cs.pull = backoff{}
+	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Successfully pulled image %q in %v", c.Image, m.clk.Now().Sub(now))
+	return pulled, true
+}
+
+func (m *Manager) retryPull(p *podState, cs *ctrState) {
+	now := m.clk.Now()
+	cs.pull.next(now, now)
+	m.enqueue(p.syncKey(), now.Add(cs.pull.delay))
+}

@@ -1,0 +1,409 @@
+package pods
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	cri "k8s.io/cri-api/pkg/apis"
+	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/sources"
+)
+
+// RelistPeriod is how often the runtime is listed to notice containers that changed on their own,
+// as Kubernetes' generic PLEG does.
+const RelistPeriod = time.Second
+
+// DefaultPodLogsDir is where pod log directories go, as in Kubernetes.
+const DefaultPodLogsDir = "/var/log/pods"
+
+// Recorder records events; *events.Recorder is one.
+type Recorder interface {
+	Eventf(regarding *corev1.ObjectReference, eventType, reason, action, noteFormat string, args ...any)
+}
+
+// HTTPDoer sends httpGet probes; *http.Client is one.
+type HTTPDoer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Dialer opens tcpSocket probe connections; (*net.Dialer).DialContext is one.
+type Dialer func(ctx context.Context, network, address string) (net.Conn, error)
+
+// Options are what a Manager needs from the agent.
+type Options struct {
+	Clock    clock.Clock
+	Runtime  cri.RuntimeService
+	Images   cri.ImageManagerService
+	Recorder Recorder
+	// Config supplies maxPods, podsPerCore, serializeImagePulls, registryPullQPS, registryBurst,
+	// runtimeRequestTimeout, syncFrequency, clusterDNS and clusterDomain.
+	Config *v1beta1.OrchletConfiguration
+	// Cores is the node's CPU count, for podsPerCore.
+	Cores int
+	// PodLogsDir holds each pod's log directory; empty means DefaultPodLogsDir.
+	PodLogsDir string
+	// HTTP and Dial run httpGet and tcpSocket probes; a simulator injects fakes.
+	HTTP HTTPDoer
+	Dial Dialer
+	// Logger defaults to klog's.
+	Logger klog.Logger
+}
+
+// Manager keeps the desired pods and makes the runtime match them.
+type Manager struct {
+	clk      clock.Clock
+	rt       cri.RuntimeService
+	img      cri.ImageManagerService
+	rec      Recorder
+	log      klog.Logger
+	http     HTTPDoer
+	dial     Dialer
+	timeout  time.Duration
+	syncFreq time.Duration
+	capacity int
+	logsDir  string
+	dns      []string
+	domain   string
+	limiter  *rate.Limiter // nil: pulls are not rate limited
+
+	inboxMu sync.Mutex
+	inbox   []sources.Update
+	wake    chan struct{}
+
+	callMu       sync.Mutex
+	inCall       bool
+	callDeadline time.Time
+
+	statusMu  sync.Mutex
+	published []corev1.Pod
+
+	step        sync.Mutex // one Step at a time; guards everything below
+	pods        map[types.UID]*podState
+	admitted    int
+	queue       map[itemKey]time.Time
+	runtimeName string               // from Version, the prefix of container IDs in status
+	seen        map[types.UID]string // each pod's runtime objects and states at the last relist
+	started     bool
+}
+
+// New checks o and returns a Manager whose first Step relists the runtime.
+func New(o Options) (*Manager, error) {
+	var errs []error
+	if o.Clock == nil {
+		errs = append(errs, errors.New("pods: a clock is required"))
+	}
+	if o.Runtime == nil || o.Images == nil {
+		errs = append(errs, errors.New("pods: a runtime and an image service are required"))
+	}
+	if o.Recorder == nil {
+		errs = append(errs, errors.New("pods: an event recorder is required"))
+	}
+	if o.Config == nil {
+		errs = append(errs, errors.New("pods: a configuration is required"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	c := o.Config
+	if c.RuntimeRequestTimeout.Duration <= 0 || c.SyncFrequency.Duration <= 0 {
+		return nil, fmt.Errorf("pods: runtimeRequestTimeout %v and syncFrequency %v must be positive", c.RuntimeRequestTimeout.Duration, c.SyncFrequency.Duration)
+	}
+	m := &Manager{
+		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
+		http: o.HTTP, dial: o.Dial,
+		timeout:  c.RuntimeRequestTimeout.Duration,
+		syncFreq: c.SyncFrequency.Duration,
+		capacity: Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
+		logsDir:  o.PodLogsDir,
+		dns:      c.ClusterDNS,
+		domain:   c.ClusterDomain,
+		wake:     make(chan struct{}, 1),
+		pods:     map[types.UID]*podState{},
+		queue:    map[itemKey]time.Time{},
+	}
+	if m.logsDir == "" {
+		m.logsDir = DefaultPodLogsDir
+	}
+	if m.log.GetSink() == nil {
+		m.log = klog.Background()
+	}
+	if m.http == nil {
+		m.http = &http.Client{}
+	}
+	if m.dial == nil {
+		m.dial = (&net.Dialer{}).DialContext
+	}
+	if c.RegistryPullQPS > 0 {
+		burst := int(c.RegistryBurst)
+		if burst < 1 {
+			burst = 1
+		}
+		m.limiter = rate.NewLimiter(rate.Limit(c.RegistryPullQPS), burst)
+	}
+	return m, nil
+}
+
+// Capacity is how many pods the node admits: maxPods, lowered to podsPerCore x cores when
+// podsPerCore is positive, as Kubernetes' kubelet computes its pods capacity.
+func Capacity(maxPods, podsPerCore int32, cores int) int {
+	c := int(maxPods)
+	if podsPerCore > 0 && int(podsPerCore)*cores < c {
+		c = int(podsPerCore) * cores
+	}
+	return c
+}
+
+// Update queues changes from the sources; the next Step applies them in order. It never blocks on
+// the runtime.
+func (m *Manager) Update(us ...sources.Update) {
+	m.inboxMu.Lock()
+	m.inbox = append(m.inbox, us...)
+	m.inboxMu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Step applies queued updates and does every queue item due now, one at a time in order, and
+// returns how many items it did.
+func (m *Manager) Step(ctx context.Context) int {
+	m.step.Lock()
+	defer m.step.Unlock()
+	now := m.clk.Now()
+	if !m.started {
+		m.started = true
+		m.enqueue(itemKey{kind: kindRelist}, now)
+		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
+	}
+	m.applyUpdates()
+	n := 0
+	for {
+		k, ok := m.popDue(m.clk.Now())
+		if !ok {
+			break
+		}
+		n++
+		m.do(ctx, k)
+	}
+	m.publish()
+	return n
+}
+
+// NextDeadline is when the earliest queued item is due; false when none is queued.
+func (m *Manager) NextDeadline() (time.Time, bool) {
+	m.step.Lock()
+	defer m.step.Unlock()
+	var next time.Time
+	found := false
+	for _, due := range m.queue {
+		if !found || due.Before(next) {
+			next, found = due, true
+		}
+	}
+	return next, found
+}
+
+// Idle is true when no update waits to be applied and nothing in the queue is due now.
+func (m *Manager) Idle() bool {
+	m.inboxMu.Lock()
+	pending := len(m.inbox)
+	m.inboxMu.Unlock()
+	if pending > 0 {
+		return false
+	}
+	m.step.Lock()
+	defer m.step.Unlock()
+	if !m.started {
+		return false
+	}
+	now := m.clk.Now()
+	for _, due := range m.queue {
+		if !due.After(now) {
+			return false
+		}
+	}
+	return true
+}
+
+// InCall reports whether Step is inside a CRI call, and the call's deadline on the clock (zero for
+// a pull, which has none). A simulator reads it while Step is blocked to know how far the clock
+// may move.
+func (m *Manager) InCall() (deadline time.Time, ok bool) {
+	m.callMu.Lock()
+	defer m.callMu.Unlock()
+	return m.callDeadline, m.inCall
+}
+
+// Run steps until ctx ends, sleeping on the clock until the next deadline or an Update.
+func (m *Manager) Run(ctx context.Context) error {
+	for {
+		m.Step(ctx)
+		wait := m.syncFreq
+		if next, ok := m.NextDeadline(); ok {
+			wait = next.Sub(m.clk.Now())
+		}
+		if wait <= 0 {
+			continue
+		}
+		t := m.clk.Timer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-m.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// Pods is every pod the agent knows with its latest status, ordered by namespace and name.
+func (m *Manager) Pods() []corev1.Pod {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	out := make([]corev1.Pod, len(m.published))
+	for i := range m.published {
+		out[i] = *m.published[i].DeepCopy()
+	}
+	return out
+}
+
+func (m *Manager) publish() {
+	var out []corev1.Pod
+	for _, p := range m.pods {
+		if p.removed {
+			continue
+		}
+		pod := p.pod.DeepCopy()
+		pod.Status = *p.status.DeepCopy()
+		out = append(out, *pod)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	m.statusMu.Lock()
+	m.published = out
+	m.statusMu.Unlock()
+}
+
+// applyUpdates admits new pods in the order the sources sent them: a pod beyond the capacity is
+// rejected for good, as Kubernetes' kubelet rejects it, and later removals do not admit it.
+func (m *Manager) applyUpdates() {
+	m.inboxMu.Lock()
+	us := m.inbox
+	m.inbox = nil
+	m.inboxMu.Unlock()
+	now := m.clk.Now()
+	for _, u := range us {
+		p := m.pods[u.Pod.UID]
+		switch u.Op {
+		case sources.OpRemove:
+			if p == nil {
+				continue
+			}
+			if p.rejected != "" {
+				delete(m.pods, u.Pod.UID)
+				continue
+			}
+			p.removed = true
+			m.admitted--
+			m.enqueue(p.syncKey(), now)
+		default:
+			if p != nil && !p.removed {
+				p.pod = u.Pod.DeepCopy()
+				m.enqueue(p.syncKey(), now)
+				continue
+			}
+			p = newPodState(u.Pod.DeepCopy(), now)
+			m.pods[u.Pod.UID] = p
+			if m.admitted >= m.capacity {
+				p.reject(fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", m.admitted, m.capacity))
+				m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonOutOfPods, "Admit", "%s", p.rejected)
+				m.log.Info("Pod rejected", "pod", klog.KObj(p.pod), "reason", ReasonOutOfPods, "message", p.rejected)
+				continue
+			}
+			m.admitted++
+			m.enqueue(p.syncKey(), now)
+		}
+	}
+}
+
+func (m *Manager) do(ctx context.Context, k itemKey) {
+	now := m.clk.Now()
+	switch k.kind {
+	case kindRelist:
+		m.relist(ctx)
+		m.enqueue(itemKey{kind: kindRelist}, now.Add(RelistPeriod))
+	case kindResync:
+		for _, p := range m.pods {
+			if p.rejected == "" {
+				m.enqueue(p.syncKey(), now)
+			}
+		}
+		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
+	case kindSync:
+		p := m.pods[k.uid]
+		if p == nil {
+			return
+		}
+		m.sync(ctx, p)
+	case kindProbe:
+		p := m.pods[k.uid]
+		if p == nil || p.removed {
+			return
+		}
+		m.probe(ctx, p, k.container)
+	}
+}
+
+// call runs fn with the runtime request timeout as a deadline on the clock.
+func (m *Manager) call(ctx context.Context, fn func(ctx context.Context) error) error {
+	return m.callWithin(ctx, m.timeout, fn)
+}
+
+// callWithin runs fn bounded by d on the clock (d <= 0: unbounded). The CRI client sees a context
+// without the deadline, only its cancellation: gRPC would read a fake clock's deadline as a
+// wall-clock time.
+func (m *Manager) callWithin(ctx context.Context, d time.Duration, fn func(ctx context.Context) error) error {
+	var deadline time.Time
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = m.clk.WithTimeout(ctx, d)
+		defer cancel()
+		deadline, _ = ctx.Deadline()
+	}
+	m.callMu.Lock()
+	m.inCall, m.callDeadline = true, deadline
+	m.callMu.Unlock()
+	defer func() {
+		m.callMu.Lock()
+		m.inCall, m.callDeadline = false, time.Time{}
+		m.callMu.Unlock()
+	}()
+	err := fn(withoutDeadline{ctx})
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("%w after %v: %v", context.DeadlineExceeded, d, err)
+	}
+	return err
+}
+
+// withoutDeadline hides its parent's deadline and keeps its cancellation.
+type withoutDeadline struct{ context.Context }
+
+func (withoutDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }

@@ -1,0 +1,73 @@
+package pods
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+type kind int
+
+// Kinds in the order they run when due at the same time for the same pod.
+const (
+	kindRelist kind = iota
+	kindResync
+	kindSync
+	kindProbe
+)
+
+// itemKey names one piece of work; the queue holds each at most once, at its earliest due time.
+type itemKey struct {
+	kind      kind
+	namespace string
+	name      string
+	uid       types.UID
+	container string
+}
+
+// enqueue makes k due at t, or earlier if it is already queued for an earlier time.
+func (m *Manager) enqueue(k itemKey, t time.Time) {
+	if due, ok := m.queue[k]; ok && !t.Before(due) {
+		return
+	}
+	m.queue[k] = t
+}
+
+// popDue removes and returns the first item due by now in the stable order: due time, then pod
+// namespace/name, then container name, then kind, then UID.
+func (m *Manager) popDue(now time.Time) (itemKey, bool) {
+	var best itemKey
+	var bestDue time.Time
+	found := false
+	for k, due := range m.queue {
+		if due.After(now) {
+			continue
+		}
+		if !found || before(due, k, bestDue, best) {
+			best, bestDue, found = k, due, true
+		}
+	}
+	if found {
+		delete(m.queue, best)
+	}
+	return best, found
+}
+
+func before(da time.Time, a itemKey, db time.Time, b itemKey) bool {
+	if !da.Equal(db) {
+		return da.Before(db)
+	}
+	if a.namespace != b.namespace {
+		return a.namespace < b.namespace
+	}
+	if a.name != b.name {
+		return a.name < b.name
+	}
+	if a.container != b.container {
+		return a.container < b.container
+	}
+	if a.kind != b.kind {
+		return a.kind < b.kind
+	}
+	return a.uid < b.uid
+}

@@ -1,0 +1,102 @@
+package pods
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Kubernetes' kubelet back-off figures, for crash loops and for image pulls alike.
+const (
+	InitialBackoff = 10 * time.Second
+	MaxBackoff     = 5 * time.Minute
+)
+
+// ReasonOutOfPods is the admission failure of a pod beyond the node's capacity, as Kubernetes'.
+const ReasonOutOfPods = "OutOfpods"
+
+// backoff is Kubernetes' flowcontrol.Backoff for one key, without jitter.
+type backoff struct {
+	delay time.Duration // 0: never failed, or reset
+	last  time.Time     // when delay was last raised
+}
+
+// next raises the delay after a failure observed at event: InitialBackoff the first time and
+// after an entry went stale (the event came more than 2 x MaxBackoff after the last raise, i.e. the
+// container ran cleanly that long), doubling otherwise up to MaxBackoff.
+func (b *backoff) next(event, now time.Time) {
+	if b.delay == 0 || event.Sub(b.last) > 2*MaxBackoff {
+		b.delay = InitialBackoff
+	} else {
+		b.delay = min(2*b.delay, MaxBackoff)
+	}
+	b.last = now
+}
+
+// waitSince says whether a failure at event must still wait at now, and until when.
+func (b *backoff) waitSince(event, now time.Time) (time.Time, bool) {
+	if b.delay == 0 || event.Sub(b.last) > 2*MaxBackoff {
+		return time.Time{}, false
+	}
+	until := event.Add(b.delay)
+	return until, now.Before(until)
+}
+
+// podState is what the manager knows of one pod.
+type podState struct {
+	pod       *corev1.Pod
+	startTime time.Time
+	rejected  string // admission failure message; the pod never runs
+	removed   bool   // left the sources (or was found orphaned): tear it down
+	sandboxID string
+	podIP     string
+	ctrs      map[string]*ctrState
+	syncErr   backoff
+	status    corev1.PodStatus
+}
+
+// ctrState is what the manager remembers of one container of a pod across its instances.
+type ctrState struct {
+	crash    backoff
+	pull     backoff
+	waiting  *corev1.ContainerStateWaiting // why the container waits, when the manager decided it
+	lastTerm *corev1.ContainerStateTerminated
+	probedID string // the container instance the liveness probe watches
+	failures int
+	kill     bool // the liveness probe failed: kill probedID and restart
+}
+
+func newPodState(pod *corev1.Pod, now time.Time) *podState {
+	return &podState{
+		pod: pod, startTime: now, ctrs: map[string]*ctrState{},
+		status: corev1.PodStatus{Phase: corev1.PodPending},
+	}
+}
+
+func (p *podState) syncKey() itemKey {
+	return itemKey{kind: kindSync, namespace: p.pod.Namespace, name: p.pod.Name, uid: p.pod.UID}
+}
+
+func (p *podState) probeKey(container string) itemKey {
+	return itemKey{kind: kindProbe, namespace: p.pod.Namespace, name: p.pod.Name, uid: p.pod.UID, container: container}
+}
+
+func (p *podState) ctr(name string) *ctrState {
+	c := p.ctrs[name]
+	if c == nil {
+		c = &ctrState{}
+		p.ctrs[name] = c
+	}
+	return c
+}
+
+func (p *podState) reject(message string) {
+	p.rejected = message
+	p.status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: ReasonOutOfPods, Message: message}
+}
+
+func (p *podState) started() *metav1.Time {
+	t := metav1.NewTime(p.startTime)
+	return &t
+}

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/certs"
+)
+
+// certBaseName names the agent's self-signed pair under --cert-dir: orchlet.crt and orchlet.key.
+const certBaseName = "orchlet"
+
+// servingTLS builds the HTTPS server's TLS configuration: the pair from --tls-cert-file and
+// --tls-private-key-file or the self-signed pair under --cert-dir, --tls-min-version and
+// --tls-cipher-suites (Go's names, as Kubernetes takes them), and, with --client-ca-file, a
+// request for client certificates, which the X509 authenticator verifies against the file.
+func servingTLS(cfg *v1beta1.OrchletConfiguration, deps Deps, clientCAs *x509.CertPool) (*tls.Config, error) {
+	certFile, keyFile, err := certs.ServingFiles(cfg.TLSCertFile, cfg.TLSPrivateKeyFile, deps.CertDir, certBaseName, []string{deps.NodeName}, deps.Clock)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	pair, err := certs.LoadServing(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	config := certs.TLSConfig(pair)
+	if cfg.TLSMinVersion != "" {
+		v, err := cliflag.TLSVersion(cfg.TLSMinVersion)
+		if err != nil {
+			return nil, fmt.Errorf("server: --tls-min-version: %w", err)
+		}
+		config.MinVersion = v
+	}
+	if len(cfg.TLSCipherSuites) > 0 {
+		suites, err := cliflag.TLSCipherSuites(cfg.TLSCipherSuites)
+		if err != nil {
+			return nil, fmt.Errorf("server: --tls-cipher-suites: %w", err)
+		}
+		config.CipherSuites = suites
+	}
+	if clientCAs != nil {
+		config.ClientCAs = clientCAs
+		config.ClientAuth = tls.RequestClientCert
+	}
+	return config, nil
+}
+
+// loadClientCAs reads the PEM bundle of --client-ca-file.
+func loadClientCAs(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("server: --client-ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("server: --client-ca-file %q: no PEM certificate found", path)
+	}
+	return pool, nil
+}

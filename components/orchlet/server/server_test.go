@@ -2,9 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"reflect"
-	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -216,9 +217,11 @@ func TestNewRefuses(t *testing.T) {
 			want:      []string{"--authentication-token-webhook", "API server"},
 		},
 		{
-			name:      "unreadable client CA file",
-			configure: func(c *v1beta1.OrchletConfiguration, _ *Deps) { c.Authentication.X509.ClientCAFile = "/nonexistent/ca.crt" },
-			want:      []string{"--client-ca-file", "/nonexistent/ca.crt"},
+			name: "unreadable client CA file",
+			configure: func(c *v1beta1.OrchletConfiguration, _ *Deps) {
+				c.Authentication.X509.ClientCAFile = "/nonexistent/ca.crt"
+			},
+			want: []string{"--client-ca-file", "/nonexistent/ca.crt"},
 		},
 		{
 			name: "client CA file without certificates",
@@ -280,13 +283,13 @@ func TestStartReportsBusyAddress(t *testing.T) {
 
 func portOf(t *testing.T, hostport string) int {
 	t.Helper()
-	i := strings.LastIndex(hostport, ":")
-	var port int
-	for _, c := range hostport[i+1:] {
-		port = port*10 + int(c-'0')
+	_, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Contains([]byte(hostport), ':') || port == 0 {
-		t.Fatalf("no port in %q", hostport)
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return port
+	return n
 }

@@ -33,7 +33,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 	ref := containerRef(pod, c.Name)
 	spec := &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image}
 	var present string
-	if err := m.call(ctx, func(ctx context.Context) error {
+	if err := m.request(ctx, func(ctx context.Context) error {
 		resp, err := m.img.ImageStatus(ctx, spec, false)
 		present = resp.GetImage().GetId()
 		return err

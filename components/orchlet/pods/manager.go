@@ -82,9 +82,9 @@ type Manager struct {
 	inbox   []sources.Update
 	wake    chan struct{}
 
-	callMu       sync.Mutex
-	inCall       bool
-	callDeadline time.Time
+	callMu   sync.Mutex
+	inCall   bool
+	call     Call
 
 	statusMu  sync.Mutex
 	published []corev1.Pod
@@ -238,13 +238,21 @@ func (m *Manager) Idle() bool {
 	return true
 }
 
-// InCall reports whether Step is inside a CRI call, and the call's deadline on the clock (zero for
-// a pull, which has none). A simulator reads it while Step is blocked to know how far the clock
-// may move.
-func (m *Manager) InCall() (deadline time.Time, ok bool) {
+// Call is the CRI call Step is making.
+type Call struct {
+	// Seq numbers the Manager's calls from 1, so a reader can tell one call from the next.
+	Seq uint64
+	// Deadline is when the call is cancelled on the clock; zero for a pull, which has none.
+	Deadline time.Time
+}
+
+// InCall reports the CRI call Step is inside, if any. A simulator reads it while Step is blocked
+// to know that the call it sees parked in the runtime is this one (the same Seq before and after
+// looking at the runtime) and how far the clock may move.
+func (m *Manager) InCall() (Call, bool) {
 	m.callMu.Lock()
 	defer m.callMu.Unlock()
-	return m.callDeadline, m.inCall
+	return m.call, m.inCall
 }
 
 // Run steps until ctx ends, sleeping on the clock until the next deadline or an Update.
@@ -372,8 +380,8 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 	}
 }
 
-// call runs fn with the runtime request timeout as a deadline on the clock.
-func (m *Manager) call(ctx context.Context, fn func(ctx context.Context) error) error {
+// request runs fn with the runtime request timeout as a deadline on the clock.
+func (m *Manager) request(ctx context.Context, fn func(ctx context.Context) error) error {
 	return m.callWithin(ctx, m.timeout, fn)
 }
 
@@ -389,11 +397,11 @@ func (m *Manager) callWithin(ctx context.Context, d time.Duration, fn func(ctx c
 		deadline, _ = ctx.Deadline()
 	}
 	m.callMu.Lock()
-	m.inCall, m.callDeadline = true, deadline
+	m.inCall, m.call = true, Call{Seq: m.call.Seq + 1, Deadline: deadline}
 	m.callMu.Unlock()
 	defer func() {
 		m.callMu.Lock()
-		m.inCall, m.callDeadline = false, time.Time{}
+		m.inCall = false
 		m.callMu.Unlock()
 	}()
 	err := fn(withoutDeadline{ctx})

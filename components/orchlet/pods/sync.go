@@ -49,7 +49,7 @@ func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 // relist, and a teardown of every pod of the agent's that is no longer desired.
 func (m *Manager) relist(ctx context.Context) {
 	if m.runtimeName == "" {
-		if err := m.call(ctx, func(ctx context.Context) error {
+		if err := m.request(ctx, func(ctx context.Context) error {
 			v, err := m.rt.Version(ctx, "v1")
 			m.runtimeName = v.GetRuntimeName()
 			return err
@@ -60,12 +60,12 @@ func (m *Manager) relist(ctx context.Context) {
 	}
 	var sbs []*runtimeapi.PodSandbox
 	var ctrs []*runtimeapi.Container
-	err := m.call(ctx, func(ctx context.Context) (err error) {
+	err := m.request(ctx, func(ctx context.Context) (err error) {
 		sbs, err = m.rt.ListPodSandbox(ctx, nil)
 		return err
 	})
 	if err == nil {
-		err = m.call(ctx, func(ctx context.Context) (err error) {
+		err = m.request(ctx, func(ctx context.Context) (err error) {
 			ctrs, err = m.rt.ListContainers(ctx, nil)
 			return err
 		})
@@ -112,6 +112,11 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 	if p.rejected != "" {
 		return
 	}
+	if until, wait := p.syncErr.waitSince(p.syncErr.last, m.clk.Now()); wait {
+		// A relist or resync does not cut short the back-off after a failed sync.
+		m.enqueue(p.syncKey(), until)
+		return
+	}
 	var err error
 	if p.removed {
 		err = m.teardown(ctx, p)
@@ -136,13 +141,13 @@ func uidFilter(uid types.UID) map[string]string {
 func (m *Manager) listPod(ctx context.Context, uid types.UID) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
 	var sbs []*runtimeapi.PodSandbox
 	var ctrs []*runtimeapi.Container
-	if err := m.call(ctx, func(ctx context.Context) (err error) {
+	if err := m.request(ctx, func(ctx context.Context) (err error) {
 		sbs, err = m.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: uidFilter(uid)})
 		return err
 	}); err != nil {
 		return nil, nil, fmt.Errorf("listing sandboxes: %w", err)
 	}
-	if err := m.call(ctx, func(ctx context.Context) (err error) {
+	if err := m.request(ctx, func(ctx context.Context) (err error) {
 		ctrs, err = m.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: uidFilter(uid)})
 		return err
 	}); err != nil {
@@ -185,17 +190,17 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		}
 	}
 	for _, s := range sbs {
-		if err := m.call(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
+		if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
 			return fmt.Errorf("stopping sandbox %s: %w", s.Id, err)
 		}
 	}
 	for _, c := range ctrs {
-		if err := m.call(ctx, func(ctx context.Context) error { return m.rt.RemoveContainer(ctx, c.Id) }); err != nil {
+		if err := m.request(ctx, func(ctx context.Context) error { return m.rt.RemoveContainer(ctx, c.Id) }); err != nil {
 			return fmt.Errorf("removing container %s: %w", c.Id, err)
 		}
 	}
 	for _, s := range sbs {
-		if err := m.call(ctx, func(ctx context.Context) error { return m.rt.RemovePodSandbox(ctx, s.Id) }); err != nil {
+		if err := m.request(ctx, func(ctx context.Context) error { return m.rt.RemovePodSandbox(ctx, s.Id) }); err != nil {
 			return fmt.Errorf("removing sandbox %s: %w", s.Id, err)
 		}
 	}
@@ -275,7 +280,7 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 			continue
 		}
 		var st *runtimeapi.ContainerStatus
-		if err := m.call(ctx, func(ctx context.Context) error {
+		if err := m.request(ctx, func(ctx context.Context) error {
 			resp, err := m.rt.ContainerStatus(ctx, l.Id, false)
 			if err == nil {
 				st = resp.GetStatus()
@@ -332,7 +337,7 @@ func (m *Manager) killStale(ctx context.Context, p *podState, sbs []*runtimeapi.
 	}
 	for _, s := range sbs {
 		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
-			if err := m.call(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
+			if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
 				return fmt.Errorf("stopping sandbox: %w", err)
 			}
 		}
@@ -343,7 +348,7 @@ func (m *Manager) killStale(ctx context.Context, p *podState, sbs []*runtimeapi.
 func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) error {
 	cfg := m.sandboxConfig(p.pod, attempt)
 	var id string
-	if err := m.call(ctx, func(ctx context.Context) (err error) {
+	if err := m.request(ctx, func(ctx context.Context) (err error) {
 		id, err = m.rt.RunPodSandbox(ctx, cfg, "")
 		return err
 	}); err != nil {
@@ -360,7 +365,7 @@ func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) e
 }
 
 func (m *Manager) readPodIP(ctx context.Context, p *podState) error {
-	return m.call(ctx, func(ctx context.Context) error {
+	return m.request(ctx, func(ctx context.Context) error {
 		resp, err := m.rt.PodSandboxStatus(ctx, p.sandboxID, false)
 		if err != nil {
 			return fmt.Errorf("sandbox status: %w", err)
@@ -418,7 +423,7 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 	}
 	cfg := containerConfig(pod, c, ref, attempt)
 	var id string
-	if err := m.call(ctx, func(ctx context.Context) (err error) {
+	if err := m.request(ctx, func(ctx context.Context) (err error) {
 		id, err = m.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)
 		return err
 	}); err != nil {
@@ -434,7 +439,7 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 }
 
 func (m *Manager) start(ctx context.Context, p *podState, c *corev1.Container, cs *ctrState, id string) error {
-	if err := m.call(ctx, func(ctx context.Context) error { return m.rt.StartContainer(ctx, id) }); err != nil {
+	if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StartContainer(ctx, id) }); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitRunError, Message: err.Error()}
 		m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Start", "Error: %v", err)
 		return fmt.Errorf("starting container %s: %w", c.Name, err)

@@ -1,0 +1,252 @@
+package pods
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/sources"
+	"orch.io/orch/fakecri"
+)
+
+var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// event is one recorded event, stamped with the clock.
+type event struct {
+	at                   time.Duration // since t0
+	kind, reason, object string
+	note                 string
+}
+
+type fakeRecorder struct {
+	clk clock.Clock
+	mu  sync.Mutex
+	all []event
+}
+
+func (r *fakeRecorder) Eventf(ref *corev1.ObjectReference, eventType, reason, action, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	obj := ref.Namespace + "/" + ref.Name
+	if ref.FieldPath != "" {
+		obj += "/" + ref.FieldPath
+	}
+	r.all = append(r.all, event{at: r.clk.Now().Sub(t0), kind: eventType, reason: reason, object: obj, note: fmt.Sprintf(format, args...)})
+}
+
+func (r *fakeRecorder) reasons(reason string) []event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []event
+	for _, e := range r.all {
+		if e.reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// harness runs a Manager against fakecri on a unix socket, through Kubernetes' CRI client, on a
+// clock.Mock.
+type harness struct {
+	t    *testing.T
+	ctx  context.Context
+	mock *clock.Mock
+	rt   *fakecri.Runtime
+	m    *Manager
+	rec  *fakeRecorder
+}
+
+func config(mod func(*v1beta1.OrchletConfiguration)) *v1beta1.OrchletConfiguration {
+	c := &v1beta1.OrchletConfiguration{}
+	c.RuntimeRequestTimeout.Duration = 2 * time.Minute
+	c.SyncFrequency.Duration = time.Minute
+	c.MaxPods = 110
+	c.SerializeImagePulls = true
+	c.RegistryPullQPS = 5
+	c.RegistryBurst = 10
+	if mod != nil {
+		mod(c)
+	}
+	return c
+}
+
+func newHarness(t *testing.T, script *fakecri.Script, cfg *v1beta1.OrchletConfiguration, mod func(*Options)) *harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	mock := clock.NewMock()
+	mock.Set(t0)
+	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
+	lis, err := fakecri.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakecri.NewGRPCServer(rt)
+	go srv.Serve(lis)
+	t.Cleanup(func() { rt.Close(); srv.Stop() })
+	rs, is, err := Connect(ctx, sock, "", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &fakeRecorder{clk: mock}
+	o := Options{Clock: mock, Runtime: rs, Images: is, Recorder: rec, Config: cfg, Cores: 2}
+	if mod != nil {
+		mod(&o)
+	}
+	m, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.ResetCalls() // the client's connection check is not the agent's doing
+	return &harness{t: t, ctx: ctx, mock: mock, rt: rt, m: m, rec: rec}
+}
+
+// step runs one Step as a simulator must: in a goroutine, moving the clock while the Step is
+// blocked on a CRI call that the runtime holds until a later time.
+func (h *harness) step() {
+	done := make(chan struct{})
+	go func() {
+		h.m.Step(h.ctx)
+		close(done)
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		case <-h.ctx.Done():
+			h.t.Fatal("step did not finish")
+		default:
+		}
+		if deadline, ok := h.parked(); ok {
+			now := h.mock.Now()
+			if deadline.IsZero() || deadline.After(now) {
+				next := deadline
+				if w, ok := h.rt.NextWakeup(); ok && (next.IsZero() || w.Before(next)) {
+					next = w
+				}
+				if !next.IsZero() {
+					h.mock.Set(next)
+					continue
+				}
+			}
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// parked reports whether Step's current call is in the runtime, waiting for a later time or its
+// deadline, and returns the deadline. Reading the call's Seq before and after looking at the
+// runtime makes sure the runtime's one call in flight is this call.
+func (h *harness) parked() (time.Time, bool) {
+	before, in := h.m.InCall()
+	if !in || h.rt.InFlight() == 0 || !h.rt.Idle() || h.rt.InFlight() == 0 {
+		return time.Time{}, false
+	}
+	after, in := h.m.InCall()
+	return before.Deadline, in && after.Seq == before.Seq
+}
+
+// runUntil steps and advances the clock to each next deadline until d has passed since t0.
+func (h *harness) runUntil(d time.Duration) {
+	end := t0.Add(d)
+	for {
+		h.step()
+		next, ok := h.m.NextDeadline()
+		if !ok || next.After(end) {
+			if err := h.rt.AdvanceTo(h.ctx, h.mock, end); err != nil {
+				h.t.Fatal(err)
+			}
+			h.step()
+			return
+		}
+		if err := h.rt.AdvanceTo(h.ctx, h.mock, next); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+func (h *harness) add(pods ...*corev1.Pod) {
+	for _, p := range pods {
+		h.m.Update(sources.Update{Op: sources.OpAdd, Source: sources.SourceFile, Pod: p})
+	}
+}
+
+func (h *harness) remove(p *corev1.Pod) {
+	h.m.Update(sources.Update{Op: sources.OpRemove, Source: sources.SourceFile, Pod: p})
+}
+
+// calls returns the runtime's calls of a method, optionally only those whose request has part.
+func (h *harness) calls(method, part string) []fakecri.Call {
+	var out []fakecri.Call
+	for _, c := range h.rt.Calls(fakecri.CallFilter{Method: method}) {
+		if strings.Contains(c.Request, part) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// starts returns when calls began, as durations since t0.
+func starts(cs []fakecri.Call) []time.Duration {
+	out := []time.Duration{}
+	for _, c := range cs {
+		out = append(out, c.Start.Sub(t0))
+	}
+	return out
+}
+
+func (h *harness) pod(name string) corev1.Pod {
+	h.t.Helper()
+	for _, p := range h.m.Pods() {
+		if p.Name == name {
+			return p
+		}
+	}
+	h.t.Fatalf("pod %s not listed", name)
+	return corev1.Pod{}
+}
+
+func (h *harness) sandboxes() []*runtimeapi.PodSandbox {
+	resp, err := h.rt.ListPodSandbox(h.ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return resp.Items
+}
+
+func (h *harness) containers() []*runtimeapi.Container {
+	resp, err := h.rt.ListContainers(h.ctx, &runtimeapi.ListContainersRequest{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return resp.Containers
+}
+
+func newPod(name string, containers ...corev1.Container) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Labels: map[string]string{"app": name}},
+		Spec:       corev1.PodSpec{Containers: containers},
+	}
+}
+
+func ctr(name, image string) corev1.Container {
+	return corev1.Container{Name: name, Image: image}
+}
+
+func dur(d time.Duration) fakecri.Duration { return fakecri.Duration(d) }

@@ -1,0 +1,338 @@
+package pods
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/fakecri"
+)
+
+func TestPodComesUp(t *testing.T) {
+	cases := []struct {
+		name    string
+		image   string
+		policy  corev1.PullPolicy
+		preload bool
+		pulls   int
+	}{
+		{"IfNotPresent with the image present pulls nothing", "nginx:1.27", corev1.PullIfNotPresent, true, 0},
+		{"IfNotPresent with the image missing pulls", "nginx:1.27", corev1.PullIfNotPresent, false, 1},
+		{"Always pulls though the image is present", "nginx:1.27", corev1.PullAlways, true, 1},
+		{":latest defaults to Always", "nginx:latest", "", true, 1},
+		{"a tag defaults to IfNotPresent", "nginx:1.27", "", true, 0},
+		{"Never with the image present pulls nothing", "nginx:1.27", corev1.PullNever, true, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			script := &fakecri.Script{}
+			if tc.preload {
+				script.Node.PreloadImages = []string{tc.image}
+			}
+			h := newHarness(t, script, config(nil), nil)
+			c := ctr("web", tc.image)
+			c.ImagePullPolicy = tc.policy
+			h.add(newPod("web", c))
+			h.runUntil(5 * time.Second)
+
+			if got := len(h.calls("PullImage", "")); got != tc.pulls {
+				t.Errorf("PullImage calls = %d, want %d", got, tc.pulls)
+			}
+			var order []string
+			for _, call := range h.rt.Calls(fakecri.CallFilter{}) {
+				switch call.Method {
+				case "RunPodSandbox", "PullImage", "CreateContainer", "StartContainer":
+					order = append(order, call.Method)
+				}
+			}
+			want := []string{"RunPodSandbox", "CreateContainer", "StartContainer"}
+			if tc.pulls > 0 {
+				want = []string{"RunPodSandbox", "PullImage", "CreateContainer", "StartContainer"}
+			}
+			if !slices.Equal(order, want) {
+				t.Errorf("calls = %v, want %v", order, want)
+			}
+			sbs := h.sandboxes()
+			if len(sbs) != 1 {
+				t.Fatalf("sandboxes = %d, want 1", len(sbs))
+			}
+			for k, v := range map[string]string{LabelPodName: "web", LabelPodNamespace: "default", LabelPodUID: "uid-web", "app": "web"} {
+				if sbs[0].Labels[k] != v {
+					t.Errorf("sandbox label %s = %q, want %q", k, sbs[0].Labels[k], v)
+				}
+			}
+			ctrs := h.containers()
+			if len(ctrs) != 1 || ctrs[0].Labels[LabelContainerName] != "web" || ctrs[0].Labels[LabelPodUID] != "uid-web" {
+				t.Fatalf("containers = %v", ctrs)
+			}
+			pod := h.pod("web")
+			if pod.Status.Phase != corev1.PodRunning || pod.Status.ContainerStatuses[0].State.Running == nil {
+				t.Errorf("status = %+v", pod.Status)
+			}
+			if !strings.HasPrefix(pod.Status.ContainerStatuses[0].ContainerID, "fakecri://") {
+				t.Errorf("containerID = %q", pod.Status.ContainerStatuses[0].ContainerID)
+			}
+			for _, r := range []string{ReasonCreated, ReasonStarted} {
+				if len(h.rec.reasons(r)) != 1 {
+					t.Errorf("%s events = %v", r, h.rec.reasons(r))
+				}
+			}
+		})
+	}
+}
+
+func TestSandboxConfigFollowsKubelet(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ClusterDNS = []string{"10.255.255.53"} }), nil)
+	pod := newPod("static-web", ctr("web", "nginx:1.27"))
+	pod.Annotations = map[string]string{"orchlet.orch.io/config.source": "file"}
+	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80}}
+	cfg := h.m.sandboxConfig(pod, 0)
+	if cfg.LogDirectory != "/var/log/pods/default_static-web_uid-static-web" {
+		t.Errorf("log directory = %q", cfg.LogDirectory)
+	}
+	if cfg.Hostname != "static-web" || cfg.Metadata.Uid != "uid-static-web" || cfg.Metadata.Namespace != "default" {
+		t.Errorf("metadata = %v hostname %q", cfg.Metadata, cfg.Hostname)
+	}
+	if !slices.Equal(cfg.DnsConfig.GetServers(), []string{"10.255.255.53"}) {
+		t.Errorf("dns = %v", cfg.DnsConfig)
+	}
+	if len(cfg.PortMappings) != 1 || cfg.PortMappings[0].ContainerPort != 80 {
+		t.Errorf("ports = %v", cfg.PortMappings)
+	}
+	if cfg.Annotations["orchlet.orch.io/config.source"] != "file" {
+		t.Errorf("annotations = %v", cfg.Annotations)
+	}
+	if cfg.Linux.SecurityContext.NamespaceOptions.Pid != runtimeapi.NamespaceMode_CONTAINER {
+		t.Errorf("namespace options = %v", cfg.Linux.SecurityContext.NamespaceOptions)
+	}
+}
+
+func TestNeverPullWithoutTheImage(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{}, config(nil), nil)
+	c := ctr("web", "nginx:1.27")
+	c.ImagePullPolicy = corev1.PullNever
+	h.add(newPod("web", c))
+	h.runUntil(5 * time.Second)
+	if n := len(h.calls("PullImage", "")) + len(h.calls("CreateContainer", "")); n != 0 {
+		t.Errorf("pulled or created %d times", n)
+	}
+	w := h.pod("web").Status.ContainerStatuses[0].State.Waiting
+	if w == nil || w.Reason != "ErrImageNeverPull" {
+		t.Errorf("waiting = %+v", w)
+	}
+	if len(h.rec.reasons(ReasonNeverPull)) == 0 {
+		t.Error("no ErrImageNeverPull event")
+	}
+}
+
+// crashing is a script whose container "app" exits with code after running for after.
+func crashing(after time.Duration, code int32) *fakecri.Script {
+	return &fakecri.Script{
+		Node:       fakecri.NodeScript{PreloadImages: []string{"app:1"}},
+		Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "app"}, Exit: &fakecri.ExitSpec{After: dur(after), Code: code}}},
+	}
+}
+
+func gaps(ts []time.Duration) []time.Duration {
+	var out []time.Duration
+	for i := 1; i < len(ts); i++ {
+		out = append(out, ts[i]-ts[i-1])
+	}
+	return out
+}
+
+func TestCrashLoopBackOff(t *testing.T) {
+	h := newHarness(t, crashing(0, 1), config(nil), nil)
+	h.add(newPod("crash", ctr("app", "app:1")))
+	h.runUntil(16 * time.Minute)
+
+	got := gaps(starts(h.calls("StartContainer", "")))
+	want := []time.Duration{0, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 5 * time.Minute, 5 * time.Minute}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Fatalf("gaps between starts = %v, want %v first", got, want)
+	}
+	st := h.pod("crash").Status
+	cs := st.ContainerStatuses[0]
+	if st.Phase != corev1.PodRunning || cs.State.Waiting == nil || cs.State.Waiting.Reason != "CrashLoopBackOff" {
+		t.Errorf("status = %+v", st)
+	}
+	if cs.RestartCount != int32(len(got)) || cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 1 {
+		t.Errorf("restartCount %d (want %d), last state %+v", cs.RestartCount, len(got), cs.LastTerminationState)
+	}
+	if len(h.rec.reasons(ReasonBackOff)) == 0 {
+		t.Error("no BackOff event")
+	}
+}
+
+func TestCrashLoopBackOffResetsAfterTenMinutes(t *testing.T) {
+	cases := []struct {
+		name string
+		runs time.Duration
+		want []time.Duration
+	}{
+		{"a container that ran 11 minutes restarts at once", 11 * time.Minute, []time.Duration{11 * time.Minute, 11 * time.Minute}},
+		{"a container that ran 9 minutes waits its back-off", 9 * time.Minute, []time.Duration{9 * time.Minute, 9*time.Minute + 10*time.Second}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, crashing(tc.runs, 1), config(nil), nil)
+			h.add(newPod("crash", ctr("app", "app:1")))
+			h.runUntil(2*tc.runs + 20*time.Second)
+			got := gaps(starts(h.calls("StartContainer", "")))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("gaps between starts = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRestartPolicy(t *testing.T) {
+	cases := []struct {
+		policy corev1.RestartPolicy
+		code   int32
+		starts int
+		phase  corev1.PodPhase
+	}{
+		{corev1.RestartPolicyNever, 0, 1, corev1.PodSucceeded},
+		{corev1.RestartPolicyNever, 1, 1, corev1.PodFailed},
+		{corev1.RestartPolicyOnFailure, 0, 1, corev1.PodSucceeded},
+		{corev1.RestartPolicyOnFailure, 1, 3, corev1.PodRunning},
+		{corev1.RestartPolicyAlways, 0, 3, corev1.PodRunning},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.policy)+"/exit"+string(rune('0'+tc.code)), func(t *testing.T) {
+			h := newHarness(t, crashing(5*time.Second, tc.code), config(nil), nil)
+			pod := newPod("p", ctr("app", "app:1"))
+			pod.Spec.RestartPolicy = tc.policy
+			h.add(pod)
+			// starts at 0s, exits 5s; restarts at 5s, exits 10s; restarts at 20s, exits 25s.
+			h.runUntil(30 * time.Second)
+			if got := len(h.calls("StartContainer", "")); got != tc.starts {
+				t.Errorf("starts = %d, want %d", got, tc.starts)
+			}
+			if got := h.pod("p").Status.Phase; got != tc.phase {
+				t.Errorf("phase = %s, want %s", got, tc.phase)
+			}
+		})
+	}
+}
+
+func TestRemovedPodTornDownForeignLeftAlone(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27", "other:1"}}}, config(nil), nil)
+	// A sandbox and container someone else made, without the agent's labels.
+	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "foreign", Namespace: "x", Uid: "foreign-uid"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := h.rt.CreateContainer(h.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId,
+		Config: &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "f"}, Image: &runtimeapi.ImageSpec{Image: "other:1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.rt.StartContainer(h.ctx, &runtimeapi.StartContainerRequest{ContainerId: fc.ContainerId}); err != nil {
+		t.Fatal(err)
+	}
+	h.rt.ResetCalls()
+
+	pod := newPod("web", ctr("web", "nginx:1.27"))
+	h.add(pod)
+	h.runUntil(10 * time.Second)
+	h.remove(pod)
+	h.runUntil(20 * time.Second)
+
+	for _, m := range []string{"StopContainer", "StopPodSandbox", "RemoveContainer", "RemovePodSandbox"} {
+		if n := len(h.calls(m, "")); n != 1 {
+			t.Errorf("%s calls = %d, want 1", m, n)
+		}
+	}
+	for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+		if strings.Contains(c.Request, sb.PodSandboxId) || strings.Contains(c.Request, fc.ContainerId) {
+			t.Errorf("touched a foreign object: %s %s", c.Method, c.Request)
+		}
+	}
+	sbs, ctrs := h.sandboxes(), h.containers()
+	if len(sbs) != 1 || sbs[0].Id != sb.PodSandboxId || len(ctrs) != 1 || ctrs[0].State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Errorf("left sandboxes %v containers %v, want only the foreign ones, running", sbs, ctrs)
+	}
+	if len(h.m.Pods()) != 0 {
+		t.Errorf("pods = %v, want none", h.m.Pods())
+	}
+	if len(h.rec.reasons(ReasonKilling)) != 1 {
+		t.Errorf("Killing events = %v", h.rec.reasons(ReasonKilling))
+	}
+}
+
+func TestOrphanedPodTornDown(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
+	// A pod an earlier run of the agent made, which no source names now.
+	cfg := h.m.sandboxConfig(newPod("old", ctr("web", "nginx:1.27")), 0)
+	if _, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(5 * time.Second)
+	if n := len(h.calls("RemovePodSandbox", "")); n != 1 || len(h.sandboxes()) != 0 {
+		t.Errorf("RemovePodSandbox calls = %d, sandboxes left %d", n, len(h.sandboxes()))
+	}
+}
+
+func TestRuntimeRequestTimeout(t *testing.T) {
+	script := &fakecri.Script{
+		Node:   fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}},
+		Faults: []fakecri.FaultRule{{Method: "CreateContainer", Hang: true, Times: 1}},
+	}
+	h := newHarness(t, script, config(nil), nil)
+	h.add(newPod("web", ctr("web", "nginx:1.27")))
+	h.runUntil(3 * time.Minute)
+
+	creates := h.calls("CreateContainer", "")
+	if len(creates) != 2 {
+		t.Fatalf("CreateContainer calls = %d, want 2", len(creates))
+	}
+	if creates[0].End.Sub(creates[0].Start) != 2*time.Minute || creates[0].Code != "DeadlineExceeded" {
+		t.Errorf("first CreateContainer %v to %v code %s, want cancelled after 2m0s", creates[0].Start, creates[0].End, creates[0].Code)
+	}
+	if creates[1].Start.Sub(creates[0].End) != InitialBackoff || creates[1].Code != "OK" {
+		t.Errorf("retry at %v code %s, want %v after the timeout", creates[1].Start.Sub(creates[0].End), creates[1].Code, InitialBackoff)
+	}
+	failed := h.rec.reasons(ReasonFailed)
+	if len(failed) != 1 || failed[0].at != 2*time.Minute || !strings.Contains(failed[0].note, "deadline exceeded") {
+		t.Errorf("Failed events = %+v", failed)
+	}
+	if len(h.rec.reasons(ReasonFailedSync)) != 1 {
+		t.Errorf("FailedSync events = %+v", h.rec.reasons(ReasonFailedSync))
+	}
+	if h.pod("web").Status.Phase != corev1.PodRunning {
+		t.Errorf("phase = %s", h.pod("web").Status.Phase)
+	}
+}
+
+// TestDeterminism runs a busy scenario twice and compares the runtime's call logs byte for byte.
+func TestDeterminism(t *testing.T) {
+	run := func() []byte {
+		script := crashing(3*time.Second, 2)
+		script.Images = []fakecri.ImageRule{{Match: "*slow*", PullDuration: dur(30 * time.Second)}}
+		script.Faults = []fakecri.FaultRule{{Method: "StartContainer", Hang: true, Times: 1, AfterCalls: 2}}
+		h := newHarness(t, script, config(func(c *v1beta1.OrchletConfiguration) { c.RuntimeRequestTimeout.Duration = 20 * time.Second }), nil)
+		h.add(newPod("a", ctr("app", "app:1")), newPod("b", ctr("web", "slow:1"), ctr("app", "app:1")), newPod("c", ctr("web", "slow:2")))
+		h.runUntil(3 * time.Minute)
+		b, err := json.Marshal(h.rt.Calls(fakecri.CallFilter{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	first, second := run(), run()
+	if string(first) != string(second) {
+		t.Fatalf("two runs differ:\n%s\n%s", first, second)
+	}
+	if len(first) < 1000 {
+		t.Fatalf("call log too short to prove anything: %s", first)
+	}
+}

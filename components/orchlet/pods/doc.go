@@ -16,9 +16,11 @@
 // now. A CRI call can wait on the clock (a pull that takes 30s, a call the runtime holds until its
 // deadline), which blocks Step until the clock moves. The simulator therefore calls Step in a
 // goroutine and, while InCall reports a call in progress and the runtime is idle with that call
-// parked (fakecri: InFlight() > 0 && Idle()), moves the clock to the earlier of the call's deadline
-// and the runtime's NextWakeup; the call then returns at that simulated time and Step goes on.
-// While Step runs only InCall and Pods may be called.
+// parked (fakecri: InFlight() > 0 && Idle(), with the same InCall Seq read before and after, so
+// the call in the runtime is this one and not the one before it), moves the clock to the earlier
+// of the call's deadline and the runtime's NextWakeup, never past the deadline; the call then
+// returns at that simulated time and Step goes on. While Step runs, only InCall, Pods and Update
+// may be called. Image pulls are therefore one at a time whatever --serialize-image-pulls says.
 //
 // The runtime's deadlines are on the injected clock, which gRPC would misread as wall-clock times,
 // so the deadline is kept out of the context handed to the CRI client and enforced by cancellation.

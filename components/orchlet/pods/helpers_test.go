@@ -57,6 +57,16 @@ func (r *fakeRecorder) reasons(reason string) []event {
 	return out
 }
 
+func (r *fakeRecorder) lines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.all {
+		out = append(out, fmt.Sprintf("%v %s %s %s: %s", e.at, e.kind, e.reason, e.object, e.note))
+	}
+	return out
+}
+
 // harness runs a Manager against fakecri on a unix socket, through Kubernetes' CRI client, on a
 // clock.Mock.
 type harness struct {

@@ -21,9 +21,9 @@ import (
 	"orch.io/orch/components/orchlet/sources"
 )
 
-// RelistPeriod is how often the runtime is listed to notice containers that changed on their own,
-// as Kubernetes' generic PLEG does.
-const RelistPeriod = time.Second
+// DefaultRelistPeriod is how often the runtime is listed to notice containers that changed on their
+// own, as Kubernetes' generic PLEG does.
+const DefaultRelistPeriod = time.Second
 
 // DefaultPodLogsDir is where pod log directories go, as in Kubernetes.
 const DefaultPodLogsDir = "/var/log/pods"
@@ -57,6 +57,9 @@ type Options struct {
 	// HTTP and Dial run httpGet and tcpSocket probes; a simulator injects fakes.
 	HTTP HTTPDoer
 	Dial Dialer
+	// RelistPeriod overrides DefaultRelistPeriod when positive; a simulation of a long quiet
+	// stretch may relist less often.
+	RelistPeriod time.Duration
 	// Logger defaults to klog's.
 	Logger klog.Logger
 }
@@ -72,6 +75,7 @@ type Manager struct {
 	dial     Dialer
 	timeout  time.Duration
 	syncFreq time.Duration
+	relist   time.Duration
 	capacity int
 	logsDir  string
 	dns      []string
@@ -82,9 +86,9 @@ type Manager struct {
 	inbox   []sources.Update
 	wake    chan struct{}
 
-	callMu   sync.Mutex
-	inCall   bool
-	call     Call
+	callMu sync.Mutex
+	inCall bool
+	call   Call
 
 	statusMu  sync.Mutex
 	published []corev1.Pod
@@ -125,6 +129,7 @@ func New(o Options) (*Manager, error) {
 		http: o.HTTP, dial: o.Dial,
 		timeout:  c.RuntimeRequestTimeout.Duration,
 		syncFreq: c.SyncFrequency.Duration,
+		relist:   DefaultRelistPeriod,
 		capacity: Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
 		logsDir:  o.PodLogsDir,
 		dns:      c.ClusterDNS,
@@ -132,6 +137,9 @@ func New(o Options) (*Manager, error) {
 		wake:     make(chan struct{}, 1),
 		pods:     map[types.UID]*podState{},
 		queue:    map[itemKey]time.Time{},
+	}
+	if o.RelistPeriod > 0 {
+		m.relist = o.RelistPeriod
 	}
 	if m.logsDir == "" {
 		m.logsDir = DefaultPodLogsDir
@@ -144,6 +152,10 @@ func New(o Options) (*Manager, error) {
 	}
 	if m.dial == nil {
 		m.dial = (&net.Dialer{}).DialContext
+	}
+	if !c.SerializeImagePulls {
+		// Parallel pulls would need calls outside Step, whose order goroutine scheduling decides.
+		m.log.Info("Image pulls are serialized whatever serializeImagePulls says: every runtime call is made from Step, one at a time")
 	}
 	if c.RegistryPullQPS > 0 {
 		burst := int(c.RegistryBurst)
@@ -322,7 +334,7 @@ func (m *Manager) applyUpdates() {
 		p := m.pods[u.Pod.UID]
 		switch u.Op {
 		case sources.OpRemove:
-			if p == nil {
+			if p == nil || p.removed {
 				continue
 			}
 			if p.rejected != "" {
@@ -356,8 +368,8 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 	now := m.clk.Now()
 	switch k.kind {
 	case kindRelist:
-		m.relist(ctx)
-		m.enqueue(itemKey{kind: kindRelist}, now.Add(RelistPeriod))
+		m.relistRuntime(ctx)
+		m.enqueue(itemKey{kind: kindRelist}, now.Add(m.relist))
 	case kindResync:
 		for _, p := range m.pods {
 			if p.rejected == "" {

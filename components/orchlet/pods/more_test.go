@@ -268,7 +268,9 @@ func TestNewRefusesMissingParts(t *testing.T) {
 		{"no runtime", func(o *Options) { o.Runtime = nil }, "runtime"},
 		{"no recorder", func(o *Options) { o.Recorder = nil }, "recorder"},
 		{"no config", func(o *Options) { o.Config = nil }, "configuration"},
-		{"no timeout", func(o *Options) { o.Config = config(func(c *v1beta1.OrchletConfiguration) { c.RuntimeRequestTimeout.Duration = 0 }) }, "runtimeRequestTimeout"},
+		{"no timeout", func(o *Options) {
+			o.Config = config(func(c *v1beta1.OrchletConfiguration) { c.RuntimeRequestTimeout.Duration = 0 })
+		}, "runtimeRequestTimeout"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -279,5 +281,29 @@ func TestNewRefusesMissingParts(t *testing.T) {
 				t.Errorf("New = %v, want an error naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestRunLoop(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan error, 1)
+	go func() { done <- h.m.Run(ctx) }()
+	h.add(newPod("web", ctr("app", "app:1")))
+	// Run wakes on the Update; everything it does then is instant on the runtime's clock.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pods := h.m.Pods()
+		if len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pod not running under Run: %+v", pods)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
 	}
 }

@@ -181,7 +181,8 @@ func TestCrashLoopBackOffResetsAfterTenMinutes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, crashing(tc.runs, 1), config(nil), nil)
+			// Exits fall on 10s boundaries, so relisting every 10s sees each when it happens.
+			h := newHarness(t, crashing(tc.runs, 1), config(nil), func(o *Options) { o.RelistPeriod = 10 * time.Second })
 			h.add(newPod("crash", ctr("app", "app:1")))
 			h.runUntil(2*tc.runs + 20*time.Second)
 			got := gaps(starts(h.calls("StartContainer", "")))
@@ -313,7 +314,8 @@ func TestRuntimeRequestTimeout(t *testing.T) {
 	}
 }
 
-// TestDeterminism runs a busy scenario twice and compares the runtime's call logs byte for byte.
+// TestDeterminism runs a busy scenario twice and compares the runtime's call logs, the events and
+// the pod statuses byte for byte.
 func TestDeterminism(t *testing.T) {
 	run := func() []byte {
 		script := crashing(3*time.Second, 2)
@@ -322,7 +324,11 @@ func TestDeterminism(t *testing.T) {
 		h := newHarness(t, script, config(func(c *v1beta1.OrchletConfiguration) { c.RuntimeRequestTimeout.Duration = 20 * time.Second }), nil)
 		h.add(newPod("a", ctr("app", "app:1")), newPod("b", ctr("web", "slow:1"), ctr("app", "app:1")), newPod("c", ctr("web", "slow:2")))
 		h.runUntil(3 * time.Minute)
-		b, err := json.Marshal(h.rt.Calls(fakecri.CallFilter{}))
+		b, err := json.Marshal(struct {
+			Calls  []fakecri.Call
+			Events []string
+			Pods   []corev1.Pod
+		}{h.rt.Calls(fakecri.CallFilter{}), h.rec.lines(), h.m.Pods()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,5 +340,27 @@ func TestDeterminism(t *testing.T) {
 	}
 	if len(first) < 1000 {
 		t.Fatalf("call log too short to prove anything: %s", first)
+	}
+}
+
+func TestSandboxLostIsRecreated(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
+	h.add(newPod("p", ctr("app", "app:1")))
+	h.runUntil(5 * time.Second)
+	first := h.sandboxes()[0].Id
+	if _, err := h.rt.StopPodSandbox(h.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: first}); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(10 * time.Second)
+	runs := h.calls("RunPodSandbox", "")
+	if len(runs) != 2 || !strings.Contains(runs[1].Request, "attempt=1") {
+		t.Fatalf("RunPodSandbox calls = %+v, want a second with attempt 1", runs)
+	}
+	creates := h.calls("CreateContainer", "")
+	if len(creates) != 2 || !strings.Contains(creates[1].Request, "attempt=1") || creates[1].Code != "OK" {
+		t.Errorf("CreateContainer calls = %+v, want the new instance to take attempt 1", creates)
+	}
+	if st := h.pod("p").Status; st.Phase != corev1.PodRunning || st.ContainerStatuses[0].RestartCount != 1 {
+		t.Errorf("status = %+v", st)
 	}
 }

@@ -45,9 +45,9 @@ func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 	return r
 }
 
-// relist lists the runtime and queues a sync of every pod whose objects changed since the last
+// relistRuntime lists the runtime and queues a sync of every pod whose objects changed since the last
 // relist, and a teardown of every pod of the agent's that is no longer desired.
-func (m *Manager) relist(ctx context.Context) {
+func (m *Manager) relistRuntime(ctx context.Context) {
 	if m.runtimeName == "" {
 		if err := m.request(ctx, func(ctx context.Context) error {
 			v, err := m.rt.Version(ctx, "v1")
@@ -255,7 +255,11 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		}
 	}
 	latest := map[string]*runtimeapi.Container{}
+	next := map[string]uint32{} // the attempt a new instance takes: names are reserved per attempt
 	for _, c := range ctrs {
+		if a := c.Metadata.GetAttempt() + 1; a > next[c.Metadata.GetName()] {
+			next[c.Metadata.GetName()] = a
+		}
 		if c.PodSandboxId != ready.Id {
 			continue
 		}
@@ -272,7 +276,7 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		cs := p.ctr(c.Name)
 		l := latest[c.Name]
 		if l == nil {
-			started, err := m.startContainer(ctx, p, sbCfg, c, 0)
+			started, err := m.startContainer(ctx, p, sbCfg, c, next[c.Name])
 			changed = changed || started
 			if err != nil {
 				return err

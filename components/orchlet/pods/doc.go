@@ -7,9 +7,11 @@
 // namespace/name, then container name; Step does the items due now, one at a time, and every CRI
 // call is made synchronously from Step, so no outcome depends on goroutine scheduling. Time is read
 // from the injected clock only; every CRI request other than pull and exec is bounded by
-// --runtime-request-timeout as a deadline on that clock, and exec probes by their timeoutSeconds.
-// Exits are noticed by a relist of the runtime every second, as Kubernetes' generic PLEG does, and
-// at once after a sync that started containers.
+// --runtime-request-timeout as a deadline on that clock (StopContainer by that plus the grace
+// period, as Kubernetes' CRI client allows), and exec probes by their timeoutSeconds. A request cut
+// off at its deadline is recorded (event and log) and the pod's sync retried with back-off.
+// Exits are noticed by a relist of the runtime every second (Options.RelistPeriod), as
+// Kubernetes' generic PLEG does, and at once after a sync that started containers.
 //
 // A simulator drives it like the sources and events packages: Update hands it the sources'
 // updates; Step does the due work; NextDeadline says when more is due; Idle says nothing is due

@@ -162,6 +162,8 @@ func (s *Servers) Start() error {
 				err = srv.http.Serve(srv.ln)
 			}
 			if !errors.Is(err, http.ErrServerClosed) {
+				// ServeTLS can fail before serving, leaving the listener open and unanswered.
+				srv.ln.Close()
 				s.errs <- fmt.Errorf("server: %s server on %s: %w", srv.name, srv.address, err)
 			}
 		}()

@@ -241,6 +241,13 @@ func TestNewRefuses(t *testing.T) {
 			want:      []string{"--tls-cipher-suites", "TLS_NOPE"},
 		},
 		{
+			name: "cipher suites HTTP/2 cannot use",
+			configure: func(c *v1beta1.OrchletConfiguration, _ *Deps) {
+				c.TLSCipherSuites = []string{"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"}
+			},
+			want: []string{"--tls-cipher-suites must include", "HTTP/2"},
+		},
+		{
 			name:      "certificate without key",
 			configure: func(c *v1beta1.OrchletConfiguration, _ *Deps) { c.TLSCertFile = "/x/orchlet.crt" },
 			want:      []string{"--tls-cert-file", "--tls-private-key-file"},

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"slices"
 
 	cliflag "k8s.io/component-base/cli/flag"
 
@@ -42,6 +43,12 @@ func servingTLS(cfg *v1beta1.OrchletConfiguration, deps Deps, clientCAs *x509.Ce
 			return nil, fmt.Errorf("server: --tls-cipher-suites: %w", err)
 		}
 		config.CipherSuites = suites
+		// Go's HTTP/2 server, like the kubelet's, refuses to serve below TLS 1.3 without one of
+		// the suites HTTP/2 requires; say so now rather than fail once listening.
+		if config.MinVersion < tls.VersionTLS13 && !slices.Contains(suites, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256) &&
+			!slices.Contains(suites, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256) {
+			return nil, fmt.Errorf("server: --tls-cipher-suites must include TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 or TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, which HTTP/2 requires, unless --tls-min-version is VersionTLS13")
+		}
 	}
 	if clientCAs != nil {
 		config.ClientCAs = clientCAs

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -299,4 +301,66 @@ func portOf(t *testing.T, hostport string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func TestStopping(t *testing.T) {
+	tests := []struct {
+		name string
+		stop func(t *testing.T, s *Servers)
+	}{
+		{"Shutdown", func(t *testing.T, s *Servers) {
+			if err := s.Shutdown(context.Background()); err != nil {
+				t.Fatalf("Shutdown: %v", err)
+			}
+		}},
+		{"Close", func(t *testing.T, s *Servers) {
+			if err := s.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := start(t, testConfig(), testDeps(t, newClock()))
+			addr := s.Addrs().ReadOnly
+			if r := do(t, http.DefaultClient, "GET", "http://"+addr+"/healthz", ""); r.status != 200 {
+				t.Fatalf("before stopping: %d", r.status)
+			}
+			tt.stop(t, s)
+			if conn, err := net.Dial("tcp", addr); err == nil {
+				conn.Close()
+				t.Fatal("still accepting connections after stopping")
+			}
+		})
+	}
+}
+
+func TestRun(t *testing.T) {
+	s, err := New(testConfig(), testDeps(t, newClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	var addr string
+	for addr == "" {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned early: %v", err)
+		case <-time.After(time.Millisecond):
+			addr = s.Addrs().ReadOnly
+		}
+	}
+	if r := do(t, http.DefaultClient, "GET", "http://"+addr+"/healthz", ""); r.status != 200 {
+		t.Fatalf("while running: %d", r.status)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel = %v, want nil", err)
+	}
+	if conn, err := net.Dial("tcp", addr); err == nil {
+		conn.Close()
+		t.Fatal("still accepting connections after Run returned")
+	}
 }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"testing"
@@ -185,5 +187,37 @@ func TestWebhookCachesFromConfig(t *testing.T) {
 		if want := []int{st.aliceTokens, st.bobTokens, st.reviews}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("step %d (%v): alice tokens, bob tokens, reviews = %v, want %v", i, st.at, got, want)
 		}
+	}
+}
+
+// TestWebhookFailures: a token webhook that cannot answer leaves the request unauthenticated
+// (401); an authorization webhook that cannot answer is the kubelet's 500 "Authorization error".
+func TestWebhookFailures(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	t.Cleanup(down.Close)
+	tests := []struct {
+		name       string
+		token      string
+		wantStatus int
+		wantBody   string
+	}{
+		{"token webhook down", "alice-token", 401, "Unauthorized"},
+		{"authorization webhook down", "", 500, "Authorization error (user=system:anonymous, verb=get, resource=nodes, subresource=stats)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Authentication.Webhook.Enabled = true
+			cfg.Authorization.Mode = ModeWebhook
+			deps := testDeps(t, newClock())
+			deps.APIServer, deps.APIClient = down.URL, down.Client()
+			s := start(t, cfg, deps)
+			r := do(t, httpsClient(t, deps.CertDir, nil), "GET", "https://"+s.Addrs().HTTPS+"/stats/summary", tt.token)
+			if r.status != tt.wantStatus || r.body != tt.wantBody {
+				t.Fatalf("= %d %q, want %d %q", r.status, r.body, tt.wantStatus, tt.wantBody)
+			}
+		})
 	}
 }

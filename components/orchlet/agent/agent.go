@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	cri "k8s.io/cri-api/pkg/apis"
+	"k8s.io/klog/v2"
+
+	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/sources"
+)
+
+// Deps is the world the agent runs in; production passes the real ones, the simulator fakes.
+type Deps struct {
+	Clock    clock.Clock
+	NodeName string
+	Runtime  cri.RuntimeService
+	Images   cri.ImageManagerService
+	// Sink receives recorded events: a log in standalone mode, the API server otherwise.
+	Sink events.Sink
+	// FS is the filesystem --pod-manifest-path is read from; nil reads the real one.
+	FS fs.FS
+	// HTTP fetches --manifest-url and runs httpGet probes; nil uses a client of its own.
+	HTTP *http.Client
+	// Dial opens tcpSocket probe connections; nil dials for real.
+	Dial pods.Dialer
+	// Cores is the node's CPU count, for --pods-per-core.
+	Cores  int
+	Logger klog.Logger
+}
+
+// Agent is one node's orchlet in standalone mode.
+type Agent struct {
+	Sources *sources.Sources
+	Pods    *pods.Manager
+	Events  *events.Recorder
+	node    string
+	logger  klog.Logger
+}
+
+// New assembles the agent from its configuration.
+func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
+	if d.Clock == nil || d.Runtime == nil || d.Images == nil || d.Sink == nil || d.NodeName == "" {
+		return nil, errors.New("agent: Clock, Runtime, Images, Sink and NodeName are required")
+	}
+	if d.HTTP == nil {
+		d.HTTP = &http.Client{}
+	}
+	a := &Agent{node: d.NodeName, logger: d.Logger}
+	var err error
+	a.Events, err = events.New(events.Options{
+		Clock: d.Clock, NodeName: d.NodeName, QPS: cfg.EventRecordQPS, Burst: cfg.EventBurst, Sink: d.Sink,
+		OnError: func(e *eventsv1.Event, err error) {
+			a.logger.Error(err, "Recording an event failed", "reason", e.Reason, "regarding", e.Regarding.Name)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("event recorder: %w", err)
+	}
+	polls, err := sources.FromConfig(cfg, d.FS, d.HTTP)
+	if err != nil {
+		return nil, fmt.Errorf("pod sources: %w", err)
+	}
+	a.Sources, err = sources.New(sources.Options{Clock: d.Clock, NodeName: d.NodeName, Reporter: sources.ReporterFunc(a.reportSourceProblem)}, polls...)
+	if err != nil {
+		return nil, fmt.Errorf("pod sources: %w", err)
+	}
+	a.Pods, err = pods.New(pods.Options{
+		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
+		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, Logger: d.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pod workers: %w", err)
+	}
+	return a, nil
+}
+
+// reportSourceProblem logs a manifest that could not be used and records it as a Warning event,
+// regarding the pod when the manifest got that far and the node otherwise.
+func (a *Agent) reportSourceProblem(p sources.Problem) {
+	a.logger.Error(p.Err, "Pod manifest refused", "source", p.Source, "origin", p.Origin, "reason", p.Reason)
+	regarding := events.NodeReference(a.node)
+	if p.Pod != nil {
+		regarding = events.PodReference(p.Pod)
+	}
+	a.Events.Eventf(regarding, events.Warning, p.Reason, "ReadManifest", "%s", p.String())
+}
+
+// Step does the work due now, in a fixed order: sources poll, their updates reach the pod workers,
+// the pod workers sync, the recorder writes events. It returns how much work it did.
+func (a *Agent) Step(ctx context.Context) int {
+	n := a.Sources.Step(ctx)
+	if us := a.Sources.Drain(); len(us) > 0 {
+		a.Pods.Update(us...)
+	}
+	n += a.Pods.Step(ctx)
+	n += a.Events.Step(ctx)
+	return n
+}
+
+// NextDeadline is the earliest time any component has work due.
+func (a *Agent) NextDeadline() (time.Time, bool) {
+	var next time.Time
+	found := false
+	for _, d := range []func() (time.Time, bool){a.Sources.NextDeadline, a.Pods.NextDeadline, a.Events.NextDeadline} {
+		if t, ok := d(); ok && (!found || t.Before(next)) {
+			next, found = t, true
+		}
+	}
+	return next, found
+}
+
+// Idle reports that no component has work due at the clock's now.
+func (a *Agent) Idle() bool {
+	return a.Sources.Idle() && a.Sources.Pending() == 0 && a.Pods.Idle() && a.Events.Idle()
+}
+
+// Run runs every component's own loop until ctx ends, handing each poll's updates to the pod
+// workers as soon as it produces them.
+func (a *Agent) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.forward}
+	errc := make(chan error, len(loops))
+	for _, run := range loops {
+		go func() { errc <- run(ctx) }()
+	}
+	var first error
+	for range loops {
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
+}
+
+func (a *Agent) forward(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-a.Sources.Ready():
+			if us := a.Sources.Drain(); len(us) > 0 {
+				a.Pods.Update(us...)
+			}
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/fakecri"
+)
+
+var t0 = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+
+const webManifest = `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - {name: app, image: busybox:1.36, imagePullPolicy: IfNotPresent}
+`
+
+// lockedBuffer collects the log sink's output; the sink writes from Step.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type world struct {
+	t     *testing.T
+	ctx   context.Context
+	mock  *clock.Mock
+	rt    *fakecri.Runtime
+	fs    fstest.MapFS
+	agent *Agent
+	log   *lockedBuffer
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	mock := clock.NewMock()
+	mock.Set(t0)
+	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
+	lis, err := fakecri.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakecri.NewGRPCServer(rt)
+	go srv.Serve(lis)
+	t.Cleanup(func() { rt.Close(); srv.Stop() })
+	rs, is, err := pods.Connect(ctx, sock, "", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := v1beta1.NewDefault()
+	cfg.StaticPodPath = "/etc/orch/manifests"
+	fsys := fstest.MapFS{
+		"etc/orch/manifests/web.yaml":     {Data: []byte(webManifest)},
+		"etc/orch/manifests/.hidden.yaml": {Data: []byte(strings.Replace(webManifest, "name: web", "name: hidden", 1))},
+		"etc/orch/manifests/broken.yaml":  {Data: []byte("kind: Pod\nmetadata: {name: broken}\nspec: {containers: []}\n")},
+	}
+	log := &lockedBuffer{}
+	a, err := New(cfg, Deps{
+		Clock: mock, NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(log),
+		FS: fsys, Cores: 2, Logger: klog.Background(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &world{t: t, ctx: ctx, mock: mock, rt: rt, fs: fsys, agent: a, log: log}
+}
+
+// runUntil steps the agent and moves the fake clock to the next thing either side has due.
+func (w *world) runUntil(d time.Duration) {
+	w.t.Helper()
+	end := t0.Add(d)
+	for {
+		w.agent.Step(w.ctx)
+		next, ok := w.agent.NextDeadline()
+		if wake, ok2 := w.rt.NextWakeup(); ok2 && (!ok || wake.Before(next)) {
+			next, ok = wake, true
+		}
+		if !ok || next.After(end) {
+			if err := w.rt.AdvanceTo(w.ctx, w.mock, end); err != nil {
+				w.t.Fatal(err)
+			}
+			w.agent.Step(w.ctx)
+			return
+		}
+		if err := w.rt.AdvanceTo(w.ctx, w.mock, next); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+func (w *world) pod(name string) (corev1.Pod, bool) {
+	for _, p := range w.agent.Pods.Pods() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return corev1.Pod{}, false
+}
+
+// A static pod from the manifest directory runs, its events are recorded, a broken manifest is
+// reported, a dot-file is ignored, and removing the manifest tears the pod down.
+func TestStandaloneStaticPod(t *testing.T) {
+	w := newWorld(t)
+	w.runUntil(5 * time.Second)
+	p, ok := w.pod("web-node-a")
+	if !ok || p.Status.Phase != corev1.PodRunning {
+		t.Fatalf("web-node-a = %v (found %v), want Running; pods %v", p.Status.Phase, ok, w.agent.Pods.Pods())
+	}
+	if _, ok := w.pod("hidden-node-a"); ok {
+		t.Error("a dot-file's pod is running")
+	}
+	log := w.log.String()
+	for _, want := range []string{`"reason":"Started"`, `"reason":"InvalidManifest"`, `"type":"Warning"`, `"reportingController":"orch.io/orchlet"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("event log lacks %s:\n%s", want, log)
+		}
+	}
+
+	delete(w.fs, "etc/orch/manifests/web.yaml")
+	w.runUntil(5*time.Second + 25*time.Second)
+	if _, ok := w.pod("web-node-a"); ok {
+		t.Fatal("the pod of a removed manifest is still known")
+	}
+	if len(w.rt.Calls(fakecri.CallFilter{Method: "*StopPodSandbox"})) == 0 || len(w.rt.Calls(fakecri.CallFilter{Method: "*RemovePodSandbox"})) == 0 {
+		t.Fatal("the removed pod's sandbox was never stopped and removed")
+	}
+}

@@ -109,7 +109,7 @@ func TestBinaryPrintsEffectiveConfigurationAtV2(t *testing.T) {
 }
 
 func TestBinaryRunsUntilSIGTERM(t *testing.T) {
-	cmd := exec.Command(binary, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))
+	cmd := exec.Command(binary, withRuntime(t, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

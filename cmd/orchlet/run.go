@@ -4,22 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	goruntime "runtime"
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
+	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/server"
+	"orch.io/orch/components/orchlet/sources"
 )
 
 // lockRetry is how often a lock file held by another process is tried again.
 const lockRetry = time.Second
 
 // Run takes the lock file, runs the start-up checks and logs the effective configuration at -v=2.
-// With --runonce and no pod source there is nothing to run and it returns; otherwise it runs until ctx
-// ends, or until another process contends for the lock under --exit-on-lock-contention.
+// With --runonce and no pod source there is nothing to run and it returns; otherwise it runs the
+// agent in standalone mode on the CRI runtime, with its servers, until ctx ends, or until another
+// process contends for the lock under --exit-on-lock-contention.
 func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) error {
 	klog.InfoS("orchlet starting", "version", o.Version.GitVersion)
 	lock, err := takeLock(ctx, o, h, clk)
@@ -53,14 +63,73 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 		klog.InfoS("orchlet run once: configuration valid, start-up checks passed, no pod source configured")
 		return nil
 	}
+	// Refused rather than half-done: an agent that ignored --orchconfig would run pods nobody asked for.
+	switch {
+	case o.Flags.Orchconfig != "":
+		return fmt.Errorf("--orchconfig %s: API-server mode is not built yet; run in standalone mode (without --orchconfig)", o.Flags.Orchconfig)
+	case c.RunOnce:
+		return errors.New("--runonce with pod sources is not built yet; run without --runonce")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed, err := runStandalone(ctx, o, h, clk)
+	if err != nil {
+		return err
+	}
 	klog.InfoS("orchlet started: configuration valid, start-up checks passed")
 	select {
 	case <-ctx.Done():
 		klog.InfoS("orchlet stopping", "reason", context.Cause(ctx))
 	case <-contended:
 		klog.InfoS("orchlet exiting: another process contends for the lock file", "path", o.Flags.LockFile)
+	case err := <-failed:
+		return err
 	}
 	return nil
+}
+
+// runStandalone connects to the runtime and starts the agent and its servers; the channel reports
+// a component that stops before ctx ends.
+func runStandalone(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (<-chan error, error) {
+	c := o.Config
+	nodeName, err := sources.NodeName(o.Flags.HostnameOverride, h)
+	if err != nil {
+		return nil, fmt.Errorf("--hostname-override: %w", err)
+	}
+	rs, is, err := pods.Connect(ctx, c.ContainerRuntimeEndpoint, c.ImageServiceEndpoint, c.RuntimeRequestTimeout.Duration)
+	if err != nil {
+		return nil, fmt.Errorf("--container-runtime-endpoint %s: %w", c.ContainerRuntimeEndpoint, err)
+	}
+	a, err := agent.New(c, agent.Deps{
+		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
+		Sink: events.NewLogSink(os.Stderr), Cores: goruntime.NumCPU(), Logger: klog.Background(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv, err := server.New(c, server.Deps{
+		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: a, Logs: a, Exec: a,
+		Configz: func() any { return c }, Metrics: metrics, CertDir: o.Flags.CertDir,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	addrs := srv.Addrs()
+	klog.InfoS("Serving", "https", addrs.HTTPS, "readOnly", addrs.ReadOnly, "healthz", addrs.Healthz)
+	failed := make(chan error, 1)
+	go func() {
+		err := a.Run(ctx)
+		_ = srv.Close()
+		if ctx.Err() == nil {
+			failed <- fmt.Errorf("pod workers stopped: %w", err)
+		}
+	}()
+	return failed, nil
 }
 
 // takeLock takes --lock-file if set. A lock held elsewhere is refused under --exit-on-lock-contention

@@ -73,7 +73,7 @@ func wait(t *testing.T, done <-chan error) error {
 }
 
 func TestRunBlocksUntilCancelled(t *testing.T) {
-	cancel, done := runAsync(parse(t), host.NewFake(), clock.NewMock())
+	cancel, done := runAsync(parse(t, withRuntime(t)...), host.NewFake(), clock.NewMock())
 	select {
 	case err := <-done:
 		t.Fatalf("Run returned before cancellation: %v", err)
@@ -87,7 +87,7 @@ func TestRunBlocksUntilCancelled(t *testing.T) {
 
 func TestRunExitsOnLockContention(t *testing.T) {
 	h := host.NewFake()
-	cancel, done := runAsync(parse(t, "--lock-file=/l", "--exit-on-lock-contention"), h, clock.NewMock())
+	cancel, done := runAsync(parse(t, withRuntime(t, "--lock-file=/l", "--exit-on-lock-contention")...), h, clock.NewMock())
 	defer cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for !h.Contend("/l") {
@@ -108,7 +108,7 @@ func TestRunWaitsForAHeldLock(t *testing.T) {
 	h := host.NewFake()
 	h.SetHeld("/l", true)
 	clk := clock.NewMock()
-	cancel, done := runAsync(parse(t, "--lock-file=/l"), h, clk)
+	cancel, done := runAsync(parse(t, withRuntime(t, "--lock-file=/l")...), h, clk)
 	defer cancel()
 	for range 3 {
 		clk.Add(time.Second)
@@ -145,5 +145,27 @@ func TestRunGivesUpWaitingWhenCancelled(t *testing.T) {
 	err := wait(t, done)
 	if err == nil || !strings.Contains(err.Error(), "--lock-file: /l: gave up waiting") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Kubernetes' kubelet refuses to run without its runtime; so does orchlet, naming the option.
+func TestRunRefusesAnUnreachableRuntime(t *testing.T) {
+	o := parse(t, "--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint=unix://"+t.TempDir()+"/none.sock", "--runtime-request-timeout=2s")
+	err := Run(context.Background(), o, host.NewFake(), clock.New())
+	if err == nil || !strings.Contains(err.Error(), "--container-runtime-endpoint") {
+		t.Fatalf("err = %v, want a refusal naming --container-runtime-endpoint", err)
+	}
+}
+
+// What is not built yet is refused, never silently ignored.
+func TestRunRefusesModesNotBuiltYet(t *testing.T) {
+	for args, want := range map[string]string{
+		"--orchconfig=/etc/orch/orchlet.conf": "API-server mode is not built yet",
+		"--runonce --pod-manifest-path=/etc/orch/manifests --enable-server=false": "--runonce with pod sources is not built yet",
+	} {
+		err := Run(context.Background(), parse(t, strings.Fields(args)...), host.NewFake(), clock.NewMock())
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", args, err, want)
+		}
 	}
 }

@@ -34,8 +34,10 @@ type Deps struct {
 	// Dial opens tcpSocket probe connections; nil dials for real.
 	Dial pods.Dialer
 	// Cores is the node's CPU count, for --pods-per-core.
-	Cores  int
-	Logger klog.Logger
+	Cores int
+	// PodLogsDir holds the pods' log directories; empty means /var/log/pods.
+	PodLogsDir string
+	Logger     klog.Logger
 }
 
 // Agent is one node's orchlet in standalone mode.
@@ -43,8 +45,12 @@ type Agent struct {
 	Sources *sources.Sources
 	Pods    *pods.Manager
 	Events  *events.Recorder
-	node    string
-	logger  klog.Logger
+
+	node        string
+	started     time.Time
+	runtime     cri.RuntimeService
+	execTimeout time.Duration
+	logger      klog.Logger
 }
 
 // New assembles the agent from its configuration.
@@ -55,7 +61,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if d.HTTP == nil {
 		d.HTTP = &http.Client{}
 	}
-	a := &Agent{node: d.NodeName, logger: d.Logger}
+	a := &Agent{node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, execTimeout: cfg.RuntimeRequestTimeout.Duration, logger: d.Logger}
 	var err error
 	a.Events, err = events.New(events.Options{
 		Clock: d.Clock, NodeName: d.NodeName, QPS: cfg.EventRecordQPS, Burst: cfg.EventBurst, Sink: d.Sink,
@@ -76,7 +82,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	}
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
-		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, Logger: d.Logger,
+		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)

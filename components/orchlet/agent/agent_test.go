@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/fakecri"
 )
 
@@ -58,13 +61,13 @@ type world struct {
 	log   *lockedBuffer
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T, script *fakecri.Script) *world {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
 	mock.Set(t0)
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1})
+	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +93,7 @@ func newWorld(t *testing.T) *world {
 	log := &lockedBuffer{}
 	a, err := New(cfg, Deps{
 		Clock: mock, NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(log),
-		FS: fsys, Cores: 2, Logger: klog.Background(),
+		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +136,7 @@ func (w *world) pod(name string) (corev1.Pod, bool) {
 // A static pod from the manifest directory runs, its events are recorded, a broken manifest is
 // reported, a dot-file is ignored, and removing the manifest tears the pod down.
 func TestStandaloneStaticPod(t *testing.T) {
-	w := newWorld(t)
+	w := newWorld(t, nil)
 	w.runUntil(5 * time.Second)
 	p, ok := w.pod("web-node-a")
 	if !ok || p.Status.Phase != corev1.PodRunning {
@@ -156,5 +159,70 @@ func TestStandaloneStaticPod(t *testing.T) {
 	}
 	if len(w.rt.Calls(fakecri.CallFilter{Method: "*StopPodSandbox"})) == 0 || len(w.rt.Calls(fakecri.CallFilter{Method: "*RemovePodSandbox"})) == 0 {
 		t.Fatal("the removed pod's sandbox was never stopped and removed")
+	}
+}
+
+// The servers' views of the node come from the runtime: stats of this agent's containers, their
+// CRI log files, and ExecSync.
+func TestNodeViews(t *testing.T) {
+	w := newWorld(t, &fakecri.Script{Exec: []fakecri.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}}})
+	w.runUntil(5 * time.Second)
+
+	sum, err := w.agent.Summary(w.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Node.NodeName != "node-a" || len(sum.Pods) != 1 || sum.Pods[0].PodRef.Name != "web-node-a" ||
+		len(sum.Pods[0].Containers) != 1 || sum.Pods[0].Containers[0].Name != "app" || sum.Pods[0].Containers[0].Memory == nil {
+		t.Fatalf("summary = %+v", sum)
+	}
+
+	out, err := w.agent.Exec(w.ctx, "default", "web-node-a", "app", []string{"echo", "hello"})
+	if err != nil || string(out) != "hello\n" {
+		t.Fatalf("exec echo = %q, %v", out, err)
+	}
+	if _, err := w.agent.Exec(w.ctx, "default", "web-node-a", "app", []string{"fail", "now"}); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("failing exec err = %v, want one carrying stderr", err)
+	}
+	if _, err := w.agent.Exec(w.ctx, "default", "web-node-a", "nope", []string{"true"}); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("exec in a missing container: %v, want ErrNotFound", err)
+	}
+
+	c, err := w.agent.container(w.ctx, "default", "web-node-a", "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := w.agent.runtime.ContainerStatus(w.ctx, c.Id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", nil, &logs); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("logs before the runtime wrote any: %v, want ErrNotFound", err)
+	}
+	path := status.GetStatus().GetLogPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cri := "2026-11-22T00:00:01.000000000Z stdout F first\n" +
+		"2026-11-22T00:00:02.000000000Z stdout P sec\n" +
+		"2026-11-22T00:00:02.500000000Z stdout F ond\n" +
+		"2026-11-22T00:00:03.000000000Z stderr F third\n"
+	if err := os.WriteFile(path, []byte(cri), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tail := int64(2)
+	for _, tc := range []struct {
+		opts *corev1.PodLogOptions
+		want string
+	}{
+		{nil, "first\nsecond\nthird\n"},
+		{&corev1.PodLogOptions{TailLines: &tail}, "second\nthird\n"},
+		{&corev1.PodLogOptions{Timestamps: true, TailLines: &tail}, "2026-11-22T00:00:02.000000000Z second\n2026-11-22T00:00:03.000000000Z third\n"},
+	} {
+		logs.Reset()
+		if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", tc.opts, &logs); err != nil || logs.String() != tc.want {
+			t.Errorf("logs %+v = %q, %v; want %q", tc.opts, logs.String(), err, tc.want)
+		}
 	}
 }

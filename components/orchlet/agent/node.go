@@ -1,0 +1,174 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/server"
+)
+
+// Summary answers /stats/summary from the runtime's statistics of the containers this agent runs.
+func (a *Agent) Summary(ctx context.Context) (*server.Summary, error) {
+	stats, err := a.runtime.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{})
+	if err != nil {
+		return nil, fmt.Errorf("listing container stats: %w", err)
+	}
+	starts := map[string]metav1.Time{}
+	for _, p := range a.Pods.Pods() {
+		if p.Status.StartTime != nil {
+			starts[string(p.UID)] = *p.Status.StartTime
+		}
+	}
+	byPod := map[string]*server.PodStats{}
+	for _, s := range stats {
+		labels := s.GetAttributes().GetLabels()
+		uid := labels[pods.LabelPodUID]
+		if uid == "" {
+			continue // not this agent's container
+		}
+		p := byPod[uid]
+		if p == nil {
+			p = &server.PodStats{
+				PodRef:     server.PodReference{Name: labels[pods.LabelPodName], Namespace: labels[pods.LabelPodNamespace], UID: uid},
+				StartTime:  starts[uid],
+				Containers: []server.ContainerStats{},
+			}
+			byPod[uid] = p
+		}
+		c := server.ContainerStats{Name: labels[pods.LabelContainerName], StartTime: starts[uid]}
+		if cpu := s.GetCpu(); cpu != nil {
+			c.CPU = &server.CPUStats{Time: nanos(cpu.Timestamp), UsageNanoCores: value(cpu.UsageNanoCores), UsageCoreNanoSeconds: value(cpu.UsageCoreNanoSeconds)}
+		}
+		if mem := s.GetMemory(); mem != nil {
+			c.Memory = &server.MemoryStats{Time: nanos(mem.Timestamp), AvailableBytes: value(mem.AvailableBytes), UsageBytes: value(mem.UsageBytes), WorkingSetBytes: value(mem.WorkingSetBytes), RSSBytes: value(mem.RssBytes)}
+		}
+		p.Containers = append(p.Containers, c)
+	}
+	out := &server.Summary{Node: server.NodeStats{NodeName: a.node, StartTime: metav1.NewTime(a.started)}, Pods: []server.PodStats{}}
+	for _, p := range byPod {
+		sort.Slice(p.Containers, func(i, j int) bool { return p.Containers[i].Name < p.Containers[j].Name })
+		out.Pods = append(out.Pods, *p)
+	}
+	sort.Slice(out.Pods, func(i, j int) bool {
+		a, b := out.Pods[i].PodRef, out.Pods[j].PodRef
+		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+	})
+	return out, nil
+}
+
+func nanos(ns int64) metav1.Time { return metav1.NewTime(time.Unix(0, ns).UTC()) }
+
+func value(v *runtimeapi.UInt64Value) *uint64 {
+	if v == nil {
+		return nil
+	}
+	x := v.Value
+	return &x
+}
+
+// container finds the newest container of namespace/pod named name that this agent created.
+func (a *Agent) container(ctx context.Context, namespace, pod, name string) (*runtimeapi.Container, error) {
+	cs, err := a.runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
+		pods.LabelPodNamespace: namespace, pods.LabelPodName: pod, pods.LabelContainerName: name,
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("listing containers: %w", err)
+	}
+	if len(cs) == 0 {
+		return nil, fmt.Errorf("container %q of pod %s/%s: %w", name, namespace, pod, server.ErrNotFound)
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].CreatedAt > cs[j].CreatedAt })
+	return cs[0], nil
+}
+
+// ContainerLogs copies a container's log to out, reading the CRI log file the runtime reports
+// ("<time> <stream> <tag> <message>" per line) and writing the messages.
+func (a *Agent) ContainerLogs(ctx context.Context, namespace, pod, name string, opts *corev1.PodLogOptions, out io.Writer) error {
+	c, err := a.container(ctx, namespace, pod, name)
+	if err != nil {
+		return err
+	}
+	status, err := a.runtime.ContainerStatus(ctx, c.Id, false)
+	if err != nil {
+		return fmt.Errorf("container status: %w", err)
+	}
+	path := status.GetStatus().GetLogPath()
+	if path == "" {
+		return fmt.Errorf("container %q of pod %s/%s has no log file: %w", name, namespace, pod, server.ErrNotFound)
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("log file %s: %w", path, server.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lines, err := criLogMessages(f, opts != nil && opts.Timestamps)
+	if err != nil {
+		return fmt.Errorf("log file %s: %w", path, err)
+	}
+	if opts != nil && opts.TailLines != nil && int64(len(lines)) > *opts.TailLines {
+		lines = lines[int64(len(lines))-*opts.TailLines:]
+	}
+	for _, l := range lines {
+		if _, err := io.WriteString(out, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// criLogMessages reads CRI log lines; a partial line ("P" tag) joins the next one, as kubelet does.
+func criLogMessages(r io.Reader, timestamps bool) ([]string, error) {
+	var out []string
+	var partial strings.Builder
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		fields := strings.SplitN(sc.Text(), " ", 4)
+		if len(fields) < 3 {
+			return nil, fmt.Errorf("line %q is not in the CRI log format", sc.Text())
+		}
+		msg := ""
+		if len(fields) == 4 {
+			msg = fields[3]
+		}
+		if partial.Len() == 0 && timestamps {
+			partial.WriteString(fields[0] + " ")
+		}
+		partial.WriteString(msg)
+		if fields[2] == "P" {
+			continue
+		}
+		out = append(out, partial.String()+"\n")
+		partial.Reset()
+	}
+	return out, sc.Err()
+}
+
+// Exec runs cmd in a container through the runtime's ExecSync and answers its output; a non-zero
+// exit is an error carrying the code and stderr.
+func (a *Agent) Exec(ctx context.Context, namespace, pod, name string, cmd []string) ([]byte, error) {
+	c, err := a.container(ctx, namespace, pod, name)
+	if err != nil {
+		return nil, err
+	}
+	stdout, stderr, err := a.runtime.ExecSync(ctx, c.Id, cmd, a.execTimeout)
+	if err != nil {
+		return stdout, fmt.Errorf("exec %v in %s/%s/%s: %w (stderr: %s)", cmd, namespace, pod, name, err, strings.TrimSpace(string(stderr)))
+	}
+	return stdout, nil
+}

@@ -160,7 +160,7 @@ func TestRunRefusesAnUnreachableRuntime(t *testing.T) {
 // What is not built yet is refused, never silently ignored.
 func TestRunRefusesModesNotBuiltYet(t *testing.T) {
 	for args, want := range map[string]string{
-		"--orchconfig=/etc/orch/orchlet.conf": "API-server mode is not built yet",
+		"--orchconfig=/etc/orch/orchlet.conf":                                     "API-server mode is not built yet",
 		"--runonce --pod-manifest-path=/etc/orch/manifests --enable-server=false": "--runonce with pod sources is not built yet",
 	} {
 		err := Run(context.Background(), parse(t, strings.Fields(args)...), host.NewFake(), clock.NewMock())

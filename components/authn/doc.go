@@ -6,8 +6,9 @@
 //   - (nil, false, nil): no opinion, the request carries no credential of its kind;
 //   - (nil, false, err): the request carries a credential of its kind and it is invalid.
 //
-// The implementations follow Kubernetes: a static token file (--token-auth-file), anonymous access
-// (--anonymous-auth) and a Union that tries authenticators in order. As in Kubernetes, anonymous
+// The implementations follow Kubernetes: a static token file (--token-auth-file), client
+// certificates (X509), bearer tokens checked by a TokenReview webhook, anonymous access
+// (--anonymous-auth, or limited to paths) and a Union that tries authenticators in order. As in Kubernetes, anonymous
 // access applies only to requests that no other authenticator rejected: a request presenting a
 // bearer token nobody accepts gets an error (401), never system:anonymous.
 //

@@ -64,11 +64,11 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 		return nil
 	}
 	// Refused rather than half-done: an agent that ignored --orchconfig would run pods nobody asked for.
-	switch {
-	case o.Flags.Orchconfig != "":
+	if o.Flags.Orchconfig != "" {
 		return fmt.Errorf("--orchconfig %s: API-server mode is not built yet; run in standalone mode (without --orchconfig)", o.Flags.Orchconfig)
-	case c.RunOnce:
-		return errors.New("--runonce with pod sources is not built yet; run without --runonce")
+	}
+	if c.RunOnce {
+		return runOnce(ctx, o, h, clk)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -88,22 +88,61 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 	return nil
 }
 
-// runStandalone connects to the runtime and starts the agent and its servers; the channel reports
-// a component that stops before ctx ends.
-func runStandalone(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (<-chan error, error) {
+// The kubelet's --runonce checks each pod up to 10 times, 1s apart at first and doubling.
+const (
+	runOnceTries = 10
+	runOnceDelay = time.Second
+)
+
+// runOnce starts the static pods of the sources, reports whether each ran, and fails when one did not.
+func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) error {
+	a, _, err := newAgent(ctx, o, h, clk)
+	if err != nil {
+		return err
+	}
+	results, err := a.RunOnce(ctx, runOnceTries, runOnceDelay)
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, r := range results {
+		if r.Err != nil {
+			failed++
+			klog.ErrorS(r.Err, "Pod did not run", "pod", r.Namespace+"/"+r.Name)
+			continue
+		}
+		klog.InfoS("Pod ran", "pod", r.Namespace+"/"+r.Name)
+	}
+	if failed > 0 {
+		return fmt.Errorf("--runonce: %d of %d pods did not run", failed, len(results))
+	}
+	klog.InfoS("orchlet run once: every pod ran", "pods", len(results))
+	return nil
+}
+
+// newAgent connects to the runtime and assembles the agent for this node.
+func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (*agent.Agent, string, error) {
 	c := o.Config
 	nodeName, err := sources.NodeName(o.Flags.HostnameOverride, h)
 	if err != nil {
-		return nil, fmt.Errorf("--hostname-override: %w", err)
+		return nil, "", fmt.Errorf("--hostname-override: %w", err)
 	}
 	rs, is, err := pods.Connect(ctx, c.ContainerRuntimeEndpoint, c.ImageServiceEndpoint, c.RuntimeRequestTimeout.Duration)
 	if err != nil {
-		return nil, fmt.Errorf("--container-runtime-endpoint %s: %w", c.ContainerRuntimeEndpoint, err)
+		return nil, "", fmt.Errorf("--container-runtime-endpoint %s: %w", c.ContainerRuntimeEndpoint, err)
 	}
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
 		Sink: events.NewLogSink(os.Stderr), Cores: goruntime.NumCPU(), Logger: klog.Background(),
 	})
+	return a, nodeName, err
+}
+
+// runStandalone connects to the runtime and starts the agent and its servers; the channel reports
+// a component that stops before ctx ends.
+func runStandalone(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (<-chan error, error) {
+	c := o.Config
+	a, nodeName, err := newAgent(ctx, o, h, clk)
 	if err != nil {
 		return nil, err
 	}

@@ -165,3 +165,17 @@ func TestStandaloneOnFakecri(t *testing.T) {
 		t.Fatalf("after SIGTERM: %v\n%s", err, stderr.String())
 	}
 }
+
+// --runonce starts the static pods, reports each, and exits: 0 when every pod ran.
+func TestRunOnceOnFakecri(t *testing.T) {
+	manifests := t.TempDir()
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: once}\nspec:\n  containers:\n  - {name: app, image: busybox:1.36}\n"
+	if err := os.WriteFile(filepath.Join(manifests, "once.yaml"), []byte(pod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := withRuntime(t, "--runonce", "--pod-manifest-path", manifests, "--hostname-override=node-e2e", "--fail-swap-on=false")
+	_, stderr, code := runBinary(t, args...)
+	if code != 0 || !strings.Contains(stderr, `"Pod ran" pod="default/once-node-e2e"`) || !strings.Contains(stderr, "every pod ran") {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+}

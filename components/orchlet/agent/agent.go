@@ -46,6 +46,7 @@ type Agent struct {
 	Pods    *pods.Manager
 	Events  *events.Recorder
 
+	clk         clock.Clock
 	node        string
 	started     time.Time
 	runtime     cri.RuntimeService
@@ -61,7 +62,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if d.HTTP == nil {
 		d.HTTP = &http.Client{}
 	}
-	a := &Agent{node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, execTimeout: cfg.RuntimeRequestTimeout.Duration, logger: d.Logger}
+	a := &Agent{clk: d.Clock, node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, execTimeout: cfg.RuntimeRequestTimeout.Duration, logger: d.Logger}
 	var err error
 	a.Events, err = events.New(events.Options{
 		Clock: d.Clock, NodeName: d.NodeName, QPS: cfg.EventRecordQPS, Burst: cfg.EventBurst, Sink: d.Sink,

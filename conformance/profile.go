@@ -18,6 +18,19 @@ type Profile struct {
 	APIServer   *APIServerProfile   `json:"apiserver,omitempty"`
 	ConfigCheck *ConfigCheckProfile `json:"configCheck,omitempty"`
 	Agent       *AgentProfile       `json:"agent,omitempty"`
+	Runtime     *RuntimeProfile     `json:"runtime,omitempty"`
+}
+
+// RuntimeProfile starts a CRI runtime for a scenario's agent: fakecri or anything with its control
+// API (script, call log, state, kill), through which scenarios script faults and watch the calls the
+// agent makes. {socket} is a fresh socket path in the scenario's directory.
+type RuntimeProfile struct {
+	// Command starts a runtime serving CRI on {socket}; it runs until the scenario ends.
+	Command []string `json:"command"`
+	// Endpoint is the agent's --container-runtime-endpoint for that runtime, Control the unix socket
+	// of its control API.
+	Endpoint string `json:"endpoint"`
+	Control  string `json:"control"`
 }
 
 // APIServerProfile reaches the Event API over HTTPS.
@@ -65,6 +78,13 @@ type AgentProfile struct {
 	// RunningText is what its output shows once it runs.
 	Run         []string `json:"run,omitempty"`
 	RunningText string   `json:"runningText,omitempty"`
+	// Standalone are arguments under which the agent runs pods in standalone mode on the runtime
+	// and serves its servers; the scenario adds the endpoint, addresses, ports and pod sources.
+	Standalone []string `json:"standalone,omitempty"`
+	// EventLog says where standalone mode records events: "output" is one JSON line
+	// {"verb":"create|update","event":{...}} per write on the agent's output; empty: nowhere a
+	// scenario can read, and the event-recording scenarios are not applicable.
+	EventLog string `json:"eventLog,omitempty"`
 	// OptionNames maps SPEC.md's option names (without dashes) to this implementation's, where they
 	// differ (for example orchconfig: kubeconfig).
 	OptionNames map[string]string `json:"optionNames,omitempty"`
@@ -112,6 +132,12 @@ func (p *Profile) Components() []string {
 	}
 	if p.Agent != nil {
 		out = append(out, "agent")
+		if p.Runtime != nil && p.Agent.RunningText != "" {
+			out = append(out, "runtime")
+			if p.Agent.EventLog == "output" {
+				out = append(out, "agent-events")
+			}
+		}
 	}
 	return out
 }

@@ -24,6 +24,8 @@ func StepDefs() []StepDef {
 	defs = append(defs, configSteps()...)
 	defs = append(defs, agentSteps()...)
 	defs = append(defs, serverSteps()...)
+	defs = append(defs, nodeSteps()...)
+	defs = append(defs, certSteps()...)
 	return defs
 }
 
@@ -44,6 +46,10 @@ type World struct {
 	version string         // the agent's version as --version printed it
 	extra   map[string]any // fields set on the next event created
 	drop    []string       // fields removed from the next event created
+	n       *node          // the runtimes and the agent of a node scenario
+	certs   map[string]*keyPair
+	// cleanup runs when the scenario ends, last added first.
+	cleanup []func()
 }
 
 // InitializeScenario registers the steps and hooks on a godog scenario context. Scenarios the
@@ -74,6 +80,9 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 			}
 			if w.running != nil {
 				w.running.stop()
+			}
+			for i := len(w.cleanup) - 1; i >= 0; i-- {
+				w.cleanup[i]()
 			}
 			if w.dir != "" {
 				os.RemoveAll(w.dir)

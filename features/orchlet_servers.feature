@@ -1,0 +1,109 @@
+@component:agent @component:runtime
+Feature: Node agent servers
+  In standalone mode the node agent serves an HTTPS server, which authenticates and authorizes every
+  request, a read-only server, which does neither, and a health server. Options turn each off, pick
+  the serving certificate, admit client certificates and limit idle connections.
+
+  Background:
+    Given a container runtime
+    And the manifest "web.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web}
+      spec:
+        containers:
+        - {name: app, image: "busybox:1.36"}
+      """
+
+  @rule:service.agent.servers
+  Scenario: The agent serves its HTTPS, read-only and health servers
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s"
+    Then the agent reports pod "web" Running
+    And the HTTPS server answers GET "/pods" with 200
+    And the read-only server answers GET "/pods" with 200
+    And the health server answers GET "/healthz" with 200 "ok"
+
+  @rule:authn.agent.anonymous
+  Scenario: A request without credentials is anonymous and allowed by default
+    When the agent runs with ""
+    Then the HTTPS server answers GET "/pods" with 200
+
+  @rule:authn.agent.anonymous
+  Scenario: Without --anonymous-auth a request without credentials is unauthorized
+    When the agent runs with "--anonymous-auth=false"
+    Then the HTTPS server answers GET "/pods" with 401 "Unauthorized"
+
+  @rule:authn.agent.client-ca
+  Scenario: A client certificate signed by the --client-ca-file authority authenticates
+    Given a certificate authority "ca"
+    And a client certificate "alice" signed by "ca"
+    And a certificate authority "other"
+    And a client certificate "mallory" signed by "other"
+    When the agent runs with "--anonymous-auth=false --client-ca-file={certs}/ca.crt"
+    Then the HTTPS server answers GET "/pods" with 401 "Unauthorized"
+    When requests carry the client certificate "alice"
+    Then the HTTPS server answers GET "/pods" with 200
+    When requests carry the client certificate "mallory"
+    Then the HTTPS server answers GET "/pods" with 401 "Unauthorized"
+
+  @rule:authn.agent.read-only-port
+  Scenario: The read-only server neither authenticates nor authorizes
+    When the agent runs with "--anonymous-auth=false"
+    Then the HTTPS server answers GET "/pods" with 401 "Unauthorized"
+    And the read-only server answers GET "/pods" with 200
+
+  @rule:authn.agent.serving-certificate
+  Scenario: Without certificate files the HTTPS server uses a pair it saves under --cert-dir
+    When the agent runs with "--cert-dir={dir}/pki"
+    Then the HTTPS server presents a certificate stored under "{dir}/pki"
+
+  @rule:authn.agent.serving-certificate @rule:orchlet.option.cert-dir.ignored-with-files
+  Scenario: With --tls-cert-file and --tls-private-key-file the HTTPS server uses them and --cert-dir is ignored
+    Given a certificate authority "ca"
+    And a serving certificate "serving" signed by "ca"
+    When the agent runs with "--tls-cert-file={certs}/serving.crt --tls-private-key-file={certs}/serving.key --cert-dir={dir}/pki"
+    Then the HTTPS server presents the certificate "serving"
+    And "{dir}/pki" holds no certificate
+
+  @rule:orchlet.option.healthz-port.zero-disables
+  Scenario: --healthz-port 0 disables the health server
+    When the agent runs with "--healthz-port=0"
+    Then nothing listens on the health port
+    And the read-only server answers GET "/healthz" with 200 "ok"
+
+  @rule:orchlet.option.read-only-port.zero-disables
+  Scenario: --read-only-port 0 disables the read-only server
+    When the agent runs with "--read-only-port=0"
+    Then nothing listens on the read-only port
+    And the HTTPS server answers GET "/healthz" with 200 "ok"
+
+  @rule:orchlet.option.enable-server.disabled
+  Scenario: --enable-server=false serves no HTTPS server
+    When the agent runs with "--enable-server=false"
+    Then nothing listens on the HTTPS port
+    And the read-only server answers GET "/healthz" with 200 "ok"
+
+  @rule:orchlet.option.enable-debugging-handlers.served
+  Scenario: --enable-debugging-handlers serves the exec and log endpoints
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --enable-debugging-handlers=true"
+    Then the agent reports pod "web" Running
+    And the HTTPS server answers POST "/exec/default/web-node-conformance/app?command=echo&command=hello" with 200 "hello"
+    And the HTTPS server answers GET "/containerLogs/default/web-node-conformance/app" with anything but 405
+
+  @rule:orchlet.option.enable-debugging-handlers.served
+  Scenario: Without --enable-debugging-handlers the exec and log endpoints are refused
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --enable-debugging-handlers=false"
+    Then the agent reports pod "web" Running
+    And the HTTPS server answers POST "/exec/default/web-node-conformance/app?command=echo&command=hello" with 405
+    And the HTTPS server answers GET "/containerLogs/default/web-node-conformance/app" with 405
+
+  @rule:orchlet.option.streaming-connection-idle-timeout.applies
+  Scenario: A connection idle longer than --streaming-connection-idle-timeout is closed
+    When the agent runs with "--streaming-connection-idle-timeout=1s"
+    Then a connection to the HTTPS server left idle for 2s is closed
+
+  @rule:orchlet.option.streaming-connection-idle-timeout.applies
+  Scenario: Under the default idle timeout a connection idle as long stays open
+    When the agent runs with ""
+    Then a connection to the HTTPS server left idle for 2s is still open

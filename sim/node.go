@@ -1,0 +1,328 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing/fstest"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	apiversion "k8s.io/apimachinery/pkg/version"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/options"
+	"orch.io/orch/components/orchlet/sources"
+	"orch.io/orch/fakecri"
+)
+
+// NodeOptions describe one node.
+type NodeOptions struct {
+	Name string
+	// Args are orchlet command-line options, parsed by the production parser; with Config nil they
+	// are the node's configuration (the manifest directory and URL they name are the world's).
+	Args []string
+	// Config, when set, is used instead of Args.
+	Config *v1beta1.OrchletConfiguration
+	// Script is the node's fakecri behaviour (nil: a healthy runtime).
+	Script *fakecri.Script
+	// Cores is the node's CPU count, for --pods-per-core (default 2).
+	Cores int
+}
+
+// Node is one orchlet on its own fakecri.
+type Node struct {
+	Name    string
+	Config  *v1beta1.OrchletConfiguration
+	Agent   *agent.Agent
+	Runtime *fakecri.Runtime
+
+	world *World
+	clk   *clock.Mock
+	rt    *fakecri.Runtime
+	obs   *observer
+	fs    *memFS
+	url   *manifestServer
+
+	stepping bool
+	done     chan struct{}
+
+	// What the trace has already said.
+	lastCall uint64
+	inFlight map[uint64]bool // timed calls whose start is traced and whose end is not
+	podState map[string]string
+	desired  sources.Snapshot
+	dropped  uint64
+	polled   bool // the sources polled since the desired state was last compared
+}
+
+// AddNode starts a node: the production agent, wired as cmd/orchlet wires it, on its own fakecri
+// called in-process.
+func (w *World) AddNode(o NodeOptions) (*Node, error) {
+	if o.Name == "" {
+		return nil, errors.New("sim: a node needs a name")
+	}
+	if _, dup := w.Node(o.Name); dup {
+		return nil, fmt.Errorf("sim: node %q added twice", o.Name)
+	}
+	cfg := o.Config
+	if cfg == nil {
+		opts, err := options.Parse(o.Args, apiversion.Info{GitVersion: "v0.0.0-sim"})
+		if err != nil {
+			return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
+		}
+		if opts.Action != options.ActionRun {
+			return nil, fmt.Errorf("sim: node %s: the options ask for help or the version, not a run", o.Name)
+		}
+		cfg = opts.Config
+	}
+	if o.Cores == 0 {
+		o.Cores = 2
+	}
+	i := len(w.nodes)
+	rt, err := fakecri.New(fakecri.Options{Clock: w.Clock, Seed: w.seed + int64(i), Script: o.Script})
+	if err != nil {
+		return nil, fmt.Errorf("sim: node %s: fakecri: %w", o.Name, err)
+	}
+	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt,
+		inFlight: map[uint64]bool{}, podState: map[string]string{}, desired: sources.Snapshot{}}
+	n.obs = &observer{now: w.Clock.Now}
+	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
+	if n.fs.dir == "" {
+		n.fs.dir = "."
+	}
+	n.url = &manifestServer{url: cfg.StaticPodURL, obs: n.obs, status: http.StatusNotFound}
+	logs := filepath.Join(w.dir, "logs", fmt.Sprint(i))
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	n.Agent, err = agent.New(cfg, agent.Deps{
+		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs},
+		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
+		PodLogsDir: logs, Logger: w.logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
+	}
+	w.nodes = append(w.nodes, n)
+	return n, nil
+}
+
+// WriteManifest writes (or replaces) a file in the node's manifest directory.
+func (n *Node) WriteManifest(name string, data []byte) {
+	n.fs.write(name, data)
+	n.world.Note(n.Name, "write manifest %s (%d bytes)", name, len(data))
+}
+
+// DeleteManifest removes a file from the node's manifest directory.
+func (n *Node) DeleteManifest(name string) {
+	n.fs.remove(name)
+	n.world.Note(n.Name, "delete manifest %s", name)
+}
+
+// Serve sets what the node's manifest URL answers from now on.
+func (n *Node) Serve(status int, body []byte) {
+	n.url.serve(status, body)
+	n.world.Note(n.Name, "manifest URL serves %d (%d bytes)", status, len(body))
+}
+
+// SetScript replaces the node's fakecri script: usage, faults, container behaviours.
+func (n *Node) SetScript(s *fakecri.Script) error {
+	if err := n.rt.SetScript(s); err != nil {
+		return fmt.Errorf("sim: node %s: %w", n.Name, err)
+	}
+	n.world.Note(n.Name, "fakecri script replaced")
+	return nil
+}
+
+// Pod returns the node's pod of that namespace/name as the agent last published it.
+func (n *Node) Pod(key string) (corev1.Pod, bool) {
+	for _, p := range n.Agent.Pods.Pods() {
+		if p.Namespace+"/"+p.Name == key {
+			return p, true
+		}
+	}
+	return corev1.Pod{}, false
+}
+
+// Trace classes order the lines of one node at one instant as a Step makes them: sources are read,
+// their changes reach the pod workers, CRI calls are made, statuses published, events written.
+const (
+	classSource = iota
+	classDesired
+	classCRI
+	classPod
+	classEvent
+	classDrop
+)
+
+type pending struct {
+	observed
+	class int
+	order int
+}
+
+// collect records what the node did since the last look, in (time, class, order) order. The driver
+// calls it only when the node is settled, so what it reads is fixed by the simulation alone.
+func (w *World) collect(n *Node) {
+	now := w.Clock.Now()
+	var out []pending
+	add := func(class int, at time.Time, kind, text string) {
+		out = append(out, pending{observed: observed{at: at, kind: kind, text: text}, class: class, order: len(out)})
+	}
+	for _, o := range n.obs.take() {
+		class := classSource
+		if o.kind == KindEvent {
+			class = classEvent
+		}
+		add(class, o.at, o.kind, o.text)
+	}
+
+	if n.polled {
+		n.polled = false
+		w.diffDesired(n, now, add)
+	}
+
+	for _, c := range n.rt.Calls(fakecri.CallFilter{Since: n.lastCall}) {
+		timed := c.End.IsZero() || c.End.After(c.Start)
+		if timed && !n.inFlight[c.Seq] {
+			n.inFlight[c.Seq] = true
+			add(classCRI, c.Start, KindCRI, shortIDs(fmt.Sprintf("%s %s ...", c.Method, c.Request)))
+		}
+		if c.End.IsZero() {
+			break // calls after it are not made yet: one node makes one call at a time
+		}
+		text := fmt.Sprintf("%s %s -> %s", c.Method, c.Request, c.Code)
+		if timed {
+			delete(n.inFlight, c.Seq)
+			text = fmt.Sprintf("%s -> %s after %v", c.Method, c.Code, c.End.Sub(c.Start))
+		}
+		if c.Response != "" {
+			text += " " + c.Response
+		}
+		if c.Error != "" {
+			text += ": " + c.Error
+		}
+		if c.Fault != "" {
+			text += " [" + c.Fault + "]"
+		}
+		add(classCRI, c.End, KindCRI, shortIDs(text))
+		n.lastCall = c.Seq
+	}
+
+	seen := map[string]bool{}
+	for _, p := range n.Agent.Pods.Pods() {
+		key := p.Namespace + "/" + p.Name
+		seen[key] = true
+		if s := podSummary(&p); n.podState[key] != s {
+			n.podState[key] = s
+			add(classPod, now, KindPod, key+" "+s)
+		}
+	}
+	gone := []string{}
+	for key := range n.podState {
+		if !seen[key] {
+			gone = append(gone, key)
+		}
+	}
+	sort.Strings(gone)
+	for _, key := range gone {
+		delete(n.podState, key)
+		add(classPod, now, KindPod, key+" gone")
+	}
+
+	if d := n.Agent.Events.Dropped(); d > n.dropped {
+		add(classDrop, now, KindEvent, fmt.Sprintf("dropped %d occurrences by the rate limit (total %d)", d-n.dropped, d))
+		n.dropped = d
+	}
+
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.at.Equal(b.at) {
+			return a.at.Before(b.at)
+		}
+		if a.class != b.class {
+			return a.class < b.class
+		}
+		return a.order < b.order
+	})
+	for _, p := range out {
+		w.record(Entry{At: p.at.Sub(w.start), Node: n.Name, Kind: p.kind, Text: p.text})
+	}
+}
+
+// diffDesired traces how the node's desired pods changed with the last polls.
+func (w *World) diffDesired(n *Node, now time.Time, add func(int, time.Time, string, string)) {
+	snap := n.Agent.Sources.Snapshot()
+	for _, uid := range desiredKeys(n.desired) {
+		if _, ok := snap[uid]; !ok {
+			e := n.desired[uid]
+			add(classDesired, now, KindSource, fmt.Sprintf("REMOVE %s %s/%s", e.Source, e.Pod.Namespace, e.Pod.Name))
+		}
+	}
+	for _, uid := range desiredKeys(snap) {
+		e := snap[uid]
+		switch old, ok := n.desired[uid]; {
+		case !ok:
+			add(classDesired, now, KindSource, fmt.Sprintf("ADD %s %s/%s", e.Source, e.Pod.Namespace, e.Pod.Name))
+		case !equality.Semantic.DeepEqual(old.Pod, e.Pod):
+			add(classDesired, now, KindSource, fmt.Sprintf("UPDATE %s %s/%s", e.Source, e.Pod.Namespace, e.Pod.Name))
+		}
+	}
+	n.desired = snap
+}
+
+// longID is a runtime id or digest; the trace keeps the first 13 characters, as crictl shows them.
+var longID = regexp.MustCompile(`\b([0-9a-f]{13})[0-9a-f]{51}\b`)
+
+func shortIDs(s string) string { return longID.ReplaceAllString(s, "$1") }
+
+// podSummary is the part of a pod's status the trace follows.
+func podSummary(p *corev1.Pod) string {
+	var b strings.Builder
+	b.WriteString(string(p.Status.Phase))
+	if p.Status.Reason != "" {
+		b.WriteString(" reason=" + p.Status.Reason)
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		b.WriteString(" " + cs.Name + "=")
+		switch s := cs.State; {
+		case s.Running != nil:
+			b.WriteString("running")
+		case s.Terminated != nil:
+			fmt.Fprintf(&b, "terminated(%s,%d)", s.Terminated.Reason, s.Terminated.ExitCode)
+		case s.Waiting != nil:
+			fmt.Fprintf(&b, "waiting(%s)", s.Waiting.Reason)
+		default:
+			b.WriteString("unknown")
+		}
+		if cs.RestartCount > 0 {
+			fmt.Fprintf(&b, ",restarts=%d", cs.RestartCount)
+		}
+	}
+	return b.String()
+}
+
+func desiredKeys(s sources.Snapshot) []types.UID {
+	keys := make([]types.UID, 0, len(s))
+	for uid := range s {
+		keys = append(keys, uid)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := s[keys[i]].Pod, s[keys[j]].Pod
+		if a.Namespace+"/"+a.Name != b.Namespace+"/"+b.Name {
+			return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}

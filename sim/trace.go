@@ -1,0 +1,56 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kinds of trace entries.
+const (
+	KindWorld  = "world"  // a change the timeline made: a manifest written, a fault injected
+	KindSource = "source" // a source read, or a change to a node's desired pods
+	KindCRI    = "cri"    // a CRI call and its result
+	KindPod    = "pod"    // a pod's phase or container states changed, or it left the node
+	KindEvent  = "event"  // an event written to the sink, or occurrences dropped by the rate limit
+)
+
+// Entry is one line of a trace.
+type Entry struct {
+	// At is simulated time since the world started.
+	At time.Duration
+	// Seq orders entries of one instant, in the order the driver read them.
+	Seq  uint64
+	Node string
+	Kind string
+	Text string
+}
+
+// String is the entry's trace line: "HH:MM:SS.mmm node kind text".
+func (e Entry) String() string {
+	return FormatOffset(e.At) + " " + e.Node + " " + e.Kind + " " + e.Text
+}
+
+// FormatOffset writes a simulated time as HH:MM:SS.mmm (hours grow past 99 if needed).
+func FormatOffset(d time.Duration) string {
+	ms := d.Milliseconds()
+	return fmt.Sprintf("%02d:%02d:%02d.%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000)
+}
+
+// Format renders entries one per line, in (At, Seq) order.
+func Format(entries []Entry) string {
+	sorted := append([]Entry(nil), entries...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].At != sorted[j].At {
+			return sorted[i].At < sorted[j].At
+		}
+		return sorted[i].Seq < sorted[j].Seq
+	})
+	var b strings.Builder
+	for _, e := range sorted {
+		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

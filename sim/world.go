@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/go-logr/logr"
+)
+
+// DefaultStart is where a world's clock starts unless told otherwise.
+var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Options configure a World.
+type Options struct {
+	// Start is the clock's first reading (default DefaultStart).
+	Start time.Time
+	// Seed is the world's one source of randomness: node i's fakecri is seeded with Seed+i.
+	Seed int64
+	// Keep decides which entries the trace keeps (nil keeps all); a long benchmark keeps none and
+	// reads Lines.
+	Keep func(Entry) bool
+}
+
+// World is one simulation: nodes on one clock.Mock, stepped by one driver.
+type World struct {
+	Clock *clock.Mock
+
+	start  time.Time
+	seed   int64
+	keep   func(Entry) bool
+	ctx    context.Context
+	cancel context.CancelFunc
+	dir    string
+	logger logr.Logger
+
+	nodes []*Node
+	trace []Entry
+	seq   uint64
+	lines int
+}
+
+// New makes an empty world; Close releases it.
+func New(o Options) (*World, error) {
+	if o.Start.IsZero() {
+		o.Start = DefaultStart
+	}
+	// The pods' log directories live here.
+	dir, err := os.MkdirTemp("", "orchsim-")
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	mock := clock.NewMock()
+	mock.Set(o.Start)
+	// No deadline on this context: clock.Mock would compare a wall-clock deadline with its own times.
+	ctx, cancel := context.WithCancel(context.Background())
+	return &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.Discard()}, nil
+}
+
+// Close stops every node's runtime and removes the world's log directories.
+func (w *World) Close() error {
+	w.cancel()
+	for _, n := range w.nodes {
+		n.rt.Close()
+	}
+	return os.RemoveAll(w.dir)
+}
+
+// Now is the simulated time since the world started.
+func (w *World) Now() time.Duration { return w.Clock.Now().Sub(w.start) }
+
+// Start is the clock's first reading.
+func (w *World) Start() time.Time { return w.start }
+
+// Nodes lists the nodes in the order they were added.
+func (w *World) Nodes() []*Node { return w.nodes }
+
+// Node finds a node by name.
+func (w *World) Node(name string) (*Node, bool) {
+	for _, n := range w.nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return nil, false
+}
+
+// Trace is every entry kept so far, in (time, sequence) order.
+func (w *World) Trace() []Entry { return w.trace }
+
+// TraceText is the trace, one line per entry.
+func (w *World) TraceText() string { return Format(w.trace) }
+
+// Lines counts every entry recorded, kept or not.
+func (w *World) Lines() int { return w.lines }
+
+// Note records a change the world's timeline made, as a trace line of the node it concerns.
+func (w *World) Note(node, format string, args ...any) {
+	w.record(Entry{At: w.Now(), Node: node, Kind: KindWorld, Text: fmt.Sprintf(format, args...)})
+}
+
+func (w *World) record(e Entry) {
+	w.seq++
+	e.Seq = w.seq
+	w.lines++
+	if w.keep == nil || w.keep(e) {
+		w.trace = append(w.trace, e)
+	}
+}
+
+// Advance runs the world for d of simulated time.
+func (w *World) Advance(d time.Duration) error { return w.RunUntil(w.Now() + d) }
+
+// RunUntil runs the world until the simulated time since its start is end: it settles every node,
+// jumps the clock to the earliest time anything is due, and again, until nothing is due by end;
+// then it moves the clock to end and settles once more.
+func (w *World) RunUntil(end time.Duration) error {
+	target := w.start.Add(end)
+	for {
+		if err := w.settle(); err != nil {
+			return err
+		}
+		next, ok := w.next()
+		if !ok || next.After(target) {
+			break
+		}
+		w.Clock.Set(next)
+	}
+	if target.After(w.Clock.Now()) {
+		w.Clock.Set(target)
+		return w.settle()
+	}
+	return nil
+}
+
+// settle steps every node with work due now until none has any, then records what each did.
+// A node's components are stepped as production's agent.Run runs them, each on its own: sources
+// poll and hand their updates over, the pod workers step (in a goroutine, since a CRI call may wait
+// for the clock), the recorder writes events. So a pull that holds the pod workers for 30s does not
+// hold the sources' polls or the events' writes, as it does not in production either.
+func (w *World) settle() error {
+	for {
+		stepped := false
+		for _, n := range w.nodes {
+			if err := w.ctx.Err(); err != nil {
+				return err
+			}
+			did, err := n.stepDue(w.ctx)
+			if err != nil {
+				return err
+			}
+			w.collect(n)
+			stepped = stepped || did
+		}
+		if !stepped {
+			return nil
+		}
+	}
+}
+
+// stepDue does the node's work due now, as far as it can go without the clock moving, and
+// reports whether it did any.
+func (n *Node) stepDue(ctx context.Context) (bool, error) {
+	a := n.Agent
+	did := false
+	if !n.stepping {
+		if err := n.rt.WaitIdle(ctx); err != nil {
+			return false, err
+		}
+	}
+	if !a.Sources.Idle() {
+		a.Sources.Step(ctx)
+		n.polled = true
+		did = true
+	}
+	if us := a.Sources.Drain(); len(us) > 0 {
+		a.Pods.Update(us...)
+		did = true
+	}
+	if !n.stepping && !a.Pods.Idle() {
+		n.startStep(ctx)
+	}
+	if n.stepping {
+		// A node already blocked in a call may have been released by the last clock move.
+		done, err := n.waitSettled(ctx)
+		if err != nil {
+			return false, err
+		}
+		did = did || done
+	}
+	if !a.Events.Idle() {
+		a.Events.Step(ctx)
+		did = true
+	}
+	return did, nil
+}
+
+// next is the earliest time after now at which any node or runtime has something due.
+func (w *World) next() (time.Time, bool) {
+	now := w.Clock.Now()
+	var next time.Time
+	consider := func(t time.Time, ok bool) {
+		if ok && t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for _, n := range w.nodes {
+		consider(n.rt.NextWakeup())
+		consider(n.Agent.Sources.NextDeadline())
+		consider(n.Agent.Events.NextDeadline())
+		if n.stepping {
+			call, _ := n.Agent.Pods.InCall()
+			consider(call.Deadline, !call.Deadline.IsZero())
+		} else {
+			consider(n.Agent.Pods.NextDeadline())
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// startStep runs one Step of the node's pod workers in a goroutine: a CRI call inside may wait for
+// the clock, which only the driver moves.
+func (n *Node) startStep(ctx context.Context) {
+	n.stepping = true
+	done := make(chan struct{})
+	n.done = done
+	go func() {
+		n.Agent.Pods.Step(ctx)
+		close(done)
+	}()
+}
+
+// waitSettled waits until the node's pod workers' Step has returned (true) or is blocked in a call its runtime
+// holds until a later time (false). It yields the processor instead of sleeping: no wall time
+// passes in the simulation's logic.
+func (n *Node) waitSettled(ctx context.Context) (bool, error) {
+	for {
+		select {
+		case <-n.done:
+			n.stepping = false
+			return true, n.rt.WaitIdle(ctx)
+		case <-ctx.Done():
+			return false, ctx.Err()
+		default:
+		}
+		if n.parked() {
+			return false, nil
+		}
+		runtime.Gosched()
+	}
+}
+
+// parked reports that Step's current call is in the runtime waiting for a later time (or hanging
+// until its deadline, which is still ahead). Reading the call's Seq before and after looking at the
+// runtime makes sure the one call in flight there is this call and not the one before it.
+func (n *Node) parked() bool {
+	before, in := n.Agent.Pods.InCall()
+	if !in || (!before.Deadline.IsZero() && !before.Deadline.After(n.clk.Now())) {
+		return false
+	}
+	if n.rt.InFlight() == 0 || !n.rt.Idle() || n.rt.InFlight() == 0 {
+		return false
+	}
+	after, in := n.Agent.Pods.InCall()
+	return in && after.Seq == before.Seq
+}

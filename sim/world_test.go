@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"orch.io/orch/fakecri"
+)
+
+const webManifest = `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - {name: app, image: busybox:1.36}
+`
+
+const crashManifest = `apiVersion: v1
+kind: Pod
+metadata: {name: crash}
+spec:
+  containers:
+  - {name: app, image: crasher:1}
+`
+
+// story runs a small node life (a file pod, an HTTP pod, a crash loop, a pull that takes time, a
+// call that hangs past its deadline) and returns its trace.
+func story(t testing.TB, seed int64) string {
+	t.Helper()
+	w, err := New(Options{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	script := &fakecri.Script{
+		Images:     []fakecri.ImageRule{{Match: "busybox*", PullDuration: fakecri.Duration(30 * time.Second)}},
+		Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Image: "crasher*"}, Exit: &fakecri.ExitSpec{After: fakecri.Duration(5 * time.Second), Code: 1}}},
+		Faults:     []fakecri.FaultRule{{Method: "StopPodSandbox", Hang: true, Times: 1}},
+	}
+	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: script, Args: []string{
+		"--pod-manifest-path=/etc/orch/manifests", "--manifest-url=http://manifests.sim/pods.yaml",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.WriteManifest("web.yaml", []byte(webManifest))
+	n.WriteManifest(".hidden.yaml", []byte(strings.Replace(webManifest, "name: web", "name: hidden", 1)))
+	n.Serve(200, []byte(crashManifest))
+	if err := w.RunUntil(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	n.DeleteManifest("web.yaml")
+	if err := w.Advance(150 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return w.TraceText()
+}
+
+// A node's life is traced: source reads at the documented period, the dot-file ignored, pulls that
+// take time, the crash loop's restarts and the hung call cancelled at --runtime-request-timeout.
+func TestStoryTrace(t *testing.T) {
+	tr := story(t, 1)
+	for _, want := range []string{
+		"00:00:00.000 node-a source file read /etc/orch/manifests: [.hidden.yaml web.yaml]",
+		"00:00:20.000 node-a source file read /etc/orch/manifests",
+		"00:00:20.000 node-a source http GET http://manifests.sim/pods.yaml -> 200",
+		"node-a source ADD file default/web-node-a",
+		"node-a cri PullImage image=busybox:1.36",
+		"node-a cri PullImage -> OK after 30s",
+		"node-a pod default/web-node-a Running app=running",
+		"node-a pod default/crash-node-a Running app=running,restarts=1",
+		"node-a event create Warning BackOff default/crash-node-a",
+		"00:01:00.000 node-a world delete manifest web.yaml",
+		"node-a cri StopPodSandbox -> DeadlineExceeded after 2m0s",
+		"node-a pod default/web-node-a gone",
+	} {
+		if !strings.Contains(tr, want) {
+			t.Errorf("trace lacks %q", want)
+		}
+	}
+	if strings.Contains(tr, "hidden") && strings.Contains(tr, "hidden-node-a") {
+		t.Error("a dot-file's pod reached the node")
+	}
+	if t.Failed() {
+		t.Log(tr)
+	}
+}
+
+// The same story gives the same bytes whatever the scheduler does: GOMAXPROCS 1 and 8, many runs.
+func TestDeterministic(t *testing.T) {
+	runs := 20
+	if testing.Short() {
+		runs = 4
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	want := ""
+	for i := range runs {
+		procs := 1
+		if i%2 == 1 {
+			procs = 8
+		}
+		runtime.GOMAXPROCS(procs)
+		got := story(t, 1)
+		if want == "" {
+			want = got
+			continue
+		}
+		if got != want {
+			t.Fatalf("run %d (GOMAXPROCS=%d) differs from run 0:\n%s", i, procs, firstDifference(want, got))
+		}
+	}
+}
+
+// The seed changes the runtime's ids, so a different seed gives a different trace.
+func TestSeedMatters(t *testing.T) {
+	if story(t, 1) == story(t, 2) {
+		t.Fatal("seeds 1 and 2 gave the same trace")
+	}
+}
+
+func firstDifference(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d", len(al), len(bl))
+}

@@ -201,7 +201,13 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 		return err == nil, err
 	})
 	podName := e2ePodName + "-" + e2eNode
-	t.Cleanup(func() { removePodLogs(podName) })
+	_, statErr := os.Stat(e2ePodsDir)
+	t.Cleanup(func() {
+		removePodLogs(podName)
+		if os.IsNotExist(statErr) {
+			_ = os.Remove(e2ePodsDir) // only if empty
+		}
+	})
 
 	written := time.Now()
 	if err := os.WriteFile(manifest, []byte(e2eManifest), 0o644); err != nil {
@@ -217,7 +223,7 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 		status = s
 		return ok && s.State.Running != nil, fmt.Errorf("sleeper %+v", s.State)
 	})
-	t.Logf("manifest written to sleeper Running: %v", time.Since(written).Round(time.Millisecond))
+	running := time.Since(written)
 
 	// The runtime's view: one ready sandbox for the pod, the sleeper's container running in it.
 	sbs, ctrs := listPod(t, rs, podName)
@@ -237,6 +243,14 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	if rt.running != nil {
 		rt.running(t, id)
 	}
+	st, err := rs.ContainerStatus(ctx, id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The manifest is seen at the next --file-check-frequency poll: up to 1s here.
+	t.Logf("manifest written to sleeper Running on the read-only server: %v (sandbox created at %v, sleeper started at %v)",
+		running.Round(time.Millisecond), time.Unix(0, sbs[0].CreatedAt).Sub(written).Round(time.Millisecond),
+		time.Unix(0, st.Status.StartedAt).Sub(written).Round(time.Millisecond))
 	if rt.pulls != nil {
 		if n := rt.pulls(); n != 0 {
 			t.Errorf("%d PullImage calls for a present image under IfNotPresent", n)
@@ -282,6 +296,9 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	})
 	if !strings.Contains(stderr.String(), `"reason":"BackOff"`) {
 		t.Errorf("no BackOff event in the log")
+	}
+	if strings.Contains(stderr.String(), `"reason":"FailedSync"`) || strings.Contains(stderr.String(), `"reason":"Failed"`) {
+		t.Errorf("a sync or a runtime call failed (see the orchlet log)")
 	}
 
 	// Remove the manifest: the pod leaves the server, and its containers and sandbox the runtime.

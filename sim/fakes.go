@@ -64,7 +64,15 @@ func (f *memFS) current() fstest.MapFS {
 
 func (f *memFS) Open(name string) (fs.File, error) { return f.current().Open(name) }
 
-func (f *memFS) Stat(name string) (fs.FileInfo, error) { return f.current().Stat(name) }
+// Stat traces a poll that finds no manifest directory, which the file source reads as empty
+// without listing it.
+func (f *memFS) Stat(name string) (fs.FileInfo, error) {
+	info, err := f.current().Stat(name)
+	if err != nil && name == f.dir {
+		f.obs.add(KindSource, "file read /%s: %v", name, errors.Unwrap(err))
+	}
+	return info, err
+}
 
 func (f *memFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	entries, err := f.current().ReadDir(name)

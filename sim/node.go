@@ -196,7 +196,7 @@ func (w *World) collect(n *Node) {
 		timed := c.End.IsZero() || c.End.After(c.Start)
 		if timed && !n.inFlight[c.Seq] {
 			n.inFlight[c.Seq] = true
-			add(classCRI, c.Start, KindCRI, shortIDs(fmt.Sprintf("%s %s ...", c.Method, c.Request)))
+			add(classCRI, c.Start, KindCRI, fmt.Sprintf("%s %s ...", c.Method, c.Request))
 		}
 		if c.End.IsZero() {
 			break // calls after it are not made yet: one node makes one call at a time
@@ -215,7 +215,7 @@ func (w *World) collect(n *Node) {
 		if c.Fault != "" {
 			text += " [" + c.Fault + "]"
 		}
-		add(classCRI, c.End, KindCRI, shortIDs(text))
+		add(classCRI, c.End, KindCRI, text)
 		n.lastCall = c.Seq
 	}
 

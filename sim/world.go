@@ -57,7 +57,7 @@ func New(o Options) (*World, error) {
 	mock.Set(o.Start)
 	// No deadline on this context: clock.Mock would compare a wall-clock deadline with its own times.
 	ctx, cancel := context.WithCancel(context.Background())
-	return &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.Discard()}, nil
+	return &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{})}, nil
 }
 
 // Close stops every node's runtime and removes the world's log directories.
@@ -103,6 +103,7 @@ func (w *World) Note(node, format string, args ...any) {
 }
 
 func (w *World) record(e Entry) {
+	e.Text = shortIDs(e.Text)
 	w.seq++
 	e.Seq = w.seq
 	w.lines++
@@ -267,3 +268,14 @@ func (n *Node) parked() bool {
 	after, in := n.Agent.Pods.InCall()
 	return in && after.Seq == before.Seq
 }
+
+// silent is a log sink that drops everything: the trace is the simulation's record, and a nil sink
+// (logr.Discard) would make the pod workers fall back to klog's.
+type silent struct{}
+
+func (silent) Init(logr.RuntimeInfo)            {}
+func (silent) Enabled(int) bool                 { return false }
+func (silent) Info(int, string, ...any)         {}
+func (silent) Error(error, string, ...any)      {}
+func (s silent) WithValues(...any) logr.LogSink { return s }
+func (s silent) WithName(string) logr.LogSink   { return s }

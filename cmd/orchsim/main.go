@@ -1,0 +1,204 @@
+// Command orchsim replays scenario files in simulated time: run compares each replay with its
+// golden trace, list shows the scenarios, report writes reports/scenarios.md.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"orch.io/orch/sim/scenario"
+)
+
+const usage = `orchsim replays node scenarios in simulated time, the same bytes every run.
+
+Usage:
+  orchsim run [--update] [--seed N] [--trace] [PATH...]   replay, check expectations, compare with golden traces
+  orchsim list [PATH...]                                  name, simulated duration and rules of each scenario
+  orchsim report [--out FILE] [PATH...]                   replay all and write the markdown report
+
+A PATH is a scenario file or a directory of them (*.yaml); the default is scenarios/.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
+	case "list":
+		return listCmd(args[1:], stdout, stderr)
+	case "report":
+		return reportCmd(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "orchsim: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+func flags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("orchsim "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// load reads every scenario the paths name.
+func load(paths []string) ([]*scenario.Scenario, error) {
+	if len(paths) == 0 {
+		paths = []string{"scenarios"}
+	}
+	var out []*scenario.Scenario
+	for _, p := range paths {
+		files, err := scenario.Find(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: no scenario files (*.yaml)", p)
+		}
+		for _, f := range files {
+			s, err := scenario.Load(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// replay runs one scenario and judges it: its expectations, and its golden trace when the seed is
+// the scenario's own (a golden trace is for that seed). With update, the golden is rewritten instead.
+func replay(s *scenario.Scenario, seed int64, update bool) scenario.Outcome {
+	o := scenario.Outcome{Scenario: s}
+	start := time.Now()
+	r, err := s.Run(seed)
+	if err != nil {
+		o.Problems = []string{err.Error()}
+		return o
+	}
+	r.Wall = time.Since(start)
+	o.Result = r
+	o.Problems = append(o.Problems, r.Failures...)
+	switch {
+	case seed != 0 && seed != s.Seed:
+	case update:
+		if err := r.Update(); err != nil {
+			o.Problems = append(o.Problems, err.Error())
+		}
+	default:
+		diff, err := r.Compare()
+		if err != nil {
+			o.Problems = append(o.Problems, err.Error())
+		} else if diff != "" {
+			o.Problems = append(o.Problems, "the trace differs from "+s.Golden()+":\n"+diff)
+		}
+	}
+	return o
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flags("run", stderr)
+	update := fs.Bool("update", false, "rewrite the golden traces from this run")
+	seed := fs.Int64("seed", 0, "replay with this seed instead of the scenario's own (expectations only: goldens are for the scenario's seed)")
+	trace := fs.Bool("trace", false, "print each replay's trace")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ss, err := load(fs.Args())
+	if err != nil {
+		fmt.Fprintln(stderr, "orchsim:", err)
+		return 2
+	}
+	failed := 0
+	for _, s := range ss {
+		o := replay(s, *seed, *update)
+		if *trace && o.Result != nil {
+			fmt.Fprint(stdout, o.Result.Trace)
+		}
+		if !o.Pass() {
+			failed++
+			fmt.Fprintf(stdout, "FAIL %s\n", s.Name)
+			for _, p := range o.Problems {
+				fmt.Fprintf(stdout, "  %s\n", strings.ReplaceAll(strings.TrimRight(p, "\n"), "\n", "\n  "))
+			}
+			continue
+		}
+		verb := "ok  "
+		if *update && (*seed == 0 || *seed == s.Seed) {
+			verb = "updated"
+		}
+		fmt.Fprintf(stdout, "%s %s (%v simulated in %v, seed %d)\n", verb, s.Name, s.Duration.D(), o.Result.Wall.Round(time.Millisecond), o.Result.Seed)
+	}
+	if failed > 0 {
+		fmt.Fprintf(stdout, "%d of %d scenarios failed\n", failed, len(ss))
+		return 1
+	}
+	return 0
+}
+
+func listCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flags("list", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ss, err := load(fs.Args())
+	if err != nil {
+		fmt.Fprintln(stderr, "orchsim:", err)
+		return 2
+	}
+	for _, s := range ss {
+		fmt.Fprintf(stdout, "%s\t%v\t%s\n", s.Name, s.Duration.D(), strings.TrimSpace(strings.SplitN(s.Description, "\n", 2)[0]))
+		for _, r := range s.Rules {
+			fmt.Fprintf(stdout, "\t- %s\n", r)
+		}
+	}
+	return 0
+}
+
+func reportCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flags("report", stderr)
+	out := fs.String("out", filepath.Join("reports", "scenarios.md"), "where to write the report")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ss, err := load(fs.Args())
+	if err != nil {
+		fmt.Fprintln(stderr, "orchsim:", err)
+		return 2
+	}
+	var outs []scenario.Outcome
+	failed := 0
+	for _, s := range ss {
+		o := replay(s, 0, false)
+		if !o.Pass() {
+			failed++
+		}
+		outs = append(outs, o)
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		fmt.Fprintln(stderr, "orchsim:", err)
+		return 2
+	}
+	if err := os.WriteFile(*out, []byte(scenario.Report(outs)), 0o644); err != nil {
+		fmt.Fprintln(stderr, "orchsim:", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "%s: %d of %d scenarios pass\n", *out, len(ss)-failed, len(ss))
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,202 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"orch.io/orch/fakecri"
+)
+
+// Duration is a Go duration string ("30s", "2m") or a number of seconds.
+type Duration = fakecri.Duration
+
+// Scenario is one replayable node life; scenarios/README.md documents every field.
+type Scenario struct {
+	// Name defaults to the file name without .yaml.
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Rules are the SPEC.md rules the scenario proves, as sentences.
+	Rules []string `json:"rules,omitempty"`
+	// Seed is the world's seed (default 1); the golden trace is for this seed.
+	Seed int64 `json:"seed,omitempty"`
+	// Duration is how long the world runs, in simulated time.
+	Duration Duration `json:"duration"`
+	// Omit are globs over "kind text" of trace lines the trace leaves out ("cri ListContainers *").
+	Omit     []string `json:"omit,omitempty"`
+	Nodes    []Node   `json:"nodes"`
+	Timeline []Step   `json:"timeline,omitempty"`
+	Expect   Expect   `json:"expect,omitempty"`
+
+	// Path is the file the scenario was read from.
+	Path string `json:"-"`
+}
+
+// Node is one node of the world.
+type Node struct {
+	Name string `json:"name"`
+	// Args are orchlet command-line options, read by the production option parser.
+	Args  []string `json:"args,omitempty"`
+	Cores int      `json:"cores,omitempty"`
+	// Manifests are the files of --pod-manifest-path at the start.
+	Manifests []File `json:"manifests,omitempty"`
+	// URL is what --manifest-url serves at the start.
+	URL *Serve `json:"url,omitempty"`
+	// Fakecri is the runtime's behaviour script (fakecri/README.md).
+	Fakecri *fakecri.Script `json:"fakecri,omitempty"`
+}
+
+// File is a manifest file; with Repeat N it is N files, "{i}" in the name and content replaced by
+// 1..N.
+type File struct {
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	Repeat  int    `json:"repeat,omitempty"`
+}
+
+// Serve is an answer of the manifest URL.
+type Serve struct {
+	// Status defaults to 200.
+	Status int    `json:"status,omitempty"`
+	Body   string `json:"body"`
+}
+
+// Step is a change at a simulated time; a step with nothing but at advances the world to it.
+type Step struct {
+	At Duration `json:"at"`
+	// Node defaults to the first node.
+	Node string `json:"node,omitempty"`
+	// Write writes or changes manifest files; Delete removes them (globs are not expanded).
+	Write  *File    `json:"write,omitempty"`
+	Delete []string `json:"delete,omitempty"`
+	// Serve changes what the manifest URL answers.
+	Serve *Serve `json:"serve,omitempty"`
+	// Fakecri replaces the runtime's script: new usage curves, faults injected or cleared.
+	Fakecri *fakecri.Script `json:"fakecri,omitempty"`
+}
+
+// Expect is what the trace must show.
+type Expect struct {
+	// Contains and Absent are globs over whole trace lines ("*" matches any run of characters).
+	Contains []string `json:"contains,omitempty"`
+	Absent   []string `json:"absent,omitempty"`
+	// Count is how many trace lines match a glob.
+	Count []Count `json:"count,omitempty"`
+	// Pods are pod states at a time: the glob matches the pod's last traced status line by then.
+	Pods []PodAt `json:"pods,omitempty"`
+	// Events counts event writes by reason.
+	Events []EventCount `json:"events,omitempty"`
+}
+
+// Count is the number of trace lines matching Match.
+type Count struct {
+	Match string `json:"match"`
+	// Lines is the number wanted (the key is not "n", which YAML reads as false).
+	Lines int `json:"lines"`
+}
+
+// PodAt is a pod's state at a time.
+type PodAt struct {
+	At   Duration `json:"at"`
+	Node string   `json:"node,omitempty"`
+	// Pod is namespace/name.
+	Pod string `json:"pod"`
+	// State is a glob over the status ("Running app=running*"), or "gone" for a pod not on the node.
+	State string `json:"state"`
+}
+
+// EventCount is how many event writes of a reason the trace holds.
+type EventCount struct {
+	Reason string `json:"reason"`
+	// Verb is create, update or empty for both.
+	Verb  string `json:"verb,omitempty"`
+	Count int    `json:"count"`
+}
+
+// Load reads a scenario file and checks it.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Scenario
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.Path = path
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}
+
+func (s *Scenario) validate() error {
+	var errs []error
+	if s.Duration <= 0 {
+		errs = append(errs, errors.New("duration: must be positive"))
+	}
+	if len(s.Nodes) == 0 {
+		errs = append(errs, errors.New("nodes: at least one node is required"))
+	}
+	names := map[string]bool{}
+	for i, n := range s.Nodes {
+		if n.Name == "" {
+			errs = append(errs, fmt.Errorf("nodes[%d].name: required", i))
+		}
+		if names[n.Name] {
+			errs = append(errs, fmt.Errorf("nodes[%d].name: %q given twice", i, n.Name))
+		}
+		names[n.Name] = true
+	}
+	for i, st := range s.Timeline {
+		if st.Node != "" && !names[st.Node] {
+			errs = append(errs, fmt.Errorf("timeline[%d].node: no node %q", i, st.Node))
+		}
+		if st.At < 0 || st.At > s.Duration {
+			errs = append(errs, fmt.Errorf("timeline[%d].at: %v is outside the scenario's 0..%v", i, st.At.D(), s.Duration.D()))
+		}
+	}
+	if !slices.IsSortedFunc(s.Timeline, func(a, b Step) int { return int(a.At - b.At) }) {
+		errs = append(errs, errors.New("timeline: steps must be in time order"))
+	}
+	for i, p := range s.Expect.Pods {
+		if p.Node != "" && !names[p.Node] {
+			errs = append(errs, fmt.Errorf("expect.pods[%d].node: no node %q", i, p.Node))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Golden is the path of the scenario's golden trace: beside it, .trace for .yaml.
+func (s *Scenario) Golden() string {
+	return strings.TrimSuffix(s.Path, filepath.Ext(s.Path)) + ".trace"
+}
+
+// Find lists the scenario files a path names: the file itself, or the *.yaml files of a directory
+// in name order.
+func Find(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	files, err := filepath.Glob(filepath.Join(path, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	return files, nil
+}

@@ -109,12 +109,13 @@ func lcs(a, b []string, off int) []op {
 			ops = append(ops, op{' ', a[i], off + i + 1, off + j + 1})
 			i++
 			j++
-		case j < m && (i == n || t[i][j+1] >= t[i+1][j]):
-			ops = append(ops, op{'+', b[j], off + i + 1, off + j + 1})
-			j++
-		default:
+		case i < n && (j == m || t[i+1][j] >= t[i][j+1]):
+			// Removals before additions, as unified diffs show a changed line.
 			ops = append(ops, op{'-', a[i], off + i + 1, off + j + 1})
 			i++
+		default:
+			ops = append(ops, op{'+', b[j], off + i + 1, off + j + 1})
+			j++
 		}
 	}
 	return ops

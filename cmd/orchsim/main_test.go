@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func orchsim(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return out.String() + errOut.String(), code
+}
+
+// run --update writes the golden, run matches it, a changed golden fails with a diff, --seed
+// checks only the expectations, list shows the rules and report writes the markdown.
+func TestCommands(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "file-source-frequency.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := filepath.Join(dir, "freq.yaml")
+	if err := os.WriteFile(yaml, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	if out, code := orchsim(t, "run", dir); code != 1 || !strings.Contains(out, "golden trace") {
+		t.Fatalf("run without golden: %d %s", code, out)
+	}
+	if out, code := orchsim(t, "run", "--update", dir); code != 0 || !strings.HasPrefix(out, "updated freq ") {
+		t.Fatalf("run --update: %d %s", code, out)
+	}
+	if out, code := orchsim(t, "run", yaml); code != 0 || !strings.HasPrefix(out, "ok   freq ") {
+		t.Fatalf("run: %d %s", code, out)
+	}
+	golden := filepath.Join(dir, "freq.trace")
+	g, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(golden, bytes.Replace(g, []byte("00:01:30.000"), []byte("00:01:20.000"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := orchsim(t, "run", yaml)
+	if code != 1 || !strings.Contains(out, "FAIL freq") || !strings.Contains(out, "- 00:01:20.000 node-a source file read") || !strings.Contains(out, "+ 00:01:30.000 node-a source file read") {
+		t.Fatalf("run with a changed golden: %d %s", code, out)
+	}
+	if out, code := orchsim(t, "run", "--seed", "7", yaml); code != 0 || !strings.Contains(out, "seed 7") {
+		t.Fatalf("run --seed 7: %d %s", code, out)
+	}
+	if out, code := orchsim(t, "list", dir); code != 0 || !strings.Contains(out, "freq\t1m40s\tWith --file-check-frequency=45s") || !strings.Contains(out, "\t- --file-check-frequency") {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	report := filepath.Join(dir, "reports", "scenarios.md")
+	out, code = orchsim(t, "report", "--out", report, dir)
+	if code != 1 || !strings.Contains(out, "0 of 1 scenarios pass") {
+		t.Fatalf("report: %d %s", code, out)
+	}
+	md, err := os.ReadFile(report)
+	if err != nil || !strings.Contains(string(md), "## freq") || !strings.Contains(string(md), "**fail**") {
+		t.Fatalf("report file: %v\n%s", err, md)
+	}
+	if out, code := orchsim(t, "bogus"); code != 2 || !strings.Contains(out, "unknown command") {
+		t.Fatalf("bogus: %d %s", code, out)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -37,9 +38,12 @@ import (
 const (
 	e2eImage      = "orch.local/busybox:1.36"
 	e2ePauseImage = "orch.local/pause:1"
-	e2ePodName    = "e2e"
-	e2eNode       = "node-e2e"
-	e2ePodsDir    = "/var/log/pods" // orchlet has no --pod-logs-dir; Kubernetes' default
+	// e2eLatestImage is present too; e2eAbsentImage is not.
+	e2eLatestImage = "orch.local/busybox:latest"
+	e2eAbsentImage = "orch.local/absent:1"
+	e2ePodName     = "e2e"
+	e2eNode        = "node-e2e"
+	e2ePodsDir     = "/var/log/pods" // orchlet has no --pod-logs-dir; Kubernetes' default
 	// shimSocketRoot is where containerd 1.6's shims put their sockets, whatever its configuration.
 	shimSocketRoot = "/run/containerd"
 )
@@ -62,6 +66,22 @@ spec:
     image: ` + e2eImage + `
     imagePullPolicy: IfNotPresent
     command: [sh, -c, "exit 1"]
+`
+
+// pullsManifest checks the pull policies, with no registry reachable: Never runs the present
+// image and refuses an absent one without pulling; Always, given or defaulted for :latest, pulls
+// even a present image, and so fails here.
+const pullsManifest = `apiVersion: v1
+kind: Pod
+metadata: {name: pulls}
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: never, image: ` + e2eImage + `, imagePullPolicy: Never, command: [sleep, "3600"]}
+  - {name: absent, image: ` + e2eAbsentImage + `, imagePullPolicy: Never, command: [sleep, "3600"]}
+  - {name: always, image: ` + e2eImage + `, imagePullPolicy: Always, command: [sleep, "3600"]}
+  - {name: latest, image: ` + e2eLatestImage + `, command: [sleep, "3600"]}
 `
 
 // runtimeUnderTest is a CRI runtime the scenario runs orchlet on.
@@ -119,7 +139,9 @@ func TestStandaloneScenarioOnContainerd(t *testing.T) {
 // with these containers: the image is present, the crasher exits 1 at once.
 func TestStandaloneScenarioOnFakecri(t *testing.T) {
 	script := &fakecri.Script{
-		Node: fakecri.NodeScript{RuntimeName: "containerd", SandboxImage: e2ePauseImage, CgroupDriver: "cgroupfs", PreloadImages: []string{e2eImage}},
+		Node: fakecri.NodeScript{RuntimeName: "containerd", SandboxImage: e2ePauseImage, CgroupDriver: "cgroupfs", PreloadImages: []string{e2eImage, e2eLatestImage}},
+		// No registry is reachable, as on the machine containerd runs on.
+		Images: []fakecri.ImageRule{{Match: "orch.local/*", PullError: &fakecri.PullError{Message: "no registry reachable"}}},
 		Containers: []fakecri.ContainerRule{
 			{Match: fakecri.ContainerMatch{Name: "crasher"}, Exit: &fakecri.ExitSpec{Code: 1}},
 		},
@@ -200,10 +222,11 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 		_, err := getPods(client, podsURL)
 		return err == nil, err
 	})
-	podName := e2ePodName + "-" + e2eNode
+	podName, pullsName := e2ePodName+"-"+e2eNode, "pulls-"+e2eNode
 	_, statErr := os.Stat(e2ePodsDir)
 	t.Cleanup(func() {
 		removePodLogs(podName)
+		removePodLogs(pullsName)
 		if os.IsNotExist(statErr) {
 			_ = os.Remove(e2ePodsDir) // only if empty
 		}
@@ -256,8 +279,14 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 			t.Errorf("%d PullImage calls for a present image under IfNotPresent", n)
 		}
 	}
-	if strings.Contains(stderr.String(), `"reason":"Pulling"`) || !strings.Contains(stderr.String(), `already present on machine`) {
-		t.Errorf("IfNotPresent with the image present: want no Pulling event and an 'already present' Pulled event")
+	for _, c := range []string{"sleeper", "crasher"} {
+		if hasEvent(stderr.String(), podName, c, "Pulling") || !hasEvent(stderr.String(), podName, c, "Pulled") {
+			t.Errorf("%s: IfNotPresent with the image present: want no Pulling event and a Pulled (already present) one", c)
+		}
+	}
+	// The pull policies, while the crash loop runs.
+	if err := os.WriteFile(filepath.Join(manifests, "pulls.yaml"), []byte(pullsManifest), 0o644); err != nil {
+		t.Fatal(err)
 	}
 
 	// The crash loop, on the runtime's clock: attempt 1 starts at once after attempt 0 exits,
@@ -297,12 +326,41 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	if !strings.Contains(stderr.String(), `"reason":"BackOff"`) {
 		t.Errorf("no BackOff event in the log")
 	}
-	if strings.Contains(stderr.String(), `"reason":"FailedSync"`) || strings.Contains(stderr.String(), `"reason":"Failed"`) {
+	want := map[string]string{"never": "Running", "absent": "ErrImageNeverPull", "always": "ErrImagePull|ImagePullBackOff", "latest": "ErrImagePull|ImagePullBackOff"}
+	eventually("the pull policies followed", 10*time.Second, func() (bool, error) {
+		list, err := getPods(client, podsURL)
+		if err != nil {
+			return false, err
+		}
+		for name, w := range want {
+			s, _ := containerStatus(list, pullsName, name)
+			got := "Running"
+			if s.State.Running == nil {
+				got = fmt.Sprintf("%+v", s.State)
+				if s.State.Waiting != nil {
+					got = s.State.Waiting.Reason
+				}
+			}
+			if !strings.Contains("|"+w+"|", "|"+got+"|") {
+				return false, fmt.Errorf("%s: %s, want %s", name, got, w)
+			}
+		}
+		return true, nil
+	})
+	for name, pulls := range map[string]bool{"never": false, "absent": false, "always": true, "latest": true} {
+		if hasEvent(stderr.String(), pullsName, name, "Pulling") != pulls {
+			t.Errorf("%s: a Pulling event is %v, want %v", name, !pulls, pulls)
+		}
+	}
+	if strings.Contains(stderr.String(), `"reason":"FailedSync"`) || hasEvent(stderr.String(), podName, "", "Failed") {
 		t.Errorf("a sync or a runtime call failed (see the orchlet log)")
 	}
 
 	// Remove the manifest: the pod leaves the server, and its containers and sandbox the runtime.
 	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(manifests, "pulls.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	removed := time.Now()
@@ -312,7 +370,9 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	})
 	eventually("its sandbox and containers gone from the runtime", 20*time.Second, func() (bool, error) {
 		sbs, ctrs := listPod(t, rs, podName)
-		return len(sbs) == 0 && len(ctrs) == 0, fmt.Errorf("%d sandboxes, %d containers", len(sbs), len(ctrs))
+		sbs2, ctrs2 := listPod(t, rs, pullsName)
+		n, m := len(sbs)+len(sbs2), len(ctrs)+len(ctrs2)
+		return n == 0 && m == 0, fmt.Errorf("%d sandboxes, %d containers", n, m)
 	})
 	if rt.gone != nil {
 		eventually("nothing of the pod left in the runtime", 10*time.Second, func() (bool, error) {
@@ -330,6 +390,25 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	if err != nil {
 		t.Fatalf("orchlet after SIGTERM: %v", err)
 	}
+}
+
+// hasEvent says whether orchlet logged the creation of an event with reason about the container
+// (any, if container is empty) of pod.
+func hasEvent(log, pod, container, reason string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		var e struct {
+			Verb  string         `json:"verb"`
+			Event eventsv1.Event `json:"event"`
+		}
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil || e.Verb != "create" {
+			continue
+		}
+		r := e.Event.Regarding
+		if r.Name == pod && e.Event.Reason == reason && (container == "" || r.FieldPath == "spec.containers{"+container+"}") {
+			return true
+		}
+	}
+	return false
 }
 
 func containerStatus(list *corev1.PodList, pod, name string) (corev1.ContainerStatus, bool) {
@@ -470,14 +549,15 @@ func startContainerd(t *testing.T) *containerd {
 	}
 	archive := filepath.Join(dir, "images.tar")
 	if err := writeBusyboxImages(archive, map[string][]string{
-		e2eImage:      {"Cmd", "sh"},
-		e2ePauseImage: {"Entrypoint", "sleep", "2147483647"},
+		e2eImage:       {"Cmd", "sh"},
+		e2eLatestImage: {"Cmd", "sh"},
+		e2ePauseImage:  {"Entrypoint", "sleep", "2147483647"},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	c.ctr(t, "images", "import", archive)
 	out := c.ctr(t, "images", "ls", "-q")
-	for _, want := range []string{e2eImage, e2ePauseImage} {
+	for _, want := range []string{e2eImage, e2eLatestImage, e2ePauseImage} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("ctr images ls after the import lacks %s:\n%s", want, out)
 		}

@@ -307,8 +307,8 @@ func (r *runningAgent) stop() {
 	}
 }
 
-// agentHoldsLock starts an agent with the profile's run arguments and a lock file, and waits until
-// it says it runs.
+// agentHoldsLock starts an agent with the profile's run arguments, a lock file and the scenario's
+// runtime, and waits until it says it runs.
 func (w *World) agentHoldsLock(lock, args string) error {
 	a := w.agent()
 	if len(a.Run) == 0 || a.RunningText == "" {
@@ -316,6 +316,11 @@ func (w *World) agentHoldsLock(lock, args string) error {
 	}
 	argv := append(w.t.expandAll(a.Command), w.t.expandAll(a.Run)...)
 	argv = append(argv, a.Args(args+" --lock-file="+filepath.Join(w.dir, lock))...)
+	// A running agent runs on a runtime, even without pods.
+	if w.n != nil && w.n.runtimes["runtime"] != nil {
+		endpoint, _ := w.runtimeFields("runtime")
+		argv = append(argv, a.OptionName("container-runtime-endpoint")+"="+endpoint)
+	}
 	r := &runningAgent{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
 	r.cmd.Dir, r.cmd.Stdout, r.cmd.Stderr = w.dir, r, r
 	if err := r.cmd.Start(); err != nil {

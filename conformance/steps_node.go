@@ -33,8 +33,8 @@ import (
 const nodeName = "node-conformance"
 
 // settle bounds how long the agent may take to reach a state a scenario waits for: a few of the
-// 1s source and relist periods the scenarios set.
-const settle = 10 * time.Second
+// 1s source and relist periods the scenarios set, or the 10s back-off after a failed pod sync.
+const settle = 15 * time.Second
 
 func nodeSteps() []StepDef {
 	return []StepDef{
@@ -43,7 +43,7 @@ func nodeSteps() []StepDef {
 		{`^the (runtime|image service)'s script:$`, func(w *World) any { return w.putScript }},
 		{`^the manifest "([^"]*)":$`, func(w *World) any { return w.writeManifest }},
 		{`^the manifest "([^"]*)" is removed$`, func(w *World) any { return w.removeManifest }},
-		{`^manifests for (\d+) pods named "([^"]*)"$`, func(w *World) any { return w.manyManifests }},
+		{`^manifests for (\d+) pods? named "([^"]*)"$`, func(w *World) any { return w.manyManifests }},
 		{`^manifests for (\d+) pods? per core and one more, named "([^"]*)"$`, func(w *World) any { return w.manifestsPerCore }},
 		{`^an HTTP server serving the manifest:$`, func(w *World) any { return w.serveManifest }},
 		{`^the HTTP server serves instead:$`, func(w *World) any { return w.serveInstead }},
@@ -55,7 +55,8 @@ func nodeSteps() []StepDef {
 		{`^the agent reports no pod "([^"]*)"$`, func(w *World) any { return w.reportsNoPod }},
 		{`^the agent reports (\d+) pods? Running and (\d+) rejected with "([^"]*)"$`, func(w *World) any { return w.reportsCounts }},
 		{`^the agent reports (\d+) pods? per core Running and the rest rejected with "([^"]*)"$`, func(w *World) any { return w.reportsPerCore }},
-		{`^the runtime runs the container "([^"]*)" of pod "([^"]*)"(?: again)?$`, func(w *World) any { return w.runtimeRuns }},
+		{`^the agent reports (\d+) pods? per core and one more Running$`, func(w *World) any { return w.reportsPerCorePlusOne }},
+		{`^the runtime runs the container "([^"]*)" of pod "([^"]*)"( again)?$`, func(w *World) any { return w.runtimeRuns }},
 		{`^the runtime runs no container of pod "([^"]*)"$`, func(w *World) any { return w.runtimeRunsNone }},
 		{`^the container "([^"]*)" created by someone else is still running after (\d+)s$`, func(w *World) any { return w.foreignStillRuns }},
 		{`^the (runtime|image service) received (\w+) calls$`, func(w *World) any { return w.receivedCalls }},
@@ -82,6 +83,8 @@ type node struct {
 	ports      map[string]int
 	clientCert *tls.Certificate
 	foreign    []string // ids of the container and sandbox someone else created
+	killed     string   // the container the scenario had the runtime kill
+	foreignSeq int64    // the runtime's last call once the foreign container ran
 
 	mu       sync.Mutex
 	manifest []byte // what the scenario's HTTP server serves
@@ -195,7 +198,7 @@ func (w *World) control(name, method, path string, body io.Reader, out any) ([]b
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode/100 != 2 {
 		return nil, fmt.Errorf("%s %s: %s %s", method, path, resp.Status, data)
 	}
 	if out != nil {
@@ -449,22 +452,21 @@ func (w *World) reportsPerCore(perCore int, reason string) error {
 	return w.reportsCounts(perCore*cores(), 1, reason)
 }
 
+func (w *World) reportsPerCorePlusOne(perCore int) error {
+	return w.reportsCounts(perCore*cores()+1, 0, "OutOfpods")
+}
+
 // state is the part of the runtime's GET /v1/state the steps read.
 type state struct {
 	Sandboxes []struct {
-		ID       string `json:"id"`
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
 	} `json:"sandboxes"`
 	Containers []struct {
-		ID           string `json:"id"`
-		PodSandboxID string `json:"podSandboxId"`
-		State        string `json:"state"`
-		Metadata     struct {
-			Name    string `json:"name"`
-			Attempt uint32 `json:"attempt"`
-		} `json:"metadata"`
+		ID        string `json:"id"`
+		SandboxID string `json:"sandboxId"`
+		Name      string `json:"name"`
+		State     string `json:"state"`
 	} `json:"containers"`
 }
 
@@ -475,29 +477,31 @@ func (w *World) runtimeState() (*state, error) {
 }
 
 // runningContainer finds the running container of a pod's sandbox.
-func (s *state) runningContainer(container, pod string) (id string, attempt uint32, ok bool) {
+func (s *state) runningContainer(container, pod string) (id string, ok bool) {
 	sandboxes := map[string]bool{}
 	for _, sb := range s.Sandboxes {
-		if sb.Metadata.Name == pod || sb.Metadata.Name == pod+"-"+nodeName {
+		if sb.Name == pod || sb.Name == pod+"-"+nodeName {
 			sandboxes[sb.ID] = true
 		}
 	}
 	for _, c := range s.Containers {
-		if sandboxes[c.PodSandboxID] && c.Metadata.Name == container && strings.Contains(strings.ToUpper(c.State), "RUNNING") {
-			return c.ID, c.Metadata.Attempt, true
+		if sandboxes[c.SandboxID] && c.Name == container && c.State == "CONTAINER_RUNNING" {
+			return c.ID, true
 		}
 	}
-	return "", 0, false
+	return "", false
 }
 
-func (w *World) runtimeRuns(container, pod string) error {
+// runtimeRuns waits for a running container; "again" wants another than the one killed.
+func (w *World) runtimeRuns(container, pod, again string) error {
 	return eventually(settle, func() error {
 		s, err := w.runtimeState()
 		if err != nil {
 			return err
 		}
-		if _, _, ok := s.runningContainer(container, pod); !ok {
-			return fmt.Errorf("the runtime runs no container %s of pod %s", container, pod)
+		id, ok := s.runningContainer(container, pod)
+		if !ok || (again != "" && id == w.node().killed) {
+			return fmt.Errorf("the runtime runs no new container %s of pod %s", container, pod)
 		}
 		return nil
 	})
@@ -510,8 +514,8 @@ func (w *World) runtimeRunsNone(pod string) error {
 			return err
 		}
 		for _, c := range s.Containers {
-			if _, _, ok := s.runningContainer(c.Metadata.Name, pod); ok {
-				return fmt.Errorf("the runtime still runs container %s of pod %s", c.Metadata.Name, pod)
+			if _, ok := s.runningContainer(c.Name, pod); ok {
+				return fmt.Errorf("the runtime still runs container %s of pod %s", c.Name, pod)
 			}
 		}
 		return nil
@@ -523,10 +527,11 @@ func (w *World) killContainer(container, pod string) error {
 	if err != nil {
 		return err
 	}
-	id, _, ok := s.runningContainer(container, pod)
+	id, ok := s.runningContainer(container, pod)
 	if !ok {
 		return fmt.Errorf("the runtime runs no container %s of pod %s", container, pod)
 	}
+	w.node().killed = id
 	_, err = w.control("runtime", http.MethodPost, "/v1/containers/"+id+"/kill?code=1&reason=Error", nil, nil)
 	return err
 }
@@ -542,11 +547,18 @@ type call struct {
 }
 
 func (w *World) calls(name, method string) ([]call, error) {
+	cs, _, err := w.callsSince(name, method, 0)
+	return cs, err
+}
+
+// callsSince reads the calls after sequence number since, and the last sequence number.
+func (w *World) callsSince(name, method string, since int64) ([]call, int64, error) {
 	var log struct {
-		Calls []call `json:"calls"`
+		Calls   []call `json:"calls"`
+		LastSeq int64  `json:"lastSeq"`
 	}
-	_, err := w.control(name, http.MethodGet, "/v1/calls?method="+url.QueryEscape(method), nil, &log)
-	return log.Calls, err
+	_, err := w.control(name, http.MethodGet, fmt.Sprintf("/v1/calls?since=%d&method=%s", since, url.QueryEscape(method)), nil, &log)
+	return log.Calls, log.LastSeq, err
 }
 
 func (w *World) receivedCalls(which, method string) error {
@@ -630,7 +642,7 @@ func (w *World) syncedEvery(pod string, period, window int) error {
 		return err
 	}
 	last := from
-	limit := time.Duration(period)*time.Second + 300*time.Millisecond
+	limit := time.Duration(period)*time.Second + 500*time.Millisecond
 	seen := 0
 	for _, c := range cs {
 		if c.Start.Before(from) || !strings.Contains(c.Request, string(p.UID)) {
@@ -808,8 +820,10 @@ func (w *World) foreignContainer(name string) error {
 	if _, err := rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
 		return err
 	}
-	w.node().foreign = append(w.node().foreign, c.ContainerId, sb.PodSandboxId)
-	return nil
+	_, last, err := w.callsSince("runtime", "*", 0)
+	n := w.node()
+	n.foreign, n.foreignSeq = append(n.foreign, c.ContainerId, sb.PodSandboxId), last
+	return err
 }
 
 // foreignStillRuns lets the agent run for a few relist periods, then checks the runtime still runs
@@ -820,10 +834,10 @@ func (w *World) foreignStillRuns(name string, seconds int) error {
 	if err != nil {
 		return err
 	}
-	if _, _, ok := s.runningContainer(name, name); !ok {
+	if _, ok := s.runningContainer(name, name); !ok {
 		return fmt.Errorf("the runtime no longer runs the container %s", name)
 	}
-	cs, err := w.calls("runtime", "*")
+	cs, _, err := w.callsSince("runtime", "*", w.node().foreignSeq)
 	if err != nil {
 		return err
 	}

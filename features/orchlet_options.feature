@@ -955,9 +955,10 @@ Feature: Node agent options
     When the agent starts with ""
     Then it refuses to start naming "--max-pods"
 
-  @rule:orchlet.option.exit-on-lock-contention.exits
+  @rule:orchlet.option.exit-on-lock-contention.exits @component:runtime
   Scenario: with --exit-on-lock-contention an agent gives way to a contender, which does not start
-    Given an agent runs holding the lock file "orchlet.lock" with "--exit-on-lock-contention"
+    Given a container runtime
+    And an agent runs holding the lock file "orchlet.lock" with "--exit-on-lock-contention"
     When another agent starts with the lock file "orchlet.lock" and "--exit-on-lock-contention"
     Then it refuses to start naming "--lock-file"
     And the running agent exits

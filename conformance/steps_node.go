@@ -65,6 +65,7 @@ func nodeSteps() []StepDef {
 		{`^the runtime cancelled the (\w+) call after (\d+)s$`, func(w *World) any { return w.callCancelled }},
 		{`^the agent's output reports the (\w+) failure$`, func(w *World) any { return w.outputReportsFailure }},
 		{`^the runtime sees pod "([^"]*)" synced at least every (\d+)s for (\d+)s$`, func(w *World) any { return w.syncedEvery }},
+		{`^the agent's events keep to a burst of (\d+) and (\d+) per second$`, func(w *World) any { return w.eventsKeepTo }},
 		{`^requests carry the client certificate "([^"]*)"$`, func(w *World) any { return w.useClientCert }},
 		{`^the (HTTPS|read-only|health) server answers (GET|POST) "([^"]*)" with (\d+)$`, func(w *World) any { return w.serverAnswers }},
 		{`^the (HTTPS|read-only|health) server answers (GET|POST) "([^"]*)" with (\d+) "([^"]*)"$`, func(w *World) any { return w.serverAnswersText }},
@@ -850,6 +851,60 @@ func (w *World) foreignStillRuns(name string, seconds int) error {
 				return fmt.Errorf("the agent called %s on %s: %s", c.Method, name, c.Request)
 			}
 		}
+	}
+	return nil
+}
+
+// createdEventTimes reads the event creations the agent wrote on its output (the profile's
+// eventLog "output"), in order, as the event times the agent stamped them with.
+func (w *World) createdEventTimes() ([]time.Time, error) {
+	var out []time.Time
+	for _, line := range strings.Split(w.node().agent.out.output(), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var write struct {
+			Verb  string `json:"verb"`
+			Event struct {
+				EventTime time.Time `json:"eventTime"`
+			} `json:"event"`
+		}
+		if err := json.Unmarshal([]byte(line), &write); err != nil {
+			return nil, fmt.Errorf("an event line that is not JSON: %w: %s", err, line)
+		}
+		if write.Verb == "create" {
+			out = append(out, write.Event.EventTime)
+		}
+	}
+	return out, nil
+}
+
+// eventsKeepTo checks the creations against a token bucket of burst and qps: no window holds more
+// than burst + qps x its length (one more for the clock's rounding), and, as the scenario makes
+// events faster than qps throughout, the first burst go through at once and the rest at qps.
+func (w *World) eventsKeepTo(burst, qps int) error {
+	ts, err := w.createdEventTimes()
+	if err != nil {
+		return err
+	}
+	if len(ts) <= burst {
+		return fmt.Errorf("%d events created, want more than the burst of %d to tell the rate", len(ts), burst)
+	}
+	for i := range ts {
+		for j := i; j < len(ts); j++ {
+			allowed := float64(burst) + float64(qps)*ts[j].Sub(ts[i]).Seconds() + 1
+			if float64(j-i+1) > allowed {
+				return fmt.Errorf("%d events created between %s and %s, more than a burst of %d and %d per second allow",
+					j-i+1, ts[i].Format(time.StampMicro), ts[j].Format(time.StampMicro), burst, qps)
+			}
+		}
+	}
+	if first := ts[burst-1].Sub(ts[0]); first > time.Second {
+		return fmt.Errorf("the first %d events took %s: not a burst", burst, first)
+	}
+	span := ts[len(ts)-1].Sub(ts[0]).Seconds()
+	if want := float64(burst) + float64(qps)*span - 2; float64(len(ts)) < want {
+		return fmt.Errorf("%d events created over %.1fs, fewer than a burst of %d and %d per second give (%.0f)", len(ts), span, burst, qps, want)
 	}
 	return nil
 }

@@ -606,7 +606,8 @@ func (w *World) callCancelled(method string, seconds int) error {
 		}
 		for _, c := range cs {
 			took := c.End.Sub(c.Start)
-			if !c.End.IsZero() && c.Code != "OK" && took >= d && took < d+time.Second {
+			// The runtime starts its clock after the agent starts the deadline's.
+			if !c.End.IsZero() && c.Code != "OK" && took > d-200*time.Millisecond && took < d+time.Second {
 				return nil
 			}
 		}

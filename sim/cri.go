@@ -70,7 +70,7 @@ func (c inProcess) RemoveContainer(ctx context.Context, id string) error {
 
 func (c inProcess) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	r, err := c.rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: f})
-	return cloneAll(r.GetContainers()), err
+	return r.GetContainers(), err
 }
 
 func (c inProcess) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
@@ -152,7 +152,7 @@ func (c inProcess) PodSandboxStatus(ctx context.Context, id string, verbose bool
 
 func (c inProcess) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	r, err := c.rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: f})
-	return cloneAll(r.GetItems()), err
+	return r.GetItems(), err
 }
 
 func (c inProcess) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {

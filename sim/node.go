@@ -63,6 +63,7 @@ type Node struct {
 	desired  sources.Snapshot
 	dropped  uint64
 	polled   bool // the sources polled since the desired state was last compared
+	stepped  bool // the pod workers finished a Step, publishing statuses, since the last look
 }
 
 // AddNode starts a node: the production agent, wired as cmd/orchlet wires it, on its own fakecri
@@ -218,26 +219,14 @@ func (w *World) collect(n *Node) {
 		add(classCRI, c.End, KindCRI, text)
 		n.lastCall = c.Seq
 	}
+	if len(n.inFlight) == 0 {
+		// Everything logged is traced: emptying the log keeps a long simulation's memory flat.
+		n.rt.ResetCalls()
+	}
 
-	seen := map[string]bool{}
-	for _, p := range n.Agent.Pods.Pods() {
-		key := p.Namespace + "/" + p.Name
-		seen[key] = true
-		if s := podSummary(&p); n.podState[key] != s {
-			n.podState[key] = s
-			add(classPod, now, KindPod, key+" "+s)
-		}
-	}
-	gone := []string{}
-	for key := range n.podState {
-		if !seen[key] {
-			gone = append(gone, key)
-		}
-	}
-	sort.Strings(gone)
-	for _, key := range gone {
-		delete(n.podState, key)
-		add(classPod, now, KindPod, key+" gone")
+	if n.stepped {
+		n.stepped = false
+		w.diffPods(n, now, add)
 	}
 
 	if d := n.Agent.Events.Dropped(); d > n.dropped {
@@ -285,6 +274,30 @@ func (w *World) diffDesired(n *Node, now time.Time, add func(int, time.Time, str
 var longID = regexp.MustCompile(`\b([0-9a-f]{13})[0-9a-f]{51}\b`)
 
 func shortIDs(s string) string { return longID.ReplaceAllString(s, "$1") }
+
+// diffPods traces the pods whose status changed since the last look, and those gone.
+func (w *World) diffPods(n *Node, now time.Time, add func(int, time.Time, string, string)) {
+	seen := map[string]bool{}
+	for _, p := range n.Agent.Pods.Pods() {
+		key := p.Namespace + "/" + p.Name
+		seen[key] = true
+		if s := podSummary(&p); n.podState[key] != s {
+			n.podState[key] = s
+			add(classPod, now, KindPod, key+" "+s)
+		}
+	}
+	gone := []string{}
+	for key := range n.podState {
+		if !seen[key] {
+			gone = append(gone, key)
+		}
+	}
+	sort.Strings(gone)
+	for _, key := range gone {
+		delete(n.podState, key)
+		add(classPod, now, KindPod, key+" gone")
+	}
+}
 
 // podSummary is the part of a pod's status the trace follows.
 func podSummary(p *corev1.Pod) string {

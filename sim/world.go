@@ -144,12 +144,18 @@ func (w *World) RunUntil(end time.Duration) error {
 // hold the sources' polls or the events' writes, as it does not in production either.
 func (w *World) settle() error {
 	for {
+		// Every node's due work is started before any is waited for, so the pod workers of
+		// different nodes run at once; each node is then looked at in order.
 		stepped := false
 		for _, n := range w.nodes {
-			if err := w.ctx.Err(); err != nil {
+			did, err := n.begin(w.ctx)
+			if err != nil {
 				return err
 			}
-			did, err := n.stepDue(w.ctx)
+			stepped = stepped || did
+		}
+		for _, n := range w.nodes {
+			did, err := n.finish(w.ctx)
 			if err != nil {
 				return err
 			}
@@ -162,9 +168,9 @@ func (w *World) settle() error {
 	}
 }
 
-// stepDue does the node's work due now, as far as it can go without the clock moving, and
-// reports whether it did any.
-func (n *Node) stepDue(ctx context.Context) (bool, error) {
+// begin polls the node's sources if due, hands their updates to the pod workers and starts the pod
+// workers' Step if they have work due; it reports whether it did any of that.
+func (n *Node) begin(ctx context.Context) (bool, error) {
 	a := n.Agent
 	did := false
 	if !n.stepping {
@@ -183,17 +189,25 @@ func (n *Node) stepDue(ctx context.Context) (bool, error) {
 	}
 	if !n.stepping && !a.Pods.Idle() {
 		n.startStep(ctx)
+		did = true
 	}
+	return did, nil
+}
+
+// finish waits until the node's pod workers are settled, then writes the events due; it reports
+// whether a Step returned or events were written.
+func (n *Node) finish(ctx context.Context) (bool, error) {
+	did := false
 	if n.stepping {
 		// A node already blocked in a call may have been released by the last clock move.
 		done, err := n.waitSettled(ctx)
 		if err != nil {
 			return false, err
 		}
-		did = did || done
+		did = done
 	}
-	if !a.Events.Idle() {
-		a.Events.Step(ctx)
+	if !n.Agent.Events.Idle() {
+		n.Agent.Events.Step(ctx)
 		did = true
 	}
 	return did, nil
@@ -241,7 +255,7 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 	for {
 		select {
 		case <-n.done:
-			n.stepping = false
+			n.stepping, n.stepped = false, true
 			return true, n.rt.WaitIdle(ctx)
 		case <-ctx.Done():
 			return false, ctx.Err()

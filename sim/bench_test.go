@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"orch.io/orch/fakecri"
+)
+
+// busyNode adds a node with 110 pods: 60 from the manifest directory (one of them crash-looping),
+// 50 from the manifest URL. They all start at once, an event storm the rate limit cuts.
+func busyNode(b *testing.B, w *World, name string) {
+	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
+		Match: fakecri.ContainerMatch{Image: "crasher*"},
+		Exit:  &fakecri.ExitSpec{After: fakecri.Duration(5 * time.Second), Code: 1},
+	}}}
+	n, err := w.AddNode(NodeOptions{Name: name, Script: script, Args: []string{
+		"--pod-manifest-path=/etc/orch/manifests", "--manifest-url=http://manifests.sim/" + name,
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pod := func(name, image string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  containers:\n  - {name: app, image: %q}\n", name, image)
+	}
+	for i := range 59 {
+		n.WriteManifest(fmt.Sprintf("file-%d.yaml", i), []byte(pod("file-"+strconv.Itoa(i), fmt.Sprintf("app-%d:1", i%10))))
+	}
+	n.WriteManifest("crash.yaml", []byte(pod("crash", "crasher:1")))
+	var list strings.Builder
+	list.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	for i := range 50 {
+		fmt.Fprintf(&list, "- apiVersion: v1\n  kind: Pod\n  metadata: {name: http-%d}\n  spec:\n    containers:\n    - {name: app, image: \"web-%d:1\"}\n", i, i%10)
+	}
+	n.Serve(200, []byte(list.String()))
+}
+
+// peakRSS is the process's peak resident set (VmHWM), in MiB; 0 where /proc does not say.
+func peakRSS() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// simulate runs nodes busy nodes for d of simulated time and reports the speed-up over real time.
+func simulate(b *testing.B, nodes int, d time.Duration) {
+	for b.Loop() {
+		w, err := New(Options{Seed: 1, Keep: func(Entry) bool { return false }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range nodes {
+			busyNode(b, w, fmt.Sprintf("node-%03d", i))
+		}
+		start := time.Now()
+		if err := w.RunUntil(d); err != nil {
+			b.Fatal(err)
+		}
+		wall := time.Since(start)
+		b.ReportMetric(d.Seconds()/wall.Seconds(), "sim-s/wall-s")
+		b.ReportMetric(float64(w.Lines()), "trace-lines")
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(peakRSS(), "peak-RSS-MiB")
+	b.ReportMetric(float64(ms.Sys)/(1<<20), "go-sys-MiB")
+}
+
+// One node, 110 pods, file and HTTP sources, a crash-looping container and an event storm, for 24
+// simulated hours (SIM_HOURS overrides, for a shorter look).
+func BenchmarkNodeDay(b *testing.B) {
+	simulate(b, 1, hours(b, 24))
+}
+
+// 100 nodes of 110 pods each in one world for one simulated hour (SIM_HOURS overrides).
+func BenchmarkHundredNodesHour(b *testing.B) {
+	simulate(b, 100, hours(b, 1))
+}
+
+func hours(b *testing.B, def float64) time.Duration {
+	if s := os.Getenv("SIM_HOURS"); s != "" {
+		h, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			b.Fatalf("SIM_HOURS=%q: %v", s, err)
+		}
+		def = h
+	}
+	return time.Duration(def * float64(time.Hour))
+}

@@ -42,9 +42,14 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	for k, v := range pod.Annotations {
 		annotations[k] = v
 	}
-	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
+	// A host-network pod shares the node's UTS namespace, where the runtime cannot set a hostname
+	// of the pod's own (runc refuses), so the kubelet sends none.
+	hostname := ""
+	if !pod.Spec.HostNetwork {
+		hostname = pod.Name
+		if pod.Spec.Hostname != "" {
+			hostname = pod.Spec.Hostname
+		}
 	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},

@@ -111,6 +111,13 @@ func TestSandboxConfigFollowsKubelet(t *testing.T) {
 	if cfg.Linux.SecurityContext.NamespaceOptions.Pid != runtimeapi.NamespaceMode_CONTAINER {
 		t.Errorf("namespace options = %v", cfg.Linux.SecurityContext.NamespaceOptions)
 	}
+
+	pod.Spec.HostNetwork = true
+	pod.Spec.Hostname = "named"
+	host := h.m.sandboxConfig(pod, 0)
+	if host.Hostname != "" || host.Linux.SecurityContext.NamespaceOptions.Network != runtimeapi.NamespaceMode_NODE {
+		t.Errorf("host-network pod: hostname %q (runc refuses one in the node's UTS namespace), network %v", host.Hostname, host.Linux.SecurityContext.NamespaceOptions.Network)
+	}
 }
 
 func TestNeverPullWithoutTheImage(t *testing.T) {
@@ -362,5 +369,24 @@ func TestSandboxLostIsRecreated(t *testing.T) {
 	}
 	if st := h.pod("p").Status; st.Phase != corev1.PodRunning || st.ContainerStatuses[0].RestartCount != 1 {
 		t.Errorf("status = %+v", st)
+	}
+}
+
+// While its sandbox cannot be created, a pod shows Pending with its containers ContainerCreating
+// rather than no status at all.
+func TestStatusWhileSandboxFails(t *testing.T) {
+	script := &fakecri.Script{Faults: []fakecri.FaultRule{{Method: "RunPodSandbox", Error: &fakecri.FaultError{Code: "Unknown", Message: "runc create failed"}}}}
+	h := newHarness(t, script, config(nil), nil)
+	h.add(newPod("web", ctr("web", "nginx:1.27")))
+	h.runUntil(30 * time.Second)
+	pod := h.pod("web")
+	if pod.Status.Phase != corev1.PodPending || len(pod.Status.ContainerStatuses) != 1 {
+		t.Fatalf("status = %+v", pod.Status)
+	}
+	if w := pod.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ContainerCreating" {
+		t.Fatalf("container state = %+v, want Waiting ContainerCreating", pod.Status.ContainerStatuses[0].State)
+	}
+	if len(h.calls("RunPodSandbox", "")) < 2 {
+		t.Error("sandbox creation not retried")
 	}
 }

@@ -246,6 +246,9 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		if err := m.killStale(ctx, p, sbs, ctrs); err != nil {
 			return err
 		}
+		// Until a sandbox runs, the pod is Pending with its containers ContainerCreating, as the
+		// kubelet shows it, also while sandbox creation keeps failing.
+		m.setStatus(p, nil)
 		return m.runSandbox(ctx, p, attempt)
 	}
 	if p.sandboxID != ready.Id {

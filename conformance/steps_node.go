@@ -96,7 +96,7 @@ type node struct {
 type process struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
-	out    *runningAgent
+	out    *runningAgent // only its output buffer: the process is stopped by the scenario's cleanup
 }
 
 func (w *World) startProcess(dir string, argv []string) (*process, error) {
@@ -662,8 +662,9 @@ func (w *World) syncedEvery(pod string, period, window int) error {
 	return nil
 }
 
-// serverRequest makes one request to a server of the agent; the HTTPS client trusts any certificate (the
-// serving certificate has its own steps) and presents the scenario's client certificate, if any.
+// serverRequest makes one request to a server of the agent; the HTTPS client trusts any
+// certificate (the serving certificate has its own steps) and presents the scenario's client
+// certificate, if any.
 func (w *World) serverRequest(server, method, path string) (int, []byte, error) {
 	n := w.node()
 	port := n.ports[server]

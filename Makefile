@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench fuzz-config conformance coverage clean
+.PHONY: all build test lint run bench fuzz-config conformance coverage e2e-containerd clean
 
 all: build
 
@@ -21,6 +21,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags e2e ./cmd/orchlet/
 	@if git grep -nE 'time\.(Now|Sleep|After|AfterFunc|Since|Until|NewTicker|NewTimer|Tick)\(' -- \
 		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*'; then \
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi
@@ -40,6 +41,11 @@ conformance:
 ## pending list, an unknown rule tag, or an undefined or code-less step
 coverage:
 	$(GO) test -count=1 -v -run '^TestCoverage$$' ./conformance/
+
+## e2e-containerd: orchlet on containerd + runc (Debian's packages; needs root) and on fakecri: a
+## static pod running, a crash loop backing off, the pull policies, the pod torn down
+e2e-containerd:
+	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandaloneScenarioOn(Containerd|Fakecri)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks, then the Event API load tool against a freshly
 ## started orch-apiserver (creates with 8 clients, LIST of 10,000, watch delivery to 100 watchers, RSS)

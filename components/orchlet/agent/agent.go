@@ -10,6 +10,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
@@ -51,6 +52,9 @@ type Agent struct {
 	started     time.Time
 	runtime     cri.RuntimeService
 	execTimeout time.Duration
+	podCIDR     string
+	// cidrApplied records that the runtime has --pod-cidr; Step applies it once, Run at start.
+	cidrApplied bool
 	logger      klog.Logger
 }
 
@@ -62,7 +66,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if d.HTTP == nil {
 		d.HTTP = &http.Client{}
 	}
-	a := &Agent{clk: d.Clock, node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, execTimeout: cfg.RuntimeRequestTimeout.Duration, logger: d.Logger}
+	a := &Agent{clk: d.Clock, node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, execTimeout: cfg.RuntimeRequestTimeout.Duration, podCIDR: cfg.PodCIDR, logger: d.Logger}
 	var err error
 	a.Events, err = events.New(events.Options{
 		Clock: d.Clock, NodeName: d.NodeName, QPS: cfg.EventRecordQPS, Burst: cfg.EventBurst, Sink: d.Sink,
@@ -105,6 +109,11 @@ func (a *Agent) reportSourceProblem(p sources.Problem) {
 // Step does the work due now, in a fixed order: sources poll, their updates reach the pod workers,
 // the pod workers sync, the recorder writes events. It returns how much work it did.
 func (a *Agent) Step(ctx context.Context) int {
+	if !a.cidrApplied {
+		if err := a.applyPodCIDR(ctx); err != nil {
+			a.logger.Error(err, "Giving the runtime --pod-cidr failed; retrying at the next step")
+		}
+	}
 	n := a.Sources.Step(ctx)
 	if us := a.Sources.Drain(); len(us) > 0 {
 		a.Pods.Update(us...)
@@ -134,6 +143,9 @@ func (a *Agent) Idle() bool {
 // Run runs every component's own loop until ctx ends, handing each poll's updates to the pod
 // workers as soon as it produces them.
 func (a *Agent) Run(ctx context.Context) error {
+	if err := a.applyPodCIDR(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.forward}
@@ -162,4 +174,17 @@ func (a *Agent) forward(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// applyPodCIDR hands --pod-cidr to the runtime, as the kubelet does in standalone mode, so pod IPs
+// come from it. Without --pod-cidr the runtime keeps its own range.
+func (a *Agent) applyPodCIDR(ctx context.Context) error {
+	if a.podCIDR != "" {
+		err := a.runtime.UpdateRuntimeConfig(ctx, &runtimeapi.RuntimeConfig{NetworkConfig: &runtimeapi.NetworkConfig{PodCidr: a.podCIDR}})
+		if err != nil {
+			return fmt.Errorf("--pod-cidr %s: updating the runtime's configuration: %w", a.podCIDR, err)
+		}
+	}
+	a.cidrApplied = true
+	return nil
 }

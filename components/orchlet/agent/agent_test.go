@@ -61,7 +61,7 @@ type world struct {
 	log   *lockedBuffer
 }
 
-func newWorld(t *testing.T, script *fakecri.Script) *world {
+func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.OrchletConfiguration)) *world {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -85,6 +85,9 @@ func newWorld(t *testing.T, script *fakecri.Script) *world {
 	}
 	cfg := v1beta1.NewDefault()
 	cfg.StaticPodPath = "/etc/orch/manifests"
+	for _, f := range tune {
+		f(cfg)
+	}
 	fsys := fstest.MapFS{
 		"etc/orch/manifests/web.yaml":     {Data: []byte(webManifest)},
 		"etc/orch/manifests/.hidden.yaml": {Data: []byte(strings.Replace(webManifest, "name: web", "name: hidden", 1))},
@@ -224,5 +227,18 @@ func TestNodeViews(t *testing.T) {
 		if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", tc.opts, &logs); err != nil || logs.String() != tc.want {
 			t.Errorf("logs %+v = %q, %v; want %q", tc.opts, logs.String(), err, tc.want)
 		}
+	}
+}
+
+// In standalone mode --pod-cidr goes to the runtime, so pod IPs come from it.
+func TestPodCIDRGoesToTheRuntime(t *testing.T) {
+	w := newWorld(t, nil, func(c *v1beta1.OrchletConfiguration) { c.PodCIDR = "10.200.0.0/24" })
+	w.runUntil(5 * time.Second)
+	p, ok := w.pod("web-node-a")
+	if !ok || !strings.HasPrefix(p.Status.PodIP, "10.200.0.") {
+		t.Fatalf("pod IP %q (found %v), want one from --pod-cidr 10.200.0.0/24", p.Status.PodIP, ok)
+	}
+	if n := len(w.rt.Calls(fakecri.CallFilter{Method: "*UpdateRuntimeConfig"})); n != 1 {
+		t.Errorf("%d UpdateRuntimeConfig calls, want 1", n)
 	}
 }

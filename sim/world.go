@@ -103,11 +103,11 @@ func (w *World) Note(node, format string, args ...any) {
 }
 
 func (w *World) record(e Entry) {
-	e.Text = shortIDs(e.Text)
 	w.seq++
 	e.Seq = w.seq
 	w.lines++
 	if w.keep == nil || w.keep(e) {
+		e.Text = shortIDs(e.Text)
 		w.trace = append(w.trace, e)
 	}
 }

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench fuzz-config conformance coverage e2e-containerd clean
+.PHONY: all build test lint run bench bench-sim fuzz-config conformance coverage scenarios e2e-containerd clean
 
 all: build
 
@@ -42,6 +42,10 @@ conformance:
 coverage:
 	$(GO) test -count=1 -v -run '^TestCoverage$$' ./conformance/
 
+## scenarios: replay every scenario of scenarios/ on the simulator and diff it against its golden trace
+scenarios:
+	$(GO) run ./cmd/orchsim run scenarios/
+
 ## e2e-containerd: orchlet on containerd + runc (Debian's packages; needs root) and on fakecri: a
 ## static pod running, a crash loop backing off, the pull policies, the pod torn down
 e2e-containerd:
@@ -54,6 +58,11 @@ bench:
 	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
 	$(GO) run ./cmd/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/orchload.json $(BENCHFLAGS)
 
+## bench-sim: the simulator's scale figures (24 simulated hours of a 110-pod node, 100 such nodes for
+## an hour); about 10 minutes on 2 cores, SIM_HOURS=0.1 for a short look
+bench-sim:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./sim
+
 ## fuzz-config: fuzz every configuration loader for FUZZTIME each (new corpus lands in testdata/fuzz)
 FUZZTIME ?= 5m
 fuzz-config:
@@ -62,4 +71,4 @@ fuzz-config:
 	done
 
 clean:
-	rm -rf $(BIN) orch-data reports/*.xml reports/*.json reports/conformance.md
+	rm -rf $(BIN) orch-data reports/*.xml reports/*.json reports/conformance.md reports/scenarios.md

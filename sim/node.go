@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -112,6 +113,10 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		PodLogsDir: logs, Logger: w.logger,
 	})
 	if err != nil {
+		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
+	}
+	// As production does before its loops: the runtime gets --pod-cidr before any sandbox.
+	if err := n.Agent.Start(context.Background()); err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
 	w.nodes = append(w.nodes, n)

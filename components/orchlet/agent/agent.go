@@ -53,8 +53,6 @@ type Agent struct {
 	runtime     cri.RuntimeService
 	execTimeout time.Duration
 	podCIDR     string
-	// cidrApplied records that the runtime has --pod-cidr; Step applies it once, Run at start.
-	cidrApplied bool
 	logger      klog.Logger
 }
 
@@ -106,44 +104,10 @@ func (a *Agent) reportSourceProblem(p sources.Problem) {
 	a.Events.Eventf(regarding, events.Warning, p.Reason, "ReadManifest", "%s", p.String())
 }
 
-// Step does the work due now, in a fixed order: sources poll, their updates reach the pod workers,
-// the pod workers sync, the recorder writes events. It returns how much work it did.
-func (a *Agent) Step(ctx context.Context) int {
-	if !a.cidrApplied {
-		if err := a.applyPodCIDR(ctx); err != nil {
-			a.logger.Error(err, "Giving the runtime --pod-cidr failed; retrying at the next step")
-		}
-	}
-	n := a.Sources.Step(ctx)
-	if us := a.Sources.Drain(); len(us) > 0 {
-		a.Pods.Update(us...)
-	}
-	n += a.Pods.Step(ctx)
-	n += a.Events.Step(ctx)
-	return n
-}
-
-// NextDeadline is the earliest time any component has work due.
-func (a *Agent) NextDeadline() (time.Time, bool) {
-	var next time.Time
-	found := false
-	for _, d := range []func() (time.Time, bool){a.Sources.NextDeadline, a.Pods.NextDeadline, a.Events.NextDeadline} {
-		if t, ok := d(); ok && (!found || t.Before(next)) {
-			next, found = t, true
-		}
-	}
-	return next, found
-}
-
-// Idle reports that no component has work due at the clock's now.
-func (a *Agent) Idle() bool {
-	return a.Sources.Idle() && a.Sources.Pending() == 0 && a.Pods.Idle() && a.Events.Idle()
-}
-
 // Run runs every component's own loop until ctx ends, handing each poll's updates to the pod
 // workers as soon as it produces them.
 func (a *Agent) Run(ctx context.Context) error {
-	if err := a.applyPodCIDR(ctx); err != nil {
+	if err := a.Start(ctx); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -176,15 +140,17 @@ func (a *Agent) forward(ctx context.Context) error {
 	}
 }
 
-// applyPodCIDR hands --pod-cidr to the runtime, as the kubelet does in standalone mode, so pod IPs
-// come from it. Without --pod-cidr the runtime keeps its own range.
-func (a *Agent) applyPodCIDR(ctx context.Context) error {
-	if a.podCIDR != "" {
-		err := a.runtime.UpdateRuntimeConfig(ctx, &runtimeapi.RuntimeConfig{NetworkConfig: &runtimeapi.NetworkConfig{PodCidr: a.podCIDR}})
-		if err != nil {
-			return fmt.Errorf("--pod-cidr %s: updating the runtime's configuration: %w", a.podCIDR, err)
-		}
+// Start prepares the runtime for the agent's pods before any is synced: it hands --pod-cidr to the
+// runtime, as the kubelet does in standalone mode, so pod IPs come from it (without --pod-cidr the
+// runtime keeps its own range). Run and RunOnce call it; a simulator stepping the components
+// itself calls it once first.
+func (a *Agent) Start(ctx context.Context) error {
+	if a.podCIDR == "" {
+		return nil
 	}
-	a.cidrApplied = true
+	err := a.runtime.UpdateRuntimeConfig(ctx, &runtimeapi.RuntimeConfig{NetworkConfig: &runtimeapi.NetworkConfig{PodCidr: a.podCIDR}})
+	if err != nil {
+		return fmt.Errorf("--pod-cidr %s: updating the runtime's configuration: %w", a.podCIDR, err)
+	}
 	return nil
 }

@@ -101,7 +101,33 @@ func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.Orchle
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	return &world{t: t, ctx: ctx, mock: mock, rt: rt, fs: fsys, agent: a, log: log}
+}
+
+// step does the work due now in each component, handing the sources' updates to the pod workers.
+func (w *world) step() {
+	a := w.agent
+	a.Sources.Step(w.ctx)
+	if us := a.Sources.Drain(); len(us) > 0 {
+		a.Pods.Update(us...)
+	}
+	a.Pods.Step(w.ctx)
+	a.Events.Step(w.ctx)
+}
+
+// nextDeadline is the earliest time any component has work due.
+func (w *world) nextDeadline() (time.Time, bool) {
+	var next time.Time
+	found := false
+	for _, d := range []func() (time.Time, bool){w.agent.Sources.NextDeadline, w.agent.Pods.NextDeadline, w.agent.Events.NextDeadline} {
+		if t, ok := d(); ok && (!found || t.Before(next)) {
+			next, found = t, true
+		}
+	}
+	return next, found
 }
 
 // runUntil steps the agent and moves the fake clock to the next thing either side has due.
@@ -109,8 +135,8 @@ func (w *world) runUntil(d time.Duration) {
 	w.t.Helper()
 	end := t0.Add(d)
 	for {
-		w.agent.Step(w.ctx)
-		next, ok := w.agent.NextDeadline()
+		w.step()
+		next, ok := w.nextDeadline()
 		if wake, ok2 := w.rt.NextWakeup(); ok2 && (!ok || wake.Before(next)) {
 			next, ok = wake, true
 		}
@@ -118,7 +144,7 @@ func (w *world) runUntil(d time.Duration) {
 			if err := w.rt.AdvanceTo(w.ctx, w.mock, end); err != nil {
 				w.t.Fatal(err)
 			}
-			w.agent.Step(w.ctx)
+			w.step()
 			return
 		}
 		if err := w.rt.AdvanceTo(w.ctx, w.mock, next); err != nil {

@@ -1,4 +1,4 @@
 // Package agent assembles orchlet in standalone mode: pod sources feeding pod workers on a CRI
-// runtime, with an event recorder, driven either by their own loops (Run) or one step at a time on
-// a fake clock (Step, NextDeadline, Idle) by the simulator.
+// runtime, with an event recorder. Production runs each component's own loop (Run, RunOnce); the
+// simulator steps the components itself on a fake clock after Start.
 package agent

@@ -23,7 +23,7 @@ type PodResult struct {
 // check each until its containers run, waiting firstDelay and then twice as long after each of
 // tries checks. It answers each pod's outcome, sorted by namespace and name.
 func (a *Agent) RunOnce(ctx context.Context, tries int, firstDelay time.Duration) ([]PodResult, error) {
-	if err := a.applyPodCIDR(ctx); err != nil {
+	if err := a.Start(ctx); err != nil {
 		return nil, err
 	}
 	a.Sources.Step(ctx)

@@ -54,7 +54,7 @@ e2e-containerd:
 ## bench: speed and memory figures: Go benchmarks, then the Event API load tool against a freshly
 ## started orch-apiserver (creates with 8 clients, LIST of 10,000, watch delivery to 100 watchers, RSS)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./components/apiserver/storage/... ./components/apiserver/registry/...
+	$(GO) test -run '^$$' -bench . -benchmem ./components/apiserver/storage/... ./components/apiserver/registry/... ./fakecri/...
 	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
 	$(GO) run ./cmd/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/orchload.json $(BENCHFLAGS)
 

@@ -74,6 +74,11 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 	defer cancel()
 	failed, err := runStandalone(ctx, o, h, clk)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Asked to stop while starting (SIGTERM): a stop, not a failure to start.
+			klog.InfoS("orchlet stopping during start-up", "reason", context.Cause(ctx))
+			return nil
+		}
 		return err
 	}
 	klog.InfoS("orchlet started: configuration valid, start-up checks passed")

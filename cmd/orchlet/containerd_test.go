@@ -32,6 +32,7 @@ import (
 
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 // Local image names: no registry is reachable, so the images are built from busybox-static here.
@@ -151,14 +152,7 @@ func TestStandaloneScenarioOnFakecri(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
-	lis, err := fakecri.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := fakecri.NewGRPCServer(fc)
-	go srv.Serve(lis)
-	t.Cleanup(func() { srv.Stop(); fc.Close() })
+	sock := fakecritest.Serve(t, fc)
 	runStaticPodScenario(t, runtimeUnderTest{
 		endpoint: sock,
 		pulls:    func() int { return len(fc.Calls(fakecri.CallFilter{Method: "*PullImage"})) },

@@ -164,3 +164,13 @@ func TestRunRefusesAPIServerMode(t *testing.T) {
 		t.Errorf("err = %v, want API-server mode refused", err)
 	}
 }
+
+// Cancelled while it connects to the runtime, Run stops cleanly: a SIGTERM during start-up is not
+// a failure to start.
+func TestRunCancelledDuringStartUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Run(ctx, parse(t, withRuntime(t)...), host.NewFake(), clock.NewMock()); err != nil {
+		t.Fatalf("Run cancelled before the runtime answered: %v, want nil", err)
+	}
+}

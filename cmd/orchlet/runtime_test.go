@@ -1,10 +1,10 @@
 package main
 
 import (
-	"path/filepath"
 	"testing"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 // withRuntime serves a fakecri on a unix socket for the test and returns args that run the agent
@@ -15,13 +15,6 @@ func withRuntime(t *testing.T, args ...string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
-	lis, err := fakecri.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := fakecri.NewGRPCServer(rt)
-	go srv.Serve(lis)
-	t.Cleanup(func() { srv.Stop(); rt.Close() })
+	sock := fakecritest.Serve(t, rt)
 	return append([]string{"--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint=" + sock}, args...)
 }

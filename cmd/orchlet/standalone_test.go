@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 func freePort(t *testing.T) string {
@@ -81,14 +82,7 @@ func TestStandaloneOnFakecri(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
-	lis, err := fakecri.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := fakecri.NewGRPCServer(rt)
-	go srv.Serve(lis)
-	t.Cleanup(func() { srv.Stop(); rt.Close() })
+	sock := fakecritest.Serve(t, rt)
 
 	manifests := t.TempDir()
 	manifest := filepath.Join(manifests, "web.yaml")

@@ -21,6 +21,7 @@ import (
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 var t0 = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -71,14 +72,7 @@ func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.Orchle
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
-	lis, err := fakecri.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := fakecri.NewGRPCServer(rt)
-	go srv.Serve(lis)
-	t.Cleanup(func() { rt.Close(); srv.Stop() })
+	sock := fakecritest.Serve(t, rt)
 	rs, is, err := pods.Connect(ctx, sock, "", time.Hour)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -15,6 +14,7 @@ import (
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 // --runonce starts the static pods and reports each: a pod whose containers run succeeds, one that
@@ -27,14 +27,7 @@ func TestRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
-	lis, err := fakecri.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := fakecri.NewGRPCServer(rt)
-	go srv.Serve(lis)
-	t.Cleanup(func() { srv.Stop(); rt.Close() })
+	sock := fakecritest.Serve(t, rt)
 	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,28 @@
+package fakecritest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace/noop"
+	remote "k8s.io/cri-client/pkg"
+
+	"orch.io/orch/fakecri"
+)
+
+func TestServe(t *testing.T) {
+	rt, err := fakecri.New(fakecri.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := Serve(t, rt)
+	client, err := remote.NewRemoteRuntimeService(context.Background(), endpoint, 10*time.Second, noop.NewTracerProvider(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := client.Version(context.Background(), "v1")
+	if err != nil || v.RuntimeName == "" {
+		t.Fatalf("Version over %s = %v, %v", endpoint, v, err)
+	}
+}

@@ -358,23 +358,33 @@ func validatePrefixedClaimOrExpression(cc *compiler, m *apiv1.PrefixedClaimOrExp
 }
 
 func validateUserValidationRules(cc *compiler, rules []apiv1.UserValidationRule, p *field.Path) ([]*Program, field.ErrorList) {
-	var errs field.ErrorList
-	programs := make([]*Program, len(rules))
-	seen := sets.New[string]()
+	exprs := make([]string, len(rules))
 	for i, r := range rules {
+		exprs[i] = r.Expression
+	}
+	return compileBoolExpressions(cc, userVar, exprs, p, "expression is required")
+}
+
+// compileBoolExpressions compiles a list of CEL expressions over variable that must each be
+// present, unique and boolean, with one error per broken rule at p[i].expression.
+func compileBoolExpressions(cc *compiler, variable string, exprs []string, p *field.Path, requiredDetail string) ([]*Program, field.ErrorList) {
+	var errs field.ErrorList
+	programs := make([]*Program, len(exprs))
+	seen := sets.New[string]()
+	for i, expr := range exprs {
 		ep := p.Index(i).Child("expression")
-		if r.Expression == "" {
-			errs = append(errs, field.Required(ep, "expression is required"))
+		if strings.TrimSpace(expr) == "" {
+			errs = append(errs, field.Required(ep, requiredDetail))
 			continue
 		}
-		if seen.Has(r.Expression) {
-			errs = append(errs, field.Duplicate(ep, r.Expression))
+		if seen.Has(expr) {
+			errs = append(errs, field.Duplicate(ep, expr))
 			continue
 		}
-		seen.Insert(r.Expression)
-		c, reason := cc.compile(userVar, r.Expression, boolType)
+		seen.Insert(expr)
+		c, reason := cc.compile(variable, expr, boolType)
 		if reason != "" {
-			errs = append(errs, field.Invalid(ep, r.Expression, reason))
+			errs = append(errs, field.Invalid(ep, expr, reason))
 			continue
 		}
 		programs[i] = c.program

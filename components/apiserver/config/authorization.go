@@ -210,26 +210,9 @@ func compileMatchConditions(cc *compiler, conds []apiv1.WebhookMatchCondition, p
 	if len(conds) > maxMatchConditions {
 		return nil, field.ErrorList{field.TooMany(p, len(conds), maxMatchConditions)}
 	}
-	var errs field.ErrorList
-	programs := make([]*Program, len(conds))
-	seen := sets.New[string]()
+	exprs := make([]string, len(conds))
 	for i, c := range conds {
-		ep := p.Index(i).Child("expression")
-		if strings.TrimSpace(c.Expression) == "" {
-			errs = append(errs, field.Required(ep, ""))
-			continue
-		}
-		if seen.Has(c.Expression) {
-			errs = append(errs, field.Duplicate(ep, c.Expression))
-			continue
-		}
-		seen.Insert(c.Expression)
-		compiled, reason := cc.compile(requestVar, c.Expression, boolType)
-		if reason != "" {
-			errs = append(errs, field.Invalid(ep, c.Expression, reason))
-			continue
-		}
-		programs[i] = compiled.program
+		exprs[i] = c.Expression
 	}
-	return programs, errs
+	return compileBoolExpressions(cc, requestVar, exprs, p, "")
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -615,6 +616,27 @@ type informerEvents struct {
 	adds, updates, deletes chan string
 }
 
+// startInformer runs a shared informer on events in ns until the test ends and waits up to 20s for
+// it to sync, answering whether it did.
+func startInformer(t *testing.T, ctx context.Context, client dynamic.Interface, ns string, tweak dynamicinformer.TweakListOptionsFunc) (informers.GenericInformer, *informerEvents, bool) {
+	t.Helper()
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, tweak)
+	informer := factory.ForResource(eventsGVR)
+	seen := newInformerEvents()
+	if _, err := informer.Informer().AddEventHandler(seen.handler(t)); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	t.Cleanup(func() {
+		close(stop)
+		factory.Shutdown()
+	})
+	syncCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return informer, seen, cache.WaitForCacheSync(syncCtx.Done(), informer.Informer().HasSynced)
+}
+
 func newInformerEvents() *informerEvents {
 	return &informerEvents{adds: make(chan string, 64), updates: make(chan string, 64), deletes: make(chan string, 64)}
 }
@@ -718,21 +740,8 @@ func TestSharedInformer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(informerClient, 0, ns, nil)
-			informer := factory.ForResource(eventsGVR)
-			seen := newInformerEvents()
-			if _, err := informer.Informer().AddEventHandler(seen.handler(t)); err != nil {
-				t.Fatal(err)
-			}
-			stop := make(chan struct{})
-			factory.Start(stop)
-			t.Cleanup(func() {
-				close(stop)
-				factory.Shutdown()
-			})
-			syncCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			defer cancel()
-			if !cache.WaitForCacheSync(syncCtx.Done(), informer.Informer().HasSynced) {
+			informer, seen, synced := startInformer(t, ctx, informerClient, ns, nil)
+			if !synced {
 				t.Fatalf("informer did not sync within 20s; requests: %v", log.all())
 			}
 			expectNames(t, "add", seen.adds, []string{"pre-a", "pre-b"})
@@ -925,23 +934,10 @@ func TestInformerWithLabelSelector(t *testing.T) {
 		}
 	}
 
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, ns, func(o *metav1.ListOptions) {
+	informer, seen, synced := startInformer(t, ctx, client, ns, func(o *metav1.ListOptions) {
 		o.LabelSelector = "tier=a"
 	})
-	informer := factory.ForResource(eventsGVR)
-	seen := newInformerEvents()
-	if _, err := informer.Informer().AddEventHandler(seen.handler(t)); err != nil {
-		t.Fatal(err)
-	}
-	stop := make(chan struct{})
-	factory.Start(stop)
-	t.Cleanup(func() {
-		close(stop)
-		factory.Shutdown()
-	})
-	syncCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), informer.Informer().HasSynced) {
+	if !synced {
 		t.Fatal("informer did not sync within 20s")
 	}
 	expectName(t, "add", seen.adds, "a1")

@@ -296,6 +296,18 @@ func (w *World) agentRuns(args string) error {
 	endpoint, _ := w.runtimeFields("runtime")
 	images, _ := w.runtimeFields("images")
 	args = strings.NewReplacer("{manifests}", w.manifestDir(), "{url}", n.url, "{certs}", w.certDir(), "{dir}", w.dir, "{images}", images).Replace(args)
+	// A free port can be taken by another process before the agent binds it; that lost race, and
+	// only that, is worth another start with other ports.
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = w.startAgent(a, n, endpoint, args); err == nil || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+	}
+	return err
+}
+
+func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) error {
 	base := fmt.Sprintf("--container-runtime-endpoint=%s --hostname-override=%s --address=127.0.0.1 --healthz-bind-address=127.0.0.1 --cert-dir=%s",
 		endpoint, nodeName, filepath.Join(w.dir, "pki"))
 	for _, server := range []string{"HTTPS", "read-only", "health"} {

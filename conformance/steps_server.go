@@ -28,15 +28,11 @@ func (w *World) startServer(args string) error {
 		}
 		args = strings.ReplaceAll(args, "{config}", file)
 	}
-	port, err := FreePort()
-	if err != nil {
-		return err
-	}
 	work := filepath.Join(w.dir, "server")
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		return err
 	}
-	s, failed, err := w.t.StartServer(work, port, strings.Fields(args))
+	s, failed, _, err := w.t.StartOnFreePort(work, strings.Fields(args))
 	w.server, w.result = s, failed
 	return err
 }

@@ -133,10 +133,11 @@ func (t *Target) startSuiteServer() error {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	s, failed, err := t.StartServer(t.work, t.port, a.Start.Args)
+	s, failed, port, err := t.StartOnFreePort(t.work, a.Start.Args)
 	if err != nil {
 		return err
 	}
+	t.port = port
 	if failed != nil {
 		return fmt.Errorf("the API server exited %d while starting:\n%s", failed.Code, failed.Output())
 	}
@@ -151,6 +152,22 @@ type Server struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once the process has exited
 	log     *os.File
+}
+
+// StartOnFreePort starts an API server (see StartServer) on a free port, choosing another when the
+// chosen one is taken by another process before the server binds it.
+func (t *Target) StartOnFreePort(work string, args []string) (*Server, *Result, int, error) {
+	for attempt := 0; ; attempt++ {
+		port, err := FreePort()
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		s, failed, err := t.StartServer(work, port, args)
+		if attempt < 2 && err == nil && failed != nil && strings.Contains(failed.Output(), "address already in use") {
+			continue
+		}
+		return s, failed, port, err
+	}
 }
 
 // StartServer starts an API server with the profile's start command followed by args, placeholders

@@ -173,24 +173,10 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 
 	manifests := t.TempDir()
 	manifest := filepath.Join(manifests, "e2e.yaml")
-	readOnly, https, healthz := freePort(t), freePort(t), freePort(t)
-	cmd := exec.Command(binary, "--container-runtime-endpoint", rt.endpoint, "--pod-manifest-path", manifests,
+	a := startServing(t, "--container-runtime-endpoint", rt.endpoint, "--pod-manifest-path", manifests,
 		"--file-check-frequency=1s", "--hostname-override="+e2eNode, "--fail-swap-on=false",
-		"--cgroup-driver=cgroupfs",
-		"--address=127.0.0.1", "--port="+https, "--read-only-port="+readOnly,
-		"--healthz-bind-address=127.0.0.1", "--healthz-port="+healthz, "--cert-dir="+t.TempDir())
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := false
-	t.Cleanup(func() {
-		if !exited {
-			_ = cmd.Process.Kill()
-			_, _ = cmd.Process.Wait()
-		}
-	})
+		"--cgroup-driver=cgroupfs", "--cert-dir="+t.TempDir())
+	stderr, readOnly := a.stderr, a.readOnly
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("orchlet stderr:\n%s", stderr.String())
@@ -212,10 +198,6 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 		}
 		t.Fatalf("%s: not within %v (last error %v)", what, within, last)
 	}
-	eventually("orchlet serving", 20*time.Second, func() (bool, error) {
-		_, err := getPods(client, podsURL)
-		return err == nil, err
-	})
 	podName, pullsName := e2ePodName+"-"+e2eNode, "pulls-"+e2eNode
 	_, statErr := os.Stat(e2ePodsDir)
 	t.Cleanup(func() {
@@ -376,12 +358,7 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	}
 	t.Logf("manifest removed to pod torn down: %v", time.Since(removed).Round(time.Millisecond))
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Wait()
-	exited = true
-	if err != nil {
+	if err := a.stop(t); err != nil {
 		t.Fatalf("orchlet after SIGTERM: %v", err)
 	}
 }

@@ -9,11 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -90,18 +88,9 @@ func TestStandaloneOnFakecri(t *testing.T) {
 	if err := os.WriteFile(manifest, []byte(pod), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	https, readOnly, healthz := freePort(t), freePort(t), freePort(t)
-	cmd := exec.Command(binary, "--container-runtime-endpoint", sock, "--pod-manifest-path", manifests,
-		"--file-check-frequency=1s", "--hostname-override=node-e2e", "--fail-swap-on=false",
-		"--address=127.0.0.1", "--port="+https, "--read-only-port="+readOnly,
-		"--healthz-bind-address=127.0.0.1", "--healthz-port="+healthz, "--cert-dir="+t.TempDir())
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-
+	a := startServing(t, "--container-runtime-endpoint", sock, "--pod-manifest-path", manifests,
+		"--file-check-frequency=1s", "--hostname-override=node-e2e", "--fail-swap-on=false", "--cert-dir="+t.TempDir())
+	stderr, https, readOnly, healthz := a.stderr, a.https, a.readOnly, a.healthz
 	client := &http.Client{Timeout: 2 * time.Second}
 	eventually := func(what string, cond func() (bool, error)) {
 		t.Helper()
@@ -152,10 +141,7 @@ func TestStandaloneOnFakecri(t *testing.T) {
 		return len(rt.Calls(fakecri.CallFilter{Method: "*RemovePodSandbox"})) > 0, nil
 	})
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
+	if err := a.stop(t); err != nil {
 		t.Fatalf("after SIGTERM: %v\n%s", err, stderr.String())
 	}
 }

@@ -25,7 +25,8 @@ type Options struct {
 	Keep func(Entry) bool
 }
 
-// World is one simulation: nodes on one clock.Mock, stepped by one driver.
+// World is one simulation: nodes on one clock.Mock that never yields (the driver waits for
+// quiescence itself), stepped by one driver.
 type World struct {
 	Clock *clock.Mock
 
@@ -53,7 +54,7 @@ func New(o Options) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
-	mock := clock.NewMock()
+	mock := clock.NewUnyieldingMock()
 	mock.Set(o.Start)
 	// No deadline on this context: clock.Mock would compare a wall-clock deadline with its own times.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,3 @@
+module github.com/benbjohnson/clock
+
+go 1.15

@@ -58,13 +58,14 @@ type Node struct {
 	done     chan struct{}
 
 	// What the trace has already said.
-	lastCall uint64
-	inFlight map[uint64]bool // timed calls whose start is traced and whose end is not
-	podState map[string]string
-	desired  sources.Snapshot
-	dropped  uint64
-	polled   bool // the sources polled since the desired state was last compared
-	stepped  bool // the pod workers finished a Step, publishing statuses, since the last look
+	lastCall    uint64
+	inFlight    map[uint64]bool // timed calls whose start is traced and whose end is not
+	podState    map[string]string
+	desired     sources.Snapshot
+	dropped     uint64
+	polled      bool   // the sources polled since the desired state was last compared
+	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
+	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
 }
 
 // AddNode starts a node: the production agent, wired as cmd/orchlet wires it, on its own fakecri
@@ -231,7 +232,10 @@ func (w *World) collect(n *Node) {
 
 	if n.stepped {
 		n.stepped = false
-		w.diffPods(n, now, add)
+		if v := n.Agent.Pods.PodsVersion(); v != n.podsVersion {
+			n.podsVersion = v
+			w.diffPods(n, now, add)
+		}
 	}
 
 	if d := n.Agent.Events.Dropped(); d > n.dropped {

@@ -91,7 +91,8 @@ type Manager struct {
 	call   Call
 
 	statusMu  sync.Mutex
-	published []corev1.Pod
+	published []*corev1.Pod // shared, never modified: Pods hands out copies
+	version   uint64
 
 	step        sync.Mutex // one Step at a time; guards everything below
 	pods        map[types.UID]*podState
@@ -99,6 +100,7 @@ type Manager struct {
 	queue       map[itemKey]time.Time
 	runtimeName string               // from Version, the prefix of container IDs in status
 	seen        map[types.UID]string // each pod's runtime objects and states at the last relist
+	touched     map[types.UID]bool   // pods whose spec or status may have changed since the last publish
 	started     bool
 }
 
@@ -137,6 +139,7 @@ func New(o Options) (*Manager, error) {
 		wake:     make(chan struct{}, 1),
 		pods:     map[types.UID]*podState{},
 		queue:    map[itemKey]time.Time{},
+		touched:  map[types.UID]bool{},
 	}
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod
@@ -210,7 +213,9 @@ func (m *Manager) Step(ctx context.Context) int {
 		n++
 		m.do(ctx, k)
 	}
-	m.publish()
+	if len(m.touched) > 0 {
+		m.publish()
+	}
 	return n
 }
 
@@ -295,21 +300,39 @@ func (m *Manager) Pods() []corev1.Pod {
 	m.statusMu.Lock()
 	defer m.statusMu.Unlock()
 	out := make([]corev1.Pod, len(m.published))
-	for i := range m.published {
-		out[i] = *m.published[i].DeepCopy()
+	for i, p := range m.published {
+		p.DeepCopyInto(&out[i])
 	}
 	return out
 }
 
+// PodsVersion changes whenever what Pods returns may have changed, so a reader polling after every
+// Step (the simulator, a relist a second) copies and compares only when it has to.
+func (m *Manager) PodsVersion() uint64 {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	return m.version
+}
+
+// publish copies again only the pods touched since the last publish: a Step that only relisted
+// and found nothing new publishes nothing.
 func (m *Manager) publish() {
-	var out []corev1.Pod
+	for uid := range m.touched {
+		if p := m.pods[uid]; p != nil {
+			p.snap = nil
+		}
+	}
+	clear(m.touched)
+	out := make([]*corev1.Pod, 0, len(m.pods))
 	for _, p := range m.pods {
 		if p.removed {
 			continue
 		}
-		pod := p.pod.DeepCopy()
-		pod.Status = *p.status.DeepCopy()
-		out = append(out, *pod)
+		if p.snap == nil {
+			p.snap = p.pod.DeepCopy()
+			p.status.DeepCopyInto(&p.snap.Status)
+		}
+		out = append(out, p.snap)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {
@@ -319,6 +342,7 @@ func (m *Manager) publish() {
 	})
 	m.statusMu.Lock()
 	m.published = out
+	m.version++
 	m.statusMu.Unlock()
 }
 
@@ -331,6 +355,7 @@ func (m *Manager) applyUpdates() {
 	m.inboxMu.Unlock()
 	now := m.clk.Now()
 	for _, u := range us {
+		m.touched[u.Pod.UID] = true
 		p := m.pods[u.Pod.UID]
 		switch u.Op {
 		case sources.OpRemove:
@@ -382,8 +407,10 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		if p == nil {
 			return
 		}
+		m.touched[k.uid] = true
 		m.sync(ctx, p)
 	case kindProbe:
+		m.touched[k.uid] = true
 		p := m.pods[k.uid]
 		if p == nil || p.removed {
 			return

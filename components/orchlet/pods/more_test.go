@@ -307,3 +307,38 @@ func TestRunLoop(t *testing.T) {
 		t.Errorf("Run = %v, want context.Canceled", err)
 	}
 }
+
+// A Step that only relists and finds nothing new publishes nothing; a change publishes again, and
+// what Pods hands out is the caller's to change.
+func TestPodsVersion(t *testing.T) {
+	h := newHarness(t, nil, config(nil), nil)
+	h.add(newPod("web", ctr("web", "nginx:1.27")))
+	h.runUntil(5 * time.Second)
+	v := h.m.PodsVersion()
+	if v == 0 {
+		t.Fatal("PodsVersion = 0 after the pod came up")
+	}
+	pods := h.m.Pods()
+	if len(pods) != 1 || pods[0].Status.Phase != corev1.PodRunning {
+		t.Fatalf("Pods = %+v, want one running pod", pods)
+	}
+	pods[0].Status.Phase = corev1.PodFailed
+	pods[0].Labels = map[string]string{"changed": "by the caller"}
+
+	h.runUntil(30 * time.Second) // relists every second, nothing changes, no resync yet
+	if got := h.m.PodsVersion(); got != v {
+		t.Errorf("PodsVersion moved from %d to %d with nothing changed", v, got)
+	}
+	if p := h.m.Pods()[0]; p.Status.Phase != corev1.PodRunning || p.Labels["changed"] != "" {
+		t.Errorf("a caller's change to what Pods returned leaked back: phase %s, labels %v", p.Status.Phase, p.Labels)
+	}
+
+	h.remove(newPod("web", ctr("web", "nginx:1.27")))
+	h.runUntil(35 * time.Second)
+	if got := h.m.PodsVersion(); got == v {
+		t.Error("PodsVersion did not move when the pod was removed")
+	}
+	if got := h.m.Pods(); len(got) != 0 {
+		t.Errorf("Pods after removal = %d pods, want none", len(got))
+	}
+}

@@ -54,6 +54,7 @@ type podState struct {
 	ctrs      map[string]*ctrState
 	syncErr   backoff
 	status    corev1.PodStatus
+	snap      *corev1.Pod // the copy Pods last published; nil once the pod was touched since
 }
 
 // ctrState is what the manager remembers of one container of a pod across its instances.

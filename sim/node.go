@@ -63,7 +63,7 @@ type Node struct {
 	podState    map[string]string
 	desired     sources.Snapshot
 	dropped     uint64
-	polled      bool   // the sources polled since the desired state was last compared
+	updated     bool   // the sources sent updates since the desired state was last compared: it changed
 	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
 	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
 }
@@ -194,8 +194,8 @@ func (w *World) collect(n *Node) {
 		add(class, o.at, o.kind, o.text)
 	}
 
-	if n.polled {
-		n.polled = false
+	if n.updated {
+		n.updated = false
 		w.diffDesired(n, now, add)
 	}
 

@@ -181,11 +181,11 @@ func (n *Node) begin(ctx context.Context) (bool, error) {
 	}
 	if !a.Sources.Idle() {
 		a.Sources.Step(ctx)
-		n.polled = true
 		did = true
 	}
 	if us := a.Sources.Drain(); len(us) > 0 {
 		a.Pods.Update(us...)
+		n.updated = true
 		did = true
 	}
 	if !n.stepping && !a.Pods.Idle() {

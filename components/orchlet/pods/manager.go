@@ -98,9 +98,10 @@ type Manager struct {
 	pods        map[types.UID]*podState
 	admitted    int
 	queue       map[itemKey]time.Time
-	runtimeName string               // from Version, the prefix of container IDs in status
-	seen        map[types.UID]string // each pod's runtime objects and states at the last relist
-	touched     map[types.UID]bool   // pods whose spec or status may have changed since the last publish
+	runtimeName string                // from Version, the prefix of container IDs in status
+	seen        map[string]seenObject // by id, the runtime objects of the agent's pods at the last relist
+	relisted    map[string]seenObject // the map the next relist fills, reused
+	touched     map[types.UID]bool    // pods whose spec or status may have changed since the last publish
 	started     bool
 }
 
@@ -140,6 +141,8 @@ func New(o Options) (*Manager, error) {
 		pods:     map[types.UID]*podState{},
 		queue:    map[itemKey]time.Time{},
 		touched:  map[types.UID]bool{},
+		seen:     map[string]seenObject{},
+		relisted: map[string]seenObject{},
 	}
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,37 +73,70 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 		m.log.Error(err, "Relisting the runtime failed")
 		return
 	}
-	marks := map[types.UID][]string{}
-	names := map[types.UID][2]string{}
+	// Each object is compared with the last relist by id: a pod changed when one of its objects
+	// is new, changed state or went away. Two maps are reused in turn, so a relist that finds
+	// nothing new allocates almost nothing.
+	cur := m.relisted
+	clear(cur)
+	var changed, gone map[types.UID]bool
+	mark := func(uid types.UID) {
+		if changed == nil {
+			changed = map[types.UID]bool{}
+		}
+		changed[uid] = true
+	}
+	now := m.clk.Now()
+	observe := func(id string, o seenObject, namespace, name string) {
+		cur[id] = o
+		if m.pods[o.uid] == nil {
+			// An orphan: a pod of ours no source names, to tear down.
+			p := newPodState(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: o.uid}}, now)
+			p.removed = true
+			m.pods[o.uid] = p
+			mark(o.uid)
+			return
+		}
+		if m.seen[id] != o {
+			mark(o.uid)
+		}
+	}
 	for _, s := range sbs {
 		if uid := types.UID(s.Labels[LabelPodUID]); uid != "" {
-			marks[uid] = append(marks[uid], "s"+s.Id+s.State.String())
-			names[uid] = [2]string{s.Labels[LabelPodNamespace], s.Labels[LabelPodName]}
+			observe(s.Id, seenObject{uid: uid, sandbox: true, state: int32(s.State)}, s.Labels[LabelPodNamespace], s.Labels[LabelPodName])
 		}
 	}
 	for _, c := range ctrs {
 		if uid := types.UID(c.Labels[LabelPodUID]); uid != "" {
-			marks[uid] = append(marks[uid], "c"+c.Id+c.State.String())
+			observe(c.Id, seenObject{uid: uid, state: int32(c.State)}, "", "")
 		}
 	}
-	now := m.clk.Now()
-	seen := map[types.UID]string{}
-	for uid, ms := range marks {
-		sort.Strings(ms)
-		seen[uid] = strings.Join(ms, ",")
-		p := m.pods[uid]
-		if p == nil {
-			p = newPodState(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: names[uid][0], Name: names[uid][1], UID: uid}}, now)
-			p.removed = true
-			m.pods[uid] = p
-			m.enqueue(p.syncKey(), now)
-			continue
-		}
-		if m.seen[uid] != seen[uid] {
-			m.enqueue(p.syncKey(), now)
+	for id, o := range m.seen {
+		if _, ok := cur[id]; !ok {
+			if gone == nil {
+				gone = map[types.UID]bool{}
+			}
+			gone[o.uid] = true
 		}
 	}
-	m.seen = seen
+	if len(gone) > 0 {
+		// A pod all of whose objects went away is not synced for it: nothing of it is left to look at.
+		for _, o := range cur {
+			if gone[o.uid] {
+				mark(o.uid)
+			}
+		}
+	}
+	for uid := range changed {
+		m.enqueue(m.pods[uid].syncKey(), now)
+	}
+	m.seen, m.relisted = cur, m.seen
+}
+
+// seenObject is what a relist remembers of one sandbox or container.
+type seenObject struct {
+	uid     types.UID
+	sandbox bool
+	state   int32
 }
 
 // sync makes the runtime match one pod, and retries with back-off when the runtime fails it.
@@ -208,7 +240,6 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		delete(m.queue, p.probeKey(name))
 	}
 	delete(m.pods, p.pod.UID)
-	delete(m.seen, p.pod.UID)
 	m.log.Info("Pod torn down", "pod", klog.KObj(p.pod))
 	return nil
 }

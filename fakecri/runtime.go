@@ -220,8 +220,9 @@ func (r *Runtime) signalChange() {
 	r.changedMu.Unlock()
 }
 
-// changes returns the channel the next signalChange closes.
-func (r *Runtime) changes() <-chan struct{} {
+// Changes returns a channel closed at the next change of what Idle and InFlight read (a call
+// ending, parking or resuming, an event sent), so a driver can wait instead of polling.
+func (r *Runtime) Changes() <-chan struct{} {
 	r.changedMu.Lock()
 	defer r.changedMu.Unlock()
 	if r.changed == nil {
@@ -299,7 +300,7 @@ func (r *Runtime) Idle() bool {
 // WaitIdle blocks until Idle, or ctx ends, waking only when something Idle reads has changed.
 func (r *Runtime) WaitIdle(ctx context.Context) error {
 	for {
-		changed := r.changes()
+		changed := r.Changes()
 		if r.Idle() {
 			return nil
 		}

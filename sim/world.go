@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -250,10 +249,12 @@ func (n *Node) startStep(ctx context.Context) {
 }
 
 // waitSettled waits until the node's pod workers' Step has returned (true) or is blocked in a call its runtime
-// holds until a later time (false). It yields the processor instead of sleeping: no wall time
-// passes in the simulation's logic.
+// holds until a later time (false). Between looks it waits for the runtime to change: a Step
+// either returns or, in its next call, reaches the runtime, and every call ending or parking
+// there is a change. No wall time passes in the simulation's logic.
 func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 	for {
+		changed := n.rt.Changes()
 		select {
 		case <-n.done:
 			n.stepping, n.stepped = false, true
@@ -265,7 +266,11 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 		if n.parked() {
 			return false, nil
 		}
-		runtime.Gosched()
+		select {
+		case <-n.done:
+		case <-changed:
+		case <-ctx.Done():
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,54 @@ import (
 
 // maxManifestBytes caps one manifest document, as Kubernetes caps the manifest URL's answer.
 const maxManifestBytes = 10 << 20
+
+// docSource is a Source of this package: it hands over its manifests undecoded, so a poll decodes
+// only the documents whose bytes changed since the last one.
+type docSource interface {
+	Source
+	readDocs(ctx context.Context) ([]doc, error)
+}
+
+// doc is one manifest as read: its bytes, or why they could not be read.
+type doc struct {
+	origin string
+	data   []byte
+	err    error
+	// lists allows a List or PodList of pods, as the manifest URL does.
+	lists bool
+	// decoded says pods came decoded from a Source outside this package, with no bytes to compare.
+	decoded bool
+	pods    []*corev1.Pod
+}
+
+func (d doc) decode() ([]*corev1.Pod, error) {
+	if d.err != nil || d.decoded {
+		return d.pods, d.err
+	}
+	return decodePods(d.data, d.lists)
+}
+
+// readDocs reads src, through its bytes when it is a source of this package.
+func readDocs(ctx context.Context, src Source) ([]doc, error) {
+	if ds, ok := src.(docSource); ok {
+		return ds.readDocs(ctx)
+	}
+	ms, err := src.Read(ctx)
+	docs := make([]doc, len(ms))
+	for i, m := range ms {
+		docs[i] = doc{origin: m.Origin, err: m.Err, decoded: true, pods: m.Pods}
+	}
+	return docs, err
+}
+
+func decodeDocs(docs []doc) []Manifest {
+	var out []Manifest
+	for _, d := range docs {
+		pods, err := d.decode()
+		out = append(out, Manifest{Origin: d.origin, Pods: pods, Err: err})
+	}
+	return out
+}
 
 // decodePods reads one YAML or JSON document holding a core/v1 Pod or, when lists are allowed, a
 // List or PodList of them, and checks each pod minimally.

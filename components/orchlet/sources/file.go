@@ -35,7 +35,15 @@ func (f *FileSource) Name() string { return SourceFile }
 
 // Read lists the manifests. A missing path is an empty source, as in Kubernetes, so deleting the
 // directory stops its pods; a path that exists but cannot be listed is an error and changes nothing.
-func (f *FileSource) Read(context.Context) ([]Manifest, error) {
+func (f *FileSource) Read(ctx context.Context) ([]Manifest, error) {
+	docs, err := f.readDocs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return decodeDocs(docs), nil
+}
+
+func (f *FileSource) readDocs(context.Context) ([]doc, error) {
 	if f.FS == nil {
 		return nil, fmt.Errorf("%s: no filesystem", f.Path)
 	}
@@ -47,7 +55,7 @@ func (f *FileSource) Read(context.Context) ([]Manifest, error) {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	case info.Mode().IsRegular():
-		return []Manifest{f.readFile(root, f.Path)}, nil
+		return []doc{f.readFile(root, f.Path)}, nil
 	case !info.IsDir():
 		return nil, fmt.Errorf("%s: neither a directory nor a regular file", f.Path)
 	}
@@ -55,7 +63,7 @@ func (f *FileSource) Read(context.Context) ([]Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	var out []Manifest
+	var out []doc
 	for _, e := range entries { // fs.ReadDir sorts by name, which fixes the order of pods and reports
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
@@ -66,7 +74,7 @@ func (f *FileSource) Read(context.Context) ([]Manifest, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // removed while listing
 		case err != nil:
-			out = append(out, Manifest{Origin: path.Join(f.Path, e.Name()), Err: err})
+			out = append(out, doc{origin: path.Join(f.Path, e.Name()), err: err})
 		case st.Mode().IsRegular():
 			out = append(out, f.readFile(p, path.Join(f.Path, e.Name())))
 		}
@@ -74,13 +82,9 @@ func (f *FileSource) Read(context.Context) ([]Manifest, error) {
 	return out, nil
 }
 
-func (f *FileSource) readFile(p, origin string) Manifest {
+func (f *FileSource) readFile(p, origin string) doc {
 	data, err := readAtMost(f.FS, p)
-	if err != nil {
-		return Manifest{Origin: origin, Err: err}
-	}
-	pods, err := decodePods(data, false)
-	return Manifest{Origin: origin, Pods: pods, Err: err}
+	return doc{origin: origin, data: data, err: err}
 }
 
 func readAtMost(fsys fs.FS, p string) ([]byte, error) {

@@ -22,6 +22,14 @@ func (h *HTTPSource) Name() string { return SourceHTTP }
 // Read fetches the URL. An answer other than 200 is an error and changes nothing; an empty body is
 // an empty source, as in Kubernetes.
 func (h *HTTPSource) Read(ctx context.Context) ([]Manifest, error) {
+	docs, err := h.readDocs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return decodeDocs(docs), nil
+}
+
+func (h *HTTPSource) readDocs(ctx context.Context) ([]doc, error) {
 	if h.Client == nil {
 		return nil, fmt.Errorf("%s: no HTTP client", h.URL)
 	}
@@ -49,6 +57,5 @@ func (h *HTTPSource) Read(ctx context.Context) ([]Manifest, error) {
 	if len(data) == 0 {
 		return nil, nil
 	}
-	pods, err := decodePods(data, true)
-	return []Manifest{{Origin: h.URL, Pods: pods, Err: err}}, nil
+	return []doc{{origin: h.URL, data: data, lists: true}}, nil
 }

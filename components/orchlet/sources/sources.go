@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -147,6 +148,7 @@ type Sources struct {
 	mu       sync.Mutex
 	polls    []*poller
 	pods     Snapshot
+	gen      uint64 // counts the merges that changed pods
 	queue    []Update
 	stepping bool
 	ready    chan struct{}
@@ -156,7 +158,18 @@ type poller struct {
 	Poll
 	next time.Time
 	// good holds, per origin, the pods of its last usable manifest, so a broken manifest keeps them.
-	good map[string][]*corev1.Pod
+	good map[string]usable
+	// origins of the last merge in order, whether it reported nothing, and gen after it.
+	origins []string
+	quiet   bool
+	gen     uint64
+}
+
+// usable is a manifest's pods after the static-pod rules and, from a source of this package, the
+// bytes they were decoded from: the same bytes at the same origin give the same pods.
+type usable struct {
+	data []byte
+	pods []*corev1.Pod
 }
 
 // New polls each source every Every, starting at once: every source is due on the first Step.
@@ -186,7 +199,7 @@ func New(o Options, polls ...Poll) (*Sources, error) {
 		}
 		seen[p.Source.Name()] = true
 		if o.Clock != nil {
-			s.polls = append(s.polls, &poller{Poll: p, next: o.Clock.Now(), good: map[string][]*corev1.Pod{}})
+			s.polls = append(s.polls, &poller{Poll: p, next: o.Clock.Now(), good: map[string]usable{}})
 		}
 	}
 	if len(errs) > 0 {
@@ -240,7 +253,7 @@ func (s *Sources) Step(ctx context.Context) int {
 	}
 	s.mu.Unlock()
 	for _, p := range due {
-		manifests, err := p.Source.Read(ctx)
+		docs, err := readDocs(ctx, p.Source)
 		s.mu.Lock()
 		// The next poll is a whole period after this one; a late Step does not make up missed polls.
 		p.next = p.next.Add(p.Every)
@@ -251,7 +264,7 @@ func (s *Sources) Step(ctx context.Context) int {
 		if err != nil {
 			problems = []Problem{{Source: p.Source.Name(), Reason: ReasonReadFailed, Err: err}}
 		} else {
-			problems = s.merge(p, manifests)
+			problems = s.merge(p, docs)
 		}
 		s.mu.Unlock()
 		for _, pr := range problems {
@@ -264,34 +277,53 @@ func (s *Sources) Step(ctx context.Context) int {
 	return len(due)
 }
 
-// merge replaces p's pods with what manifests define and queues the differences. Called with mu held.
-func (s *Sources) merge(p *poller, manifests []Manifest) []Problem {
+// merge replaces p's pods with what docs define and queues the differences. Called with mu held.
+func (s *Sources) merge(p *poller, docs []doc) []Problem {
+	if s.settled(p, docs) {
+		return nil
+	}
 	name := p.Source.Name()
 	var problems []Problem
-	good := map[string][]*corev1.Pod{}
-	var origins []string
-	for _, m := range manifests {
-		origins = append(origins, m.Origin)
-		pods, err := s.applyRules(name, m)
+	good := make(map[string]usable, len(docs))
+	origins := make([]string, 0, len(docs))
+	count := 0 // pods to claim, to size the maps below
+	for _, d := range docs {
+		origins = append(origins, d.origin)
+		if last, ok := p.cached(d); ok {
+			// Keeping the very pods skips decoding and tells the diff below that they did not change.
+			good[d.origin] = last
+			count += len(last.pods)
+			continue
+		}
+		pods, err := s.applyRules(name, d)
 		if err != nil {
-			problems = append(problems, Problem{Source: name, Origin: m.Origin, Reason: ReasonInvalidManifest, Err: err})
-			if last, ok := p.good[m.Origin]; ok {
-				good[m.Origin] = last
+			problems = append(problems, Problem{Source: name, Origin: d.origin, Reason: ReasonInvalidManifest, Err: err})
+			if last, had := p.good[d.origin]; had {
+				good[d.origin] = last
+				count += len(last.pods)
 			}
 			continue
 		}
-		good[m.Origin] = pods
+		good[d.origin] = usable{data: d.data, pods: pods}
+		count += len(pods)
 	}
 	p.good = good
 
 	// Claim names and UIDs in manifest order; a pod whose name or UID another source already holds,
-	// or an earlier manifest of this source claimed, is rejected as Kubernetes does.
-	want := map[types.UID]*corev1.Pod{}
-	names := map[string]bool{}
+	// or an earlier manifest of this source claimed, is rejected as Kubernetes does. No two pods of
+	// the desired state share a name, so each name other sources hold has one holder.
+	held := make(map[podName]string, len(s.pods))
+	for _, e := range s.pods {
+		if e.Source != name {
+			held[nameOf(e.Pod)] = e.Source
+		}
+	}
+	want := make(map[types.UID]*corev1.Pod, count)
+	names := make(map[podName]bool, count)
 	for _, origin := range origins {
-		for _, pod := range good[origin] {
-			full := pod.Namespace + "/" + pod.Name
-			if err := s.taken(name, full, pod.UID, names, want); err != nil {
+		for _, pod := range good[origin].pods {
+			full := nameOf(pod)
+			if err := s.taken(name, full, pod.UID, names, want, held); err != nil {
 				problems = append(problems, Problem{Source: name, Origin: origin, Reason: ReasonDuplicate, Pod: pod.DeepCopy(), Err: err})
 				continue
 			}
@@ -314,7 +346,7 @@ func (s *Sources) merge(p *poller, manifests []Manifest) []Problem {
 		switch {
 		case !ok:
 			changed = append(changed, Update{Op: OpAdd, Source: name, Pod: pod})
-		case !equality.Semantic.DeepEqual(old.Pod, pod):
+		case old.Pod != pod && !equality.Semantic.DeepEqual(old.Pod, pod):
 			changed = append(changed, Update{Op: OpUpdate, Source: name, Pod: pod})
 		}
 	}
@@ -327,21 +359,44 @@ func (s *Sources) merge(p *poller, manifests []Manifest) []Problem {
 		s.queue = append(s.queue, Update{Op: u.Op, Source: u.Source, Pod: u.Pod.DeepCopy()})
 	}
 	if len(removed)+len(changed) > 0 {
+		s.gen++
 		select {
 		case s.ready <- struct{}{}:
 		default:
 		}
 	}
+	p.origins, p.quiet, p.gen = origins, len(problems) == 0, s.gen
 	return problems
 }
 
-func (s *Sources) applyRules(source string, m Manifest) ([]*corev1.Pod, error) {
-	if m.Err != nil {
-		return nil, m.Err
+// cached is p's pods of d's origin when d holds the very bytes they were decoded from.
+func (p *poller) cached(d doc) (usable, bool) {
+	last, ok := p.good[d.origin]
+	return last, ok && d.err == nil && !d.decoded && bytes.Equal(d.data, last.data)
+}
+
+// settled says merging docs would change and report nothing: p's last merge reported nothing, the
+// desired state is as it left it, and docs hold the same bytes at the same origins in the same order.
+func (s *Sources) settled(p *poller, docs []doc) bool {
+	if !p.quiet || p.gen != s.gen || len(docs) != len(p.origins) {
+		return false
 	}
-	pods := make([]*corev1.Pod, 0, len(m.Pods))
-	for _, raw := range m.Pods {
-		pod, err := staticPod(raw, source, m.Origin, s.node)
+	for i, d := range docs {
+		if _, ok := p.cached(d); !ok || d.origin != p.origins[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Sources) applyRules(source string, d doc) ([]*corev1.Pod, error) {
+	raws, err := d.decode()
+	if err != nil {
+		return nil, err
+	}
+	pods := make([]*corev1.Pod, 0, len(raws))
+	for _, raw := range raws {
+		pod, err := staticPod(raw, source, d.origin, s.node)
 		if err != nil {
 			return nil, err
 		}
@@ -350,8 +405,16 @@ func (s *Sources) applyRules(source string, m Manifest) ([]*corev1.Pod, error) {
 	return pods, nil
 }
 
-// taken says why a pod of source may not have full name and uid. Called with mu held.
-func (s *Sources) taken(source, full string, uid types.UID, names map[string]bool, want map[types.UID]*corev1.Pod) error {
+// podName is a pod's namespace and name, a map key that costs no allocation.
+type podName struct{ namespace, name string }
+
+func nameOf(p *corev1.Pod) podName { return podName{p.Namespace, p.Name} }
+
+func (n podName) String() string { return n.namespace + "/" + n.name }
+
+// taken says why a pod of source may not have full name and uid; held maps the names other sources
+// hold to their source. Called with mu held.
+func (s *Sources) taken(source string, full podName, uid types.UID, names map[podName]bool, want map[types.UID]*corev1.Pod, held map[podName]string) error {
 	if names[full] {
 		return fmt.Errorf("duplicate pod name %q in the %s source, ignoring", full, source)
 	}
@@ -361,10 +424,8 @@ func (s *Sources) taken(source, full string, uid types.UID, names map[string]boo
 	if e, ok := s.pods[uid]; ok && e.Source != source {
 		return fmt.Errorf("pod UID %q is already defined by the %s source, ignoring", uid, e.Source)
 	}
-	for _, e := range s.pods {
-		if e.Source != source && e.Pod.Namespace+"/"+e.Pod.Name == full {
-			return fmt.Errorf("duplicate pod name %q: already defined by the %s source, ignoring", full, e.Source)
-		}
+	if other, ok := held[full]; ok {
+		return fmt.Errorf("duplicate pod name %q: already defined by the %s source, ignoring", full, other)
 	}
 	return nil
 }

@@ -62,6 +62,7 @@ func nodeSteps() []StepDef {
 		{`^the (runtime|image service) received (\w+) calls$`, func(w *World) any { return w.receivedCalls }},
 		{`^the (runtime|image service) received no (\w+) call$`, func(w *World) any { return w.receivedNoCall }},
 		{`^the runtime's (\w+) calls never overlap$`, func(w *World) any { return w.callsNeverOverlap }},
+		{`^all the runtime's (\w+) calls overlap$`, func(w *World) any { return w.callsAllOverlap }},
 		{`^the runtime cancelled the (\w+) call after (\d+)s$`, func(w *World) any { return w.callCancelled }},
 		{`^the agent's output reports the (\w+) failure$`, func(w *World) any { return w.outputReportsFailure }},
 		{`^the runtime sees pod "([^"]*)" synced at least every (\d+)s for (\d+)s$`, func(w *World) any { return w.syncedEvery }},
@@ -603,6 +604,25 @@ func (w *World) callsNeverOverlap(method string) error {
 	for i := 1; i < len(cs); i++ {
 		if cs[i-1].End.IsZero() || cs[i].Start.Before(cs[i-1].End) {
 			return fmt.Errorf("%s call %d started at %s, before call %d ended at %s", method, cs[i].Seq, cs[i].Start, cs[i-1].Seq, cs[i-1].End)
+		}
+	}
+	return nil
+}
+
+// callsAllOverlap checks that every call started before any ended: they ran side by side.
+func (w *World) callsAllOverlap(method string) error {
+	cs, err := w.calls("runtime", method)
+	if err != nil {
+		return err
+	}
+	if len(cs) < 2 {
+		return fmt.Errorf("want at least two %s calls to compare, got %d", method, len(cs))
+	}
+	for _, a := range cs {
+		for _, b := range cs {
+			if !a.End.IsZero() && !b.Start.Before(a.End) {
+				return fmt.Errorf("%s call %d started at %s, after call %d ended at %s", method, b.Seq, b.Start, a.Seq, a.End)
+			}
 		}
 	}
 	return nil

@@ -2,7 +2,7 @@
 Feature: Node agent runtime client
   The node agent reaches the CRI runtime with every request bounded by --runtime-request-timeout,
   pulls images through --image-service-endpoint (the runtime's endpoint by default) and, under
-  --serialize-image-pulls, one image at a time.
+  --serialize-image-pulls, one image at a time (without it, side by side).
 
   Background:
     Given a container runtime
@@ -59,3 +59,15 @@ Feature: Node agent runtime client
     When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --serialize-image-pulls=true"
     Then the agent reports 3 pods Running and 0 rejected with "OutOfpods"
     And the runtime's PullImage calls never overlap
+
+  @rule:orchlet.option.serialize-image-pulls.parallel
+  Scenario: With --serialize-image-pulls=false images are pulled side by side
+    Given the runtime's script:
+      """
+      images:
+      - {match: "conformance/*", pullDuration: 2s}
+      """
+    And manifests for 3 pods named "p"
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --serialize-image-pulls=false"
+    Then the agent reports 3 pods Running and 0 rejected with "OutOfpods"
+    And all the runtime's PullImage calls overlap

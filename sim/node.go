@@ -60,6 +60,7 @@ type Node struct {
 	// What the trace has already said.
 	lastCall    uint64
 	inFlight    map[uint64]bool // timed calls whose start is traced and whose end is not
+	ended       map[uint64]bool // calls after lastCall whose end is traced
 	podState    map[string]string
 	desired     sources.Snapshot
 	dropped     uint64
@@ -97,7 +98,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %s: fakecri: %w", o.Name, err)
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt,
-		inFlight: map[uint64]bool{}, podState: map[string]string{}, desired: sources.Snapshot{}}
+		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]string{}, desired: sources.Snapshot{}}
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
 	if n.fs.dir == "" {
@@ -162,11 +163,16 @@ func (n *Node) Pod(key string) (corev1.Pod, bool) {
 }
 
 // Trace classes order the lines of one node at one instant as a Step makes them: sources are read,
-// their changes reach the pod workers, CRI calls are made, statuses published, events written.
+// their changes reach the pod workers, background pulls that ended are taken up, CRI calls are
+// made (background pulls starting after them), statuses published, events written. Background
+// pulls (--serialize-image-pulls=false) run side by side, so which reaches the runtime first is
+// the scheduler's choice: their lines are ordered by text within their class.
 const (
 	classSource = iota
 	classDesired
+	classPullEnd
 	classCRI
+	classPullStart
 	classPod
 	classEvent
 	classDrop
@@ -199,14 +205,28 @@ func (w *World) collect(n *Node) {
 		w.diffDesired(n, now, add)
 	}
 
+	background := !n.Config.SerializeImagePulls
+	advance := true // every call up to this one has ended and been traced: lastCall may move
 	for _, c := range n.rt.Calls(fakecri.CallFilter{Since: n.lastCall}) {
+		if n.ended[c.Seq] {
+			if advance {
+				delete(n.ended, c.Seq)
+				n.lastCall = c.Seq
+			}
+			continue
+		}
+		startClass, endClass := classCRI, classCRI
+		if background && c.Method == "PullImage" {
+			startClass, endClass = classPullStart, classPullEnd
+		}
 		timed := c.End.IsZero() || c.End.After(c.Start)
 		if timed && !n.inFlight[c.Seq] {
 			n.inFlight[c.Seq] = true
-			add(classCRI, c.Start, KindCRI, fmt.Sprintf("%s %s ...", c.Method, c.Request))
+			add(startClass, c.Start, KindCRI, fmt.Sprintf("%s %s ...", c.Method, c.Request))
 		}
 		if c.End.IsZero() {
-			break // calls after it are not made yet: one node makes one call at a time
+			advance = false // a background pull still runs; calls after it may have ended
+			continue
 		}
 		text := fmt.Sprintf("%s %s -> %s", c.Method, c.Request, c.Code)
 		if timed {
@@ -222,8 +242,12 @@ func (w *World) collect(n *Node) {
 		if c.Fault != "" {
 			text += " [" + c.Fault + "]"
 		}
-		add(classCRI, c.End, KindCRI, text)
-		n.lastCall = c.Seq
+		add(endClass, c.End, KindCRI, text)
+		if advance {
+			n.lastCall = c.Seq
+		} else {
+			n.ended[c.Seq] = true
+		}
 	}
 	if len(n.inFlight) == 0 {
 		// Everything logged is traced: emptying the log keeps a long simulation's memory flat.
@@ -250,6 +274,9 @@ func (w *World) collect(n *Node) {
 		}
 		if a.class != b.class {
 			return a.class < b.class
+		}
+		if a.class == classPullStart || a.class == classPullEnd {
+			return a.text < b.text
 		}
 		return a.order < b.order
 	})

@@ -174,7 +174,7 @@ func (n *Node) begin(ctx context.Context) (bool, error) {
 	a := n.Agent
 	did := false
 	if !n.stepping {
-		if err := n.rt.WaitIdle(ctx); err != nil {
+		if _, err := n.waitSettled(ctx); err != nil {
 			return false, err
 		}
 	}
@@ -227,8 +227,8 @@ func (w *World) next() (time.Time, bool) {
 		consider(n.Agent.Sources.NextDeadline())
 		consider(n.Agent.Events.NextDeadline())
 		if n.stepping {
-			call, _ := n.Agent.Pods.InCall()
-			consider(call.Deadline, !call.Deadline.IsZero())
+			c := n.Agent.Pods.Calls()
+			consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())
 		} else {
 			consider(n.Agent.Pods.NextDeadline())
 		}
@@ -248,45 +248,55 @@ func (n *Node) startStep(ctx context.Context) {
 	}()
 }
 
-// waitSettled waits until the node's pod workers' Step has returned (true) or is blocked in a call its runtime
-// holds until a later time (false). Between looks it waits for the runtime to change: a Step
-// either returns or, in its next call, reaches the runtime, and every call ending or parking
-// there is a change. No wall time passes in the simulation's logic.
+// waitSettled waits until the node's pod workers' Step, if one runs, has returned or is blocked
+// in a call its runtime holds until a later time, and every image pull running in the background
+// is held there too or has ended and been recorded for the next Step; it reports whether a Step
+// returned. Between looks it waits for the runtime or the pod workers' calls to change: a Step
+// either returns or reaches the runtime with its next call, and calls ending or parking there are
+// changes. No wall time passes in the simulation's logic.
 func (n *Node) waitSettled(ctx context.Context) (bool, error) {
+	returned := false
 	for {
-		changed := n.rt.Changes()
-		select {
-		case <-n.done:
-			n.stepping, n.stepped = false, true
-			return true, n.rt.WaitIdle(ctx)
-		case <-ctx.Done():
-			return false, ctx.Err()
-		default:
+		rtChanged, callsChanged := n.rt.Changes(), n.Agent.Pods.CallsChanged()
+		var done <-chan struct{}
+		if n.stepping {
+			select {
+			case <-n.done:
+				n.stepping, n.stepped, returned = false, true, true
+			default:
+				done = n.done
+			}
 		}
-		if n.parked() {
-			return false, nil
+		if n.callsParked() {
+			return returned, nil
 		}
 		select {
-		case <-n.done:
-		case <-changed:
+		case <-done:
+		case <-rtChanged:
+		case <-callsChanged:
 		case <-ctx.Done():
+			return returned, ctx.Err()
 		}
 	}
 }
 
-// parked reports that Step's current call is in the runtime waiting for a later time (or hanging
-// until its deadline, which is still ahead). Reading the call's Seq before and after looking at the
-// runtime makes sure the one call in flight there is this call and not the one before it.
-func (n *Node) parked() bool {
-	before, in := n.Agent.Pods.InCall()
-	if !in || (!before.Deadline.IsZero() && !before.Deadline.After(n.clk.Now())) {
+// callsParked reports that a running Step is in a call, and that every CRI call the node's pod
+// workers have in progress (Step's and background pulls) is in the runtime waiting for a later time, or hanging until a deadline still
+// ahead, and that the runtime is otherwise idle. Equal call Gens read before and after looking at
+// the runtime make sure the calls there are these.
+func (n *Node) callsParked() bool {
+	before := n.Agent.Pods.Calls()
+	if n.stepping && !before.InStep {
+		return false // Step is between calls: it will make one or return
+	}
+	if before.InStep && !before.StepDeadline.IsZero() && !before.StepDeadline.After(n.clk.Now()) {
 		return false
 	}
-	if n.rt.InFlight() == 0 || !n.rt.Idle() || n.rt.InFlight() == 0 {
+	want := before.InFlight
+	if n.rt.InFlight() != want || !n.rt.Idle() || n.rt.InFlight() != want {
 		return false
 	}
-	after, in := n.Agent.Pods.InCall()
-	return in && after.Seq == before.Seq
+	return n.Agent.Pods.Calls().Gen == before.Gen
 }
 
 // silent is a log sink that drops everything: the trace is the simulation's record, and a nil sink

@@ -40,6 +40,30 @@ func TestShippedScenarios(t *testing.T) {
 	}
 }
 
+// Background pulls (--serialize-image-pulls=false) reach the runtime in whatever order the
+// scheduler picks; the trace is the same bytes anyway, run after run.
+func TestParallelPullsDeterministic(t *testing.T) {
+	runs := 20
+	if testing.Short() {
+		runs = 4
+	}
+	s, err := Load(filepath.Join("..", "..", "scenarios", "parallel-image-pulls.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for i := range runs {
+		runtime.GOMAXPROCS(1 + 7*(i%2))
+		r, err := s.Run(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff, err := r.Compare(); err != nil || diff != "" {
+			t.Fatalf("run %d (GOMAXPROCS=%d): golden mismatch (%v):\n%s", i, runtime.GOMAXPROCS(0), err, diff)
+		}
+	}
+}
+
 func load(t *testing.T, text string) (*Scenario, error) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "s.yaml")

@@ -5,7 +5,11 @@
 //
 // Determinism comes first. All work goes through one queue of items ordered by due time, then pod
 // namespace/name, then container name; Step does the items due now, one at a time, and every CRI
-// call is made synchronously from Step, so no outcome depends on goroutine scheduling. Time is read
+// call but a background pull is made synchronously from Step, so no outcome depends on goroutine
+// scheduling. With serializeImagePulls false a pull runs in its own goroutine; its result is
+// handed over only at the start of a Step (and the pod's sync queued then), never in the middle
+// of one, and a pod's other containers wait for it, as Kubernetes' pod workers start a pod's
+// containers one after the other. Time is read
 // from the injected clock only; every CRI request other than pull and exec is bounded by
 // --runtime-request-timeout as a deadline on that clock (StopContainer by that plus the grace
 // period, as Kubernetes' CRI client allows), and exec probes by their timeoutSeconds. A request cut
@@ -15,14 +19,16 @@
 //
 // A simulator drives it like the sources and events packages: Update hands it the sources'
 // updates; Step does the due work; NextDeadline says when more is due; Idle says nothing is due
-// now. A CRI call can wait on the clock (a pull that takes 30s, a call the runtime holds until its
-// deadline), which blocks Step until the clock moves. The simulator therefore calls Step in a
-// goroutine and, while InCall reports a call in progress and the runtime is idle with that call
-// parked (fakecri: InFlight() > 0 && Idle(), with the same InCall Seq read before and after, so
-// the call in the runtime is this one and not the one before it), moves the clock to the earlier
-// of the call's deadline and the runtime's NextWakeup, never past the deadline; the call then
-// returns at that simulated time and Step goes on. While Step runs, only InCall, Pods and Update
-// may be called. Image pulls are therefore one at a time whatever --serialize-image-pulls says.
+// now (a background pull that ended makes it busy). A CRI call can wait on the clock (a pull that
+// takes 30s, a call the runtime holds until its deadline), which blocks Step, or a background
+// pull, until the clock moves. The simulator therefore calls Step in a goroutine and waits until
+// Step has returned or every call Calls reports (Step's and background pulls) is parked in the
+// runtime: fakecri's InFlight equals Calls().InFlight and fakecri is Idle, with the same Calls
+// Gen read before and after, so the calls there are these. It then moves the clock to the earlier
+// of Step's call deadline and the runtime's NextWakeup, never past the deadline. While Step runs,
+// only Calls, CallsChanged, Pods, PodsVersion and Update may be called. A fault scripted on
+// PullImage that counts calls or draws a probability applies to whichever background pull
+// reaches the runtime first, which the scheduler decides: script per-image pull failures instead.
 //
 // The runtime's deadlines are on the injected clock, which gRPC would misread as wall-clock times,
 // so the deadline is kept out of the context handed to the CRI client and enforced by cancellation.

@@ -154,15 +154,14 @@ func (h *harness) step() {
 }
 
 // parked reports whether Step's current call is in the runtime, waiting for a later time or its
-// deadline, and returns the deadline. Reading the call's Seq before and after looking at the
-// runtime makes sure the runtime's one call in flight is this call.
+// deadline, and returns the deadline. Equal call Gens read before and after looking at the
+// runtime make sure the runtime's one call in flight is this call.
 func (h *harness) parked() (time.Time, bool) {
-	before, in := h.m.InCall()
-	if !in || h.rt.InFlight() == 0 || !h.rt.Idle() || h.rt.InFlight() == 0 {
+	before := h.m.Calls()
+	if !before.InStep || before.InFlight != 1 || h.rt.InFlight() != 1 || !h.rt.Idle() || h.rt.InFlight() != 1 {
 		return time.Time{}, false
 	}
-	after, in := h.m.InCall()
-	return before.Deadline, in && after.Seq == before.Seq
+	return before.StepDeadline, h.m.Calls().Gen == before.Gen
 }
 
 // runUntil steps and advances the clock to each next deadline until d has passed since t0.

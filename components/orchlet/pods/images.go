@@ -3,10 +3,27 @@ package pods
 import (
 	"context"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
+
+// pullKey names one container's pull of one image.
+type pullKey struct {
+	uid       types.UID
+	container string
+	image     string
+}
+
+// pullResult is how a pull ended.
+type pullResult struct {
+	key            pullKey
+	ref            string
+	err            error
+	started, ended time.Time
+}
 
 // pullPolicy is c's policy, defaulted as Kubernetes does: Always for an untagged or :latest image
 // without a digest, IfNotPresent otherwise.
@@ -31,6 +48,17 @@ func pullPolicy(c *corev1.Container) corev1.PullPolicy {
 func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Container, cs *ctrState, sbCfg *runtimeapi.PodSandboxConfig) (string, bool) {
 	pod := p.pod
 	ref := containerRef(pod, c.Name)
+	key := pullKey{uid: pod.UID, container: c.Name, image: c.Image}
+	if r, ok := m.pulled[key]; ok {
+		delete(m.pulled, key)
+		return m.pullEnded(p, c, cs, r)
+	}
+	if m.podPulling(pod.UID) {
+		// As Kubernetes' pod workers start a pod's containers one after the other, each waiting
+		// for its image, no container of this pod starts while one of its pulls runs.
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
+		return "", false
+	}
 	spec := &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image}
 	var present string
 	if err := m.request(ctx, func(ctx context.Context) error {
@@ -72,21 +100,80 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 		}
 	}
 	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulling, "Pull", "Pulling image %q", c.Image)
+	if m.parallel {
+		m.startPull(ctx, key, spec, sbCfg, now)
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
+		return "", false
+	}
 	var pulled string
 	err := m.callWithin(ctx, 0, func(ctx context.Context) (err error) {
 		pulled, err = m.img.PullImage(ctx, spec, nil, sbCfg)
 		return err
 	})
-	if err != nil {
-		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitErrImagePull, Message: err.Error()}
-		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Failed to pull image %q: %v", c.Image, err)
+	return m.pullEnded(p, c, cs, pullResult{key: key, ref: pulled, err: err, started: now, ended: m.clk.Now()})
+}
+
+// pullEnded records how c's pull ended and returns the image reference when it succeeded.
+func (m *Manager) pullEnded(p *podState, c *corev1.Container, cs *ctrState, r pullResult) (string, bool) {
+	ref := containerRef(p.pod, c.Name)
+	if r.err != nil {
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitErrImagePull, Message: r.err.Error()}
+		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Failed to pull image %q: %v", c.Image, r.err)
 		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Error: %s", waitErrImagePull)
 		m.retryPull(p, cs)
 		return "", false
 	}
 	cs.pull = backoff{}
-	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Successfully pulled image %q in %v", c.Image, m.clk.Now().Sub(now))
-	return pulled, true
+	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Successfully pulled image %q in %v", c.Image, r.ended.Sub(r.started))
+	return r.ref, true
+}
+
+// startPull runs a pull in the background (serializeImagePulls false); the Step after it ends
+// hands its result to the pod's next sync. The pull has no deadline, as in the foreground.
+func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.ImageSpec, sbCfg *runtimeapi.PodSandboxConfig, started time.Time) {
+	m.pulling[key] = true
+	m.callStarted(false, time.Time{})
+	go func() {
+		ref, err := m.img.PullImage(withoutDeadline{ctx}, spec, nil, sbCfg)
+		r := pullResult{key: key, ref: ref, err: err, started: started, ended: m.clk.Now()}
+		m.pullMu.Lock()
+		m.pullDone = append(m.pullDone, r)
+		m.pullMu.Unlock()
+		m.callEnded(false)
+		select {
+		case m.wake <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// applyPulls takes the background pulls that ended and queues their pods' syncs.
+func (m *Manager) applyPulls() {
+	m.pullMu.Lock()
+	done := m.pullDone
+	m.pullDone = nil
+	m.pullMu.Unlock()
+	now := m.clk.Now()
+	for _, r := range done {
+		delete(m.pulling, r.key)
+		p := m.pods[r.key.uid]
+		if p == nil || p.removed {
+			continue
+		}
+		m.pulled[r.key] = r
+		m.touched[r.key.uid] = true
+		m.enqueue(p.syncKey(), now)
+	}
+}
+
+// podPulling reports whether a background pull of one of the pod's containers runs.
+func (m *Manager) podPulling(uid types.UID) bool {
+	for k := range m.pulling {
+		if k.uid == uid {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Manager) retryPull(p *podState, cs *ctrState) {

@@ -86,9 +86,12 @@ type Manager struct {
 	inbox   []sources.Update
 	wake    chan struct{}
 
-	callMu sync.Mutex
-	inCall bool
-	call   Call
+	callMu       sync.Mutex
+	calls        Calls
+	callsChanged chan struct{}
+
+	pullMu   sync.Mutex
+	pullDone []pullResult // background pulls that ended, for the next Step
 
 	statusMu  sync.Mutex
 	published []*corev1.Pod // shared, never modified: Pods hands out copies
@@ -98,10 +101,13 @@ type Manager struct {
 	pods        map[types.UID]*podState
 	admitted    int
 	queue       map[itemKey]time.Time
-	runtimeName string                // from Version, the prefix of container IDs in status
-	seen        map[string]seenObject // by id, the runtime objects of the agent's pods at the last relist
-	relisted    map[string]seenObject // the map the next relist fills, reused
-	touched     map[types.UID]bool    // pods whose spec or status may have changed since the last publish
+	runtimeName string                 // from Version, the prefix of container IDs in status
+	seen        map[string]seenObject  // by id, the runtime objects of the agent's pods at the last relist
+	relisted    map[string]seenObject  // the map the next relist fills, reused
+	touched     map[types.UID]bool     // pods whose spec or status may have changed since the last publish
+	parallel    bool                   // pulls run in the background (serializeImagePulls false)
+	pulling     map[pullKey]bool       // background pulls in progress
+	pulled      map[pullKey]pullResult // background pulls ended, for their pod's next sync
 	started     bool
 }
 
@@ -130,19 +136,23 @@ func New(o Options) (*Manager, error) {
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
 		http: o.HTTP, dial: o.Dial,
-		timeout:  c.RuntimeRequestTimeout.Duration,
-		syncFreq: c.SyncFrequency.Duration,
-		relist:   DefaultRelistPeriod,
-		capacity: Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
-		logsDir:  o.PodLogsDir,
-		dns:      c.ClusterDNS,
-		domain:   c.ClusterDomain,
-		wake:     make(chan struct{}, 1),
-		pods:     map[types.UID]*podState{},
-		queue:    map[itemKey]time.Time{},
-		touched:  map[types.UID]bool{},
-		seen:     map[string]seenObject{},
-		relisted: map[string]seenObject{},
+		timeout:      c.RuntimeRequestTimeout.Duration,
+		syncFreq:     c.SyncFrequency.Duration,
+		relist:       DefaultRelistPeriod,
+		capacity:     Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
+		logsDir:      o.PodLogsDir,
+		dns:          c.ClusterDNS,
+		domain:       c.ClusterDomain,
+		wake:         make(chan struct{}, 1),
+		pods:         map[types.UID]*podState{},
+		queue:        map[itemKey]time.Time{},
+		touched:      map[types.UID]bool{},
+		parallel:     !c.SerializeImagePulls,
+		pulling:      map[pullKey]bool{},
+		pulled:       map[pullKey]pullResult{},
+		callsChanged: make(chan struct{}),
+		seen:         map[string]seenObject{},
+		relisted:     map[string]seenObject{},
 	}
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod
@@ -158,10 +168,6 @@ func New(o Options) (*Manager, error) {
 	}
 	if m.dial == nil {
 		m.dial = (&net.Dialer{}).DialContext
-	}
-	if !c.SerializeImagePulls {
-		// Parallel pulls would need calls outside Step, whose order goroutine scheduling decides.
-		m.log.Info("Image pulls are serialized whatever serializeImagePulls says: every runtime call is made from Step, one at a time")
 	}
 	if c.RegistryPullQPS > 0 {
 		burst := int(c.RegistryBurst)
@@ -207,6 +213,7 @@ func (m *Manager) Step(ctx context.Context) int {
 		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
 	}
 	m.applyUpdates()
+	m.applyPulls()
 	n := 0
 	for {
 		k, ok := m.popDue(m.clk.Now())
@@ -244,6 +251,12 @@ func (m *Manager) Idle() bool {
 	if pending > 0 {
 		return false
 	}
+	m.pullMu.Lock()
+	pending = len(m.pullDone)
+	m.pullMu.Unlock()
+	if pending > 0 {
+		return false
+	}
 	m.step.Lock()
 	defer m.step.Unlock()
 	if !m.started {
@@ -258,21 +271,60 @@ func (m *Manager) Idle() bool {
 	return true
 }
 
-// Call is the CRI call Step is making.
-type Call struct {
-	// Seq numbers the Manager's calls from 1, so a reader can tell one call from the next.
-	Seq uint64
-	// Deadline is when the call is cancelled on the clock; zero for a pull, which has none.
-	Deadline time.Time
+// Calls is what a simulator reads to know whether every CRI call of the Manager is parked in the
+// runtime: Step's call, and image pulls running in the background.
+type Calls struct {
+	// InFlight counts the calls in progress.
+	InFlight int
+	// Gen changes whenever a call starts or ends (a background pull ends once its result is
+	// recorded for the next Step), so equal Gens read before and after looking at the runtime
+	// mean the runtime's calls are these.
+	Gen uint64
+	// InStep is true while Step is inside a call; StepDeadline is when that call is cancelled on
+	// the clock (zero: it has none, as a pull).
+	InStep       bool
+	StepDeadline time.Time
 }
 
-// InCall reports the CRI call Step is inside, if any. A simulator reads it while Step is blocked
-// to know that the call it sees parked in the runtime is this one (the same Seq before and after
-// looking at the runtime) and how far the clock may move.
-func (m *Manager) InCall() (Call, bool) {
+// Calls reports the Manager's calls in progress.
+func (m *Manager) Calls() Calls {
 	m.callMu.Lock()
 	defer m.callMu.Unlock()
-	return m.call, m.inCall
+	return m.calls
+}
+
+// CallsChanged returns a channel closed when a call next starts or ends.
+func (m *Manager) CallsChanged() <-chan struct{} {
+	m.callMu.Lock()
+	defer m.callMu.Unlock()
+	return m.callsChanged
+}
+
+// callStarted and callEnded keep Calls; step says the call is Step's own.
+func (m *Manager) callStarted(step bool, deadline time.Time) {
+	m.callMu.Lock()
+	defer m.callMu.Unlock()
+	m.calls.InFlight++
+	if step {
+		m.calls.InStep, m.calls.StepDeadline = true, deadline
+	}
+	m.callsChangedLocked()
+}
+
+func (m *Manager) callEnded(step bool) {
+	m.callMu.Lock()
+	defer m.callMu.Unlock()
+	m.calls.InFlight--
+	if step {
+		m.calls.InStep, m.calls.StepDeadline = false, time.Time{}
+	}
+	m.callsChangedLocked()
+}
+
+func (m *Manager) callsChangedLocked() {
+	m.calls.Gen++
+	close(m.callsChanged)
+	m.callsChanged = make(chan struct{})
 }
 
 // Run steps until ctx ends, sleeping on the clock until the next deadline or an Update.
@@ -438,14 +490,8 @@ func (m *Manager) callWithin(ctx context.Context, d time.Duration, fn func(ctx c
 		defer cancel()
 		deadline, _ = ctx.Deadline()
 	}
-	m.callMu.Lock()
-	m.inCall, m.call = true, Call{Seq: m.call.Seq + 1, Deadline: deadline}
-	m.callMu.Unlock()
-	defer func() {
-		m.callMu.Lock()
-		m.inCall = false
-		m.callMu.Unlock()
-	}()
+	m.callStarted(true, deadline)
+	defer m.callEnded(true)
 	err := fn(withoutDeadline{ctx})
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("%w after %v: %v", context.DeadlineExceeded, d, err)

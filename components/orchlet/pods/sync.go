@@ -240,6 +240,11 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		delete(m.queue, p.probeKey(name))
 	}
 	delete(m.pods, p.pod.UID)
+	for k := range m.pulled {
+		if k.uid == p.pod.UID {
+			delete(m.pulled, k)
+		}
+	}
 	m.log.Info("Pod torn down", "pod", klog.KObj(p.pod))
 	return nil
 }

@@ -291,6 +291,7 @@ func (r *Runtime) exitLocked(c *container, at time.Time, code int32, reason, msg
 func (r *Runtime) removeContainerLocked(c *container, now time.Time) {
 	c.removed = true
 	c.gen++
+	r.ctrLabels.remove(c.cfg.Labels, c)
 	delete(r.containers, c.id)
 	delete(r.names, c.nameKey)
 	for i, x := range c.sb.containers {
@@ -370,6 +371,7 @@ func (r *Runtime) createContainerLocked(c *compiled, sb *sandbox, cfg *runtimeap
 	r.names[key] = ct.id
 	r.containers[ct.id] = ct
 	r.ctrOrder = append(r.ctrOrder, ct)
+	r.ctrLabels.add(ct.cfg.Labels, ct)
 	sb.containers = append(sb.containers, ct)
 	ct.refreshEntry()
 	r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, ct.id, sb, now)
@@ -547,6 +549,8 @@ func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter, wantWire bool) (
 			return []*runtimeapi.Container{}, nil
 		}
 		src = sb.containers
+	} else if cands, ok := r.ctrLabels.candidates(f.GetLabelSelector()); ok {
+		src = cands
 	}
 	out := make([]*runtimeapi.Container, 0, len(src))
 	var sel []*container

@@ -307,6 +307,9 @@ func TestListFilters(t *testing.T) {
 	eq(list(&runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}}), c3)
 	eq(list(&runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_CREATED}}), c2)
 	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a"}}), c1, c3)
+	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a", "tier": "back"}}))
+	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "c"}}))
+	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a"}, PodSandboxId: p2}), c3)
 	eq(list(&runtimeapi.ContainerFilter{Id: c2[:8]}), c2)
 	eq(list(&runtimeapi.ContainerFilter{PodSandboxId: "nonexistent"}))
 
@@ -325,6 +328,8 @@ func TestListFilters(t *testing.T) {
 	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "back"}}), p2)
 	eq(sbs(&runtimeapi.PodSandboxFilter{State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}}), p1)
 	eq(sbs(&runtimeapi.PodSandboxFilter{Id: p2}), p2)
+	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "back", "io.kubernetes.pod.name": "two"}}), p2)
+	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "middle"}}))
 
 	st, err := f.rt.ListContainerStats(f.ctx, &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{PodSandboxId: p1}})
 	if err != nil || len(st.Stats) != 2 {
@@ -334,4 +339,19 @@ func TestListFilters(t *testing.T) {
 	if err != nil || len(ps.Stats) != 1 || ps.Stats[0].Attributes.Id != p1 {
 		t.Fatalf("pod stats %v %v", ps, err)
 	}
+
+	// Removed objects leave the label lookups; later ones come after the earlier ones.
+	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: c1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c1}); err != nil {
+		t.Fatal(err)
+	}
+	c4 := f.create(p1, "a", "busybox", 0)
+	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a"}}), c3, c4)
+	if _, err := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: p2}); err != nil {
+		t.Fatal(err)
+	}
+	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "back"}}))
+	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a"}}), c4)
 }

@@ -78,6 +78,8 @@ type Runtime struct {
 	containers  map[string]*container
 	ctrOrder    []*container
 	ctrDead     int
+	sbLabels    labelIndex[*sandbox]
+	ctrLabels   labelIndex[*container]
 	names       map[string]string // reserved names -> id
 	images      map[string]*image // id -> image
 	imageRefs   map[string]string // tag, digest ref -> id
@@ -123,6 +125,8 @@ func New(opts Options) (*Runtime, error) {
 		parked:      map[uint64]time.Time{},
 		sandboxes:   map[string]*sandbox{},
 		containers:  map[string]*container{},
+		sbLabels:    labelIndex[*sandbox]{},
+		ctrLabels:   labelIndex[*container]{},
 		names:       map[string]string{},
 		images:      map[string]*image{},
 		imageRefs:   map[string]string{},

@@ -167,6 +167,7 @@ func (r *Runtime) runSandboxLocked(c *compiled, cfg *runtimeapi.PodSandboxConfig
 	r.names[key] = sb.id
 	r.sandboxes[sb.id] = sb
 	r.sbOrder = append(r.sbOrder, sb)
+	r.sbLabels.add(sb.cfg.Labels, sb)
 	sb.refreshEntry()
 	r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, sb.id, sb, sb.createdAt)
 	r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, sb.id, sb, sb.createdAt)
@@ -193,6 +194,7 @@ func (r *Runtime) removeSandboxLocked(sb *sandbox, now time.Time) {
 		r.removeContainerLocked(sb.containers[0], now)
 	}
 	sb.removed = true
+	r.sbLabels.remove(sb.cfg.Labels, sb)
 	delete(r.sandboxes, sb.id)
 	delete(r.names, sb.nameKey)
 	if sb.ip.IsValid() {
@@ -349,8 +351,12 @@ func (r *Runtime) listSandboxes(f *runtimeapi.PodSandboxFilter) []*runtimeapi.Po
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reconcileLocked(r.now())
-	out := make([]*runtimeapi.PodSandbox, 0, len(r.sandboxes))
-	for _, sb := range r.sbOrder {
+	src := r.sbOrder
+	if cands, ok := r.sbLabels.candidates(f.GetLabelSelector()); ok {
+		src = cands
+	}
+	out := make([]*runtimeapi.PodSandbox, 0, len(src))
+	for _, sb := range src {
 		if sb.removed {
 			continue
 		}

@@ -17,10 +17,9 @@ import (
 // inProcess is the agent's CRI client for a fakecri in the same process: each method makes the
 // request a CRI client would send and calls the runtime's server method directly.
 //
-// Over a socket, every round trip would need the network poller, which the driver's wait (a
-// runtime.Gosched loop, since no wall-clock sleep may pace it) starves under GOMAXPROCS=1: each
-// call then waited for the scheduler's 10ms background poll. Answers are cloned, as decoding them
-// off the wire would, because fakecri shares read-only data with what it returns.
+// Over a socket, every round trip would go through the network poller and cost a simulated node
+// far more than the work it asks for. Answers are cloned, as decoding them off the wire would,
+// because fakecri shares read-only data with what it returns.
 type inProcess struct{ rt *fakecri.Runtime }
 
 var (

@@ -104,6 +104,7 @@ type Manager struct {
 	runtimeName string                 // from Version, the prefix of container IDs in status
 	seen        map[string]seenObject  // by id, the runtime objects of the agent's pods at the last relist
 	relisted    map[string]seenObject  // the map the next relist fills, reused
+	lastList    []listed               // every object the last relist saw, in its order
 	touched     map[types.UID]bool     // pods whose spec or status may have changed since the last publish
 	parallel    bool                   // pulls run in the background (serializeImagePulls false)
 	pulling     map[pullKey]bool       // background pulls in progress

@@ -73,6 +73,9 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 		m.log.Error(err, "Relisting the runtime failed")
 		return
 	}
+	if m.sameAsLastRelist(sbs, ctrs) {
+		return
+	}
 	// Each object is compared with the last relist by id: a pod changed when one of its objects
 	// is new, changed state or went away. Two maps are reused in turn, so a relist that finds
 	// nothing new allocates almost nothing.
@@ -130,6 +133,37 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 		m.enqueue(m.pods[uid].syncKey(), now)
 	}
 	m.seen, m.relisted = cur, m.seen
+}
+
+// sameAsLastRelist reports whether the runtime listed the same objects in the same order and
+// states as at the last relist, the usual answer on a quiet node, and otherwise remembers this
+// list for the next relist to compare with.
+func (m *Manager) sameAsLastRelist(sbs []*runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) bool {
+	same := len(m.lastList) == len(sbs)+len(ctrs)
+	for i := 0; same && i < len(sbs); i++ {
+		same = m.lastList[i] == listed{id: sbs[i].Id, state: int32(sbs[i].State)}
+	}
+	for i := 0; same && i < len(ctrs); i++ {
+		same = m.lastList[len(sbs)+i] == listed{id: ctrs[i].Id, state: 100 + int32(ctrs[i].State)}
+	}
+	if same {
+		return true
+	}
+	m.lastList = m.lastList[:0]
+	for _, s := range sbs {
+		m.lastList = append(m.lastList, listed{id: s.Id, state: int32(s.State)})
+	}
+	for _, c := range ctrs {
+		m.lastList = append(m.lastList, listed{id: c.Id, state: 100 + int32(c.State)})
+	}
+	return false
+}
+
+// listed is one object of a relist, in the order the runtime listed it; containers' states are
+// offset by 100 so that no sandbox state equals a container state.
+type listed struct {
+	id    string
+	state int32
 }
 
 // seenObject is what a relist remembers of one sandbox or container.

@@ -5,7 +5,8 @@
 // The pods follow Kubernetes' static-pod rules: each is renamed <name>-<node name>, put in the
 // namespace "default" when it names none, bound to the node, and given a UID hashed from its source
 // and content, so the same manifest always yields the same UID. A manifest that cannot be used is
-// reported and changes nothing: the last good pods of that manifest stay.
+// reported and changes nothing: the last good pods of that manifest stay. A poll decodes only the
+// manifests whose bytes changed since the last poll; the others keep the pods they gave.
 //
 // Nothing here runs on its own schedule. Step polls the sources that are due on the injected clock,
 // one poll at a time in a fixed order, and queues the resulting updates; NextDeadline says when the

@@ -161,7 +161,6 @@ func (m *Manager) applyPulls() {
 			continue
 		}
 		m.pulled[r.key] = r
-		m.touched[r.key.uid] = true
 		m.enqueue(p.syncKey(), now)
 	}
 }

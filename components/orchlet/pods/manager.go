@@ -105,7 +105,7 @@ type Manager struct {
 	seen        map[string]seenObject  // by id, the runtime objects of the agent's pods at the last relist
 	relisted    map[string]seenObject  // the map the next relist fills, reused
 	lastList    []listed               // every object the last relist saw, in its order
-	touched     map[types.UID]bool     // pods whose spec or status may have changed since the last publish
+	touched     map[types.UID]bool     // pods whose spec or status changed since the last publish
 	parallel    bool                   // pulls run in the background (serializeImagePulls false)
 	pulling     map[pullKey]bool       // background pulls in progress
 	pulled      map[pullKey]pullResult // background pulls ended, for their pod's next sync
@@ -463,10 +463,8 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		if p == nil {
 			return
 		}
-		m.touched[k.uid] = true
 		m.sync(ctx, p)
 	case kindProbe:
-		m.touched[k.uid] = true
 		p := m.pods[k.uid]
 		if p == nil || p.removed {
 			return

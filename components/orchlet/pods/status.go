@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,9 @@ func (m *Manager) setStatus(p *podState, statuses map[string]*runtimeapi.Contain
 		st.ContainerStatuses = append(st.ContainerStatuses, out)
 	}
 	st.Phase = phase(pod.Spec.RestartPolicy, waiting, running, stopped, succeeded)
+	if !reflect.DeepEqual(p.status, st) { // built the same way each time: no semantic equality needed
+		m.touched[pod.UID] = true
+	}
 	p.status = st
 }
 

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -188,5 +189,31 @@ func BenchmarkListContainers10kUndecoded(b *testing.B) {
 			err = fmt.Errorf("only %d bytes", out.n)
 		}
 		return err
+	})
+}
+
+// The client's share of BenchmarkListContainers10k: protobuf-go decoding the same answer (8.5 MB,
+// 10,000 containers with a kubelet's labels and annotations), with no runtime involved.
+func BenchmarkDecodeListContainers10k(b *testing.B) {
+	rt, _ := New(Options{})
+	populate(b, rt, 1000, 10)
+	resp, err := rt.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wire, err := proto.Marshal(resp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(wire))/(1<<20), "MiB")
+	timed(b, time.Millisecond, "ms", func() error {
+		var out runtimeapi.ListContainersResponse
+		if err := proto.Unmarshal(wire, &out); err != nil {
+			return err
+		}
+		if len(out.Containers) != 10000 {
+			return fmt.Errorf("decoded %d containers", len(out.Containers))
+		}
+		return nil
 	})
 }

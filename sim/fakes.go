@@ -155,6 +155,15 @@ func (s traceSink) Update(_ context.Context, e *eventsv1.Event) (*eventsv1.Event
 	return e, nil
 }
 
+// traceDrop traces an occurrence the event rate limit dropped, as the sink would have seen it.
+func traceDrop(obs *observer) func(*eventsv1.Event, uint64) {
+	return func(e *eventsv1.Event, total uint64) {
+		obs.add(KindEvent, "%s%s (dropped by the rate limit, total %d)", dropPrefix, eventText(e), total)
+	}
+}
+
+const dropPrefix = "dropped "
+
 func eventText(e *eventsv1.Event) string {
 	obj := e.Regarding.Namespace + "/" + e.Regarding.Name
 	if e.Regarding.Namespace == "" {

@@ -63,7 +63,6 @@ type Node struct {
 	ended       map[uint64]bool // calls after lastCall whose end is traced
 	podState    map[string]string
 	desired     sources.Snapshot
-	dropped     uint64
 	updated     bool   // the sources sent updates since the desired state was last compared: it changed
 	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
 	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
@@ -110,7 +109,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	n.Agent, err = agent.New(cfg, agent.Deps{
-		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs},
+		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
 		PodLogsDir: logs, Logger: w.logger,
 	})
@@ -194,7 +193,10 @@ func (w *World) collect(n *Node) {
 	}
 	for _, o := range n.obs.take() {
 		class := classSource
-		if o.kind == KindEvent {
+		switch {
+		case o.kind == KindEvent && strings.HasPrefix(o.text, dropPrefix):
+			class = classDrop
+		case o.kind == KindEvent:
 			class = classEvent
 		}
 		add(class, o.at, o.kind, o.text)
@@ -260,11 +262,6 @@ func (w *World) collect(n *Node) {
 			n.podsVersion = v
 			w.diffPods(n, now, add)
 		}
-	}
-
-	if d := n.Agent.Events.Dropped(); d > n.dropped {
-		add(classDrop, now, KindEvent, fmt.Sprintf("dropped %d occurrences by the rate limit (total %d)", d-n.dropped, d))
-		n.dropped = d
 	}
 
 	sort.SliceStable(out, func(i, j int) bool {

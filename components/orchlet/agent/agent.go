@@ -28,6 +28,9 @@ type Deps struct {
 	Images   cri.ImageManagerService
 	// Sink receives recorded events: a log in standalone mode, the API server otherwise.
 	Sink events.Sink
+	// OnEventDropped, when set, hears of every event occurrence the --event-qps / --event-burst
+	// limit drops, with the total dropped so far (a simulator traces each one).
+	OnEventDropped func(e *eventsv1.Event, total uint64)
 	// FS is the filesystem --pod-manifest-path is read from; nil reads the real one.
 	FS fs.FS
 	// HTTP fetches --manifest-url and runs httpGet probes; nil uses a client of its own.
@@ -68,6 +71,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	var err error
 	a.Events, err = events.New(events.Options{
 		Clock: d.Clock, NodeName: d.NodeName, QPS: cfg.EventRecordQPS, Burst: cfg.EventBurst, Sink: d.Sink,
+		OnDrop: d.OnEventDropped,
 		OnError: func(e *eventsv1.Event, err error) {
 			a.logger.Error(err, "Recording an event failed", "reason", e.Reason, "regarding", e.Regarding.Name)
 		},

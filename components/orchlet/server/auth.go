@@ -44,7 +44,8 @@ func newAuthFilter(cfg *v1beta1.OrchletConfiguration, deps Deps, clientCAs *x509
 	}
 	webhookURL := func(option, path string) (string, error) {
 		if deps.APIServer == "" || deps.APIClient == nil {
-			return "", fmt.Errorf("server: %s needs a connection to the API server (Deps.APIServer and Deps.APIClient)", option)
+			// As Kubernetes' kubelet: without an API server client there is no one to ask.
+			return "", fmt.Errorf("server: %s sends its reviews to the API server, which only API-server mode (--orchconfig) connects to; in standalone mode use client certificates (--client-ca-file) and --authorization-mode=AlwaysAllow", option)
 		}
 		return strings.TrimSuffix(deps.APIServer, "/") + path, nil
 	}

@@ -6,12 +6,14 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/authn"
 )
 
@@ -217,6 +219,35 @@ func TestWebhookFailures(t *testing.T) {
 			r := do(t, httpsClient(t, deps.CertDir, nil), "GET", "https://"+s.Addrs().HTTPS+"/stats/summary", tt.token)
 			if r.status != tt.wantStatus || r.body != tt.wantBody {
 				t.Fatalf("= %d %q, want %d %q", r.status, r.body, tt.wantStatus, tt.wantBody)
+			}
+		})
+	}
+}
+
+// Without an API server (standalone mode) the webhooks have no one to ask: the server refuses to
+// start and says what works instead, as Kubernetes' kubelet refuses webhook authentication
+// without a client.
+func TestWebhooksNeedAnAPIServer(t *testing.T) {
+	tests := []struct {
+		name   string
+		set    func(*v1beta1.OrchletConfiguration)
+		option string
+	}{
+		{"token webhook", func(c *v1beta1.OrchletConfiguration) { c.Authentication.Webhook.Enabled = true }, "--authentication-token-webhook"},
+		{"authorization webhook", func(c *v1beta1.OrchletConfiguration) { c.Authorization.Mode = ModeWebhook }, "--authorization-mode=Webhook"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig()
+			tt.set(cfg)
+			_, err := New(cfg, testDeps(t, newClock()))
+			if err == nil {
+				t.Fatal("the server started with a webhook and no API server")
+			}
+			for _, want := range []string{tt.option, "--orchconfig", "--client-ca-file"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not name %s", err, want)
+				}
 			}
 		})
 	}

@@ -86,6 +86,9 @@ func TestLivenessProbeFailureRestarts(t *testing.T) {
 			if want := []time.Duration{30 * time.Second, 35 * time.Second, 40 * time.Second}; !slices.Equal(at, want) {
 				t.Errorf("Unhealthy events at %v, want %v", at, want)
 			}
+			if tc.name == "exec" && (len(unhealthy) == 0 || unhealthy[0].note != "Liveness probe failed: unwell") {
+				t.Errorf("Unhealthy events = %+v, want the note Kubernetes writes: the command's output", unhealthy)
+			}
 			killing := h.rec.reasons(ReasonKilling)
 			if len(killing) != 1 || killing[0].at != 40*time.Second || !strings.Contains(killing[0].note, "failed liveness probe") {
 				t.Errorf("Killing events = %+v", killing)

@@ -2,6 +2,7 @@ package pods
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	utilexec "k8s.io/utils/exec"
 )
 
 // Kubernetes' probe defaults, for fields a manifest leaves at zero.
@@ -102,10 +104,12 @@ func (m *Manager) runProbe(ctx context.Context, p *podState, c *corev1.Container
 			stdout, stderr, err = m.rt.ExecSync(ctx, id, pr.Exec.Command, timeout)
 			return err
 		})
-		if err != nil {
-			return fmt.Errorf("%v: %s%s", err, stdout, stderr)
+		var exit utilexec.ExitError
+		if errors.As(err, &exit) {
+			// As Kubernetes' exec prober: a non-zero exit fails with the command's output.
+			return errors.New(string(stdout) + string(stderr))
 		}
-		return nil
+		return err
 	case pr.HTTPGet != nil:
 		g := pr.HTTPGet
 		port, err := resolvePort(g.Port, c)

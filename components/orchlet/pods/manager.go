@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
@@ -48,7 +50,8 @@ type Options struct {
 	Images   cri.ImageManagerService
 	Recorder Recorder
 	// Config supplies maxPods, podsPerCore, serializeImagePulls, registryPullQPS, registryBurst,
-	// runtimeRequestTimeout, syncFrequency, clusterDNS and clusterDomain.
+	// runtimeRequestTimeout, syncFrequency, clusterDNS, clusterDomain, resolvConf and
+	// allowedUnsafeSysctls.
 	Config *v1beta1.OrchletConfiguration
 	// Cores is the node's CPU count, for podsPerCore.
 	Cores int
@@ -80,7 +83,11 @@ type Manager struct {
 	logsDir  string
 	dns      []string
 	domain   string
-	limiter  *rate.Limiter // nil: pulls are not rate limited
+	// resolvConf is --resolv-conf and hostDNS what it held at start: the base of pods' DNS.
+	resolvConf string
+	hostDNS    *runtimeapi.DNSConfig
+	sysctls    *sysctlAllowlist
+	limiter    *rate.Limiter // nil: pulls are not rate limited
 
 	inboxMu sync.Mutex
 	inbox   []sources.Update
@@ -134,6 +141,10 @@ func New(o Options) (*Manager, error) {
 	if c.RuntimeRequestTimeout.Duration <= 0 || c.SyncFrequency.Duration <= 0 {
 		return nil, fmt.Errorf("pods: runtimeRequestTimeout %v and syncFrequency %v must be positive", c.RuntimeRequestTimeout.Duration, c.SyncFrequency.Duration)
 	}
+	sysctls, err := newSysctlAllowlist(c.AllowedUnsafeSysctls)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
 		http: o.HTTP, dial: o.Dial,
@@ -144,6 +155,8 @@ func New(o Options) (*Manager, error) {
 		logsDir:      o.PodLogsDir,
 		dns:          c.ClusterDNS,
 		domain:       c.ClusterDomain,
+		resolvConf:   c.ResolverConfig,
+		sysctls:      sysctls,
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
 		queue:        map[itemKey]time.Time{},
@@ -169,6 +182,15 @@ func New(o Options) (*Manager, error) {
 	}
 	if m.dial == nil {
 		m.dial = (&net.Dialer{}).DialContext
+	}
+	if m.resolvConf != "" {
+		// The kubelet fails each sandbox when the file cannot be read; a node without it still
+		// runs pods here, with the runtime's default resolver.
+		data, err := os.ReadFile(m.resolvConf)
+		if err != nil {
+			m.log.Error(err, "Cannot read the resolver configuration, pods get none of it", "resolvConf", m.resolvConf)
+		}
+		m.hostDNS = parseResolvConf(data)
 	}
 	if c.RegistryPullQPS > 0 {
 		burst := int(c.RegistryBurst)
@@ -433,6 +455,9 @@ func (m *Manager) applyUpdates() {
 			}
 			p = newPodState(u.Pod.DeepCopy(), now)
 			m.pods[u.Pod.UID] = p
+			if !m.admitSysctls(p) {
+				continue
+			}
 			if m.admitted >= m.capacity {
 				p.reject(fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", m.admitted, m.capacity))
 				m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonOutOfPods, "Admit", "%s", p.rejected)

@@ -25,6 +25,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, agentSteps()...)
 	defs = append(defs, serverSteps()...)
 	defs = append(defs, nodeSteps()...)
+	defs = append(defs, podSteps()...)
 	defs = append(defs, certSteps()...)
 	return defs
 }

@@ -71,3 +71,27 @@ Feature: Node agent runtime client
     When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --serialize-image-pulls=false"
     Then the agent reports 3 pods Running and 0 rejected with "OutOfpods"
     And all the runtime's PullImage calls overlap
+
+  @rule:orchlet.option.registry-qps.rate
+  Scenario Outline: Image pulls start a --registry-burst at once, then one per 1/--registry-qps
+    Given manifests for 4 pods named "p"
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --registry-qps=2 --registry-burst=<burst>"
+    Then the agent reports 4 pods Running and 0 rejected with "OutOfpods"
+    And the runtime's PullImage calls start <burst> at once, then one every 500ms
+
+    Examples:
+      | burst |
+      | 1     |
+      | 2     |
+
+  @rule:orchlet.option.registry-qps.rate @rule:limits.agent.registry-qps-zero
+  Scenario: With --registry-qps 0 image pulls are not limited, whatever --registry-burst
+    Given the runtime's script:
+      """
+      images:
+      - {match: "conformance/*", pullDuration: 1s}
+      """
+    And manifests for 4 pods named "p"
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --registry-qps=0 --registry-burst=1 --serialize-image-pulls=false"
+    Then the agent reports 4 pods Running and 0 rejected with "OutOfpods"
+    And all the runtime's PullImage calls overlap

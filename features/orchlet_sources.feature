@@ -125,3 +125,76 @@ Feature: Node agent pod sources and pod workers
     When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --sync-frequency=1s"
     Then the agent reports pod "web" Running
     And the runtime sees pod "web" synced at least every 1s for 3s
+
+  @rule:orchlet.option.cluster-dns.pods @rule:orchlet.option.cluster-domain.search
+  Scenario: A ClusterFirst pod gets the --cluster-dns servers and the --cluster-domain search domains before the node's
+    Given the node's resolver configuration "resolv.conf":
+      """
+      nameserver 192.0.2.53
+      search corp.example
+      """
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cluster-dns=10.0.0.10,10.0.0.11 --cluster-domain=cluster.local --resolv-conf={dir}/resolv.conf"
+    Then the agent reports pod "web" Running
+    And the runtime's sandbox of pod "web" has the DNS servers "10.0.0.10 10.0.0.11" and the search domains "default.svc.cluster.local svc.cluster.local cluster.local corp.example"
+
+  @rule:orchlet.option.cluster-dns.pods
+  Scenario: A pod with dnsPolicy Default gets the node's resolver instead of --cluster-dns
+    Given the node's resolver configuration "resolv.conf":
+      """
+      nameserver 192.0.2.53
+      search corp.example
+      """
+    And the manifest "host-dns.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: host-dns}
+      spec:
+        dnsPolicy: Default
+        containers:
+        - {name: app, image: "busybox:1.36"}
+      """
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cluster-dns=10.0.0.10 --cluster-domain=cluster.local --resolv-conf={dir}/resolv.conf"
+    Then the agent reports pod "host-dns" Running
+    And the runtime's sandbox of pod "host-dns" has the DNS servers "192.0.2.53" and the search domains "corp.example"
+
+  @rule:orchlet.option.pod-cidr.standalone-only
+  Scenario: In standalone mode --pod-cidr goes to the runtime, which gives pods IPs from it
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --pod-cidr=10.123.0.0/24"
+    Then the runtime received an UpdateRuntimeConfig call with the pod CIDR "10.123.0.0/24"
+    And the agent reports pod "web" Running
+    And the agent reports pod "web" with an IP in "10.123.0.0/24"
+
+  @rule:orchlet.option.allowed-unsafe-sysctls.pods @component:agent-events
+  Scenario: A pod may set the unsafe sysctls --allowed-unsafe-sysctls allows, and is rejected for any other
+    Given the manifest "tuned.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: tuned}
+      spec:
+        securityContext:
+          sysctls:
+          - {name: net.core.somaxconn, value: "1024"}
+          - {name: net.ipv4.tcp_syncookies, value: "1"}
+        containers:
+        - {name: app, image: "busybox:1.36"}
+      """
+    And the manifest "forbidden.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: forbidden}
+      spec:
+        securityContext:
+          sysctls:
+          - {name: kernel.msgmax, value: "65536"}
+        containers:
+        - {name: app, image: "busybox:1.36"}
+      """
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --allowed-unsafe-sysctls=net.core.*"
+    Then the agent reports pod "tuned" Running
+    And the runtime's sandbox of pod "tuned" has the sysctl "net.core.somaxconn" set to "1024"
+    And the agent reports pod "forbidden" rejected with "SysctlForbidden"
+    And the agent recorded a Warning event "SysctlForbidden" about pod "forbidden"
+    And the runtime runs no container of pod "forbidden"

@@ -47,7 +47,8 @@ func (o *observer) take() []observed {
 	return out
 }
 
-// memFS is a node's filesystem for --pod-manifest-path. Writes replace the whole map, so a reader
+// memFS is a node's filesystem: its manifest directory and nothing else (--resolv-conf reads as
+// missing, so pods get the runtime's default resolver). Writes replace the whole map, so a reader
 // works on the snapshot it opened; listing the manifest directory is a traced source read.
 type memFS struct {
 	dir string // the manifest directory as an io/fs path

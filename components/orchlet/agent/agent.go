@@ -31,7 +31,8 @@ type Deps struct {
 	// OnEventDropped, when set, hears of every event occurrence the --event-qps / --event-burst
 	// limit drops, with the total dropped so far (a simulator traces each one).
 	OnEventDropped func(e *eventsv1.Event, total uint64)
-	// FS is the filesystem --pod-manifest-path is read from; nil reads the real one.
+	// FS is the node's filesystem rooted at /, from which --pod-manifest-path and --resolv-conf
+	// are read; nil reads the real one.
 	FS fs.FS
 	// HTTP fetches --manifest-url and runs httpGet probes; nil uses a client of its own.
 	HTTP *http.Client
@@ -89,7 +90,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	}
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
-		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
+		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)

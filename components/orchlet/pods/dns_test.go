@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
@@ -151,5 +152,11 @@ func TestResolvConfReadAtStart(t *testing.T) {
 	h = newHarness(t, &fakecri.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ResolverConfig = path + ".missing" }), nil)
 	if got := h.m.sandboxConfig(pod, 0).DnsConfig; len(got.Servers)+len(got.Searches)+len(got.Options) > 0 {
 		t.Errorf("dns without a readable --resolv-conf = %v, want empty", got)
+	}
+	// A node's injected filesystem (the simulator's) is read instead of the machine's.
+	node := fstest.MapFS{"etc/resolv.conf": {Data: []byte("nameserver 198.51.100.1\nsearch node.example\n")}}
+	h = newHarness(t, &fakecri.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ResolverConfig = "/etc/resolv.conf" }), func(o *Options) { o.FS = node })
+	if got := h.m.sandboxConfig(pod, 0).DnsConfig; !slices.Equal(got.Servers, []string{"198.51.100.1"}) || !slices.Equal(got.Searches, []string{"node.example"}) {
+		t.Errorf("dns from the injected filesystem = %v", got)
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,11 +63,27 @@ type Options struct {
 	// HTTP and Dial run httpGet and tcpSocket probes; a simulator injects fakes.
 	HTTP HTTPDoer
 	Dial Dialer
+	// FS is the node's filesystem rooted at /, from which --resolv-conf is read; nil reads the
+	// machine's.
+	FS fs.FS
 	// RelistPeriod overrides DefaultRelistPeriod when positive; a simulation of a long quiet
 	// stretch may relist less often.
 	RelistPeriod time.Duration
 	// Logger defaults to klog's.
 	Logger klog.Logger
+}
+
+// readNodeFile reads an absolute path (a relative one is taken from the working directory) from
+// fsys, rooted at /, or from the machine's filesystem when fsys is nil.
+func readNodeFile(fsys fs.FS, name string) ([]byte, error) {
+	if fsys == nil {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return nil, err
+		}
+		fsys, name = os.DirFS("/"), abs
+	}
+	return fs.ReadFile(fsys, strings.TrimPrefix(filepath.ToSlash(name), "/"))
 }
 
 // Manager keeps the desired pods and makes the runtime match them.
@@ -186,7 +205,7 @@ func New(o Options) (*Manager, error) {
 	if m.resolvConf != "" {
 		// The kubelet fails each sandbox when the file cannot be read; a node without it still
 		// runs pods here, with the runtime's default resolver.
-		data, err := os.ReadFile(m.resolvConf)
+		data, err := readNodeFile(o.FS, m.resolvConf)
 		if err != nil {
 			m.log.Error(err, "Cannot read the resolver configuration, pods get none of it", "resolvConf", m.resolvConf)
 		}

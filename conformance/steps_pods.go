@@ -151,13 +151,16 @@ func (w *World) podIPIn(pod, cidr string) error {
 	})
 }
 
-// paceTolerance is how much earlier than the pace a call may reach the runtime: the runtime stamps
-// a call when it arrives, and the previous one may have arrived late. There is no upper bound: a
-// slow machine only spaces calls more.
+// paceTolerance is how much earlier than the bucket allows a call may seem to reach the runtime:
+// the runtime stamps a call when it arrives, a little after the agent took its token. There is
+// no upper bound: a slow machine only spaces calls more.
 const paceTolerance = 100 * time.Millisecond
 
-// callsPaced checks a token bucket's pace: the first burst calls start together (within half the
-// period), and each later one at least a period after the one before.
+// callsPaced checks a token bucket's pace: the first burst calls start without waiting for a token
+// (sooner than a period after the first), and call i (from 0) no sooner than (i-burst+1) periods
+// after the first. Measured from
+// the first call rather than from the one before, one call arriving late cannot make the next
+// look early.
 func (w *World) callsPaced(method string, burst, periodMS int) error {
 	period := time.Duration(periodMS) * time.Millisecond
 	cs, err := w.calls("runtime", method)
@@ -167,12 +170,13 @@ func (w *World) callsPaced(method string, burst, periodMS int) error {
 	if len(cs) < burst+2 {
 		return fmt.Errorf("want at least %d %s calls to tell the pace, got %d", burst+2, method, len(cs))
 	}
-	if d := cs[burst-1].Start.Sub(cs[0].Start); d >= period/2 {
-		return fmt.Errorf("the first %d %s calls took %s to start, not at once", burst, method, d)
+	if d := cs[burst-1].Start.Sub(cs[0].Start); d >= period-paceTolerance {
+		return fmt.Errorf("the first %d %s calls took %s to start: they waited for tokens", burst, method, d)
 	}
 	for i := burst; i < len(cs); i++ {
-		if gap := cs[i].Start.Sub(cs[i-1].Start); gap < period-paceTolerance {
-			return fmt.Errorf("%s call %d started %s after call %d, want at least %s", method, cs[i].Seq, gap, cs[i-1].Seq, period-paceTolerance)
+		want := time.Duration(i-burst+1)*period - paceTolerance
+		if after := cs[i].Start.Sub(cs[0].Start); after < want {
+			return fmt.Errorf("%s call %d started %s after the first, want at least %s", method, cs[i].Seq, after, want)
 		}
 	}
 	return nil

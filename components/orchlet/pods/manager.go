@@ -256,6 +256,9 @@ func (m *Manager) Step(ctx context.Context) int {
 	}
 	m.applyUpdates()
 	m.applyPulls()
+	// Published after each item, not only at the end: a Step held for minutes by a pull shows
+	// the pods it admitted, and those it already synced, meanwhile.
+	m.publishTouched()
 	n := 0
 	for {
 		k, ok := m.popDue(m.clk.Now())
@@ -264,9 +267,7 @@ func (m *Manager) Step(ctx context.Context) int {
 		}
 		n++
 		m.do(ctx, k)
-	}
-	if len(m.touched) > 0 {
-		m.publish()
+		m.publishTouched()
 	}
 	return n
 }
@@ -411,9 +412,12 @@ func (m *Manager) PodsVersion() uint64 {
 	return m.version
 }
 
-// publish copies again only the pods touched since the last publish: a Step that only relisted
-// and found nothing new publishes nothing.
-func (m *Manager) publish() {
+// publishTouched copies again only the pods touched since the last publish: an item that only
+// relisted and found nothing new publishes nothing.
+func (m *Manager) publishTouched() {
+	if len(m.touched) == 0 {
+		return
+	}
 	for uid := range m.touched {
 		if p := m.pods[uid]; p != nil {
 			p.snap = nil

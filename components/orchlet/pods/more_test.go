@@ -206,6 +206,56 @@ func TestSerializeImagePulls(t *testing.T) {
 	}
 }
 
+// A Step held by a serialized pull still shows what it knows: the pods it admitted as Pending,
+// and a pod whose container it started as Running while the next pod's pull runs.
+func TestPodsShownWhileAPullHoldsTheStep(t *testing.T) {
+	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "slow*", PullDuration: dur(30 * time.Second)}}}
+	h := newHarness(t, script, config(nil), nil)
+	h.add(newPod("a", ctr("app", "slow:1")), newPod("b", ctr("app", "slow:2")))
+	done := make(chan struct{})
+	go func() {
+		h.m.Step(h.ctx)
+		close(done)
+	}()
+	waitParked := func() {
+		t.Helper()
+		for {
+			if _, ok := h.parked(); ok {
+				return
+			}
+			select {
+			case <-done:
+				t.Fatal("Step returned before its pull was parked")
+			case <-h.ctx.Done():
+				t.Fatal("no pull parked")
+			default:
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	phases := func() string {
+		var out []string
+		for _, p := range h.m.Pods() {
+			out = append(out, p.Name+"="+string(p.Status.Phase))
+		}
+		return strings.Join(out, " ")
+	}
+	waitParked()
+	if got, want := phases(), "a=Pending b=Pending"; got != want {
+		t.Errorf("during a's pull, Pods = %q, want %q", got, want)
+	}
+	h.mock.Set(t0.Add(30 * time.Second))
+	waitParked()
+	if got, want := phases(), "a=Running b=Pending"; got != want {
+		t.Errorf("during b's pull, Pods = %q, want %q", got, want)
+	}
+	h.mock.Set(t0.Add(time.Minute))
+	<-done
+	if got, want := phases(), "a=Running b=Running"; got != want {
+		t.Errorf("after the Step, Pods = %q, want %q", got, want)
+	}
+}
+
 func TestImagePullBackOff(t *testing.T) {
 	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "flaky*", PullError: &fakecri.PullError{Code: "NotFound", Message: "not found", Times: 2}}}}
 	h := newHarness(t, script, config(nil), nil)

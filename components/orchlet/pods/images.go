@@ -136,23 +136,15 @@ func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.I
 	go func() {
 		ref, err := m.img.PullImage(withoutDeadline{ctx}, spec, nil, sbCfg)
 		r := pullResult{key: key, ref: ref, err: err, started: started, ended: m.clk.Now()}
-		m.pullMu.Lock()
-		m.pullDone = append(m.pullDone, r)
-		m.pullMu.Unlock()
+		m.pullDone.add(r)
 		m.callEnded(false)
-		select {
-		case m.wake <- struct{}{}:
-		default:
-		}
+		m.poke()
 	}()
 }
 
 // applyPulls takes the background pulls that ended and queues their pods' syncs.
 func (m *Manager) applyPulls() {
-	m.pullMu.Lock()
-	done := m.pullDone
-	m.pullDone = nil
-	m.pullMu.Unlock()
+	done := m.pullDone.take()
 	now := m.clk.Now()
 	for _, r := range done {
 		delete(m.pulling, r.key)

@@ -108,16 +108,14 @@ type Manager struct {
 	sysctls    *sysctlAllowlist
 	limiter    *rate.Limiter // nil: pulls are not rate limited
 
-	inboxMu sync.Mutex
-	inbox   []sources.Update
-	wake    chan struct{}
+	inbox handoff[sources.Update]
+	wake  chan struct{}
 
 	callMu       sync.Mutex
 	calls        Calls
 	callsChanged chan struct{}
 
-	pullMu   sync.Mutex
-	pullDone []pullResult // background pulls that ended, for the next Step
+	pullDone handoff[pullResult] // background pulls that ended, for the next Step
 
 	statusMu  sync.Mutex
 	published []*corev1.Pod // shared, never modified: Pods hands out copies
@@ -234,13 +232,8 @@ func Capacity(maxPods, podsPerCore int32, cores int) int {
 // Update queues changes from the sources; the next Step applies them in order. It never blocks on
 // the runtime.
 func (m *Manager) Update(us ...sources.Update) {
-	m.inboxMu.Lock()
-	m.inbox = append(m.inbox, us...)
-	m.inboxMu.Unlock()
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
+	m.inbox.add(us...)
+	m.poke()
 }
 
 // Step applies queued updates and does every queue item due now, one at a time in order, and
@@ -288,16 +281,7 @@ func (m *Manager) NextDeadline() (time.Time, bool) {
 
 // Idle is true when no update waits to be applied and nothing in the queue is due now.
 func (m *Manager) Idle() bool {
-	m.inboxMu.Lock()
-	pending := len(m.inbox)
-	m.inboxMu.Unlock()
-	if pending > 0 {
-		return false
-	}
-	m.pullMu.Lock()
-	pending = len(m.pullDone)
-	m.pullMu.Unlock()
-	if pending > 0 {
+	if m.inbox.len() > 0 || m.pullDone.len() > 0 {
 		return false
 	}
 	m.step.Lock()
@@ -450,10 +434,7 @@ func (m *Manager) publishTouched() {
 // applyUpdates admits new pods in the order the sources sent them: a pod beyond the capacity is
 // rejected for good, as Kubernetes' kubelet rejects it, and later removals do not admit it.
 func (m *Manager) applyUpdates() {
-	m.inboxMu.Lock()
-	us := m.inbox
-	m.inbox = nil
-	m.inboxMu.Unlock()
+	us := m.inbox.take()
 	now := m.clk.Now()
 	for _, u := range us {
 		m.touched[u.Pod.UID] = true

@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -70,4 +71,38 @@ func before(da time.Time, a itemKey, db time.Time, b itemKey) bool {
 		return a.kind < b.kind
 	}
 	return a.uid < b.uid
+}
+
+// handoff is a list other goroutines add to and Step takes whole.
+type handoff[T any] struct {
+	mu    sync.Mutex
+	items []T
+}
+
+func (h *handoff[T]) add(items ...T) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.items = append(h.items, items...)
+}
+
+func (h *handoff[T]) take() []T {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.items
+	h.items = nil
+	return out
+}
+
+func (h *handoff[T]) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.items)
+}
+
+// poke wakes Run if it is waiting for the clock.
+func (m *Manager) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
 }

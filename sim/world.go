@@ -280,10 +280,10 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 	}
 }
 
-// callsParked reports that a running Step is in a call, and that every CRI call the node's pod
-// workers have in progress (Step's and background pulls) is in the runtime waiting for a later time, or hanging until a deadline still
-// ahead, and that the runtime is otherwise idle. Equal call Gens read before and after looking at
-// the runtime make sure the calls there are these.
+// callsParked reports that a running Step is in a call, that every CRI call the node's pod
+// workers have in progress (Step's and background pulls) is in the runtime waiting for a later
+// time or hanging until a deadline still ahead, and that the runtime is otherwise idle. Equal call
+// Gens read before and after looking at the runtime make sure the calls there are these.
 func (n *Node) callsParked() bool {
 	before := n.Agent.Pods.Calls()
 	if n.stepping && !before.InStep {

@@ -144,12 +144,41 @@ func (h *harness) step() {
 					next = w
 				}
 				if !next.IsZero() {
-					h.mock.Set(next)
+					h.moveParked(next, deadline)
 					continue
 				}
 			}
 		}
 		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// moveParked moves the clock to next while Step is parked. When that reaches the call's deadline
+// the agent gives up on the call, but fakecri ends it only once the cancellation has crossed the
+// socket: until then it would pass for the Step's next call, so this waits for it to end.
+func (h *harness) moveParked(next, deadline time.Time) {
+	var parked uint64
+	cancelling := !deadline.IsZero() && !next.Before(deadline)
+	if cancelling {
+		for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+			if c.End.IsZero() {
+				parked = c.Seq
+			}
+		}
+	}
+	h.mock.Set(next)
+	for cancelling {
+		cancelling = false
+		for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+			if c.Seq == parked && c.End.IsZero() {
+				cancelling = true
+			}
+		}
+		select {
+		case <-h.ctx.Done():
+			h.t.Fatal("the runtime never ended a cancelled call")
+		case <-time.After(20 * time.Microsecond):
+		}
 	}
 }
 
@@ -164,11 +193,25 @@ func (h *harness) parked() (time.Time, bool) {
 	return before.StepDeadline, h.m.Calls().Gen == before.Gen
 }
 
+// caughtUp waits until the runtime has finished every call the Manager is no longer making: a
+// call the agent gave up on at its deadline ends in fakecri only when the cancellation crosses the
+// socket, and the clock must not move before, or fakecri would stamp the end at a later time.
+func (h *harness) caughtUp() {
+	for h.rt.InFlight() != h.m.Calls().InFlight || !h.rt.Idle() {
+		select {
+		case <-h.ctx.Done():
+			h.t.Fatal("the runtime never caught up with the agent's calls")
+		case <-time.After(20 * time.Microsecond):
+		}
+	}
+}
+
 // runUntil steps and advances the clock to each next deadline until d has passed since t0.
 func (h *harness) runUntil(d time.Duration) {
 	end := t0.Add(d)
 	for {
 		h.step()
+		h.caughtUp()
 		next, ok := h.m.NextDeadline()
 		if !ok || next.After(end) {
 			if err := h.rt.AdvanceTo(h.ctx, h.mock, end); err != nil {

@@ -11,9 +11,11 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## test: the default suite CI runs: lint, then every package's tests under the race detector
+## test: the default suite CI runs: lint, then every package's tests under the race detector,
+## the forked clock's (a module of its own) included
 test: lint
 	$(GO) test -race -count=1 $(PKGS)
+	cd third_party/forked/clock && $(GO) test -race -count=1 ./...
 
 ## lint: gofmt, go vet, and no wall-clock calls in component code (it takes a clock.Clock); the
 ## storage conformance suite is test code that waits on a real etcd, so it may

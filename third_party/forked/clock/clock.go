@@ -426,9 +426,12 @@ func (t *internalTicker) Tick(now time.Time) {
 // Sleep momentarily so that other goroutines can process, unless the mock is unyielding.
 func (m *Mock) gosched() {
 	if !m.unyielding {
-		time.Sleep(1 * time.Millisecond)
+		gosched()
 	}
 }
+
+// Sleep momentarily so that other goroutines can process.
+func gosched() { time.Sleep(1 * time.Millisecond) }
 
 var (
 	// type checking

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim fuzz-config conformance coverage scenarios e2e-containerd clean
+.PHONY: all build test lint run bench bench-sim fuzz-config conformance coverage scenarios e2e-containerd kubectl clean
 
 all: build
 
@@ -73,6 +73,12 @@ fuzz-config:
 	for f in FuzzParseAuthentication FuzzParseAuthorization FuzzParseEncryption FuzzParseAdmission FuzzParseTracing FuzzCELExpression; do \
 		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/apiserver/config/ || exit 1; \
 	done
+
+## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
+## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores
+KUBECTL_VERSION := v1.37.2
+kubectl:
+	cd third_party/kubectl && $(GO) build -o $(CURDIR)/$(BIN)/kubectl -ldflags "-X k8s.io/component-base/version.gitVersion=$(KUBECTL_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" .
 
 clean:
 	rm -rf $(BIN) orch-data reports/*.xml reports/*.json reports/conformance.md reports/scenarios.md

@@ -63,6 +63,9 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 		klog.InfoS("orchlet run once: configuration valid, start-up checks passed, no pod source configured")
 		return nil
 	}
+	if err := o.Unhonoured(); err != nil {
+		return err
+	}
 	// Refused rather than half-done: an agent that ignored --orchconfig would run pods nobody asked for.
 	if o.Flags.Orchconfig != "" {
 		return fmt.Errorf("--orchconfig %s: API-server mode is not built yet; run in standalone mode (without --orchconfig)", o.Flags.Orchconfig)

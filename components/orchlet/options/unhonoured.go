@@ -1,0 +1,155 @@
+package options
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// unhonoured is a setting this orchlet parses and validates but does not act on yet. A run that
+// sets one to anything but its default is refused: an agent that accepted it would let the user
+// believe it holds (an eviction threshold, a cgroup limit) when nothing enforces it.
+type unhonoured struct {
+	option string
+	// field is the configuration file's field; empty for an option only the command line has, which
+	// flag then names in Flags.
+	field, flag string
+	// missing says what this orchlet lacks, in the user's words.
+	missing string
+}
+
+const (
+	missingEviction  = "eviction and garbage collection are not built yet"
+	missingCgroups   = "cgroup and resource management are not built yet"
+	missingAPIMode   = "API-server mode is not built yet"
+	missingVolumes   = "volume plugins and volume statistics are not built yet"
+	missingNetwork   = "orchlet leaves pod networking to the runtime"
+	missingCredPlugs = "image credential provider plugins are not built yet"
+)
+
+var unhonouredSettings = []unhonoured{
+	{option: "eviction-hard", field: "evictionHard", missing: missingEviction},
+	{option: "eviction-soft", field: "evictionSoft", missing: missingEviction},
+	{option: "eviction-soft-grace-period", field: "evictionSoftGracePeriod", missing: missingEviction},
+	{option: "eviction-minimum-reclaim", field: "evictionMinimumReclaim", missing: missingEviction},
+	{option: "eviction-pressure-transition-period", field: "evictionPressureTransitionPeriod", missing: missingEviction},
+	{option: "eviction-max-pod-grace-period", field: "evictionMaxPodGracePeriod", missing: missingEviction},
+	{option: "kernel-memcg-notification", field: "kernelMemcgNotification", missing: missingEviction},
+	{option: "local-storage-capacity-isolation", field: "localStorageCapacityIsolation", missing: missingEviction},
+	{option: "image-gc-high-threshold", field: "imageGCHighThresholdPercent", missing: missingEviction},
+	{option: "image-gc-low-threshold", field: "imageGCLowThresholdPercent", missing: missingEviction},
+	{option: "minimum-image-ttl-duration", field: "imageMinimumGCAge", missing: missingEviction},
+	{option: "maximum-dead-containers", flag: "MaximumDeadContainers", missing: missingEviction},
+	{option: "maximum-dead-containers-per-container", flag: "MaximumDeadContainersPerContainer", missing: missingEviction},
+	{option: "minimum-container-ttl-duration", flag: "MinimumContainerTTLDuration", missing: missingEviction},
+	{option: "pod-infra-container-image", flag: "PodInfraContainerImage", missing: missingEviction},
+
+	{option: "cgroup-driver", field: "cgroupDriver", missing: missingCgroups},
+	{option: "cgroup-root", field: "cgroupRoot", missing: missingCgroups},
+	{option: "cgroups-per-qos", field: "cgroupsPerQOS", missing: missingCgroups},
+	{option: "kubelet-cgroups", field: "kubeletCgroups", missing: missingCgroups},
+	{option: "system-cgroups", field: "systemCgroups", missing: missingCgroups},
+	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingCgroups},
+	{option: "cpu-cfs-quota", field: "cpuCFSQuota", missing: missingCgroups},
+	{option: "cpu-cfs-quota-period", field: "cpuCFSQuotaPeriod", missing: missingCgroups},
+	{option: "cpu-manager-policy", field: "cpuManagerPolicy", missing: missingCgroups},
+	{option: "cpu-manager-policy-options", field: "cpuManagerPolicyOptions", missing: missingCgroups},
+	{option: "cpu-manager-reconcile-period", field: "cpuManagerReconcilePeriod", missing: missingCgroups},
+	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingCgroups},
+	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingCgroups},
+	{option: "topology-manager-scope", field: "topologyManagerScope", missing: missingCgroups},
+	{option: "topology-manager-policy-options", field: "topologyManagerPolicyOptions", missing: missingCgroups},
+	{option: "kube-reserved", field: "kubeReserved", missing: missingCgroups},
+	{option: "kube-reserved-cgroup", field: "kubeReservedCgroup", missing: missingCgroups},
+	{option: "system-reserved", field: "systemReserved", missing: missingCgroups},
+	{option: "system-reserved-cgroup", field: "systemReservedCgroup", missing: missingCgroups},
+	{option: "reserved-cpus", field: "reservedSystemCPUs", missing: missingCgroups},
+	{option: "reserved-memory", field: "reservedMemory", missing: missingCgroups},
+	{option: "enforce-node-allocatable", field: "enforceNodeAllocatable", missing: missingCgroups},
+	{option: "pod-max-pids", field: "podPidsLimit", missing: missingCgroups},
+	{option: "container-log-max-size", field: "containerLogMaxSize", missing: missingCgroups},
+	{option: "container-log-max-files", field: "containerLogMaxFiles", missing: missingCgroups},
+	{option: "max-open-files", field: "maxOpenFiles", missing: missingCgroups},
+	{option: "oom-score-adj", field: "oomScoreAdj", missing: missingCgroups},
+	{option: "seccomp-default", flag: "SeccompDefault", missing: missingCgroups},
+
+	{option: "register-node", field: "registerNode", missing: missingAPIMode},
+	{option: "register-with-taints", field: "registerWithTaints", missing: missingAPIMode},
+	{option: "node-status-update-frequency", field: "nodeStatusUpdateFrequency", missing: missingAPIMode},
+	{option: "node-status-max-images", field: "nodeStatusMaxImages", missing: missingAPIMode},
+	{option: "kube-api-qps", field: "kubeAPIQPS", missing: missingAPIMode},
+	{option: "kube-api-burst", field: "kubeAPIBurst", missing: missingAPIMode},
+	{option: "kube-api-content-type", field: "contentType", missing: missingAPIMode},
+	{option: "rotate-certificates", field: "rotateCertificates", missing: missingAPIMode},
+	{option: "rotate-server-certificates", field: "serverTLSBootstrap", missing: missingAPIMode},
+	{option: "enable-controller-attach-detach", field: "enableControllerAttachDetach", missing: missingAPIMode},
+	{option: "bootstrap-kubeconfig", flag: "BootstrapKubeconfig", missing: missingAPIMode},
+	{option: "node-ip", flag: "NodeIP", missing: missingAPIMode},
+	{option: "node-labels", flag: "NodeLabels", missing: missingAPIMode},
+	{option: "provider-id", flag: "ProviderID", missing: missingAPIMode},
+	{option: "cloud-provider", flag: "CloudProvider", missing: missingAPIMode},
+	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: missingAPIMode},
+
+	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
+	{option: "volume-stats-agg-period", field: "volumeStatsAggPeriod", missing: missingVolumes},
+	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
+	{option: "root-dir", flag: "RootDir", missing: missingVolumes},
+
+	{option: "hairpin-mode", field: "hairpinMode", missing: missingNetwork},
+	{option: "make-iptables-util-chains", field: "makeIPTablesUtilChains", missing: missingNetwork},
+
+	{option: "image-credential-provider-config", flag: "ImageCredentialProviderConfig", missing: missingCredPlugs},
+	{option: "image-credential-provider-bin-dir", flag: "ImageCredentialProviderBinDir", missing: missingCredPlugs},
+	{option: "contention-profiling", field: "enableContentionProfiling", missing: "profiling handlers are not built"},
+}
+
+// Unhonoured refuses every setting that differs from its default although this orchlet does not act
+// on it yet, naming each option, its file field and what is missing. Validation alone accepts them
+// (a configuration may be checked before the agent that honours it is deployed); running pods with
+// them is refused.
+func (o *Options) Unhonoured() error {
+	def, err := Parse(nil, o.Version)
+	if err != nil {
+		return fmt.Errorf("reading the defaults: %w", err)
+	}
+	got, err := fieldValues(o.Config)
+	if err != nil {
+		return err
+	}
+	want, err := fieldValues(def.Config)
+	if err != nil {
+		return err
+	}
+	// The reconcile period follows the node status frequency unless given.
+	want["cpuManagerReconcilePeriod"] = got["nodeStatusUpdateFrequency"]
+	flags, defFlags := reflect.ValueOf(o.Flags), reflect.ValueOf(defaultFlags())
+	var errs []error
+	for _, u := range unhonouredSettings {
+		var changed bool
+		name := "--" + u.option
+		if u.field != "" {
+			changed = !reflect.DeepEqual(got[u.field], want[u.field])
+			name += " (" + u.field + ")"
+		} else {
+			changed = !reflect.DeepEqual(flags.FieldByName(u.flag).Interface(), defFlags.FieldByName(u.flag).Interface())
+		}
+		if changed {
+			errs = append(errs, fmt.Errorf("%s: this orchlet does not act on it yet (%s); leave it at its default", name, u.missing))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fieldValues is the configuration as its file fields, so settings are compared as a file reads them.
+func fieldValues(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

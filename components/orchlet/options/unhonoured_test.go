@@ -1,0 +1,142 @@
+package options
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+)
+
+// nonDefault gives each unhonoured option a valid value other than its default (with the companions
+// validation needs), so each can be shown refused.
+var nonDefault = map[string][]string{
+	"eviction-hard":                            {"--eviction-hard=memory.available<1Gi"},
+	"eviction-soft":                            {"--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=1m"},
+	"eviction-soft-grace-period":               {"--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=1m"},
+	"eviction-minimum-reclaim":                 {"--eviction-minimum-reclaim=memory.available=100Mi"},
+	"eviction-pressure-transition-period":      {"--eviction-pressure-transition-period=1m"},
+	"eviction-max-pod-grace-period":            {"--eviction-max-pod-grace-period=30"},
+	"kernel-memcg-notification":                {"--kernel-memcg-notification"},
+	"local-storage-capacity-isolation":         {"--local-storage-capacity-isolation=false"},
+	"image-gc-high-threshold":                  {"--image-gc-high-threshold=90"},
+	"image-gc-low-threshold":                   {"--image-gc-low-threshold=70"},
+	"minimum-image-ttl-duration":               {"--minimum-image-ttl-duration=5m"},
+	"maximum-dead-containers":                  {"--maximum-dead-containers=10"},
+	"maximum-dead-containers-per-container":    {"--maximum-dead-containers-per-container=2"},
+	"minimum-container-ttl-duration":           {"--minimum-container-ttl-duration=1m"},
+	"pod-infra-container-image":                {"--pod-infra-container-image=pause:3.10"},
+	"cgroup-driver":                            {"--cgroup-driver=systemd"},
+	"cgroup-root":                              {"--cgroup-root=/orch"},
+	"cgroups-per-qos":                          {"--cgroups-per-qos=false", "--enforce-node-allocatable="},
+	"kubelet-cgroups":                          {"--kubelet-cgroups=/orchlet"},
+	"system-cgroups":                           {"--system-cgroups=/system"},
+	"runtime-cgroups":                          {"--runtime-cgroups=/runtime"},
+	"cpu-cfs-quota":                            {"--cpu-cfs-quota=false"},
+	"cpu-cfs-quota-period":                     {"--cpu-cfs-quota-period=50ms", "--feature-gates=CustomCPUCFSQuotaPeriod=true"},
+	"cpu-manager-policy":                       {"--cpu-manager-policy=static", "--reserved-cpus=0"},
+	"cpu-manager-policy-options":               {"--cpu-manager-policy=static", "--reserved-cpus=0", "--cpu-manager-policy-options=full-pcpus-only=true"},
+	"cpu-manager-reconcile-period":             {"--cpu-manager-reconcile-period=30s"},
+	"memory-manager-policy":                    {"--memory-manager-policy=Static"},
+	"topology-manager-policy":                  {"--topology-manager-policy=best-effort"},
+	"topology-manager-scope":                   {"--topology-manager-scope=pod"},
+	"topology-manager-policy-options":          {"--topology-manager-policy-options=prefer-closest-numa-nodes=true"},
+	"kube-reserved":                            {"--kube-reserved=cpu=100m"},
+	"kube-reserved-cgroup":                     {"--kube-reserved-cgroup=/orch-reserved"},
+	"system-reserved":                          {"--system-reserved=cpu=100m"},
+	"system-reserved-cgroup":                   {"--system-reserved-cgroup=/system-reserved"},
+	"reserved-cpus":                            {"--reserved-cpus=0"},
+	"reserved-memory":                          {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
+	"enforce-node-allocatable":                 {"--enforce-node-allocatable="},
+	"pod-max-pids":                             {"--pod-max-pids=100"},
+	"container-log-max-size":                   {"--container-log-max-size=20Mi"},
+	"container-log-max-files":                  {"--container-log-max-files=3"},
+	"max-open-files":                           {"--max-open-files=1000"},
+	"oom-score-adj":                            {"--oom-score-adj=-500"},
+	"seccomp-default":                          {"--seccomp-default"},
+	"register-node":                            {"--register-node=false"},
+	"register-with-taints":                     {"--register-with-taints=a=b:NoSchedule"},
+	"node-status-update-frequency":             {"--node-status-update-frequency=20s"},
+	"node-status-max-images":                   {"--node-status-max-images=5"},
+	"kube-api-qps":                             {"--kube-api-qps=10"},
+	"kube-api-burst":                           {"--kube-api-burst=10"},
+	"kube-api-content-type":                    {"--kube-api-content-type=application/json"},
+	"rotate-certificates":                      {"--rotate-certificates"},
+	"rotate-server-certificates":               {"--rotate-server-certificates", "--feature-gates=RotateOrchletServerCertificate=true"},
+	"enable-controller-attach-detach":          {"--enable-controller-attach-detach=false"},
+	"bootstrap-kubeconfig":                     {"--bootstrap-kubeconfig=/etc/orch/bootstrap.conf"},
+	"node-ip":                                  {"--node-ip=10.0.0.5"},
+	"node-labels":                              {"--node-labels=example.com/team=a"},
+	"provider-id":                              {"--provider-id=machine-1"},
+	"cloud-provider":                           {"--cloud-provider=external"},
+	"experimental-allocatable-ignore-eviction": {"--experimental-allocatable-ignore-eviction"},
+	"volume-plugin-dir":                        {"--volume-plugin-dir=/opt/volume"},
+	"volume-stats-agg-period":                  {"--volume-stats-agg-period=2m"},
+	"experimental-mounter-path":                {"--experimental-mounter-path=/bin/mount"},
+	"root-dir":                                 {"--root-dir=/srv/orchlet"},
+	"hairpin-mode":                             {"--hairpin-mode=none"},
+	"make-iptables-util-chains":                {"--make-iptables-util-chains=false"},
+	"image-credential-provider-config":         {"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
+	"image-credential-provider-bin-dir":        {"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
+	"contention-profiling":                     {"--contention-profiling"},
+}
+
+func TestDefaultsAreHonoured(t *testing.T) {
+	if err := mustParse(t).Unhonoured(); err != nil {
+		t.Fatalf("the defaults are refused: %v", err)
+	}
+	// Settings the agent acts on are not refused.
+	if err := mustParse(t, "--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false").Unhonoured(); err != nil {
+		t.Fatalf("honoured settings refused: %v", err)
+	}
+}
+
+func TestEveryUnhonouredSettingIsRefusedByName(t *testing.T) {
+	for _, u := range unhonouredSettings {
+		t.Run(u.option, func(t *testing.T) {
+			args, ok := nonDefault[u.option]
+			if !ok {
+				t.Fatalf("no non-default value for --%s in the test table", u.option)
+			}
+			err := mustParse(t, args...).Unhonoured()
+			want := "--" + u.option
+			if u.field != "" {
+				want += " (" + u.field + ")"
+			}
+			if err == nil || !strings.Contains(err.Error(), want+": this orchlet does not act on it yet") {
+				t.Fatalf("%q: err = %v, want one naming %s", args, err, want)
+			}
+		})
+	}
+}
+
+// The CPU manager's reconcile period follows the node status frequency when not given, so changing
+// the frequency does not make the period look set.
+func TestReconcilePeriodFollowsNodeStatusFrequency(t *testing.T) {
+	err := mustParse(t, "--node-status-update-frequency=20s").Unhonoured()
+	if err == nil || strings.Contains(err.Error(), "cpu-manager-reconcile-period") {
+		t.Fatalf("err = %v, want --node-status-update-frequency refused alone", err)
+	}
+}
+
+// Every entry names a real file field or command-line field, so none can silently never match.
+func TestUnhonouredSettingsNameRealFields(t *testing.T) {
+	fields := map[string]bool{}
+	config := reflect.TypeOf(v1beta1.OrchletConfiguration{})
+	for i := range config.NumField() {
+		name, _, _ := strings.Cut(config.Field(i).Tag.Get("json"), ",")
+		fields[name] = true
+	}
+	flags := reflect.TypeOf(Flags{})
+	for _, u := range unhonouredSettings {
+		if u.field != "" {
+			if !fields[u.field] {
+				t.Errorf("--%s: no configuration field %q", u.option, u.field)
+			}
+			continue
+		}
+		if _, ok := flags.FieldByName(u.flag); !ok {
+			t.Errorf("--%s: no Flags field %q", u.option, u.flag)
+		}
+	}
+}

@@ -90,10 +90,10 @@ type process struct {
 // startBinary starts orch-apiserver on dataDir and waits until /readyz answers ok, verifying the
 // server against the certificate it wrote under dataDir/pki. The process is killed at the end of
 // the test whatever happens. It retries once on a port lost to another process.
-func startBinary(t *testing.T, dataDir string) *process {
+func startBinary(t *testing.T, dataDir string, extra ...string) *process {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
-		p, err := tryStartBinary(t, dataDir, freePort(t))
+		p, err := tryStartBinary(t, dataDir, freePort(t), extra...)
 		if err == nil {
 			return p
 		}
@@ -105,9 +105,9 @@ func startBinary(t *testing.T, dataDir string) *process {
 	}
 }
 
-func tryStartBinary(t *testing.T, dataDir string, port int) (*process, error) {
+func tryStartBinary(t *testing.T, dataDir string, port int, extra ...string) (*process, error) {
 	t.Helper()
-	cmd := exec.Command(binary, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir)
+	cmd := exec.Command(binary, append([]string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir}, extra...)...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = t.TempDir()
@@ -366,6 +366,10 @@ func TestBadFlagsRefuseToStart(t *testing.T) {
 		{"negative event ttl", []string{"--event-ttl", "-1h"}, 1, []string{"--event-ttl"}},
 		{"unknown flag", []string{"--no-such-flag"}, 2, []string{"--no-such-flag"}},
 		{"token file missing", []string{"--token-auth-file", "missing.csv"}, 1, []string{"--token-auth-file"}},
+		{"negative in-flight limit", []string{"--max-requests-inflight", "-1"}, 1, []string{"--max-requests-inflight -1 must not be negative"}},
+		{"negative mutating in-flight limit", []string{"--max-mutating-requests-inflight", "-1"}, 1, []string{"--max-mutating-requests-inflight -1 must not be negative"}},
+		{"zero request timeout", []string{"--request-timeout", "0s"}, 1, []string{"--request-timeout 0s must be positive"}},
+		{"negative shutdown delay", []string{"--shutdown-delay-duration", "-1s"}, 1, []string{"--shutdown-delay-duration -1s must not be negative"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The flag under test comes last: pflag keeps the last value of a repeated flag.

@@ -27,6 +27,11 @@ type Options struct {
 	EventTTL          time.Duration
 	MinRequestTimeout int
 
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	RequestTimeout              time.Duration
+	ShutdownDelayDuration       time.Duration
+
 	TokenAuthFile     string
 	AnonymousAuth     bool
 	AuthorizationMode string
@@ -53,8 +58,12 @@ func NewOptions() *Options {
 		EtcdCompactionInterval: 5 * time.Minute,
 		EventTTL:               time.Hour,
 		MinRequestTimeout:      1800,
-		AnonymousAuth:          true,
-		AuthorizationMode:      "AlwaysAllow",
+		// Kubernetes' defaults.
+		MaxRequestsInFlight:         400,
+		MaxMutatingRequestsInFlight: 200,
+		RequestTimeout:              time.Minute,
+		AnonymousAuth:               true,
+		AuthorizationMode:           "AlwaysAllow",
 	}
 }
 
@@ -70,6 +79,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "The interval of compaction requests. If 0, the compaction request from apiserver is disabled.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events, measured from their last write.")
 	fs.IntVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum number of seconds a watch may stay open; each watch lasts a random time between this and twice this.")
+	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "The maximum number of non-mutating requests in flight at a given time. When the server exceeds this, it rejects requests (429 with Retry-After). Watches and health checks do not count. Zero for no limit.")
+	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests (429 with Retry-After). Zero for no limit.")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "An optional field indicating the duration a handler must keep a request open before timing it out (504). This is the default request timeout for requests but may be overridden by flags such as --min-request-timeout for specific types of requests (watches).")
+	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration, "Time to delay the termination. During that time the server keeps serving requests normally while /readyz returns failure, so load balancers stop sending traffic to this server.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "If set, the file that will be used to secure the secure port of the API server via token authentication (CSV: token,user,uid,\"group1,group2\").")
 	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "Enables anonymous requests to the secure port of the API server. Requests that are not rejected by another authentication method are treated as anonymous requests, with a username of system:anonymous and a group name of system:unauthenticated.")
 	fs.StringVar(&o.AuthorizationMode, "authorization-mode", o.AuthorizationMode, "Ordered list of plug-ins to do authorization on secure port. Comma-delimited list of: "+strings.Join(authz.ModeNames(), ",")+".")
@@ -106,6 +119,20 @@ func (o *Options) Validate() error {
 	}
 	if o.EventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--event-ttl %v must be positive", o.EventTTL))
+	}
+	for _, f := range []struct {
+		name  string
+		value int
+	}{{"max-requests-inflight", o.MaxRequestsInFlight}, {"max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight}} {
+		if f.value < 0 {
+			errs = append(errs, fmt.Errorf("--%s %d must not be negative", f.name, f.value))
+		}
+	}
+	if o.RequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--request-timeout %v must be positive", o.RequestTimeout))
+	}
+	if o.ShutdownDelayDuration < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-delay-duration %v must not be negative", o.ShutdownDelayDuration))
 	}
 	if o.MinRequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--min-request-timeout %d must be positive", o.MinRequestTimeout))

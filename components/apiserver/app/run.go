@@ -97,9 +97,15 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 }
 
 func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, ready func(string)) error {
-	stopping := make(chan struct{})
+	stopping, terminating := make(chan struct{}), make(chan struct{})
 	handler, err := server.New(server.Config{
-		Stopping:          stopping,
+		Stopping:    stopping,
+		Terminating: terminating,
+		Limits: server.Limits{
+			MaxRequestsInFlight:         o.MaxRequestsInFlight,
+			MaxMutatingRequestsInFlight: o.MaxMutatingRequestsInFlight,
+			RequestTimeout:              o.RequestTimeout,
+		},
 		Clock:             clk,
 		Storage:           store,
 		EventTTL:          o.EventTTL,
@@ -155,10 +161,28 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return shutdown(srv, clk, o, terminating, errc)
+}
+
+// shutdown stops serving as Kubernetes' API server does: /readyz fails first, requests are served
+// normally for --shutdown-delay-duration while load balancers notice, then the listener closes,
+// watches end cleanly and the requests in flight finish (bounded by --request-timeout, which no
+// such request outlives), so nothing acknowledged is cut off.
+func shutdown(srv *http.Server, clk clock.Clock, o *Options, terminating chan struct{}, errc <-chan error) error {
+	close(terminating)
+	klog.InfoS("Shutting down: /readyz now fails", "shutdownDelayDuration", o.ShutdownDelayDuration)
+	if o.ShutdownDelayDuration > 0 {
+		select {
+		case <-clk.After(o.ShutdownDelayDuration):
+		case err := <-errc:
+			return err
+		}
+	}
+	drain, cancel := clk.WithTimeout(context.Background(), o.RequestTimeout+5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := srv.Shutdown(drain); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	klog.InfoS("Shut down: every request in flight finished")
 	return nil
 }

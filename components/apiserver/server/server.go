@@ -47,6 +47,11 @@ type Config struct {
 	Metrics *prometheus.Registry
 	// Stopping closes when shutdown begins, ending open watches.
 	Stopping <-chan struct{}
+	// Terminating closes when the server is asked to stop, before Stopping: /readyz fails from then
+	// on, so load balancers move away while requests are still served.
+	Terminating <-chan struct{}
+	// Limits cap concurrent requests and their duration.
+	Limits Limits
 }
 
 // New returns the API server's root handler.
@@ -77,9 +82,9 @@ func New(c Config) (http.Handler, error) {
 	mux.Handle("/apis", container)
 	mux.Handle("/version", jsonHandler(func() any { return c.Version }))
 	checks := []healthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}
-	for _, path := range []string{"/healthz", "/livez", "/readyz"} {
-		mux.Handle(path, healthHandler(path[1:], checks))
-	}
+	mux.Handle("/healthz", healthHandler("healthz", checks))
+	mux.Handle("/livez", healthHandler("livez", checks))
+	mux.Handle("/readyz", healthHandler("readyz", append(checks, healthCheck{"shutdown", shutdownCheck(c.Terminating)})))
 	mux.Handle("/metrics", promhttp.HandlerFor(c.Metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		endpoints.WriteError(w, r, notFoundPath())
@@ -87,7 +92,9 @@ func New(c Config) (http.Handler, error) {
 
 	var h http.Handler = mux
 	h = withAuthorization(h, c.Authorizer)
+	h = newInFlight(c.Limits, c.Metrics).wrap(h)
 	h = withAuthentication(h, c.Authenticator)
+	h = withRequestTimeout(h, c.Clock, c.Limits.RequestTimeout)
 	h = newRequestMetrics(c.Metrics).wrap(c.Clock, h)
 	h = withPanicRecovery(h)
 	return h, nil
@@ -159,6 +166,18 @@ func storageCheck(clk clock.Clock, s storage.Interface) func(context.Context) er
 		defer cancel()
 		_, err := s.Revision(ctx)
 		return err
+	}
+}
+
+// shutdownCheck fails once terminating closes, as Kubernetes' readyz "shutdown" check does.
+func shutdownCheck(terminating <-chan struct{}) func(context.Context) error {
+	return func(context.Context) error {
+		select {
+		case <-terminating:
+			return errors.New("process is shutting down")
+		default:
+			return nil
+		}
 	}
 }
 

@@ -366,6 +366,8 @@ func TestBadFlagsRefuseToStart(t *testing.T) {
 		{"negative event ttl", []string{"--event-ttl", "-1h"}, 1, []string{"--event-ttl"}},
 		{"unknown flag", []string{"--no-such-flag"}, 2, []string{"--no-such-flag"}},
 		{"token file missing", []string{"--token-auth-file", "missing.csv"}, 1, []string{"--token-auth-file"}},
+		{"etcd certificate without key", []string{"--etcd-servers", "https://127.0.0.1:2379", "--etcd-certfile", "client.crt"}, 1, []string{"--etcd-certfile and --etcd-keyfile must be given together"}},
+		{"etcd TLS without etcd servers", []string{"--etcd-cafile", "ca.crt"}, 1, []string{"--etcd-cafile, --etcd-certfile and --etcd-keyfile secure --etcd-servers, which is not set"}},
 		{"negative in-flight limit", []string{"--max-requests-inflight", "-1"}, 1, []string{"--max-requests-inflight -1 must not be negative"}},
 		{"negative mutating in-flight limit", []string{"--max-mutating-requests-inflight", "-1"}, 1, []string{"--max-mutating-requests-inflight -1 must not be negative"}},
 		{"zero request timeout", []string{"--request-timeout", "0s"}, 1, []string{"--request-timeout 0s must be positive"}},

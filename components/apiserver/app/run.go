@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -77,7 +79,12 @@ func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, er
 
 func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), error) {
 	if len(o.EtcdServers) > 0 {
+		tlsConfig, err := etcdTLS(o)
+		if err != nil {
+			return nil, nil, err
+		}
 		client, err := clientv3.New(clientv3.Config{
+			TLS:                tlsConfig,
 			Endpoints:          o.EtcdServers,
 			DialTimeout:        10 * time.Second,
 			MaxCallRecvMsgSize: 1 << 30,
@@ -94,6 +101,34 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 	}
 	klog.InfoS("Embedded etcd started", "dataDir", filepath.Join(o.DataDir, "etcd"))
 	return embedded.Client, func() { embedded.Close() }, nil
+}
+
+// etcdTLS is the client TLS for --etcd-servers from --etcd-cafile, --etcd-certfile and --etcd-keyfile;
+// nil when none is given (http:// servers).
+func etcdTLS(o *Options) (*tls.Config, error) {
+	if o.EtcdCAFile == "" && o.EtcdCertFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.EtcdCAFile != "" {
+		data, err := os.ReadFile(o.EtcdCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-cafile: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("--etcd-cafile %s: no PEM certificate in it", o.EtcdCAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if o.EtcdCertFile != "" {
+		pair, err := tls.LoadX509KeyPair(o.EtcdCertFile, o.EtcdKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-certfile/--etcd-keyfile: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, ready func(string)) error {

@@ -20,6 +20,7 @@ import (
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/openapi"
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/authn"
@@ -77,7 +78,12 @@ func New(c Config) (http.Handler, error) {
 	}))
 	container.Add(discoveryService())
 
+	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources())
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
+	mux.Handle("/openapi/", docs)
 	mux.Handle("/apis/", container)
 	mux.Handle("/apis", container)
 	mux.Handle("/version", jsonHandler(func() any { return c.Version }))

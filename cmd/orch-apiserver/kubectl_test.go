@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// kubectl is Kubernetes' kubectl built from third_party/kubectl, once per test binary.
+var kubectl = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "orch-kubectl-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "kubectl")
+	build := exec.Command(goTool(), "build", "-o", bin,
+		"-ldflags", "-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37", ".")
+	build.Dir = filepath.Join("..", "..", "third_party", "kubectl")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", &exec.ExitError{Stderr: out}
+	}
+	return bin, nil
+})
+
+const kubectlEvent = `apiVersion: events.orch.io/v1
+kind: Event
+metadata: {name: web-0.pulled, namespace: default, labels: {app: web}}
+eventTime: "2026-11-21T23:03:57.523342Z"
+reportingController: orch.io/orchlet
+reportingInstance: node-1
+action: Pulling
+reason: Pulled
+type: Normal
+regarding: {kind: Pod, namespace: default, name: web-0}
+note: Successfully pulled image busybox
+`
+
+// kubectl works against orch-apiserver with no flag it would not need against Kubernetes: create
+// with its validation on (which needs the OpenAPI documents), get in every output, describe,
+// explain, label, annotate, patch, client-side apply, watch and delete.
+func TestKubectl(t *testing.T) {
+	bin, err := kubectl()
+	if err != nil {
+		t.Fatalf("building kubectl: %v", err)
+	}
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte("admin-token,admin,1,\"system:masters\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	p := startBinary(t, dataDir, "--token-auth-file", tokens)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: orch, cluster: {server: "`+p.url+`", certificate-authority: "`+filepath.Join(dataDir, "pki", "apiserver.crt")+`"}}]
+users: [{name: admin, user: {token: admin-token}}]
+contexts: [{name: orch, context: {cluster: orch, user: admin}}]
+current-context: orch
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"event.yaml": kubectlEvent,
+		"bad.yaml":   strings.Replace(kubectlEvent, "reason: Pulled", "reason: Pulled\nbogus: 1", 1),
+		"other.yaml": strings.Replace(kubectlEvent, "web-0.pulled", "web-1.pulled", 1),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	const ev = "events.events.orch.io"
+	for _, step := range []struct {
+		args []string
+		want []string
+		fail bool
+	}{
+		{args: []string{"create", "-f", "event.yaml"}, want: []string{"event.events.orch.io/web-0.pulled created"}},
+		{args: []string{"create", "-f", "bad.yaml"}, want: []string{`unknown field "bogus"`}, fail: true},
+		{args: []string{"get", ev}, want: []string{"LAST SEEN", "Pulled", "pod/web-0", "Successfully pulled image busybox"}},
+		{args: []string{"get", ev, "-o", "wide"}, want: []string{"SOURCE", "FIRST SEEN", "orch.io/orchlet, node-1"}},
+		{args: []string{"get", ev, "web-0.pulled", "-o", "yaml"}, want: []string{"reportingController: orch.io/orchlet", "resourceVersion:"}},
+		{args: []string{"describe", ev, "web-0.pulled"}, want: []string{"web-0.pulled", "Reporting Controller:", "orch.io/orchlet"}},
+		{args: []string{"explain", ev + ".series"}, want: []string{"KIND:       Event", "FIELD: series <EventSeries>", "lastObservedTime"}},
+		{args: []string{"label", ev, "web-0.pulled", "tier=frontend"}, want: []string{"labeled"}},
+		{args: []string{"annotate", ev, "web-0.pulled", "owner=team-a"}, want: []string{"annotated"}},
+		{args: []string{"patch", ev, "web-0.pulled", "--type=merge", "-p", `{"series":{"count":2,"lastObservedTime":"2026-11-21T23:05:00.000000Z"}}`}, want: []string{"patched"}},
+		{args: []string{"get", ev, "web-0.pulled", "-o", "jsonpath={.series.count} {.metadata.labels.tier} {.metadata.annotations.owner}"}, want: []string{"2 frontend team-a"}},
+		{args: []string{"apply", "-f", "event.yaml"}, want: []string{"event.events.orch.io/web-0.pulled configured"}},
+		{args: []string{"get", ev, "web-0.pulled", "-o", "jsonpath={.metadata.annotations}"}, want: []string{"kubectl.kubernetes.io/last-applied-configuration"}},
+	} {
+		out, err := run(step.args...)
+		if (err != nil) != step.fail {
+			t.Fatalf("kubectl %s: err %v, want failure %v:\n%s", strings.Join(step.args, " "), err, step.fail, out)
+		}
+		for _, w := range step.want {
+			if !strings.Contains(out, w) {
+				t.Fatalf("kubectl %s lacks %q:\n%s", strings.Join(step.args, " "), w, out)
+			}
+		}
+	}
+
+	out, err := run("get", ev, "-o", "json")
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		} `json:"items"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &list) != nil || len(list.Items) != 1 || list.Items[0].Metadata.Name != "web-0.pulled" {
+		t.Fatalf("get -o json: %v\n%s", err, out)
+	}
+
+	watch := exec.Command(bin, "--kubeconfig", kubeconfig, "get", ev, "--watch-only", "-o", "name")
+	var watched bytes.Buffer
+	var mu sync.Mutex
+	watch.Stdout = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return watched.Write(b) })
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// Created until the watch has shown it: the watch may start after the first create.
+		if _, err := run("apply", "-f", "other.yaml"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := run("annotate", "--overwrite", ev, "web-1.pulled", "seen="+time.Now().Format("150405.000")); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := watched.String()
+		mu.Unlock()
+		if strings.Contains(got, "event.events.orch.io/web-1.pulled") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("get --watch-only showed %q", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	if out, err := run("delete", "-f", "event.yaml", "-f", "other.yaml"); err != nil || !strings.Contains(out, `"web-0.pulled" deleted`) {
+		t.Fatalf("delete: %v\n%s", err, out)
+	}
+	if out, _ := run("get", ev); !strings.Contains(out, "No resources found") {
+		t.Fatalf("after delete: %s", out)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

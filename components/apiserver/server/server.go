@@ -23,6 +23,7 @@ import (
 	"orch.io/orch/components/apiserver/openapi"
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/storage"
+	"orch.io/orch/components/apiserver/storage/cacher"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
 )
@@ -67,7 +68,19 @@ func New(c Config) (http.Handler, error) {
 		c.Metrics = prometheus.NewRegistry()
 		c.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	store := events.New(events.Options{Storage: c.Storage, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix})
+	// Every watch and latest LIST of events is served from one watch of the store.
+	cached, err := cacher.New(c.Storage, events.KeyRoot, cacher.Options{Clock: c.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("server: loading the watch cache of events: %w", err)
+	}
+	go func() {
+		select {
+		case <-c.Stopping:
+			cached.Stop()
+		case <-cached.Stopped():
+		}
+	}()
+	store := events.New(events.Options{Storage: cached, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix})
 
 	container := restful.NewContainer()
 	container.Router(restful.CurlyRouter{})

@@ -22,8 +22,8 @@ import (
 	"orch.io/orch/components/apiserver/storage"
 )
 
-// keyRoot is where events live in storage: <keyRoot><namespace>/<name>.
-const keyRoot = "/registry/events.orch.io/events/"
+// KeyRoot is where events live in storage: <KeyRoot><namespace>/<name>.
+const KeyRoot = "/registry/events.orch.io/events/"
 
 // optimisticLockMessage is Kubernetes' text for a write against a stale resourceVersion.
 const optimisticLockMessage = "the object has been modified; please apply your changes to the latest version and try again"
@@ -70,13 +70,13 @@ func New(o Options) *Store {
 	return s
 }
 
-func key(namespace, name string) string { return keyRoot + namespace + "/" + name }
+func key(namespace, name string) string { return KeyRoot + namespace + "/" + name }
 
 func listPrefix(namespace string) string {
 	if namespace == "" {
-		return keyRoot
+		return KeyRoot
 	}
-	return keyRoot + namespace + "/"
+	return KeyRoot + namespace + "/"
 }
 
 func notFound(name string) error { return apierrors.NewNotFound(eventsv1.Resource, name) }

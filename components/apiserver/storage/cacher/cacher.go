@@ -1,0 +1,348 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"orch.io/orch/components/apiserver/storage"
+)
+
+// Defaults, in the order of Kubernetes' watch cache: a window of recent changes replayed to new
+// watchers, and a per-watcher queue past which a watcher is dropped.
+const (
+	DefaultWindow     = 4096
+	DefaultQueueLimit = 1024
+)
+
+// retryInterval is how long the cache waits before loading again after the store failed it.
+const retryInterval = time.Second
+
+// Options tune a Cacher; zero values take the defaults.
+type Options struct {
+	// Clock paces retries after the backing store fails; required.
+	Clock      clock.Clock
+	Window     int
+	QueueLimit int
+}
+
+// Cacher is a storage.Interface serving watches and latest LISTs of one prefix from memory.
+type Cacher struct {
+	clock      clock.Clock
+	inner      storage.Interface
+	prefix     string
+	window     int
+	queueLimit int
+	cancel     context.CancelFunc
+	done       chan struct{}
+
+	mu       sync.Mutex
+	objects  map[string]storage.KeyValue
+	keys     []string             // objects' keys, sorted
+	changes  []storage.WatchEvent // the window, oldest first
+	rev      int64                // the revision the cache reflects
+	since    int64                // changes after this revision are all in the window
+	watchers map[*watcher]struct{}
+	stopped  bool          // no longer following: everything goes to the store
+	closed   bool          // the store is closed
+	synced   chan struct{} // closed and replaced whenever rev moves
+}
+
+// New lists prefix from inner and starts following it. The cache stops when inner closes.
+func New(inner storage.Interface, prefix string, o Options) (*Cacher, error) {
+	if o.Clock == nil {
+		return nil, errors.New("cacher: a clock is required")
+	}
+	c := &Cacher{
+		clock: o.Clock, inner: inner, prefix: prefix, window: o.Window, queueLimit: o.QueueLimit,
+		done: make(chan struct{}), watchers: map[*watcher]struct{}{}, synced: make(chan struct{}),
+	}
+	if c.window <= 0 {
+		c.window = DefaultWindow
+	}
+	if c.queueLimit <= 0 {
+		c.queueLimit = DefaultQueueLimit
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	changes, err := c.load(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go c.follow(ctx, changes)
+	return c, nil
+}
+
+// load fills the cache from a LIST and opens the watch that continues it.
+func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
+	var items []storage.KeyValue
+	var rev int64
+	start := ""
+	for {
+		page, err := c.inner.List(ctx, c.prefix, storage.ListOptions{Revision: rev, StartKey: start, Limit: 10000})
+		if err != nil {
+			return nil, err
+		}
+		rev = page.Revision
+		items = append(items, page.Items...)
+		if page.Remaining == 0 || len(page.Items) == 0 {
+			break
+		}
+		start = page.Items[len(page.Items)-1].Key + "\x00"
+	}
+	changes, err := c.inner.Watch(ctx, c.prefix, rev)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.objects = make(map[string]storage.KeyValue, len(items))
+	c.keys = c.keys[:0]
+	for _, kv := range items {
+		c.objects[kv.Key] = kv
+		c.keys = append(c.keys, kv.Key)
+	}
+	c.changes = c.changes[:0]
+	c.since = rev
+	c.advance(rev)
+	return changes, nil
+}
+
+// follow applies the backing store's changes until it closes. A watch that ends otherwise (the
+// cache fell behind) drops every watcher, whose clients resume from their last revision, and loads
+// the cache again.
+func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) {
+	defer close(c.done)
+	for {
+		for ev := range changes {
+			if ev.Err != nil {
+				break
+			}
+			c.apply(ev)
+		}
+		if ctx.Err() != nil {
+			c.halt(false)
+			return
+		}
+		c.dropWatchers()
+		var err error
+		for {
+			if changes, err = c.load(ctx); err == nil {
+				break
+			}
+			if errors.Is(err, storage.ErrClosed) || ctx.Err() != nil {
+				c.halt(errors.Is(err, storage.ErrClosed))
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-c.clock.After(retryInterval):
+			}
+		}
+	}
+}
+
+func (c *Cacher) apply(ev storage.WatchEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := ev.KV.Key
+	_, had := c.objects[key]
+	switch ev.Type {
+	case storage.Put:
+		c.objects[key] = ev.KV
+		if !had {
+			i := sort.SearchStrings(c.keys, key)
+			c.keys = append(c.keys, "")
+			copy(c.keys[i+1:], c.keys[i:])
+			c.keys[i] = key
+		}
+	case storage.Delete:
+		delete(c.objects, key)
+		if had {
+			i := sort.SearchStrings(c.keys, key)
+			c.keys = append(c.keys[:i], c.keys[i+1:]...)
+		}
+	}
+	c.changes = append(c.changes, ev)
+	if len(c.changes) > c.window {
+		c.since = c.changes[0].KV.ModRevision
+		c.changes = c.changes[1:]
+	}
+	for w := range c.watchers {
+		if ev.KV.ModRevision > w.from && strings.HasPrefix(key, w.prefix) && !w.push(ev, c.queueLimit) {
+			delete(c.watchers, w)
+		}
+	}
+	c.advance(ev.KV.ModRevision)
+}
+
+// advance moves the cache to rev and wakes LISTs waiting for it.
+func (c *Cacher) advance(rev int64) {
+	c.rev = rev
+	close(c.synced)
+	c.synced = make(chan struct{})
+}
+
+func (c *Cacher) dropWatchers() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for w := range c.watchers {
+		w.end(nil)
+	}
+	clear(c.watchers)
+}
+
+// halt stops serving from memory; closed says the store itself is gone.
+func (c *Cacher) halt(closed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped, c.closed = true, c.closed || closed
+	for w := range c.watchers {
+		w.end(nil)
+	}
+	clear(c.watchers)
+}
+
+func (c *Cacher) covers(prefix string) bool { return strings.HasPrefix(prefix, c.prefix) }
+
+// Writes and single reads go to the backing store: they must see its latest state.
+
+func (c *Cacher) Create(ctx context.Context, key string, value []byte, ttl time.Duration) (int64, error) {
+	return c.inner.Create(ctx, key, value, ttl)
+}
+
+func (c *Cacher) Get(ctx context.Context, key string) (storage.KeyValue, error) {
+	return c.inner.Get(ctx, key)
+}
+
+func (c *Cacher) Update(ctx context.Context, key string, expectedRevision int64, value []byte, ttl time.Duration) (int64, error) {
+	return c.inner.Update(ctx, key, expectedRevision, value, ttl)
+}
+
+func (c *Cacher) Delete(ctx context.Context, key string, expectedRevision int64) (storage.KeyValue, int64, error) {
+	return c.inner.Delete(ctx, key, expectedRevision)
+}
+
+func (c *Cacher) Revision(ctx context.Context) (int64, error) { return c.inner.Revision(ctx) }
+
+func (c *Cacher) Compact(ctx context.Context, revision int64) error {
+	return c.inner.Compact(ctx, revision)
+}
+
+// Stop ends every watch served from memory and hands everything to the store from then on; the
+// server stops its caches when it shuts down, before the store's client goes away.
+func (c *Cacher) Stop() {
+	c.cancel()
+	<-c.done
+}
+
+// Stopped closes once the cache no longer follows the store.
+func (c *Cacher) Stopped() <-chan struct{} { return c.done }
+
+// Close stops the cache and closes the store, which the cache wraps as its owner.
+func (c *Cacher) Close() error {
+	c.Stop()
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	return c.inner.Close()
+}
+
+// List answers a LIST of the latest revision from memory when the cache has caught up with the
+// backing store's current revision, which makes it as consistent as a read of the store; a LIST at
+// a past revision, outside the prefix, or while the cache lags is the store's.
+func (c *Cacher) List(ctx context.Context, prefix string, o storage.ListOptions) (storage.ListResult, error) {
+	if o.Revision != 0 || !c.covers(prefix) || (o.StartKey != "" && !strings.HasPrefix(o.StartKey, prefix)) {
+		return c.inner.List(ctx, prefix, o)
+	}
+	current, err := c.inner.Revision(ctx)
+	if err != nil {
+		return storage.ListResult{}, err
+	}
+	if res, ok := c.listCached(prefix, o, current); ok {
+		return res, nil
+	}
+	return c.inner.List(ctx, prefix, o)
+}
+
+func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64) (storage.ListResult, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped || c.rev < current {
+		return storage.ListResult{}, false
+	}
+	i := sort.SearchStrings(c.keys, max(prefix, o.StartKey))
+	end := i
+	for end < len(c.keys) && strings.HasPrefix(c.keys[end], prefix) {
+		end++
+	}
+	n := end - i
+	if o.Limit > 0 && int64(n) > o.Limit {
+		n = int(o.Limit)
+	}
+	res := storage.ListResult{Revision: c.rev, Items: make([]storage.KeyValue, n), Remaining: int64(end - i - n)}
+	for j := range n {
+		res.Items[j] = c.objects[c.keys[i+j]]
+	}
+	return res, true
+}
+
+// Watch serves changes under prefix after fromRevision from memory: the window's changes first,
+// then live ones. A revision older than the window, not yet written, or compacted in the store is
+// the store's to answer.
+func (c *Cacher) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan storage.WatchEvent, error) {
+	c.mu.Lock()
+	closed, stopped := c.closed, c.stopped
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return nil, storage.ErrClosed
+	case stopped || !c.covers(prefix):
+		return c.inner.Watch(ctx, prefix, fromRevision)
+	}
+	current, err := c.inner.Revision(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case fromRevision == 0:
+		// "From now" is the store's now: the cache may not have seen the latest write yet.
+		fromRevision = current
+	case fromRevision > current:
+		return c.inner.Watch(ctx, prefix, fromRevision)
+	case fromRevision < current:
+		// A replay: the store may have compacted what the window still holds, and a client must
+		// then hear so (it relists) rather than get history the store no longer vouches for.
+		if _, err := c.inner.List(ctx, prefix, storage.ListOptions{Revision: fromRevision, Limit: 1}); errors.Is(err, storage.ErrCompacted) {
+			return nil, storage.ErrCompacted
+		}
+	}
+	c.mu.Lock()
+	if c.stopped || fromRevision < c.since {
+		c.mu.Unlock()
+		return c.inner.Watch(ctx, prefix, fromRevision)
+	}
+	w := newWatcher(prefix, fromRevision)
+	for _, ev := range c.changes {
+		if ev.KV.ModRevision > fromRevision && strings.HasPrefix(ev.KV.Key, prefix) {
+			w.queue = append(w.queue, ev)
+		}
+	}
+	c.watchers[w] = struct{}{}
+	c.mu.Unlock()
+
+	out := make(chan storage.WatchEvent)
+	go func() {
+		w.pump(ctx, out)
+		c.mu.Lock()
+		delete(c.watchers, w)
+		c.mu.Unlock()
+	}()
+	return out, nil
+}

@@ -1,0 +1,248 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"orch.io/orch/components/apiserver/storage"
+	"orch.io/orch/components/apiserver/storage/etcd3"
+	"orch.io/orch/components/apiserver/storage/memory"
+	"orch.io/orch/components/apiserver/storage/storagetest"
+)
+
+// The cache keeps the storage contract: the whole conformance suite runs through it.
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, storagetest.Harness{
+		New: func(t *testing.T) storagetest.Fixture {
+			clk := clock.NewMock()
+			c, err := New(memory.New(clk), "/", Options{Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			return storagetest.Fixture{Store: c, Advance: clk.Add}
+		},
+		TTL:         time.Minute,
+		ExpiryGrace: 0,
+	})
+}
+
+// On etcd too, where the cache's LISTs must agree with revisions etcd hands out.
+func TestConformanceOnEtcd(t *testing.T) {
+	e, err := etcd3.StartEmbedded(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	var n atomic.Int64
+	storagetest.Run(t, storagetest.Harness{
+		New: func(t *testing.T) storagetest.Fixture {
+			prefix := fmt.Sprintf("/case-%d", n.Add(1))
+			c, err := New(etcd3.New(e.Client, clock.New()), prefix+"/", Options{Clock: clock.New()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			return storagetest.Fixture{Store: c, Prefix: prefix, Advance: time.Sleep}
+		},
+		TTL:         4 * time.Second,
+		ExpiryGrace: 2 * time.Second,
+	})
+}
+
+// counting counts the backing store's watches and lists.
+type counting struct {
+	storage.Interface
+	watches, lists atomic.Int64
+}
+
+func (c *counting) Watch(ctx context.Context, prefix string, from int64) (<-chan storage.WatchEvent, error) {
+	c.watches.Add(1)
+	return c.Interface.Watch(ctx, prefix, from)
+}
+
+func (c *counting) List(ctx context.Context, prefix string, o storage.ListOptions) (storage.ListResult, error) {
+	c.lists.Add(1)
+	return c.Interface.List(ctx, prefix, o)
+}
+
+func newCache(t *testing.T, o Options) (*Cacher, *counting) {
+	t.Helper()
+	clk := clock.NewMock()
+	inner := &counting{Interface: memory.New(clk)}
+	o.Clock = clk
+	c, err := New(inner, "/registry/events/", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, inner
+}
+
+func next(t *testing.T, ch <-chan storage.WatchEvent) storage.WatchEvent {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("watch closed")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("no watch event")
+	}
+	return storage.WatchEvent{}
+}
+
+// waitSynced waits until the cache reflects rev.
+func waitSynced(t *testing.T, c *Cacher, rev int64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		got, synced := c.rev, c.synced
+		c.mu.Unlock()
+		if got >= rev {
+			return
+		}
+		select {
+		case <-synced:
+		case <-time.After(time.Until(deadline)):
+			t.Fatalf("cache at %d, want %d", got, rev)
+		}
+	}
+}
+
+// A hundred watchers cost the backing store one watch, and each sees every change in order.
+func TestWatchersShareOneBackingWatch(t *testing.T) {
+	c, inner := newCache(t, Options{})
+	ctx := t.Context()
+	var chans []<-chan storage.WatchEvent
+	for i := range 100 {
+		prefix := "/registry/events/"
+		if i%2 == 1 {
+			prefix = "/registry/events/ns-a/"
+		}
+		ch, err := c.Watch(ctx, prefix, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, ch)
+	}
+	var revs []int64
+	for i := range 5 {
+		ns := []string{"ns-a", "ns-b"}[i%2]
+		rev, err := c.Create(ctx, fmt.Sprintf("/registry/events/%s/e%d", ns, i), []byte("v"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs = append(revs, rev)
+	}
+	for i, ch := range chans {
+		want := revs
+		if i%2 == 1 {
+			want = []int64{revs[0], revs[2], revs[4]}
+		}
+		for _, rev := range want {
+			if ev := next(t, ch); ev.KV.ModRevision != rev || !ev.Created {
+				t.Fatalf("watcher %d: %+v, want the create at %d", i, ev, rev)
+			}
+		}
+	}
+	if n := inner.watches.Load(); n != 1 {
+		t.Fatalf("the backing store was watched %d times, want once", n)
+	}
+}
+
+// A watcher that stops reading is dropped with ErrWatcherTooSlow once its queue is full, and the
+// others go on receiving.
+func TestSlowWatcherIsDropped(t *testing.T) {
+	c, _ := newCache(t, Options{QueueLimit: 10})
+	ctx := t.Context()
+	slow, err := c.Watch(ctx, "/registry/events/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := c.Watch(ctx, "/registry/events/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		key := fmt.Sprintf("/registry/events/ns/e%02d", i)
+		if _, err := c.Create(ctx, key, []byte("v"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if ev := next(t, fast); ev.Err != nil || ev.KV.Key != key {
+			t.Fatalf("the reading watcher got %+v, want %s", ev, key)
+		}
+	}
+	var last storage.WatchEvent
+	for ev := range slow {
+		last = ev
+	}
+	if !errors.Is(last.Err, storage.ErrWatcherTooSlow) {
+		t.Fatalf("the slow watcher ended with %+v, want ErrWatcherTooSlow", last)
+	}
+}
+
+// A LIST of the latest revision comes from memory once the cache has caught up; a LIST at a past
+// revision goes to the store.
+func TestListFromCache(t *testing.T) {
+	c, inner := newCache(t, Options{})
+	ctx := t.Context()
+	var rev int64
+	for i := range 5 {
+		var err error
+		if rev, err = c.Create(ctx, fmt.Sprintf("/registry/events/ns/e%d", i), []byte(fmt.Sprint(i)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSynced(t, c, rev)
+	before := inner.lists.Load()
+	page, err := c.List(ctx, "/registry/events/ns/", storage.ListOptions{Limit: 2, StartKey: "/registry/events/ns/e1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inner.lists.Load() != before {
+		t.Fatal("a LIST of the latest revision went to the store")
+	}
+	if len(page.Items) != 2 || page.Items[0].Key != "/registry/events/ns/e1" || page.Items[1].Key != "/registry/events/ns/e2" || page.Remaining != 2 || page.Revision != rev {
+		t.Fatalf("page %+v", page)
+	}
+	if _, err := c.List(ctx, "/registry/events/ns/", storage.ListOptions{Revision: rev - 1}); err != nil || inner.lists.Load() != before+1 {
+		t.Fatalf("a LIST at a past revision: %v, store lists %d", err, inner.lists.Load()-before)
+	}
+}
+
+// A watch from a revision older than the window is the store's, which still has it.
+func TestWatchOlderThanTheWindowGoesToTheStore(t *testing.T) {
+	c, inner := newCache(t, Options{Window: 3})
+	ctx := t.Context()
+	first, err := c.Create(ctx, "/registry/events/ns/e0", []byte("v"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rev int64
+	for i := 1; i < 6; i++ {
+		if rev, err = c.Create(ctx, fmt.Sprintf("/registry/events/ns/e%d", i), []byte("v"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSynced(t, c, rev)
+	before := inner.watches.Load()
+	ch, err := c.Watch(ctx, "/registry/events/", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inner.watches.Load() != before+1 {
+		t.Fatal("a watch older than the window was served from the cache")
+	}
+	if ev := next(t, ch); ev.KV.Key != "/registry/events/ns/e1" {
+		t.Fatalf("first replayed %+v", ev)
+	}
+}

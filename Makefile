@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim fuzz-config conformance coverage scenarios e2e-containerd kubectl clean
+.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config conformance coverage scenarios e2e-containerd kubectl clean
 
 all: build
 
@@ -66,6 +66,34 @@ bench:
 ## nodes for an hour); about 30 seconds on 2 cores, SIM_HOURS=0.1 for a short look
 bench-sim:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./sim
+
+## peers: Kubernetes' kube-apiserver and kubelet (KUBE_VERSION), built from the Go module proxy into
+## PEERS_CACHE, outside the repository: a module requiring k8s.io/kubernetes with each staging
+## module pinned to the matching v0.x release; about 5 minutes cold on 2 cores, nothing once built
+KUBE_VERSION ?= 1.34.4
+PEERS_CACHE  ?= $(HOME)/.cache/orch-peers
+PEERS        := $(PEERS_CACHE)/v$(KUBE_VERSION)
+PEERS_LDFLAGS = -X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))
+peers: $(PEERS)/kube-apiserver
+$(PEERS)/kube-apiserver:
+	mkdir -p $(PEERS)/src
+	cd $(PEERS)/src && gomod=$$($(GO) mod download -json k8s.io/kubernetes@v$(KUBE_VERSION) | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') && \
+	{ printf 'module orch.io/peers\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v$(KUBE_VERSION)\n\nreplace (\n'; \
+	  grep -E '^\s+k8s.io/[a-z0-9-]+ v0\.0\.0$$' $$gomod | awk '{print "\t" $$1 " => " $$1 " $(patsubst 1.%,v0.%,$(KUBE_VERSION))"}'; echo ')'; } > go.mod && \
+	printf '//go:build tools\n\npackage peers\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubelet"\n)\n' > tools.go && \
+	$(GO) mod tidy && $(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kubelet k8s.io/kubernetes/cmd/kubelet && \
+	$(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+
+## bench-peers: orch-apiserver and Kubernetes' kube-apiserver on its own etcd, measured by orchload in
+## one sitting, alternating, twice each; prints every figure and the ratios (above 1: orch better)
+bench-peers: peers
+	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
+	$(GO) build -o $(BIN)/orchload ./cmd/orchload
+	for i in 1 2; do \
+	  $(BIN)/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/peers-orch-$$i.json $(BENCHFLAGS) || exit 1; \
+	  $(BIN)/orchload --kube-apiserver-bin $(PEERS)/kube-apiserver --json $(BIN)/peers-kube-$$i.json $(BENCHFLAGS) || exit 1; \
+	done
+	$(BIN)/orchload --compare $(BIN)/peers-orch-1.json,$(BIN)/peers-orch-2.json:$(BIN)/peers-kube-1.json,$(BIN)/peers-kube-2.json
 
 ## fuzz-config: fuzz every configuration loader for FUZZTIME each (new corpus lands in testdata/fuzz)
 FUZZTIME ?= 5m

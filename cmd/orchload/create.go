@@ -12,7 +12,7 @@ import (
 )
 
 func eventsURL(t target, ns string) string {
-	return t.url + "/apis/events.orch.io/v1/namespaces/" + ns + "/events"
+	return t.url + "/apis/" + t.group + "/v1/namespaces/" + ns + "/events"
 }
 
 // errorLog counts failed requests and keeps the first few for the reader.
@@ -92,7 +92,7 @@ func runCreate(ctx context.Context, t target, ns, prefix string, clients int, wa
 			defer c.CloseIdleConnections()
 			var mine []time.Duration
 			for seq := 0; ctx.Err() == nil; seq++ {
-				body := newEvent(ns, fmt.Sprintf("%s-c%d-%d", prefix, i, seq), seq, time.Now())
+				body := newEvent(t.group, ns, fmt.Sprintf("%s-c%d-%d", prefix, i, seq), seq, time.Now())
 				sent := time.Now()
 				if !sent.Before(end) {
 					break
@@ -153,7 +153,7 @@ func fill(ctx context.Context, t target, ns, prefix string, clients, n int) (cre
 				if seq >= n {
 					return
 				}
-				if err := post(ctx, c, url, newEvent(ns, fmt.Sprintf("%s-%d", prefix, seq), seq, time.Now())); err != nil {
+				if err := post(ctx, c, url, newEvent(t.group, ns, fmt.Sprintf("%s-%d", prefix, seq), seq, time.Now())); err != nil {
 					errs.add(err, true)
 					continue
 				}

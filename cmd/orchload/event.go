@@ -16,16 +16,17 @@ import (
 // pull or probe message.
 var noteFiller = strings.Repeat("Back-off pulling image; the registry answered slowly, retrying with backoff. ", 7)
 
-// newEvent returns the JSON of a valid Event named name in namespace ns, about an imaginary pod of
-// that namespace; seq varies the pod, reason and type as a busy node's recorder would.
-func newEvent(ns, name string, seq int, now time.Time) []byte {
+// newEvent returns the JSON of a valid Event of group (events.orch.io, or events.k8s.io on a
+// Kubernetes peer) named name in namespace ns, about an imaginary pod of that namespace; seq varies
+// the pod, reason and type as a busy node's recorder would.
+func newEvent(group, ns, name string, seq int, now time.Time) []byte {
 	pod := fmt.Sprintf("web-%d", seq%50)
 	reason, typ := "Pulled", "Normal"
 	if seq%10 == 0 {
 		reason, typ = "BackOff", "Warning"
 	}
 	e := eventsv1.Event{
-		TypeMeta: metav1.TypeMeta{APIVersion: eventsv1.SchemeGroupVersion.String(), Kind: "Event"},
+		TypeMeta: metav1.TypeMeta{APIVersion: group + "/v1", Kind: "Event"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      name,
 			Namespace: ns,

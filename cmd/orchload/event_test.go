@@ -13,7 +13,7 @@ import (
 func TestNewEventIsValidAndRealistic(t *testing.T) {
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	for _, seq := range []int{0, 1, 9, 10, 49, 12345} {
-		b := newEvent("orchload-watch-abc123", "watch-abc123-12345", seq, now)
+		b := newEvent(eventsv1.GroupName, "orchload-watch-abc123", "watch-abc123-12345", seq, now)
 		if len(b) < 900 || len(b) > 1300 {
 			t.Errorf("seq %d: %d bytes, want about 1 KB", seq, len(b))
 		}
@@ -34,7 +34,7 @@ func TestNewEventIsValidAndRealistic(t *testing.T) {
 	warnings := 0
 	for seq := range 100 {
 		var e eventsv1.Event
-		_ = json.Unmarshal(newEvent("default", "x", seq, now), &e)
+		_ = json.Unmarshal(newEvent(eventsv1.GroupName, "default", "x", seq, now), &e)
 		if e.Type == "Warning" {
 			warnings++
 		}

@@ -24,6 +24,8 @@ import (
 
 type options struct {
 	server, ca, bin, jsonFile string
+	peerBin, serveEtcd        string
+	compare                   string
 	insecure, start           bool
 	clients                   int
 	warmup, duration          time.Duration
@@ -45,6 +47,10 @@ func main() {
 	fs.BoolVar(&o.insecure, "insecure", false, "Do not verify the server's certificate.")
 	fs.BoolVar(&o.start, "start", false, "Start --apiserver-bin on a free loopback port with a temporary --data-dir under $TMPDIR, measure it (memory too) and stop it. TMPDIR=/dev/shm takes the disk's fsync out of the figures.")
 	fs.StringVar(&o.bin, "apiserver-bin", "bin/orch-apiserver", "The orch-apiserver binary --start runs.")
+	fs.StringVar(&o.peerBin, "kube-apiserver-bin", "", "Start Kubernetes' kube-apiserver from this binary on an etcd of its own (memory and CPU are the two together) and measure it the same way, with events.k8s.io events: the peer orch is compared with.")
+	fs.StringVar(&o.serveEtcd, "serve-etcd", "", "Run an embedded etcd under this directory until SIGTERM, printing its client URL (what --kube-apiserver-bin runs the peer on).")
+	_ = fs.MarkHidden("serve-etcd")
+	fs.StringVar(&o.compare, "compare", "", "Print the figures of orch's --json reports beside the peer's, with ratios, and exit: ORCH.json[,...]:PEER.json[,...].")
 	fs.IntVar(&o.clients, "clients", 8, "Concurrent creating clients, each with its own keep-alive connection.")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "Creates before the measured window, not counted.")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "Length of the measured create window.")
@@ -63,6 +69,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if o.compare != "" {
+		if err := compare(os.Stdout, o.compare); err != nil {
+			fmt.Fprintln(os.Stderr, "orchload:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if o.serveEtcd != "" {
+		if err := serveEtcd(o.serveEtcd); err != nil {
+			fmt.Fprintln(os.Stderr, "orchload:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := o.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -78,8 +98,14 @@ func main() {
 
 func (o options) validate() error {
 	var errs []error
-	if o.start == (o.server != "") {
-		errs = append(errs, errors.New("give exactly one of --start and --server"))
+	given := 0
+	for _, b := range []bool{o.start, o.server != "", o.peerBin != ""} {
+		if b {
+			given++
+		}
+	}
+	if given != 1 {
+		errs = append(errs, errors.New("give exactly one of --start, --server and --kube-apiserver-bin"))
 	}
 	if o.server != "" && !isLoopbackURL(o.server) {
 		errs = append(errs, fmt.Errorf("--server %s: only https://127.0.0.1, https://[::1] or https://localhost targets are allowed", o.server))
@@ -139,14 +165,21 @@ func run(ctx context.Context, o options) error {
 		err error
 	)
 	rep := report{StartedAt: time.Now().UTC(), CPUs: runtime.NumCPU(), LoadStart: loadAverage(), Targets: defaultTargets}
-	if o.start {
+	switch {
+	case o.start:
 		if srv, t, err = startServer(ctx, o.bin); err != nil {
 			return err
 		}
 		defer srv.stop()
 		rep.Server = fmt.Sprintf("%s (%s, pid %d, started by orchload, data in %s)", t.url, o.bin, srv.cmd.Process.Pid, srv.dir)
-	} else {
-		t.url = strings.TrimSuffix(o.server, "/")
+	case o.peerBin != "":
+		if srv, t, err = startPeer(ctx, o.peerBin); err != nil {
+			return err
+		}
+		defer srv.stop()
+		rep.Server = fmt.Sprintf("%s (kube-apiserver %s, pid %d, on etcd pid %d, started by orchload)", t.url, o.peerBin, srv.cmd.Process.Pid, srv.etcd.cmd.Process.Pid)
+	default:
+		t.url, t.group = strings.TrimSuffix(o.server, "/"), "events.orch.io"
 		if t.tls, err = tlsConfig(o.ca, o.insecure); err != nil {
 			return err
 		}
@@ -190,6 +223,9 @@ func measure(ctx context.Context, o options, t target, srv *process, rep *report
 	var err error
 	if o.runs("list") {
 		fmt.Fprintf(os.Stderr, "orchload: LIST benchmark, %d events, %d runs\n", o.listEvents, o.listRuns)
+		if err := t.prepare(ctx, "orchload-list"); err != nil {
+			return err
+		}
 		l, err := runList(ctx, t, "orchload-list", "list-"+id, o.clients, o.listEvents, o.listRuns, func() (err error) {
 			rep.Memory, err = readMemory()
 			return err
@@ -208,6 +244,9 @@ func measure(ctx context.Context, o options, t target, srv *process, rep *report
 	}
 	if o.runs("create") {
 		fmt.Fprintf(os.Stderr, "orchload: create benchmark, %d clients, %v (+%v warm-up)\n", o.clients, o.duration, o.warmup)
+		if err := t.prepare(ctx, "orchload-create"); err != nil {
+			return err
+		}
 		c := runCreate(ctx, t, "orchload-create", "load-"+id, o.clients, o.warmup, o.duration)
 		rep.Create = &c
 		stored += c.Stored
@@ -220,6 +259,9 @@ func measure(ctx context.Context, o options, t target, srv *process, rep *report
 	}
 	if o.runs("watch") {
 		fmt.Fprintf(os.Stderr, "orchload: watch benchmark, %d watchers, %d events at %g/s\n", o.watchers, o.watchEvents, o.watchRate)
+		if err := t.prepare(ctx, "orchload-watch-"+id); err != nil {
+			return err
+		}
 		w, err := runWatch(ctx, t, "orchload-watch-"+id, "watch-"+id, o.watchers, o.watchEvents, o.watchRate)
 		if err != nil {
 			return fmt.Errorf("watch benchmark: %w", err)

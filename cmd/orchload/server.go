@@ -21,6 +21,13 @@ import (
 type target struct {
 	url string
 	tls *tls.Config
+	// group serves the events: events.orch.io, or events.k8s.io on Kubernetes' API server.
+	group string
+	// token, when set, is sent as a bearer token.
+	token string
+	// namespace, when set, makes sure a namespace exists before a benchmark writes to it (Kubernetes
+	// refuses writes to a namespace that does not exist).
+	namespace func(ctx context.Context, ns string) error
 	// cpu reads the server's CPU time so far; nil when the server is not this tool's child.
 	cpu func() (time.Duration, error)
 }
@@ -44,12 +51,43 @@ func (t target) cpuPer() func(ops int) float64 {
 // newClient returns a client with its own transport, so each simulated client keeps its own
 // keep-alive connection (HTTP/2 when the server offers it, as orch-apiserver does).
 func (t target) newClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
+	var rt http.RoundTripper = &http.Transport{
 		TLSClientConfig:     t.tls.Clone(),
 		ForceAttemptHTTP2:   true,
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     time.Minute,
-	}}
+	}
+	if t.token != "" {
+		rt = bearer{token: t.token, next: rt}
+	}
+	return &http.Client{Transport: rt}
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// CloseIdleConnections lets the clients' callers release connections through the wrapper.
+func (b bearer) CloseIdleConnections() {
+	if c, ok := b.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// prepare makes sure ns exists where the target needs it to.
+func (t target) prepare(ctx context.Context, ns string) error {
+	if t.namespace == nil {
+		return nil
+	}
+	return t.namespace(ctx, ns)
 }
 
 func tlsConfig(caFile string, insecure bool) (*tls.Config, error) {
@@ -95,12 +133,14 @@ func waitReady(ctx context.Context, t target, timeout time.Duration) error {
 	return fmt.Errorf("%s not ready after %v: %w", t.url, timeout, last)
 }
 
-// process is an orch-apiserver this tool started.
+// process is an API server this tool started; etcd, when set, is the etcd it runs on, whose memory
+// and CPU count with it.
 type process struct {
 	cmd     *exec.Cmd
 	dir     string
 	logPath string
 	done    chan struct{}
+	etcd    *process
 }
 
 // startServer runs bin on a free loopback port with a fresh data directory and waits until it is
@@ -131,7 +171,7 @@ func startServer(ctx context.Context, bin string) (*process, target, error) {
 	// The self-signed certificate appears once the server has written it; until then the address
 	// cannot be verified, so wait for the file first.
 	caFile := filepath.Join(dir, "data", "pki", "apiserver.crt")
-	t := target{url: "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	t := target{url: "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), group: "events.orch.io"}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, err := os.Stat(caFile); err == nil {
@@ -171,6 +211,9 @@ func (p *process) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+	if p.etcd != nil {
+		p.etcd.stop()
+	}
 	_ = os.RemoveAll(p.dir)
 }
 
@@ -205,6 +248,13 @@ func (p *process) memory() (memoryResult, error) {
 	if m.RSSMiB == 0 {
 		return memoryResult{}, errors.New("no VmRSS in /proc status")
 	}
+	if p.etcd != nil {
+		e, err := p.etcd.memory()
+		if err != nil {
+			return memoryResult{}, fmt.Errorf("etcd: %w", err)
+		}
+		m.RSSMiB, m.PeakRSSMiB, m.AnonMiB = m.RSSMiB+e.RSSMiB, m.PeakRSSMiB+e.PeakRSSMiB, m.AnonMiB+e.AnonMiB
+	}
 	return m, nil
 }
 
@@ -232,7 +282,15 @@ func (p *process) cpuTime() (time.Duration, error) {
 		}
 		ticks += n
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	total := time.Duration(ticks) * time.Second / clockTicks
+	if p.etcd != nil {
+		e, err := p.etcd.cpuTime()
+		if err != nil {
+			return 0, fmt.Errorf("etcd: %w", err)
+		}
+		total += e
+	}
+	return total, nil
 }
 
 func freePort() (int, error) {

@@ -77,7 +77,7 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 	names := make([]string, events)
 	for i := range bodies {
 		names[i] = fmt.Sprintf("%s-%d", prefix, i)
-		bodies[i] = newEvent(ns, names[i], i, time.Now())
+		bodies[i] = newEvent(t.group, ns, names[i], i, time.Now())
 	}
 	sent := make(map[string]time.Time, events)
 	var errs errorLog

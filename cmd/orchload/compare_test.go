@@ -1,0 +1,35 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Ratios read so that above 1 is orch doing better, from the medians of each side's runs.
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, perSecond, listP50 float64) string {
+		p := filepath.Join(dir, name)
+		data, _ := json.Marshal(report{Create: &createResult{PerSecond: perSecond}, List: &listResult{Latency: summary{P50Ms: listP50}}})
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	spec := write("o1", 4000, 10) + "," + write("o2", 2000, 30) + ":" + write("p1", 1000, 60) + "," + write("p2", 500, 60)
+	var out strings.Builder
+	if err := compare(&out, spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"creates/s", "4000, 2000", "1000, 500", "4.00x", "LIST p50 ms", "3.00x"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := compare(&out, "only-one-side.json"); err == nil {
+		t.Error("a spec without the peer side was accepted")
+	}
+}

@@ -188,9 +188,11 @@ func gvkExtension(r Resource) map[string]any {
 // patchTypes are the patch media types orch applies.
 var patchTypes = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}
 
-func v2Document(title, version string, resources []Resource) map[string]any {
-	s := &schemas{refPrefix: "#/definitions/", defs: map[string]map[string]any{}, descriptions: map[reflect.Type]Descriptions{}}
-	paths := map[string]map[string]any{}
+// walk reads resources once for either version: the schemas of their types (with their kinds), and
+// each operation's object as build makes it, with the markers kubectl reads added.
+func walk(refPrefix string, resources []Resource, build func(s *schemas, r Resource, op operation) map[string]any) (paths map[string]map[string]any, defs map[string]map[string]any) {
+	s := &schemas{refPrefix: refPrefix, defs: map[string]map[string]any{}, descriptions: map[reflect.Type]Descriptions{}}
+	paths = map[string]map[string]any{}
 	for _, r := range resources {
 		for t, d := range r.Descriptions {
 			s.descriptions[t] = d
@@ -200,97 +202,88 @@ func v2Document(title, version string, resources []Resource) map[string]any {
 			s.defs[definitionName(t)]["x-kubernetes-group-version-kind"] = []any{map[string]any{"group": r.Group, "version": r.Version, "kind": t.Name()}}
 		}
 		for _, op := range operations(r) {
-			var params []any
-			for _, p := range pathParams(r, op) {
-				params = append(params, map[string]any{"name": p, "in": "path", "required": true, "type": "string", "uniqueItems": true})
-			}
-			for _, q := range queryParams(op) {
-				params = append(params, map[string]any{"name": q, "in": "query", "type": paramType(q), "uniqueItems": true})
-			}
-			if op.body {
-				params = append(params, map[string]any{"name": "body", "in": "body", "required": true, "schema": s.schemaOf(r.Object)})
-			}
-			o := map[string]any{
-				"operationId":                     r.operationID(op),
-				"parameters":                      params,
-				"produces":                        []string{"application/json", "application/yaml"},
-				"schemes":                         []string{"https"},
-				"responses":                       map[string]any{"200": map[string]any{"description": "OK", "schema": s.schemaOf(op.returns)}, "401": map[string]any{"description": "Unauthorized"}},
-				"x-kubernetes-action":             op.action,
-				"x-kubernetes-group-version-kind": gvkExtension(r),
-			}
-			if op.method == "patch" {
-				o["consumes"] = patchTypes
-			}
+			o := build(s, r, op)
+			o["operationId"] = r.operationID(op)
+			o["x-kubernetes-action"] = op.action
+			o["x-kubernetes-group-version-kind"] = gvkExtension(r)
 			if paths[r.path(op)] == nil {
 				paths[r.path(op)] = map[string]any{}
 			}
 			paths[r.path(op)][op.method] = o
 		}
 	}
+	return paths, s.defs
+}
+
+func v2Document(title, version string, resources []Resource) map[string]any {
+	paths, defs := walk("#/definitions/", resources, func(s *schemas, r Resource, op operation) map[string]any {
+		var params []any
+		for _, p := range pathParams(r, op) {
+			params = append(params, map[string]any{"name": p, "in": "path", "required": true, "type": "string", "uniqueItems": true})
+		}
+		for _, q := range queryParams(op) {
+			params = append(params, map[string]any{"name": q, "in": "query", "type": paramType(q), "uniqueItems": true})
+		}
+		if op.body {
+			params = append(params, map[string]any{"name": "body", "in": "body", "required": true, "schema": s.schemaOf(r.Object)})
+		}
+		o := map[string]any{
+			"parameters": params,
+			"produces":   []string{"application/json", "application/yaml"},
+			"schemes":    []string{"https"},
+			"responses":  map[string]any{"200": map[string]any{"description": "OK", "schema": s.schemaOf(op.returns)}, "401": map[string]any{"description": "Unauthorized"}},
+		}
+		if op.method == "patch" {
+			o["consumes"] = patchTypes
+		}
+		return o
+	})
 	return map[string]any{
 		"swagger":     "2.0",
 		"info":        map[string]any{"title": title, "version": version},
 		"paths":       paths,
-		"definitions": s.defs,
+		"definitions": defs,
 	}
 }
 
 func v3Document(title, version string, resources []Resource) map[string]any {
-	s := &schemas{refPrefix: "#/components/schemas/", defs: map[string]map[string]any{}, descriptions: map[reflect.Type]Descriptions{}}
-	paths := map[string]map[string]any{}
-	for _, r := range resources {
-		for t, d := range r.Descriptions {
-			s.descriptions[t] = d
+	paths, defs := walk("#/components/schemas/", resources, func(s *schemas, r Resource, op operation) map[string]any {
+		var params []any
+		for _, p := range pathParams(r, op) {
+			params = append(params, map[string]any{"name": p, "in": "path", "required": true, "schema": map[string]any{"type": "string", "uniqueItems": true}})
 		}
-		for _, t := range []reflect.Type{r.Object, r.List} {
-			s.schemaOf(t)
-			s.defs[definitionName(t)]["x-kubernetes-group-version-kind"] = []any{map[string]any{"group": r.Group, "version": r.Version, "kind": t.Name()}}
+		for _, q := range queryParams(op) {
+			params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": paramType(q), "uniqueItems": true}})
 		}
-		for _, op := range operations(r) {
-			var params []any
-			for _, p := range pathParams(r, op) {
-				params = append(params, map[string]any{"name": p, "in": "path", "required": true, "schema": map[string]any{"type": "string", "uniqueItems": true}})
-			}
-			for _, q := range queryParams(op) {
-				params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": paramType(q), "uniqueItems": true}})
-			}
-			returns := s.schemaOf(op.returns)
-			o := map[string]any{
-				"operationId": r.operationID(op),
-				"parameters":  params,
-				"responses": map[string]any{
-					"200": map[string]any{"description": "OK", "content": map[string]any{
-						"application/json": map[string]any{"schema": returns},
-						"application/yaml": map[string]any{"schema": returns},
-					}},
-					"401": map[string]any{"description": "Unauthorized"},
-				},
-				"x-kubernetes-action":             op.action,
-				"x-kubernetes-group-version-kind": gvkExtension(r),
-			}
-			if op.body {
-				content := map[string]any{}
-				types := []string{"*/*"}
-				if op.method == "patch" {
-					types = patchTypes
-				}
-				for _, mt := range types {
-					content[mt] = map[string]any{"schema": s.schemaOf(r.Object)}
-				}
-				o["requestBody"] = map[string]any{"required": true, "content": content}
-			}
-			if paths[r.path(op)] == nil {
-				paths[r.path(op)] = map[string]any{}
-			}
-			paths[r.path(op)][op.method] = o
+		returns := s.schemaOf(op.returns)
+		o := map[string]any{
+			"parameters": params,
+			"responses": map[string]any{
+				"200": map[string]any{"description": "OK", "content": map[string]any{
+					"application/json": map[string]any{"schema": returns},
+					"application/yaml": map[string]any{"schema": returns},
+				}},
+				"401": map[string]any{"description": "Unauthorized"},
+			},
 		}
-	}
+		if op.body {
+			content := map[string]any{}
+			types := []string{"*/*"}
+			if op.method == "patch" {
+				types = patchTypes
+			}
+			for _, mt := range types {
+				content[mt] = map[string]any{"schema": s.schemaOf(r.Object)}
+			}
+			o["requestBody"] = map[string]any{"required": true, "content": content}
+		}
+		return o
+	})
 	return map[string]any{
 		"openapi":    "3.0.0",
 		"info":       map[string]any{"title": title, "version": version},
 		"paths":      paths,
-		"components": map[string]any{"schemas": s.defs},
+		"components": map[string]any{"schemas": defs},
 	}
 }
 

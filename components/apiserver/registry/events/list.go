@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,25 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/apiserver/storage"
 )
 
 // ListOptions are the list query parameters, parsed.
-type ListOptions struct {
-	Labels               labels.Selector
-	Fields               fields.Selector
-	Limit                int64
-	Continue             string
-	ResourceVersion      string
-	ResourceVersionMatch metav1.ResourceVersionMatch
-}
-
-// Kubernetes' 410 text for a continue token whose snapshot was compacted.
-const continueExpiredMessage = "The provided continue parameter is too old to display a consistent list result. " +
-	"You can start a new list without the continue parameter, or use the continue token in this response to " +
-	"retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - " +
-	"objects that were created, modified, or deleted between the time the first chunk was returned and now may " +
-	"show up in the list."
+type ListOptions = generic.ListOptions
 
 // Matches reports whether e is selected by the label and field selectors; nil selectors match all.
 func Matches(e *eventsv1.Event, l labels.Selector, f fields.Selector) bool {
@@ -43,72 +28,6 @@ func Matches(e *eventsv1.Event, l labels.Selector, f fields.Selector) bool {
 		return false
 	}
 	return true
-}
-
-func selecting(o ListOptions) bool {
-	return (o.Labels != nil && !o.Labels.Empty()) || (o.Fields != nil && !o.Fields.Empty())
-}
-
-func parseRevision(rv string) (int64, error) {
-	if rv == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n < 0 {
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %q", rv))
-	}
-	return n, nil
-}
-
-func tooLargeRevision(asked, current int64) error {
-	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", asked, current), 1)
-	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
-	return err
-}
-
-// snapshot decides which revision a list reads, following Kubernetes' resourceVersion rules, and
-// where it starts.
-func (s *Store) snapshot(ctx context.Context, prefix string, o ListOptions) (revision int64, startKey string, err error) {
-	if o.ResourceVersionMatch != "" && o.ResourceVersion == "" {
-		return 0, "", apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
-	}
-	if o.Continue != "" {
-		if o.ResourceVersion != "" && o.ResourceVersion != "0" {
-			return 0, "", apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
-		}
-		start, rev, err := decodeContinue(o.Continue, prefix)
-		if err != nil {
-			return 0, "", apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
-		}
-		if rev < 0 {
-			rev = 0
-		}
-		return rev, start, nil
-	}
-	asked, err := parseRevision(o.ResourceVersion)
-	if err != nil {
-		return 0, "", err
-	}
-	switch o.ResourceVersionMatch {
-	case metav1.ResourceVersionMatchExact:
-		if asked == 0 {
-			return 0, "", apierrors.NewBadRequest("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"")
-		}
-		return asked, "", nil
-	case "", metav1.ResourceVersionMatchNotOlderThan:
-	default:
-		return 0, "", apierrors.NewBadRequest(fmt.Sprintf("unsupported resourceVersionMatch %q: supported values: \"Exact\", \"NotOlderThan\"", o.ResourceVersionMatch))
-	}
-	if asked > 0 {
-		current, err := s.storage.Revision(ctx)
-		if err != nil {
-			return 0, "", storageError(err)
-		}
-		if asked > current {
-			return 0, "", tooLargeRevision(asked, current)
-		}
-	}
-	return 0, "", nil
 }
 
 // List answers one page of the events in namespace ("" for all) that the selectors match, from one
@@ -177,16 +96,16 @@ func (s *Store) ListJSON(ctx context.Context, namespace string, o ListOptions) (
 func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep func(storage.KeyValue, *eventsv1.Event) error) (metav1.ListMeta, error) {
 	var meta metav1.ListMeta
 	prefix := listPrefix(namespace)
-	revision, start, err := s.snapshot(ctx, prefix, o)
+	revision, start, err := generic.Snapshot(ctx, s.storage.Revision, prefix, o)
 	if err != nil {
 		return meta, err
 	}
-	filter := selecting(o)
+	filter := o.Selecting()
 	var kept int64
 	for {
 		page, err := s.storage.List(ctx, prefix, storage.ListOptions{Revision: revision, StartKey: start, Limit: pageSize(o.Limit, kept)})
 		if err != nil {
-			return meta, s.listError(ctx, err, o, prefix, start)
+			return meta, generic.ListError(ctx, s.storage.Revision, err, o, prefix, start)
 		}
 		revision = page.Revision
 		for i, kv := range page.Items {
@@ -206,7 +125,7 @@ func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep 
 			if o.Limit > 0 && kept == o.Limit {
 				remaining := page.Remaining + int64(len(page.Items)-i-1)
 				if remaining > 0 {
-					token, err := encodeContinue(kv.Key+"\x00", prefix, revision)
+					token, err := generic.EncodeContinue(kv.Key+"\x00", prefix, revision)
 					if err != nil {
 						return meta, internal(err)
 					}
@@ -234,27 +153,6 @@ func pageSize(limit, have int64) int64 {
 		return 0
 	}
 	return limit - have
-}
-
-func (s *Store) listError(ctx context.Context, err error, o ListOptions, prefix, start string) error {
-	switch {
-	case errors.Is(err, storage.ErrCompacted) && o.Continue != "":
-		status := apierrors.NewResourceExpired(continueExpiredMessage)
-		if token, encErr := encodeContinue(start, prefix, -1); encErr == nil {
-			status.ErrStatus.ListMeta.Continue = token
-		}
-		return status
-	case errors.Is(err, storage.ErrCompacted):
-		return apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
-	case errors.Is(err, storage.ErrFutureRevision):
-		current, revErr := s.storage.Revision(ctx)
-		if revErr != nil {
-			return storageError(revErr)
-		}
-		asked, _ := strconv.ParseInt(o.ResourceVersion, 10, 64)
-		return tooLargeRevision(asked, current)
-	}
-	return storageError(err)
 }
 
 // DeleteCollection deletes the events of namespace that the options select and answers them.

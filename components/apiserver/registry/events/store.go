@@ -19,14 +19,12 @@ import (
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apis/events/v1/validation"
+	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/apiserver/storage"
 )
 
 // KeyRoot is where events live in storage: <KeyRoot><namespace>/<name>.
 const KeyRoot = "/registry/events.orch.io/events/"
-
-// optimisticLockMessage is Kubernetes' text for a write against a stale resourceVersion.
-const optimisticLockMessage = "the object has been modified; please apply your changes to the latest version and try again"
 
 // generateNameAttempts bounds retries when a generated name collides with an existing one.
 const generateNameAttempts = 8
@@ -87,18 +85,6 @@ func conflict(name string, msg string) error {
 
 func internal(err error) error { return apierrors.NewInternalError(err) }
 
-// storageError maps a storage failure that has no more specific meaning to a Status.
-func storageError(err error) error {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return apierrors.NewTimeoutError("request did not complete within the allowed duration", 0)
-	}
-	return internal(err)
-}
-
 // checkNamespace applies the path's namespace to the object, refusing a body naming another.
 func checkNamespace(e *eventsv1.Event, namespace string) error {
 	if e.Namespace == "" {
@@ -144,7 +130,7 @@ func (s *Store) Create(ctx context.Context, namespace string, in *eventsv1.Event
 			return nil, apierrors.NewAlreadyExists(eventsv1.Resource, obj.Name)
 		}
 		if err != nil {
-			return nil, storageError(err)
+			return nil, generic.StorageError(err)
 		}
 		obj.ResourceVersion = strconv.FormatInt(rev, 10)
 		obj.TypeMeta = eventTypeMeta
@@ -170,7 +156,7 @@ func (s *Store) Get(ctx context.Context, namespace, name string) (*eventsv1.Even
 		return nil, notFound(name)
 	}
 	if err != nil {
-		return nil, storageError(err)
+		return nil, generic.StorageError(err)
 	}
 	e, err := decode(kv)
 	if err != nil {
@@ -219,7 +205,7 @@ var errRetry = errors.New("retry")
 func (s *Store) replace(ctx context.Context, old *eventsv1.Event, next eventsv1.Event, dryRun bool) (*eventsv1.Event, error) {
 	precondition := next.ResourceVersion != ""
 	if precondition && next.ResourceVersion != old.ResourceVersion {
-		return nil, conflict(old.Name, optimisticLockMessage)
+		return nil, conflict(old.Name, generic.OptimisticLockMessage)
 	}
 	next.TypeMeta = eventTypeMeta
 	next.ResourceVersion = old.ResourceVersion
@@ -249,11 +235,11 @@ func (s *Store) replace(ctx context.Context, old *eventsv1.Event, next eventsv1.
 	switch {
 	case errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound):
 		if precondition {
-			return nil, conflict(next.Name, optimisticLockMessage)
+			return nil, conflict(next.Name, generic.OptimisticLockMessage)
 		}
 		return nil, errRetry
 	case err != nil:
-		return nil, storageError(err)
+		return nil, generic.StorageError(err)
 	}
 	next.ResourceVersion = strconv.FormatInt(rev, 10)
 	return &next, nil
@@ -328,7 +314,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, pre Precondi
 			return nil, notFound(name)
 		}
 		if err != nil {
-			return nil, storageError(err)
+			return nil, generic.StorageError(err)
 		}
 		return old, nil
 	}

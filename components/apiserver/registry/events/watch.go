@@ -11,25 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/apiserver/storage"
 )
 
-// InitialEventsEndAnnotation marks the bookmark that ends the initial events of a watch with
-// sendInitialEvents. orch's name, plus Kubernetes' own so client-go's watch-list reflector
-// recognises it unchanged.
-const (
-	InitialEventsEndAnnotation    = "orch.io/initial-events-end"
-	k8sInitialEventsEndAnnotation = "k8s.io/initial-events-end"
-)
-
 // WatchOptions are the watch query parameters, parsed.
-type WatchOptions struct {
-	ListOptions
-	AllowBookmarks    bool
-	SendInitialEvents *bool
-	// BookmarkInterval is how often a bookmark is sent when AllowBookmarks; 0 disables.
-	BookmarkInterval time.Duration
-}
+type WatchOptions = generic.WatchOptions
 
 // WatchEvent is one entry of a watch stream: an Event for ADDED/MODIFIED/DELETED/BOOKMARK, a Status
 // for ERROR.
@@ -44,21 +31,9 @@ type WatchEvent struct {
 // changed after it, or one ERROR 410 when that version is too old. The channel closes when ctx ends.
 func (s *Store) Watch(ctx context.Context, namespace string, o WatchOptions) (<-chan WatchEvent, error) {
 	prefix := listPrefix(namespace)
-	from, err := parseRevision(o.ResourceVersion)
+	sendInitial, from, err := generic.WatchStart(o)
 	if err != nil {
 		return nil, err
-	}
-	sendInitial := o.ResourceVersion == "" || o.ResourceVersion == "0"
-	if o.SendInitialEvents != nil {
-		if *o.SendInitialEvents && !o.AllowBookmarks {
-			return nil, apierrors.NewBadRequest("sendInitialEvents requires allowWatchBookmarks=true")
-		}
-		if o.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
-			return nil, apierrors.NewBadRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan")
-		}
-		sendInitial = *o.SendInitialEvents
-	} else if o.ResourceVersionMatch != "" {
-		return nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
 	}
 
 	var initial []eventsv1.Event
@@ -71,7 +46,7 @@ func (s *Store) Watch(ctx context.Context, namespace string, o WatchOptions) (<-
 		from, _ = strconv.ParseInt(list.ResourceVersion, 10, 64)
 	} else if from == 0 {
 		if from, err = s.storage.Revision(ctx); err != nil {
-			return nil, storageError(err)
+			return nil, generic.StorageError(err)
 		}
 	}
 
@@ -85,7 +60,7 @@ func (s *Store) Watch(ctx context.Context, namespace string, o WatchOptions) (<-
 		return out, nil
 	}
 	if err != nil {
-		return nil, storageError(err)
+		return nil, generic.StorageError(err)
 	}
 	w := &watcher{store: s, opts: o, out: out, lastRevision: from}
 	go w.run(ctx, initial, o.SendInitialEvents != nil && *o.SendInitialEvents, changes)
@@ -110,7 +85,7 @@ func (w *watcher) run(ctx context.Context, initial []eventsv1.Event, endBookmark
 	}
 	if endBookmark {
 		b := w.bookmark()
-		b.Object.Annotations = map[string]string{InitialEventsEndAnnotation: "true", k8sInitialEventsEndAnnotation: "true"}
+		b.Object.Annotations = map[string]string{generic.InitialEventsEndAnnotation: "true", generic.K8sInitialEventsEndAnnotation: "true"}
 		if !send(ctx, w.out, b) {
 			return
 		}

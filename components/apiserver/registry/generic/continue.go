@@ -1,4 +1,4 @@
-package events
+package generic
 
 import (
 	"encoding/base64"
@@ -18,7 +18,8 @@ type continueToken struct {
 
 const continueTokenVersion = "meta.k8s.io/v1"
 
-func encodeContinue(startKey, listPrefix string, revision int64) (string, error) {
+// EncodeContinue makes the token of a page that ends before startKey in the snapshot at revision.
+func EncodeContinue(startKey, listPrefix string, revision int64) (string, error) {
 	data, err := json.Marshal(continueToken{
 		APIVersion:      continueTokenVersion,
 		ResourceVersion: revision,
@@ -30,9 +31,9 @@ func encodeContinue(startKey, listPrefix string, revision int64) (string, error)
 	return base64.RawURLEncoding.EncodeToString(data), nil
 }
 
-// decodeContinue returns the absolute start key and the revision of the snapshot; a revision of -1
+// DecodeContinue returns the absolute start key and the revision of the snapshot; a revision of -1
 // means "the latest", which a 410 answer hands out for an inconsistent continuation.
-func decodeContinue(token, listPrefix string) (string, int64, error) {
+func DecodeContinue(token, listPrefix string) (string, int64, error) {
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return "", 0, fmt.Errorf("continue key is not valid: %v", err)

@@ -1,0 +1,140 @@
+package generic
+
+import (
+	"context"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"orch.io/orch/components/apiserver/storage"
+)
+
+// Matches reports whether obj is selected by the options' label and field selectors.
+func (s *Store) Matches(obj runtime.Object, o ListOptions) bool {
+	if o.Labels != nil && !o.Labels.Empty() && !o.Labels.Matches(labels.Set(accessor(obj).GetLabels())) {
+		return false
+	}
+	if o.Fields != nil && !o.Fields.Empty() && !o.Fields.Matches(s.strategy.SelectableFields(obj)) {
+		return false
+	}
+	return true
+}
+
+// List answers one page of the objects in namespace ("" for all) that the selectors match, from
+// one consistent snapshot: later pages read the revision of the first through the continue token.
+func (s *Store) List(ctx context.Context, namespace string, o ListOptions) (runtime.Object, error) {
+	list := s.strategy.NewList()
+	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
+	var items []runtime.Object
+	listMeta, err := s.scan(ctx, namespace, o, func(obj runtime.Object) {
+		obj.GetObjectKind().SetGroupVersionKind(schemaEmpty)
+		items = append(items, obj)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := meta.SetList(list, items); err != nil {
+		return nil, internal(err)
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, internal(err)
+	}
+	lm.SetResourceVersion(listMeta.ResourceVersion)
+	lm.SetContinue(listMeta.Continue)
+	lm.SetRemainingItemCount(listMeta.RemainingItemCount)
+	return list, nil
+}
+
+// Items returns the objects of a list List answered.
+func Items(list runtime.Object) []runtime.Object {
+	items, _ := meta.ExtractList(list)
+	return items
+}
+
+func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep func(runtime.Object)) (metav1.ListMeta, error) {
+	var lm metav1.ListMeta
+	prefix := s.listPrefix(namespace)
+	revision, start, err := Snapshot(ctx, s.storage.Revision, prefix, o)
+	if err != nil {
+		return lm, err
+	}
+	filter := o.Selecting()
+	var kept int64
+	for {
+		want := int64(0)
+		if o.Limit > 0 {
+			want = o.Limit - kept
+		}
+		page, err := s.storage.List(ctx, prefix, storage.ListOptions{Revision: revision, StartKey: start, Limit: want})
+		if err != nil {
+			return lm, ListError(ctx, s.storage.Revision, err, o, prefix, start)
+		}
+		revision = page.Revision
+		for i, kv := range page.Items {
+			obj, err := s.decode(kv)
+			if err != nil {
+				return lm, err
+			}
+			if filter && !s.Matches(obj, o) {
+				continue
+			}
+			keep(obj)
+			kept++
+			if o.Limit > 0 && kept == o.Limit {
+				remaining := page.Remaining + int64(len(page.Items)-i-1)
+				if remaining > 0 {
+					token, err := EncodeContinue(kv.Key+"\x00", prefix, revision)
+					if err != nil {
+						return lm, internal(err)
+					}
+					lm.Continue = token
+					if !filter {
+						lm.RemainingItemCount = &remaining
+					}
+				}
+				lm.ResourceVersion = strconv.FormatInt(revision, 10)
+				return lm, nil
+			}
+		}
+		if page.Remaining == 0 || len(page.Items) == 0 {
+			break
+		}
+		start = page.Items[len(page.Items)-1].Key + "\x00"
+	}
+	lm.ResourceVersion = strconv.FormatInt(revision, 10)
+	return lm, nil
+}
+
+// DeleteCollection deletes the objects of namespace that the options select (gracefully where the
+// resource has a grace period) and answers them.
+func (s *Store) DeleteCollection(ctx context.Context, namespace string, o ListOptions, d DeleteOptions) (runtime.Object, error) {
+	list, err := s.List(ctx, namespace, o)
+	if err != nil {
+		return nil, err
+	}
+	var deleted []runtime.Object
+	for _, item := range Items(list) {
+		m := accessor(item)
+		uid := m.GetUID()
+		opts := d
+		opts.UID = &uid
+		gone, _, err := s.Delete(ctx, m.GetNamespace(), m.GetName(), opts)
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			continue // deleted or replaced since the list: not ours to report
+		}
+		if err != nil {
+			return nil, err
+		}
+		gone.GetObjectKind().SetGroupVersionKind(schemaEmpty)
+		deleted = append(deleted, gone)
+	}
+	if err := meta.SetList(list, deleted); err != nil {
+		return nil, internal(err)
+	}
+	return list, nil
+}

@@ -1,0 +1,523 @@
+package generic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/storage"
+)
+
+// generateNameAttempts bounds retries when a generated name collides with an existing one.
+const generateNameAttempts = 8
+
+// Options configure a Store.
+type Options struct {
+	Strategy Strategy
+	Storage  storage.Interface
+	Clock    clock.Clock
+	// NewUID makes object uids; a simulator passes a seeded source.
+	NewUID func() types.UID
+	// NameSuffix makes the random part of generated names.
+	NameSuffix func() string
+	// Admit, when set, may refuse a create in a namespace (Kubernetes' NamespaceLifecycle).
+	Admit func(ctx context.Context, namespace string) error
+}
+
+// Store serves one resource from storage. Errors it returns are *apierrors.StatusError.
+type Store struct {
+	strategy Strategy
+	// updates is the strategy of writes through this view: the resource's own, or its status's.
+	updates    UpdateStrategy
+	storage    storage.Interface
+	clock      clock.Clock
+	newUID     func() types.UID
+	nameSuffix func() string
+	admit      func(context.Context, string) error
+	keyRoot    string
+	gvk        schema.GroupVersionKind
+}
+
+// UpdateStrategy is what differs between writes to an object and to one of its subresources.
+type UpdateStrategy interface {
+	PrepareForUpdate(obj, old runtime.Object)
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+}
+
+// New returns a Store; NewUID and NameSuffix default to random sources.
+func New(o Options) *Store {
+	gvr := o.Strategy.Resource()
+	s := &Store{
+		strategy: o.Strategy, updates: o.Strategy, storage: o.Storage, clock: o.Clock,
+		newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit,
+		keyRoot: KeyRoot(gvr.GroupResource()),
+		gvk:     gvr.GroupVersion().WithKind(o.Strategy.Kind()),
+	}
+	if s.newUID == nil {
+		s.newUID = func() types.UID { return types.UID(uuid.NewString()) }
+	}
+	if s.nameSuffix == nil {
+		s.nameSuffix = func() string { return utilrand.String(5) }
+	}
+	return s
+}
+
+// KeyRoot is where a resource's objects live in storage: Kubernetes' layout, /registry/<resource>/
+// for the core group and /registry/<group>/<resource>/ for the others.
+func KeyRoot(gr schema.GroupResource) string {
+	if gr.Group == "" {
+		return "/registry/" + gr.Resource + "/"
+	}
+	return "/registry/" + gr.Group + "/" + gr.Resource + "/"
+}
+
+// WithUpdates returns a view of s whose updates follow u: a status subresource.
+func (s *Store) WithUpdates(u UpdateStrategy) *Store {
+	view := *s
+	view.updates = u
+	return &view
+}
+
+// Strategy returns the resource's strategy.
+func (s *Store) Strategy() Strategy { return s.strategy }
+
+// KeyRoot returns where the store's objects live.
+func (s *Store) KeyRoot() string { return s.keyRoot }
+
+// GroupVersionKind is the kind of the store's objects.
+func (s *Store) GroupVersionKind() schema.GroupVersionKind { return s.gvk }
+
+func (s *Store) key(namespace, name string) string {
+	if s.strategy.NamespaceScoped() {
+		return s.keyRoot + namespace + "/" + name
+	}
+	return s.keyRoot + name
+}
+
+func (s *Store) listPrefix(namespace string) string {
+	if namespace == "" || !s.strategy.NamespaceScoped() {
+		return s.keyRoot
+	}
+	return s.keyRoot + namespace + "/"
+}
+
+func (s *Store) groupResource() schema.GroupResource { return s.strategy.Resource().GroupResource() }
+
+func (s *Store) notFound(name string) error { return apierrors.NewNotFound(s.groupResource(), name) }
+
+func (s *Store) conflict(name, msg string) error {
+	return apierrors.NewConflict(s.groupResource(), name, errors.New(msg))
+}
+
+func (s *Store) invalid(name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(s.gvk.GroupKind(), name, errs)
+}
+
+func internal(err error) error { return apierrors.NewInternalError(err) }
+
+func accessor(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("generic: %T has no object metadata", obj)) // a strategy bug, not input
+	}
+	return m
+}
+
+// setTypeMeta writes the resource's kind and version into obj, as every answer carries them.
+func (s *Store) setTypeMeta(obj runtime.Object) {
+	obj.GetObjectKind().SetGroupVersionKind(s.gvk)
+}
+
+// encode writes the stored form: kind and apiVersion set, resourceVersion left out because the
+// store's revision is the resourceVersion.
+func (s *Store) encode(obj runtime.Object) ([]byte, error) {
+	m := accessor(obj)
+	rv := m.GetResourceVersion()
+	m.SetResourceVersion("")
+	s.setTypeMeta(obj)
+	data, err := json.Marshal(obj)
+	m.SetResourceVersion(rv)
+	return data, err
+}
+
+func (s *Store) decode(kv storage.KeyValue) (runtime.Object, error) {
+	obj := s.strategy.New()
+	if err := json.Unmarshal(kv.Value, obj); err != nil {
+		return nil, internal(fmt.Errorf("stored object at %s is corrupt: %w", kv.Key, err))
+	}
+	s.setTypeMeta(obj)
+	accessor(obj).SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	return obj, nil
+}
+
+// checkNamespace applies the path's namespace to the object, refusing a body naming another.
+func (s *Store) checkNamespace(m metav1.Object, namespace string) error {
+	if !s.strategy.NamespaceScoped() {
+		m.SetNamespace("")
+		return nil
+	}
+	if m.GetNamespace() == "" {
+		m.SetNamespace(namespace)
+		return nil
+	}
+	if m.GetNamespace() != namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// Create stores a new object. With dryRun it validates and answers without storing.
+func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object, dryRun bool) (runtime.Object, error) {
+	m := accessor(in)
+	if err := s.checkNamespace(m, namespace); err != nil {
+		return nil, err
+	}
+	if m.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	if s.admit != nil && s.strategy.NamespaceScoped() {
+		if err := s.admit(ctx, m.GetNamespace()); err != nil {
+			return nil, err
+		}
+	}
+	generate := m.GetName() == "" && m.GetGenerateName() != ""
+	for attempt := 0; ; attempt++ {
+		obj := in.DeepCopyObject()
+		om := accessor(obj)
+		if generate {
+			om.SetName(m.GetGenerateName() + s.nameSuffix())
+		}
+		s.setTypeMeta(obj)
+		om.SetUID(s.newUID())
+		om.SetCreationTimestamp(metav1.NewTime(s.clock.Now().Truncate(time.Second)))
+		om.SetDeletionTimestamp(nil)
+		om.SetDeletionGracePeriodSeconds(nil)
+		om.SetGeneration(0)
+		om.SetManagedFields(nil)
+		s.strategy.PrepareForCreate(obj)
+		if errs := s.strategy.Validate(obj); len(errs) > 0 {
+			return nil, s.invalid(om.GetName(), errs)
+		}
+		if dryRun {
+			return obj, nil
+		}
+		data, err := s.encode(obj)
+		if err != nil {
+			return nil, internal(err)
+		}
+		rev, err := s.storage.Create(ctx, s.key(om.GetNamespace(), om.GetName()), data, 0)
+		if errors.Is(err, storage.ErrKeyExists) {
+			if generate && attempt+1 < generateNameAttempts {
+				continue
+			}
+			return nil, apierrors.NewAlreadyExists(s.groupResource(), om.GetName())
+		}
+		if err != nil {
+			return nil, StorageError(err)
+		}
+		om.SetResourceVersion(strconv.FormatInt(rev, 10))
+		return obj, nil
+	}
+}
+
+// Get returns the object namespace/name.
+func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	kv, err := s.storage.Get(ctx, s.key(namespace, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, s.notFound(name)
+	}
+	if err != nil {
+		return nil, StorageError(err)
+	}
+	return s.decode(kv)
+}
+
+// Update replaces namespace/name with in, creating it when absent if the strategy allows. A
+// resourceVersion in the object is a precondition; without one the update is unconditional and
+// retried over concurrent writes. created reports a create.
+func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.Object, dryRun bool) (out runtime.Object, created bool, err error) {
+	m := accessor(in)
+	if m.GetName() != name {
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
+	}
+	if err := s.checkNamespace(m, namespace); err != nil {
+		return nil, false, err
+	}
+	for {
+		old, err := s.Get(ctx, namespace, name)
+		if apierrors.IsNotFound(err) {
+			if !s.strategy.AllowCreateOnUpdate() || s.updates != UpdateStrategy(s.strategy) {
+				return nil, false, err
+			}
+			obj := in.DeepCopyObject()
+			accessor(obj).SetResourceVersion("")
+			out, err := s.Create(ctx, namespace, obj, dryRun)
+			if apierrors.IsAlreadyExists(err) {
+				continue // created concurrently: update it instead
+			}
+			return out, err == nil, err
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		out, err := s.replace(ctx, old, in.DeepCopyObject(), dryRun)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return out, false, err
+	}
+}
+
+// errRetry asks the caller to read the object again and redo its change.
+var errRetry = errors.New("retry")
+
+// replace writes next over old. A resourceVersion in next must match old's; a storage conflict
+// or a vanished object without such a precondition is errRetry.
+func (s *Store) replace(ctx context.Context, old, next runtime.Object, dryRun bool) (runtime.Object, error) {
+	om, nm := accessor(old), accessor(next)
+	precondition := nm.GetResourceVersion() != ""
+	if precondition && nm.GetResourceVersion() != om.GetResourceVersion() {
+		return nil, s.conflict(om.GetName(), OptimisticLockMessage)
+	}
+	if nm.GetUID() != "" && nm.GetUID() != om.GetUID() {
+		return nil, s.conflict(om.GetName(), fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", nm.GetUID(), om.GetUID()))
+	}
+	s.setTypeMeta(next)
+	nm.SetResourceVersion(om.GetResourceVersion())
+	nm.SetUID(om.GetUID())
+	nm.SetCreationTimestamp(om.GetCreationTimestamp())
+	nm.SetDeletionTimestamp(om.GetDeletionTimestamp())
+	nm.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
+	nm.SetGeneration(om.GetGeneration())
+	nm.SetManagedFields(nil)
+	s.updates.PrepareForUpdate(next, old)
+	if errs := s.updates.ValidateUpdate(next, old); len(errs) > 0 {
+		return nil, s.invalid(nm.GetName(), errs)
+	}
+	data, err := s.encode(next)
+	if err != nil {
+		return nil, internal(err)
+	}
+	oldData, err := s.encode(old)
+	if err != nil {
+		return nil, internal(err)
+	}
+	// An update that changes nothing is not a write: the resourceVersion stays.
+	if dryRun || bytes.Equal(data, oldData) {
+		return next, nil
+	}
+	// The last finalizer gone from an object being deleted without grace deletes it.
+	if ts := nm.GetDeletionTimestamp(); ts != nil && len(nm.GetFinalizers()) == 0 {
+		if g := nm.GetDeletionGracePeriodSeconds(); g == nil || *g == 0 {
+			return s.remove(ctx, next)
+		}
+	}
+	oldRev, _ := strconv.ParseInt(om.GetResourceVersion(), 10, 64)
+	rev, err := s.storage.Update(ctx, s.key(nm.GetNamespace(), nm.GetName()), oldRev, data, 0)
+	switch {
+	case errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound):
+		if precondition {
+			return nil, s.conflict(nm.GetName(), OptimisticLockMessage)
+		}
+		return nil, errRetry
+	case err != nil:
+		return nil, StorageError(err)
+	}
+	nm.SetResourceVersion(strconv.FormatInt(rev, 10))
+	return next, nil
+}
+
+// remove deletes obj from storage if it is still at its resourceVersion.
+func (s *Store) remove(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
+	m := accessor(obj)
+	rev, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	_, _, err := s.storage.Delete(ctx, s.key(m.GetNamespace(), m.GetName()), rev)
+	switch {
+	case errors.Is(err, storage.ErrConflict):
+		return nil, errRetry
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, s.notFound(m.GetName())
+	case err != nil:
+		return nil, StorageError(err)
+	}
+	return obj, nil
+}
+
+// PatchFunc turns the current object, as JSON with its resourceVersion, into the patched object.
+type PatchFunc func(current []byte) (runtime.Object, error)
+
+// Patch applies patch to namespace/name, re-reading and re-applying over concurrent writes unless
+// the patch pins a resourceVersion.
+func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFunc, dryRun bool) (runtime.Object, error) {
+	for {
+		old, err := s.Get(ctx, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		current, err := json.Marshal(old)
+		if err != nil {
+			return nil, internal(err)
+		}
+		next, err := patch(current)
+		if err != nil {
+			return nil, err
+		}
+		om, nm := accessor(old), accessor(next)
+		if nm.GetName() != om.GetName() || nm.GetNamespace() != om.GetNamespace() {
+			// Identity is the URL's: a patch cannot move an object.
+			errs := field.ErrorList{}
+			if nm.GetName() != om.GetName() {
+				errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), nm.GetName(), "field is immutable"))
+			}
+			if nm.GetNamespace() != om.GetNamespace() {
+				errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), nm.GetNamespace(), "field is immutable"))
+			}
+			return nil, s.invalid(om.GetName(), errs)
+		}
+		out, err := s.replace(ctx, old, next, dryRun)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return out, err
+	}
+}
+
+// GuaranteedUpdate applies change to the current object until it is written over no concurrent
+// write; change may answer an error (a Status) to give up.
+func (s *Store) GuaranteedUpdate(ctx context.Context, namespace, name string, change func(runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	for {
+		old, err := s.Get(ctx, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		next, err := change(old.DeepCopyObject())
+		if err != nil {
+			return nil, err
+		}
+		accessor(next).SetResourceVersion("")
+		out, err := s.replace(ctx, old, next, false)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return out, err
+	}
+}
+
+// Preconditions must hold for a delete to proceed.
+type Preconditions struct {
+	UID             *types.UID
+	ResourceVersion *string
+}
+
+// DeleteOptions are a delete's parameters.
+type DeleteOptions struct {
+	Preconditions
+	// GracePeriodSeconds is the grace asked for; nil takes the object's default.
+	GracePeriodSeconds *int64
+	DryRun             bool
+}
+
+// Delete removes namespace/name, or starts its graceful deletion. It answers the object as it
+// was removed or as it now is, and whether it is gone.
+func (s *Store) Delete(ctx context.Context, namespace, name string, o DeleteOptions) (runtime.Object, bool, error) {
+	for {
+		old, err := s.Get(ctx, namespace, name)
+		if err != nil {
+			return nil, false, err
+		}
+		m := accessor(old)
+		if o.UID != nil && *o.UID != m.GetUID() {
+			return nil, false, s.conflict(name, fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *o.UID, m.GetUID()))
+		}
+		if o.ResourceVersion != nil && *o.ResourceVersion != m.GetResourceVersion() {
+			return nil, false, s.conflict(name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *o.ResourceVersion, m.GetResourceVersion()))
+		}
+		next, pending := s.beforeDelete(old, o.GracePeriodSeconds)
+		if o.DryRun {
+			if pending {
+				return next, false, nil
+			}
+			return old, true, nil
+		}
+		if pending {
+			if next == nil {
+				return old, false, nil // already being deleted, no sooner than asked
+			}
+			out, err := s.write(ctx, old, next)
+			if errors.Is(err, errRetry) {
+				continue
+			}
+			return out, false, err
+		}
+		out, err := s.remove(ctx, old)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return out, err == nil, err
+	}
+}
+
+// beforeDelete decides, as Kubernetes' BeforeDelete does, whether a delete waits: on a grace
+// period or on finalizers. pending with a nil next means the object is left as it is.
+func (s *Store) beforeDelete(old runtime.Object, asked *int64) (next runtime.Object, pending bool) {
+	m := accessor(old)
+	now := s.clock.Now().Truncate(time.Second)
+	var period int64
+	if g, ok := s.strategy.(GracefulStrategy); ok {
+		period = g.GracePeriod(old, asked)
+	}
+	current := m.GetDeletionGracePeriodSeconds()
+	if m.GetDeletionTimestamp() != nil {
+		// Only a shorter grace period changes a deletion under way.
+		if current == nil || period >= *current || asked == nil {
+			if len(m.GetFinalizers()) > 0 || (current != nil && *current > 0) {
+				return nil, true
+			}
+			return nil, false
+		}
+	}
+	finalizing := len(m.GetFinalizers()) > 0
+	if period == 0 && !finalizing {
+		return nil, false
+	}
+	next = old.DeepCopyObject()
+	nm := accessor(next)
+	ts := metav1.NewTime(now.Add(time.Duration(period) * time.Second))
+	nm.SetDeletionTimestamp(&ts)
+	nm.SetDeletionGracePeriodSeconds(&period)
+	return next, true
+}
+
+// write stores next over old with no validation: the server's own metadata change.
+func (s *Store) write(ctx context.Context, old, next runtime.Object) (runtime.Object, error) {
+	data, err := s.encode(next)
+	if err != nil {
+		return nil, internal(err)
+	}
+	m := accessor(next)
+	oldRev, _ := strconv.ParseInt(accessor(old).GetResourceVersion(), 10, 64)
+	rev, err := s.storage.Update(ctx, s.key(m.GetNamespace(), m.GetName()), oldRev, data, 0)
+	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+		return nil, errRetry
+	}
+	if err != nil {
+		return nil, StorageError(err)
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	return next, nil
+}

@@ -1,0 +1,51 @@
+package generic
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Strategy is what makes a resource itself: its identity and the rules of its writes.
+type Strategy interface {
+	// Resource names the resource in URLs, storage keys and errors.
+	Resource() schema.GroupVersionResource
+	// Kind is the kind of one object; Kind+"List" is the kind of a list.
+	Kind() string
+	NamespaceScoped() bool
+	New() runtime.Object
+	NewList() runtime.Object
+	// PrepareForCreate sets what the server owns on a new object (uid, timestamps are set before).
+	PrepareForCreate(obj runtime.Object)
+	// PrepareForUpdate carries over from old what an update may not change through this endpoint.
+	PrepareForUpdate(obj, old runtime.Object)
+	Validate(obj runtime.Object) field.ErrorList
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+	// AllowCreateOnUpdate tells whether a PUT of an absent object creates it.
+	AllowCreateOnUpdate() bool
+	// SelectableFields are the values a field selector matches, metadata.name and
+	// metadata.namespace included.
+	SelectableFields(obj runtime.Object) fields.Set
+}
+
+// GracefulStrategy is a Strategy whose objects go through a grace period when deleted.
+type GracefulStrategy interface {
+	// GracePeriod returns the period a delete gives obj: the one asked for (nil when the request
+	// named none) or the object's default; 0 deletes at once.
+	GracePeriod(obj runtime.Object, asked *int64) int64
+}
+
+// Table is a Strategy's server-side printing, for kubectl get.
+type Table interface {
+	Columns() []metav1.TableColumnDefinition
+	// Row returns the cells of obj, one per column.
+	Row(obj runtime.Object) []any
+}
+
+// DeleteReturnsObject is a Strategy whose delete answers the deleted object, as Kubernetes does
+// for pods and namespaces, rather than a success Status.
+type DeleteReturnsObject interface {
+	ReturnDeletedObject() bool
+}

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -12,11 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
-	"orch.io/orch/components/apiserver/registry/events"
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // MaxRequestBodyBytes is Kubernetes' limit on a request body: 3 MiB.
@@ -34,7 +36,7 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // bodyJSON reads a create or update body as JSON, converting YAML; other media types are 415.
-func bodyJSON(r *http.Request) ([]byte, error) {
+func bodyJSON(r *http.Request, kind string) ([]byte, error) {
 	contentType := r.Header.Get("Content-Type")
 	mediaType := "application/json"
 	if contentType != "" {
@@ -53,7 +55,7 @@ func bodyJSON(r *http.Request) ([]byte, error) {
 	if mediaType == "application/yaml" {
 		converted, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Event): yaml parse error: %v", err))
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): yaml parse error: %v", kind, err))
 		}
 		data = converted
 	}
@@ -87,19 +89,30 @@ func parseFieldValidation(r *http.Request) (fieldValidation, error) {
 	}
 }
 
-// decodeEvent decodes data into an Event case-sensitively, as Kubernetes does. Unknown and
-// duplicate fields fail the request under Strict and become Warning headers under Warn.
+// decodeEvent decodes data into an Event.
 func decodeEvent(w http.ResponseWriter, data []byte, mode fieldValidation) (*eventsv1.Event, error) {
 	e := &eventsv1.Event{}
-	strictErrs, err := sigsjson.UnmarshalStrict(data, e, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err := decodeObject(w, data, mode, e, eventsv1.SchemeGroupVersion.WithKind("Event")); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// decodeObject decodes data into obj case-sensitively, as Kubernetes does, refusing another kind
+// or version. Unknown and duplicate fields fail the request under Strict and become Warning
+// headers under Warn.
+func decodeObject(w http.ResponseWriter, data []byte, mode fieldValidation, obj any, gvk schema.GroupVersionKind) error {
+	strictErrs, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Event): json parse error: %v (%s)", err, excerpt(data)))
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): json parse error: %v (%s)", gvk.Kind, err, excerpt(data)))
 	}
-	if e.Kind != "" && e.Kind != "Event" {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type Event): kind %q is not Event", e.Kind))
+	var tm metav1.TypeMeta
+	_ = json.Unmarshal(data, &tm)
+	if tm.Kind != "" && tm.Kind != gvk.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): kind %q is not %s", gvk.Kind, tm.Kind, gvk.Kind))
 	}
-	if e.APIVersion != "" && e.APIVersion != eventsv1.SchemeGroupVersion.String() {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", e.APIVersion, eventsv1.SchemeGroupVersion.String()))
+	if tm.APIVersion != "" && tm.APIVersion != gvk.GroupVersion().String() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, gvk.GroupVersion().String()))
 	}
 	if len(strictErrs) > 0 {
 		switch mode {
@@ -108,14 +121,14 @@ func decodeEvent(w http.ResponseWriter, data []byte, mode fieldValidation) (*eve
 			for i, se := range strictErrs {
 				msgs[i] = se.Error()
 			}
-			return nil, apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+			return apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
 		case validationWarn:
 			for _, se := range strictErrs {
 				addWarning(w, se.Error())
 			}
 		}
 	}
-	return e, nil
+	return nil
 }
 
 // excerpt is the start of a body quoted in a parse error, as Kubernetes quotes it.
@@ -166,9 +179,10 @@ func parseInt(r *http.Request, name string) (int64, error) {
 	return n, nil
 }
 
-func parseListOptions(r *http.Request) (events.ListOptions, error) {
+// parseListOptions reads the list parameters; selectable tells the field-selector keys allowed.
+func parseListOptions(r *http.Request, selectable func(string) bool) (generic.ListOptions, error) {
 	q := r.URL.Query()
-	var o events.ListOptions
+	var o generic.ListOptions
 	var err error
 	if o.Labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
 		return o, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
@@ -177,7 +191,7 @@ func parseListOptions(r *http.Request) (events.ListOptions, error) {
 		return o, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 	}
 	for _, req := range o.Fields.Requirements() {
-		if !eventsv1.IsSelectableField(req.Field) {
+		if !selectable(req.Field) {
 			return o, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
 	}

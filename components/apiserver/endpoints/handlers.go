@@ -123,7 +123,7 @@ func (h *handlers) listOrWatch(req *restful.Request, resp *restful.Response) {
 		h.watch(req, resp)
 		return
 	}
-	opts, err := parseListOptions(req.Request)
+	opts, err := parseListOptions(req.Request, eventsv1.IsSelectableField)
 	if err != nil {
 		fail(req, resp, err)
 		return
@@ -160,7 +160,7 @@ func decodeBody(req *restful.Request, resp *restful.Response) (*eventsv1.Event, 
 	if err != nil {
 		return nil, false, err
 	}
-	data, err := bodyJSON(req.Request)
+	data, err := bodyJSON(req.Request, "Event")
 	if err != nil {
 		return nil, false, err
 	}
@@ -299,7 +299,7 @@ func (h *handlers) deleteCollection(req *restful.Request, resp *restful.Response
 		fail(req, resp, err)
 		return
 	}
-	opts, err := parseListOptions(r)
+	opts, err := parseListOptions(r, eventsv1.IsSelectableField)
 	if err != nil {
 		fail(req, resp, err)
 		return

@@ -7,6 +7,7 @@ import (
 
 	restful "github.com/emicklei/go-restful/v3"
 
+	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/registry/events"
 )
 
@@ -20,7 +21,7 @@ type watchFrame struct {
 // client leaves, timeoutSeconds pass, or the stream ends with an ERROR frame.
 func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
 	r := req.Request
-	opts, err := parseListOptions(r)
+	opts, err := parseListOptions(r, eventsv1.IsSelectableField)
 	if err != nil {
 		fail(req, resp, err)
 		return
@@ -73,7 +74,17 @@ func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
 		fail(req, resp, err)
 		return
 	}
-	w := resp.ResponseWriter
+	streamFrames(resp.ResponseWriter, stream, func(ev events.WatchEvent) watchFrame {
+		if ev.Status != nil {
+			return watchFrame{Type: string(ev.Type), Object: ev.Status}
+		}
+		return watchFrame{Type: string(ev.Type), Object: ev.Object}
+	})
+}
+
+// streamFrames writes a watch stream as newline-delimited JSON frames over a chunked response,
+// flushing whenever no further event is already waiting.
+func streamFrames[T any](w http.ResponseWriter, stream <-chan T, frame func(T) watchFrame) {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache, private")
@@ -83,11 +94,8 @@ func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
 	}
 	enc := json.NewEncoder(w)
 	for ev := range stream {
-		frame := watchFrame{Type: string(ev.Type), Object: ev.Object}
-		if ev.Status != nil {
-			frame.Object = ev.Status
-		}
-		if err := enc.Encode(&frame); err != nil {
+		f := frame(ev)
+		if err := enc.Encode(&f); err != nil {
 			return // the client left
 		}
 		if flusher != nil && len(stream) == 0 {

@@ -13,8 +13,23 @@ func TestDiscovery(t *testing.T) {
 	e := newEnv(t)
 	var groups metav1.APIGroupList
 	decode(t, e.do("GET", "/apis", nil), &groups)
-	if groups.Kind != "APIGroupList" || len(groups.Groups) != 1 || groups.Groups[0].Name != "events.orch.io" || groups.Groups[0].PreferredVersion.GroupVersion != "events.orch.io/v1" {
+	if groups.Kind != "APIGroupList" || len(groups.Groups) != 2 || groups.Groups[0].Name != "events.orch.io" || groups.Groups[0].PreferredVersion.GroupVersion != "events.orch.io/v1" ||
+		groups.Groups[1].Name != "coordination.orch.io" {
 		t.Fatalf("/apis = %+v", groups)
+	}
+	var versions metav1.APIVersions
+	decode(t, e.do("GET", "/api", nil), &versions)
+	if versions.Kind != "APIVersions" || strings.Join(versions.Versions, ",") != "v1" {
+		t.Fatalf("/api = %+v", versions)
+	}
+	var core metav1.APIResourceList
+	decode(t, e.do("GET", "/api/v1", nil), &core)
+	var names []string
+	for _, r := range core.APIResources {
+		names = append(names, r.Name)
+	}
+	if got := strings.Join(names, ","); got != "namespaces,namespaces/status,namespaces/finalize,nodes,nodes/status,pods,pods/status,pods/binding,pods/eviction" {
+		t.Fatalf("/api/v1 resources = %s", got)
 	}
 	var group metav1.APIGroup
 	decode(t, e.do("GET", "/apis/events.orch.io", nil), &group)

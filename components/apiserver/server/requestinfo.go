@@ -8,20 +8,28 @@ import (
 )
 
 // requestAttributes reads what a request asks for from its method and path, as Kubernetes'
-// RequestInfoResolver does: resource requests under /apis/<group>/<version>/, everything else a
-// non-resource request with the lower-case method as its verb.
+// RequestInfoResolver does: resource requests under /api/v1/ and /apis/<group>/<version>/,
+// everything else a non-resource request with the lower-case method as its verb.
 func requestAttributes(r *http.Request) authz.Attributes {
 	a := authz.Attributes{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if len(parts) < 4 || parts[0] != "apis" {
+	var rest []string
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		a.APIVersion, rest = parts[1], parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		a.APIGroup, a.APIVersion, rest = parts[1], parts[2], parts[3:]
+	default:
 		return a
 	}
 	a.ResourceRequest = true
-	a.APIGroup, a.APIVersion = parts[1], parts[2]
-	rest := parts[3:]
-	if len(rest) >= 3 && rest[0] == "namespaces" {
+	// namespaces/<ns> is the namespace itself, and so are its status and finalize; anything else
+	// after a namespace is a resource in it.
+	if rest[0] == "namespaces" && len(rest) > 1 {
 		a.Namespace = rest[1]
-		rest = rest[2:]
+		if len(rest) > 2 && rest[2] != "status" && rest[2] != "finalize" {
+			rest = rest[2:]
+		}
 	}
 	a.Resource = rest[0]
 	if len(rest) > 1 {

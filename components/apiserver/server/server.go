@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
 
@@ -82,14 +83,34 @@ func New(c Config) (http.Handler, error) {
 	}()
 	store := events.New(events.Options{Storage: cached, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix})
 
+	reg, err := newRegistry(c, store)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.Clock.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := reg.ensureNamespaces(ctx); err != nil {
+		return nil, err
+	}
+	controllerCtx, stopControllers := context.WithCancel(context.Background())
+	go func() {
+		<-c.Stopping
+		stopControllers()
+	}()
+	go reg.runNamespaceController(controllerCtx, c)
+
 	container := restful.NewContainer()
 	container.Router(restful.CurlyRouter{})
 	container.ServiceErrorHandler(serviceError)
-	container.Add(endpoints.WebService(endpoints.Config{
+	endpointsConfig := endpoints.Config{
 		Store: store, Clock: c.Clock, MinRequestTimeout: c.MinRequestTimeout,
 		Jitter: c.Jitter, BookmarkInterval: c.BookmarkInterval, Stopping: c.Stopping,
-	}))
-	container.Add(discoveryService())
+	}
+	container.Add(endpoints.WebService(endpointsConfig))
+	for _, gv := range reg.groups {
+		container.Add(gv.WebService(endpointsConfig))
+	}
+	container.Add(discoveryService(reg.groups))
 
 	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources())
 	if err != nil {
@@ -99,6 +120,8 @@ func New(c Config) (http.Handler, error) {
 	mux.Handle("/openapi/", docs)
 	mux.Handle("/apis/", container)
 	mux.Handle("/apis", container)
+	mux.Handle("/api/", container)
+	mux.Handle("/api", container)
 	mux.Handle("/version", jsonHandler(func() any { return c.Version }))
 	checks := []healthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}
 	mux.Handle("/healthz", healthHandler("healthz", checks))
@@ -146,23 +169,42 @@ func serviceError(se restful.ServiceError, req *restful.Request, resp *restful.R
 	endpoints.WriteError(resp.ResponseWriter, req.Request, err)
 }
 
-func discoveryService() *restful.WebService {
-	group := metav1.APIGroup{
-		TypeMeta:         metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
-		Name:             eventsv1.GroupName,
-		Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: eventsv1.SchemeGroupVersion.String(), Version: "v1"}},
-		PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: eventsv1.SchemeGroupVersion.String(), Version: "v1"},
+// discoveryService answers /api and /apis: the core version and every group, events first.
+func discoveryService(groups []endpoints.GroupVersion) *restful.WebService {
+	groupOf := func(gv schema.GroupVersion) metav1.APIGroup {
+		v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
+		return metav1.APIGroup{
+			TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
+			Name:     gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v,
+		}
+	}
+	all := []metav1.APIGroup{groupOf(eventsv1.SchemeGroupVersion)}
+	for _, g := range groups {
+		if g.GroupVersion.Group != "" {
+			all = append(all, groupOf(g.GroupVersion))
+		}
 	}
 	ws := new(restful.WebService)
-	ws.Path("/apis").Produces("*/*")
-	ws.Route(ws.GET("").To(func(req *restful.Request, resp *restful.Response) {
-		g := group
-		g.TypeMeta = metav1.TypeMeta{}
-		writeJSON(resp.ResponseWriter, req.Request, &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{g}})
+	ws.Path("/").Produces("*/*")
+	ws.Route(ws.GET("/api").To(func(req *restful.Request, resp *restful.Response) {
+		writeJSON(resp.ResponseWriter, req.Request, &metav1.APIVersions{
+			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"},
+			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: req.Request.Host}},
+		})
 	}))
-	ws.Route(ws.GET("/" + eventsv1.GroupName).To(func(req *restful.Request, resp *restful.Response) {
-		writeJSON(resp.ResponseWriter, req.Request, &group)
+	ws.Route(ws.GET("/apis").To(func(req *restful.Request, resp *restful.Response) {
+		list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+		for _, g := range all {
+			g.TypeMeta = metav1.TypeMeta{}
+			list.Groups = append(list.Groups, g)
+		}
+		writeJSON(resp.ResponseWriter, req.Request, list)
 	}))
+	for _, g := range all {
+		ws.Route(ws.GET("/apis/" + g.Name).To(func(req *restful.Request, resp *restful.Response) {
+			writeJSON(resp.ResponseWriter, req.Request, &g)
+		}))
+	}
 	return ws
 }
 

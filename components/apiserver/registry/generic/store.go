@@ -35,9 +35,12 @@ type Options struct {
 	NewUID func() types.UID
 	// NameSuffix makes the random part of generated names.
 	NameSuffix func() string
-	// Admit, when set, may refuse a create in a namespace (Kubernetes' NamespaceLifecycle).
-	Admit func(ctx context.Context, namespace string) error
+	// Admit, when set, may refuse a create of name in namespace (Kubernetes' NamespaceLifecycle).
+	Admit AdmitFunc
 }
+
+// AdmitFunc decides whether an object of gr may be created in namespace.
+type AdmitFunc func(ctx context.Context, gr schema.GroupResource, namespace, name string) error
 
 // Store serves one resource from storage. Errors it returns are *apierrors.StatusError.
 type Store struct {
@@ -48,7 +51,7 @@ type Store struct {
 	clock      clock.Clock
 	newUID     func() types.UID
 	nameSuffix func() string
-	admit      func(context.Context, string) error
+	admit      AdmitFunc
 	keyRoot    string
 	gvk        schema.GroupVersionKind
 }
@@ -191,7 +194,7 @@ func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object,
 		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
 	if s.admit != nil && s.strategy.NamespaceScoped() {
-		if err := s.admit(ctx, m.GetNamespace()); err != nil {
+		if err := s.admit(ctx, s.groupResource(), m.GetNamespace(), m.GetName()); err != nil {
 			return nil, err
 		}
 	}
@@ -322,7 +325,7 @@ func (s *Store) replace(ctx context.Context, old, next runtime.Object, dryRun bo
 		return next, nil
 	}
 	// The last finalizer gone from an object being deleted without grace deletes it.
-	if ts := nm.GetDeletionTimestamp(); ts != nil && len(nm.GetFinalizers()) == 0 {
+	if ts := nm.GetDeletionTimestamp(); ts != nil && !s.finalizing(next) {
 		if g := nm.GetDeletionGracePeriodSeconds(); g == nil || *g == 0 {
 			return s.remove(ctx, next)
 		}
@@ -485,22 +488,33 @@ func (s *Store) beforeDelete(old runtime.Object, asked *int64) (next runtime.Obj
 	if m.GetDeletionTimestamp() != nil {
 		// Only a shorter grace period changes a deletion under way.
 		if current == nil || period >= *current || asked == nil {
-			if len(m.GetFinalizers()) > 0 || (current != nil && *current > 0) {
+			if s.finalizing(old) || (current != nil && *current > 0) {
 				return nil, true
 			}
 			return nil, false
 		}
 	}
-	finalizing := len(m.GetFinalizers()) > 0
-	if period == 0 && !finalizing {
+	if period == 0 && !s.finalizing(old) {
 		return nil, false
 	}
 	next = old.DeepCopyObject()
+	if f, ok := s.strategy.(FinalizingStrategy); ok {
+		f.MarkDeleting(next)
+	}
 	nm := accessor(next)
 	ts := metav1.NewTime(now.Add(time.Duration(period) * time.Second))
 	nm.SetDeletionTimestamp(&ts)
 	nm.SetDeletionGracePeriodSeconds(&period)
 	return next, true
+}
+
+// finalizing tells whether obj waits on finalizers, the server's own included.
+func (s *Store) finalizing(obj runtime.Object) bool {
+	if len(accessor(obj).GetFinalizers()) > 0 {
+		return true
+	}
+	f, ok := s.strategy.(FinalizingStrategy)
+	return ok && f.Finalizing(obj)
 }
 
 // write stores next over old with no validation: the server's own metadata change.

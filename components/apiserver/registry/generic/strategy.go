@@ -1,6 +1,8 @@
 package generic
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,12 +42,20 @@ type GracefulStrategy interface {
 // Table is a Strategy's server-side printing, for kubectl get.
 type Table interface {
 	Columns() []metav1.TableColumnDefinition
-	// Row returns the cells of obj, one per column.
-	Row(obj runtime.Object) []any
+	// Row returns the cells of obj, one per column; now is for ages.
+	Row(obj runtime.Object, now time.Time) []any
 }
 
 // DeleteReturnsObject is a Strategy whose delete answers the deleted object, as Kubernetes does
 // for pods and namespaces, rather than a success Status.
 type DeleteReturnsObject interface {
 	ReturnDeletedObject() bool
+}
+
+// FinalizingStrategy is a Strategy whose objects, once deleted, stay until the server has finished
+// them (a namespace empties first): deletion marks them, and they go when Finalizing turns false.
+type FinalizingStrategy interface {
+	Finalizing(obj runtime.Object) bool
+	// MarkDeleting changes obj as its deletion starts (a namespace's phase becomes Terminating).
+	MarkDeleting(obj runtime.Object)
 }

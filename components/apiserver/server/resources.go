@@ -1,0 +1,289 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"net/http"
+	sigsjson "sigs.k8s.io/json"
+	"slices"
+	"time"
+
+	restful "github.com/emicklei/go-restful/v3"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/registry/coordination"
+	"orch.io/orch/components/apiserver/registry/core"
+	"orch.io/orch/components/apiserver/registry/events"
+	"orch.io/orch/components/apiserver/registry/generic"
+	"orch.io/orch/components/apiserver/storage/cacher"
+)
+
+// registry is every resource the server keeps beside events.
+type registry struct {
+	namespaces, namespaceStatus, namespaceFinalize *generic.Store
+	nodes, nodeStatus                              *generic.Store
+	pods, podStatus, podBinding                    *generic.Store
+	leases                                         *generic.Store
+	events                                         *events.Store
+	groups                                         []endpoints.GroupVersion
+}
+
+// newRegistry builds the stores, each on a watch cache of its own over c.Storage.
+func newRegistry(c Config, eventStore *events.Store) (*registry, error) {
+	r := &registry{events: eventStore}
+	newStore := func(s generic.Strategy, admit generic.AdmitFunc) (*generic.Store, error) {
+		cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
+		if err != nil {
+			return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
+		}
+		go func() {
+			select {
+			case <-c.Stopping:
+				cached.Stop()
+			case <-cached.Stopped():
+			}
+		}()
+		return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: admit}), nil
+	}
+	var err error
+	if r.namespaces, err = newStore(core.NamespaceStrategy{}, nil); err != nil {
+		return nil, err
+	}
+	if r.nodes, err = newStore(core.NodeStrategy{}, nil); err != nil {
+		return nil, err
+	}
+	if r.pods, err = newStore(core.PodStrategy{}, r.admitNamespace); err != nil {
+		return nil, err
+	}
+	if r.leases, err = newStore(coordination.LeaseStrategy{}, r.admitNamespace); err != nil {
+		return nil, err
+	}
+	r.namespaceStatus = r.namespaces.WithUpdates(core.NamespaceStatusStrategy{})
+	r.namespaceFinalize = r.namespaces.WithUpdates(core.NamespaceFinalizeStrategy{})
+	r.nodeStatus = r.nodes.WithUpdates(core.NodeStatusStrategy{})
+	r.podStatus = r.pods.WithUpdates(core.PodStatusStrategy{})
+	r.podBinding = r.pods.WithUpdates(core.PodBindingStrategy{})
+
+	r.groups = []endpoints.GroupVersion{
+		{GroupVersion: core.GroupVersion, Resources: []endpoints.Resource{
+			{Store: r.namespaces, Status: r.namespaceStatus, Singular: "namespace", ShortNames: []string{"ns"},
+				SelectableFields: []string{"metadata.name", "status.phase"},
+				Subresources:     []endpoints.Subresource{{Name: "finalize", Method: http.MethodPut, Verbs: []string{"update"}, Kind: "Namespace", Handler: r.finalize}}},
+			{Store: r.nodes, Status: r.nodeStatus, Singular: "node", ShortNames: []string{"no"},
+				SelectableFields: []string{"metadata.name", "spec.unschedulable"}},
+			{Store: r.pods, Status: r.podStatus, Singular: "pod", ShortNames: []string{"po"},
+				SelectableFields: core.PodSelectableFieldNames,
+				Subresources: []endpoints.Subresource{
+					{Name: "binding", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Binding", Handler: r.bind},
+					{Name: "eviction", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Eviction", Handler: r.evict},
+				}},
+		}},
+		{GroupVersion: coordination.GroupVersion, Resources: []endpoints.Resource{
+			{Store: r.leases, Singular: "lease", SelectableFields: []string{"metadata.name", "metadata.namespace"}},
+		}},
+	}
+	return r, nil
+}
+
+// admitNamespace is Kubernetes' NamespaceLifecycle: nothing is created in a namespace that does
+// not exist or is being deleted.
+func (r *registry) admitNamespace(ctx context.Context, gr schema.GroupResource, namespace, name string) error {
+	obj, err := r.namespaces.Get(ctx, "", namespace)
+	if err != nil {
+		return err
+	}
+	if obj.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
+		status := apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
+		status.ErrStatus.Details.Causes = append(status.ErrStatus.Details.Causes, metav1.StatusCause{
+			Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", namespace), Field: "metadata.namespace",
+		})
+		return status
+	}
+	return nil
+}
+
+// ensureNamespaces creates the namespaces that exist from the start, where missing.
+func (r *registry) ensureNamespaces(ctx context.Context) error {
+	for _, name := range core.InitialNamespaces {
+		_, err := r.namespaces.Create(ctx, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, false)
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("server: creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func created(req *restful.Request, resp *restful.Response) {
+	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusCreated, &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated,
+	})
+}
+
+// bind is pods/binding: a pod gets its node once.
+func (r *registry) bind(req *restful.Request, resp *restful.Response) {
+	var b corev1.Binding
+	if err := decodeJSONBody(req, &b, "Binding"); err != nil {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
+		return
+	}
+	name := req.PathParameter("name")
+	if b.Target.Name == "" {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, name, fieldRequired("target.name")))
+		return
+	}
+	_, err := r.podBinding.GuaranteedUpdate(req.Request.Context(), req.PathParameter("namespace"), name, func(obj runtime.Object) (runtime.Object, error) {
+		pod := obj.(*corev1.Pod)
+		if pod.DeletionTimestamp != nil {
+			return nil, apierrors.NewConflict(corev1.Resource("pods/binding"), name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", name))
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, apierrors.NewConflict(corev1.Resource("pods/binding"), name, fmt.Errorf("pod %s is already assigned to node %q", name, pod.Spec.NodeName))
+		}
+		pod.Spec.NodeName = b.Target.Name
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
+		return pod, nil
+	})
+	if err != nil {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
+		return
+	}
+	created(req, resp)
+}
+
+// evict is pods/eviction: a delete with the eviction's options. orch has no disruption budgets,
+// so an eviction is always allowed.
+func (r *registry) evict(req *restful.Request, resp *restful.Response) {
+	var e policyv1.Eviction
+	if err := decodeJSONBody(req, &e, "Eviction"); err != nil {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
+		return
+	}
+	name := req.PathParameter("name")
+	if e.Name != "" && e.Name != name {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewBadRequest("name in URL does not match name in Eviction object"))
+		return
+	}
+	var opts generic.DeleteOptions
+	if d := e.DeleteOptions; d != nil {
+		opts.GracePeriodSeconds = d.GracePeriodSeconds
+		opts.DryRun = len(d.DryRun) > 0
+		if d.Preconditions != nil {
+			opts.UID, opts.ResourceVersion = d.Preconditions.UID, d.Preconditions.ResourceVersion
+		}
+	}
+	if _, _, err := r.pods.Delete(req.Request.Context(), req.PathParameter("namespace"), name, opts); err != nil {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
+		return
+	}
+	created(req, resp)
+}
+
+// finalize is namespaces/finalize: only spec.finalizers changes.
+func (r *registry) finalize(req *restful.Request, resp *restful.Response) {
+	var ns corev1.Namespace
+	if err := decodeJSONBody(req, &ns, "Namespace"); err != nil {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
+		return
+	}
+	out, _, err := r.namespaceFinalize.Update(req.Request.Context(), "", req.PathParameter("name"), &ns, false)
+	if err != nil {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
+		return
+	}
+	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusOK, out)
+}
+
+// namespaceSweepInterval is how often terminating namespaces are emptied and finished.
+const namespaceSweepInterval = 2 * time.Second
+
+// runNamespaceController empties each terminating namespace (pods gracefully: a pod on a node
+// goes when its agent confirms) and removes it once nothing is left, as Kubernetes' namespace
+// controller does.
+func (r *registry) runNamespaceController(ctx context.Context, c Config) {
+	ticker := c.Clock.Ticker(namespaceSweepInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			if err := r.sweepNamespaces(ctx); err != nil && ctx.Err() == nil {
+				klog.ErrorS(err, "Finishing terminating namespaces")
+			}
+		}
+	}
+}
+
+func (r *registry) sweepNamespaces(ctx context.Context) error {
+	list, err := r.namespaces.List(ctx, "", generic.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, obj := range generic.Items(list) {
+		ns := obj.(*corev1.Namespace)
+		if ns.DeletionTimestamp == nil {
+			continue
+		}
+		empty, err := r.emptyNamespace(ctx, ns.Name)
+		if err != nil || !empty {
+			return err
+		}
+		_, err = r.namespaceFinalize.GuaranteedUpdate(ctx, "", ns.Name, func(obj runtime.Object) (runtime.Object, error) {
+			n := obj.(*corev1.Namespace)
+			n.Spec.Finalizers = slices.DeleteFunc(n.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == core.FinalizerOrch })
+			return n, nil
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// emptyNamespace deletes what namespace holds and tells whether nothing is left.
+func (r *registry) emptyNamespace(ctx context.Context, namespace string) (bool, error) {
+	if _, err := r.events.DeleteCollection(ctx, namespace, events.ListOptions{}, false); err != nil {
+		return false, err
+	}
+	empty := true
+	for _, s := range []*generic.Store{r.pods, r.leases} {
+		list, err := s.DeleteCollection(ctx, namespace, generic.ListOptions{}, generic.DeleteOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, obj := range generic.Items(list) {
+			if m, ok := obj.(metav1.Object); ok && m.GetDeletionTimestamp() != nil && m.GetDeletionGracePeriodSeconds() != nil && *m.GetDeletionGracePeriodSeconds() > 0 {
+				empty = false // still stopping on its node
+			}
+		}
+	}
+	return empty, nil
+}
+
+// decodeJSONBody reads a subresource's JSON body into obj, case-sensitively.
+func decodeJSONBody(req *restful.Request, obj any, kind string) error {
+	data, err := io.ReadAll(io.LimitReader(req.Request.Body, endpoints.MaxRequestBodyBytes+1))
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("reading the request body failed: %v", err))
+	}
+	if len(data) > endpoints.MaxRequestBodyBytes {
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", endpoints.MaxRequestBodyBytes))
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, obj); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", kind, err))
+	}
+	return nil
+}
+
+func fieldRequired(path string) field.ErrorList {
+	return field.ErrorList{field.Required(field.NewPath(path), "")}
+}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
@@ -66,16 +67,15 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 	if err := o.Unhonoured(); err != nil {
 		return err
 	}
-	// Refused rather than half-done: an agent that ignored --orchconfig would run pods nobody asked for.
-	if o.Flags.Orchconfig != "" {
-		return fmt.Errorf("--orchconfig %s: API-server mode is not built yet; run in standalone mode (without --orchconfig)", o.Flags.Orchconfig)
+	if c.RunOnce && o.Flags.Orchconfig != "" {
+		return fmt.Errorf("--runonce with --orchconfig %s: run once runs the static pods only and exits; drop one of them", o.Flags.Orchconfig)
 	}
 	if c.RunOnce {
 		return runOnce(ctx, o, h, clk)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	failed, err := runStandalone(ctx, o, h, clk)
+	failed, err := runAgent(ctx, o, h, clk)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Asked to stop while starting (SIGTERM): a stop, not a failure to start.
@@ -104,7 +104,7 @@ const (
 
 // runOnce starts the static pods of the sources, reports whether each ran, and fails when one did not.
 func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) error {
-	a, _, err := newAgent(ctx, o, h, clk)
+	a, _, err := newAgent(ctx, o, h, clk, events.NewLogSink(os.Stderr))
 	if err != nil {
 		return err
 	}
@@ -128,8 +128,8 @@ func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clo
 	return nil
 }
 
-// newAgent connects to the runtime and assembles the agent for this node.
-func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (*agent.Agent, string, error) {
+// newAgent connects to the runtime and assembles the agent for this node, recording events to sink.
+func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock, sink events.Sink) (*agent.Agent, string, error) {
 	c := o.Config
 	nodeName, err := sources.NodeName(o.Flags.HostnameOverride, h)
 	if err != nil {
@@ -141,18 +141,37 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	}
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
-		Sink: events.NewLogSink(os.Stderr), Cores: goruntime.NumCPU(), Logger: klog.Background(),
+		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(),
 	})
 	return a, nodeName, err
 }
 
-// runStandalone connects to the runtime and starts the agent and its servers; the channel reports
-// a component that stops before ctx ends.
-func runStandalone(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (<-chan error, error) {
+// runAgent connects to the runtime and starts the agent and its servers, and with --orchconfig
+// what API-server mode adds; the channel reports a component that stops before ctx ends.
+func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (<-chan error, error) {
 	c := o.Config
-	a, nodeName, err := newAgent(ctx, o, h, clk)
+	var clients *apiclient.Clients
+	var sink events.Sink = events.NewLogSink(os.Stderr)
+	if path := o.Flags.Orchconfig; path != "" {
+		var err error
+		clients, err = apiclient.Load(apiclient.Settings{
+			Orchconfig: path, QPS: float32(c.KubeAPIQPS), Burst: int(c.KubeAPIBurst), ContentType: c.ContentType,
+			UserAgent: "orchlet/" + o.Version.GitVersion,
+		})
+		if err != nil {
+			return nil, err
+		}
+		sink = apiclient.EventSink{Client: clients.Events}
+	}
+	a, nodeName, err := newAgent(ctx, o, h, clk, sink)
 	if err != nil {
 		return nil, err
+	}
+	var api *apiMode
+	if clients != nil {
+		if api, err = newAPIMode(ctx, o, clk, clients, a, nodeName); err != nil {
+			return nil, err
+		}
 	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -168,7 +187,7 @@ func runStandalone(ctx context.Context, o *options.Options, h host.Host, clk clo
 	}
 	addrs := srv.Addrs()
 	klog.InfoS("Serving", "https", addrs.HTTPS, "readOnly", addrs.ReadOnly, "healthz", addrs.Healthz)
-	failed := make(chan error, 1)
+	failed := make(chan error, 2)
 	go func() {
 		err := a.Run(ctx)
 		_ = srv.Close()
@@ -176,6 +195,13 @@ func runStandalone(ctx context.Context, o *options.Options, h host.Host, clk clo
 			failed <- fmt.Errorf("pod workers stopped: %w", err)
 		}
 	}()
+	if api != nil {
+		go func() {
+			if err := api.Run(ctx); err != nil && ctx.Err() == nil {
+				failed <- fmt.Errorf("API-server mode stopped: %w", err)
+			}
+		}()
+	}
 	return failed, nil
 }
 

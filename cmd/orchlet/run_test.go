@@ -157,11 +157,11 @@ func TestRunRefusesAnUnreachableRuntime(t *testing.T) {
 	}
 }
 
-// What is not built yet is refused, never silently ignored.
-func TestRunRefusesAPIServerMode(t *testing.T) {
-	err := Run(context.Background(), parse(t, "--orchconfig=/etc/orch/orchlet.conf"), host.NewFake(), clock.NewMock())
-	if err == nil || !strings.Contains(err.Error(), "API-server mode is not built yet") {
-		t.Errorf("err = %v, want API-server mode refused", err)
+// --runonce runs the static pods and exits: with an API server there is no end, so the two are refused together.
+func TestRunRefusesRunOnceInAPIServerMode(t *testing.T) {
+	err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--orchconfig=/etc/orch/orchlet.conf"), host.NewFake(), clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), "--runonce with --orchconfig") {
+		t.Errorf("err = %v, want --runonce with --orchconfig refused", err)
 	}
 }
 

@@ -55,6 +55,7 @@ type Agent struct {
 	node        string
 	started     time.Time
 	runtime     cri.RuntimeService
+	images      cri.ImageManagerService
 	execTimeout time.Duration
 	podCIDR     string
 	logger      klog.Logger
@@ -68,7 +69,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if d.HTTP == nil {
 		d.HTTP = &http.Client{}
 	}
-	a := &Agent{clk: d.Clock, node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, execTimeout: cfg.RuntimeRequestTimeout.Duration, podCIDR: cfg.PodCIDR, logger: d.Logger}
+	a := &Agent{clk: d.Clock, node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, images: d.Images, execTimeout: cfg.RuntimeRequestTimeout.Duration, podCIDR: cfg.PodCIDR, logger: d.Logger}
 	var err error
 	a.Events, err = events.New(events.Options{
 		Clock: d.Clock, NodeName: d.NodeName, QPS: cfg.EventRecordQPS, Burst: cfg.EventBurst, Sink: d.Sink,
@@ -97,6 +98,10 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	}
 	return a, nil
 }
+
+// Runtime and Images are the CRI services the agent runs pods on.
+func (a *Agent) Runtime() cri.RuntimeService     { return a.runtime }
+func (a *Agent) Images() cri.ImageManagerService { return a.images }
 
 // reportSourceProblem logs a manifest that could not be used and records it as a Warning event,
 // regarding the pod when the manifest got that far and the node otherwise.

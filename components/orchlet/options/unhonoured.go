@@ -17,12 +17,15 @@ type unhonoured struct {
 	field, flag string
 	// missing says what this orchlet lacks, in the user's words.
 	missing string
+	// apiOnly: the setting acts in API-server mode and is refused only without --orchconfig.
+	apiOnly bool
 }
 
 const (
 	missingEviction  = "eviction and garbage collection are not built yet"
 	missingCgroups   = "cgroup and resource management are not built yet"
-	missingAPIMode   = "API-server mode is not built yet"
+	missingAPIMode   = "certificate bootstrap and rotation, cloud providers and controller-managed volume attachment are not built yet"
+	onlyAPIMode      = "it acts only in API-server mode"
 	missingVolumes   = "volume plugins and volume statistics are not built yet"
 	missingNetwork   = "orchlet leaves pod networking to the runtime"
 	missingCredPlugs = "image credential provider plugins are not built yet"
@@ -74,22 +77,22 @@ var unhonouredSettings = []unhonoured{
 	{option: "oom-score-adj", field: "oomScoreAdj", missing: missingCgroups},
 	{option: "seccomp-default", flag: "SeccompDefault", missing: missingCgroups},
 
-	{option: "register-node", field: "registerNode", missing: missingAPIMode},
-	{option: "register-with-taints", field: "registerWithTaints", missing: missingAPIMode},
-	{option: "node-status-update-frequency", field: "nodeStatusUpdateFrequency", missing: missingAPIMode},
-	{option: "node-status-max-images", field: "nodeStatusMaxImages", missing: missingAPIMode},
-	{option: "kube-api-qps", field: "kubeAPIQPS", missing: missingAPIMode},
-	{option: "kube-api-burst", field: "kubeAPIBurst", missing: missingAPIMode},
-	{option: "kube-api-content-type", field: "contentType", missing: missingAPIMode},
+	{option: "register-node", field: "registerNode", missing: onlyAPIMode, apiOnly: true},
+	{option: "register-with-taints", field: "registerWithTaints", missing: onlyAPIMode, apiOnly: true},
+	{option: "node-status-update-frequency", field: "nodeStatusUpdateFrequency", missing: onlyAPIMode, apiOnly: true},
+	{option: "node-status-max-images", field: "nodeStatusMaxImages", missing: onlyAPIMode, apiOnly: true},
+	{option: "kube-api-qps", field: "kubeAPIQPS", missing: onlyAPIMode, apiOnly: true},
+	{option: "kube-api-burst", field: "kubeAPIBurst", missing: onlyAPIMode, apiOnly: true},
+	{option: "kube-api-content-type", field: "contentType", missing: onlyAPIMode, apiOnly: true},
 	{option: "rotate-certificates", field: "rotateCertificates", missing: missingAPIMode},
 	{option: "rotate-server-certificates", field: "serverTLSBootstrap", missing: missingAPIMode},
 	{option: "enable-controller-attach-detach", field: "enableControllerAttachDetach", missing: missingAPIMode},
 	{option: "bootstrap-kubeconfig", flag: "BootstrapKubeconfig", missing: missingAPIMode},
-	{option: "node-ip", flag: "NodeIP", missing: missingAPIMode},
-	{option: "node-labels", flag: "NodeLabels", missing: missingAPIMode},
-	{option: "provider-id", flag: "ProviderID", missing: missingAPIMode},
+	{option: "node-ip", flag: "NodeIP", missing: onlyAPIMode, apiOnly: true},
+	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
+	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
 	{option: "cloud-provider", flag: "CloudProvider", missing: missingAPIMode},
-	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: missingAPIMode},
+	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: onlyAPIMode, apiOnly: true},
 
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "volume-stats-agg-period", field: "volumeStatsAggPeriod", missing: missingVolumes},
@@ -126,6 +129,9 @@ func (o *Options) Unhonoured() error {
 	flags, defFlags := reflect.ValueOf(o.Flags), reflect.ValueOf(defaultFlags())
 	var errs []error
 	for _, u := range unhonouredSettings {
+		if u.apiOnly && o.Flags.Orchconfig != "" {
+			continue
+		}
 		var changed bool
 		name := "--" + u.option
 		if u.field != "" {
@@ -134,7 +140,9 @@ func (o *Options) Unhonoured() error {
 		} else {
 			changed = !reflect.DeepEqual(flags.FieldByName(u.flag).Interface(), defFlags.FieldByName(u.flag).Interface())
 		}
-		if changed {
+		if changed && u.apiOnly {
+			errs = append(errs, fmt.Errorf("%s: %s; set --orchconfig or leave it at its default", name, u.missing))
+		} else if changed {
 			errs = append(errs, fmt.Errorf("%s: this orchlet does not act on it yet (%s); leave it at its default", name, u.missing))
 		}
 	}

@@ -103,7 +103,15 @@ func TestEveryUnhonouredSettingIsRefusedByName(t *testing.T) {
 			if u.field != "" {
 				want += " (" + u.field + ")"
 			}
-			if err == nil || !strings.Contains(err.Error(), want+": this orchlet does not act on it yet") {
+			message := ": this orchlet does not act on it yet"
+			if u.apiOnly {
+				message = ": it acts only in API-server mode; set --orchconfig"
+				// With --orchconfig the agent acts on it.
+				if err := mustParse(t, append(args, "--orchconfig=/etc/orch/orchlet.conf")...).Unhonoured(); err != nil && strings.Contains(err.Error(), want) {
+					t.Fatalf("%q with --orchconfig: %v", args, err)
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), want+message) {
 				t.Fatalf("%q: err = %v, want one naming %s", args, err, want)
 			}
 		})

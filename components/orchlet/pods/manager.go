@@ -119,7 +119,9 @@ type Manager struct {
 
 	statusMu  sync.Mutex
 	published []*corev1.Pod // shared, never modified: Pods hands out copies
+	stopping  map[types.UID]bool
 	version   uint64
+	changed   chan struct{} // closed and replaced at each publish
 
 	step        sync.Mutex // one Step at a time; guards everything below
 	pods        map[types.UID]*podState
@@ -182,6 +184,7 @@ func New(o Options) (*Manager, error) {
 		pulling:      map[pullKey]bool{},
 		pulled:       map[pullKey]pullResult{},
 		callsChanged: make(chan struct{}),
+		changed:      make(chan struct{}),
 		seen:         map[string]seenObject{},
 		relisted:     map[string]seenObject{},
 	}
@@ -396,6 +399,29 @@ func (m *Manager) PodsVersion() uint64 {
 	return m.version
 }
 
+// Changed returns a channel closed when what Pods returns next changes.
+func (m *Manager) Changed() <-chan struct{} {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	return m.changed
+}
+
+// Stopped tells whether the pod uid has no containers or sandbox of the agent's left: it was
+// never admitted, or its removal finished tearing it down.
+func (m *Manager) Stopped(uid types.UID) bool {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	if m.stopping[uid] {
+		return false
+	}
+	for _, p := range m.published {
+		if p.UID == uid {
+			return false
+		}
+	}
+	return true
+}
+
 // publishTouched copies again only the pods touched since the last publish: an item that only
 // relisted and found nothing new publishes nothing.
 func (m *Manager) publishTouched() {
@@ -409,8 +435,10 @@ func (m *Manager) publishTouched() {
 	}
 	clear(m.touched)
 	out := make([]*corev1.Pod, 0, len(m.pods))
-	for _, p := range m.pods {
+	stopping := map[types.UID]bool{}
+	for uid, p := range m.pods {
 		if p.removed {
+			stopping[uid] = true
 			continue
 		}
 		if p.snap == nil {
@@ -426,8 +454,10 @@ func (m *Manager) publishTouched() {
 		return out[i].Name < out[j].Name
 	})
 	m.statusMu.Lock()
-	m.published = out
+	m.published, m.stopping = out, stopping
 	m.version++
+	close(m.changed)
+	m.changed = make(chan struct{})
 	m.statusMu.Unlock()
 }
 
@@ -449,6 +479,8 @@ func (m *Manager) applyUpdates() {
 				continue
 			}
 			p.removed = true
+			// A deletion through the API may shorten the grace period the spec gives.
+			p.pod.DeletionGracePeriodSeconds = u.Pod.DeletionGracePeriodSeconds
 			m.admitted--
 			m.enqueue(p.syncKey(), now)
 		default:

@@ -222,7 +222,11 @@ func (m *Manager) listPod(ctx context.Context, uid types.UID) ([]*runtimeapi.Pod
 	return sbs, ctrs, nil
 }
 
+// gracePeriod is the deletion's when the API server gave one, else the spec's.
 func (m *Manager) gracePeriod(pod *corev1.Pod) int64 {
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		return *g
+	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		return *g
 	}
@@ -274,6 +278,7 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		delete(m.queue, p.probeKey(name))
 	}
 	delete(m.pods, p.pod.UID)
+	m.touched[p.pod.UID] = true // published as stopped
 	for k := range m.pulled {
 		if k.uid == p.pod.UID {
 			delete(m.pulled, k)

@@ -24,6 +24,8 @@ import (
 const (
 	SourceFile = "file"
 	SourceHTTP = "http"
+	// SourceAPI is the API server in API-server mode: pods bound to the node.
+	SourceAPI = "api"
 )
 
 // Source is one place static pods come from.

@@ -18,7 +18,7 @@ import (
 
 // Annotations the agent sets on every static pod, Kubernetes' kubernetes.io/config.* renamed.
 const (
-	// ConfigSourceAnnotation names the source the pod came from: "file" or "http".
+	// ConfigSourceAnnotation names the source the pod came from: "file", "http" or "api".
 	ConfigSourceAnnotation = "orchlet.orch.io/config.source"
 	// ConfigHashAnnotation holds the pod's content hash, which is also its UID unless the manifest set one.
 	ConfigHashAnnotation = "orchlet.orch.io/config.hash"

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+
+	"github.com/benbjohnson/clock"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/apiclient"
+	"orch.io/orch/components/orchlet/apipods"
+	"orch.io/orch/components/orchlet/nodestatus"
+	"orch.io/orch/components/orchlet/options"
+	"orch.io/orch/components/orchlet/pods"
+)
+
+// apiMode is what API-server mode adds to the agent: its clients, its Node and Lease, and the
+// API server as a pod source.
+type apiMode struct {
+	clients *apiclient.Clients
+	node    *nodestatus.Controller
+	pods    *apipods.Syncer
+}
+
+// newAPIMode assembles the node controller and pod syncer of the agent a.
+func newAPIMode(ctx context.Context, o *options.Options, clk clock.Clock, clients *apiclient.Clients, a *agent.Agent, node string) (*apiMode, error) {
+	c := o.Config
+	addrs, err := nodeAddresses(o.Flags.NodeIP, node)
+	if err != nil {
+		return nil, err
+	}
+	memory, err := memoryBytes()
+	if err != nil {
+		return nil, fmt.Errorf("reading the node's memory: %w", err)
+	}
+	capacity, allocatable, err := capacityAndAllocatable(o, goruntime.NumCPU(), memory)
+	if err != nil {
+		return nil, err
+	}
+	m := &apiMode{clients: clients}
+	m.node = nodestatus.New(nodestatus.Options{
+		Clock: clk, Core: clients.Core, Leases: clients.Leases, Node: node, Register: c.RegisterNode,
+		Labels: nodeLabels(node, o.Flags.NodeLabels), Taints: c.RegisterWithTaints, ProviderID: o.Flags.ProviderID,
+		Addresses: addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
+		StatusFrequency: c.NodeStatusUpdateFrequency.Duration, MaxImages: c.NodeStatusMaxImages,
+		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, Logger: klog.Background(),
+	})
+	m.pods = apipods.New(apipods.Options{
+		Clock: clk, Core: clients.Core, Node: node, NodeUID: nodeUID(m.node), Workers: a.Pods, Logger: klog.Background(),
+	})
+	return m, nil
+}
+
+// Run runs the node controller and the pod syncer until ctx ends.
+func (m *apiMode) Run(ctx context.Context) error {
+	errc := make(chan error, 2)
+	go func() { errc <- m.node.Run(ctx) }()
+	go func() { errc <- m.pods.Run(ctx) }()
+	err := <-errc
+	if ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// nodeLabels are the labels the agent registers its Node with: Kubernetes' well-known three,
+// renamed, then --node-labels (checked against the allowed orch.io keys at start).
+func nodeLabels(node string, extra map[string]string) map[string]string {
+	labels := map[string]string{
+		"orch.io/hostname": node,
+		"orch.io/os":       goruntime.GOOS,
+		"orch.io/arch":     goruntime.GOARCH,
+	}
+	for k, v := range extra {
+		labels[k] = v
+	}
+	return labels
+}
+
+// nodeAddresses are --node-ip's addresses, or the host's default one (IPv4 when it has one, else
+// IPv6), then the hostname.
+func nodeAddresses(nodeIP, hostname string) ([]corev1.NodeAddress, error) {
+	var addrs []corev1.NodeAddress
+	if nodeIP != "" && nodeIP != "0.0.0.0" && nodeIP != "::" {
+		for _, s := range strings.Split(nodeIP, ",") {
+			ip := net.ParseIP(strings.TrimSpace(s))
+			if ip == nil {
+				return nil, fmt.Errorf("--node-ip %s: %q is not an IP address", nodeIP, s)
+			}
+			addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip.String()})
+		}
+	} else if ip := defaultIP(nodeIP == "::"); ip != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
+	}
+	return append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: hostname}), nil
+}
+
+// defaultIP is the first global unicast address of the host, of the preferred family first.
+func defaultIP(preferIPv6 bool) string {
+	ifaces, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	var v4, v6 string
+	for _, a := range ifaces {
+		ipnet, ok := a.(*net.IPNet)
+		if !ok || !ipnet.IP.IsGlobalUnicast() {
+			continue
+		}
+		if ipnet.IP.To4() != nil && v4 == "" {
+			v4 = ipnet.IP.String()
+		} else if ipnet.IP.To4() == nil && v6 == "" {
+			v6 = ipnet.IP.String()
+		}
+	}
+	if preferIPv6 && v6 != "" || v4 == "" {
+		return v6
+	}
+	return v4
+}
+
+// memoryBytes is MemTotal of /proc/meminfo.
+func memoryBytes() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("/proc/meminfo has no MemTotal")
+}
+
+// capacityAndAllocatable are the node's resources and what pods may use of them: capacity less
+// the hard eviction threshold on memory.available, unless
+// --experimental-allocatable-ignore-eviction.
+func capacityAndAllocatable(o *options.Options, cores int, memory int64) (corev1.ResourceList, corev1.ResourceList, error) {
+	c := o.Config
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(cores), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(memory, resource.BinarySI),
+		corev1.ResourcePods:   *resource.NewQuantity(int64(pods.Capacity(c.MaxPods, c.PodsPerCore, cores)), resource.DecimalSI),
+	}
+	allocatable := capacity.DeepCopy()
+	if v, ok := c.EvictionHard["memory.available"]; ok && !o.Flags.ExperimentalAllocatableIgnoreEviction {
+		var reserve int64
+		if pct, isPct := strings.CutSuffix(v, "%"); isPct {
+			f, err := strconv.ParseFloat(pct, 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--eviction-hard memory.available=%s: %w", v, err)
+			}
+			reserve = int64(float64(memory) * f / 100)
+		} else {
+			q, err := resource.ParseQuantity(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--eviction-hard memory.available=%s: %w", v, err)
+			}
+			reserve = q.Value()
+		}
+		allocatable[corev1.ResourceMemory] = *resource.NewQuantity(max(memory-reserve, 0), resource.BinarySI)
+	}
+	return capacity, allocatable, nil
+}
+
+// nodeUID reads the registered Node's uid for owner references; empty until registered.
+func nodeUID(m *nodestatus.Controller) func() types.UID {
+	return func() types.UID { return types.UID(m.NodeUID()) }
+}

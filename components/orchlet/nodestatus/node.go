@@ -1,0 +1,336 @@
+package nodestatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	goruntime "runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+)
+
+// Kubernetes' heartbeat: a 40 s lease renewed every quarter of it, in the node-lease namespace.
+const (
+	LeaseNamespace       = "orch-node-lease"
+	LeaseDurationSeconds = 40
+	RenewInterval        = 10 * time.Second
+)
+
+// Registration retries back off from 100 ms to 7 s, as the kubelet's do.
+const (
+	registerBackoffStart = 100 * time.Millisecond
+	registerBackoffMax   = 7 * time.Second
+)
+
+// Options are what the node controller needs from the agent.
+type Options struct {
+	Clock  clock.Clock
+	Core   kubernetes.Interface
+	Leases rest.Interface
+	Node   string
+	// Register creates the Node when absent (--register-node).
+	Register bool
+	// Labels, Taints and ProviderID are set when the Node is registered; Labels are kept on it.
+	Labels     map[string]string
+	Taints     []corev1.Taint
+	ProviderID string
+	Addresses  []corev1.NodeAddress
+	// Capacity is what the node has; Allocatable what pods may use of it.
+	Capacity, Allocatable corev1.ResourceList
+	// Port is the agent's HTTPS port, published as daemonEndpoints.
+	Port int32
+	// StatusFrequency is --node-status-update-frequency.
+	StatusFrequency time.Duration
+	// MaxImages caps status.images (-1: no cap).
+	MaxImages int32
+	Runtime   cri.RuntimeService
+	Images    cri.ImageManagerService
+	// Version is the agent's, for nodeInfo.
+	Version string
+	Logger  klog.Logger
+}
+
+// Controller keeps the agent's Node and Lease.
+type Controller struct {
+	o Options
+	// conditions are the last posted, so transition times move only on a change.
+	conditions map[corev1.NodeConditionType]corev1.NodeCondition
+	lease      *coordinationv1.Lease
+
+	mu      sync.Mutex
+	nodeUID string
+}
+
+// New returns a controller; Run drives it, or a simulator calls its steps.
+func New(o Options) *Controller {
+	return &Controller{o: o, conditions: map[corev1.NodeConditionType]corev1.NodeCondition{}}
+}
+
+// Run registers the node (retrying with back-off until it succeeds or ctx ends), then posts status
+// every StatusFrequency and renews the lease every RenewInterval. Failures are logged and tried
+// again at the next tick: a node keeps running its pods while the API server is away.
+func (c *Controller) Run(ctx context.Context) error {
+	backoff := registerBackoffStart
+	for {
+		err := c.Register(ctx)
+		if err == nil {
+			break
+		}
+		c.o.Logger.Error(err, "Registering the node failed; retrying", "node", c.o.Node, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.o.Clock.After(backoff):
+		}
+		backoff = min(2*backoff, registerBackoffMax)
+	}
+	c.step(ctx, "Updating node status", c.SyncStatus)
+	c.step(ctx, "Renewing the node lease", c.RenewLease)
+	status := c.o.Clock.Ticker(c.o.StatusFrequency)
+	defer status.Stop()
+	lease := c.o.Clock.Ticker(RenewInterval)
+	defer lease.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-status.C:
+			c.step(ctx, "Updating node status", c.SyncStatus)
+		case <-lease.C:
+			c.step(ctx, "Renewing the node lease", c.RenewLease)
+		}
+	}
+}
+
+func (c *Controller) step(ctx context.Context, what string, fn func(context.Context) error) {
+	if err := fn(ctx); err != nil && ctx.Err() == nil {
+		c.o.Logger.Error(err, what+" failed; retrying at the next period", "node", c.o.Node)
+	}
+}
+
+// Register creates the Node, or, when it exists, reconciles what the agent owns on it: its labels
+// and an unset providerID. Without Register it only checks that the Node exists.
+func (c *Controller) Register(ctx context.Context) error {
+	nodes := c.o.Core.CoreV1().Nodes()
+	if !c.o.Register {
+		n, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
+		if err == nil {
+			c.setNodeUID(n.UID)
+		}
+		return err
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: c.o.Node, Labels: maps.Clone(c.o.Labels)},
+		Spec:       corev1.NodeSpec{Taints: c.o.Taints, ProviderID: c.o.ProviderID},
+	}
+	status, err := c.status(ctx)
+	if err != nil {
+		return err
+	}
+	node.Status = *status
+	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
+	if err == nil {
+		c.setNodeUID(created.UID)
+		c.o.Logger.Info("Registered the node", "node", c.o.Node)
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	existing, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	changed := false
+	if existing.Labels == nil {
+		existing.Labels = map[string]string{}
+	}
+	for k, v := range c.o.Labels {
+		if existing.Labels[k] != v {
+			existing.Labels[k], changed = v, true
+		}
+	}
+	if existing.Spec.ProviderID == "" && c.o.ProviderID != "" {
+		existing.Spec.ProviderID, changed = c.o.ProviderID, true
+	}
+	if changed {
+		if existing, err = nodes.Update(ctx, existing, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	c.setNodeUID(existing.UID)
+	c.o.Logger.Info("Node already registered; reconciled", "node", c.o.Node)
+	return nil
+}
+
+// SyncStatus posts the node's current status.
+func (c *Controller) SyncStatus(ctx context.Context) error {
+	nodes := c.o.Core.CoreV1().Nodes()
+	node, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	status, err := c.status(ctx)
+	if err != nil {
+		return err
+	}
+	node.Status = *status
+	_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	return err
+}
+
+// status reads the runtime and builds the status to post.
+func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
+	now := metav1.NewTime(c.o.Clock.Now().Truncate(time.Second))
+	version, err := c.o.Runtime.Version(ctx, "v1")
+	if err != nil {
+		return nil, fmt.Errorf("reading the runtime's version: %w", err)
+	}
+	ready, message := true, "orchlet is posting ready status"
+	rs, err := c.o.Runtime.Status(ctx, false)
+	switch {
+	case err != nil:
+		ready, message = false, fmt.Sprintf("container runtime status check may not have completed yet: %v", err)
+	default:
+		for _, cond := range rs.GetStatus().GetConditions() {
+			if (cond.Type == runtimeapi.RuntimeReady || cond.Type == runtimeapi.NetworkReady) && !cond.Status {
+				ready, message = false, fmt.Sprintf("container runtime not ready: %s=false reason:%s message:%s", cond.Type, cond.Reason, cond.Message)
+			}
+		}
+	}
+	readyStatus, readyReason := corev1.ConditionTrue, "OrchletReady"
+	if !ready {
+		readyStatus, readyReason = corev1.ConditionFalse, "OrchletNotReady"
+	}
+	conds := []corev1.NodeCondition{
+		c.condition(corev1.NodeMemoryPressure, corev1.ConditionFalse, "OrchletHasSufficientMemory", "orchlet has sufficient memory available", now),
+		c.condition(corev1.NodeDiskPressure, corev1.ConditionFalse, "OrchletHasNoDiskPressure", "orchlet has no disk pressure", now),
+		c.condition(corev1.NodePIDPressure, corev1.ConditionFalse, "OrchletHasSufficientPID", "orchlet has sufficient PID available", now),
+		c.condition(corev1.NodeReady, readyStatus, readyReason, message, now),
+	}
+	images, err := c.images(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.NodeStatus{
+		Capacity:    c.o.Capacity.DeepCopy(),
+		Allocatable: c.o.Allocatable.DeepCopy(),
+		Conditions:  conds,
+		Addresses:   c.o.Addresses,
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{
+			KubeletEndpoint: corev1.DaemonEndpoint{Port: c.o.Port},
+		},
+		NodeInfo: corev1.NodeSystemInfo{
+			KubeletVersion:          c.o.Version,
+			ContainerRuntimeVersion: version.RuntimeName + "://" + version.RuntimeVersion,
+			OperatingSystem:         "linux",
+			Architecture:            goruntime.GOARCH,
+		},
+		Images: images,
+	}, nil
+}
+
+// condition keeps a condition's transition time while its status stays, and moves it on a change.
+func (c *Controller) condition(t corev1.NodeConditionType, status corev1.ConditionStatus, reason, message string, now metav1.Time) corev1.NodeCondition {
+	prev, seen := c.conditions[t]
+	transition := now
+	if seen && prev.Status == status {
+		transition = prev.LastTransitionTime
+	}
+	cond := corev1.NodeCondition{Type: t, Status: status, Reason: reason, Message: message, LastHeartbeatTime: now, LastTransitionTime: transition}
+	c.conditions[t] = cond
+	return cond
+}
+
+// images lists the node's images, largest first, capped at MaxImages as the kubelet does.
+func (c *Controller) images(ctx context.Context) ([]corev1.ContainerImage, error) {
+	if c.o.MaxImages == 0 {
+		return nil, nil
+	}
+	list, err := c.o.Images.ListImages(ctx, &runtimeapi.ImageFilter{})
+	if err != nil {
+		return nil, fmt.Errorf("listing images: %w", err)
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Size > list[j].Size })
+	var out []corev1.ContainerImage
+	for _, img := range list {
+		names := append(append([]string{}, img.RepoDigests...), img.RepoTags...)
+		if len(names) == 0 {
+			continue
+		}
+		out = append(out, corev1.ContainerImage{Names: names, SizeBytes: int64(img.Size)})
+		if c.o.MaxImages > 0 && len(out) == int(c.o.MaxImages) {
+			break
+		}
+	}
+	return out, nil
+}
+
+// RenewLease creates the node's Lease or renews it: holder the node, 40 s, owned by the Node.
+func (c *Controller) RenewLease(ctx context.Context) error {
+	now := metav1.NewMicroTime(c.o.Clock.Now())
+	holder, duration := c.o.Node, int32(LeaseDurationSeconds)
+	if c.lease == nil {
+		lease := &coordinationv1.Lease{}
+		err := c.o.Leases.Get().Namespace(LeaseNamespace).Resource("leases").Name(c.o.Node).Do(ctx).Into(lease)
+		switch {
+		case apierrors.IsNotFound(err):
+			lease = &coordinationv1.Lease{
+				ObjectMeta: metav1.ObjectMeta{Name: c.o.Node, Namespace: LeaseNamespace},
+				Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &now},
+			}
+			if uid := c.NodeUID(); uid != "" {
+				lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: c.o.Node, UID: types.UID(uid)}}
+			}
+			created := &coordinationv1.Lease{}
+			if err := c.o.Leases.Post().Namespace(LeaseNamespace).Resource("leases").Body(lease).Do(ctx).Into(created); err != nil {
+				return err
+			}
+			c.lease = created
+			return nil
+		case err != nil:
+			return err
+		}
+		c.lease = lease
+	}
+	next := c.lease.DeepCopy()
+	next.Spec.HolderIdentity, next.Spec.LeaseDurationSeconds, next.Spec.RenewTime = &holder, &duration, &now
+	updated := &coordinationv1.Lease{}
+	err := c.o.Leases.Put().Namespace(LeaseNamespace).Resource("leases").Name(c.o.Node).Body(next).Do(ctx).Into(updated)
+	if err != nil {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			c.lease = nil // conflict or gone: read it again next time
+		}
+		return err
+	}
+	c.lease = updated
+	return nil
+}
+
+// NodeUID is the registered Node's uid; empty before registration.
+func (c *Controller) NodeUID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodeUID
+}
+
+func (c *Controller) setNodeUID(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nodeUID = string(uid)
+}

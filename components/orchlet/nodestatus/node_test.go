@@ -1,0 +1,301 @@
+package nodestatus
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/apiserver/server"
+	"orch.io/orch/components/apiserver/storage/memory"
+	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authz"
+	"orch.io/orch/components/orchlet/apiclient"
+	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
+)
+
+var start = time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+
+type env struct {
+	clk     *clock.Mock
+	clients *apiclient.Clients
+	rt      cri.RuntimeService
+	img     cri.ImageManagerService
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	clk := clock.NewMock()
+	clk.Set(start)
+	st := memory.New(clk)
+	stopping := make(chan struct{})
+	h, err := server.New(server.Config{Clock: clk, Storage: st, Authenticator: authn.Union(authn.Anonymous()), Authorizer: authz.AlwaysAllow(),
+		MinRequestTimeout: time.Hour, Stopping: stopping})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
+	clients, err := apiclient.New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, apiclient.Settings{ContentType: "application/json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake, err := fakecri.New(fakecri.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, img, err := pods.Connect(context.Background(), fakecritest.Serve(t, fake), "", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{clk: clk, clients: clients, rt: rt, img: img}
+}
+
+func (e *env) controller(tune ...func(*Options)) *Controller {
+	o := Options{
+		Clock: e.clk, Core: e.clients.Core, Leases: e.clients.Leases, Node: "n1", Register: true,
+		Labels:    map[string]string{"orch.io/hostname": "n1"},
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeHostName, Address: "n1"}},
+		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")},
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8092Mi")},
+		Port: 10250, StatusFrequency: 10 * time.Second, MaxImages: 50, Runtime: e.rt, Images: e.img, Version: "v0.1.0", Logger: klog.Background(),
+	}
+	for _, f := range tune {
+		f(&o)
+	}
+	return New(o)
+}
+
+func (e *env) node(t *testing.T) *corev1.Node {
+	t.Helper()
+	n, err := e.clients.Core.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func condition(n *corev1.Node, t corev1.NodeConditionType) corev1.NodeCondition {
+	for _, c := range n.Status.Conditions {
+		if c.Type == t {
+			return c
+		}
+	}
+	return corev1.NodeCondition{}
+}
+
+// notReady is a runtime whose network is not ready.
+type notReady struct{ cri.RuntimeService }
+
+func (notReady) Status(context.Context, bool) (*runtimeapi.StatusResponse, error) {
+	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+		{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: false, Reason: "NoCNI", Message: "no network config"},
+	}}}, nil
+}
+
+func TestRegisterAndStatusCadence(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.controller()
+	if err := c.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := e.node(t)
+	ready := condition(n, corev1.NodeReady)
+	if ready.Status != corev1.ConditionTrue || ready.Reason != "OrchletReady" || !ready.LastHeartbeatTime.Time.Equal(start) ||
+		condition(n, corev1.NodeMemoryPressure).Status != corev1.ConditionFalse || condition(n, corev1.NodeDiskPressure).Status != corev1.ConditionFalse ||
+		condition(n, corev1.NodePIDPressure).Status != corev1.ConditionFalse {
+		t.Fatalf("conditions at registration: %+v", n.Status.Conditions)
+	}
+	if n.Status.Allocatable.Memory().String() != "8092Mi" || n.Status.NodeInfo.KubeletVersion != "v0.1.0" || n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 ||
+		c.NodeUID() != string(n.UID) {
+		t.Fatalf("status: %+v", n.Status)
+	}
+
+	// Ten seconds on, the heartbeat moves and the transition stays.
+	e.clk.Add(10 * time.Second)
+	if err := c.SyncStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ready = condition(e.node(t), corev1.NodeReady)
+	if !ready.LastHeartbeatTime.Time.Equal(start.Add(10*time.Second)) || !ready.LastTransitionTime.Time.Equal(start) {
+		t.Fatalf("after 10s: heartbeat %v transition %v", ready.LastHeartbeatTime, ready.LastTransitionTime)
+	}
+	// The runtime's network goes down: NotReady, with a new transition time.
+	c.o.Runtime = notReady{e.rt}
+	e.clk.Add(10 * time.Second)
+	if err := c.SyncStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ready = condition(e.node(t), corev1.NodeReady)
+	if ready.Status != corev1.ConditionFalse || ready.Reason != "OrchletNotReady" || !ready.LastTransitionTime.Time.Equal(start.Add(20*time.Second)) {
+		t.Fatalf("runtime not ready: %+v", ready)
+	}
+}
+
+func TestRegisterReconcilesAnExistingNode(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	existing := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"orch.io/hostname": "old", "keep": "me"}}}
+	if _, err := e.clients.Core.CoreV1().Nodes().Create(ctx, existing, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.controller(func(o *Options) { o.ProviderID = "machine-1" }).Register(ctx); err != nil {
+		t.Fatalf("registering over an existing node: %v", err)
+	}
+	n := e.node(t)
+	if n.Labels["orch.io/hostname"] != "n1" || n.Labels["keep"] != "me" || n.Spec.ProviderID != "machine-1" {
+		t.Fatalf("reconciled node: labels %v providerID %q", n.Labels, n.Spec.ProviderID)
+	}
+}
+
+func TestWithoutRegisterTheNodeMustExist(t *testing.T) {
+	e := newEnv(t)
+	err := e.controller(func(o *Options) { o.Register = false }).Register(context.Background())
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("err = %v, want NotFound", err)
+	}
+	if _, err := e.clients.Core.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a node was created without --register-node: %v", err)
+	}
+}
+
+func TestImagesLargestFirstAndCapped(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, ref := range []string{"busybox:1.36", "nginx:1.27", "redis:7"} {
+		if _, err := e.img.PullImage(ctx, &runtimeapi.ImageSpec{Image: ref}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := e.img.ListImages(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var largest *runtimeapi.Image
+	for _, img := range list {
+		if largest == nil || img.Size > largest.Size {
+			largest = img
+		}
+	}
+	for _, tc := range []struct {
+		max  int32
+		want int
+	}{{0, 0}, {1, 1}, {-1, 3}} {
+		c := e.controller(func(o *Options) { o.MaxImages = tc.max })
+		images, err := c.images(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(images) != tc.want || (tc.want > 0 && images[0].SizeBytes != int64(largest.Size)) {
+			t.Errorf("max %d: %d images, first %+v", tc.max, len(images), images)
+		}
+	}
+}
+
+func TestLeaseRenewal(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.controller()
+	if err := c.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	get := func() *coordinationv1.Lease {
+		l := &coordinationv1.Lease{}
+		if err := e.clients.Leases.Get().Namespace(LeaseNamespace).Resource("leases").Name("n1").Do(ctx).Into(l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	if err := c.RenewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l := get()
+	if *l.Spec.HolderIdentity != "n1" || *l.Spec.LeaseDurationSeconds != 40 || !l.Spec.RenewTime.Time.Equal(start) ||
+		len(l.OwnerReferences) != 1 || string(l.OwnerReferences[0].UID) != c.NodeUID() {
+		t.Fatalf("created lease: %+v", l)
+	}
+	e.clk.Add(RenewInterval)
+	if err := c.RenewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := get().Spec.RenewTime.Time; !got.Equal(start.Add(RenewInterval)) {
+		t.Fatalf("renewed at %v", got)
+	}
+	// Someone else wrote the lease: the renewal fails once, reads it again, and then succeeds.
+	other := get()
+	other.Labels = map[string]string{"touched": "yes"}
+	if err := e.clients.Leases.Put().Namespace(LeaseNamespace).Resource("leases").Name("n1").Body(other).Do(ctx).Error(); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(RenewInterval)
+	if err := c.RenewLease(ctx); !apierrors.IsConflict(err) {
+		t.Fatalf("renewing over another write: %v, want a conflict", err)
+	}
+	if err := c.RenewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := get(); l.Labels["touched"] != "yes" || !l.Spec.RenewTime.Time.Equal(start.Add(2*RenewInterval)) {
+		t.Fatalf("after the conflict: %+v", l)
+	}
+}
+
+// Run posts status every StatusFrequency and renews the lease every RenewInterval, on the clock.
+func TestRunOnTheClock(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := e.controller(func(o *Options) { o.StatusFrequency = 20 * time.Second })
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	heartbeat := func() time.Time {
+		n, err := e.clients.Core.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		if err != nil {
+			return time.Time{}
+		}
+		return condition(n, corev1.NodeReady).LastHeartbeatTime.Time
+	}
+	renewed := func() time.Time {
+		l := &coordinationv1.Lease{}
+		if err := e.clients.Leases.Get().Namespace(LeaseNamespace).Resource("leases").Name("n1").Do(ctx).Into(l); err != nil || l.Spec.RenewTime == nil {
+			return time.Time{}
+		}
+		return l.Spec.RenewTime.Time
+	}
+	waitUntil(t, func() bool { return heartbeat().Equal(start) && renewed().Equal(start) })
+	e.clk.Add(10 * time.Second)
+	waitUntil(t, func() bool { return renewed().Equal(start.Add(10 * time.Second)) })
+	if !heartbeat().Equal(start) {
+		t.Fatalf("status posted after 10s with a 20s frequency")
+	}
+	e.clk.Add(10 * time.Second)
+	waitUntil(t, func() bool { return heartbeat().Equal(start.Add(20*time.Second)) && renewed().Equal(start.Add(20*time.Second)) })
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 300; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("condition not met within 3s")
+}

@@ -67,11 +67,11 @@ func newEnv(t *testing.T) *env {
 func (e *env) controller(tune ...func(*Options)) *Controller {
 	o := Options{
 		Clock: e.clk, Core: e.clients.Core, Leases: e.clients.Leases, Node: "n1", Register: true,
-		Labels:    map[string]string{"orch.io/hostname": "n1"},
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeHostName, Address: "n1"}},
-		Capacity:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")},
+		Labels:      map[string]string{"orch.io/hostname": "n1"},
+		Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeHostName, Address: "n1"}},
+		Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")},
 		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8092Mi")},
-		Port: 10250, StatusFrequency: 10 * time.Second, MaxImages: 50, Runtime: e.rt, Images: e.img, Version: "v0.1.0", Logger: klog.Background(),
+		Port:        10250, StatusFrequency: 10 * time.Second, MaxImages: 50, Runtime: e.rt, Images: e.img, Version: "v0.1.0", Logger: klog.Background(),
 	}
 	for _, f := range tune {
 		f(&o)
@@ -282,7 +282,9 @@ func TestRunOnTheClock(t *testing.T) {
 		t.Fatalf("status posted after 10s with a 20s frequency")
 	}
 	e.clk.Add(10 * time.Second)
-	waitUntil(t, func() bool { return heartbeat().Equal(start.Add(20*time.Second)) && renewed().Equal(start.Add(20*time.Second)) })
+	waitUntil(t, func() bool {
+		return heartbeat().Equal(start.Add(20*time.Second)) && renewed().Equal(start.Add(20*time.Second))
+	})
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Fatalf("Run = %v", err)

@@ -33,7 +33,7 @@ type apiMode struct {
 }
 
 // newAPIMode assembles the node controller and pod syncer of the agent a.
-func newAPIMode(ctx context.Context, o *options.Options, clk clock.Clock, clients *apiclient.Clients, a *agent.Agent, node string) (*apiMode, error) {
+func newAPIMode(o *options.Options, clk clock.Clock, clients *apiclient.Clients, a *agent.Agent, node string) (*apiMode, error) {
 	c := o.Config
 	addrs, err := nodeAddresses(o.Flags.NodeIP, node)
 	if err != nil {

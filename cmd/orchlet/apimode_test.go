@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,8 +31,9 @@ import (
 )
 
 // apiServer starts orch-apiserver's handler on memory storage over real TLS and writes a
-// kubeconfig for it; it answers the kubeconfig's path and a client.
-func apiServer(t *testing.T) (string, kubernetes.Interface, *apiclient.Clients) {
+// kubeconfig for it; it answers the kubeconfig's path and clients. While down is set, every
+// request fails with 503, as from a server that went away.
+func apiServer(t *testing.T, down *atomic.Bool) (string, kubernetes.Interface, *apiclient.Clients) {
 	t.Helper()
 	clk := clock.New()
 	st := memory.New(clk)
@@ -42,7 +45,13 @@ func apiServer(t *testing.T) (string, kubernetes.Interface, *apiclient.Clients) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(h)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down != nil && down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	dir := t.TempDir()
@@ -88,7 +97,7 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 // The agent registers its node, heartbeats, runs the pods bound to it and reports them, mirrors
 // its static pods, stops a deleted pod and confirms the deletion, and sends its events to the API.
 func TestAPIServerMode(t *testing.T) {
-	kubeconfig, client, clients := apiServer(t)
+	kubeconfig, client, clients := apiServer(t, nil)
 	manifests := t.TempDir()
 	if err := os.WriteFile(filepath.Join(manifests, "static.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: static, namespace: orch-system}\nspec:\n  containers:\n  - {name: app, image: busybox:1.36}\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -168,4 +177,68 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+func runningPod(t *testing.T, client kubernetes.Interface, name string) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	waitFor(t, name+" Running in the API", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		pod = p
+		return err == nil && p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil, err
+	})
+	return pod
+}
+
+func createBound(t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
+	}
+	if _, err := client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The API server going away stops nothing: pods keep running, and once it is back the agent
+// catches up with what changed meanwhile. An agent killed and started again on the same runtime
+// starts nothing twice.
+func TestAPIServerOutageAndAgentRestart(t *testing.T) {
+	var down atomic.Bool
+	kubeconfig, client, _ := apiServer(t, &down)
+	args := withRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json")
+	cancel, done := runAsync(parse(t, args...), host.NewFake(), clock.New())
+	createBound(t, client, "web")
+	before := runningPod(t, client, "web")
+
+	down.Store(true)
+	time.Sleep(2 * time.Second) // the agent's watch and status posts fail meanwhile
+	down.Store(false)
+	createBound(t, client, "late") // created while the agent was cut off from the server's watch
+	runningPod(t, client, "late")
+	if p := runningPod(t, client, "web"); p.Status.ContainerStatuses[0].ContainerID != before.Status.ContainerStatuses[0].ContainerID {
+		t.Fatalf("the outage restarted web: %s then %s", before.Status.ContainerStatuses[0].ContainerID, p.Status.ContainerStatuses[0].ContainerID)
+	}
+
+	// Stop the agent without tearing anything down, as a kill -9 would, and start it again.
+	cancel()
+	if err := wait(t, done); err != nil {
+		t.Fatal(err)
+	}
+	cancel, done = runAsync(parse(t, args...), host.NewFake(), clock.New())
+	defer func() {
+		cancel()
+		if err := wait(t, done); err != nil {
+			t.Error(err)
+		}
+	}()
+	createBound(t, client, "after")
+	runningPod(t, client, "after")
+	for _, name := range []string{"web", "late"} {
+		p := runningPod(t, client, name)
+		if cs := p.Status.ContainerStatuses[0]; cs.RestartCount != 0 || (name == "web" && cs.ContainerID != before.Status.ContainerStatuses[0].ContainerID) {
+			t.Fatalf("%s after the restart: %+v", name, cs)
+		}
+	}
 }

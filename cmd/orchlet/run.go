@@ -104,7 +104,7 @@ const (
 
 // runOnce starts the static pods of the sources, reports whether each ran, and fails when one did not.
 func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) error {
-	a, _, err := newAgent(ctx, o, h, clk, events.NewLogSink(os.Stderr))
+	a, _, err := newAgent(ctx, o, h, clk, events.NewLogSink(os.Stderr), nil)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clo
 }
 
 // newAgent connects to the runtime and assembles the agent for this node, recording events to sink.
-func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock, sink events.Sink) (*agent.Agent, string, error) {
+func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock, sink events.Sink, sourcesReady func() bool) (*agent.Agent, string, error) {
 	c := o.Config
 	nodeName, err := sources.NodeName(o.Flags.HostnameOverride, h)
 	if err != nil {
@@ -141,7 +141,7 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	}
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
-		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(),
+		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady,
 	})
 	return a, nodeName, err
 }
@@ -163,13 +163,18 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		}
 		sink = apiclient.EventSink{Client: clients.Events}
 	}
-	a, nodeName, err := newAgent(ctx, o, h, clk, sink)
+	// In API-server mode the runtime's pods wait for the API's list before any is an orphan.
+	var api *apiMode
+	var sourcesReady func() bool
+	if clients != nil {
+		sourcesReady = func() bool { return api != nil && api.pods.HasSynced() }
+	}
+	a, nodeName, err := newAgent(ctx, o, h, clk, sink, sourcesReady)
 	if err != nil {
 		return nil, err
 	}
-	var api *apiMode
 	if clients != nil {
-		if api, err = newAPIMode(ctx, o, clk, clients, a, nodeName); err != nil {
+		if api, err = newAPIMode(o, clk, clients, a, nodeName); err != nil {
 			return nil, err
 		}
 	}

@@ -40,6 +40,9 @@ type Deps struct {
 	Dial pods.Dialer
 	// Cores is the node's CPU count, for --pods-per-core.
 	Cores int
+	// SourcesReady, when set, tells whether every pod source beyond the static ones (the API
+	// server) has sent its pods; the runtime's pods are not judged orphans before.
+	SourcesReady func() bool
 	// PodLogsDir holds the pods' log directories; empty means /var/log/pods.
 	PodLogsDir string
 	Logger     klog.Logger
@@ -92,6 +95,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
+		SourcesReady: d.SourcesReady,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)

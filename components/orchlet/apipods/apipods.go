@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -59,7 +60,11 @@ type Syncer struct {
 	// mirrors are the mirror pods in the API, by the static pod's full name.
 	mirrors map[string]*corev1.Pod
 	wake    chan struct{}
+	synced  atomic.Bool
 }
+
+// HasSynced tells whether the watch has delivered every pod bound to the node at least once.
+func (s *Syncer) HasSynced() bool { return s.synced.Load() }
 
 // New returns a Syncer; Run starts it.
 func New(o Options) *Syncer {
@@ -91,6 +96,11 @@ func (s *Syncer) Run(ctx context.Context) error {
 		},
 	})
 	go informer.Run(ctx.Done())
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+			s.synced.Store(true)
+		}
+	}()
 	ticker := s.o.Clock.Ticker(retryPeriod)
 	defer ticker.Stop()
 	for {

@@ -69,6 +69,9 @@ type Options struct {
 	// RelistPeriod overrides DefaultRelistPeriod when positive; a simulation of a long quiet
 	// stretch may relist less often.
 	RelistPeriod time.Duration
+	// SourcesReady, when set, tells whether every pod source has sent its pods; until then the
+	// runtime's pods no source names are left alone, not torn down as orphans.
+	SourcesReady func() bool
 	// Logger defaults to klog's.
 	Logger klog.Logger
 }
@@ -136,6 +139,9 @@ type Manager struct {
 	pulling     map[pullKey]bool       // background pulls in progress
 	pulled      map[pullKey]pullResult // background pulls ended, for their pod's next sync
 	started     bool
+	// sourcesReady gates orphan teardown; orphansDeferred says a relist left orphans for later.
+	sourcesReady    func() bool
+	orphansDeferred bool
 }
 
 // New checks o and returns a Manager whose first Step relists the runtime.
@@ -172,6 +178,7 @@ func New(o Options) (*Manager, error) {
 		relist:       DefaultRelistPeriod,
 		capacity:     Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
 		logsDir:      o.PodLogsDir,
+		sourcesReady: o.SourcesReady,
 		dns:          c.ClusterDNS,
 		domain:       c.ClusterDomain,
 		resolvConf:   c.ResolverConfig,

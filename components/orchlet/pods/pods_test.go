@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,6 +286,29 @@ func TestOrphanedPodTornDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.runUntil(5 * time.Second)
+	if n := len(h.calls("RemovePodSandbox", "")); n != 1 || len(h.sandboxes()) != 0 {
+		t.Errorf("RemovePodSandbox calls = %d, sandboxes left %d", n, len(h.sandboxes()))
+	}
+}
+
+// Until every source has sent its pods, a pod of the runtime no source names yet is adopted, not
+// killed: a restarted agent must not tear down what the API server is about to hand it.
+func TestOrphansWaitForTheSources(t *testing.T) {
+	var ready atomic.Bool
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), func(o *Options) {
+		o.SourcesReady = ready.Load
+	})
+	cfg := h.m.sandboxConfig(newPod("old", ctr("web", "nginx:1.27")), 0)
+	if _, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(5 * time.Second)
+	if n := len(h.calls("RemovePodSandbox", "")); n != 0 || len(h.sandboxes()) != 1 {
+		t.Fatalf("torn down before the sources were ready: RemovePodSandbox calls = %d", n)
+	}
+	// Ready, with nothing changed in the runtime: the next relist judges it an orphan.
+	ready.Store(true)
+	h.runUntil(10 * time.Second)
 	if n := len(h.calls("RemovePodSandbox", "")); n != 1 || len(h.sandboxes()) != 0 {
 		t.Errorf("RemovePodSandbox calls = %d, sandboxes left %d", n, len(h.sandboxes()))
 	}

@@ -73,9 +73,11 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 		m.log.Error(err, "Relisting the runtime failed")
 		return
 	}
-	if m.sameAsLastRelist(sbs, ctrs) {
+	ready := m.sourcesReady == nil || m.sourcesReady()
+	if m.sameAsLastRelist(sbs, ctrs) && !(ready && m.orphansDeferred) {
 		return
 	}
+	m.orphansDeferred = false
 	// Each object is compared with the last relist by id: a pod changed when one of its objects
 	// is new, changed state or went away. Two maps are reused in turn, so a relist that finds
 	// nothing new allocates almost nothing.
@@ -92,6 +94,12 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 	observe := func(id string, o seenObject, namespace, name string) {
 		cur[id] = o
 		if m.pods[o.uid] == nil {
+			if !ready {
+				// Perhaps a source not yet heard from names it: judged once every source has
+				// spoken, so a restarted agent adopts its pods rather than killing them.
+				m.orphansDeferred = true
+				return
+			}
 			// An orphan: a pod of ours no source names, to tear down.
 			p := newPodState(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: o.uid}}, now)
 			p.removed = true

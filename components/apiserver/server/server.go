@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,16 @@ type Config struct {
 	Terminating <-chan struct{}
 	// Limits cap concurrent requests and their duration.
 	Limits Limits
+	// ExtraHealthChecks, when set, gives checks /healthz and /readyz run after the server's own
+	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
+	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
+	ExtraHealthChecks func() []HealthCheck
+}
+
+// HealthCheck is a named check of /healthz and /readyz.
+type HealthCheck struct {
+	Name  string
+	Check func(context.Context) error
 }
 
 // New returns the API server's root handler.
@@ -100,10 +111,10 @@ func New(c Config) (http.Handler, error) {
 	mux.Handle("/apis/", container)
 	mux.Handle("/apis", container)
 	mux.Handle("/version", jsonHandler(func() any { return c.Version }))
-	checks := []healthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}
-	mux.Handle("/healthz", healthHandler("healthz", checks))
-	mux.Handle("/livez", healthHandler("livez", checks))
-	mux.Handle("/readyz", healthHandler("readyz", append(checks, healthCheck{"shutdown", shutdownCheck(c.Terminating)})))
+	checks := []HealthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}
+	mux.Handle("/healthz", healthHandler("healthz", checks, c.ExtraHealthChecks))
+	mux.Handle("/livez", healthHandler("livez", checks, nil))
+	mux.Handle("/readyz", healthHandler("readyz", append(checks, HealthCheck{"shutdown", shutdownCheck(c.Terminating)}), c.ExtraHealthChecks))
 	mux.Handle("/metrics", promhttp.HandlerFor(c.Metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		endpoints.WriteError(w, r, notFoundPath())
@@ -174,11 +185,6 @@ func jsonHandler(obj func() any) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, obj()) })
 }
 
-type healthCheck struct {
-	name  string
-	check func(context.Context) error
-}
-
 func storageCheck(clk clock.Clock, s storage.Interface) func(context.Context) error {
 	return func(ctx context.Context) error {
 		ctx, cancel := clk.WithTimeout(ctx, 2*time.Second)
@@ -201,16 +207,21 @@ func shutdownCheck(terminating <-chan struct{}) func(context.Context) error {
 }
 
 // healthHandler answers like Kubernetes' /healthz: "ok", or with ?verbose one line per check.
-func healthHandler(name string, checks []healthCheck) http.Handler {
+// extra, when set, adds the checks it gives at the time of the request.
+func healthHandler(name string, checks []HealthCheck, extra func() []HealthCheck) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var report strings.Builder
 		failed := false
-		for _, c := range checks {
-			if err := c.check(r.Context()); err != nil {
+		all := checks
+		if extra != nil {
+			all = append(slices.Clip(checks), extra()...)
+		}
+		for _, c := range all {
+			if err := c.Check(r.Context()); err != nil {
 				failed = true
-				fmt.Fprintf(&report, "[-]%s failed: %v\n", c.name, err)
+				fmt.Fprintf(&report, "[-]%s failed: %v\n", c.Name, err)
 			} else {
-				fmt.Fprintf(&report, "[+]%s ok\n", c.name)
+				fmt.Fprintf(&report, "[+]%s ok\n", c.Name)
 			}
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

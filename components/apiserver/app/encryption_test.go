@@ -20,7 +20,6 @@ import (
 	"orch.io/orch/components/apiserver/storage/etcd3"
 )
 
-
 // Keys of these tests, base64.
 const (
 	keyA = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="

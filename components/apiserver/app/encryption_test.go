@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +19,7 @@ import (
 
 	"orch.io/orch/components/apiserver/app"
 	"orch.io/orch/components/apiserver/storage/etcd3"
+	"orch.io/orch/components/kmsplugin"
 )
 
 // Keys of these tests, base64.
@@ -270,4 +272,65 @@ func get(t *testing.T, s *testServer, path string) (int, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// KMS v2 end to end with orch's reference plugin: a server whose plugin is down starts, reports
+// kms-provider-0 failing on /healthz and /readyz (not /livez) and refuses writes; once the plugin
+// is up the check passes, and etcd holds values with the kms prefix that read back in clear.
+func TestKMSv2EndToEnd(t *testing.T) {
+	dir, err := os.MkdirTemp("", "kms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	keyFile := filepath.Join(dir, "keys")
+	if err := os.WriteFile(keyFile, []byte(keyA+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "kms.sock")
+	e := startEtcd(t)
+	cfg := writeEncryptionConfig(t, filepath.Join(dir, "enc.yaml"), "- resources: [\"*.*\"]\n  providers:\n  - kms: {apiVersion: v2, name: local, endpoint: \"unix://"+sock+"\", timeout: 1s}\n")
+	s := startEncrypted(t, e, cfg)
+
+	for _, path := range []string{"/healthz?verbose", "/readyz?verbose"} {
+		if code, body := get(t, s.testServer, path); code != http.StatusInternalServerError || !strings.Contains(body, "[-]kms-provider-0 failed") {
+			t.Fatalf("%s with the plugin down = %d:\n%s", path, code, body)
+		}
+	}
+	if code, body := get(t, s.testServer, "/livez"); code != http.StatusOK {
+		t.Fatalf("/livez with the plugin down = %d %s", code, body)
+	}
+	if _, err := s.events("kms").Create(t.Context(), newEvent("kms", "early", nil), metav1.CreateOptions{}); !apierrors.IsInternalError(err) {
+		t.Fatalf("write with the plugin down: %v, want a 500", err)
+	}
+
+	p, err := kmsplugin.New(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := kmsplugin.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- kmsplugin.Serve(ctx, l, p) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		code, body := get(t, s.testServer, "/readyz?verbose")
+		if code == http.StatusOK && strings.Contains(body, "[+]kms-provider-0 ok") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz with the plugin up = %d:\n%s", code, body)
+		}
+	}
+	s.create(t, "kms", "a", "kms note")
+	raw := s.raw(t, "kms", "a")
+	expectStored(t, raw, "orch:enc:kms:v2:local:", "kms note")
+	got, err := s.events("kms").Get(t.Context(), "a", metav1.GetOptions{})
+	if err != nil || got.Object["note"] != "kms note" {
+		t.Fatalf("get: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package kmsv2
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -43,35 +44,44 @@ func Dial(endpoint string, timeout time.Duration, clk clock.Clock) (kmsservice.S
 	return s, conn.Close, nil
 }
 
-func (s *grpcService) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	return s.clock.WithTimeout(ctx, s.timeout)
+// bound limits a call to the provider's timeout on the service's clock. The limit cancels the
+// call rather than setting a deadline, which gRPC would read against the wall clock.
+func (s *grpcService) bound(ctx context.Context) (context.Context, func(error) error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	timedOut := fmt.Errorf("the KMS plugin did not answer within the provider's timeout of %v", s.timeout)
+	timer := s.clock.AfterFunc(s.timeout, func() { cancel(timedOut) })
+	return ctx, func(err error) error {
+		timer.Stop()
+		if err != nil && errors.Is(context.Cause(ctx), timedOut) {
+			err = fmt.Errorf("%w: %v", timedOut, err)
+		}
+		cancel(nil)
+		return err
+	}
 }
 
 func (s *grpcService) Decrypt(ctx context.Context, uid string, req *kmsservice.DecryptRequest) ([]byte, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
+	ctx, done := s.bound(ctx)
 	resp, err := s.client.Decrypt(ctx, &kmsapi.DecryptRequest{Ciphertext: req.Ciphertext, Uid: uid, KeyId: req.KeyID, Annotations: req.Annotations})
-	if err != nil {
+	if err = done(err); err != nil {
 		return nil, err
 	}
 	return resp.Plaintext, nil
 }
 
 func (s *grpcService) Encrypt(ctx context.Context, uid string, plaintext []byte) (*kmsservice.EncryptResponse, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
+	ctx, done := s.bound(ctx)
 	resp, err := s.client.Encrypt(ctx, &kmsapi.EncryptRequest{Plaintext: plaintext, Uid: uid})
-	if err != nil {
+	if err = done(err); err != nil {
 		return nil, err
 	}
 	return &kmsservice.EncryptResponse{Ciphertext: resp.Ciphertext, KeyID: resp.KeyId, Annotations: resp.Annotations}, nil
 }
 
 func (s *grpcService) Status(ctx context.Context) (*kmsservice.StatusResponse, error) {
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
+	ctx, done := s.bound(ctx)
 	resp, err := s.client.Status(ctx, &kmsapi.StatusRequest{})
-	if err != nil {
+	if err = done(err); err != nil {
 		return nil, err
 	}
 	return &kmsservice.StatusResponse{Version: resp.Version, Healthz: resp.Healthz, KeyID: resp.KeyId}, nil

@@ -3,11 +3,14 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -332,5 +335,77 @@ func TestKMSv2EndToEnd(t *testing.T) {
 	got, err := s.events("kms").Get(t.Context(), "a", metav1.GetOptions{})
 	if err != nil || got.Object["note"] != "kms note" {
 		t.Fatalf("get: %v", err)
+	}
+}
+
+// With --encryption-provider-config-automatic-reload a new key put first in the file takes effect
+// without a restart while clients create and read events, and no request fails; a broken file
+// leaves the configuration in force.
+func TestReloadUnderLoad(t *testing.T) {
+	e := startEtcd(t)
+	cfg := filepath.Join(t.TempDir(), "enc.yaml")
+	oldKey := "- aescbc: {keys: [{name: old, secret: " + keyA + "}]}\n"
+	newKey := "- aesgcm: {keys: [{name: new, secret: " + keyB + "}]}\n"
+	writeEncryptionConfig(t, cfg, "- resources: [events.events.orch.io]\n  providers:\n  "+oldKey)
+	s := startEncrypted(t, e, cfg, func(o *app.Options) {
+		o.EncryptionProviderConfigAutomaticReload = true
+		o.EncryptionReloadInterval = 100 * time.Millisecond
+	})
+	var failures atomic.Int64
+	var created atomic.Int64
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil && i < 2000; i++ {
+				name := fmt.Sprintf("w%d-%d", w, i)
+				if _, err := s.events("load").Create(ctx, newEvent("load", name, nil), metav1.CreateOptions{}); err != nil {
+					if ctx.Err() == nil {
+						failures.Add(1)
+						t.Errorf("create %s: %v", name, err)
+					}
+					continue
+				}
+				created.Add(1)
+				if _, err := s.events("load").Get(ctx, name, metav1.GetOptions{}); err != nil && ctx.Err() == nil {
+					failures.Add(1)
+					t.Errorf("get %s: %v", name, err)
+				}
+			}
+		}()
+	}
+	waitPrefix := func(prefix string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			name := fmt.Sprintf("probe-%d", time.Now().UnixNano())
+			s.create(t, "load", name, "probe")
+			if bytes.HasPrefix(s.raw(t, "load", name), []byte(prefix)) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("new writes never carried %s", prefix)
+			}
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	writeEncryptionConfig(t, cfg, "- resources: [events.events.orch.io]\n  providers:\n  "+newKey+"  "+oldKey)
+	waitPrefix("orch:enc:aesgcm:v1:new:")
+	if err := os.WriteFile(cfg, []byte("kind: EncryptionConfiguration\nresources: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	waitPrefix("orch:enc:aesgcm:v1:new:")
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	wg.Wait()
+	if failures.Load() != 0 || created.Load() == 0 {
+		t.Fatalf("%d requests failed, %d events created", failures.Load(), created.Load())
+	}
+	// Every event reads, whichever key wrote it.
+	list, err := s.events("load").List(t.Context(), metav1.ListOptions{})
+	if err != nil || int64(len(list.Items)) < created.Load() {
+		t.Fatalf("list after reload: %v, %d items for %d created", err, len(list.Items), created.Load())
 	}
 }

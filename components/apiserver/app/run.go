@@ -61,7 +61,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if o.EtcdCompactionInterval > 0 {
 		etcd3.StartCompactor(ctx, client, clk, o.EtcdCompactionInterval)
 	}
-	store, encryptionChecks, stopEncryption, err := encryptAtRest(o, files, clk, etcd3.New(client, clk))
+	store, encryptionChecks, stopEncryption, err := encryptAtRest(ctx, o, files, clk, etcd3.New(client, clk))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -23,6 +24,9 @@ type Transformers struct {
 	byResource map[schema.GroupResource]value.Transformer
 	checks     []HealthCheck
 	stop       context.CancelFunc
+	// kmsTimeouts sums the providers' KMS timeouts: a replaced configuration is stopped twice
+	// that long after the swap, when no call through it can still be running (Kubernetes' grace).
+	kmsTimeouts time.Duration
 }
 
 var anyGroupAnyResource = schema.GroupResource{Group: "*", Resource: "*"}
@@ -65,6 +69,7 @@ func Build(cfg *apiv1.EncryptionConfiguration, o Options) (*Transformers, error)
 				return nil, fmt.Errorf("resources[%d].providers[%d]: %w", i, j, err)
 			}
 			if check != nil {
+				t.kmsTimeouts += p.KMS.Timeout.Duration
 				t.checks = append(t.checks, HealthCheck{Name: fmt.Sprintf("kms-provider-%d", kmsIndex), Check: check})
 				kmsIndex++
 			}

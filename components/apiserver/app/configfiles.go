@@ -73,15 +73,7 @@ func (c *configFiles) unsupported() []error {
 			errs = append(errs, fmt.Errorf("--authorization-config %s: authorizers[%d] (%s %q): this orch-apiserver cannot call authorization webhooks yet", a.File, i, az.Type, az.Name))
 		}
 	}
-	if e := c.encryption; e != nil {
-		for i, r := range e.Config.Resources {
-			for j, p := range r.Providers {
-				if p.Identity == nil {
-					errs = append(errs, fmt.Errorf("--encryption-provider-config %s: resources[%d].providers[%d]: this orch-apiserver can only store data unencrypted (identity) yet", e.File, i, j))
-				}
-			}
-		}
-	}
+	errs = append(errs, c.encryptionUnsupported()...)
 	if a := c.admission; a != nil {
 		// No admission plugin is registered, so naming any is a configuration for nothing.
 		if err := a.CheckRegistered(nil); err != nil {

@@ -45,6 +45,11 @@ type Options struct {
 	AdmissionControlConfigFile string
 	TracingConfigFile          string
 
+	// EncryptionProviderConfigAutomaticReload follows the encryption file; it is read every
+	// EncryptionReloadInterval (not a flag).
+	EncryptionProviderConfigAutomaticReload bool
+	EncryptionReloadInterval                time.Duration
+
 	// AnonymousAuthSet and AuthorizationModeSet record flags given explicitly, which some
 	// configuration files forbid.
 	AnonymousAuthSet     bool
@@ -67,6 +72,7 @@ func NewOptions() *Options {
 		RequestTimeout:              time.Minute,
 		AnonymousAuth:               true,
 		AuthorizationMode:           "AlwaysAllow",
+		EncryptionReloadInterval:    10 * time.Second,
 	}
 }
 
@@ -95,6 +101,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AuthenticationConfig, "authentication-config", o.AuthenticationConfig, "File with an AuthenticationConfiguration (apiserver.config.orch.io/v1). Its anonymous section replaces --anonymous-auth, which must then be unset.")
 	fs.StringVar(&o.AuthorizationConfig, "authorization-config", o.AuthorizationConfig, "File with an AuthorizationConfiguration (apiserver.config.orch.io/v1). Mutually exclusive with --authorization-mode.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "File with an EncryptionConfiguration (apiserver.config.orch.io/v1) for encryption at rest.")
+	fs.BoolVar(&o.EncryptionProviderConfigAutomaticReload, "encryption-provider-config-automatic-reload", o.EncryptionProviderConfigAutomaticReload, "Determines if the file set by --encryption-provider-config should be automatically reloaded if the disk contents change. A valid change whose KMS plugins are healthy takes effect without a restart; the health checks follow it.")
 	fs.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", o.AdmissionControlConfigFile, "File with an AdmissionConfiguration (apiserver.config.orch.io/v1).")
 	fs.StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "File with a TracingConfiguration (apiserver.config.orch.io/v1).")
 }

@@ -58,11 +58,15 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer closeEtcd()
-	store := etcd3.New(client, clk)
 	if o.EtcdCompactionInterval > 0 {
 		etcd3.StartCompactor(ctx, client, clk, o.EtcdCompactionInterval)
 	}
-	return serve(ctx, o, clk, store, authenticator, authorizer, ready)
+	store, encryptionChecks, stopEncryption, err := encryptAtRest(ctx, o, files, clk, etcd3.New(client, clk))
+	if err != nil {
+		return err
+	}
+	defer stopEncryption()
+	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, ready)
 }
 
 func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {
@@ -131,7 +135,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, ready func(string)) error {
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, ready func(string)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	handler, err := server.New(server.Config{
 		Stopping:    stopping,
@@ -150,6 +154,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		BookmarkInterval:  time.Minute,
 		Jitter:            rand.Float64,
 		Version:           Version,
+		ExtraHealthChecks: extraChecks,
 	})
 	if err != nil {
 		return err

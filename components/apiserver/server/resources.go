@@ -122,6 +122,22 @@ func (r *registry) ensureNamespaces(ctx context.Context) error {
 	return nil
 }
 
+// retryNamespaces tries ensureNamespaces every namespaceSweepInterval until it succeeds.
+func (r *registry) retryNamespaces(ctx context.Context, c Config) {
+	ticker := c.Clock.Ticker(namespaceSweepInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			if err := r.ensureNamespaces(ctx); err == nil {
+				return
+			}
+		}
+	}
+}
+
 func created(req *restful.Request, resp *restful.Response) {
 	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusCreated, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/klog/v2"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/endpoints"
@@ -55,6 +57,16 @@ type Config struct {
 	Terminating <-chan struct{}
 	// Limits cap concurrent requests and their duration.
 	Limits Limits
+	// ExtraHealthChecks, when set, gives checks /healthz and /readyz run after the server's own
+	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
+	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
+	ExtraHealthChecks func() []HealthCheck
+}
+
+// HealthCheck is a named check of /healthz and /readyz.
+type HealthCheck struct {
+	Name  string
+	Check func(context.Context) error
 }
 
 // New returns the API server's root handler.
@@ -87,16 +99,17 @@ func New(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := c.Clock.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := reg.ensureNamespaces(ctx); err != nil {
-		return nil, err
-	}
 	controllerCtx, stopControllers := context.WithCancel(context.Background())
 	go func() {
 		<-c.Stopping
 		stopControllers()
 	}()
+	// The initial namespaces are made at once when storage can take them; otherwise (a KMS plugin
+	// not answering yet) they are retried in the background, as Kubernetes' bootstrap hook does.
+	if err := reg.ensureNamespaces(controllerCtx); err != nil {
+		klog.ErrorS(err, "Creating the initial namespaces failed; retrying")
+		go reg.retryNamespaces(controllerCtx, c)
+	}
 	go reg.runNamespaceController(controllerCtx, c)
 
 	container := restful.NewContainer()
@@ -123,10 +136,10 @@ func New(c Config) (http.Handler, error) {
 	mux.Handle("/api/", container)
 	mux.Handle("/api", container)
 	mux.Handle("/version", jsonHandler(func() any { return c.Version }))
-	checks := []healthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}
-	mux.Handle("/healthz", healthHandler("healthz", checks))
-	mux.Handle("/livez", healthHandler("livez", checks))
-	mux.Handle("/readyz", healthHandler("readyz", append(checks, healthCheck{"shutdown", shutdownCheck(c.Terminating)})))
+	checks := []HealthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}
+	mux.Handle("/healthz", healthHandler("healthz", checks, c.ExtraHealthChecks))
+	mux.Handle("/livez", healthHandler("livez", checks, nil))
+	mux.Handle("/readyz", healthHandler("readyz", append(checks, HealthCheck{"shutdown", shutdownCheck(c.Terminating)}), c.ExtraHealthChecks))
 	mux.Handle("/metrics", promhttp.HandlerFor(c.Metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		endpoints.WriteError(w, r, notFoundPath())
@@ -216,11 +229,6 @@ func jsonHandler(obj func() any) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, obj()) })
 }
 
-type healthCheck struct {
-	name  string
-	check func(context.Context) error
-}
-
 func storageCheck(clk clock.Clock, s storage.Interface) func(context.Context) error {
 	return func(ctx context.Context) error {
 		ctx, cancel := clk.WithTimeout(ctx, 2*time.Second)
@@ -243,16 +251,21 @@ func shutdownCheck(terminating <-chan struct{}) func(context.Context) error {
 }
 
 // healthHandler answers like Kubernetes' /healthz: "ok", or with ?verbose one line per check.
-func healthHandler(name string, checks []healthCheck) http.Handler {
+// extra, when set, adds the checks it gives at the time of the request.
+func healthHandler(name string, checks []HealthCheck, extra func() []HealthCheck) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var report strings.Builder
 		failed := false
-		for _, c := range checks {
-			if err := c.check(r.Context()); err != nil {
+		all := checks
+		if extra != nil {
+			all = append(slices.Clip(checks), extra()...)
+		}
+		for _, c := range all {
+			if err := c.Check(r.Context()); err != nil {
 				failed = true
-				fmt.Fprintf(&report, "[-]%s failed: %v\n", c.name, err)
+				fmt.Fprintf(&report, "[-]%s failed: %v\n", c.Name, err)
 			} else {
-				fmt.Fprintf(&report, "[+]%s ok\n", c.name)
+				fmt.Fprintf(&report, "[+]%s ok\n", c.Name)
 			}
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

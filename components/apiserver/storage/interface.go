@@ -32,6 +32,10 @@ type KeyValue struct {
 	CreateRevision int64
 	// ModRevision is the revision of the last write to the key; it is the object's resourceVersion.
 	ModRevision int64
+	// Stale reports a value stored in a form this store would not write now (an encryption key or
+	// provider other than the one that writes): rewriting the object must write it even when its
+	// content is unchanged, which is how a key rotation moves objects to the new key.
+	Stale bool
 }
 
 // ListOptions selects a page of keys under a prefix.

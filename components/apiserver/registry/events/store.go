@@ -151,18 +151,24 @@ func (s *Store) prepareForCreate(e *eventsv1.Event) {
 
 // Get returns the event namespace/name.
 func (s *Store) Get(ctx context.Context, namespace, name string) (*eventsv1.Event, error) {
+	e, _, err := s.get(ctx, namespace, name)
+	return e, err
+}
+
+// get is Get, also telling whether the stored form is stale (see storage.KeyValue.Stale).
+func (s *Store) get(ctx context.Context, namespace, name string) (*eventsv1.Event, bool, error) {
 	kv, err := s.storage.Get(ctx, key(namespace, name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, notFound(name)
+		return nil, false, notFound(name)
 	}
 	if err != nil {
-		return nil, generic.StorageError(err)
+		return nil, false, generic.StorageError(err)
 	}
 	e, err := decode(kv)
 	if err != nil {
-		return nil, internal(err)
+		return nil, false, internal(err)
 	}
-	return e, nil
+	return e, kv.Stale, nil
 }
 
 // Update replaces namespace/name with in, creating it when absent (Kubernetes allows create on
@@ -176,7 +182,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in *eventsv1
 		return nil, false, err
 	}
 	for {
-		old, err := s.Get(ctx, namespace, name)
+		old, stale, err := s.get(ctx, namespace, name)
 		if apierrors.IsNotFound(err) {
 			obj := *in
 			obj.ResourceVersion = ""
@@ -189,7 +195,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in *eventsv1
 		if err != nil {
 			return nil, false, err
 		}
-		out, err := s.replace(ctx, old, *in, dryRun)
+		out, err := s.replace(ctx, old, stale, *in, dryRun)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -202,7 +208,7 @@ var errRetry = errors.New("retry")
 
 // replace writes next over old. A resourceVersion in next must match old's; a storage conflict
 // or a vanished object without such a precondition is errRetry.
-func (s *Store) replace(ctx context.Context, old *eventsv1.Event, next eventsv1.Event, dryRun bool) (*eventsv1.Event, error) {
+func (s *Store) replace(ctx context.Context, old *eventsv1.Event, stale bool, next eventsv1.Event, dryRun bool) (*eventsv1.Event, error) {
 	precondition := next.ResourceVersion != ""
 	if precondition && next.ResourceVersion != old.ResourceVersion {
 		return nil, conflict(old.Name, generic.OptimisticLockMessage)
@@ -226,8 +232,9 @@ func (s *Store) replace(ctx context.Context, old *eventsv1.Event, next eventsv1.
 	if err != nil {
 		return nil, internal(err)
 	}
-	// An update that changes nothing is not a write: same resourceVersion, expiry unchanged.
-	if dryRun || bytes.Equal(data, oldData) {
+	// An update that changes nothing is not a write (same resourceVersion, expiry unchanged),
+	// unless the stored form is stale: rewriting is how objects move to a new encryption key.
+	if dryRun || (bytes.Equal(data, oldData) && !stale) {
 		return &next, nil
 	}
 	oldRev, _ := strconv.ParseInt(old.ResourceVersion, 10, 64)
@@ -252,7 +259,7 @@ type PatchFunc func(current []byte) (*eventsv1.Event, error)
 // the patch pins a resourceVersion.
 func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFunc, dryRun bool) (*eventsv1.Event, error) {
 	for {
-		old, err := s.Get(ctx, namespace, name)
+		old, stale, err := s.get(ctx, namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +282,7 @@ func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFu
 			}
 			return nil, apierrors.NewInvalid(eventKind, old.Name, errs)
 		}
-		out, err := s.replace(ctx, old, *next, dryRun)
+		out, err := s.replace(ctx, old, stale, *next, dryRun)
 		if errors.Is(err, errRetry) {
 			continue
 		}

@@ -240,14 +240,21 @@ func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object,
 
 // Get returns the object namespace/name.
 func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	obj, _, err := s.get(ctx, namespace, name)
+	return obj, err
+}
+
+// get is Get, also telling whether the stored form is stale (see storage.KeyValue.Stale).
+func (s *Store) get(ctx context.Context, namespace, name string) (runtime.Object, bool, error) {
 	kv, err := s.storage.Get(ctx, s.key(namespace, name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, s.notFound(name)
+		return nil, false, s.notFound(name)
 	}
 	if err != nil {
-		return nil, StorageError(err)
+		return nil, false, StorageError(err)
 	}
-	return s.decode(kv)
+	obj, err := s.decode(kv)
+	return obj, kv.Stale, err
 }
 
 // Update replaces namespace/name with in, creating it when absent if the strategy allows. A
@@ -262,7 +269,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.O
 		return nil, false, err
 	}
 	for {
-		old, err := s.Get(ctx, namespace, name)
+		old, stale, err := s.get(ctx, namespace, name)
 		if apierrors.IsNotFound(err) {
 			if !s.strategy.AllowCreateOnUpdate() || s.updates != UpdateStrategy(s.strategy) {
 				return nil, false, err
@@ -278,7 +285,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.O
 		if err != nil {
 			return nil, false, err
 		}
-		out, err := s.replace(ctx, old, in.DeepCopyObject(), dryRun)
+		out, err := s.replace(ctx, old, stale, in.DeepCopyObject(), dryRun)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -291,7 +298,7 @@ var errRetry = errors.New("retry")
 
 // replace writes next over old. A resourceVersion in next must match old's; a storage conflict
 // or a vanished object without such a precondition is errRetry.
-func (s *Store) replace(ctx context.Context, old, next runtime.Object, dryRun bool) (runtime.Object, error) {
+func (s *Store) replace(ctx context.Context, old runtime.Object, stale bool, next runtime.Object, dryRun bool) (runtime.Object, error) {
 	om, nm := accessor(old), accessor(next)
 	precondition := nm.GetResourceVersion() != ""
 	if precondition && nm.GetResourceVersion() != om.GetResourceVersion() {
@@ -320,8 +327,9 @@ func (s *Store) replace(ctx context.Context, old, next runtime.Object, dryRun bo
 	if err != nil {
 		return nil, internal(err)
 	}
-	// An update that changes nothing is not a write: the resourceVersion stays.
-	if dryRun || bytes.Equal(data, oldData) {
+	// An update that changes nothing is not a write (the resourceVersion stays), unless the
+	// stored form is stale: rewriting is how objects move to a new encryption key.
+	if dryRun || (bytes.Equal(data, oldData) && !stale) {
 		return next, nil
 	}
 	// The last finalizer gone from an object being deleted without grace deletes it.
@@ -368,7 +376,7 @@ type PatchFunc func(current []byte) (runtime.Object, error)
 // the patch pins a resourceVersion.
 func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFunc, dryRun bool) (runtime.Object, error) {
 	for {
-		old, err := s.Get(ctx, namespace, name)
+		old, stale, err := s.get(ctx, namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -392,7 +400,7 @@ func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFu
 			}
 			return nil, s.invalid(om.GetName(), errs)
 		}
-		out, err := s.replace(ctx, old, next, dryRun)
+		out, err := s.replace(ctx, old, stale, next, dryRun)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -404,7 +412,7 @@ func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFu
 // write; change may answer an error (a Status) to give up.
 func (s *Store) GuaranteedUpdate(ctx context.Context, namespace, name string, change func(runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	for {
-		old, err := s.Get(ctx, namespace, name)
+		old, stale, err := s.get(ctx, namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +421,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, namespace, name string, ch
 			return nil, err
 		}
 		accessor(next).SetResourceVersion("")
-		out, err := s.replace(ctx, old, next, false)
+		out, err := s.replace(ctx, old, stale, next, false)
 		if errors.Is(err, errRetry) {
 			continue
 		}

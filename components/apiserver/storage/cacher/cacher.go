@@ -71,9 +71,15 @@ func New(inner storage.Interface, prefix string, o Options) (*Cacher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	changes, err := c.load(ctx)
-	if err != nil {
+	if errors.Is(err, storage.ErrClosed) {
 		cancel()
 		return nil, err
+	}
+	if err != nil {
+		// A store that cannot be listed yet (unreachable, or holding a value that cannot be read,
+		// such as one encrypted with a key no longer configured) answers every request itself
+		// until a load succeeds: the server starts and reports what fails.
+		c.stopped = true
 	}
 	go c.follow(ctx, changes)
 	return c, nil
@@ -110,6 +116,7 @@ func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
 	}
 	c.changes = c.changes[:0]
 	c.since = rev
+	c.stopped = false
 	c.advance(rev)
 	return changes, nil
 }
@@ -120,17 +127,20 @@ func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
 func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) {
 	defer close(c.done)
 	for {
-		for ev := range changes {
-			if ev.Err != nil {
-				break
+		// changes is nil when New could not load: go straight to loading again.
+		if changes != nil {
+			for ev := range changes {
+				if ev.Err != nil {
+					break
+				}
+				c.apply(ev)
 			}
-			c.apply(ev)
+			if ctx.Err() != nil {
+				c.halt(false)
+				return
+			}
+			c.dropWatchers()
 		}
-		if ctx.Err() != nil {
-			c.halt(false)
-			return
-		}
-		c.dropWatchers()
 		var err error
 		for {
 			if changes, err = c.load(ctx); err == nil {

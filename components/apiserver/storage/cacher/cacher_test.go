@@ -246,3 +246,66 @@ func TestWatchOlderThanTheWindowGoesToTheStore(t *testing.T) {
 		t.Fatalf("first replayed %+v", ev)
 	}
 }
+
+// failingLists refuses every LIST while failing is set, as a store holding a value it cannot
+// decrypt does.
+type failingLists struct {
+	counting
+	failing atomic.Bool
+}
+
+func (f *failingLists) List(ctx context.Context, prefix string, o storage.ListOptions) (storage.ListResult, error) {
+	if f.failing.Load() {
+		f.lists.Add(1)
+		return storage.ListResult{}, errors.New("unable to transform key")
+	}
+	return f.counting.List(ctx, prefix, o)
+}
+
+// A store the cache cannot load at start does not stop the server: every request goes to the
+// store, and the cache loads on the clock's next retry once the store lists again.
+func TestStartsWhenTheStoreCannotBeListed(t *testing.T) {
+	clk := clock.NewMock()
+	inner := &failingLists{counting: counting{Interface: memory.New(clk)}}
+	inner.failing.Store(true)
+	c, err := New(inner, "/registry/events/", Options{Clock: clk})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := t.Context()
+	if _, err := c.List(ctx, "/registry/events/", storage.ListOptions{}); err == nil {
+		t.Fatal("a LIST was answered while the store could not list")
+	}
+	// Watches go to the store meanwhile and see changes.
+	w, err := c.Watch(ctx, "/registry/events/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := c.Create(ctx, "/registry/events/ns/a", []byte("v"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, w); ev.KV.ModRevision != rev {
+		t.Fatalf("watch while unloaded: %+v", ev)
+	}
+	inner.failing.Store(false)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		clk.Add(retryInterval)
+		c.mu.Lock()
+		loaded := !c.stopped && c.rev >= rev
+		c.mu.Unlock()
+		if loaded {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cache did not load once the store listed again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := inner.lists.Load()
+	res, err := c.List(ctx, "/registry/events/", storage.ListOptions{})
+	if err != nil || len(res.Items) != 1 || inner.lists.Load() != before {
+		t.Fatalf("LIST after loading: %d items, %v, store lists %d -> %d (want it from memory)", len(res.Items), err, before, inner.lists.Load())
+	}
+}

@@ -1,0 +1,96 @@
+package encryptionconfig
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"orch.io/orch/components/apiserver/config"
+)
+
+func writeConfig(t *testing.T, path, resources string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("apiVersion: apiserver.config.orch.io/v1\nkind: EncryptionConfiguration\nresources:\n"+resources), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The file is read on the clock: a valid change is in force from the next read on, an invalid or
+// refused one leaves the configuration in force, and a change back is picked up again.
+func TestReloadOnTheClock(t *testing.T) {
+	clk := clock.NewMock()
+	path := filepath.Join(t.TempDir(), "enc.yaml")
+	gcm := "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
+	cbc := "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: " + key32 + "}]}}, {aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
+	writeConfig(t, path, gcm)
+	enc, err := config.LoadEncryption(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Clock: clk}
+	first, err := Build(enc.Config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDynamic(first)
+	t.Cleanup(d.Stop)
+	refused := errors.New("refused by the server")
+	r, err := NewReloader(path, d, opts, func(e *config.Encryption) error {
+		if len(e.Config.Resources[0].Resources) > 1 {
+			return refused
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.Run(ctx, 10*time.Second)
+
+	gr := schema.GroupResource{Group: "events.orch.io", Resource: "events"}
+	writes := func() string {
+		out := write(t, d.TransformerFor(gr), "/registry/events.orch.io/events/ns/a")
+		return string(out[:len("orch:enc:aesgcm:v1:one:")])
+	}
+	waitFor := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			clk.Add(10 * time.Second)
+			if got := writes(); strings.HasPrefix(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("writes still use %q, want %q", writes(), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	before := write(t, d.TransformerFor(gr), "/registry/events.orch.io/events/ns/a")
+	writeConfig(t, path, cbc)
+	waitFor("orch:enc:aescbc:v1:two:")
+	// What the old configuration wrote still reads through the new one, marked stale.
+	if _, stale, err := d.TransformerFor(gr).TransformFromStorage(context.Background(), before, []byte("/registry/events.orch.io/events/ns/a")); err != nil || !stale {
+		t.Fatalf("value of the old configuration: stale=%v err=%v", stale, err)
+	}
+
+	for _, bad := range []string{"resources: [\n", "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: x, secret: c2hvcnQ=}]}}]\n", "- resources: [a, b]\n  providers: [{identity: {}}]\n"} {
+		writeConfig(t, path, bad)
+		changed, err := r.Sync(context.Background())
+		if changed || err == nil {
+			t.Fatalf("%q: changed=%v err=%v", bad, changed, err)
+		}
+		if got := writes(); got != "orch:enc:aescbc:v1:two:" {
+			t.Fatalf("after %q writes use %q", bad, got)
+		}
+	}
+	writeConfig(t, path, gcm)
+	waitFor("orch:enc:aesgcm:v1:one:")
+}

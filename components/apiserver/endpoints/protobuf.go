@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/watch"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // Kubernetes' protobuf media type, renamed; Kubernetes' own name is accepted too, so stock
@@ -92,6 +93,21 @@ func decodeProtobuf(data []byte, into runtime.Object, gvk schema.GroupVersionKin
 	}
 	if got.Kind != gvk.Kind || out != into {
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): kind %q is not %s", gvk.Kind, got.Kind, gvk.Kind))
+	}
+	return nil
+}
+
+// DecodeBody reads a request body, JSON or protobuf, into into, which is of kind gvk.
+func DecodeBody(r *http.Request, into runtime.Object, gvk schema.GroupVersionKind) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if isProtobuf(bodyMediaType(r)) {
+		return decodeProtobuf(data, into, gvk)
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, into); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
 	}
 	return nil
 }

@@ -96,6 +96,13 @@ func TestProtobufOnTheWire(t *testing.T) {
 	if list, err := pods.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 1 {
 		t.Fatalf("list: %v", err)
 	}
+	zero, uid := int64(0), created.UID
+	if err := pods.Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
+		t.Fatalf("delete with protobuf options: %v", err)
+	}
+	if _, err := pods.Get(ctx, "web", metav1.GetOptions{}); err == nil {
+		t.Fatal("the pod outlived a delete with grace 0")
+	}
 	holder := "n1"
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: "orch-node-lease"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
 	if err := c.Leases.Post().Namespace("orch-node-lease").Resource("leases").Body(lease).Do(ctx).Into(&coordinationv1.Lease{}); err != nil {

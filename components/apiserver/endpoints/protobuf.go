@@ -75,7 +75,7 @@ func negotiateProtobuf(r *http.Request) (string, bool) {
 func writeProtobuf(w http.ResponseWriter, code int, mediaType string, obj runtime.Object) {
 	var buf strings.Builder
 	if err := protobufSerializer.Encode(obj, &buf); err != nil {
-		WriteError(w, &http.Request{}, apierrors.NewInternalError(fmt.Errorf("encoding the response as protobuf: %w", err)))
+		WriteObject(w, &http.Request{}, http.StatusInternalServerError, ErrorStatus(fmt.Errorf("encoding the response as protobuf: %w", err)))
 		return
 	}
 	h := w.Header()

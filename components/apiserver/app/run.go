@@ -45,7 +45,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err = errors.Join(o.Validate(), err); err != nil {
 		return err
 	}
-	authenticator, err := buildAuthenticator(o, files)
+	authenticator, err := buildAuthenticator(ctx, o, files, clk)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,9 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	return serve(ctx, o, clk, store, authenticator, authorizer, ready)
 }
 
-func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {
+// buildAuthenticator puts the authenticators in Kubernetes' order: the token file, the JWT
+// authenticators of --authentication-config in their list order, then anonymous access.
+func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock) (authn.Authenticator, error) {
 	var list []authn.Authenticator
 	if o.TokenAuthFile != "" {
 		tf, err := authn.NewTokenFile(o.TokenAuthFile)
@@ -74,7 +76,11 @@ func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, er
 		}
 		list = append(list, tf)
 	}
-	return authn.Union(append(list, files.anonymous(o))...), nil
+	jwts, err := jwtAuthenticator(ctx, files, clk)
+	if err != nil {
+		return nil, fmt.Errorf("--authentication-config: %w", err)
+	}
+	return authn.Union(append(list, jwts, files.anonymous(o))...), nil
 }
 
 func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), error) {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/klog/v2"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/endpoints"
@@ -231,6 +232,10 @@ func healthHandler(name string, checks []healthCheck) http.Handler {
 func withAuthentication(next http.Handler, a authn.Authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, ok, err := a.AuthenticateRequest(r)
+		if err != nil {
+			// The reason is for the operator; the client learns only that it is not authenticated.
+			klog.ErrorS(err, "Unable to authenticate the request")
+		}
 		if err != nil || !ok {
 			endpoints.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 			return

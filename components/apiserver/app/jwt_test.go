@@ -192,3 +192,31 @@ func TestJWTAuthentication(t *testing.T) {
 		t.Fatalf("anonymous: %d %+v", code, status)
 	}
 }
+
+// /metrics serves the authentication reload's metrics beside the process's.
+func TestAuthenticationReloadMetricsServed(t *testing.T) {
+	p := jwttest.NewProvider(t)
+	s := startServer(t, func(o *app.Options) { o.AuthenticationConfig = jwtAuthConfig(t, p) })
+	client, err := rest.HTTPClientFor(s.restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Get("https://" + s.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`apiserver_authentication_config_controller_last_config_info{apiserver_id_hash="sha256:`,
+		"go_goroutines ",
+		"process_cpu_seconds_total ",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
@@ -45,7 +47,10 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err = errors.Join(o.Validate(), err); err != nil {
 		return err
 	}
-	authenticator, err := buildAuthenticator(ctx, o, files, clk)
+	// One registry for /metrics: the process's, the server's and the authentication reload's.
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	authenticator, err := buildAuthenticator(ctx, o, files, clk, metrics)
 	if err != nil {
 		return err
 	}
@@ -62,12 +67,12 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if o.EtcdCompactionInterval > 0 {
 		etcd3.StartCompactor(ctx, client, clk, o.EtcdCompactionInterval)
 	}
-	return serve(ctx, o, clk, store, authenticator, authorizer, ready)
+	return serve(ctx, o, clk, store, authenticator, authorizer, metrics, ready)
 }
 
 // buildAuthenticator puts the authenticators in Kubernetes' order: the token file, the JWT
 // authenticators of --authentication-config in their list order, then anonymous access.
-func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock) (authn.Authenticator, error) {
+func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, metrics prometheus.Registerer) (authn.Authenticator, error) {
 	var list []authn.Authenticator
 	if o.TokenAuthFile != "" {
 		tf, err := authn.NewTokenFile(o.TokenAuthFile)
@@ -76,7 +81,7 @@ func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk
 		}
 		list = append(list, tf)
 	}
-	jwts, err := jwtAuthenticator(ctx, files, clk)
+	jwts, err := jwtAuthenticator(ctx, files, clk, metrics)
 	if err != nil {
 		return nil, fmt.Errorf("--authentication-config: %w", err)
 	}
@@ -137,7 +142,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, ready func(string)) error {
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, metrics *prometheus.Registry, ready func(string)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	handler, err := server.New(server.Config{
 		Stopping:    stopping,
@@ -156,6 +161,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		BookmarkInterval:  time.Minute,
 		Jitter:            rand.Float64,
 		Version:           Version,
+		Metrics:           metrics,
 	})
 	if err != nil {
 		return err

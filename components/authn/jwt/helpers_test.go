@@ -22,12 +22,12 @@ import (
 var base = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	p   *jwttest.Provider
 	clk *clock.Mock
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	clk := clock.NewMock()
 	clk.Set(base)
@@ -49,7 +49,7 @@ func (e *env) jwtConfig() map[string]any {
 
 // parse loads an AuthenticationConfiguration holding jwts through the config package, which
 // validates and compiles it.
-func parse(t *testing.T, jwts ...map[string]any) *config.Authentication {
+func parse(t testing.TB, jwts ...map[string]any) *config.Authentication {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{
 		"apiVersion": "apiserver.config.orch.io/v1",
@@ -87,7 +87,7 @@ func (e *env) start(c map[string]any) *Authenticator {
 	return a
 }
 
-func waitInitialized(t *testing.T, a *Authenticator) {
+func waitInitialized(t testing.TB, a *Authenticator) {
 	t.Helper()
 	select {
 	case <-a.Initialized():
@@ -98,7 +98,7 @@ func waitInitialized(t *testing.T, a *Authenticator) {
 
 // eventually retries cond for up to 10s of real time: the authenticator's background work runs
 // in goroutines of its own.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
@@ -141,7 +141,7 @@ func (e *env) token(changes map[string]any) string {
 }
 
 // expectUser authenticates token and requires success with user want.
-func expectUser(t *testing.T, a authn.Token, token string) *authn.UserInfo {
+func expectUser(t testing.TB, a authn.Token, token string) *authn.UserInfo {
 	t.Helper()
 	user, ok, err := a.AuthenticateToken(context.Background(), token)
 	if err != nil || !ok {
@@ -151,7 +151,7 @@ func expectUser(t *testing.T, a authn.Token, token string) *authn.UserInfo {
 }
 
 // expectRejected authenticates token and requires an error containing want.
-func expectRejected(t *testing.T, a authn.Token, token, want string) {
+func expectRejected(t testing.TB, a authn.Token, token, want string) {
 	t.Helper()
 	user, ok, err := a.AuthenticateToken(context.Background(), token)
 	if ok || user != nil {
@@ -167,7 +167,7 @@ func expectRejected(t *testing.T, a authn.Token, token, want string) {
 
 func b64(data []byte) string { return base64.RawURLEncoding.EncodeToString(data) }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -177,14 +177,14 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // unsigned is a token with alg none and no signature.
-func unsigned(t *testing.T, kid string, claims map[string]any) string {
+func unsigned(t testing.TB, kid string, claims map[string]any) string {
 	header := mustJSON(t, map[string]any{"alg": "none", "typ": "JWT", "kid": kid})
 	return b64(header) + "." + b64(mustJSON(t, claims)) + "."
 }
 
 // hmacWithPublicKey signs claims with HS256, the secret being the PEM of key's public half: the
 // classic confusion attack against verifiers that let the token choose the algorithm.
-func hmacWithPublicKey(t *testing.T, key *jose.JSONWebKey, claims map[string]any) string {
+func hmacWithPublicKey(t testing.TB, key *jose.JSONWebKey, claims map[string]any) string {
 	t.Helper()
 	der, err := x509.MarshalPKIXPublicKey(key.Public().Key)
 	if err != nil {
@@ -195,7 +195,7 @@ func hmacWithPublicKey(t *testing.T, key *jose.JSONWebKey, claims map[string]any
 }
 
 // tamper replaces the payload of a signed token, keeping its header and signature.
-func tamper(t *testing.T, token string, claims map[string]any) string {
+func tamper(t testing.TB, token string, claims map[string]any) string {
 	parts := strings.Split(token, ".")
 	return parts[0] + "." + b64(mustJSON(t, claims)) + "." + parts[2]
 }

@@ -18,7 +18,7 @@ import (
 
 // reloadEnv is an authentication configuration file, its reloader and the reloader's metrics.
 type reloadEnv struct {
-	t    *testing.T
+	t    testing.TB
 	e    *env
 	file string
 	reg  *prometheus.Registry
@@ -80,7 +80,7 @@ func (re *reloadEnv) reloads(status string) float64 {
 	return metric(re.t, re.reg, "apiserver_authentication_config_controller_automatic_reloads_total", "status", status)
 }
 
-func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+func metric(t testing.TB, reg *prometheus.Registry, name string, labels ...string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {

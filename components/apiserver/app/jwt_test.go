@@ -13,7 +13,9 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -217,6 +219,52 @@ func TestAuthenticationReloadMetricsServed(t *testing.T) {
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// client-go with an OIDC token works against the Event API; without one, or with an expired one,
+// it gets Unauthorized.
+func TestClientGoWithOIDCToken(t *testing.T) {
+	p := jwttest.NewProvider(t)
+	s := startServer(t, func(o *app.Options) {
+		o.AuthenticationConfig = jwtAuthConfig(t, p)
+		o.AnonymousAuth = false
+	})
+	now := time.Now()
+	token := func(exp time.Time) string {
+		return p.Token(t, map[string]any{"iss": p.URL, "aud": []string{"orch"}, "sub": "alice", "tenant": "blue", "exp": exp.Unix()})
+	}
+	client := func(bearer string) dynamic.NamespaceableResourceInterface {
+		cfg := s.restConfig()
+		cfg.BearerToken = bearer
+		c, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Resource(eventsGVR)
+	}
+	ctx := testContext(t)
+	events := client(token(now.Add(time.Hour))).Namespace("default")
+	// The authenticator reaches its issuer in the background.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := events.Create(ctx, newEvent("default", "oidc", nil), metav1.CreateOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsUnauthorized(err) || time.Now().After(deadline) {
+			t.Fatalf("create with an OIDC token: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	list, err := events.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || list.Items[0].GetName() != "oidc" {
+		t.Fatalf("list with an OIDC token: %v, %v", list, err)
+	}
+	for name, bearer := range map[string]string{"no token": "", "expired token": token(now.Add(-time.Minute))} {
+		if _, err := client(bearer).Namespace("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+			t.Errorf("%s: %v, want Unauthorized", name, err)
 		}
 	}
 }

@@ -116,7 +116,7 @@ func (a *Authenticator) groups(c claims, vars map[string]any) ([]string, error) 
 	if m.Claim != "" {
 		raw, ok := c[m.Claim]
 		if !ok {
-			if names, _ := distributedClaimNames(c); names[m.Claim] != "" {
+			if distributedClaimNames(c)[m.Claim] != "" {
 				return nil, fmt.Errorf("oidc: groups claim %q is a distributed claim, which this server does not resolve", m.Claim)
 			}
 			return nil, nil
@@ -152,12 +152,12 @@ func (a *Authenticator) groups(c claims, vars map[string]any) ([]string, error) 
 	return nil, fmt.Errorf("oidc: error evaluating group claim expression: %w", err)
 }
 
-// distributedClaimNames reads _claim_names (OIDC Core 5.6.2). go-oidc has already refused a
+// distributedClaimNames reads _claim_names (OIDC Core 5.6.2); go-oidc has already refused a
 // malformed one.
-func distributedClaimNames(c claims) (map[string]string, error) {
+func distributedClaimNames(c claims) map[string]string {
 	var names map[string]string
-	err := c.unmarshalClaim("_claim_names", &names)
-	return names, err
+	_ = c.unmarshalClaim("_claim_names", &names)
+	return names
 }
 
 // stringOrArray reads a claim holding a string or an array of strings.
@@ -222,10 +222,11 @@ func (a *Authenticator) extra(c claims, vars map[string]any) (map[string][]strin
 	return extra, nil
 }
 
+var errNotStrings = errors.New("expression must return a string or a list of strings")
+
 // stringList reads a mapping's value: a string or a list of strings, where "", [], null and empty
 // strings inside a list mean nothing.
 func stringList(val ref.Val) ([]string, error) {
-	errType := errors.New("expression must return a string or a list of strings")
 	switch v := val.(type) {
 	case types.String:
 		if v == "" {
@@ -239,7 +240,7 @@ func stringList(val ref.Val) ([]string, error) {
 		for it := v.Iterator(); it.HasNext() == types.True; {
 			s, ok := it.Next().(types.String)
 			if !ok {
-				return nil, errType
+				return nil, errNotStrings
 			}
 			if s != "" {
 				out = append(out, string(s))
@@ -247,7 +248,7 @@ func stringList(val ref.Val) ([]string, error) {
 		}
 		return out, nil
 	}
-	return nil, errType
+	return nil, errNotStrings
 }
 
 // checkRequiredClaims applies the claim / requiredValue rules: the claim must hold exactly the

@@ -183,11 +183,6 @@ func (a *Authenticator) HealthCheck() error {
 	return nil
 }
 
-// Issuer is the issuer URL of the authenticator.
-func (a *Authenticator) Issuer() string {
-	return a.config.Issuer.URL
-}
-
 // AuthenticateToken verifies token. A token whose (unverified) iss is not this issuer, or that is
 // not a compact JWT at all, gets no opinion; any other failure is an error saying why, for the
 // server's log only.

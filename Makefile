@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config conformance coverage scenarios e2e-containerd kubectl clean
+.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd kubectl clean
 
 all: build
 
@@ -101,6 +101,10 @@ fuzz-config:
 	for f in FuzzParseAuthentication FuzzParseAuthorization FuzzParseEncryption FuzzParseAdmission FuzzParseTracing FuzzCELExpression; do \
 		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/apiserver/config/ || exit 1; \
 	done
+
+## fuzz-jwt: fuzz orch-apiserver's JWT authentication for FUZZTIME: no token of any shape gets in
+fuzz-jwt:
+	$(GO) test -run '^$$' -fuzz '^FuzzAuthenticateToken$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/authn/jwt/
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
 ## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
@@ -45,7 +47,10 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err = errors.Join(o.Validate(), err); err != nil {
 		return err
 	}
-	authenticator, err := buildAuthenticator(o, files)
+	// One registry for /metrics: the process's, the server's and the authentication reload's.
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	authenticator, err := buildAuthenticator(ctx, o, files, clk, metrics)
 	if err != nil {
 		return err
 	}
@@ -66,10 +71,12 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, ready)
+	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, metrics, ready)
 }
 
-func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {
+// buildAuthenticator puts the authenticators in Kubernetes' order: the token file, the JWT
+// authenticators of --authentication-config in their list order, then anonymous access.
+func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, metrics prometheus.Registerer) (authn.Authenticator, error) {
 	var list []authn.Authenticator
 	if o.TokenAuthFile != "" {
 		tf, err := authn.NewTokenFile(o.TokenAuthFile)
@@ -78,7 +85,11 @@ func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, er
 		}
 		list = append(list, tf)
 	}
-	return authn.Union(append(list, files.anonymous(o))...), nil
+	jwts, err := jwtAuthenticator(ctx, files, clk, metrics)
+	if err != nil {
+		return nil, fmt.Errorf("--authentication-config: %w", err)
+	}
+	return authn.Union(append(list, jwts, files.anonymous(o))...), nil
 }
 
 func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), error) {
@@ -135,7 +146,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, ready func(string)) error {
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	handler, err := server.New(server.Config{
 		Stopping:    stopping,
@@ -155,6 +166,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		Jitter:            rand.Float64,
 		Version:           Version,
 		ExtraHealthChecks: extraChecks,
+		Metrics:           metrics,
 	})
 	if err != nil {
 		return err

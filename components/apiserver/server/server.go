@@ -286,6 +286,10 @@ func healthHandler(name string, checks []HealthCheck, extra func() []HealthCheck
 func withAuthentication(next http.Handler, a authn.Authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, ok, err := a.AuthenticateRequest(r)
+		if err != nil {
+			// The reason is for the operator; the client learns only that it is not authenticated.
+			klog.ErrorS(err, "Unable to authenticate the request")
+		}
 		if err != nil || !ok {
 			endpoints.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 			return

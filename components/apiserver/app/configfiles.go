@@ -68,11 +68,6 @@ func (c *configFiles) unsupported() []error {
 	if a := c.authentication; a != nil && len(a.Config.JWT) > 0 {
 		errs = append(errs, fmt.Errorf("--authentication-config %s: jwt: this orch-apiserver cannot verify JWT tokens yet; remove the jwt authenticators or the flag", a.File))
 	}
-	if a := c.authorization; a != nil {
-		for i, az := range a.Config.Authorizers {
-			errs = append(errs, fmt.Errorf("--authorization-config %s: authorizers[%d] (%s %q): this orch-apiserver cannot call authorization webhooks yet", a.File, i, az.Type, az.Name))
-		}
-	}
 	if e := c.encryption; e != nil {
 		for i, r := range e.Config.Resources {
 			for j, p := range r.Providers {

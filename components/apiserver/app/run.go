@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
@@ -49,7 +50,8 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
-	authorizer, err := authz.New(o.AuthorizationMode)
+	metrics := server.NewRegistry()
+	authorizer, err := buildAuthorizer(ctx, o, files, clk, metrics)
 	if err != nil {
 		return err
 	}
@@ -62,7 +64,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if o.EtcdCompactionInterval > 0 {
 		etcd3.StartCompactor(ctx, client, clk, o.EtcdCompactionInterval)
 	}
-	return serve(ctx, o, clk, store, authenticator, authorizer, ready)
+	return serve(ctx, o, clk, store, authenticator, authorizer, metrics, ready)
 }
 
 func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {
@@ -131,7 +133,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, ready func(string)) error {
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, metrics *prometheus.Registry, ready func(string)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	handler, err := server.New(server.Config{
 		Stopping:    stopping,
@@ -146,6 +148,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		EventTTL:          o.EventTTL,
 		Authenticator:     an,
 		Authorizer:        az,
+		Metrics:           metrics,
 		MinRequestTimeout: time.Duration(o.MinRequestTimeout) * time.Second,
 		BookmarkInterval:  time.Minute,
 		Jitter:            rand.Float64,

@@ -174,7 +174,9 @@ func (w *webhook) Authorize(ctx context.Context, a Attributes) (Decision, string
 			ttl = w.AuthorizedTTL
 		}
 		if ttl > 0 && shouldCache(a) {
-			w.cache.Add(key, status, ttl)
+			// The cache keeps an entry until its expiry has passed; one nanosecond less makes an
+			// answer expire when its TTL has elapsed, as orch's other caches do.
+			w.cache.Add(key, status, ttl-time.Nanosecond)
 		}
 	}
 	switch {

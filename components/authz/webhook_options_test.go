@@ -280,8 +280,9 @@ func TestWebhookCanceled(t *testing.T) {
 	}
 }
 
-// Answers are cached on the injected clock: allowed ones for authorizedTTL, others for
-// unauthorizedTTL, none when the TTL is zero (caching turned off); a call proves a miss.
+// Answers are cached on the injected clock, until their TTL has elapsed: allowed ones for
+// authorizedTTL, others for unauthorizedTTL, none when the TTL is zero (caching turned off); a call
+// proves a miss.
 func TestWebhookCacheTTL(t *testing.T) {
 	const authorizedTTL, unauthorizedTTL = 5 * time.Minute, 30 * time.Second
 	tests := []struct {
@@ -327,12 +328,12 @@ func TestWebhookCacheTTL(t *testing.T) {
 			other.Namespace = "kube-system"
 			ask(other)
 			expectCalls("another namespace", 2)
-			clk.Add(tt.ttl)
+			clk.Add(tt.ttl - time.Nanosecond)
 			ask(eventsList(tt.user))
-			expectCalls("at the TTL", 2)
+			expectCalls("just before the TTL", 2)
 			clk.Add(time.Nanosecond)
 			ask(eventsList(tt.user))
-			expectCalls("past the TTL", 3)
+			expectCalls("at the TTL", 3)
 			ask(eventsList(tt.user))
 			expectCalls("cached again", 3)
 		})

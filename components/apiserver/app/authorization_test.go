@@ -187,10 +187,10 @@ func TestAuthorizationFileCaching(t *testing.T) {
 				ask(2, "caching off")
 				return
 			}
-			clk.Add(tt.ttl)
-			ask(1, "at the TTL")
+			clk.Add(tt.ttl - time.Nanosecond)
+			ask(1, "just before the TTL")
 			clk.Add(time.Nanosecond)
-			ask(2, "past the TTL")
+			ask(2, "at the TTL")
 		})
 	}
 }

@@ -27,6 +27,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, nodeSteps()...)
 	defs = append(defs, podSteps()...)
 	defs = append(defs, certSteps()...)
+	defs = append(defs, authzSteps()...)
 	return defs
 }
 
@@ -49,6 +50,7 @@ type World struct {
 	drop    []string       // fields removed from the next event created
 	n       *node          // the runtimes and the agent of a node scenario
 	certs   map[string]*keyPair
+	webhook *sarWebhook // an authorization webhook the scenario runs
 	// cleanup runs when the scenario ends, last added first.
 	cleanup []func()
 }

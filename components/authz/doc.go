@@ -1,4 +1,5 @@
 // Package authz decides whether an authenticated request may proceed: the Authorizer interface,
-// the --authorization-mode authorizers (AlwaysAllow, AlwaysDeny, and a SubjectAccessReview webhook
-// with cached answers), and the text of Kubernetes' 403 Forbidden message.
+// the built-in authorizers (AlwaysAllow, AlwaysDeny), a SubjectAccessReview webhook as Kubernetes'
+// structured authorization runs it (kubeconfig connection, cached answers, failure policy, match
+// conditions), Kubernetes' authorization metrics, and the text of its 403 Forbidden message.
 package authz

@@ -71,11 +71,6 @@ func (c *configFiles) unsupported() []error {
 			errs = append(errs, fmt.Errorf("--authentication-config: %w", err))
 		}
 	}
-	if a := c.authorization; a != nil {
-		for i, az := range a.Config.Authorizers {
-			errs = append(errs, fmt.Errorf("--authorization-config %s: authorizers[%d] (%s %q): this orch-apiserver cannot call authorization webhooks yet", a.File, i, az.Type, az.Name))
-		}
-	}
 	errs = append(errs, c.encryptionUnsupported()...)
 	if a := c.admission; a != nil {
 		// No admission plugin is registered, so naming any is a configuration for nothing.

@@ -17,7 +17,6 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
@@ -47,14 +46,13 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err = errors.Join(o.Validate(), err); err != nil {
 		return err
 	}
-	// One registry for /metrics: the process's, the server's and the authentication reload's.
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// One registry for /metrics: the process's, the server's and the configuration reloads'.
+	metrics := server.NewRegistry()
 	authenticator, err := buildAuthenticator(ctx, o, files, clk, metrics)
 	if err != nil {
 		return err
 	}
-	authorizer, err := authz.New(o.AuthorizationMode)
+	authorizer, err := buildAuthorizer(ctx, o, files, clk, metrics)
 	if err != nil {
 		return err
 	}
@@ -161,12 +159,12 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		EventTTL:          o.EventTTL,
 		Authenticator:     an,
 		Authorizer:        az,
+		Metrics:           metrics,
 		MinRequestTimeout: time.Duration(o.MinRequestTimeout) * time.Second,
 		BookmarkInterval:  time.Minute,
 		Jitter:            rand.Float64,
 		Version:           Version,
 		ExtraHealthChecks: extraChecks,
-		Metrics:           metrics,
 	})
 	if err != nil {
 		return err

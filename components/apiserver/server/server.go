@@ -123,7 +123,7 @@ func New(c Config) (http.Handler, error) {
 	}
 	container.Add(discoveryService(reg.groups))
 
-	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources())
+	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources(reg.groups))
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, podSteps()...)
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)
+	defs = append(defs, apiModeSteps()...)
 	return defs
 }
 

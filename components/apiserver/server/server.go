@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/openapi"
 	"orch.io/orch/components/apiserver/registry/events"
@@ -61,6 +62,8 @@ type Config struct {
 	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
 	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
 	ExtraHealthChecks func() []HealthCheck
+	// Admit, when set, is the admission chain every create and update of an event passes.
+	Admit func(context.Context, admission.Attributes) error
 }
 
 // HealthCheck is a named check of /healthz and /readyz.
@@ -93,7 +96,7 @@ func New(c Config) (http.Handler, error) {
 		case <-cached.Stopped():
 		}
 	}()
-	store := events.New(events.Options{Storage: cached, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix})
+	store := events.New(events.Options{Storage: cached, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: c.Admit})
 
 	reg, err := newRegistry(c, store)
 	if err != nil {

@@ -53,6 +53,10 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
+	admit, err := admissionChain(o, files, clk)
+	if err != nil {
+		return err
+	}
 	client, closeEtcd, err := connectEtcd(ctx, o)
 	if err != nil {
 		return err
@@ -66,7 +70,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, ready)
+	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, ready, admit)
 }
 
 func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {
@@ -135,9 +139,10 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, ready func(string)) error {
+// serve runs the API server; tune, if given, complete its configuration (admission, tracing).
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, ready func(string), tune ...func(*server.Config)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
-	handler, err := server.New(server.Config{
+	cfg := server.Config{
 		Stopping:    stopping,
 		Terminating: terminating,
 		Limits: server.Limits{
@@ -155,7 +160,11 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		Jitter:            rand.Float64,
 		Version:           Version,
 		ExtraHealthChecks: extraChecks,
-	})
+	}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	handler, err := server.New(cfg)
 	if err != nil {
 		return err
 	}

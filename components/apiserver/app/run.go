@@ -57,6 +57,11 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
+	traced, stopTracing, err := startTracing(ctx, files, clk)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	client, closeEtcd, err := connectEtcd(ctx, o)
 	if err != nil {
 		return err
@@ -70,7 +75,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, ready, admit)
+	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, ready, admit, traced)
 }
 
 func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {

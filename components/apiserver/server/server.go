@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,6 +29,7 @@ import (
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/cacher"
+	"orch.io/orch/components/apiserver/tracing"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
 )
@@ -64,6 +66,8 @@ type Config struct {
 	ExtraHealthChecks func() []HealthCheck
 	// Admit, when set, is the admission chain every create and update of an event passes.
 	Admit func(context.Context, admission.Attributes) error
+	// TracerProvider, when set, traces every request and the storage calls it makes.
+	TracerProvider trace.TracerProvider
 }
 
 // HealthCheck is a named check of /healthz and /readyz.
@@ -79,6 +83,9 @@ func New(c Config) (http.Handler, error) {
 	}
 	if c.Jitter == nil {
 		c.Jitter = func() float64 { return 0 }
+	}
+	if c.TracerProvider != nil {
+		c.Storage = tracing.Storage(c.Storage, c.TracerProvider)
 	}
 	if c.Metrics == nil {
 		c.Metrics = prometheus.NewRegistry()
@@ -149,6 +156,9 @@ func New(c Config) (http.Handler, error) {
 	}))
 
 	var h http.Handler = mux
+	if c.TracerProvider != nil {
+		h = withTracing(h, c.TracerProvider)
+	}
 	h = withAuthorization(h, c.Authorizer)
 	h = newInFlight(c.Limits, c.Metrics).wrap(h)
 	h = withAuthentication(h, c.Authenticator)

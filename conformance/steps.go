@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+
+	"orch.io/orch/components/apiserver/tracing/tracingtest"
 )
 
 // StepDef is one step definition: its expression, and Bind, which returns the step function bound
@@ -27,6 +29,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, nodeSteps()...)
 	defs = append(defs, podSteps()...)
 	defs = append(defs, certSteps()...)
+	defs = append(defs, tracingSteps()...)
 	return defs
 }
 
@@ -49,6 +52,8 @@ type World struct {
 	drop    []string       // fields removed from the next event created
 	n       *node          // the runtimes and the agent of a node scenario
 	certs   map[string]*keyPair
+	// collector receives the spans of the scenario's API server.
+	collector *tracingtest.Collector
 	// cleanup runs when the scenario ends, last added first.
 	cleanup []func()
 }

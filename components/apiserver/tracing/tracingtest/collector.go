@@ -34,7 +34,8 @@ type Link struct{ TraceID, SpanID string }
 // Collector receives spans over OTLP gRPC.
 type Collector struct {
 	collectortrace.UnimplementedTraceServiceServer
-	addr string
+	addr   string
+	server *grpc.Server
 
 	mu      sync.Mutex
 	spans   []Span
@@ -44,17 +45,28 @@ type Collector struct {
 // Start serves a collector on addr ("127.0.0.1:0" for any free port) until the test ends.
 func Start(t testing.TB, addr string) *Collector {
 	t.Helper()
-	l, err := net.Listen("tcp", addr)
+	c, err := New(addr)
 	if err != nil {
-		t.Fatalf("collector on %s: %v", addr, err)
+		t.Fatal(err)
 	}
-	c := &Collector{addr: l.Addr().String(), changed: make(chan struct{})}
-	srv := grpc.NewServer()
-	collectortrace.RegisterTraceServiceServer(srv, c)
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(srv.Stop)
+	t.Cleanup(c.Stop)
 	return c
 }
+
+// New serves a collector on addr until Stop.
+func New(addr string) (*Collector, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("collector on %s: %w", addr, err)
+	}
+	c := &Collector{addr: l.Addr().String(), changed: make(chan struct{}), server: grpc.NewServer()}
+	collectortrace.RegisterTraceServiceServer(c.server, c)
+	go func() { _ = c.server.Serve(l) }()
+	return c, nil
+}
+
+// Stop closes the listener and every connection.
+func (c *Collector) Stop() { c.server.Stop() }
 
 // Endpoint is the host:port a TracingConfiguration names to report here.
 func (c *Collector) Endpoint() string { return c.addr }

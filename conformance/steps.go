@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+
+	"orch.io/orch/components/apiserver/tracing/tracingtest"
 )
 
 // StepDef is one step definition: its expression, and Bind, which returns the step function bound
@@ -29,6 +31,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)
 	defs = append(defs, apiModeSteps()...)
+	defs = append(defs, tracingSteps()...)
 	return defs
 }
 
@@ -52,6 +55,8 @@ type World struct {
 	n       *node          // the runtimes and the agent of a node scenario
 	certs   map[string]*keyPair
 	webhook *sarWebhook // an authorization webhook the scenario runs
+	// collector receives the spans of the scenario's API server.
+	collector *tracingtest.Collector
 	// cleanup runs when the scenario ends, last added first.
 	cleanup []func()
 }

@@ -285,8 +285,8 @@ func (w *World) leaseRenewed(namespace string) error {
 	return eventually(commandTimeout, func() error {
 		var lease struct {
 			Spec struct {
-				HolderIdentity       string           `json:"holderIdentity"`
-				LeaseDurationSeconds int              `json:"leaseDurationSeconds"`
+				HolderIdentity       string            `json:"holderIdentity"`
+				LeaseDurationSeconds int               `json:"leaseDurationSeconds"`
 				RenewTime            *metav1.MicroTime `json:"renewTime"`
 			} `json:"spec"`
 		}

@@ -141,6 +141,9 @@ func (w *World) writeConfig() (string, error) {
 			return "", err
 		}
 		content = strings.ReplaceAll(string(data), "{dir}", w.dir)
+		if w.collector != nil {
+			content = strings.ReplaceAll(content, "{collector}", w.collector.Endpoint())
+		}
 	}
 	file := filepath.Join(w.dir, "config.yaml")
 	return file, os.WriteFile(file, []byte(content), 0o600)

@@ -38,3 +38,28 @@ Feature: Tracing configuration
       | 1000000  | accepted                               |
       | -1       | refused at "samplingRatePerMillion"    |
       | 1000001  | refused at "samplingRatePerMillion"    |
+
+  @component:apiserver-start @rule:tracing.endpoint.default
+  Scenario: without an endpoint the API server reports to the collector at localhost:4317
+    Given an OTLP collector is listening on "127.0.0.1:4317"
+    And a valid TracingConfiguration file
+    And its "endpoint" is removed
+    And its "samplingRatePerMillion" is set to 1000000
+    When the API server is started with "--tracing-config-file={config}"
+    And an anonymous request to "/healthz" is answered
+    And the API server is stopped
+    Then the collector received a request span "GET"
+
+  @component:apiserver-start @rule:tracing.sampling-rate.parent-based
+  Scenario: without a sampling rate only requests whose parent span is sampled are traced
+    Given an OTLP collector is listening
+    And a valid TracingConfiguration file
+    And its "endpoint" is set to "{collector}"
+    And its "samplingRatePerMillion" is removed
+    When the API server is started with "--tracing-config-file={config}"
+    And an anonymous request to "/healthz" is answered
+    And the administrator requests "/healthz" with traceparent "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+    And the administrator requests "/healthz" with traceparent "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    And the API server is stopped
+    Then the collector received a request span "GET" in trace "0af7651916cd43dd8448eb211c80319c", child of span "b7ad6b7169203331"
+    And every span the collector received is in trace "0af7651916cd43dd8448eb211c80319c"

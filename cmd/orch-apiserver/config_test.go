@@ -56,13 +56,17 @@ func TestConfigFlagsRefuseToStart(t *testing.T) {
 		{"egress selection without an egress selector configuration", []string{"--authentication-config", authnValid},
 			[]string{"--authentication-config", `jwt[0].issuer.egressSelectorType "controlplane": orch-apiserver has no --egress-selector-config-file`}},
 		{"authorization config with --authorization-mode", []string{"--authorization-config", firstFile(t, "authorization/valid"), "--authorization-mode", "AlwaysAllow"},
-			[]string{"mutually exclusive", "cannot call authorization webhooks yet"}},
+			[]string{"--authorization-config and --authorization-mode are mutually exclusive"}},
 		{"kms v1, deprecated and off by default", []string{"--encryption-provider-config", fixture(t, "encryption/valid/kms-defaults.yaml")},
 			[]string{"--encryption-provider-config", `resources[0].providers[0].kms ("plugin")`, "KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead."}},
-		{"tracing", []string{"--tracing-config-file", fixture(t, "tracing/valid/endpoint-and-rate.yaml")},
-			[]string{"--tracing-config-file", "cannot export traces yet"}},
-		{"admission plugins nobody registered", []string{"--admission-control-config-file", firstFile(t, "admission/valid")},
-			[]string{"--admission-control-config-file"}},
+		{"admission plugins orch does not have", []string{"--admission-control-config-file", fixture(t, "admission/valid/plugins.yaml")},
+			[]string{"--admission-control-config-file", `plugins[1].name: Unsupported value: "ImagePolicyWebhook": supported values: "EventRateLimit"`, `plugins[2].name: Unsupported value: "AlwaysPullImages"`}},
+		{"enabling a plugin orch does not have", []string{"--enable-admission-plugins", "EventRateLimit,NamespaceLifecycle"},
+			[]string{`enable-admission-plugins plugin "NamespaceLifecycle" is unknown`}},
+		{"EventRateLimit enabled without a configuration", []string{"--enable-admission-plugins", "EventRateLimit"},
+			[]string{`couldn't init admission plugin "EventRateLimit": limits: Invalid value: null: must not be empty`}},
+		{"EventRateLimit with a bad configuration", []string{"--enable-admission-plugins", "EventRateLimit", "--admission-control-config-file", fixture(t, "admission/valid/configuration-wins-over-path.yaml")},
+			[]string{"--admission-control-config-file", `couldn't init admission plugin "EventRateLimit"`, `apiVersion: Unsupported value: ""`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--data-dir", t.TempDir(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t))}, tc.args...)

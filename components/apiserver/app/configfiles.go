@@ -73,13 +73,10 @@ func (c *configFiles) unsupported() []error {
 	}
 	errs = append(errs, c.encryptionUnsupported()...)
 	if a := c.admission; a != nil {
-		// No admission plugin is registered, so naming any is a configuration for nothing.
-		if err := a.CheckRegistered(nil); err != nil {
+		// A plugin orch does not have is refused by name rather than configured for nothing.
+		if err := a.CheckRegistered(registeredAdmissionPlugins()); err != nil {
 			errs = append(errs, fmt.Errorf("--admission-control-config-file: %w", err))
 		}
-	}
-	if t := c.tracing; t != nil {
-		errs = append(errs, fmt.Errorf("--tracing-config-file %s: this orch-apiserver cannot export traces yet", t.File))
 	}
 	return errs
 }

@@ -45,6 +45,12 @@ type Options struct {
 	AdmissionControlConfigFile string
 	TracingConfigFile          string
 
+	// EnableAdmissionPlugins, DisableAdmissionPlugins and the deprecated AdmissionControl choose
+	// the admission plugins, as kube-apiserver's flags do (see admission.go).
+	EnableAdmissionPlugins  []string
+	DisableAdmissionPlugins []string
+	AdmissionControl        []string
+
 	// EncryptionProviderConfigAutomaticReload follows the encryption file; it is read every
 	// EncryptionReloadInterval (not a flag).
 	EncryptionProviderConfigAutomaticReload bool
@@ -102,7 +108,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AuthorizationConfig, "authorization-config", o.AuthorizationConfig, "File with an AuthorizationConfiguration (apiserver.config.orch.io/v1). Mutually exclusive with --authorization-mode.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "File with an EncryptionConfiguration (apiserver.config.orch.io/v1) for encryption at rest.")
 	fs.BoolVar(&o.EncryptionProviderConfigAutomaticReload, "encryption-provider-config-automatic-reload", o.EncryptionProviderConfigAutomaticReload, "Determines if the file set by --encryption-provider-config should be automatically reloaded if the disk contents change. A valid change whose KMS plugins are healthy takes effect without a restart; the health checks follow it.")
-	fs.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", o.AdmissionControlConfigFile, "File with an AdmissionConfiguration (apiserver.config.orch.io/v1).")
+	fs.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", o.AdmissionControlConfigFile, "File with an AdmissionConfiguration (apiserver.config.orch.io/v1): each enabled plugin's configuration. A plugin configured here but not enabled is not used (logged), as in Kubernetes.")
+	plugins := strings.Join(registeredAdmissionPlugins(), ", ")
+	fs.StringSliceVar(&o.EnableAdmissionPlugins, "enable-admission-plugins", o.EnableAdmissionPlugins, "admission plugins that should be enabled in addition to default enabled ones (none in orch). Comma-delimited list of admission plugins: "+plugins+". The order of plugins in this flag does not matter.")
+	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins, "admission plugins that should be disabled although they are in the default enabled plugins list. Comma-delimited list of admission plugins: "+plugins+". The order of plugins in this flag does not matter.")
+	fs.StringSliceVar(&o.AdmissionControl, "admission-control", o.AdmissionControl, "Admission plugins to enable, all others disabled. Comma-delimited list of: "+plugins+".")
+	_ = fs.MarkDeprecated("admission-control", "Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.")
+	fs.Lookup("admission-control").Hidden = false
 	fs.StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "File with a TracingConfiguration (apiserver.config.orch.io/v1).")
 }
 
@@ -159,5 +171,6 @@ func (o *Options) Validate() error {
 	if _, err := authz.New(o.AuthorizationMode); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, o.validateAdmissionFlags()...)
 	return errors.Join(errs...)
 }

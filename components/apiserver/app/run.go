@@ -56,6 +56,15 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
+	admit, err := admissionChain(o, files, clk)
+	if err != nil {
+		return err
+	}
+	traced, stopTracing, err := startTracing(ctx, files, clk)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	client, closeEtcd, err := connectEtcd(ctx, o)
 	if err != nil {
 		return err
@@ -69,7 +78,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, metrics, ready)
+	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, metrics, ready, admit, traced)
 }
 
 // buildAuthenticator puts the authenticators in Kubernetes' order: the token file, the JWT
@@ -144,9 +153,10 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string)) error {
+// serve runs the API server; tune, if given, complete its configuration (admission, tracing).
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string), tune ...func(*server.Config)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
-	handler, err := server.New(server.Config{
+	cfg := server.Config{
 		Stopping:    stopping,
 		Terminating: terminating,
 		Limits: server.Limits{
@@ -165,7 +175,11 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		Jitter:            rand.Float64,
 		Version:           Version,
 		ExtraHealthChecks: extraChecks,
-	})
+	}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	handler, err := server.New(cfg)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package endpoints
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,9 +27,13 @@ func ErrorStatus(err error) *metav1.Status {
 	return &status
 }
 
-// WriteError answers r with err as a Status.
+// WriteError answers r with err as a Status. A Status asking the client to wait (429 from
+// admission) also carries Retry-After, as Kubernetes' error writer sets it.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	status := ErrorStatus(err)
+	if d := status.Details; d != nil && d.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(d.RetryAfterSeconds), 10))
+	}
 	// A client asking for protobuf gets its errors so too, except the answer that its Accept
 	// names nothing the resource is served in.
 	if mediaType, ok := negotiateProtobuf(r); ok && status.Code != http.StatusNotAcceptable {

@@ -34,6 +34,13 @@ type env struct {
 
 func newEnv(t *testing.T, tune ...func(*Config)) *env {
 	t.Helper()
+	srv, clk, st := startServer(t, tune...)
+	return &env{t: t, url: srv.URL, client: srv.Client(), clock: clk, store: st}
+}
+
+// startServer serves the API over memory storage on a mock clock, until the test ends.
+func startServer(t testing.TB, tune ...func(*Config)) (*httptest.Server, *clock.Mock, storage.Interface) {
+	t.Helper()
 	clk := clock.NewMock()
 	clk.Set(start)
 	st := memory.New(clk)
@@ -56,7 +63,7 @@ func newEnv(t *testing.T, tune ...func(*Config)) *env {
 	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { _ = st.Close() })
-	return &env{t: t, url: srv.URL, client: srv.Client(), clock: clk, store: st}
+	return srv, clk, st
 }
 
 type response struct {

@@ -13,6 +13,7 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,11 +22,13 @@ import (
 	"k8s.io/klog/v2"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/openapi"
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/cacher"
+	"orch.io/orch/components/apiserver/tracing"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
 )
@@ -60,6 +63,10 @@ type Config struct {
 	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
 	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
 	ExtraHealthChecks func() []HealthCheck
+	// Admit, when set, is the admission chain every create and update of an event passes.
+	Admit func(context.Context, admission.Attributes) error
+	// TracerProvider, when set, traces every request and the storage calls it makes.
+	TracerProvider trace.TracerProvider
 }
 
 // HealthCheck is a named check of /healthz and /readyz.
@@ -76,6 +83,9 @@ func New(c Config) (http.Handler, error) {
 	if c.Jitter == nil {
 		c.Jitter = func() float64 { return 0 }
 	}
+	if c.TracerProvider != nil {
+		c.Storage = tracing.Storage(c.Storage, c.TracerProvider)
+	}
 	if c.Metrics == nil {
 		c.Metrics = NewRegistry()
 	}
@@ -91,7 +101,7 @@ func New(c Config) (http.Handler, error) {
 		case <-cached.Stopped():
 		}
 	}()
-	store := events.New(events.Options{Storage: cached, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix})
+	store := events.New(events.Options{Storage: cached, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: c.Admit})
 
 	reg, err := newRegistry(c, store)
 	if err != nil {
@@ -144,6 +154,9 @@ func New(c Config) (http.Handler, error) {
 	}))
 
 	var h http.Handler = mux
+	if c.TracerProvider != nil {
+		h = withTracing(h, c.TracerProvider)
+	}
 	h = withAuthorization(h, c.Authorizer)
 	h = newInFlight(c.Limits, c.Metrics).wrap(h)
 	h = withAuthentication(h, c.Authenticator)

@@ -19,8 +19,10 @@ import (
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apis/events/v1/validation"
+	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/apiserver/storage"
+	"orch.io/orch/components/authn"
 )
 
 // KeyRoot is where events live in storage: <KeyRoot><namespace>/<name>.
@@ -42,6 +44,9 @@ type Options struct {
 	NewUID func() types.UID
 	// NameSuffix makes the random part of generated names.
 	NameSuffix func() string
+	// Admit, when set, is the admission chain: it judges each create and update (dry runs too,
+	// as in Kubernetes) after the event passed validation and before it is stored.
+	Admit func(context.Context, admission.Attributes) error
 }
 
 // Store serves Events from a storage.Interface. Errors it returns are *apierrors.StatusError.
@@ -51,6 +56,7 @@ type Store struct {
 	ttl        time.Duration
 	newUID     func() types.UID
 	nameSuffix func() string
+	admit      func(context.Context, admission.Attributes) error
 }
 
 // randomSuffix is Kubernetes' generateName suffix: five characters from a consonant-heavy alphabet.
@@ -58,7 +64,7 @@ func randomSuffix() string { return utilrand.String(5) }
 
 // New returns a Store; NewUID and NameSuffix default to random sources.
 func New(o Options) *Store {
-	s := &Store{storage: o.Storage, clock: o.Clock, ttl: o.TTL, newUID: o.NewUID, nameSuffix: o.NameSuffix}
+	s := &Store{storage: o.Storage, clock: o.Clock, ttl: o.TTL, newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit}
 	if s.newUID == nil {
 		s.newUID = func() types.UID { return types.UID(uuid.NewString()) }
 	}
@@ -115,6 +121,9 @@ func (s *Store) Create(ctx context.Context, namespace string, in *eventsv1.Event
 		if errs := validation.ValidateCreate(&obj); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(eventKind, obj.Name, errs)
 		}
+		if err := s.admitWrite(ctx, admission.Create, &obj); err != nil {
+			return nil, err
+		}
 		if dryRun {
 			return &obj, nil
 		}
@@ -136,6 +145,18 @@ func (s *Store) Create(ctx context.Context, namespace string, in *eventsv1.Event
 		obj.TypeMeta = eventTypeMeta
 		return &obj, nil
 	}
+}
+
+// admitWrite asks the admission chain, if any, about writing e.
+func (s *Store) admitWrite(ctx context.Context, op admission.Operation, e *eventsv1.Event) error {
+	if s.admit == nil {
+		return nil
+	}
+	user, _ := authn.UserFrom(ctx)
+	return s.admit(ctx, admission.Attributes{
+		Operation: op, Kind: eventsv1.SchemeGroupVersion.WithKind("Event").GroupKind(),
+		Namespace: e.Namespace, Name: e.Name, Object: e, User: user,
+	})
 }
 
 // prepareForCreate sets what the server owns on a new object and drops what a client may not set.
@@ -223,6 +244,9 @@ func (s *Store) replace(ctx context.Context, old *eventsv1.Event, stale bool, ne
 	next.ManagedFields = nil
 	if errs := validation.ValidateUpdate(&next, old); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(eventKind, next.Name, errs)
+	}
+	if err := s.admitWrite(ctx, admission.Update, &next); err != nil {
+		return nil, err
 	}
 	data, err := encode(&next)
 	if err != nil {

@@ -49,7 +49,7 @@ func newAPIMode(o *options.Options, clk clock.Clock, clients *apiclient.Clients,
 	}
 	m := &apiMode{clients: clients}
 	m.node = nodestatus.New(nodestatus.Options{
-		Clock: clk, Core: clients.Core, Leases: clients.Leases, Node: node, Register: c.RegisterNode,
+		Clock: clk, Core: clients.Core, Heartbeat: clients.Heartbeat, Leases: clients.Leases, Node: node, Register: c.RegisterNode,
 		Labels: nodeLabels(node, o.Flags.NodeLabels), Taints: c.RegisterWithTaints, ProviderID: o.Flags.ProviderID,
 		Addresses: addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
 		StatusFrequency: c.NodeStatusUpdateFrequency.Duration, MaxImages: c.NodeStatusMaxImages,

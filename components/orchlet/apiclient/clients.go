@@ -67,7 +67,10 @@ type Settings struct {
 type Clients struct {
 	Config *rest.Config
 	Core   kubernetes.Interface
-	Leases *rest.RESTClient
+	// Heartbeat and Leases carry node status and lease renewals; like the kubelet's heartbeat
+	// client they are not limited by QPS/Burst, so a busy agent still heartbeats on time.
+	Heartbeat kubernetes.Interface
+	Leases    *rest.RESTClient
 	// Events is unthrottled here: the event recorder applies --event-qps and --event-burst.
 	Events *rest.RESTClient
 }
@@ -112,18 +115,23 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	}
 	// One limiter for every throttled client, as the kubelet's clients share one configuration.
 	cfg.RateLimiter = core.CoreV1().RESTClient().GetRateLimiter()
-	leases, err := groupClient(cfg, CoordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
+	heartbeatCfg := rest.CopyConfig(cfg)
+	heartbeatCfg.RateLimiter, heartbeatCfg.QPS, heartbeatCfg.Burst = nil, -1, 0
+	heartbeat, err := kubernetes.NewForConfig(heartbeatCfg)
 	if err != nil {
 		return nil, err
 	}
-	eventsCfg := rest.CopyConfig(cfg)
-	eventsCfg.RateLimiter, eventsCfg.QPS, eventsCfg.Burst = nil, -1, 0
+	leases, err := groupClient(heartbeatCfg, CoordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
+	if err != nil {
+		return nil, err
+	}
+	eventsCfg := rest.CopyConfig(heartbeatCfg)
 	eventsCfg.ContentType, eventsCfg.AcceptContentTypes = "application/json", "application/json" // events.orch.io has no protobuf form
 	events, err := groupClient(eventsCfg, eventsv1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Config: cfg, Core: core, Leases: leases, Events: events}, nil
+	return &Clients{Config: cfg, Core: core, Heartbeat: heartbeat, Leases: leases, Events: events}, nil
 }
 
 func groupClient(base *rest.Config, gv schema.GroupVersion, types ...runtime.Object) (*rest.RESTClient, error) {

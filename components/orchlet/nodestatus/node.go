@@ -38,10 +38,12 @@ const (
 
 // Options are what the node controller needs from the agent.
 type Options struct {
-	Clock  clock.Clock
-	Core   kubernetes.Interface
-	Leases rest.Interface
-	Node   string
+	Clock clock.Clock
+	// Core registers the node; Heartbeat posts its status and Leases renews its lease.
+	Core      kubernetes.Interface
+	Heartbeat kubernetes.Interface
+	Leases    rest.Interface
+	Node      string
 	// Register creates the Node when absent (--register-node).
 	Register bool
 	// Labels, Taints and ProviderID are set when the Node is registered; Labels are kept on it.
@@ -179,7 +181,7 @@ func (c *Controller) Register(ctx context.Context) error {
 
 // SyncStatus posts the node's current status.
 func (c *Controller) SyncStatus(ctx context.Context) error {
-	nodes := c.o.Core.CoreV1().Nodes()
+	nodes := c.o.Heartbeat.CoreV1().Nodes()
 	node, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
 	if err != nil {
 		return err

@@ -66,7 +66,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) controller(tune ...func(*Options)) *Controller {
 	o := Options{
-		Clock: e.clk, Core: e.clients.Core, Leases: e.clients.Leases, Node: "n1", Register: true,
+		Clock: e.clk, Core: e.clients.Core, Heartbeat: e.clients.Heartbeat, Leases: e.clients.Leases, Node: "n1", Register: true,
 		Labels:      map[string]string{"orch.io/hostname": "n1"},
 		Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeHostName, Address: "n1"}},
 		Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")},

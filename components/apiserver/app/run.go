@@ -49,7 +49,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
-	authorizer, err := authz.New(o.AuthorizationMode)
+	authorizer, node, err := buildAuthorizer(o)
 	if err != nil {
 		return err
 	}
@@ -66,11 +66,15 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, ready)
+	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, ready)
 }
 
 func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {
-	var list []authn.Authenticator
+	clientCerts, err := clientCertAuthenticator(o)
+	if err != nil {
+		return nil, err
+	}
+	list := []authn.Authenticator{clientCerts}
 	if o.TokenAuthFile != "" {
 		tf, err := authn.NewTokenFile(o.TokenAuthFile)
 		if err != nil {
@@ -135,7 +139,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, ready func(string)) error {
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, node *server.NodeAuthorization, extraChecks func() []server.HealthCheck, ready func(string)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	handler, err := server.New(server.Config{
 		Stopping:    stopping,
@@ -155,6 +159,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		Jitter:            rand.Float64,
 		Version:           Version,
 		ExtraHealthChecks: extraChecks,
+		Node:              node,
 	})
 	if err != nil {
 		return err
@@ -178,13 +183,17 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 	if err != nil {
 		return err
 	}
+	tlsConfig, err := servingTLS(o, cert)
+	if err != nil {
+		return err
+	}
 	listener, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
 		return fmt.Errorf("--secure-port %d: %w", o.SecurePort, err)
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		TLSConfig:         certs.TLSConfig(cert),
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 30 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 	}

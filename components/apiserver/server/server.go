@@ -61,6 +61,9 @@ type Config struct {
 	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
 	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
 	ExtraHealthChecks func() []HealthCheck
+	// Node, set with the Node authorization mode, gets the pods store its authorizer reads, and
+	// turns on NodeRestriction admission.
+	Node *NodeAuthorization
 }
 
 // HealthCheck is a named check of /healthz and /readyz.
@@ -146,6 +149,9 @@ func New(c Config) (http.Handler, error) {
 	}))
 
 	var h http.Handler = mux
+	if c.Node != nil {
+		h = withNodeRestriction(h, c.Node)
+	}
 	h = withAuthorization(h, c.Authorizer)
 	h = newInFlight(c.Limits, c.Metrics).wrap(h)
 	h = withAuthentication(h, c.Authenticator)

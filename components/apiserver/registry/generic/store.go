@@ -35,12 +35,14 @@ type Options struct {
 	NewUID func() types.UID
 	// NameSuffix makes the random part of generated names.
 	NameSuffix func() string
-	// Admit, when set, may refuse a create of name in namespace (Kubernetes' NamespaceLifecycle).
+	// Admit, when set, may refuse a create (Kubernetes' validating admission: NamespaceLifecycle,
+	// NodeRestriction).
 	Admit AdmitFunc
 }
 
-// AdmitFunc decides whether an object of gr may be created in namespace.
-type AdmitFunc func(ctx context.Context, gr schema.GroupResource, namespace, name string) error
+// AdmitFunc decides whether obj, an object of gr about to be created with its namespace set, may
+// be; a refusal is a Status error.
+type AdmitFunc func(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error
 
 // Store serves one resource from storage. Errors it returns are *apierrors.StatusError.
 type Store struct {
@@ -193,8 +195,8 @@ func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object,
 	if m.GetResourceVersion() != "" {
 		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
-	if s.admit != nil && s.strategy.NamespaceScoped() {
-		if err := s.admit(ctx, s.groupResource(), m.GetNamespace(), m.GetName()); err != nil {
+	if s.admit != nil {
+		if err := s.admit(ctx, s.groupResource(), in); err != nil {
 			return nil, err
 		}
 	}

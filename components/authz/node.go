@@ -23,10 +23,13 @@ const (
 
 // API groups the Node authorizer names.
 const (
-	coordinationGroup   = "coordination.orch.io"
-	eventsGroup         = "events.orch.io"
-	authenticationGroup = "authentication.orch.io"
-	authorizationGroup  = "authorization.orch.io"
+	coordinationGroup = "coordination.orch.io"
+	eventsGroup       = "events.orch.io"
+)
+
+var (
+	authenticationGroup = authn.TokenReviewGroupVersion.Group
+	authorizationGroup  = SubjectAccessReviewGroupVersion.Group
 )
 
 // NodeIdentity tells whether u is a node and which: a user system:node:<name> in group

@@ -13,14 +13,19 @@ import (
 	"github.com/benbjohnson/clock"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // sweepAt is the cache size at which expired answers are dropped before a new one is added.
 const sweepAt = 1024
 
+// SubjectAccessReviewGroupVersion is where orch-apiserver serves SubjectAccessReviews: Kubernetes'
+// authorization.k8s.io/v1, renamed.
+var SubjectAccessReviewGroupVersion = schema.GroupVersion{Group: "authorization.orch.io", Version: "v1"}
+
 // SubjectAccessReviewWebhook returns the authorizer of --authorization-mode=Webhook: each request
-// is sent to url (the API server's /apis/authorization.k8s.io/v1/subjectaccessreviews) as an
-// authorization.k8s.io/v1 SubjectAccessReview, the group and JSON shape Kubernetes uses. The spec
+// is sent to url (the API server's /apis/authorization.orch.io/v1/subjectaccessreviews) as a
+// SubjectAccessReview of SubjectAccessReviewGroupVersion, in Kubernetes' JSON shape. The spec
 // carries the user, groups, uid and extra, and resourceAttributes for a resource request or
 // nonResourceAttributes (path, verb) otherwise.
 //
@@ -138,7 +143,7 @@ func (w *sarWebhook) store(key string, status authorizationv1.SubjectAccessRevie
 
 func (w *sarWebhook) review(ctx context.Context, spec authorizationv1.SubjectAccessReviewSpec) (authorizationv1.SubjectAccessReviewStatus, error) {
 	body, err := json.Marshal(authorizationv1.SubjectAccessReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: authorizationv1.SchemeGroupVersion.String(), Kind: "SubjectAccessReview"},
+		TypeMeta: metav1.TypeMeta{APIVersion: SubjectAccessReviewGroupVersion.String(), Kind: "SubjectAccessReview"},
 		Spec:     spec,
 	})
 	if err != nil {

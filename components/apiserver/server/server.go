@@ -126,7 +126,8 @@ func New(c Config) (http.Handler, error) {
 	for _, gv := range reg.groups {
 		container.Add(gv.WebService(endpointsConfig))
 	}
-	container.Add(discoveryService(reg.groups))
+	reviewGroups := addReviews(container, c)
+	container.Add(discoveryService(slices.Concat(reg.groups, reviewGroups)))
 
 	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources())
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -69,14 +70,16 @@ func withNodeRestriction(next http.Handler, n *NodeAuthorization) http.Handler {
 	})
 }
 
-// admitCreate is the admission of every create: NamespaceLifecycle for a namespaced object, then,
-// with the Node authorization mode, NodeRestriction.
-func (r *registry) admitCreate(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
+// admit is the server's admission of writes. A create (old nil) of a namespaced object passes
+// NamespaceLifecycle; with the Node authorization mode, a node's writes pass NodeRestriction's
+// rules on their content: it creates only its own Node and Lease and mirror pods of its own, and
+// changes neither the taints of its Node nor labels an agent does not set.
+func (r *registry) admit(ctx context.Context, gr schema.GroupResource, obj, old runtime.Object) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if m.GetNamespace() != "" {
+	if old == nil && m.GetNamespace() != "" {
 		if err := r.admitNamespace(ctx, gr, obj); err != nil {
 			return err
 		}
@@ -89,22 +92,23 @@ func (r *registry) admitCreate(ctx context.Context, gr schema.GroupResource, obj
 	if !isNode {
 		return nil
 	}
+	if node == "" {
+		return apierrors.NewForbidden(gr, m.GetName(), fmt.Errorf("could not determine node from user %q", user.Name))
+	}
 	var reason string
-	switch {
-	case node == "":
-		reason = fmt.Sprintf("could not determine node from user %q", user.Name)
-	default:
-		switch o := obj.(type) {
-		case *corev1.Pod:
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if old == nil {
 			if reason, err = r.mirrorPodRefusal(ctx, node, o); err != nil {
 				return err
 			}
-		case *corev1.Node:
-			reason = nodeRefusal(node, o)
-		case *coordinationv1.Lease:
-			if o.Name != node {
-				reason = "can only access node lease with the same name as the requesting node"
-			}
+		}
+	case *corev1.Node:
+		oldNode, _ := old.(*corev1.Node)
+		reason = nodeRefusal(node, o, oldNode)
+	case *coordinationv1.Lease:
+		if o.Name != node {
+			reason = "can only access node lease with the same name as the requesting node"
 		}
 	}
 	if reason == "" {
@@ -113,23 +117,49 @@ func (r *registry) admitCreate(ctx context.Context, gr schema.GroupResource, obj
 	return apierrors.NewForbidden(gr, m.GetName(), errors.New(reason))
 }
 
-// nodeRefusal is why a node may not create n: another node's Node, or labels in the orch.io
-// namespace beyond the ones an agent sets.
-func nodeRefusal(node string, n *corev1.Node) string {
+// nodeRefusal is why a node may not write n (over old, nil for a create): another node's Node, a
+// change of its taints, or labels in the orch.io namespace beyond the ones an agent sets.
+func nodeRefusal(node string, n, old *corev1.Node) string {
 	if n.Name != node {
 		return fmt.Sprintf("node %q is not allowed to modify node %q", node, n.Name)
 	}
+	var oldLabels map[string]string
+	if old != nil {
+		if !apiequality.Semantic.DeepEqual(n.Spec.Taints, old.Spec.Taints) {
+			return fmt.Sprintf("node %q is not allowed to modify taints", node)
+		}
+		oldLabels = old.Labels
+	}
 	var forbidden []string
-	for k := range n.Labels {
+	for k := range modifiedLabels(n.Labels, oldLabels) {
 		if orchletapis.IsOrchLabel(k) && !orchletapis.IsOrchletLabel(k) {
 			forbidden = append(forbidden, k)
 		}
 	}
-	if len(forbidden) > 0 {
-		slices.Sort(forbidden)
+	if len(forbidden) == 0 {
+		return ""
+	}
+	slices.Sort(forbidden)
+	if old == nil {
 		return fmt.Sprintf("node %q is not allowed to set the following labels: %s", node, strings.Join(forbidden, ", "))
 	}
-	return ""
+	return fmt.Sprintf("is not allowed to modify labels: %s", strings.Join(forbidden, ", "))
+}
+
+// modifiedLabels are the keys added, removed or changed between a and b.
+func modifiedLabels(a, b map[string]string) map[string]bool {
+	modified := map[string]bool{}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || v != w {
+			modified[k] = true
+		}
+	}
+	for k, v := range b {
+		if w, ok := a[k]; !ok || v != w {
+			modified[k] = true
+		}
+	}
+	return modified
 }
 
 // mirrorPodRefusal is why a node may not create pod: a node creates only mirror pods of its own,

@@ -161,6 +161,12 @@ func TestNodeRestrictionOnWrites(t *testing.T) {
 		wantMessage        string
 	}{
 		{"patch its Node", "PATCH", "/api/v1/nodes/node-a", `{"metadata":{"labels":{"a":"b"}}}`, mergePatch, 200, ""},
+		{"label its Node as an agent may", "PATCH", "/api/v1/nodes/node-a", `{"metadata":{"labels":{"node.orch.io/pool":"blue","topology.orch.io/zone":"z1"}}}`, mergePatch, 200, ""},
+		{"label its Node beyond", "PATCH", "/api/v1/nodes/node-a", `{"metadata":{"labels":{"orch.io/role":"control","node-restriction.orch.io/tier":"gold","orch.io/hostname":null}}}`, mergePatch, 403,
+			`nodes "node-a" is forbidden: is not allowed to modify labels: node-restriction.orch.io/tier, orch.io/role`},
+		{"taint its Node", "PATCH", "/api/v1/nodes/node-a", `{"spec":{"taints":[{"key":"k","effect":"NoSchedule"}]}}`, mergePatch, 403,
+			`nodes "node-a" is forbidden: node "node-a" is not allowed to modify taints`},
+		{"patch its Node's status", "PATCH", "/api/v1/nodes/node-a/status", `{"status":{"phase":"Running"}}`, mergePatch, 200, ""},
 		{"patch another Node", "PATCH", "/api/v1/nodes/node-b", `{"metadata":{"labels":{"a":"b"}}}`, mergePatch, 403,
 			`nodes "node-b" is forbidden: node "node-a" is not allowed to modify node "node-b"`},
 		{"patch another Node's status", "PATCH", "/api/v1/nodes/node-b/status", `{"status":{"phase":"Running"}}`, mergePatch, 403,
@@ -205,6 +211,10 @@ func TestNodeRestrictionOnWrites(t *testing.T) {
 	// The administrator is not a node: NodeRestriction leaves it alone.
 	if r := e.do("DELETE", "/api/v1/namespaces/default/pods/on-b", nil, as("admin")...); r.code != 200 {
 		t.Fatalf("admin deleting on-b: %d %s", r.code, r.body)
+	}
+	if r := e.do("PATCH", "/api/v1/nodes/node-a", `{"spec":{"taints":[{"key":"k","effect":"NoSchedule"}]},"metadata":{"labels":{"orch.io/role":"x"}}}`,
+		append(as("admin"), mergePatch...)...); r.code != 200 {
+		t.Fatalf("admin tainting node-a: %d %s", r.code, r.body)
 	}
 }
 

@@ -60,16 +60,16 @@ func newRegistry(c Config, eventStore *events.Store) (*registry, error) {
 	if r.namespaces, err = newStore(core.NamespaceStrategy{}, nil); err != nil {
 		return nil, err
 	}
-	if r.nodes, err = newStore(core.NodeStrategy{}, r.admitCreate); err != nil {
+	if r.nodes, err = newStore(core.NodeStrategy{}, r.admit); err != nil {
 		return nil, err
 	}
-	if r.pods, err = newStore(core.PodStrategy{}, r.admitCreate); err != nil {
+	if r.pods, err = newStore(core.PodStrategy{}, r.admit); err != nil {
 		return nil, err
 	}
 	if c.Node != nil {
 		c.Node.pods.Store(r.pods)
 	}
-	if r.leases, err = newStore(coordination.LeaseStrategy{}, r.admitCreate); err != nil {
+	if r.leases, err = newStore(coordination.LeaseStrategy{}, r.admit); err != nil {
 		return nil, err
 	}
 	r.namespaceStatus = r.namespaces.WithUpdates(core.NamespaceStatusStrategy{})

@@ -103,6 +103,37 @@ func TestClientCertificates(t *testing.T) {
 	}
 }
 
+// --authorization-mode=Node brings NodeRestriction and reads the server's pods: a node creating a
+// pod that is not its mirror pod is refused, and deleting a pod that is gone is 404.
+func TestNodeModeInTheServer(t *testing.T) {
+	dir := t.TempDir()
+	ca := certstest.NewCA(t, "clients")
+	caFile := filepath.Join(dir, "client-ca.crt")
+	certstest.WriteFile(t, caFile, ca.PEM)
+	s := startServer(t, func(o *app.Options) { o.ClientCAFile, o.AuthorizationMode = caFile, "Node,AlwaysDeny" })
+	pair := ca.Client(t, "system:node:node-a", "system:nodes")
+	client := s.httpsClient(t, &pair)
+	pods := "https://" + s.addr + "/api/v1/namespaces/default/pods"
+	resp, err := client.Post(pods, "application/json", strings.NewReader(`{"metadata":{"name":"web"},"spec":{"nodeName":"node-a","containers":[{"name":"c","image":"busybox"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `pod does not have \"orch.io/config.mirror\" annotation, node \"node-a\" can only create mirror pods`; resp.StatusCode != 403 || !strings.Contains(string(body), want) {
+		t.Fatalf("a node creating a pod: %d %s; want 403 with %s", resp.StatusCode, body, want)
+	}
+	req, _ := http.NewRequest("DELETE", pods+"/gone", nil)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("a node deleting a pod that is gone: %d, want 404", resp.StatusCode)
+	}
+}
+
 // Without --client-ca-file a client certificate is no credential: the request is anonymous.
 func TestClientCertificateWithoutClientCAFile(t *testing.T) {
 	ca := certstest.NewCA(t, "clients")

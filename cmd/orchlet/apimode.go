@@ -195,14 +195,14 @@ func reviewClient(cfg *rest.Config) (string, *http.Client, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("--orchconfig: %w", err)
 	}
-	client, err := rest.HTTPClientFor(cfg)
+	transport, err := rest.TransportFor(cfg)
 	if err != nil {
 		return "", nil, fmt.Errorf("--orchconfig: %w", err)
 	}
 	if cfg.RateLimiter != nil {
-		client.Transport = throttled{next: client.Transport, limiter: cfg.RateLimiter}
+		transport = throttled{next: transport, limiter: cfg.RateLimiter}
 	}
-	return base.String(), client, nil
+	return base.String(), &http.Client{Transport: transport, Timeout: cfg.Timeout}, nil
 }
 
 // throttled waits for limiter before each request.

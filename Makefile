@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config conformance coverage scenarios e2e-containerd kubectl clean
+.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd kubectl clean
 
 all: build
 
@@ -28,10 +28,31 @@ lint:
 		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*'; then \
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi
 
-## run: orch-apiserver on embedded defaults: embedded etcd under ./orch-data, HTTPS on :6443
+## run: a one-node cluster on embedded defaults: orch-apiserver (embedded etcd under ./orch-data,
+## HTTPS on :6443) and one orchlet on fakecri registered to it, each with a token of its own;
+## it writes orch-data/admin.conf, a kubeconfig for kubectl. Ctrl-C stops all three.
+RUN_DIR := $(CURDIR)/orch-data
 run:
-	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
-	$(BIN)/orch-apiserver
+	$(GO) build -o $(BIN)/ ./cmd/orch-apiserver ./cmd/orchlet ./cmd/fakecri
+	@mkdir -p $(RUN_DIR)
+	@node=$$(hostname | tr A-Z a-z); \
+	if [ ! -f $(RUN_DIR)/tokens.csv ]; then \
+		printf '%s,admin,admin,system:masters\n%s,system:node:%s,system:node:%s,system:nodes\n' \
+			$$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n') $$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n') $$node $$node \
+			> $(RUN_DIR)/tokens.csv; chmod 600 $(RUN_DIR)/tokens.csv; fi; \
+	for who in admin orchlet; do line=$$([ $$who = admin ] && sed -n 1p $(RUN_DIR)/tokens.csv || sed -n 2p $(RUN_DIR)/tokens.csv); \
+		printf '%s\n' 'apiVersion: v1' 'kind: Config' \
+		'clusters: [{name: orch, cluster: {server: "https://localhost:6443", certificate-authority: "$(RUN_DIR)/pki/apiserver.crt"}}]' \
+		"users: [{name: $$who, user: {token: $${line%%,*}}}]" "contexts: [{name: orch, context: {cluster: orch, user: $$who}}]" \
+		'current-context: orch' > $(RUN_DIR)/$$who.conf; chmod 600 $(RUN_DIR)/$$who.conf; done
+	@trap 'kill 0' INT TERM EXIT; \
+	$(BIN)/orch-apiserver --data-dir $(RUN_DIR) --token-auth-file $(RUN_DIR)/tokens.csv --anonymous-auth=false & \
+	$(BIN)/fakecri --listen unix://$(RUN_DIR)/fakecri.sock --control none & \
+	until [ -f $(RUN_DIR)/pki/apiserver.crt ] && [ -S $(RUN_DIR)/fakecri.sock ]; do sleep 0.2; done; \
+	$(BIN)/orchlet --orchconfig $(RUN_DIR)/orchlet.conf --container-runtime-endpoint unix://$(RUN_DIR)/fakecri.sock \
+		--cert-dir $(RUN_DIR)/orchlet/pki --fail-swap-on=false --read-only-port=0 & \
+	echo; echo "orch is up: export KUBECONFIG=$(RUN_DIR)/admin.conf, then kubectl get nodes"; echo; \
+	wait
 
 ## conformance: every feature file and ginkgo spec against TARGET (a profile under
 ## conformance/targets/), with progress as it goes; reports land in reports/
@@ -101,6 +122,10 @@ fuzz-config:
 	for f in FuzzParseAuthentication FuzzParseAuthorization FuzzParseEncryption FuzzParseAdmission FuzzParseTracing FuzzCELExpression; do \
 		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/apiserver/config/ || exit 1; \
 	done
+
+## fuzz-jwt: fuzz orch-apiserver's JWT authentication for FUZZTIME: no token of any shape gets in
+fuzz-jwt:
+	$(GO) test -run '^$$' -fuzz '^FuzzAuthenticateToken$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/authn/jwt/
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
 ## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores

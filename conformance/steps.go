@@ -27,6 +27,8 @@ func StepDefs() []StepDef {
 	defs = append(defs, nodeSteps()...)
 	defs = append(defs, podSteps()...)
 	defs = append(defs, certSteps()...)
+	defs = append(defs, authzSteps()...)
+	defs = append(defs, apiModeSteps()...)
 	return defs
 }
 
@@ -49,6 +51,7 @@ type World struct {
 	drop    []string       // fields removed from the next event created
 	n       *node          // the runtimes and the agent of a node scenario
 	certs   map[string]*keyPair
+	webhook *sarWebhook // an authorization webhook the scenario runs
 	// cleanup runs when the scenario ends, last added first.
 	cleanup []func()
 }

@@ -70,6 +70,9 @@ current-context: orch
 		"event.yaml": kubectlEvent,
 		"bad.yaml":   strings.Replace(kubectlEvent, "reason: Pulled", "reason: Pulled\nbogus: 1", 1),
 		"other.yaml": strings.Replace(kubectlEvent, "web-0.pulled", "web-1.pulled", 1),
+		"pod.yaml":   "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: default}\nspec:\n  containers: [{name: app, image: nginx:1.27}]\n",
+		"node.yaml":  "apiVersion: v1\nkind: Node\nmetadata: {name: node-1, labels: {node-role.orch.io/worker: \"\"}}\n",
+		"ns.yaml":    "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -100,6 +103,22 @@ current-context: orch
 		{args: []string{"get", ev, "web-0.pulled", "-o", "jsonpath={.series.count} {.metadata.labels.tier} {.metadata.annotations.owner}"}, want: []string{"2 frontend team-a"}},
 		{args: []string{"apply", "-f", "event.yaml"}, want: []string{"event.events.orch.io/web-0.pulled configured"}},
 		{args: []string{"get", ev, "web-0.pulled", "-o", "jsonpath={.metadata.annotations}"}, want: []string{"kubectl.kubernetes.io/last-applied-configuration"}},
+		// The core resources and leases, as a Kubernetes user drives them.
+		{args: []string{"get", "namespaces"}, want: []string{"NAME", "STATUS", "default", "Active", "orch-node-lease"}},
+		{args: []string{"apply", "-f", "ns.yaml"}, want: []string{"namespace/team-a created"}},
+		{args: []string{"apply", "-f", "node.yaml"}, want: []string{"node/node-1 created"}},
+		{args: []string{"get", "nodes"}, want: []string{"node-1", "Unknown", "worker"}},
+		{args: []string{"apply", "-f", "pod.yaml"}, want: []string{"pod/web created"}},
+		{args: []string{"get", "pods", "-o", "wide"}, want: []string{"web", "0/1", "Pending", "<none>"}},
+		{args: []string{"explain", "pods.spec.containers.image"}, want: []string{"KIND:       Pod", "FIELD: image <string>"}},
+		{args: []string{"label", "pod", "web", "tier=frontend"}, want: []string{"pod/web labeled"}},
+		{args: []string{"get", "pods", "-l", "tier=frontend", "--field-selector", "status.phase=Pending", "-o", "name"}, want: []string{"pod/web"}},
+		{args: []string{"patch", "pod", "web", "-p", `{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}`}, want: []string{"pod/web patched"}},
+		{args: []string{"patch", "pod", "web", "-p", `{"spec":{"containers":[{"name":"app","command":["sh"]}]}}`}, want: []string{"pod updates may not change fields other than"}, fail: true},
+		{args: []string{"get", "leases", "-A"}, want: []string{"No resources found"}},
+		{args: []string{"get", "pod", "web", "-o", "jsonpath={.spec.containers[0].image} {.status.qosClass}"}, want: []string{"nginx:1.28 BestEffort"}},
+		{args: []string{"delete", "pod", "web"}, want: []string{`pod "web" deleted`}},
+		{args: []string{"delete", "namespace", "team-a"}, want: []string{`namespace "team-a" deleted`}},
 	} {
 		out, err := run(step.args...)
 		if (err != nil) != step.fail {

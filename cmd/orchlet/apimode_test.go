@@ -104,7 +104,7 @@ func TestAPIServerMode(t *testing.T) {
 	}
 	o := parse(t, withRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=Node-A", "--node-labels=example.com/team=a",
 		"--register-with-taints=dedicated=a:NoSchedule", "--provider-id=machine-1", "--node-ip=10.1.2.3",
-		"--kube-api-content-type=application/json", "--pod-manifest-path="+manifests, "--file-check-frequency=1s")...)
+		"--pod-manifest-path="+manifests, "--file-check-frequency=1s")...) // the default protobuf content type
 	cancel, done := runAsync(o, host.NewFake(), clock.New())
 	defer func() {
 		cancel()

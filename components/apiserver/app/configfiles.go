@@ -6,6 +6,7 @@ import (
 
 	"orch.io/orch/components/apiserver/config"
 	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authn/jwt"
 )
 
 // configFiles are the apiserver.config.orch.io/v1 files named on the command line, checked.
@@ -65,12 +66,9 @@ func loadConfigFiles(o *Options) (*configFiles, error) {
 // unsupported names each valid setting that this server cannot enforce yet.
 func (c *configFiles) unsupported() []error {
 	var errs []error
-	if a := c.authentication; a != nil && len(a.Config.JWT) > 0 {
-		errs = append(errs, fmt.Errorf("--authentication-config %s: jwt: this orch-apiserver cannot verify JWT tokens yet; remove the jwt authenticators or the flag", a.File))
-	}
-	if a := c.authorization; a != nil {
-		for i, az := range a.Config.Authorizers {
-			errs = append(errs, fmt.Errorf("--authorization-config %s: authorizers[%d] (%s %q): this orch-apiserver cannot call authorization webhooks yet", a.File, i, az.Type, az.Name))
+	if a := c.authentication; a != nil {
+		if err := jwt.CheckSupported(a); err != nil {
+			errs = append(errs, fmt.Errorf("--authentication-config: %w", err))
 		}
 	}
 	errs = append(errs, c.encryptionUnsupported()...)

@@ -43,9 +43,9 @@ func servingTLS(o *Options, cert tls.Certificate) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// buildAuthorizer is the chain of --authorization-mode. With mode Node it also answers the link
+// modeAuthorizer is the chain of --authorization-mode. With mode Node it also answers the link
 // the server binds to its pods store and that turns on NodeRestriction; otherwise that is nil.
-func buildAuthorizer(o *Options) (authz.Authorizer, *server.NodeAuthorization, error) {
+func modeAuthorizer(o *Options) (authz.Authorizer, *server.NodeAuthorization, error) {
 	modes, err := authz.ParseModes(o.AuthorizationMode)
 	if err != nil {
 		return nil, nil, err

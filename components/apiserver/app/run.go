@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
@@ -45,11 +46,13 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err = errors.Join(o.Validate(), err); err != nil {
 		return err
 	}
-	authenticator, err := buildAuthenticator(o, files)
+	// One registry for /metrics: the process's, the server's and the configuration reloads'.
+	metrics := server.NewRegistry()
+	authenticator, err := buildAuthenticator(ctx, o, files, clk, metrics)
 	if err != nil {
 		return err
 	}
-	authorizer, node, err := buildAuthorizer(o)
+	authorizer, node, err := buildAuthorizer(ctx, o, files, clk, metrics)
 	if err != nil {
 		return err
 	}
@@ -66,10 +69,13 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, ready)
+	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, metrics, ready)
 }
 
-func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, error) {
+// buildAuthenticator puts the authenticators in Kubernetes' order: client certificates, the token
+// file, the JWT authenticators of --authentication-config in their list order, then anonymous
+// access.
+func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, metrics prometheus.Registerer) (authn.Authenticator, error) {
 	clientCerts, err := clientCertAuthenticator(o)
 	if err != nil {
 		return nil, err
@@ -82,7 +88,11 @@ func buildAuthenticator(o *Options, files *configFiles) (authn.Authenticator, er
 		}
 		list = append(list, tf)
 	}
-	return authn.Union(append(list, files.anonymous(o))...), nil
+	jwts, err := jwtAuthenticator(ctx, files, clk, metrics)
+	if err != nil {
+		return nil, fmt.Errorf("--authentication-config: %w", err)
+	}
+	return authn.Union(append(list, jwts, files.anonymous(o))...), nil
 }
 
 func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), error) {
@@ -139,7 +149,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 	return cfg, nil
 }
 
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, node *server.NodeAuthorization, extraChecks func() []server.HealthCheck, ready func(string)) error {
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, node *server.NodeAuthorization, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	handler, err := server.New(server.Config{
 		Stopping:    stopping,
@@ -154,6 +164,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		EventTTL:          o.EventTTL,
 		Authenticator:     an,
 		Authorizer:        az,
+		Metrics:           metrics,
 		MinRequestTimeout: time.Duration(o.MinRequestTimeout) * time.Second,
 		BookmarkInterval:  time.Minute,
 		Jitter:            rand.Float64,

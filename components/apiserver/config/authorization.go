@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,9 @@ const (
 	maxWebhookTimeout      = 30 * time.Second
 	maxMatchConditions     = 64
 )
+
+// authorizerTypes are the types orch-apiserver builds, in the order its errors list them.
+var authorizerTypes = []string{apiv1.AuthorizerTypeAlwaysAllow, apiv1.AuthorizerTypeAlwaysDeny, apiv1.AuthorizerTypeWebhook}
 
 // Authorization is a checked AuthorizationConfiguration with its compiled match conditions.
 // Relative kubeConfigFile paths in Config have been resolved against the file's directory.
@@ -86,17 +90,20 @@ func validateAuthorization(cc *compiler, c *apiv1.AuthorizationConfiguration, ba
 	}
 	var errs field.ErrorList
 	programs := make([][]*Program, len(c.Authorizers))
-	seenNames := sets.New[string]()
+	seenNames, seenTypes := sets.New[string](), sets.New[string]()
 	for i := range c.Authorizers {
 		a := &c.Authorizers[i]
 		p := root.Index(i)
-		switch a.Type {
-		case "":
+		switch {
+		case a.Type == "":
 			errs = append(errs, field.Required(p.Child("type"), ""))
-		case apiv1.AuthorizerTypeWebhook:
-		default:
-			errs = append(errs, field.NotSupported(p.Child("type"), a.Type, []string{apiv1.AuthorizerTypeWebhook}))
+		case !slices.Contains(authorizerTypes, a.Type):
+			errs = append(errs, field.NotSupported(p.Child("type"), a.Type, authorizerTypes))
+		case a.Type != apiv1.AuthorizerTypeWebhook && seenTypes.Has(a.Type):
+			// Only webhooks repeat: a second built-in authorizer could never be reached.
+			errs = append(errs, field.Duplicate(p.Child("type"), a.Type))
 		}
+		seenTypes.Insert(a.Type)
 		switch {
 		case a.Name == "":
 			errs = append(errs, field.Required(p.Child("name"), ""))

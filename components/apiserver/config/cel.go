@@ -110,6 +110,7 @@ var environments = sync.OnceValues(func() (map[string]*cel.Env, error) {
 	}
 	request, err := cel.NewEnv(append(common,
 		ext.NativeTypes(reflect.TypeFor[SubjectAccessReviewSpec](), ext.ParseStructTags(true)),
+		kubernetesFieldPresence,
 		cel.Variable(requestVar, cel.ObjectType(celTypeName[SubjectAccessReviewSpec]())))...)
 	if err != nil {
 		return nil, err
@@ -119,7 +120,10 @@ var environments = sync.OnceValues(func() (map[string]*cel.Env, error) {
 
 // celTypeName is the name NativeTypes gives a Go struct: its package's simple name and its own.
 func celTypeName[T any]() string {
-	t := reflect.TypeFor[T]()
+	return nativeTypeName(reflect.TypeFor[T]())
+}
+
+func nativeTypeName(t reflect.Type) string {
 	pkg := t.PkgPath()
 	return pkg[strings.LastIndex(pkg, "/")+1:] + "." + t.Name()
 }

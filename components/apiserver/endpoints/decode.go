@@ -214,7 +214,11 @@ func parseDeleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return opts, nil
 	}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, opts); err != nil {
+	if isProtobuf(bodyMediaType(r)) {
+		if err := decodeProtobuf(data, opts, metav1.SchemeGroupVersion.WithKind("DeleteOptions")); err != nil {
+			return nil, err
+		}
+	} else if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, opts); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as DeleteOptions: %v", err))
 	}
 	for _, v := range opts.DryRun {

@@ -172,6 +172,10 @@ func metaOf(obj runtime.Object) (*metav1.ObjectMeta, error) {
 }
 
 func (h *resourceHandlers) respondObject(req *restful.Request, resp *restful.Response, code int, obj runtime.Object) {
+	if mediaType, ok := negotiateProtobuf(req.Request); ok {
+		writeProtobuf(resp.ResponseWriter, code, mediaType, obj)
+		return
+	}
 	if format, _ := negotiate(req.Request); format == formatTable {
 		om, err := metaOf(obj)
 		if err != nil {
@@ -220,6 +224,10 @@ func (h *resourceHandlers) listOrWatch(req *restful.Request, resp *restful.Respo
 		fail(req, resp, err)
 		return
 	}
+	if mediaType, ok := negotiateProtobuf(req.Request); ok {
+		writeProtobuf(resp.ResponseWriter, http.StatusOK, mediaType, list)
+		return
+	}
 	if format, _ := negotiate(req.Request); format == formatTable {
 		lm := metav1.ListMeta{}
 		if b, err := json.Marshal(list); err == nil {
@@ -257,6 +265,14 @@ func (h *resourceHandlers) body(req *restful.Request, resp *restful.Response) (r
 	mode, err := parseFieldValidation(req.Request)
 	if err != nil {
 		return nil, false, err
+	}
+	if isProtobuf(bodyMediaType(req.Request)) {
+		data, err := readBody(req.Request)
+		if err != nil {
+			return nil, false, err
+		}
+		obj := h.Store.Strategy().New()
+		return obj, dryRun, decodeProtobuf(data, obj, h.gvk())
 	}
 	data, err := bodyJSON(req.Request, h.gvk().Kind)
 	if err != nil {
@@ -488,10 +504,41 @@ func (h *resourceHandlers) watch(req *restful.Request, resp *restful.Response) {
 		fail(req, resp, err)
 		return
 	}
+	if mediaType, ok := negotiateProtobuf(r); ok {
+		streamProtobuf(resp.ResponseWriter, mediaType, stream)
+		return
+	}
 	streamFrames(resp.ResponseWriter, stream, func(ev generic.WatchEvent) watchFrame {
 		if ev.Status != nil {
 			return watchFrame{Type: string(ev.Type), Object: ev.Status}
 		}
 		return watchFrame{Type: string(ev.Type), Object: ev.Object}
 	})
+}
+
+// streamProtobuf writes a watch stream as Kubernetes' length-delimited protobuf frames.
+func streamProtobuf(w http.ResponseWriter, mediaType string, stream <-chan generic.WatchEvent) {
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", mediaType+";stream=watch")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	for ev := range stream {
+		var obj runtime.Object = ev.Object
+		if ev.Status != nil {
+			obj = ev.Status
+		}
+		frame, err := protobufWatchFrame(ev.Type, obj)
+		if err != nil {
+			return
+		}
+		if _, err := w.Write(frame); err != nil {
+			return // the client left
+		}
+		if flusher != nil && len(stream) == 0 {
+			flusher.Flush()
+		}
+	}
 }

@@ -29,6 +29,12 @@ func ErrorStatus(err error) *metav1.Status {
 // WriteError answers r with err as a Status.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	status := ErrorStatus(err)
+	// A client asking for protobuf gets its errors so too, except the answer that its Accept
+	// names nothing the resource is served in.
+	if mediaType, ok := negotiateProtobuf(r); ok && status.Code != http.StatusNotAcceptable {
+		writeProtobuf(w, int(status.Code), mediaType, status)
+		return
+	}
 	WriteObject(w, r, int(status.Code), status)
 }
 

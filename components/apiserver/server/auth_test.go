@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -97,6 +98,39 @@ func TestAuthorizationSeesTheUser(t *testing.T) {
 		if seen.Verb != tc.verb {
 			t.Errorf("%s %s: verb %q, want %q", tc.method, tc.path, seen.Verb, tc.verb)
 		}
+	}
+}
+
+// An authorizer that could not decide, with nothing allowing after it, is a 500 in Kubernetes' plain
+// text with the error; a decision with an error that still allows lets the request through.
+func TestAuthorizationErrorIs500(t *testing.T) {
+	errDown := errors.New(`authorization webhook "policy": Post "https://policy/authorize": connection refused`)
+	for _, tc := range []struct {
+		decision authz.Decision
+		want     int
+	}{
+		{authz.DecisionNoOpinion, http.StatusInternalServerError},
+		{authz.DecisionDeny, http.StatusInternalServerError},
+		{authz.DecisionAllow, http.StatusOK},
+	} {
+		t.Run(tc.decision.String(), func(t *testing.T) {
+			e := newEnv(t, func(c *Config) {
+				c.Authorizer = authz.AuthorizerFunc(func(context.Context, authz.Attributes) (authz.Decision, string, error) {
+					return tc.decision, "ignored", errDown
+				})
+			})
+			r := e.do("GET", eventsPath+"?limit=5", nil)
+			if r.code != tc.want {
+				t.Fatalf("code %d, want %d: %s", r.code, tc.want, r.body)
+			}
+			if tc.want != http.StatusInternalServerError {
+				return
+			}
+			want := `Internal Server Error: "` + eventsPath + `?limit=5": ` + errDown.Error()
+			if string(r.body) != want || r.header.Get("Content-Type") != "text/plain" || r.header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("answer %q (%s), want %q as text/plain", r.body, r.header.Get("Content-Type"), want)
+			}
+		})
 	}
 }
 

@@ -4,13 +4,29 @@ import (
 	"reflect"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/openapi"
 )
 
 // servedResources are the resources the OpenAPI documents describe: every resource this server
-// serves.
-func servedResources() []openapi.Resource {
-	return []openapi.Resource{{
+// serves, events and those of the generic registry's groups.
+func servedResources(groups []endpoints.GroupVersion) []openapi.Resource {
+	resources := []openapi.Resource{eventsResource()}
+	for _, g := range groups {
+		for _, r := range g.Resources {
+			s := r.Store.Strategy()
+			gvr := s.Resource()
+			resources = append(resources, openapi.Resource{
+				Group: gvr.Group, Version: gvr.Version, Kind: s.Kind(), Plural: gvr.Resource, Namespaced: s.NamespaceScoped(),
+				Object: reflect.TypeOf(s.New()).Elem(), List: reflect.TypeOf(s.NewList()).Elem(),
+			})
+		}
+	}
+	return resources
+}
+
+func eventsResource() openapi.Resource {
+	return openapi.Resource{
 		Group: eventsv1.GroupName, Version: "v1", Kind: "Event", Plural: "events", Namespaced: true,
 		Object: reflect.TypeFor[eventsv1.Event](), List: reflect.TypeFor[eventsv1.EventList](),
 		Descriptions: map[reflect.Type]openapi.Descriptions{
@@ -48,5 +64,5 @@ func servedResources() []openapi.Resource {
 				Fields: map[string]string{"items": "items is a list of schema objects."},
 			},
 		},
-	}}
+	}
 }

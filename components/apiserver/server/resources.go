@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"net/http"
-	sigsjson "sigs.k8s.io/json"
 	"slices"
 	"time"
 
@@ -157,7 +155,7 @@ func created(req *restful.Request, resp *restful.Response) {
 // bind is pods/binding: a pod gets its node once.
 func (r *registry) bind(req *restful.Request, resp *restful.Response) {
 	var b corev1.Binding
-	if err := decodeJSONBody(req, &b, "Binding"); err != nil {
+	if err := endpoints.DecodeBody(req.Request, &b, corev1.SchemeGroupVersion.WithKind("Binding")); err != nil {
 		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
 		return
 	}
@@ -189,7 +187,7 @@ func (r *registry) bind(req *restful.Request, resp *restful.Response) {
 // so an eviction is always allowed.
 func (r *registry) evict(req *restful.Request, resp *restful.Response) {
 	var e policyv1.Eviction
-	if err := decodeJSONBody(req, &e, "Eviction"); err != nil {
+	if err := endpoints.DecodeBody(req.Request, &e, policyv1.SchemeGroupVersion.WithKind("Eviction")); err != nil {
 		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
 		return
 	}
@@ -216,7 +214,7 @@ func (r *registry) evict(req *restful.Request, resp *restful.Response) {
 // finalize is namespaces/finalize: only spec.finalizers changes.
 func (r *registry) finalize(req *restful.Request, resp *restful.Response) {
 	var ns corev1.Namespace
-	if err := decodeJSONBody(req, &ns, "Namespace"); err != nil {
+	if err := endpoints.DecodeBody(req.Request, &ns, corev1.SchemeGroupVersion.WithKind("Namespace")); err != nil {
 		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
 		return
 	}
@@ -293,21 +291,6 @@ func (r *registry) emptyNamespace(ctx context.Context, namespace string) (bool, 
 		}
 	}
 	return empty, nil
-}
-
-// decodeJSONBody reads a subresource's JSON body into obj, case-sensitively.
-func decodeJSONBody(req *restful.Request, obj any, kind string) error {
-	data, err := io.ReadAll(io.LimitReader(req.Request.Body, endpoints.MaxRequestBodyBytes+1))
-	if err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("reading the request body failed: %v", err))
-	}
-	if len(data) > endpoints.MaxRequestBodyBytes {
-		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", endpoints.MaxRequestBodyBytes))
-	}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, obj); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", kind, err))
-	}
-	return nil
 }
 
 func fieldRequired(path string) field.ErrorList {

@@ -12,7 +12,6 @@ import (
 	"github.com/benbjohnson/clock"
 	restful "github.com/emicklei/go-restful/v3"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,8 +80,7 @@ func New(c Config) (http.Handler, error) {
 		c.Jitter = func() float64 { return 0 }
 	}
 	if c.Metrics == nil {
-		c.Metrics = prometheus.NewRegistry()
-		c.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		c.Metrics = NewRegistry()
 	}
 	// Every watch and latest LIST of events is served from one watch of the store.
 	cached, err := cacher.New(c.Storage, events.KeyRoot, cacher.Options{Clock: c.Clock})
@@ -129,7 +127,7 @@ func New(c Config) (http.Handler, error) {
 	reviewGroups := addReviews(container, c)
 	container.Add(discoveryService(slices.Concat(reg.groups, reviewGroups)))
 
-	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources())
+	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources(reg.groups))
 	if err != nil {
 		return nil, err
 	}
@@ -293,6 +291,10 @@ func healthHandler(name string, checks []HealthCheck, extra func() []HealthCheck
 func withAuthentication(next http.Handler, a authn.Authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, ok, err := a.AuthenticateRequest(r)
+		if err != nil {
+			// The reason is for the operator; the client learns only that it is not authenticated.
+			klog.ErrorS(err, "Unable to authenticate the request")
+		}
 		if err != nil || !ok {
 			endpoints.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 			return
@@ -301,6 +303,9 @@ func withAuthentication(next http.Handler, a authn.Authenticator) http.Handler {
 		next.ServeHTTP(w, r.WithContext(authn.WithUser(r.Context(), user)))
 	})
 }
+
+// htmlSanitizer keeps error texts from looking like HTML, as Kubernetes' does.
+var htmlSanitizer = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;")
 
 func withAuthorization(next http.Handler, a authz.Authorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -311,8 +316,16 @@ func withAuthorization(next http.Handler, a authz.Authorizer) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if err != nil && reason == "" {
-			reason = err.Error()
+		if err != nil {
+			// As Kubernetes: an authorizer that could not decide (a webhook down or timing out, a match
+			// condition that could not be evaluated) and nothing after it allowing is a server error,
+			// not a verdict on the user, answered in Kubernetes' plain text.
+			klog.ErrorS(err, "Authorization failed", "path", r.URL.Path)
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "Internal Server Error: %q: %v", htmlSanitizer.Replace(r.RequestURI), err)
+			return
 		}
 		status := apierrors.NewForbidden(eventsv1.Resource, attrs.Name, errors.New(reason))
 		status.ErrStatus.Message = authz.ForbiddenMessage(attrs, reason)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,31 @@ const (
 	DefaultQPS   = 50
 	DefaultBurst = 100
 )
+
+// ProtobufMediaType is Kubernetes' protobuf encoding under orch's name.
+const (
+	ProtobufMediaType    = "application/vnd.orch.protobuf"
+	k8sProtobufMediaType = "application/vnd.kubernetes.protobuf"
+)
+
+// renameProtobuf puts orch's protobuf media type on the wire in place of Kubernetes'.
+type renameProtobuf struct{ next http.RoundTripper }
+
+func (r renameProtobuf) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for _, h := range []string{"Accept", "Content-Type"} {
+		if v := req.Header.Get(h); v != "" {
+			req.Header.Set(h, strings.ReplaceAll(v, k8sProtobufMediaType, ProtobufMediaType))
+		}
+	}
+	resp, err := r.next.RoundTrip(req)
+	if err == nil {
+		if v := resp.Header.Get("Content-Type"); strings.HasPrefix(v, ProtobufMediaType) {
+			resp.Header.Set("Content-Type", k8sProtobufMediaType+strings.TrimPrefix(v, ProtobufMediaType))
+		}
+	}
+	return resp, err
+}
 
 // CoordinationGroupVersion is where leases are served.
 var CoordinationGroupVersion = schema.GroupVersion{Group: "coordination.orch.io", Version: "v1"}
@@ -66,7 +92,15 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	if cfg.Burst == 0 {
 		cfg.Burst = DefaultBurst
 	}
-	if s.ContentType != "" {
+	switch s.ContentType {
+	case ProtobufMediaType:
+		// client-go knows protobuf by Kubernetes' name: it encodes with that, and the wire
+		// carries orch's.
+		cfg.ContentType = k8sProtobufMediaType
+		cfg.AcceptContentTypes = k8sProtobufMediaType + ",application/json"
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return renameProtobuf{rt} })
+	case "":
+	default:
 		cfg.ContentType = s.ContentType
 	}
 	if s.UserAgent != "" {
@@ -84,7 +118,7 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	}
 	eventsCfg := rest.CopyConfig(cfg)
 	eventsCfg.RateLimiter, eventsCfg.QPS, eventsCfg.Burst = nil, -1, 0
-	eventsCfg.ContentType = "application/json" // events.orch.io has no protobuf form
+	eventsCfg.ContentType, eventsCfg.AcceptContentTypes = "application/json", "application/json" // events.orch.io has no protobuf form
 	events, err := groupClient(eventsCfg, eventsv1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err

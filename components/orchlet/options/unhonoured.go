@@ -92,7 +92,7 @@ var unhonouredSettings = []unhonoured{
 	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
 	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
 	{option: "cloud-provider", flag: "CloudProvider", missing: missingAPIMode},
-	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: onlyAPIMode, apiOnly: true},
+	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: missingEviction},
 
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "volume-stats-agg-period", field: "volumeStatsAggPeriod", missing: missingVolumes},

@@ -87,6 +87,7 @@ func validateValueSets(e *errs, c *v1beta1.OrchletConfiguration) {
 	e.oneOf("memory-manager-policy", "memoryManagerPolicy", c.MemoryManagerPolicy, "None", "Static")
 	e.oneOf("authorization-mode", "authorization.mode", c.Authorization.Mode, "AlwaysAllow", "Webhook")
 	e.oneOf("logging-format", "logging.format", c.Logging.Format, "text")
+	e.oneOf("kube-api-content-type", "contentType", c.ContentType, "application/vnd.orch.protobuf", "application/json")
 	if c.TLSMinVersion != "" {
 		e.oneOf("tls-min-version", "tlsMinVersion", c.TLSMinVersion, cliflag.TLSPossibleVersions()...)
 	}

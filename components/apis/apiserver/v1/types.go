@@ -158,8 +158,13 @@ type AuthorizationConfiguration struct {
 	Authorizers []AuthorizerConfiguration `json:"authorizers"`
 }
 
-// AuthorizerTypeWebhook is the authorizer type served by the generic API server.
-const AuthorizerTypeWebhook = "Webhook"
+// Authorizer types. Webhook is the type the generic API server serves; AlwaysAllow and AlwaysDeny
+// are the built-in types orch-apiserver adds, as kube-apiserver does.
+const (
+	AuthorizerTypeWebhook     = "Webhook"
+	AuthorizerTypeAlwaysAllow = "AlwaysAllow"
+	AuthorizerTypeAlwaysDeny  = "AlwaysDeny"
+)
 
 // AuthorizerConfiguration is one authorizer of the chain.
 type AuthorizerConfiguration struct {

@@ -1,0 +1,144 @@
+package endpoints
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/watch"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// Kubernetes' protobuf media type, renamed; Kubernetes' own name is accepted too, so stock
+// clients speak it unchanged.
+const (
+	ProtobufMediaType    = "application/vnd.orch.protobuf"
+	K8sProtobufMediaType = "application/vnd.kubernetes.protobuf"
+)
+
+// coordinationGroupVersion is where leases are served.
+var coordinationGroupVersion = schema.GroupVersion{Group: "coordination.orch.io", Version: "v1"}
+
+// protobufScheme knows every kind orch serves in protobuf: core v1 and coordination.orch.io/v1,
+// with the meta types (Status, WatchEvent, lists) of each version.
+var protobufScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	s.AddKnownTypes(coordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
+	metav1.AddToGroupVersion(s, coordinationGroupVersion)
+	s.AddKnownTypes(policyv1.SchemeGroupVersion, &policyv1.Eviction{})
+	return s
+}()
+
+var (
+	protobufSerializer = protobuf.NewSerializer(protobufScheme, protobufScheme)
+	protobufRaw        = protobuf.NewRawSerializer(protobufScheme, protobufScheme)
+)
+
+func isProtobuf(mediaType string) bool {
+	return mediaType == ProtobufMediaType || mediaType == K8sProtobufMediaType
+}
+
+// negotiateProtobuf tells whether the client prefers protobuf to everything else orch makes for
+// this request, and the media type it named.
+func negotiateProtobuf(r *http.Request) (string, bool) {
+	for _, entry := range strings.Split(r.Header.Get("Accept"), ",") {
+		parts := strings.Split(entry, ";")
+		mediaType := strings.TrimSpace(parts[0])
+		if isProtobuf(mediaType) {
+			for _, p := range parts[1:] {
+				if k, _, _ := strings.Cut(strings.TrimSpace(p), "="); k == "as" {
+					return "", false // a Table or metadata view is JSON only
+				}
+			}
+			return mediaType, true
+		}
+		if _, ok := negotiate(&http.Request{Header: http.Header{"Accept": []string{entry}}}); ok {
+			return "", false // something orch makes comes first
+		}
+	}
+	return "", false
+}
+
+// writeProtobuf answers obj in Kubernetes' protobuf envelope.
+func writeProtobuf(w http.ResponseWriter, code int, mediaType string, obj runtime.Object) {
+	var buf strings.Builder
+	if err := protobufSerializer.Encode(obj, &buf); err != nil {
+		WriteObject(w, &http.Request{}, http.StatusInternalServerError, ErrorStatus(fmt.Errorf("encoding the response as protobuf: %w", err)))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", mediaType)
+	h.Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(buf.String()))
+}
+
+// decodeProtobuf reads a protobuf body into into, refusing another kind.
+func decodeProtobuf(data []byte, into runtime.Object, gvk schema.GroupVersionKind) error {
+	out, got, err := protobufSerializer.Decode(data, &gvk, into)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
+	}
+	if got.Kind != gvk.Kind || out != into {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): kind %q is not %s", gvk.Kind, got.Kind, gvk.Kind))
+	}
+	return nil
+}
+
+// DecodeBody reads a request body, JSON or protobuf, into into, which is of kind gvk.
+func DecodeBody(r *http.Request, into runtime.Object, gvk schema.GroupVersionKind) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if isProtobuf(bodyMediaType(r)) {
+		return decodeProtobuf(data, into, gvk)
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, into); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
+	}
+	return nil
+}
+
+// bodyMediaType is the request body's media type, JSON when unnamed.
+func bodyMediaType(r *http.Request) string {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return "application/json"
+	}
+	mediaType, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mediaType
+}
+
+// protobufWatchFrame encodes one watch event as Kubernetes' protobuf stream does: a WatchEvent
+// without envelope whose object is in the envelope, framed by a 4-byte big-endian length.
+func protobufWatchFrame(eventType watch.EventType, obj runtime.Object) ([]byte, error) {
+	var inner strings.Builder
+	if err := protobufSerializer.Encode(obj, &inner); err != nil {
+		return nil, err
+	}
+	ev := &metav1.WatchEvent{Type: string(eventType), Object: runtime.RawExtension{Raw: []byte(inner.String())}}
+	var outer strings.Builder
+	if err := protobufRaw.Encode(ev, &outer); err != nil {
+		return nil, err
+	}
+	n := outer.Len()
+	frame := make([]byte, 4, 4+n)
+	frame[0], frame[1], frame[2], frame[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	return append(frame, outer.String()...), nil
+}

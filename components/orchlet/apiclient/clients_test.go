@@ -1,0 +1,137 @@
+package apiclient
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+
+	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/server"
+	"orch.io/orch/components/apiserver/storage/memory"
+	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authz"
+)
+
+// wire records the media types each request and answer carried.
+type wire struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *wire) add(line string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, line)
+}
+
+func (w *wire) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.lines, "\n")
+}
+
+func newClients(t *testing.T, contentType string) (*Clients, *wire) {
+	t.Helper()
+	clk := clock.New()
+	st := memory.New(clk)
+	stopping := make(chan struct{})
+	h, err := server.New(server.Config{Clock: clk, Storage: st, EventTTL: time.Hour, Authenticator: authn.Union(authn.Anonymous()), Authorizer: authz.AlwaysAllow(),
+		MinRequestTimeout: time.Hour, Stopping: stopping})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := &wire{}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		seen.add(r.Method + " " + r.URL.Path + " sent=" + r.Header.Get("Content-Type") + " accept=" + r.Header.Get("Accept") + " got=" + w.Header().Get("Content-Type"))
+	}))
+	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
+	c, err := New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, Settings{ContentType: contentType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, seen
+}
+
+// With the agent's default content type, every request and answer for pods, nodes and leases is
+// Kubernetes' protobuf under orch's media type (watches included); events stay JSON.
+func TestProtobufOnTheWire(t *testing.T) {
+	c, seen := newClients(t, ProtobufMediaType)
+	ctx := context.Background()
+	pods := c.Core.CoreV1().Pods("default")
+	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", "n1").String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}}}
+	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil || created.UID == "" || created.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		t.Fatalf("create: %v %+v", err, created)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Type != watch.Added || ev.Object.(*corev1.Pod).Name != "web" {
+			t.Fatalf("watch event %s %T", ev.Type, ev.Object)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no watch event")
+	}
+	created.Status.Phase = corev1.PodRunning
+	if updated, err := pods.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil || updated.Status.Phase != corev1.PodRunning {
+		t.Fatalf("update status: %v", err)
+	}
+	if list, err := pods.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 1 {
+		t.Fatalf("list: %v", err)
+	}
+	zero, uid := int64(0), created.UID
+	if err := pods.Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
+		t.Fatalf("delete with protobuf options: %v", err)
+	}
+	if _, err := pods.Get(ctx, "web", metav1.GetOptions{}); err == nil {
+		t.Fatal("the pod outlived a delete with grace 0")
+	}
+	holder := "n1"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: "orch-node-lease"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}
+	if err := c.Leases.Post().Namespace("orch-node-lease").Resource("leases").Body(lease).Do(ctx).Into(&coordinationv1.Lease{}); err != nil {
+		t.Fatalf("lease: %v", err)
+	}
+	e := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "default"}, EventTime: metav1.NewMicroTime(time.Now()), ReportingController: "orch.io/orchlet", ReportingInstance: "n1",
+		Action: "Started", Reason: "Started", Type: "Normal", Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}}
+	if _, err := (EventSink{Client: c.Events}).Create(ctx, e); err != nil {
+		t.Fatalf("event: %v", err)
+	}
+	for _, line := range strings.Split(seen.String(), "\n") {
+		isEvent := strings.Contains(line, "/events")
+		protobuf := strings.Contains(line, "got=application/vnd.orch.protobuf") && !strings.Contains(line, "vnd.kubernetes")
+		if isEvent == protobuf {
+			t.Errorf("wrong encoding: %s", line)
+		}
+	}
+	if !strings.Contains(seen.String(), "POST /api/v1/namespaces/default/pods sent=application/vnd.orch.protobuf") {
+		t.Errorf("create body not protobuf:\n%s", seen)
+	}
+}
+
+// With application/json everything is JSON, as before.
+func TestJSONOnTheWire(t *testing.T) {
+	c, seen := newClients(t, "application/json")
+	if _, err := c.Core.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(seen.String(), "got=application/json") || strings.Contains(seen.String(), "protobuf") {
+		t.Errorf("wire:\n%s", seen)
+	}
+}

@@ -1,0 +1,103 @@
+@component:agent @component:runtime @component:apiserver
+Feature: Node agent in API-server mode
+  With --orchconfig the node agent registers its node with the API server, posts the node's
+  status and renews its lease, takes the pods bound to the node from the API server, runs them on
+  the CRI runtime and reports their status there, and confirms their deletion once they stopped.
+
+  Background:
+    Given a container runtime
+
+  @rule:service.mode.apiserver @rule:service.agent.registers-node @rule:orchlet.option.hostname-override.used @rule:orchlet.option.register-node.needs-orchconfig
+  Scenario: The agent registers its node under the hostname override
+    When the agent runs in API-server mode with ""
+    Then the API server has the agent's node
+    And the agent's node is Ready
+    And the agent's node has the label "orch.io/hostname=node-conformance"
+    And the agent's node reports the Hostname address "node-conformance"
+
+  @rule:service.sources.apiserver @rule:service.mode.apiserver
+  Scenario: A pod bound to the node runs, reports its status, and goes once deleted
+    When the agent runs in API-server mode with ""
+    And a pod "web" bound to the agent's node is created through the API
+    Then the API server reports pod "web" Running
+    And the runtime runs the container "app" of pod "web"
+    When pod "web" is deleted through the API
+    Then pod "web" is gone from the API
+
+  @rule:orchlet.option.node-labels.registered
+  Scenario: --node-labels are added to the node at registration
+    When the agent runs in API-server mode with "--node-labels=example.com/team=a,node.orch.io/pool=blue"
+    Then the agent's node has the label "example.com/team=a"
+    And the agent's node has the label "node.orch.io/pool=blue"
+
+  @rule:orchlet.option.register-with-taints.needs-register-node
+  Scenario: --register-with-taints taints a registered node
+    When the agent runs in API-server mode with "--register-with-taints=dedicated=infra:NoSchedule"
+    Then the agent's node has the taint "dedicated=infra:NoSchedule"
+
+  @rule:orchlet.option.register-with-taints.needs-register-node @rule:orchlet.option.register-node.needs-orchconfig
+  Scenario: Without --register-node the agent registers nothing and taints nothing
+    Given the node is created through the API
+    When the agent runs in API-server mode with "--register-node=false --register-with-taints=dedicated=infra:NoSchedule"
+    Then the agent's node is Ready
+    And the agent's node has no taints
+
+  @rule:orchlet.option.register-node.needs-orchconfig
+  Scenario: --register-node=false with no node in the API registers none
+    When the agent runs in API-server mode with "--register-node=false"
+    Then the API server never has the agent's node
+
+  @rule:orchlet.option.register-node.needs-orchconfig
+  Scenario: API-server-mode options are refused without --orchconfig
+    Given the manifest "web.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web}
+      spec:
+        containers:
+        - {name: app, image: "busybox:1.36"}
+      """
+    When the agent starts with "--register-node=false --pod-manifest-path={manifests}"
+    Then it refuses to start naming "--register-node"
+
+  @rule:orchlet.option.node-ip.default-family
+  Scenario: --node-ip sets the node's address
+    When the agent runs in API-server mode with "--node-ip=192.0.2.10"
+    Then the agent's node reports the InternalIP address "192.0.2.10"
+
+  @rule:orchlet.option.node-ip.default-family
+  Scenario: Without --node-ip the node reports the host's default IPv4 address
+    When the agent runs in API-server mode with ""
+    Then the agent's node reports an InternalIP address of the host's default IPv4 family
+
+  @rule:orchlet.option.node-status-update-frequency.posted
+  Scenario: Node status is posted every --node-status-update-frequency, and the lease renewed
+    When the agent runs in API-server mode with "--node-status-update-frequency=3s"
+    Then the agent's node status is posted every 3 seconds
+    And the agent renews its lease in "orch-node-lease"
+
+  @rule:orchlet.option.node-status-max-images.cap
+  Scenario: Node status reports at most --node-status-max-images images
+    Given the manifest "db.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: db}
+      spec:
+        containers:
+        - {name: app, image: "redis:7"}
+      """
+    And the manifest "web.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web}
+      spec:
+        containers:
+        - {name: app, image: "busybox:1.36"}
+      """
+    When the agent runs in API-server mode with "--pod-manifest-path={manifests} --node-status-max-images=1 --node-status-update-frequency=1s"
+    Then the runtime runs the container "app" of pod "db"
+    And the runtime runs the container "app" of pod "web"
+    And the agent's node reports 1 image

@@ -56,7 +56,7 @@ func TestConfigFlagsRefuseToStart(t *testing.T) {
 		{"egress selection without an egress selector configuration", []string{"--authentication-config", authnValid},
 			[]string{"--authentication-config", `jwt[0].issuer.egressSelectorType "controlplane": orch-apiserver has no --egress-selector-config-file`}},
 		{"authorization config with --authorization-mode", []string{"--authorization-config", firstFile(t, "authorization/valid"), "--authorization-mode", "AlwaysAllow"},
-			[]string{"mutually exclusive", "cannot call authorization webhooks yet"}},
+			[]string{"mutually exclusive"}},
 		{"kms v1, deprecated and off by default", []string{"--encryption-provider-config", fixture(t, "encryption/valid/kms-defaults.yaml")},
 			[]string{"--encryption-provider-config", `resources[0].providers[0].kms ("plugin")`, "KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead."}},
 		{"tracing", []string{"--tracing-config-file", fixture(t, "tracing/valid/endpoint-and-rate.yaml")},

@@ -180,10 +180,16 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := server.New(c, server.Deps{
+	deps := server.Deps{
 		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: a, Logs: a, Exec: a,
 		Configz: func() any { return c }, Metrics: metrics, CertDir: o.Flags.CertDir,
-	})
+	}
+	if clients != nil {
+		if deps.APIServer, deps.APIClient, err = reviewClient(clients.Config); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := server.New(c, deps)
 	if err != nil {
 		return nil, err
 	}

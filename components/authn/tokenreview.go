@@ -15,16 +15,21 @@ import (
 	"github.com/benbjohnson/clock"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // sweepAt is the cache size at which expired entries are dropped before a new one is added, so
 // that a stream of distinct tokens cannot grow the cache beyond what one TTL's worth holds.
 const sweepAt = 1024
 
+// TokenReviewGroupVersion is where orch-apiserver serves TokenReviews: Kubernetes'
+// authentication.k8s.io/v1, renamed.
+var TokenReviewGroupVersion = schema.GroupVersion{Group: "authentication.orch.io", Version: "v1"}
+
 // TokenReviewWebhook returns the authenticator of --authentication-token-webhook: the bearer
 // token of a request is sent to url (the API server's
-// /apis/authentication.k8s.io/v1/tokenreviews) as an authentication.k8s.io/v1 TokenReview, the
-// group and JSON shape Kubernetes uses, so that any Kubernetes-compatible API server can answer.
+// /apis/authentication.orch.io/v1/tokenreviews) as a TokenReview of TokenReviewGroupVersion, in
+// Kubernetes' JSON shape.
 //
 // Answers (authenticated or not) are cached by a hash of the token for cacheTTL on clk, as the
 // kubelet does; a failed call (transport error, non-2xx status, undecodable body) is not cached
@@ -105,7 +110,7 @@ func (w *tokenReviewWebhook) store(key [sha256.Size]byte, e reviewEntry) {
 // review's error text) for a token not authenticated, or another error when the call failed.
 func (w *tokenReviewWebhook) review(ctx context.Context, token string) (*UserInfo, error) {
 	body, err := json.Marshal(authenticationv1.TokenReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: authenticationv1.SchemeGroupVersion.String(), Kind: "TokenReview"},
+		TypeMeta: metav1.TypeMeta{APIVersion: TokenReviewGroupVersion.String(), Kind: "TokenReview"},
 		Spec:     authenticationv1.TokenReviewSpec{Token: token},
 	})
 	if err != nil {

@@ -112,8 +112,8 @@ func TestTokenReviewWebhookAnswers(t *testing.T) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	first := rs.bodies[0]
-	if first["apiVersion"] != "authentication.k8s.io/v1" || first["kind"] != "TokenReview" {
-		t.Errorf("review sent as %v %v, want authentication.k8s.io/v1 TokenReview", first["apiVersion"], first["kind"])
+	if first["apiVersion"] != "authentication.orch.io/v1" || first["kind"] != "TokenReview" {
+		t.Errorf("review sent as %v %v, want authentication.orch.io/v1 TokenReview", first["apiVersion"], first["kind"])
 	}
 	if spec, _ := first["spec"].(map[string]any); spec["token"] != "good" {
 		t.Errorf("review spec = %v, want the token", first["spec"])

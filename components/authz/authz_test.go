@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"orch.io/orch/components/authn"
 )
 
@@ -152,12 +154,17 @@ func TestNew(t *testing.T) {
 		want       Decision
 		wantReason string
 		wantErr    []string
+		noPods     bool
 	}{
 		{mode: "AlwaysAllow", want: DecisionAllow},
+		{mode: "AlwaysAllow", want: DecisionAllow, noPods: true},
+		{mode: "Node", want: DecisionNoOpinion},
+		{mode: "Node,AlwaysDeny", want: DecisionDeny, wantReason: AlwaysDenyReason},
+		{mode: "Node", noPods: true, wantErr: []string{"mode Node needs the API server's pods"}},
 		{mode: "AlwaysDeny", want: DecisionDeny, wantReason: AlwaysDenyReason},
 		{mode: "AlwaysAllow,AlwaysDeny", want: DecisionAllow},
 		{mode: "AlwaysDeny, AlwaysAllow", want: DecisionDeny, wantReason: AlwaysDenyReason},
-		{mode: "", wantErr: []string{"--authorization-mode", "AlwaysAllow, AlwaysDeny"}},
+		{mode: "", wantErr: []string{"--authorization-mode", "AlwaysAllow, AlwaysDeny, Node"}},
 		{mode: "alwaysallow", wantErr: []string{"--authorization-mode", `"alwaysallow"`, "AlwaysAllow, AlwaysDeny"}},
 		{mode: "Webhook", wantErr: []string{"--authorization-mode", `"Webhook"`, "AlwaysAllow, AlwaysDeny"}},
 		{mode: "AlwaysAllow,", wantErr: []string{"--authorization-mode", `""`}},
@@ -165,7 +172,11 @@ func TestNew(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			az, err := New(tt.mode)
+			pods := PodGetter(func(context.Context, string, string) (*corev1.Pod, error) { return nil, errors.New("unused") })
+			if tt.noPods {
+				pods = nil
+			}
+			az, err := New(tt.mode, pods)
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("New(%q) succeeded, want an error", tt.mode)

@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -9,6 +10,7 @@ import (
 const (
 	ModeAlwaysAllow = "AlwaysAllow"
 	ModeAlwaysDeny  = "AlwaysDeny"
+	ModeNode        = "Node"
 )
 
 // ModeFlag is the name of the flag the modes come from; errors of New name it.
@@ -16,19 +18,19 @@ const ModeFlag = "--authorization-mode"
 
 // ModeNames returns the modes New accepts, in the order help text should list them.
 func ModeNames() []string {
-	return []string{ModeAlwaysAllow, ModeAlwaysDeny}
+	return []string{ModeAlwaysAllow, ModeAlwaysDeny, ModeNode}
 }
 
-// New returns the authorizer of an --authorization-mode value. The value may name one mode or, as
-// for the Kubernetes API server, a comma-separated ordered list of modes, which are asked in order
-// (see Union). Mode names are case-sensitive. An empty value, an unknown mode or a mode listed
-// twice is an error naming the flag and the allowed values.
-func New(mode string) (Authorizer, error) {
+// ParseModes checks an --authorization-mode value and returns its modes in order. The value may
+// name one mode or, as for the Kubernetes API server, a comma-separated ordered list of modes.
+// Mode names are case-sensitive. An empty value, an unknown mode or a mode listed twice is an
+// error naming the flag and the allowed values.
+func ParseModes(mode string) ([]string, error) {
 	allowed := strings.Join(ModeNames(), ", ")
 	if strings.TrimSpace(mode) == "" {
 		return nil, fmt.Errorf("%s: a mode is required; allowed values: %s", ModeFlag, allowed)
 	}
-	var list []Authorizer
+	var modes []string
 	seen := map[string]bool{}
 	for _, name := range strings.Split(mode, ",") {
 		name = strings.TrimSpace(name)
@@ -37,12 +39,34 @@ func New(mode string) (Authorizer, error) {
 		}
 		seen[name] = true
 		switch name {
-		case ModeAlwaysAllow:
-			list = append(list, AlwaysAllow())
-		case ModeAlwaysDeny:
-			list = append(list, AlwaysDeny())
+		case ModeAlwaysAllow, ModeAlwaysDeny, ModeNode:
+			modes = append(modes, name)
 		default:
 			return nil, fmt.Errorf("%s: unknown mode %q; allowed values: %s", ModeFlag, name, allowed)
+		}
+	}
+	return modes, nil
+}
+
+// New returns the authorizer of an --authorization-mode value (see ParseModes); a list is asked
+// in order (see Union). pods is what mode Node reads pods with; it is required with that mode.
+func New(mode string, pods PodGetter) (Authorizer, error) {
+	modes, err := ParseModes(mode)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]Authorizer, len(modes))
+	for i, name := range modes {
+		switch name {
+		case ModeAlwaysAllow:
+			list[i] = AlwaysAllow()
+		case ModeAlwaysDeny:
+			list[i] = AlwaysDeny()
+		case ModeNode:
+			if pods == nil {
+				return nil, errors.New("authz: mode Node needs the API server's pods")
+			}
+			list[i] = Node(pods)
 		}
 	}
 	if len(list) == 1 {

@@ -15,6 +15,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	authorizationv1beta1 "k8s.io/api/authorization/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/cache"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/klog/v2"
@@ -29,6 +30,10 @@ const (
 	// maxAnswerBytes bounds how much of an answer is read.
 	maxAnswerBytes = 1 << 20
 )
+
+// SubjectAccessReviewGroupVersion is where orch-apiserver serves SubjectAccessReviews: Kubernetes'
+// authorization.k8s.io/v1, renamed.
+var SubjectAccessReviewGroupVersion = schema.GroupVersion{Group: "authorization.orch.io", Version: "v1"}
 
 // TypeWebhook is the authorizer type of webhooks in metrics.
 const TypeWebhook = "Webhook"
@@ -50,6 +55,9 @@ type WebhookOptions struct {
 	Clock clock.Clock
 	// Version of the SubjectAccessReview sent and expected: "v1" or "v1beta1".
 	Version string
+	// Group of the SubjectAccessReview sent and expected; empty is Kubernetes'
+	// authorization.k8s.io, which webhooks speak.
+	Group string
 	// AuthorizedTTL and UnauthorizedTTL are how long allowed and other answers are cached on Clock;
 	// zero caches none.
 	AuthorizedTTL, UnauthorizedTTL time.Duration
@@ -87,13 +95,15 @@ func NewWebhook(o WebhookOptions) (Authorizer, error) {
 	return &webhook{WebhookOptions: o, cache: cache.NewLRUExpireCacheWithClock(cacheSize, o.Clock)}, nil
 }
 
-// SubjectAccessReviewWebhook returns the authorizer of the agent's --authorization-mode=Webhook: a
-// v1 webhook at url (the API server's /apis/authorization.k8s.io/v1/subjectaccessreviews) whose
-// failures answer NoOpinion, with the given cache times. See NewWebhook.
+// SubjectAccessReviewWebhook returns the authorizer of the agent's --authorization-mode=Webhook:
+// SubjectAccessReviews of SubjectAccessReviewGroupVersion posted to url (orch-apiserver's
+// /apis/authorization.orch.io/v1/subjectaccessreviews), whose failures answer NoOpinion, with the
+// given cache times. See NewWebhook.
 func SubjectAccessReviewWebhook(client *http.Client, url string, clk clock.Clock, authorizedTTL, unauthorizedTTL time.Duration) Authorizer {
 	return &webhook{
 		WebhookOptions: WebhookOptions{
-			Client: client, URL: url, Clock: clk, Version: authorizationv1.SchemeGroupVersion.Version,
+			Client: client, URL: url, Clock: clk,
+			Group: SubjectAccessReviewGroupVersion.Group, Version: SubjectAccessReviewGroupVersion.Version,
 			AuthorizedTTL: authorizedTTL, UnauthorizedTTL: unauthorizedTTL, DecisionOnError: DecisionNoOpinion,
 		},
 		cache: cache.NewLRUExpireCacheWithClock(cacheSize, clk),
@@ -234,13 +244,15 @@ func (w *webhook) review(ctx context.Context, spec authorizationv1.SubjectAccess
 // post makes one call and returns the answer's status and the HTTP status code (0 when none).
 func (w *webhook) post(ctx context.Context, spec authorizationv1.SubjectAccessReviewSpec) (authorizationv1.SubjectAccessReviewStatus, int, error) {
 	var none authorizationv1.SubjectAccessReviewStatus
-	groupVersion := authorizationv1.SchemeGroupVersion
+	groupVersion := schema.GroupVersion{Group: w.Group, Version: w.Version}
+	if groupVersion.Group == "" {
+		groupVersion.Group = authorizationv1.GroupName
+	}
 	var review any = &authorizationv1.SubjectAccessReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: groupVersion.String(), Kind: "SubjectAccessReview"},
 		Spec:     spec,
 	}
 	if w.Version == authorizationv1beta1.SchemeGroupVersion.Version {
-		groupVersion = authorizationv1beta1.SchemeGroupVersion
 		review = &authorizationv1beta1.SubjectAccessReview{
 			TypeMeta: metav1.TypeMeta{APIVersion: groupVersion.String(), Kind: "SubjectAccessReview"},
 			Spec:     v1beta1Spec(spec),
@@ -272,7 +284,7 @@ func (w *webhook) post(ctx context.Context, spec authorizationv1.SubjectAccessRe
 		}
 		return none, resp.StatusCode, fmt.Errorf("%s answered %s: %s", w.URL, resp.Status, bytes.TrimSpace(data))
 	}
-	status, err := decodeStatus(data, groupVersion.String())
+	status, err := decodeStatus(data, groupVersion)
 	if err != nil {
 		return none, resp.StatusCode, fmt.Errorf("malformed answer from %s: %w", w.URL, err)
 	}
@@ -281,7 +293,8 @@ func (w *webhook) post(ctx context.Context, spec authorizationv1.SubjectAccessRe
 
 // decodeStatus reads the status of an answer. Like Kubernetes' client, it takes an answer without
 // apiVersion and kind as the type asked for, and refuses any other type.
-func decodeStatus(data []byte, apiVersion string) (authorizationv1.SubjectAccessReviewStatus, error) {
+func decodeStatus(data []byte, groupVersion schema.GroupVersion) (authorizationv1.SubjectAccessReviewStatus, error) {
+	apiVersion := groupVersion.String()
 	var typeMeta metav1.TypeMeta
 	if err := json.Unmarshal(data, &typeMeta); err != nil {
 		return authorizationv1.SubjectAccessReviewStatus{}, err
@@ -290,7 +303,7 @@ func decodeStatus(data []byte, apiVersion string) (authorizationv1.SubjectAccess
 		return authorizationv1.SubjectAccessReviewStatus{}, fmt.Errorf("got %s %s, want %s SubjectAccessReview",
 			strconv.Quote(typeMeta.APIVersion), strconv.Quote(typeMeta.Kind), apiVersion)
 	}
-	if apiVersion == authorizationv1beta1.SchemeGroupVersion.String() {
+	if groupVersion.Version == authorizationv1beta1.SchemeGroupVersion.Version {
 		var answer authorizationv1beta1.SubjectAccessReview
 		if err := json.Unmarshal(data, &answer); err != nil {
 			return authorizationv1.SubjectAccessReviewStatus{}, err

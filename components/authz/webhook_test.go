@@ -111,8 +111,8 @@ func TestSubjectAccessReviewWebhookRequest(t *testing.T) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if got := s.raw[0]; got["apiVersion"] != "authorization.k8s.io/v1" || got["kind"] != "SubjectAccessReview" {
-		t.Errorf("sent %v %v, want authorization.k8s.io/v1 SubjectAccessReview", got["apiVersion"], got["kind"])
+	if got := s.raw[0]; got["apiVersion"] != "authorization.orch.io/v1" || got["kind"] != "SubjectAccessReview" {
+		t.Errorf("sent %v %v, want authorization.orch.io/v1 SubjectAccessReview", got["apiVersion"], got["kind"])
 	}
 	wantResource := authorizationv1.SubjectAccessReviewSpec{
 		User: "alice", UID: "uid-alice", Groups: []string{"g1", "g2"},

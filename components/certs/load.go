@@ -113,3 +113,17 @@ func TLSConfig(cert tls.Certificate) *tls.Config {
 		MinVersion:   tls.VersionTLS12,
 	}
 }
+
+// LoadCAPool reads a PEM bundle of certificate authorities (--client-ca-file). A file that is
+// missing, unreadable or holds no PEM certificate is an error naming it.
+func LoadCAPool(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", path)
+	}
+	return pool, nil
+}

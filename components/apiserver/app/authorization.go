@@ -19,6 +19,7 @@ import (
 
 	apiv1 "orch.io/orch/components/apis/apiserver/v1"
 	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authz"
 )
 
@@ -27,17 +28,18 @@ import (
 const authorizationReloadInterval = time.Minute
 
 // buildAuthorizer returns the authorizer of --authorization-config, reloaded from the file as it
-// changes until ctx ends, or else of --authorization-mode. Its metrics go to reg.
-func buildAuthorizer(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, reg prometheus.Registerer) (authz.Authorizer, error) {
+// changes until ctx ends, or else of --authorization-mode (with, for mode Node, its link to the
+// server). Its metrics go to reg.
+func buildAuthorizer(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, reg prometheus.Registerer) (authz.Authorizer, *server.NodeAuthorization, error) {
 	if files.authorization == nil {
-		return authz.New(o.AuthorizationMode)
+		return modeAuthorizer(o)
 	}
 	r, err := newAuthorizationReloader(files.authorization, clk, reg, apiserverID())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	go r.run(ctx)
-	return r, nil
+	return r, nil, nil
 }
 
 // authorizerChain builds the authorizers of a checked AuthorizationConfiguration, asked in file

@@ -52,7 +52,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
-	authorizer, err := buildAuthorizer(ctx, o, files, clk, metrics)
+	authorizer, node, err := buildAuthorizer(ctx, o, files, clk, metrics)
 	if err != nil {
 		return err
 	}
@@ -78,13 +78,18 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, encryptionChecks, metrics, ready, admit, traced)
+	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, metrics, ready, admit, traced)
 }
 
-// buildAuthenticator puts the authenticators in Kubernetes' order: the token file, the JWT
-// authenticators of --authentication-config in their list order, then anonymous access.
+// buildAuthenticator puts the authenticators in Kubernetes' order: client certificates, the token
+// file, the JWT authenticators of --authentication-config in their list order, then anonymous
+// access.
 func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, metrics prometheus.Registerer) (authn.Authenticator, error) {
-	var list []authn.Authenticator
+	clientCerts, err := clientCertAuthenticator(o)
+	if err != nil {
+		return nil, err
+	}
+	list := []authn.Authenticator{clientCerts}
 	if o.TokenAuthFile != "" {
 		tf, err := authn.NewTokenFile(o.TokenAuthFile)
 		if err != nil {
@@ -154,7 +159,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 }
 
 // serve runs the API server; tune, if given, complete its configuration (admission, tracing).
-func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string), tune ...func(*server.Config)) error {
+func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, node *server.NodeAuthorization, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string), tune ...func(*server.Config)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	cfg := server.Config{
 		Stopping:    stopping,
@@ -175,6 +180,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		Jitter:            rand.Float64,
 		Version:           Version,
 		ExtraHealthChecks: extraChecks,
+		Node:              node,
 	}
 	for _, f := range tune {
 		f(&cfg)
@@ -202,13 +208,17 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 	if err != nil {
 		return err
 	}
+	tlsConfig, err := servingTLS(o, cert)
+	if err != nil {
+		return err
+	}
 	listener, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
 		return fmt.Errorf("--secure-port %d: %w", o.SecurePort, err)
 	}
 	srv := &http.Server{
 		Handler:           handler,
-		TLSConfig:         certs.TLSConfig(cert),
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 30 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 	}

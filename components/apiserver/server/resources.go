@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,12 +33,13 @@ type registry struct {
 	pods, podStatus, podBinding                    *generic.Store
 	leases                                         *generic.Store
 	events                                         *events.Store
+	node                                           *NodeAuthorization
 	groups                                         []endpoints.GroupVersion
 }
 
 // newRegistry builds the stores, each on a watch cache of its own over c.Storage.
 func newRegistry(c Config, eventStore *events.Store) (*registry, error) {
-	r := &registry{events: eventStore}
+	r := &registry{events: eventStore, node: c.Node}
 	newStore := func(s generic.Strategy, admit generic.AdmitFunc) (*generic.Store, error) {
 		cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
 		if err != nil {
@@ -56,13 +58,16 @@ func newRegistry(c Config, eventStore *events.Store) (*registry, error) {
 	if r.namespaces, err = newStore(core.NamespaceStrategy{}, nil); err != nil {
 		return nil, err
 	}
-	if r.nodes, err = newStore(core.NodeStrategy{}, nil); err != nil {
+	if r.nodes, err = newStore(core.NodeStrategy{}, r.admit); err != nil {
 		return nil, err
 	}
-	if r.pods, err = newStore(core.PodStrategy{}, r.admitNamespace); err != nil {
+	if r.pods, err = newStore(core.PodStrategy{}, r.admit); err != nil {
 		return nil, err
 	}
-	if r.leases, err = newStore(coordination.LeaseStrategy{}, r.admitNamespace); err != nil {
+	if c.Node != nil {
+		c.Node.pods.Store(r.pods)
+	}
+	if r.leases, err = newStore(coordination.LeaseStrategy{}, r.admit); err != nil {
 		return nil, err
 	}
 	r.namespaceStatus = r.namespaces.WithUpdates(core.NamespaceStatusStrategy{})
@@ -94,12 +99,17 @@ func newRegistry(c Config, eventStore *events.Store) (*registry, error) {
 
 // admitNamespace is Kubernetes' NamespaceLifecycle: nothing is created in a namespace that does
 // not exist or is being deleted.
-func (r *registry) admitNamespace(ctx context.Context, gr schema.GroupResource, namespace, name string) error {
-	obj, err := r.namespaces.Get(ctx, "", namespace)
+func (r *registry) admitNamespace(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	namespace, name := m.GetNamespace(), m.GetName()
+	ns, err := r.namespaces.Get(ctx, "", namespace)
 	if err != nil {
 		return err
 	}
-	if obj.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
+	if ns.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
 		status := apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
 		status.ErrStatus.Details.Causes = append(status.ErrStatus.Details.Causes, metav1.StatusCause{
 			Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", namespace), Field: "metadata.namespace",

@@ -67,6 +67,9 @@ type Config struct {
 	Admit func(context.Context, admission.Attributes) error
 	// TracerProvider, when set, traces every request and the storage calls it makes.
 	TracerProvider trace.TracerProvider
+	// Node, set with the Node authorization mode, gets the pods store its authorizer reads, and
+	// turns on NodeRestriction admission.
+	Node *NodeAuthorization
 }
 
 // HealthCheck is a named check of /healthz and /readyz.
@@ -131,7 +134,8 @@ func New(c Config) (http.Handler, error) {
 	for _, gv := range reg.groups {
 		container.Add(gv.WebService(endpointsConfig))
 	}
-	container.Add(discoveryService(reg.groups))
+	reviewGroups := addReviews(container, c)
+	container.Add(discoveryService(slices.Concat(reg.groups, reviewGroups)))
 
 	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources(reg.groups))
 	if err != nil {
@@ -154,6 +158,9 @@ func New(c Config) (http.Handler, error) {
 	}))
 
 	var h http.Handler = mux
+	if c.Node != nil {
+		h = withNodeRestriction(h, c.Node)
+	}
 	if c.TracerProvider != nil {
 		h = withTracing(h, c.TracerProvider)
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	orchletapis "orch.io/orch/components/apis/orchlet"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
 )
@@ -369,18 +370,7 @@ func validateAddresses(e *errs, c *v1beta1.OrchletConfiguration, f *Flags) {
 	}
 }
 
-// allowedLabelNamespaces may be used freely in node labels; other orch.io namespaces only through
-// allowedLabels.
-var allowedLabelNamespaces = []string{"orchlet.orch.io", "node.orch.io"}
-
-var allowedLabels = []string{
-	"beta.orch.io/arch", "beta.orch.io/instance-type", "beta.orch.io/os",
-	"failure-domain.beta.orch.io/region", "failure-domain.beta.orch.io/zone",
-	"orch.io/arch", "orch.io/hostname", "orch.io/os", "node.orch.io/instance-type",
-	"topology.orch.io/region", "topology.orch.io/zone",
-}
-
-func allowedNodeLabels() []string { return slices.Clone(allowedLabels) }
+func allowedNodeLabels() []string { return orchletapis.Labels() }
 
 func validateNodeLabels(e *errs, labels map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
@@ -390,19 +380,12 @@ func validateNodeLabels(e *errs, labels map[string]string) {
 		for _, msg := range validation.IsValidLabelValue(labels[k]) {
 			e.add("node-labels", "", "value %q of %q: %s", labels[k], k, msg)
 		}
-		ns, _, found := strings.Cut(k, "/")
-		if !found || !inNamespace(ns, "orch.io") || slices.Contains(allowedLabels, k) {
-			continue
-		}
-		if !slices.ContainsFunc(allowedLabelNamespaces, func(a string) bool { return inNamespace(ns, a) }) {
+		if orchletapis.IsOrchLabel(k) && !orchletapis.IsOrchletLabel(k) {
 			e.add("node-labels", "", "key %q is in the orch.io namespace: it must begin with %s or be one of %s",
-				k, strings.Join(allowedLabelNamespaces, " or "), strings.Join(allowedLabels, ", "))
+				k, strings.Join(orchletapis.LabelNamespaces(), " or "), strings.Join(orchletapis.Labels(), ", "))
 		}
 	}
 }
-
-// inNamespace reports whether ns is domain or a subdomain of it.
-func inNamespace(ns, domain string) bool { return ns == domain || strings.HasSuffix(ns, "."+domain) }
 
 var taintEffects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
 

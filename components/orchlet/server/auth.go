@@ -18,10 +18,10 @@ const (
 	ModeWebhook     = "Webhook"
 )
 
-// Paths of the Kubernetes-compatible review APIs on the API server.
-const (
-	tokenReviewPath         = "/apis/authentication.k8s.io/v1/tokenreviews"
-	subjectAccessReviewPath = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+// Paths of the review APIs on the API server.
+var (
+	tokenReviewPath         = "/apis/" + authn.TokenReviewGroupVersion.String() + "/tokenreviews"
+	subjectAccessReviewPath = "/apis/" + authz.SubjectAccessReviewGroupVersion.String() + "/subjectaccessreviews"
 )
 
 // fineGrainedGate gives /configz, /healthz and /pods subresources of their own, tried before

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"os"
 	"slices"
 
 	cliflag "k8s.io/component-base/cli/flag"
@@ -59,13 +58,9 @@ func servingTLS(cfg *v1beta1.OrchletConfiguration, deps Deps, clientCAs *x509.Ce
 
 // loadClientCAs reads the PEM bundle of --client-ca-file.
 func loadClientCAs(path string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(path)
+	pool, err := certs.LoadCAPool(path)
 	if err != nil {
 		return nil, fmt.Errorf("server: --client-ca-file: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("server: --client-ca-file %q: no PEM certificate found", path)
 	}
 	return pool, nil
 }

@@ -35,12 +35,15 @@ type Options struct {
 	NewUID func() types.UID
 	// NameSuffix makes the random part of generated names.
 	NameSuffix func() string
-	// Admit, when set, may refuse a create of name in namespace (Kubernetes' NamespaceLifecycle).
+	// Admit, when set, may refuse a create or an update (Kubernetes' validating admission:
+	// NamespaceLifecycle, NodeRestriction).
 	Admit AdmitFunc
 }
 
-// AdmitFunc decides whether an object of gr may be created in namespace.
-type AdmitFunc func(ctx context.Context, gr schema.GroupResource, namespace, name string) error
+// AdmitFunc decides whether obj, an object of gr about to be written, may be: created when old is
+// nil (its namespace set), written over old otherwise (once the write's own rules hold). A
+// refusal is a Status error.
+type AdmitFunc func(ctx context.Context, gr schema.GroupResource, obj, old runtime.Object) error
 
 // Store serves one resource from storage. Errors it returns are *apierrors.StatusError.
 type Store struct {
@@ -193,8 +196,8 @@ func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object,
 	if m.GetResourceVersion() != "" {
 		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
-	if s.admit != nil && s.strategy.NamespaceScoped() {
-		if err := s.admit(ctx, s.groupResource(), m.GetNamespace(), m.GetName()); err != nil {
+	if s.admit != nil {
+		if err := s.admit(ctx, s.groupResource(), in, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -318,6 +321,11 @@ func (s *Store) replace(ctx context.Context, old runtime.Object, stale bool, nex
 	s.updates.PrepareForUpdate(next, old)
 	if errs := s.updates.ValidateUpdate(next, old); len(errs) > 0 {
 		return nil, s.invalid(nm.GetName(), errs)
+	}
+	if s.admit != nil {
+		if err := s.admit(ctx, s.groupResource(), next, old); err != nil {
+			return nil, err
+		}
 	}
 	data, err := s.encode(next)
 	if err != nil {

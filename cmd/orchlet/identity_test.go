@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"orch.io/orch/components/apiserver/server"
+	"orch.io/orch/components/apiserver/storage/memory"
+	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authz"
+	"orch.io/orch/components/certs/certstest"
+	"orch.io/orch/components/orchlet/host"
+)
+
+// securedAPIServer starts orch-apiserver's handler as a cluster would run it: client
+// certificates of ca, a token file with alice and bob, and the Node mode before a policy that
+// allows alice and denies bob. It writes a kubeconfig in which the agent is node-a by its client
+// certificate and answers the kubeconfig's path and an administrator's client.
+func securedAPIServer(t *testing.T) (string, kubernetes.Interface) {
+	t.Helper()
+	dir := t.TempDir()
+	ca := certstest.NewCA(t, "orch-clients")
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	tokens := filepath.Join(dir, "tokens.csv")
+	certstest.WriteFile(t, tokens, []byte("alice-token,alice,u-1,devs\nbob-token,bob,u-2,devs\nadmin-token,admin,u-0,admins\n"))
+	tf, err := authn.NewTokenFile(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := authz.AuthorizerFunc(func(_ context.Context, a authz.Attributes) (authz.Decision, string, error) {
+		switch a.User.Name {
+		case "alice", "admin":
+			return authz.DecisionAllow, "", nil
+		case "bob":
+			return authz.DecisionDeny, "bob may not", nil
+		}
+		return authz.DecisionNoOpinion, "", nil
+	})
+	node := &server.NodeAuthorization{}
+	clk := clock.New()
+	st := memory.New(clk)
+	stopping := make(chan struct{})
+	h, err := server.New(server.Config{
+		Clock: clk, Storage: st, EventTTL: time.Hour,
+		Authenticator: authn.Union(authn.X509(pool), tf), Authorizer: authz.Union(authz.Node(node.Pod), policy), Node: node,
+		MinRequestTimeout: 30 * time.Minute, BookmarkInterval: time.Minute, Stopping: stopping,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert, ClientCAs: pool}
+	srv.StartTLS()
+	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
+
+	certstest.WriteFile(t, filepath.Join(dir, "ca.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	ca.Client(t, "system:node:node-a", "system:nodes").WriteFiles(t, dir, "node-a")
+	kubeconfig := filepath.Join(dir, "orchlet.conf")
+	certstest.WriteFile(t, kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: orch, cluster: {server: %q, certificate-authority: ca.crt}}]
+users: [{name: node-a, user: {client-certificate: node-a.crt, client-key: node-a.key}}]
+contexts: [{name: orch, context: {cluster: orch, user: node-a}}]
+current-context: orch
+`, srv.URL)))
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile, cfg.BearerToken = "", "", "admin-token"
+	admin, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, admin
+}
+
+// agentGet asks the agent's HTTPS server for path with token (none if empty).
+func agentGet(url, token string) (int, string, error) {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// In API-server mode the agent checks the callers of its HTTPS server with the API server: a
+// token orch-apiserver accepts is accepted, one it does not know is 401, and a user its
+// authorizers deny is 403. The agent itself is node-a by its client certificate, under the Node
+// mode: it registers, and it may ask for the reviews.
+func TestWebhooksThroughTheAPIServer(t *testing.T) {
+	kubeconfig, admin := securedAPIServer(t)
+	port := freePort(t)
+	o := parse(t, withRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json",
+		"--enable-server=true", "--address=127.0.0.1", "--port="+port, "--cert-dir="+t.TempDir(),
+		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook")...)
+	cancel, done := runAsync(o, host.NewFake(), clock.New())
+	defer func() {
+		cancel()
+		if err := wait(t, done); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "node-a registered under the Node mode", func() (bool, error) {
+		_, err := admin.CoreV1().Nodes().Get(context.Background(), "node-a", metav1.GetOptions{})
+		return err == nil, err
+	})
+	url := "https://127.0.0.1:" + port + "/pods"
+	waitFor(t, "alice admitted by the agent", func() (bool, error) {
+		code, body, err := agentGet(url, "alice-token")
+		return code == http.StatusOK && strings.Contains(body, `"kind":"PodList"`), fmt.Errorf("%d %s %v", code, body, err)
+	})
+	tests := []struct {
+		token    string
+		wantCode int
+		want     string
+	}{
+		{"wrong-token", http.StatusUnauthorized, "Unauthorized"},
+		{"", http.StatusUnauthorized, "Unauthorized"},
+		{"bob-token", http.StatusForbidden, "Forbidden (user=bob, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
+	}
+	for _, tt := range tests {
+		code, body, err := agentGet(url, tt.token)
+		if err != nil || code != tt.wantCode || !strings.Contains(body, tt.want) {
+			t.Errorf("token %q: %d %q %v; want %d %q", tt.token, code, body, err, tt.wantCode, tt.want)
+		}
+	}
+}
+
+// Without --orchconfig there is no API server to ask: the webhooks are refused, naming it.
+func TestWebhooksRefusedInStandaloneMode(t *testing.T) {
+	for _, flag := range []string{"--authentication-token-webhook", "--authorization-mode=Webhook"} {
+		o := parse(t, withRuntime(t, "--enable-server=true", "--address=127.0.0.1", "--port="+freePort(t), "--cert-dir="+t.TempDir(), flag)...)
+		err := Run(context.Background(), o, host.NewFake(), clock.New())
+		if err == nil || !strings.Contains(err.Error(), strings.Split(flag, "=")[0]) || !strings.Contains(err.Error(), "--orchconfig") {
+			t.Errorf("%s in standalone mode: %v; want a refusal naming it and --orchconfig", flag, err)
+		}
+	}
+}
+
+// countingLimiter counts the requests it lets through.
+type countingLimiter struct {
+	flowcontrol.RateLimiter
+	waits int
+}
+
+func (l *countingLimiter) Wait(context.Context) error { l.waits++; return nil }
+
+// The agent's reviews share its --kube-api-qps limiter with its other requests, and reach the
+// server of --orchconfig, under its path.
+func TestReviewClientIsThrottled(t *testing.T) {
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { paths = append(paths, r.URL.Path) }))
+	defer srv.Close()
+	limiter := &countingLimiter{}
+	base, client, err := reviewClient(&rest.Config{Host: srv.URL + "/prefix", RateLimiter: limiter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		resp, err := client.Post(base+"/apis/x", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if limiter.waits != 3 || len(paths) != 3 || paths[0] != "/prefix/apis/x" {
+		t.Fatalf("%d waits, paths %v; want 3 waits for 3 requests to /prefix/apis/x", limiter.waits, paths)
+	}
+}

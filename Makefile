@@ -46,7 +46,7 @@ run:
 		"users: [{name: $$who, user: {token: $${line%%,*}}}]" "contexts: [{name: orch, context: {cluster: orch, user: $$who}}]" \
 		'current-context: orch' > $(RUN_DIR)/$$who.conf; chmod 600 $(RUN_DIR)/$$who.conf; done
 	@trap 'kill 0' INT TERM EXIT; \
-	$(BIN)/orch-apiserver --data-dir $(RUN_DIR) --token-auth-file $(RUN_DIR)/tokens.csv --anonymous-auth=false & \
+	$(BIN)/orch-apiserver --data-dir $(RUN_DIR) --token-auth-file $(RUN_DIR)/tokens.csv --anonymous-auth=false --authorization-mode=Node,AlwaysAllow & \
 	$(BIN)/fakecri --listen unix://$(RUN_DIR)/fakecri.sock --control none & \
 	until [ -f $(RUN_DIR)/pki/apiserver.crt ] && [ -S $(RUN_DIR)/fakecri.sock ]; do sleep 0.2; done; \
 	$(BIN)/orchlet --orchconfig $(RUN_DIR)/orchlet.conf --container-runtime-endpoint unix://$(RUN_DIR)/fakecri.sock \

@@ -80,6 +80,7 @@ e2e-containerd:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./components/apiserver/storage/... ./components/apiserver/registry/... ./fakecri/...
 	$(MAKE) bench-sim
+	$(GO) test -run '^$$' -bench BenchmarkAPIServerMode100Pods -benchtime 3x ./cmd/orchlet/
 	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
 	$(GO) run ./cmd/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/orchload.json $(BENCHFLAGS)
 

@@ -33,7 +33,7 @@ import (
 // apiServer starts orch-apiserver's handler on memory storage over real TLS and writes a
 // kubeconfig for it; it answers the kubeconfig's path and clients. While down is set, every
 // request fails with 503, as from a server that went away.
-func apiServer(t *testing.T, down *atomic.Bool) (string, kubernetes.Interface, *apiclient.Clients) {
+func apiServer(t testing.TB, down *atomic.Bool) (string, kubernetes.Interface, *apiclient.Clients) {
 	t.Helper()
 	clk := clock.New()
 	st := memory.New(clk)

@@ -13,7 +13,7 @@ import (
 	"orch.io/orch/components/orchlet/options"
 )
 
-func parse(t *testing.T, args ...string) *options.Options {
+func parse(t testing.TB, args ...string) *options.Options {
 	t.Helper()
 	o, err := options.Parse(args, apiversion.Info{GitVersion: "v0.1.0"})
 	if err != nil {

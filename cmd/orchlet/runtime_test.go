@@ -9,7 +9,7 @@ import (
 
 // withRuntime serves a fakecri on a unix socket for the test and returns args that run the agent
 // on it with its servers off, so tests need neither a real runtime nor the fixed ports.
-func withRuntime(t *testing.T, args ...string) []string {
+func withRuntime(t testing.TB, args ...string) []string {
 	t.Helper()
 	rt, err := fakecri.New(fakecri.Options{Seed: 1})
 	if err != nil {

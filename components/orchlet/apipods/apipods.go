@@ -29,6 +29,9 @@ const MirrorAnnotation = "orch.io/config.mirror"
 // when nothing else wakes the syncer.
 const retryPeriod = time.Second
 
+// statusBatch is how long the syncer lets the pod workers' changes gather before it posts them.
+const statusBatch = 50 * time.Millisecond
+
 // Workers is what the syncer needs of the pod workers.
 type Workers interface {
 	Update(us ...sources.Update)
@@ -110,6 +113,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-changed:
+			// Changes that follow closely are posted together: a pod that starts at once goes
+			// from Pending to Running in one patch, which --kube-api-qps then counts once.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-s.o.Clock.After(statusBatch):
+			}
 		case <-s.wake:
 		case <-ticker.C:
 		}

@@ -56,7 +56,7 @@ func newAPIMode(o *options.Options, clk clock.Clock, clients *apiclient.Clients,
 		Labels: nodeLabels(node, o.Flags.NodeLabels), Taints: c.RegisterWithTaints, ProviderID: o.Flags.ProviderID,
 		Addresses: addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
 		StatusFrequency: c.NodeStatusUpdateFrequency.Duration, MaxImages: c.NodeStatusMaxImages,
-		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, Logger: klog.Background(),
+		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, System: systemInfo(), Logger: klog.Background(),
 	})
 	m.pods = apipods.New(apipods.Options{
 		Clock: clk, Core: clients.Core, Node: node, NodeUID: nodeUID(m.node), Workers: a.Pods, Logger: klog.Background(),
@@ -219,4 +219,29 @@ func (t throttled) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return t.next.RoundTrip(r)
+}
+
+// systemInfo is what the host tells of itself, read as the kubelet reads it; what cannot be read
+// (a container without /etc/machine-id) stays empty.
+func systemInfo() corev1.NodeSystemInfo {
+	read := func(path string) string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(data))
+	}
+	info := corev1.NodeSystemInfo{
+		MachineID:     read("/etc/machine-id"),
+		SystemUUID:    read("/sys/class/dmi/id/product_uuid"),
+		BootID:        read("/proc/sys/kernel/random/boot_id"),
+		KernelVersion: read("/proc/sys/kernel/osrelease"),
+		OSImage:       "Linux",
+	}
+	for _, line := range strings.Split(read("/etc/os-release"), "\n") {
+		if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+			info.OSImage = strings.Trim(v, `"`)
+		}
+	}
+	return info
 }

@@ -129,7 +129,7 @@ func TestAPIServerMode(t *testing.T) {
 		ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
 	}
 	if !ready || node.Status.Addresses[0].Address != "10.1.2.3" || node.Status.Capacity.Pods().Value() != 110 ||
-		node.Status.NodeInfo.ContainerRuntimeVersion == "" || node.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
+		node.Status.NodeInfo.ContainerRuntimeVersion == "" || node.Status.NodeInfo.KernelVersion == "" || node.Status.NodeInfo.OSImage == "" || node.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
 		t.Errorf("node status: %+v", node.Status)
 	}
 	waitFor(t, "the node lease", func() (bool, error) {

@@ -63,7 +63,10 @@ type Options struct {
 	Images    cri.ImageManagerService
 	// Version is the agent's, for nodeInfo.
 	Version string
-	Logger  klog.Logger
+	// System is what the host tells of itself (OS image, kernel, machine and boot IDs); the rest of
+	// nodeInfo comes from the agent and its runtime.
+	System corev1.NodeSystemInfo
+	Logger klog.Logger
 }
 
 // Controller keeps the agent's Node and Lease.
@@ -236,14 +239,18 @@ func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{
 			KubeletEndpoint: corev1.DaemonEndpoint{Port: c.o.Port},
 		},
-		NodeInfo: corev1.NodeSystemInfo{
-			KubeletVersion:          c.o.Version,
-			ContainerRuntimeVersion: version.RuntimeName + "://" + version.RuntimeVersion,
-			OperatingSystem:         "linux",
-			Architecture:            goruntime.GOARCH,
-		},
-		Images: images,
+		NodeInfo: c.nodeInfo(version),
+		Images:   images,
 	}, nil
+}
+
+func (c *Controller) nodeInfo(version *runtimeapi.VersionResponse) corev1.NodeSystemInfo {
+	info := c.o.System
+	info.KubeletVersion = c.o.Version
+	info.ContainerRuntimeVersion = version.RuntimeName + "://" + version.RuntimeVersion
+	info.OperatingSystem = goruntime.GOOS
+	info.Architecture = goruntime.GOARCH
+	return info
 }
 
 // condition keeps a condition's transition time while its status stays, and moves it on a change.

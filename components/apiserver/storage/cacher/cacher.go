@@ -122,8 +122,10 @@ func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
 }
 
 // follow applies the backing store's changes until it closes. A watch that ends otherwise (the
-// cache fell behind) drops every watcher, whose clients resume from their last revision, and loads
-// the cache again.
+// cache fell behind, or etcd lost its leader) drops every watcher, whose clients resume from their
+// last revision, and loads the cache again. Until that load succeeds the cache no longer knows the
+// store's latest changes, so requests go to the store meanwhile: a watcher registered on the stale
+// cache would never get the changes between its last revision and the one the load jumps to.
 func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) {
 	defer close(c.done)
 	for {
@@ -135,11 +137,10 @@ func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) 
 				}
 				c.apply(ev)
 			}
+			c.halt(false)
 			if ctx.Err() != nil {
-				c.halt(false)
 				return
 			}
-			c.dropWatchers()
 		}
 		var err error
 		for {
@@ -197,15 +198,6 @@ func (c *Cacher) advance(rev int64) {
 	c.rev = rev
 	close(c.synced)
 	c.synced = make(chan struct{})
-}
-
-func (c *Cacher) dropWatchers() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for w := range c.watchers {
-		w.end(nil)
-	}
-	clear(c.watchers)
 }
 
 // halt stops serving from memory; closed says the store itself is gone.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -307,5 +308,147 @@ func TestStartsWhenTheStoreCannotBeListed(t *testing.T) {
 	res, err := c.List(ctx, "/registry/events/", storage.ListOptions{})
 	if err != nil || len(res.Items) != 1 || inner.lists.Load() != before {
 		t.Fatalf("LIST after loading: %d items, %v, store lists %d -> %d (want it from memory)", len(res.Items), err, before, inner.lists.Load())
+	}
+}
+
+// breakable ends the watches it has handed out on demand, as etcd does when the member serving
+// them loses its leader, and can hold the cache's loading LISTs so a test can act while the cache
+// reloads.
+type breakable struct {
+	counting
+	mu      sync.Mutex
+	breaks  []chan struct{}
+	gate    chan struct{} // when set, loading LISTs wait for it to close
+	loading chan struct{} // told when a loading LIST waits
+}
+
+var errNoLeader = errors.New("etcdserver: no leader")
+
+func (b *breakable) Watch(ctx context.Context, prefix string, from int64) (<-chan storage.WatchEvent, error) {
+	in, err := b.counting.Watch(ctx, prefix, from)
+	if err != nil {
+		return nil, err
+	}
+	broken := make(chan struct{})
+	b.mu.Lock()
+	b.breaks = append(b.breaks, broken)
+	b.mu.Unlock()
+	out := make(chan storage.WatchEvent)
+	go func() {
+		defer close(out)
+		for {
+			var ev storage.WatchEvent
+			select {
+			case <-broken:
+				ev = storage.WatchEvent{Err: errNoLeader}
+			case e, ok := <-in:
+				if !ok {
+					return
+				}
+				ev = e
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+			if ev.Err != nil {
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// breakWatches ends every watch handed out so far with an error.
+func (b *breakable) breakWatches() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ch := range b.breaks {
+		close(ch)
+	}
+	b.breaks = nil
+}
+
+// holdLoads makes the cache's loading LISTs (not the one-item probes of a watch) wait until the
+// returned release is called; loading is told when one waits.
+func (b *breakable) holdLoads() (loading <-chan struct{}, release func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gate, b.loading = make(chan struct{}), make(chan struct{}, 1)
+	gate := b.gate
+	return b.loading, func() { close(gate) }
+}
+
+func (b *breakable) List(ctx context.Context, prefix string, o storage.ListOptions) (storage.ListResult, error) {
+	b.mu.Lock()
+	gate, loading := b.gate, b.loading
+	b.mu.Unlock()
+	if gate != nil && o.Limit != 1 {
+		select {
+		case loading <- struct{}{}:
+		default:
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return storage.ListResult{}, ctx.Err()
+		}
+	}
+	return b.counting.List(ctx, prefix, o)
+}
+
+// When the store's watch breaks, the cache no longer knows the store's latest changes until it has
+// loaded again: a client that resumes its watch meanwhile (as every dropped watcher does at once)
+// still receives every change after the revision it resumes from, including those written while
+// the cache was reloading.
+func TestWatchResumedWhileReloadingMissesNothing(t *testing.T) {
+	clk := clock.NewMock()
+	inner := &breakable{counting: counting{Interface: memory.New(clk)}}
+	const prefix = "/registry/events/"
+	c, err := New(inner, prefix, Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := t.Context()
+	seen, err := c.Create(ctx, prefix+"ns/e0", []byte("v"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, c, seen)
+	dropped, err := c.Watch(ctx, prefix, seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	loading, release := inner.holdLoads()
+	inner.breakWatches()
+	select {
+	case <-loading:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cache did not load again after its watch broke")
+	}
+	for ev := range dropped {
+		t.Fatalf("the dropped watcher got %+v", ev)
+	}
+	during, err := c.Create(ctx, prefix+"ns/e1", []byte("v"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := c.Watch(ctx, prefix, seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	waitSynced(t, c, during)
+	after, err := c.Create(ctx, prefix+"ns/e2", []byte("v"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int64{during, after} {
+		if ev := next(t, resumed); ev.Err != nil || ev.KV.ModRevision != want {
+			t.Fatalf("the resumed watch got %+v, want the change at %d", ev, want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -150,20 +151,29 @@ type EventSink struct{ Client *rest.RESTClient }
 
 // Create posts e to its namespace.
 func (s EventSink) Create(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
-	return s.send(ctx, http.MethodPost, e, s.Client.Post().Namespace(e.Namespace).Resource("events"))
+	return s.send(ctx, http.MethodPost, e, nil, s.Client.Post().Namespace(e.Namespace).Resource("events"))
 }
 
-// Update replaces e, the next occurrence of a series.
+// Update records the next occurrence of a series as the Kubernetes events recorder does: a merge
+// patch of the series alone.
 func (s EventSink) Update(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
-	return s.send(ctx, http.MethodPut, e, s.Client.Put().Namespace(e.Namespace).Resource("events").Name(e.Name))
-}
-
-func (s EventSink) send(ctx context.Context, method string, e *eventsv1.Event, req *rest.Request) (*eventsv1.Event, error) {
-	body, err := json.Marshal(e)
+	body, err := json.Marshal(map[string]any{"series": e.Series})
 	if err != nil {
 		return nil, err
 	}
-	data, err := req.SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Raw()
+	req := s.Client.Patch(types.MergePatchType).Namespace(e.Namespace).Resource("events").Name(e.Name)
+	return s.send(ctx, http.MethodPatch, e, body, req)
+}
+
+func (s EventSink) send(ctx context.Context, method string, e *eventsv1.Event, body []byte, req *rest.Request) (*eventsv1.Event, error) {
+	if body == nil {
+		var err error
+		if body, err = json.Marshal(e); err != nil {
+			return nil, err
+		}
+		req = req.SetHeader("Content-Type", "application/json")
+	}
+	data, err := req.Body(body).Do(ctx).Raw()
 	if err != nil {
 		return nil, fmt.Errorf("%s event %s/%s: %w", method, e.Namespace, e.Name, err)
 	}

@@ -135,3 +135,41 @@ func TestJSONOnTheWire(t *testing.T) {
 		t.Errorf("wire:\n%s", seen)
 	}
 }
+
+// A repeat of an event is a merge patch of its series, as Kubernetes' events recorder sends it.
+func TestEventSeriesIsPatched(t *testing.T) {
+	c, seen := newClients(t, "application/json")
+	ctx := context.Background()
+	sink := EventSink{Client: c.Events}
+	e := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "default"}, EventTime: metav1.NewMicroTime(time.Now()), ReportingController: "orch.io/orchlet", ReportingInstance: "n1",
+		Action: "Pulling", Reason: "BackOff", Type: "Warning", Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}}
+	if _, err := sink.Create(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	e.Series = &eventsv1.EventSeries{Count: 2, LastObservedTime: metav1.NewMicroTime(time.Now())}
+	got, err := sink.Update(ctx, e)
+	if err != nil || got.Series == nil || got.Series.Count != 2 || got.Reason != "BackOff" {
+		t.Fatalf("update: %v %+v", err, got)
+	}
+	if !strings.Contains(seen.String(), "PATCH /apis/events.orch.io/v1/namespaces/default/events/e1 sent=application/merge-patch+json") {
+		t.Errorf("the series was not patched:\n%s", seen)
+	}
+}
+
+// --kube-api-qps and --kube-api-burst of 0 mean 50 and 100, as the kubelet's.
+func TestZeroQPSMeansDefaults(t *testing.T) {
+	c, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Config.QPS != DefaultQPS || c.Config.Burst != DefaultBurst || c.Core.CoreV1().RESTClient().GetRateLimiter().QPS() != DefaultQPS {
+		t.Fatalf("qps %v burst %d limiter %v", c.Config.QPS, c.Config.Burst, c.Core.CoreV1().RESTClient().GetRateLimiter().QPS())
+	}
+	c, err = New(&rest.Config{Host: "https://127.0.0.1:1"}, Settings{QPS: 5, Burst: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Core.CoreV1().RESTClient().GetRateLimiter().QPS() != 5 || c.Heartbeat.CoreV1().RESTClient().GetRateLimiter() != nil && c.Heartbeat.CoreV1().RESTClient().GetRateLimiter().QPS() == 5 {
+		t.Fatalf("the heartbeat client shares the limit")
+	}
+}

@@ -190,7 +190,7 @@ func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if verb == "create" && name != "" {
 		target = name
 	}
-	t.trace(verb, resource, strings.TrimSuffix(target, "/"), text)
+	t.trace(verb, resource, target, text)
 	return resp, nil
 }
 
@@ -252,8 +252,10 @@ func describe(r *http.Request) (verb, resource, target string) {
 		verb = strings.ToLower(r.Method)
 	}
 	target = name
-	if namespace != "" {
+	if namespace != "" && name != "" {
 		target = namespace + "/" + name
+	} else if namespace != "" {
+		target = namespace
 	}
 	return verb, resource, target
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,4 +103,49 @@ func hours(b *testing.B, def float64) time.Duration {
 		def = h
 	}
 	return time.Duration(def * float64(time.Hour))
+}
+
+// 1,000 empty nodes in API-server mode against the in-process API server for one simulated hour
+// (SIM_HOURS overrides), default status and lease periods: wall time, peak heap in use (sampled at
+// every simulated minute) and the API's requests per simulated second by verb and resource.
+func BenchmarkThousandAPINodesHour(b *testing.B) {
+	d := hours(b, 1)
+	for b.Loop() {
+		w, err := New(Options{Seed: 1, APIServer: true, Keep: func(Entry) bool { return false }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 1000 {
+			if _, err := w.AddNode(NodeOptions{Name: fmt.Sprintf("node-%04d", i), API: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var peak uint64
+		var ms runtime.MemStats
+		start := time.Now()
+		for at := time.Duration(0); at < d; {
+			at = min(at+time.Minute, d)
+			if err := w.RunUntil(at); err != nil {
+				b.Fatal(err)
+			}
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}
+		wall := time.Since(start)
+		b.ReportMetric(wall.Seconds(), "wall-s")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-inuse-MiB")
+		counts := w.APIRequestCounts()
+		keys := make([]string, 0, len(counts))
+		for k := range counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			b.ReportMetric(float64(counts[k])/d.Seconds(), strings.ReplaceAll(k, " ", "-")+"/sim-s")
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(peakRSS(), "peak-RSS-MiB")
 }

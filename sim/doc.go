@@ -15,6 +15,24 @@
 // change the bytes of a trace; lines of background pulls, which reach the runtime in the
 // scheduler's order, are ordered by text within their instant.
 //
+// With Options.APIServer the world serves orch-apiserver's real handler (server.New on memory
+// storage on the world's clock, its uids and name suffixes drawn from the world's seed), and nodes
+// with NodeOptions.API run in API-server mode against it: the production nodestatus.Controller and
+// apipods.Syncer, whose clients' transport runs the handler on the calling goroutine with an
+// httptest.ResponseRecorder. No informer runs: client-go's reflector keeps wall-clock back-offs
+// and resyncs and delivers from goroutines of its own, so its order would be the scheduler's.
+// Instead the world watches the pods' keys in storage itself (memory storage fills a watch's
+// buffer before the write returns) and, at the start of each settle round, hands each change to
+// the node the pod is bound to with Syncer.Observe, in revision order; while the API server is
+// down (SetAPIServerDown) the changes wait, as a broken watch would, and every request fails as a
+// refused connection. The driver calls Register (retried with the controller's back-off),
+// SyncStatus (every --node-status-update-frequency from the registration) and RenewLease (every
+// 10s from it) itself, as Controller.Run's tickers would, and Syncer.Sync when the pod workers
+// published, a change was handed over, or its 1s retry is due; so every request, and every uid and
+// resourceVersion it makes, comes in the driver's order. Not simulated: --kube-api-qps (the rate
+// limiter waits on the wall clock), events, which stay trace lines, and a fakecri script that
+// holds Version, Status or ListImages (nodestatus calls them on the driver, which would wait).
+//
 // The clock is benbjohnson/clock's Mock made unyielding (third_party/forked/clock): the driver
 // waits for quiescence itself, so the upstream Mock's 1 ms sleep per move bought nothing.
 package sim

@@ -39,6 +39,13 @@ func (o *observer) add(kind, format string, args ...any) {
 	o.mu.Unlock()
 }
 
+// count is how many lines wait to be read.
+func (o *observer) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.lines)
+}
+
 func (o *observer) take() []observed {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -38,6 +38,9 @@ type NodeOptions struct {
 	Script *fakecri.Script
 	// Cores is the node's CPU count, for --pods-per-core (default 2).
 	Cores int
+	// API runs the node in API-server mode against the world's API server (Options.APIServer):
+	// it registers its Node, posts its status, renews its Lease and runs the pods bound to it.
+	API bool
 }
 
 // Node is one orchlet on its own fakecri.
@@ -53,6 +56,7 @@ type Node struct {
 	obs   *observer
 	fs    *memFS
 	url   *manifestServer
+	api   *apiNode // nil in standalone mode
 
 	stepping bool
 	done     chan struct{}
@@ -108,13 +112,23 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
+	var sourcesReady func() bool
+	if o.API {
+		// As production: the runtime's pods wait for the API's pods before any is an orphan.
+		sourcesReady = func() bool { return n.api != nil && n.api.synced.Load() }
+	}
 	n.Agent, err = agent.New(cfg, agent.Deps{
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
-		PodLogsDir: logs, Logger: w.logger,
+		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
+	}
+	if o.API {
+		if err := w.attachAPI(n, o.Cores); err != nil {
+			return nil, err
+		}
 	}
 	// As production does before its loops: the runtime gets --pod-cidr before any sandbox.
 	if err := n.Agent.Start(context.Background()); err != nil {
@@ -173,6 +187,7 @@ const (
 	classCRI
 	classPullStart
 	classPod
+	classAPI
 	classEvent
 	classDrop
 )
@@ -198,6 +213,8 @@ func (w *World) collect(n *Node) {
 			class = classDrop
 		case o.kind == KindEvent:
 			class = classEvent
+		case o.kind == KindAPI:
+			class = classAPI
 		}
 		add(class, o.at, o.kind, o.text)
 	}

@@ -22,6 +22,9 @@ type Options struct {
 	// Keep decides which entries the trace keeps (nil keeps all); a long benchmark keeps none and
 	// reads Lines.
 	Keep func(Entry) bool
+	// APIServer runs orch-apiserver in-process on memory storage on the world's clock, for nodes
+	// in API-server mode (NodeOptions.API).
+	APIServer bool
 }
 
 // World is one simulation: nodes on one clock.Mock that never yields (the driver waits for
@@ -37,6 +40,7 @@ type World struct {
 	dir    string
 	logger logr.Logger
 
+	api   *apiServer // nil without Options.APIServer
 	nodes []*Node
 	trace []Entry
 	seq   uint64
@@ -57,7 +61,15 @@ func New(o Options) (*World, error) {
 	mock.Set(o.Start)
 	// No deadline on this context: clock.Mock would compare a wall-clock deadline with its own times.
 	ctx, cancel := context.WithCancel(context.Background())
-	return &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{})}, nil
+	w := &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{})}
+	if o.APIServer {
+		if w.api, err = newAPIServer(w); err != nil {
+			cancel()
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // Close stops every node's runtime and removes the world's log directories.
@@ -65,6 +77,9 @@ func (w *World) Close() error {
 	w.cancel()
 	for _, n := range w.nodes {
 		n.rt.Close()
+	}
+	if w.api != nil {
+		w.api.close()
 	}
 	return os.RemoveAll(w.dir)
 }
@@ -146,7 +161,7 @@ func (w *World) settle() error {
 	for {
 		// Every node's due work is started before any is waited for, so the pod workers of
 		// different nodes run at once; each node is then looked at in order.
-		stepped := false
+		stepped := w.deliver()
 		for _, n := range w.nodes {
 			did, err := n.begin(w.ctx)
 			if err != nil {
@@ -159,6 +174,7 @@ func (w *World) settle() error {
 			if err != nil {
 				return err
 			}
+			did = w.stepAPI(n) || did
 			w.collect(n)
 			stepped = stepped || did
 		}
@@ -226,6 +242,11 @@ func (w *World) next() (time.Time, bool) {
 		consider(n.rt.NextWakeup())
 		consider(n.Agent.Sources.NextDeadline())
 		consider(n.Agent.Events.NextDeadline())
+		if n.api != nil {
+			for _, t := range n.api.next() {
+				consider(t, true)
+			}
+		}
 		if n.stepping {
 			c := n.Agent.Pods.Calls()
 			consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())

@@ -33,7 +33,7 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 	for i, p := range s.Omit {
 		omit[i] = compileGlob(p)
 	}
-	w, err := sim.New(sim.Options{Seed: seed, Keep: func(e sim.Entry) bool {
+	w, err := sim.New(sim.Options{Seed: seed, APIServer: s.APIServer(), Keep: func(e sim.Entry) bool {
 		line := e.Kind + " " + e.Text
 		for _, g := range omit {
 			if g.match(line) {
@@ -47,7 +47,7 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 	}
 	defer w.Close()
 	for _, n := range s.Nodes {
-		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: n.Args, Script: n.Fakecri, Cores: n.Cores})
+		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: n.Args, Script: n.Fakecri, Cores: n.Cores, API: n.API})
 		if err != nil {
 			return nil, err
 		}
@@ -80,6 +80,9 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 				return nil, err
 			}
 		}
+		if err := apiStep(w, st); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.RunUntil(s.Duration.D()); err != nil {
 		return nil, err
@@ -87,6 +90,37 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 	r := &Result{Scenario: s, Seed: seed, Trace: w.TraceText(), Entries: w.Trace()}
 	r.Failures = s.Expect.check(r, s.Nodes[0].Name)
 	return r, nil
+}
+
+// apiStep makes a step's changes through the API server, and takes it down or up.
+func apiStep(w *sim.World, st Step) error {
+	if st.APIServer != "" {
+		if err := w.SetAPIServerDown(st.APIServer == "down"); err != nil {
+			return err
+		}
+	}
+	if st.CreatePod != "" {
+		pod, err := podManifest(st.CreatePod)
+		if err != nil {
+			return err
+		}
+		if err := w.CreatePod(pod); err != nil {
+			return err
+		}
+	}
+	if st.BindPod != nil {
+		namespace, name, _ := splitPod(st.BindPod.Pod)
+		if err := w.BindPod(namespace, name, st.BindPod.Node); err != nil {
+			return err
+		}
+	}
+	if st.DeletePod != "" {
+		namespace, name, _ := splitPod(st.DeletePod)
+		if err := w.DeletePod(namespace, name, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func write(n *sim.Node, f File) {

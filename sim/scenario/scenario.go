@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"orch.io/orch/fakecri"
@@ -49,6 +50,8 @@ type Node struct {
 	URL *Serve `json:"url,omitempty"`
 	// Fakecri is the runtime's behaviour script (fakecri/README.md).
 	Fakecri *fakecri.Script `json:"fakecri,omitempty"`
+	// API runs the node in API-server mode against the world's in-process API server.
+	API bool `json:"api,omitempty"`
 }
 
 // File is a manifest file; with Repeat N it is N files, "{i}" in the name and content replaced by
@@ -78,6 +81,43 @@ type Step struct {
 	Serve *Serve `json:"serve,omitempty"`
 	// Fakecri replaces the runtime's script: new usage curves, faults injected or cleared.
 	Fakecri *fakecri.Script `json:"fakecri,omitempty"`
+	// CreatePod is a pod manifest created through the API server (namespace default unless it
+	// names one); BindPod binds a pod to a node as a scheduler does; DeletePod deletes
+	// "namespace/name" through the API server with the pod's grace period.
+	CreatePod string   `json:"createPod,omitempty"`
+	BindPod   *BindPod `json:"bindPod,omitempty"`
+	DeletePod string   `json:"deletePod,omitempty"`
+	// APIServer takes the API server "down" (every request refused) or brings it back "up".
+	APIServer string `json:"apiServer,omitempty"`
+}
+
+// BindPod binds Pod ("namespace/name") to Node.
+type BindPod struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node"`
+}
+
+// APIServer tells whether any node runs in API-server mode, so the world serves the API.
+func (s *Scenario) APIServer() bool {
+	return slices.ContainsFunc(s.Nodes, func(n Node) bool { return n.API })
+}
+
+// podManifest reads a createPod step's manifest.
+func podManifest(content string) (*corev1.Pod, error) {
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict([]byte(content), &pod); err != nil {
+		return nil, err
+	}
+	if pod.Name == "" {
+		return nil, errors.New("metadata.name: required")
+	}
+	return &pod, nil
+}
+
+// splitPod splits "namespace/name".
+func splitPod(key string) (namespace, name string, ok bool) {
+	namespace, name, ok = strings.Cut(key, "/")
+	return namespace, name, ok && namespace != "" && name != ""
 }
 
 // Expect is what the trace must show.
@@ -162,6 +202,29 @@ func (s *Scenario) validate() error {
 	for i, st := range s.Timeline {
 		if st.Node != "" && !names[st.Node] {
 			errs = append(errs, fmt.Errorf("timeline[%d].node: no node %q", i, st.Node))
+		}
+		api := st.CreatePod != "" || st.BindPod != nil || st.DeletePod != "" || st.APIServer != ""
+		if api && !s.APIServer() {
+			errs = append(errs, fmt.Errorf("timeline[%d]: API steps need a node with api: true", i))
+		}
+		if st.CreatePod != "" {
+			if _, err := podManifest(st.CreatePod); err != nil {
+				errs = append(errs, fmt.Errorf("timeline[%d].createPod: %w", i, err))
+			}
+		}
+		if st.BindPod != nil {
+			if _, _, ok := splitPod(st.BindPod.Pod); !ok {
+				errs = append(errs, fmt.Errorf("timeline[%d].bindPod.pod: %q is not namespace/name", i, st.BindPod.Pod))
+			}
+			if st.BindPod.Node == "" {
+				errs = append(errs, fmt.Errorf("timeline[%d].bindPod.node: required", i))
+			}
+		}
+		if _, _, ok := splitPod(st.DeletePod); st.DeletePod != "" && !ok {
+			errs = append(errs, fmt.Errorf("timeline[%d].deletePod: %q is not namespace/name", i, st.DeletePod))
+		}
+		if st.APIServer != "" && st.APIServer != "down" && st.APIServer != "up" {
+			errs = append(errs, fmt.Errorf("timeline[%d].apiServer: %q is neither down nor up", i, st.APIServer))
 		}
 		if st.At < 0 || st.At > s.Duration {
 			errs = append(errs, fmt.Errorf("timeline[%d].at: %v is outside the scenario's 0..%v", i, st.At.D(), s.Duration.D()))

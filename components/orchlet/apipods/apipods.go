@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,8 +78,9 @@ func New(o Options) *Syncer {
 	}
 }
 
-// Run watches the node's pods and syncs until ctx ends. The watch re-lists and resumes by itself
-// when the API server goes away and comes back; pods keep running meanwhile.
+// Run watches the node's pods with an informer, handing each change to Observe, and syncs until
+// ctx ends. The watch re-lists and resumes by itself when the API server goes away and comes back;
+// pods keep running meanwhile. A simulator instead calls Observe and Sync itself.
 func (s *Syncer) Run(ctx context.Context) error {
 	lw := cache.NewListWatchFromClient(s.o.Core.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.nodeName", s.o.Node))
@@ -86,14 +88,14 @@ func (s *Syncer) Run(ctx context.Context) error {
 		ListerWatcher: lw,
 		ObjectType:    &corev1.Pod{},
 		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { s.observe(obj.(*corev1.Pod), false) },
-			UpdateFunc: func(_, obj any) { s.observe(obj.(*corev1.Pod), false) },
+			AddFunc:    func(obj any) { s.Observe(obj.(*corev1.Pod), false) },
+			UpdateFunc: func(_, obj any) { s.Observe(obj.(*corev1.Pod), false) },
 			DeleteFunc: func(obj any) {
 				if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 					obj = tomb.Obj
 				}
 				if pod, ok := obj.(*corev1.Pod); ok {
-					s.observe(pod, true)
+					s.Observe(pod, true)
 				}
 			},
 		},
@@ -126,9 +128,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 }
 
-// observe hands a change of an API pod to the workers: a pod being deleted, or gone, is removed
+// Observe hands a change of an API pod to the workers: a pod being deleted, or gone, is removed
 // (stopped within its deletion's grace period); mirror pods are the agent's own and never run.
-func (s *Syncer) observe(pod *corev1.Pod, gone bool) {
+func (s *Syncer) Observe(pod *corev1.Pod, gone bool) {
 	if _, mirror := pod.Annotations[MirrorAnnotation]; mirror {
 		s.observeMirror(pod, gone)
 		return
@@ -204,6 +206,15 @@ func (s *Syncer) Sync(ctx context.Context) {
 
 func fullName(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
+func sortPods(pods []*corev1.Pod) {
+	sort.Slice(pods, func(i, j int) bool {
+		if a, b := fullName(pods[i]), fullName(pods[j]); a != b {
+			return a < b
+		}
+		return pods[i].UID < pods[j].UID
+	})
+}
+
 // confirmDeletions deletes from the API, with no grace and the uid as precondition, each pod
 // being deleted whose containers have stopped.
 func (s *Syncer) confirmDeletions(ctx context.Context) {
@@ -215,6 +226,7 @@ func (s *Syncer) confirmDeletions(ctx context.Context) {
 		}
 	}
 	s.mu.Unlock()
+	sortPods(done) // in a fixed order, so a simulation's requests are
 	for _, pod := range done {
 		zero, uid := int64(0), pod.UID
 		err := s.o.Core.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
@@ -328,6 +340,7 @@ func (s *Syncer) dropMirrors(ctx context.Context, static map[string]bool) {
 		}
 	}
 	s.mu.Unlock()
+	sortPods(stale)
 	for _, m := range stale {
 		zero, uid := int64(0), m.UID
 		err := s.o.Core.CoreV1().Pods(m.Namespace).Delete(ctx, m.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})

@@ -32,8 +32,8 @@ const (
 
 // Registration retries back off from 100 ms to 7 s, as the kubelet's do.
 const (
-	registerBackoffStart = 100 * time.Millisecond
-	registerBackoffMax   = 7 * time.Second
+	RegisterBackoffStart = 100 * time.Millisecond
+	RegisterBackoffMax   = 7 * time.Second
 )
 
 // Options are what the node controller needs from the agent.
@@ -89,7 +89,7 @@ func New(o Options) *Controller {
 // every StatusFrequency and renews the lease every RenewInterval. Failures are logged and tried
 // again at the next tick: a node keeps running its pods while the API server is away.
 func (c *Controller) Run(ctx context.Context) error {
-	backoff := registerBackoffStart
+	backoff := RegisterBackoffStart
 	for {
 		err := c.Register(ctx)
 		if err == nil {
@@ -101,7 +101,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			return ctx.Err()
 		case <-c.o.Clock.After(backoff):
 		}
-		backoff = min(2*backoff, registerBackoffMax)
+		backoff = min(2*backoff, RegisterBackoffMax)
 	}
 	c.step(ctx, "Updating node status", c.SyncStatus)
 	c.step(ctx, "Renewing the node lease", c.RenewLease)

@@ -1,0 +1,531 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"orch.io/orch/components/apiserver/registry/generic"
+	"orch.io/orch/components/apiserver/server"
+	"orch.io/orch/components/apiserver/storage"
+	"orch.io/orch/components/apiserver/storage/memory"
+	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authz"
+	"orch.io/orch/components/orchlet/apiclient"
+	"orch.io/orch/components/orchlet/apipods"
+	"orch.io/orch/components/orchlet/nodestatus"
+	"orch.io/orch/components/orchlet/pods"
+)
+
+// KindAPI lines are a node's requests to the world's API server and their answers.
+const KindAPI = "api"
+
+// apiNodeName is the trace's node column for what the world itself asks of the API server.
+const apiNodeName = "api"
+
+// simHost is the API server's address in the clients' configurations; nothing listens there.
+const simHost = "http://apiserver.sim"
+
+// nodeMemory is every simulated node's memory capacity.
+var nodeMemory = resource.MustParse("8Gi")
+
+// apiServer is orch-apiserver's real handler over memory storage on the world's clock, called
+// in-process by the nodes' clients.
+type apiServer struct {
+	handler  http.Handler
+	store    *memory.Store
+	stopping chan struct{}
+	admin    kubernetes.Interface
+	// pods is a watch of every pod in storage, read by the driver at settled points only.
+	pods   <-chan storage.WatchEvent
+	cancel context.CancelFunc
+
+	down   atomic.Bool
+	mu     sync.Mutex
+	counts map[string]uint64 // requests by "verb resource"
+}
+
+// newAPIServer serves the API on memory storage, every source of randomness seeded.
+func newAPIServer(w *World) (*apiServer, error) {
+	store := memory.New(w.Clock, memory.WithWatchBuffer(1<<16))
+	rnd := rand.New(rand.NewSource(w.seed))
+	var rndMu sync.Mutex // the handler runs only on the driver goroutine; the lock keeps -race quiet about it
+	draw := func(f func() string) string {
+		rndMu.Lock()
+		defer rndMu.Unlock()
+		return f()
+	}
+	newUID := func() types.UID {
+		return types.UID(draw(func() string {
+			b := make([]byte, 16)
+			rnd.Read(b)
+			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+		}))
+	}
+	suffix := func() string {
+		return draw(func() string {
+			const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+			b := make([]byte, 5)
+			for i := range b {
+				b[i] = alphabet[rnd.Intn(len(alphabet))]
+			}
+			return string(b)
+		})
+	}
+	a := &apiServer{store: store, stopping: make(chan struct{}), counts: map[string]uint64{}}
+	h, err := server.New(server.Config{
+		Clock: w.Clock, Storage: store, EventTTL: time.Hour,
+		Authenticator: authn.Anonymous(), Authorizer: authz.AlwaysAllow(),
+		MinRequestTimeout: 30 * time.Minute, BookmarkInterval: time.Minute,
+		Jitter: func() float64 { return 0 }, NewUID: newUID, NameSuffix: suffix,
+		Version: version.Info{GitVersion: "v0.0.0-sim"}, Stopping: a.stopping, Terminating: a.stopping,
+	})
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("sim: API server: %w", err)
+	}
+	a.handler = h
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	if a.pods, err = store.Watch(ctx, generic.KeyRoot(corev1.Resource("pods")), 0); err != nil {
+		cancel()
+		_ = store.Close()
+		return nil, fmt.Errorf("sim: API server: %w", err)
+	}
+	a.admin, err = kubernetes.NewForConfig(a.config(w, nil))
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *apiServer) close() {
+	close(a.stopping)
+	a.cancel()
+	_ = a.store.Close()
+}
+
+// config is a client configuration whose requests run the handler in-process; a node's are traced
+// as its own. No rate limit: --kube-api-qps would wait on the wall clock.
+func (a *apiServer) config(w *World, n *Node) *rest.Config {
+	return &rest.Config{
+		Host: simHost, Transport: roundTripper{api: a, world: w, node: n},
+		RateLimiter: flowcontrol.NewFakeAlwaysRateLimiter(),
+	}
+}
+
+// Counts are the requests the API server answered (or refused while down), by "verb resource".
+func (a *apiServer) Counts() map[string]uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]uint64, len(a.counts))
+	for k, v := range a.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// roundTripper serves a request with the handler on the calling goroutine: the driver's, so the
+// order of requests, and of every uid and revision they make, is the simulation's. Watches are
+// not served: the world hands pod changes to the nodes itself (see the package doc).
+type roundTripper struct {
+	api   *apiServer
+	world *World
+	node  *Node
+}
+
+func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		var err error
+		body, err = io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	verb, resource, target := describe(r)
+	t.api.mu.Lock()
+	t.api.counts[verb+" "+resource]++
+	t.api.mu.Unlock()
+	if verb == "watch" {
+		return nil, fmt.Errorf("sim: watches are not served in-process (%s)", r.URL)
+	}
+	if t.api.down.Load() {
+		t.trace(verb, resource, target, "connection refused")
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	req := r.Clone(r.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.RemoteAddr = "10.0.0.1:1"
+	rec := httptest.NewRecorder()
+	t.api.handler.ServeHTTP(rec, req)
+	resp := rec.Result()
+	resp.Request = r
+	text, name := answer(resource, rec.Code, rec.Body.Bytes(), t.world)
+	if verb == "create" && name != "" {
+		target = name
+	}
+	t.trace(verb, resource, target, text)
+	return resp, nil
+}
+
+func (t roundTripper) trace(verb, resource, target, text string) {
+	line := fmt.Sprintf("%s %s %s -> %s", verb, resource, target, text)
+	if t.node != nil {
+		t.node.obs.add(KindAPI, "%s", line)
+		return
+	}
+	t.world.record(Entry{At: t.world.Now(), Node: apiNodeName, Kind: KindAPI, Text: line})
+}
+
+// describe names a request as the API server's metrics do: its verb, resource (with the
+// subresource), and the namespace/name it targets.
+func describe(r *http.Request) (verb, resource, target string) {
+	path := strings.Trim(r.URL.Path, "/")
+	parts := strings.Split(path, "/")
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return strings.ToLower(r.Method), path, ""
+	}
+	namespace := ""
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		namespace, parts = parts[1], parts[2:]
+	}
+	name := ""
+	if len(parts) > 0 {
+		resource = parts[0]
+	}
+	if len(parts) > 1 {
+		name = parts[1]
+	}
+	if len(parts) > 2 {
+		resource += "/" + parts[2]
+	}
+	switch r.Method {
+	case http.MethodGet:
+		switch {
+		case r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1":
+			verb = "watch"
+		case name == "":
+			verb = "list"
+		default:
+			verb = "get"
+		}
+	case http.MethodPost:
+		verb = "create"
+	case http.MethodPut:
+		verb = "update"
+	case http.MethodPatch:
+		verb = "patch"
+	case http.MethodDelete:
+		verb = "delete"
+	default:
+		verb = strings.ToLower(r.Method)
+	}
+	target = name
+	if namespace != "" && name != "" {
+		target = namespace + "/" + name
+	} else if namespace != "" {
+		target = namespace
+	}
+	return verb, resource, target
+}
+
+// answer is the trace's summary of a response: the code, then what changed that the trace follows
+// (a node's Ready condition, a lease's renewal, a pod's status) or the error's message; and the
+// name of the object answered, for a create, whose request does not say it.
+func answer(resource string, code int, body []byte, w *World) (text, name string) {
+	text = fmt.Sprint(code)
+	if code >= 300 {
+		var st metav1.Status
+		if decode(body, &st) && st.Message != "" {
+			text += " " + st.Message
+		}
+		return text, ""
+	}
+	switch resource {
+	case "nodes", "nodes/status":
+		var n corev1.Node
+		if decode(body, &n) {
+			name = n.Name
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					text += fmt.Sprintf(" Ready=%s since %s", c.Status, FormatOffset(c.LastTransitionTime.Sub(w.start)))
+				}
+			}
+		}
+	case "leases":
+		var l coordinationv1.Lease
+		if decode(body, &l) && l.Spec.RenewTime != nil {
+			name = l.Namespace + "/" + l.Name
+			text += " renewed " + FormatOffset(l.Spec.RenewTime.Sub(w.start))
+		}
+	case "pods", "pods/status":
+		var p corev1.Pod
+		if decode(body, &p) {
+			name = p.Namespace + "/" + p.Name
+			if resource == "pods/status" {
+				text += " " + podSummary(&p)
+			}
+		}
+	}
+	return text, name
+}
+
+// protoMagic starts Kubernetes' protobuf envelope, which orch's wire form keeps.
+var protoMagic = []byte("k8s\x00")
+
+// decode reads an answer in JSON or in the protobuf envelope into obj.
+func decode(body []byte, obj interface{ Unmarshal([]byte) error }) bool {
+	if rest, ok := bytes.CutPrefix(body, protoMagic); ok {
+		var u runtime.Unknown
+		return u.Unmarshal(rest) == nil && obj.Unmarshal(u.Raw) == nil
+	}
+	return json.Unmarshal(body, obj) == nil
+}
+
+// apiNode is what API-server mode adds to a node: its Node and Lease, its pods from the API. The
+// driver steps them on the schedule nodestatus.Controller.Run and apipods.Syncer.Run keep.
+type apiNode struct {
+	status *nodestatus.Controller
+	pods   *apipods.Syncer
+	// synced is the API source's readiness: set once the world has handed the node the pods
+	// bound to it, while the API server is up.
+	synced atomic.Bool
+
+	registered bool
+	backoff    time.Duration
+	registerAt time.Time
+	// since is the registration: the status and lease tickers start there.
+	since             time.Time
+	statusAt, leaseAt time.Time
+	syncAt            time.Time
+	// poked says a pod change was handed over since the last Sync; podsVersion is the pod
+	// workers' PodsVersion at the last Sync.
+	poked       bool
+	podsVersion uint64
+}
+
+// attachAPI wires node n to the world's API server, as cmd/orchlet's API-server mode does.
+func (w *World) attachAPI(n *Node, cores int) error {
+	if w.api == nil {
+		return fmt.Errorf("sim: node %s: API-server mode needs a world with Options.APIServer", n.Name)
+	}
+	cfg := n.Config
+	clients, err := apiclient.New(w.api.config(w, n), apiclient.Settings{ContentType: cfg.ContentType, UserAgent: "orchlet/v0.0.0-sim"})
+	if err != nil {
+		return fmt.Errorf("sim: node %s: %w", n.Name, err)
+	}
+	i := len(w.nodes)
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(int64(cores), resource.DecimalSI),
+		corev1.ResourceMemory: nodeMemory,
+		corev1.ResourcePods:   *resource.NewQuantity(int64(pods.Capacity(cfg.MaxPods, cfg.PodsPerCore, cores)), resource.DecimalSI),
+	}
+	a := &apiNode{backoff: nodestatus.RegisterBackoffStart, registerAt: w.Clock.Now(), syncAt: w.Clock.Now()}
+	a.status = nodestatus.New(nodestatus.Options{
+		Clock: w.Clock, Core: clients.Core, Heartbeat: clients.Heartbeat, Leases: clients.Leases, Node: n.Name,
+		Register: cfg.RegisterNode, Taints: cfg.RegisterWithTaints,
+		Labels: map[string]string{"orch.io/hostname": n.Name, "orch.io/os": "linux", "orch.io/arch": "amd64"},
+		Addresses: []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.%d.%d.%d", 1+i>>16, i>>8&0xff, i&0xff)},
+			{Type: corev1.NodeHostName, Address: n.Name},
+		},
+		Capacity: capacity, Allocatable: capacity, Port: cfg.Port,
+		StatusFrequency: cfg.NodeStatusUpdateFrequency.Duration, MaxImages: cfg.NodeStatusMaxImages,
+		Runtime: inProcess{n.rt}, Images: inProcess{n.rt}, Version: "v0.0.0-sim", Logger: w.logger,
+	})
+	a.pods = apipods.New(apipods.Options{
+		Clock: w.Clock, Core: clients.Core, Node: n.Name, Workers: n.Agent.Pods, Logger: w.logger,
+		NodeUID: func() types.UID { return types.UID(a.status.NodeUID()) },
+	})
+	n.api = a
+	return nil
+}
+
+// stepAPI runs what of the node's API-server mode is due now, on the driver goroutine: the
+// registration (retried with back-off), the status post every --node-status-update-frequency and
+// the lease renewal every 10s from the registration on, and the pod syncer's Sync when the pod
+// workers published, a pod change was handed over, or its 1s retry is due. It reports whether a
+// request was made.
+func (w *World) stepAPI(n *Node) bool {
+	a := n.api
+	if a == nil {
+		return false
+	}
+	now := w.Clock.Now()
+	before := n.obs.count()
+	if !a.registered && !now.Before(a.registerAt) {
+		if err := a.status.Register(w.ctx); err != nil {
+			a.registerAt = now.Add(a.backoff)
+			a.backoff = min(2*a.backoff, nodestatus.RegisterBackoffMax)
+		} else {
+			a.registered, a.since, a.statusAt, a.leaseAt = true, now, now, now
+		}
+	}
+	if a.registered && !now.Before(a.statusAt) {
+		_ = a.status.SyncStatus(w.ctx) // a failure is tried again at the next period, as Run does
+		a.statusAt = tick(a.since, n.Config.NodeStatusUpdateFrequency.Duration, now)
+	}
+	if a.registered && !now.Before(a.leaseAt) {
+		_ = a.status.RenewLease(w.ctx)
+		a.leaseAt = tick(a.since, nodestatus.RenewInterval, now)
+	}
+	v := n.Agent.Pods.PodsVersion()
+	if a.poked || v != a.podsVersion || !now.Before(a.syncAt) {
+		a.poked, a.podsVersion = false, v
+		a.pods.Sync(w.ctx)
+		a.syncAt = tick(w.start, time.Second, now)
+	}
+	return n.obs.count() != before
+}
+
+// tick is the first tick of a ticker started at since with period p that is after now.
+func tick(since time.Time, p time.Duration, now time.Time) time.Time {
+	return since.Add((now.Sub(since)/p + 1) * p)
+}
+
+// nextAPI is when the node's API-server mode next has work due.
+func (a *apiNode) next() []time.Time {
+	if !a.registered {
+		return []time.Time{a.registerAt, a.syncAt}
+	}
+	return []time.Time{a.statusAt, a.leaseAt, a.syncAt}
+}
+
+// deliver hands every pod change stored since the last look to the node the pod is bound to, in
+// revision order, as the node's watch would; while the API server is down they wait.
+func (w *World) deliver() bool {
+	if w.api == nil || w.api.down.Load() {
+		return false
+	}
+	did := false
+	for {
+		var ev storage.WatchEvent
+		select {
+		case ev = <-w.api.pods:
+		default:
+			for _, n := range w.nodes {
+				if n.api != nil {
+					n.api.synced.Store(true)
+				}
+			}
+			return did
+		}
+		if ev.Err != nil {
+			panic(fmt.Sprintf("sim: the world's watch of pods failed: %v", ev.Err))
+		}
+		var pod, prev corev1.Pod
+		if err := json.Unmarshal(ev.KV.Value, &pod); err != nil {
+			continue
+		}
+		if ev.PrevValue != nil {
+			_ = json.Unmarshal(ev.PrevValue, &prev)
+		}
+		n, ok := w.Node(pod.Spec.NodeName)
+		if !ok || n.api == nil {
+			continue
+		}
+		pod.ResourceVersion = fmt.Sprint(ev.KV.ModRevision)
+		gone := ev.Type == storage.Delete
+		what := "MODIFIED"
+		switch {
+		case gone:
+			what = "DELETED"
+		case ev.Created || prev.Spec.NodeName == "":
+			what = "ADDED"
+		}
+		n.obs.add(KindSource, "api %s %s/%s", what, pod.Namespace, pod.Name)
+		n.api.pods.Observe(&pod, gone)
+		n.api.poked = true
+		did = true
+	}
+}
+
+// SetAPIServerDown takes the world's API server away (every request fails as a refused
+// connection, pod changes wait) or brings it back.
+func (w *World) SetAPIServerDown(down bool) error {
+	if w.api == nil {
+		return fmt.Errorf("sim: the world has no API server")
+	}
+	w.api.down.Store(down)
+	state := "up"
+	if down {
+		state = "down"
+	}
+	w.record(Entry{At: w.Now(), Node: apiNodeName, Kind: KindWorld, Text: "API server " + state})
+	return nil
+}
+
+// CreatePod creates a pod through the API server, as a user would; the answer is traced.
+func (w *World) CreatePod(pod *corev1.Pod) error {
+	if w.api == nil {
+		return fmt.Errorf("sim: the world has no API server")
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = metav1.NamespaceDefault
+	}
+	// The answer is in the trace: a refused pod is part of the story.
+	_, _ = w.api.admin.CoreV1().Pods(pod.Namespace).Create(w.ctx, pod, metav1.CreateOptions{})
+	return nil
+}
+
+// BindPod binds a pod to a node through its binding subresource, as a scheduler does.
+func (w *World) BindPod(namespace, name, node string) error {
+	if w.api == nil {
+		return fmt.Errorf("sim: the world has no API server")
+	}
+	// The answer is in the trace.
+	_ = w.api.admin.CoreV1().Pods(namespace).Bind(w.ctx, &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+	}, metav1.CreateOptions{})
+	return nil
+}
+
+// DeletePod deletes a pod through the API server with its grace period (nil: the pod's own).
+func (w *World) DeletePod(namespace, name string, grace *int64) error {
+	if w.api == nil {
+		return fmt.Errorf("sim: the world has no API server")
+	}
+	// The answer is in the trace.
+	_ = w.api.admin.CoreV1().Pods(namespace).Delete(w.ctx, name, metav1.DeleteOptions{GracePeriodSeconds: grace})
+	return nil
+}
+
+// APIRequestCounts are the requests the world's API server was asked, by "verb resource".
+func (w *World) APIRequestCounts() map[string]uint64 {
+	if w.api == nil {
+		return nil
+	}
+	return w.api.Counts()
+}

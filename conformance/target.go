@@ -222,6 +222,12 @@ func (t *Target) StartServer(work string, port int, args []string) (*Server, *Re
 	return nil, nil, fmt.Errorf("the API server did not answer within %s: %v\n%s", readyTimeout, last, tail(out))
 }
 
+// Log is what the server has written to its output so far.
+func (s *Server) Log() (string, error) {
+	out, err := os.ReadFile(s.log.Name())
+	return string(out), err
+}
+
 // Stop ends the server: SIGTERM so it can close its store, a kill if it does not stop in time.
 func (s *Server) Stop() {
 	_ = s.cmd.Process.Signal(os.Interrupt)

@@ -33,6 +33,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, apiModeSteps()...)
 	defs = append(defs, tracingSteps()...)
 	defs = append(defs, oidcSteps()...)
+	defs = append(defs, agentAuthSteps()...)
 	return defs
 }
 

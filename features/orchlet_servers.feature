@@ -137,3 +137,24 @@ Feature: Node agent servers
       | mode        | outcome              | code |
       | Webhook     | is forbidden         | 403  |
       | AlwaysAllow | is allowed all same  | 200  |
+
+  @rule:authn.agent.authorization-mode @component:apiserver-start
+  Scenario Outline: The agent keeps the API server's denial for <ttl>
+    Given a token file with the users "mallory"
+    And a valid AuthorizationConfiguration file
+    And its webhook is a SubjectAccessReview server answering "denied"
+    And its "authorizers[0].webhook.matchConditions" is set to [{"expression": "request.user == 'mallory'"}]
+    And its "authorizers[0].webhook.unauthorizedTTL" is set to "1s"
+    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "open"}
+    And the API server is started with "--token-auth-file={dir}/tokens.csv --authorization-config={config} --anonymous-auth=false"
+    When the agent runs in API-server mode against the scenario's API server with "--anonymous-auth=false --authentication-token-webhook --authorization-mode=Webhook <flag>"
+    And requests carry the bearer token of "mallory"
+    Then the HTTPS server answers GET "/metrics" with 403
+    When 3 seconds pass
+    Then the HTTPS server answers GET "/metrics" with 403
+    And the webhook was asked about nodes <asked> times
+
+    Examples:
+      | ttl            | flag                                              | asked |
+      | 30s by default |                                                   | 1     |
+      | 1s when told   | --authorization-webhook-cache-unauthorized-ttl=1s | 2     |

@@ -32,6 +32,8 @@ func StepDefs() []StepDef {
 	defs = append(defs, authzSteps()...)
 	defs = append(defs, apiModeSteps()...)
 	defs = append(defs, tracingSteps()...)
+	defs = append(defs, oidcSteps()...)
+	defs = append(defs, agentAuthSteps()...)
 	return defs
 }
 
@@ -43,7 +45,8 @@ type World struct {
 	suffix string
 
 	http    *answer        // the last HTTP answer
-	creds   string         // "valid", "none" or "unknown"
+	creds   string         // "valid", "none", "unknown" or "bearer"
+	bearer  string         // the token sent under "bearer"
 	doc     map[string]any // the configuration document being built
 	docRaw  string         // a configuration file given verbatim
 	result  *Result        // the last command's result
@@ -55,6 +58,9 @@ type World struct {
 	n       *node          // the runtimes and the agent of a node scenario
 	certs   map[string]*keyPair
 	webhook *sarWebhook // an authorization webhook the scenario runs
+	// providers are the scenario's OIDC providers by name; {issuer:<name>} in its configuration
+	// stands for one's URL.
+	providers map[string]*oidcProvider
 	// collector receives the spans of the scenario's API server.
 	collector *tracingtest.Collector
 	// cleanup runs when the scenario ends, last added first.

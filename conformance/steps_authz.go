@@ -19,7 +19,7 @@ func authzSteps() []StepDef {
 		{`^its webhook is a SubjectAccessReview server answering "(allowed|denied|no opinion)"$`, func(w *World) any { return w.startSARWebhook }},
 		{`^the webhook answers "(allowed|denied|no opinion)" in the other namespace$`, func(w *World) any { return w.webhookAnswersOther }},
 		{`^the webhook (goes down|answers malformed JSON|answers after the timeout)$`, func(w *World) any { return w.webhookFails }},
-		{`^the webhook was asked about events (\d+) times?$`, func(w *World) any { return w.webhookAsked }},
+		{`^the webhook was asked about (events|nodes) (\d+) times?$`, func(w *World) any { return w.webhookAsked }},
 		{`^(\d+) seconds pass$`, func(w *World) any {
 			return func(n int) error { time.Sleep(time.Duration(n) * time.Second); return nil }
 		}},
@@ -36,8 +36,8 @@ type sarWebhook struct {
 	mu          sync.Mutex
 	answer      string // for resource requests outside the other namespace
 	otherAnswer string
-	failure     string // how it fails, once told to
-	asked       int    // reviews about events
+	failure     string         // how it fails, once told to
+	asked       map[string]int // reviews by resource
 }
 
 // startSARWebhook starts the webhook the valid AuthorizationConfiguration's authorizer reaches,
@@ -50,7 +50,7 @@ func (w *World) startSARWebhook(answer string) error {
 	if api == nil {
 		return fmt.Errorf("the target has no API server")
 	}
-	h := &sarWebhook{resource: api.Resource, other: api.Namespaces[1], answer: answer, otherAnswer: answer}
+	h := &sarWebhook{resource: api.Resource, other: api.Namespaces[1], answer: answer, otherAnswer: answer, asked: map[string]int{}}
 	h.srv = httptest.NewTLSServer(http.HandlerFunc(h.serve))
 	w.cleanup = append(w.cleanup, h.srv.Close)
 	w.webhook = h
@@ -107,15 +107,19 @@ func (w *World) webhookFails(how string) error {
 	return nil
 }
 
-func (w *World) webhookAsked(n int) error {
+// webhookAsked checks the reviews about a resource: "events" stands for the Event API's resource.
+func (w *World) webhookAsked(resource string, n int) error {
 	h, err := w.needWebhook()
 	if err != nil {
 		return err
 	}
+	if resource == "events" {
+		resource = h.resource
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.asked != n {
-		return fmt.Errorf("the webhook was asked about %s %d times, want %d", h.resource, h.asked, n)
+	if h.asked[resource] != n {
+		return fmt.Errorf("the webhook was asked about %s %d times, want %d", resource, h.asked[resource], n)
 	}
 	return nil
 }
@@ -139,9 +143,7 @@ func (h *sarWebhook) serve(rw http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	failure := h.failure
 	if a := review.Spec.ResourceAttributes; a != nil {
-		if a.Resource == h.resource {
-			h.asked++
-		}
+		h.asked[a.Resource]++
 		answer := h.answer
 		if a.Namespace == h.other {
 			answer = h.otherAnswer

@@ -144,6 +144,9 @@ func (w *World) writeConfig() (string, error) {
 		if w.collector != nil {
 			content = strings.ReplaceAll(content, "{collector}", w.collector.Endpoint())
 		}
+		for name, p := range w.providers {
+			content = strings.ReplaceAll(content, "{issuer:"+name+"}", p.srv.URL)
+		}
 	}
 	file := filepath.Join(w.dir, "config.yaml")
 	return file, os.WriteFile(file, []byte(content), 0o600)

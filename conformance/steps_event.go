@@ -132,6 +132,8 @@ func (w *World) request(method, path string, body any, contentType string) error
 		req.Header.Set("Authorization", "Bearer "+w.t.Profile.APIServer.Token)
 	case "unknown":
 		req.Header.Set("Authorization", "Bearer not-a-token-the-server-knows")
+	case "bearer":
+		req.Header.Set("Authorization", "Bearer "+w.bearer)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

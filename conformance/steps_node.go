@@ -84,6 +84,7 @@ type node struct {
 	// ports are the ports given to the agent's servers; 0 for a server the scenario disabled.
 	ports      map[string]int
 	clientCert *tls.Certificate
+	token      string   // the bearer token requests to the HTTPS server carry
 	foreign    []string // ids of the container and sandbox someone else created
 	killed     string   // the container the scenario had the runtime kill
 	foreignSeq int64    // the runtime's last call once the foreign container ran
@@ -713,6 +714,9 @@ func (w *World) serverRequest(server, method, path string) (int, []byte, error) 
 	req, err := http.NewRequest(method, fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, path), nil)
 	if err != nil {
 		return 0, nil, err
+	}
+	if n.token != "" {
+		req.Header.Set("Authorization", "Bearer "+n.token)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

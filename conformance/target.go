@@ -149,9 +149,11 @@ func (t *Target) startSuiteServer() error {
 type Server struct {
 	Client  *http.Client
 	BaseURL string
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed once the process has exited
-	log     *os.File
+	// CAFile holds the CA the server's certificate chains to.
+	CAFile string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
+	log    *os.File
 }
 
 // StartOnFreePort starts an API server (see StartServer) on a free port, choosing another when the
@@ -197,6 +199,7 @@ func (t *Target) StartServer(work string, port int, args []string) (*Server, *Re
 	go func() { _ = s.cmd.Wait(); close(s.exited) }()
 
 	caFile := t.expandFor(a.CAFile, work, port)
+	s.CAFile = caFile
 	deadline := time.Now().Add(readyTimeout)
 	var last error
 	for time.Now().Before(deadline) {
@@ -220,6 +223,12 @@ func (t *Target) StartServer(work string, port int, args []string) (*Server, *Re
 	s.Stop()
 	out, _ := os.ReadFile(log.Name())
 	return nil, nil, fmt.Errorf("the API server did not answer within %s: %v\n%s", readyTimeout, last, tail(out))
+}
+
+// Log is what the server has written to its output so far.
+func (s *Server) Log() (string, error) {
+	out, err := os.ReadFile(s.log.Name())
+	return string(out), err
 }
 
 // Stop ends the server: SIGTERM so it can close its store, a kill if it does not stop in time.

@@ -1,6 +1,6 @@
 @component:agent @component:runtime
 Feature: Node agent servers
-  In standalone mode the node agent serves an HTTPS server, which authenticates and authorizes every
+  The node agent serves an HTTPS server, which authenticates and authorizes every
   request, a read-only server, which does neither, and a health server. Options turn each off, pick
   the serving certificate, admit client certificates and limit idle connections.
 
@@ -107,3 +107,54 @@ Feature: Node agent servers
   Scenario: Under the default idle timeout a connection idle as long stays open
     When the agent runs with ""
     Then a connection to the HTTPS server left idle for 2s is still open
+
+  @rule:authn.agent.token-webhook @component:apiserver-start
+  Scenario: With --authentication-token-webhook the API server says who a bearer token is
+    Given a token file with the users "reader"
+    And the API server is started with "--token-auth-file={dir}/tokens.csv --authorization-mode=AlwaysAllow --anonymous-auth=false"
+    When the agent runs in API-server mode against the scenario's API server with "--anonymous-auth=false --authentication-token-webhook --authorization-mode=AlwaysAllow"
+    Then the HTTPS server answers GET "/pods" with 401 "Unauthorized"
+    When requests carry the bearer token of "reader"
+    Then the HTTPS server answers GET "/pods" with 200
+    When requests carry the bearer token "not-a-token-the-server-knows"
+    Then the HTTPS server answers GET "/pods" with 401 "Unauthorized"
+
+  @rule:authn.agent.authorization-mode @component:apiserver-start
+  Scenario Outline: Under --authorization-mode <mode> a user the API server denies <outcome>
+    Given a token file with the users "reader", "mallory"
+    And a valid AuthorizationConfiguration file
+    And its webhook is a SubjectAccessReview server answering "denied"
+    And its "authorizers[0].webhook.matchConditions" is set to [{"expression": "request.user == 'mallory'"}]
+    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "open"}
+    And the API server is started with "--token-auth-file={dir}/tokens.csv --authorization-config={config} --anonymous-auth=false"
+    When the agent runs in API-server mode against the scenario's API server with "--anonymous-auth=false --authentication-token-webhook --authorization-mode=<mode>"
+    And requests carry the bearer token of "reader"
+    Then the HTTPS server answers GET "/pods" with 200
+    When requests carry the bearer token of "mallory"
+    Then the HTTPS server answers GET "/pods" with <code>
+
+    Examples:
+      | mode        | outcome              | code |
+      | Webhook     | is forbidden         | 403  |
+      | AlwaysAllow | is allowed all same  | 200  |
+
+  @rule:authn.agent.authorization-mode @component:apiserver-start
+  Scenario Outline: The agent keeps the API server's denial for <ttl>
+    Given a token file with the users "mallory"
+    And a valid AuthorizationConfiguration file
+    And its webhook is a SubjectAccessReview server answering "denied"
+    And its "authorizers[0].webhook.matchConditions" is set to [{"expression": "request.user == 'mallory'"}]
+    And its "authorizers[0].webhook.unauthorizedTTL" is set to "1s"
+    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "open"}
+    And the API server is started with "--token-auth-file={dir}/tokens.csv --authorization-config={config} --anonymous-auth=false"
+    When the agent runs in API-server mode against the scenario's API server with "--anonymous-auth=false --authentication-token-webhook --authorization-mode=Webhook <flag>"
+    And requests carry the bearer token of "mallory"
+    Then the HTTPS server answers GET "/metrics" with 403
+    When 3 seconds pass
+    Then the HTTPS server answers GET "/metrics" with 403
+    And the webhook was asked about nodes <asked> times
+
+    Examples:
+      | ttl            | flag                                              | asked |
+      | 30s by default |                                                   | 1     |
+      | 1s when told   | --authorization-webhook-cache-unauthorized-ttl=1s | 2     |

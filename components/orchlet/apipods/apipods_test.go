@@ -114,7 +114,7 @@ func TestMirrorPods(t *testing.T) {
 	if err := mirrors.Delete(ctx, "etcd-n1", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
-	s.observe(m2, true)
+	s.Observe(m2, true)
 	s.Sync(ctx)
 	if m3, err := mirrors.Get(ctx, "etcd-n1", metav1.GetOptions{}); err != nil || m3.UID == m2.UID {
 		t.Fatalf("mirror not made again: %v", err)
@@ -150,7 +150,7 @@ func TestDeletionWaitsForTheWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.observe(pod, false)
+	s.Observe(pod, false)
 	if len(w.updates) != 1 || w.updates[0].Op != sources.OpAdd || w.updates[0].Pod.Annotations[sources.ConfigSourceAnnotation] != sources.SourceAPI {
 		t.Fatalf("updates: %v", w.updates)
 	}
@@ -170,7 +170,7 @@ func TestDeletionWaitsForTheWorkers(t *testing.T) {
 	if err != nil || deleting.DeletionTimestamp == nil {
 		t.Fatalf("graceful delete: %v", err)
 	}
-	s.observe(deleting, false)
+	s.Observe(deleting, false)
 	if u := w.updates[len(w.updates)-1]; u.Op != sources.OpRemove || *u.Pod.DeletionGracePeriodSeconds != 30 {
 		t.Fatalf("last update %v", u)
 	}

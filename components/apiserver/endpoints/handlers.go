@@ -82,6 +82,15 @@ func (h *handlers) discovery(req *restful.Request, resp *restful.Response) {
 
 // respond answers with obj in the negotiated format, or 406 when the client accepts none orch makes.
 func respond(req *restful.Request, resp *restful.Response, code int, obj any) {
+	if mediaType, ok := negotiateProtobuf(req.Request); ok {
+		out, err := protobufEvent(obj)
+		if err != nil {
+			WriteError(resp.ResponseWriter, req.Request, apierrors.NewInternalError(err))
+			return
+		}
+		writeProtobuf(resp.ResponseWriter, code, mediaType, out)
+		return
+	}
 	if _, ok := negotiate(req.Request); !ok {
 		WriteError(resp.ResponseWriter, req.Request, notAcceptable())
 		return
@@ -91,7 +100,7 @@ func respond(req *restful.Request, resp *restful.Response, code int, obj any) {
 
 func notAcceptable() error {
 	status := apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", eventsv1.Resource, "", "", 0, false)
-	status.ErrStatus.Message = "only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io"
+	status.ErrStatus.Message = "only the following media types are accepted: application/json, application/yaml, application/vnd.orch.protobuf, application/json;as=Table;v=v1;g=meta.k8s.io"
 	status.ErrStatus.Details = nil
 	return status
 }
@@ -128,8 +137,9 @@ func (h *handlers) listOrWatch(req *restful.Request, resp *restful.Response) {
 		fail(req, resp, err)
 		return
 	}
+	_, protobuf := negotiateProtobuf(req.Request)
 	format, ok := negotiate(req.Request)
-	if ok && format == formatJSON {
+	if ok && format == formatJSON && !protobuf {
 		data, err := h.Store.ListJSON(req.Request.Context(), req.PathParameter("namespace"), opts)
 		if err != nil {
 			fail(req, resp, err)
@@ -159,6 +169,14 @@ func decodeBody(req *restful.Request, resp *restful.Response) (*eventsv1.Event, 
 	mode, err := parseFieldValidation(req.Request)
 	if err != nil {
 		return nil, false, err
+	}
+	if isProtobuf(bodyMediaType(req.Request)) {
+		data, err := readBody(req.Request)
+		if err != nil {
+			return nil, false, err
+		}
+		e, err := decodeProtobufEvent(data)
+		return e, dryRun, err
 	}
 	data, err := bodyJSON(req.Request, "Event")
 	if err != nil {

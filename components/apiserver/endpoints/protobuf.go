@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	k8seventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/watch"
 	sigsjson "sigs.k8s.io/json"
+
+	orchEventsv1 "orch.io/orch/components/apis/events/v1"
 )
 
 // Kubernetes' protobuf media type, renamed; Kubernetes' own name is accepted too, so stock
@@ -38,6 +42,9 @@ var protobufScheme = func() *runtime.Scheme {
 	s.AddKnownTypes(coordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
 	metav1.AddToGroupVersion(s, coordinationGroupVersion)
 	s.AddKnownTypes(policyv1.SchemeGroupVersion, &policyv1.Eviction{})
+	// events.orch.io/v1 has Kubernetes' events.k8s.io/v1 fields, so its protobuf form is theirs.
+	s.AddKnownTypes(orchEventsv1.SchemeGroupVersion, &k8seventsv1.Event{}, &k8seventsv1.EventList{})
+	metav1.AddToGroupVersion(s, orchEventsv1.SchemeGroupVersion)
 	return s
 }()
 
@@ -112,6 +119,50 @@ func DecodeBody(r *http.Request, into runtime.Object, gvk schema.GroupVersionKin
 	return nil
 }
 
+// protobufEvent is obj, an Event or EventList of events.orch.io/v1, as the Kubernetes type whose
+// fields and protobuf numbering it shares; other objects pass unchanged.
+func protobufEvent(obj any) (runtime.Object, error) {
+	var out runtime.Object
+	kind := "Event"
+	switch obj.(type) {
+	case *orchEventsv1.Event:
+		out = &k8seventsv1.Event{}
+	case *orchEventsv1.EventList:
+		out, kind = &k8seventsv1.EventList{}, "EventList"
+	default:
+		if o, ok := obj.(runtime.Object); ok {
+			return o, nil
+		}
+		return nil, fmt.Errorf("%T has no protobuf form", obj)
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, err
+	}
+	out.GetObjectKind().SetGroupVersionKind(orchEventsv1.SchemeGroupVersion.WithKind(kind))
+	return out, nil
+}
+
+// decodeProtobufEvent reads a protobuf Event body into an events.orch.io/v1 Event.
+func decodeProtobufEvent(data []byte) (*orchEventsv1.Event, error) {
+	k8s := &k8seventsv1.Event{}
+	if err := decodeProtobuf(data, k8s, orchEventsv1.SchemeGroupVersion.WithKind("Event")); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(k8s)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	e := &orchEventsv1.Event{}
+	if err := json.Unmarshal(raw, e); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return e, nil
+}
+
 // bodyMediaType is the request body's media type, JSON when unnamed.
 func bodyMediaType(r *http.Request) string {
 	ct := r.Header.Get("Content-Type")
@@ -141,4 +192,9 @@ func protobufWatchFrame(eventType watch.EventType, obj runtime.Object) ([]byte, 
 	frame := make([]byte, 4, 4+n)
 	frame[0], frame[1], frame[2], frame[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 	return append(frame, outer.String()...), nil
+}
+
+func acceptsProtobuf(r *http.Request) bool {
+	_, ok := negotiateProtobuf(r)
+	return ok
 }

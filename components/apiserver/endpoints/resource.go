@@ -481,7 +481,7 @@ func (h *resourceHandlers) watch(req *restful.Request, resp *restful.Response) {
 	if timeout == 0 {
 		timeout = h.config.MinRequestTimeout + time.Duration(h.config.Jitter()*float64(h.config.MinRequestTimeout))
 	}
-	if _, ok := negotiate(r); !ok {
+	if _, ok := negotiate(r); !ok && !acceptsProtobuf(r) {
 		fail(req, resp, notAcceptable())
 		return
 	}

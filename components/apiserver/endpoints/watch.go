@@ -1,14 +1,17 @@
 package endpoints
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
+	"k8s.io/apimachinery/pkg/watch"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/registry/events"
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // watchFrame is one line of a watch stream, as Kubernetes writes it.
@@ -48,7 +51,7 @@ func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
 	if timeout == 0 {
 		timeout = h.MinRequestTimeout + time.Duration(h.Jitter()*float64(h.MinRequestTimeout))
 	}
-	if _, ok := negotiate(r); !ok {
+	if _, ok := negotiate(r); !ok && !acceptsProtobuf(r) {
 		fail(req, resp, notAcceptable())
 		return
 	}
@@ -72,6 +75,10 @@ func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
 	})
 	if err != nil {
 		fail(req, resp, err)
+		return
+	}
+	if mediaType, ok := negotiateProtobuf(r); ok {
+		streamProtobuf(resp.ResponseWriter, mediaType, eventsAsGeneric(ctx, stream))
 		return
 	}
 	streamFrames(resp.ResponseWriter, stream, func(ev events.WatchEvent) watchFrame {
@@ -102,4 +109,31 @@ func streamFrames[T any](w http.ResponseWriter, stream <-chan T, frame func(T) w
 			flusher.Flush()
 		}
 	}
+}
+
+// eventsAsGeneric relays an Event watch as the protobuf stream writes any resource's: each Event
+// in its Kubernetes form.
+func eventsAsGeneric(ctx context.Context, stream <-chan events.WatchEvent) <-chan generic.WatchEvent {
+	out := make(chan generic.WatchEvent, cap(stream))
+	go func() {
+		defer close(out)
+		for ev := range stream {
+			g := generic.WatchEvent{Type: ev.Type, Status: ev.Status}
+			if ev.Object != nil {
+				obj, err := protobufEvent(ev.Object)
+				if err != nil {
+					status := ErrorStatus(err)
+					g = generic.WatchEvent{Type: watch.Error, Status: status}
+				} else {
+					g.Object = obj
+				}
+			}
+			select {
+			case out <- g:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }

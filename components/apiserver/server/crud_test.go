@@ -447,6 +447,9 @@ func TestRequestErrors(t *testing.T) {
 		e.do("GET", "/apis/nothing.orch.io/v1/things", nil).expectStatus(t, 404, metav1.StatusReasonNotFound)
 	})
 	t.Run("406 nothing acceptable", func(t *testing.T) {
-		e.do("GET", eventsPath, nil, "Accept", "application/vnd.orch.protobuf").expectStatus(t, 406, metav1.StatusReasonNotAcceptable)
+		e.do("GET", eventsPath, nil, "Accept", "application/cbor").expectStatus(t, 406, metav1.StatusReasonNotAcceptable)
+		if r := e.do("GET", eventsPath, nil, "Accept", "application/vnd.orch.protobuf"); r.code != 200 || !strings.HasPrefix(string(r.body), "k8s\x00") {
+			t.Errorf("events in protobuf: %d %q", r.code, r.body)
+		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/benbjohnson/clock"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	k8seventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -171,5 +172,48 @@ func TestZeroQPSMeansDefaults(t *testing.T) {
 	}
 	if c.Core.CoreV1().RESTClient().GetRateLimiter().QPS() != 5 || c.Heartbeat.CoreV1().RESTClient().GetRateLimiter() != nil && c.Heartbeat.CoreV1().RESTClient().GetRateLimiter().QPS() == 5 {
 		t.Fatalf("the heartbeat client shares the limit")
+	}
+}
+
+// events.orch.io/v1 speaks protobuf too: Kubernetes' events.k8s.io/v1 encoding under orch's group.
+func TestEventsInProtobuf(t *testing.T) {
+	c, seen := newClients(t, ProtobufMediaType)
+	cfg := rest.CopyConfig(c.Config)
+	cfg.ContentType, cfg.AcceptContentTypes = k8sProtobufMediaType, k8sProtobufMediaType
+	events, err := groupClient(cfg, eventsv1.SchemeGroupVersion, &k8seventsv1.Event{}, &k8seventsv1.EventList{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w, err := events.Get().Namespace("default").Resource("events").Param("watch", "true").Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	e := &k8seventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "default"}, EventTime: metav1.NewMicroTime(time.Now()), ReportingController: "orch.io/orchlet", ReportingInstance: "n1",
+		Action: "Pulling", Reason: "Pulled", Type: "Normal", Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}}
+	created := &k8seventsv1.Event{}
+	if err := events.Post().Namespace("default").Resource("events").Body(e).Do(ctx).Into(created); err != nil || created.UID == "" || created.Reason != "Pulled" {
+		t.Fatalf("create: %v %+v", err, created)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if got, ok := ev.Object.(*k8seventsv1.Event); !ok || ev.Type != watch.Added || got.Name != "e1" {
+			t.Fatalf("watch: %s %T", ev.Type, ev.Object)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no watch event")
+	}
+	list := &k8seventsv1.EventList{}
+	if err := events.Get().Namespace("default").Resource("events").Do(ctx).Into(list); err != nil || len(list.Items) != 1 || list.Items[0].Note != "" && list.Items[0].Reason != "Pulled" {
+		t.Fatalf("list: %v %+v", err, list)
+	}
+	for _, line := range strings.Split(seen.String(), "\n") {
+		if strings.Contains(line, "/events") && !strings.Contains(line, "got=application/vnd.orch.protobuf") {
+			t.Errorf("not protobuf: %s", line)
+		}
+	}
+	if !strings.Contains(seen.String(), "POST /apis/events.orch.io/v1/namespaces/default/events sent=application/vnd.orch.protobuf") {
+		t.Errorf("create body not protobuf:\n%s", seen)
 	}
 }

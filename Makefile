@@ -76,7 +76,8 @@ e2e-containerd:
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, fakecri, the simulator at
 ## scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8
-## clients, LIST of 10,000, watch delivery to 100 watchers, RSS); about 2 minutes on 2 cores
+## clients, LIST of 10,000, watch delivery to 100 watchers, RSS), and 100 pods through the API for
+## one orchlet on fakecri; about 3 minutes on 2 cores
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./components/apiserver/storage/... ./components/apiserver/registry/... ./fakecri/...
 	$(MAKE) bench-sim

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -30,6 +31,7 @@ func apiModeSteps() []StepDef {
 		{`^the agent's node reports the (InternalIP|Hostname) address "([^"]*)"$`, func(w *World) any { return w.nodeAddress }},
 		{`^the agent's node reports an InternalIP address of the host's default (IPv4) family$`, func(w *World) any { return w.nodeDefaultFamily }},
 		{`^the agent's node reports (\d+) images?$`, func(w *World) any { return w.nodeImages }},
+		{`^the agent's node reports allocatable (cpu|memory) "([^"]*)" less than its capacity$`, func(w *World) any { return w.nodeAllocatable }},
 		{`^the agent's node status is posted every (\d+) seconds$`, func(w *World) any { return w.nodeStatusEvery }},
 		{`^the agent renews its lease in "([^"]*)"$`, func(w *World) any { return w.leaseRenewed }},
 		{`^a pod "([^"]*)" bound to the agent's node is created through the API$`, func(w *World) any { return w.createBoundPod }},
@@ -238,6 +240,22 @@ func (w *World) nodeImages(count int) error {
 	return w.nodeEventually(func(n *corev1.Node) error {
 		if len(n.Status.Images) != count {
 			return fmt.Errorf("node reports %d images, want %d", len(n.Status.Images), count)
+		}
+		return nil
+	})
+}
+
+func (w *World) nodeAllocatable(name, less string) error {
+	q, err := resource.ParseQuantity(less)
+	if err != nil {
+		return err
+	}
+	return w.nodeEventually(func(n *corev1.Node) error {
+		capacity, allocatable := n.Status.Capacity[corev1.ResourceName(name)], n.Status.Allocatable[corev1.ResourceName(name)]
+		want := capacity.DeepCopy()
+		want.Sub(q)
+		if capacity.IsZero() || allocatable.Cmp(want) != 0 {
+			return fmt.Errorf("allocatable %s %s, capacity %s, want %s", name, &allocatable, &capacity, &want)
 		}
 		return nil
 	})

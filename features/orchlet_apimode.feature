@@ -101,3 +101,9 @@ Feature: Node agent in API-server mode
     Then the runtime runs the container "app" of pod "db"
     And the runtime runs the container "app" of pod "web"
     And the agent's node reports 1 image
+
+  @rule:orchlet.option.kube-reserved.allocatable
+  Scenario: --kube-reserved and --system-reserved are subtracted from node allocatable
+    When the agent runs in API-server mode with "--kube-reserved=cpu=500m,memory=256Mi --system-reserved=memory=256Mi"
+    Then the agent's node reports allocatable cpu "500m" less than its capacity
+    And the agent's node reports allocatable memory "512Mi" less than its capacity

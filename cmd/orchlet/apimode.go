@@ -151,8 +151,8 @@ func memoryBytes() (int64, error) {
 }
 
 // capacityAndAllocatable are the node's resources and what pods may use of them: capacity less
-// the hard eviction threshold on memory.available, unless
-// --experimental-allocatable-ignore-eviction.
+// --kube-reserved and --system-reserved (cpu and memory; the rest is refused at start), and less
+// the hard eviction threshold on memory.available unless --experimental-allocatable-ignore-eviction.
 func capacityAndAllocatable(o *options.Options, cores int, memory int64) (corev1.ResourceList, corev1.ResourceList, error) {
 	c := o.Config
 	capacity := corev1.ResourceList{
@@ -161,22 +161,39 @@ func capacityAndAllocatable(o *options.Options, cores int, memory int64) (corev1
 		corev1.ResourcePods:   *resource.NewQuantity(int64(pods.Capacity(c.MaxPods, c.PodsPerCore, cores)), resource.DecimalSI),
 	}
 	allocatable := capacity.DeepCopy()
+	reserve := func(name corev1.ResourceName, q resource.Quantity) {
+		left := allocatable[name]
+		left.Sub(q)
+		if left.Sign() < 0 {
+			left = *resource.NewQuantity(0, left.Format)
+		}
+		allocatable[name] = left
+	}
+	for _, reserved := range []map[string]string{c.KubeReserved, c.SystemReserved} {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if v, ok := reserved[string(name)]; ok {
+				q, err := resource.ParseQuantity(v)
+				if err != nil {
+					return nil, nil, fmt.Errorf("reserved %s=%s: %w", name, v, err)
+				}
+				reserve(name, q)
+			}
+		}
+	}
 	if v, ok := c.EvictionHard["memory.available"]; ok && !o.Flags.ExperimentalAllocatableIgnoreEviction {
-		var reserve int64
 		if pct, isPct := strings.CutSuffix(v, "%"); isPct {
 			f, err := strconv.ParseFloat(pct, 64)
 			if err != nil {
 				return nil, nil, fmt.Errorf("--eviction-hard memory.available=%s: %w", v, err)
 			}
-			reserve = int64(float64(memory) * f / 100)
+			reserve(corev1.ResourceMemory, *resource.NewQuantity(int64(float64(memory)*f/100), resource.BinarySI))
 		} else {
 			q, err := resource.ParseQuantity(v)
 			if err != nil {
 				return nil, nil, fmt.Errorf("--eviction-hard memory.available=%s: %w", v, err)
 			}
-			reserve = q.Value()
+			reserve(corev1.ResourceMemory, q)
 		}
-		allocatable[corev1.ResourceMemory] = *resource.NewQuantity(max(memory-reserve, 0), resource.BinarySI)
 	}
 	return capacity, allocatable, nil
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 )
 
 // unhonoured is a setting this orchlet parses and validates but does not act on yet. A run that
@@ -63,9 +65,9 @@ var unhonouredSettings = []unhonoured{
 	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingCgroups},
 	{option: "topology-manager-scope", field: "topologyManagerScope", missing: missingCgroups},
 	{option: "topology-manager-policy-options", field: "topologyManagerPolicyOptions", missing: missingCgroups},
-	{option: "kube-reserved", field: "kubeReserved", missing: missingCgroups},
+	{option: "kube-reserved", field: "kubeReserved", missing: onlyAPIMode, apiOnly: true},
 	{option: "kube-reserved-cgroup", field: "kubeReservedCgroup", missing: missingCgroups},
-	{option: "system-reserved", field: "systemReserved", missing: missingCgroups},
+	{option: "system-reserved", field: "systemReserved", missing: onlyAPIMode, apiOnly: true},
 	{option: "system-reserved-cgroup", field: "systemReservedCgroup", missing: missingCgroups},
 	{option: "reserved-cpus", field: "reservedSystemCPUs", missing: missingCgroups},
 	{option: "reserved-memory", field: "reservedMemory", missing: missingCgroups},
@@ -146,7 +148,29 @@ func (o *Options) Unhonoured() error {
 			errs = append(errs, fmt.Errorf("%s: this orchlet does not act on it yet (%s); leave it at its default", name, u.missing))
 		}
 	}
+	errs = append(errs, reservedInAPIMode(o)...)
 	return errors.Join(errs...)
+}
+
+// reservedInAPIMode refuses the reservations API-server mode does not act on: it takes cpu and
+// memory out of the node's allocatable, but enforces no pid or ephemeral-storage reservation (no
+// cgroups, no storage capacity reported).
+func reservedInAPIMode(o *Options) []error {
+	if o.Flags.Orchconfig == "" {
+		return nil
+	}
+	var errs []error
+	for _, r := range []struct {
+		option, field string
+		m             map[string]string
+	}{{"kube-reserved", "kubeReserved", o.Config.KubeReserved}, {"system-reserved", "systemReserved", o.Config.SystemReserved}} {
+		for _, k := range slices.Sorted(maps.Keys(r.m)) {
+			if k != "cpu" && k != "memory" {
+				errs = append(errs, fmt.Errorf("--%s (%s): %s: this orchlet does not act on it yet (%s); reserve only cpu and memory", r.option, r.field, k, missingCgroups))
+			}
+		}
+	}
+	return errs
 }
 
 // fieldValues is the configuration as its file fields, so settings are compared as a file reads them.

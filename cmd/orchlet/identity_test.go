@@ -21,9 +21,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/flowcontrol"
 
+	"orch.io/orch/components/apiserver/config"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/apiserver/storage/memory"
 	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authn/jwt"
+	"orch.io/orch/components/authn/jwt/jwttest"
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/certs/certstest"
 	"orch.io/orch/components/orchlet/host"
@@ -34,6 +37,13 @@ import (
 // allows alice and denies bob. It writes a kubeconfig in which the agent is node-a by its client
 // certificate and answers the kubeconfig's path and an administrator's client.
 func securedAPIServer(t *testing.T) (string, kubernetes.Interface) {
+	kubeconfig, admin, _ := securedAPIServerWithIssuer(t)
+	return kubeconfig, admin
+}
+
+// securedAPIServerWithIssuer is securedAPIServer that also accepts the JWTs of a test OIDC
+// provider (audience orch, username the sub claim prefixed "oidc:"); carol is allowed.
+func securedAPIServerWithIssuer(t *testing.T) (string, kubernetes.Interface, *jwttest.Provider) {
 	t.Helper()
 	dir := t.TempDir()
 	ca := certstest.NewCA(t, "orch-clients")
@@ -45,9 +55,31 @@ func securedAPIServer(t *testing.T) (string, kubernetes.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	provider := jwttest.NewProvider(t)
+	certstest.WriteFile(t, filepath.Join(dir, "oidc-ca.crt"), provider.CAPEM)
+	authConfig := filepath.Join(dir, "authentication.yaml")
+	certstest.WriteFile(t, authConfig, []byte(fmt.Sprintf(`apiVersion: apiserver.config.orch.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: %s
+    audiences: [orch]
+    certificateAuthority: %q
+  claimMappings:
+    username: {claim: sub, prefix: "oidc:"}
+`, provider.URL, string(provider.CAPEM))))
+	loaded, err := config.LoadAuthentication(authConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuers, err := jwt.NewSet(context.Background(), loaded, clock.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(issuers.Close)
 	policy := authz.AuthorizerFunc(func(_ context.Context, a authz.Attributes) (authz.Decision, string, error) {
 		switch a.User.Name {
-		case "alice", "admin":
+		case "alice", "admin", "oidc:carol":
 			return authz.DecisionAllow, "", nil
 		case "bob":
 			return authz.DecisionDeny, "bob may not", nil
@@ -60,7 +92,7 @@ func securedAPIServer(t *testing.T) (string, kubernetes.Interface) {
 	stopping := make(chan struct{})
 	h, err := server.New(server.Config{
 		Clock: clk, Storage: st, EventTTL: time.Hour,
-		Authenticator: authn.Union(authn.X509(pool), tf), Authorizer: authz.Union(authz.Node(node.Pod), policy), Node: node,
+		Authenticator: authn.Union(authn.X509(pool), tf, authn.Bearer(issuers)), Authorizer: authz.Union(authz.Node(node.Pod), policy), Node: node,
 		MinRequestTimeout: 30 * time.Minute, BookmarkInterval: time.Minute, Stopping: stopping,
 	})
 	if err != nil {
@@ -90,7 +122,7 @@ current-context: orch
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kubeconfig, admin
+	return kubeconfig, admin, provider
 }
 
 // agentGet asks the agent's HTTPS server for path with token (none if empty).
@@ -117,7 +149,7 @@ func agentGet(url, token string) (int, string, error) {
 // authorizers deny is 403. The agent itself is node-a by its client certificate, under the Node
 // mode: it registers, and it may ask for the reviews.
 func TestWebhooksThroughTheAPIServer(t *testing.T) {
-	kubeconfig, admin := securedAPIServer(t)
+	kubeconfig, admin, provider := securedAPIServerWithIssuer(t)
 	port := freePort(t)
 	o := parse(t, withRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json",
 		"--enable-server=true", "--address=127.0.0.1", "--port="+port, "--cert-dir="+t.TempDir(),
@@ -138,6 +170,11 @@ func TestWebhooksThroughTheAPIServer(t *testing.T) {
 		code, body, err := agentGet(url, "alice-token")
 		return code == http.StatusOK && strings.Contains(body, `"kind":"PodList"`), fmt.Errorf("%d %s %v", code, body, err)
 	})
+	carol := provider.Token(t, map[string]any{"iss": provider.URL, "aud": "orch", "sub": "carol", "exp": time.Now().Add(time.Hour).Unix()})
+	waitFor(t, "the API server's issuer ready", func() (bool, error) {
+		code, body, err := agentGet(url, carol)
+		return code == http.StatusOK, fmt.Errorf("%d %s %v", code, body, err)
+	})
 	tests := []struct {
 		token    string
 		wantCode int
@@ -146,6 +183,9 @@ func TestWebhooksThroughTheAPIServer(t *testing.T) {
 		{"wrong-token", http.StatusUnauthorized, "Unauthorized"},
 		{"", http.StatusUnauthorized, "Unauthorized"},
 		{"bob-token", http.StatusForbidden, "Forbidden (user=bob, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
+		// A JWT of the API server's issuer is accepted by the agent too, through TokenReview.
+		{carol, http.StatusOK, `"kind":"PodList"`},
+		{provider.Token(t, map[string]any{"iss": provider.URL, "aud": "elsewhere", "sub": "carol", "exp": time.Now().Add(time.Hour).Unix()}), http.StatusUnauthorized, "Unauthorized"},
 	}
 	for _, tt := range tests {
 		code, body, err := agentGet(url, tt.token)

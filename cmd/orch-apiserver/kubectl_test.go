@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"orch.io/orch/components/authn/jwt/jwttest"
 )
 
 // kubectl is Kubernetes' kubectl built from third_party/kubectl, once per test binary.
@@ -181,3 +184,59 @@ current-context: orch
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// Kubernetes' kubectl with a JWT of an OIDC provider named in --authentication-config works
+// against the Event API; a token for another audience is Unauthorized.
+func TestKubectlWithAnOIDCToken(t *testing.T) {
+	bin, err := kubectl()
+	if err != nil {
+		t.Fatalf("building kubectl: %v", err)
+	}
+	provider := jwttest.NewProvider(t)
+	dir := t.TempDir()
+	authConfig := filepath.Join(dir, "authentication.yaml")
+	if err := os.WriteFile(authConfig, []byte(fmt.Sprintf(`apiVersion: apiserver.config.orch.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: %s
+    audiences: [orch]
+    certificateAuthority: %q
+  claimMappings:
+    username: {claim: sub, prefix: "oidc:"}
+`, provider.URL, string(provider.CAPEM))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	p := startBinary(t, dataDir, "--authentication-config", authConfig, "--authorization-mode", "AlwaysAllow")
+	run := func(token string, args ...string) (string, error) {
+		kubeconfig := filepath.Join(dir, "kubeconfig")
+		if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: orch, cluster: {server: "`+p.url+`", certificate-authority: "`+filepath.Join(dataDir, "pki", "apiserver.crt")+`"}}]
+users: [{name: oidc, user: {token: "`+token+`"}}]
+contexts: [{name: orch, context: {cluster: orch, user: oidc}}]
+current-context: orch
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	exp := time.Now().Add(time.Hour).Unix()
+	good := provider.Token(t, map[string]any{"iss": provider.URL, "aud": "orch", "sub": "dana", "exp": exp})
+	// The issuer is discovered in the background once the server is up.
+	var out string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if out, err = run(good, "get", "events.events.orch.io", "-A"); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || !strings.Contains(out, "No resources found") {
+		t.Fatalf("kubectl get events with the token: %v\n%s", err, out)
+	}
+	bad := provider.Token(t, map[string]any{"iss": provider.URL, "aud": "elsewhere", "sub": "dana", "exp": exp})
+	if out, err := run(bad, "get", "events.events.orch.io", "-A"); err == nil || !strings.Contains(out, "You must be logged in to the server") {
+		t.Fatalf("kubectl with a token for another audience: %v\n%s", err, out)
+	}
+}

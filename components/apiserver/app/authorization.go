@@ -39,12 +39,26 @@ func buildAuthorizer(ctx context.Context, o *Options, files *configFiles, clk cl
 		return nil, nil, err
 	}
 	go r.run(ctx)
-	return r, nil, nil
+	if !hasNodeAuthorizer(files.authorization.Config) {
+		return r, nil, nil
+	}
+	return r, r.node, nil
+}
+
+// hasNodeAuthorizer tells whether the file names the Node authorizer, which also turns on
+// NodeRestriction for the server's lifetime.
+func hasNodeAuthorizer(c *apiv1.AuthorizationConfiguration) bool {
+	for _, a := range c.Authorizers {
+		if a.Type == apiv1.AuthorizerTypeNode {
+			return true
+		}
+	}
+	return false
 }
 
 // authorizerChain builds the authorizers of a checked AuthorizationConfiguration, asked in file
 // order, each counted in the decision metrics under its type and name.
-func authorizerChain(a *config.Authorization, clk clock.Clock, metrics *authz.Metrics) (authz.Authorizer, error) {
+func authorizerChain(a *config.Authorization, clk clock.Clock, metrics *authz.Metrics, node *server.NodeAuthorization) (authz.Authorizer, error) {
 	list := make([]authz.Authorizer, 0, len(a.Config.Authorizers))
 	for i, c := range a.Config.Authorizers {
 		var next authz.Authorizer
@@ -53,6 +67,8 @@ func authorizerChain(a *config.Authorization, clk clock.Clock, metrics *authz.Me
 			next = authz.AlwaysAllow()
 		case apiv1.AuthorizerTypeAlwaysDeny:
 			next = authz.AlwaysDeny()
+		case apiv1.AuthorizerTypeNode:
+			next = authz.Node(node.Pod)
 		case apiv1.AuthorizerTypeWebhook:
 			var err error
 			if next, err = webhookAuthorizer(c.Name, c.Webhook, a.MatchConditions[i], clk, metrics); err != nil {
@@ -103,6 +119,8 @@ type authorizationReloader struct {
 	clk     clock.Clock
 	metrics *authz.Metrics
 	current atomic.Pointer[authz.Authorizer]
+	// node links a Node authorizer to the server's pods, across reloads.
+	node *server.NodeAuthorization
 
 	// Kubernetes' reload metrics, labelled with a hash of the server's identity.
 	reloads    *prometheus.CounterVec
@@ -129,9 +147,10 @@ func newAuthorizationReloader(a *config.Authorization, clk clock.Clock, reg prom
 		}, []string{"status", "apiserver_id_hash"}),
 		idHash:     idHash(serverID),
 		lastConfig: a.Config,
+		node:       &server.NodeAuthorization{},
 	}
 	reg.MustRegister(r.reloads, r.lastReload)
-	chain, err := authorizerChain(a, clk, r.metrics)
+	chain, err := authorizerChain(a, clk, r.metrics, r.node)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +200,13 @@ func (r *authorizationReloader) check() {
 	if reflect.DeepEqual(loaded.Config, r.lastConfig) {
 		return
 	}
-	chain, err := authorizerChain(loaded, r.clk, r.metrics)
+	if hasNodeAuthorizer(loaded.Config) != hasNodeAuthorizer(r.lastConfig) {
+		// NodeRestriction is on or off for the server's lifetime, with the Node authorizer.
+		klog.ErrorS(nil, "Reloading the authorization configuration; keeping the current authorizers: the Node authorizer is added or removed only by a restart", "file", r.file)
+		r.recordReload("failure")
+		return
+	}
+	chain, err := authorizerChain(loaded, r.clk, r.metrics, r.node)
 	if err != nil {
 		klog.ErrorS(err, "Reloading the authorization configuration; keeping the current authorizers", "file", r.file)
 		r.recordReload("failure")

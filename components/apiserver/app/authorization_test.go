@@ -14,6 +14,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/authz/authztest"
@@ -73,7 +74,7 @@ func loadChain(t *testing.T, clk clock.Clock, entries ...string) (authz.Authoriz
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	chain, err := authorizerChain(a, clk, authz.NewMetrics(reg))
+	chain, err := authorizerChain(a, clk, authz.NewMetrics(reg), &server.NodeAuthorization{})
 	if err != nil {
 		t.Fatal(err)
 	}

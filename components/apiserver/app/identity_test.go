@@ -106,11 +106,24 @@ func TestClientCertificates(t *testing.T) {
 // --authorization-mode=Node brings NodeRestriction and reads the server's pods: a node creating a
 // pod that is not its mirror pod is refused, and deleting a pod that is gone is 404.
 func TestNodeModeInTheServer(t *testing.T) {
+	testNodeAuthorization(t, func(o *app.Options, _ string) { o.AuthorizationMode = "Node,AlwaysDeny" })
+}
+
+// The Node type of --authorization-config is the same authorizer, with NodeRestriction.
+func TestNodeAuthorizerInTheConfigFile(t *testing.T) {
+	testNodeAuthorization(t, func(o *app.Options, dir string) {
+		file := filepath.Join(dir, "authorization.yaml")
+		certstest.WriteFile(t, file, []byte("apiVersion: apiserver.config.orch.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- {type: Node, name: node}\n- {type: AlwaysDeny, name: deny}\n"))
+		o.AuthorizationConfig = file
+	})
+}
+
+func testNodeAuthorization(t *testing.T, authorize func(o *app.Options, dir string)) {
 	dir := t.TempDir()
 	ca := certstest.NewCA(t, "clients")
 	caFile := filepath.Join(dir, "client-ca.crt")
 	certstest.WriteFile(t, caFile, ca.PEM)
-	s := startServer(t, func(o *app.Options) { o.ClientCAFile, o.AuthorizationMode = caFile, "Node,AlwaysDeny" })
+	s := startServer(t, func(o *app.Options) { o.ClientCAFile = caFile; authorize(o, dir) })
 	pair := ca.Client(t, "system:node:node-a", "system:nodes")
 	client := s.httpsClient(t, &pair)
 	pods := "https://" + s.addr + "/api/v1/namespaces/default/pods"
@@ -131,6 +144,12 @@ func TestNodeModeInTheServer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Fatalf("a node deleting a pod that is gone: %d, want 404", resp.StatusCode)
+	}
+	if code, msg := getStatus(t, client, "https://"+s.addr+"/api/v1/nodes/node-a", ""); code != 404 {
+		t.Fatalf("a node reading its own Node: %d %s, want 404 (allowed, absent)", code, msg)
+	}
+	if code, _ := getStatus(t, client, "https://"+s.addr+"/api/v1/namespaces/default/secrets", ""); code != 403 {
+		t.Fatalf("a node listing secrets: %d, want 403", code)
 	}
 }
 

@@ -158,12 +158,13 @@ type AuthorizationConfiguration struct {
 	Authorizers []AuthorizerConfiguration `json:"authorizers"`
 }
 
-// Authorizer types. Webhook is the type the generic API server serves; AlwaysAllow and AlwaysDeny
-// are the built-in types orch-apiserver adds, as kube-apiserver does.
+// Authorizer types. Webhook is the type the generic API server serves; AlwaysAllow, AlwaysDeny and
+// Node are the built-in types orch-apiserver adds, as kube-apiserver does.
 const (
 	AuthorizerTypeWebhook     = "Webhook"
 	AuthorizerTypeAlwaysAllow = "AlwaysAllow"
 	AuthorizerTypeAlwaysDeny  = "AlwaysDeny"
+	AuthorizerTypeNode        = "Node"
 )
 
 // AuthorizerConfiguration is one authorizer of the chain.

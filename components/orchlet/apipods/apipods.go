@@ -33,6 +33,11 @@ const retryPeriod = time.Second
 // statusBatch is how long the syncer lets the pod workers' changes gather before it posts them.
 const statusBatch = 50 * time.Millisecond
 
+// firstStatusHold is how long a new pod's first status waits while it is still Pending: a pod that
+// starts within it is reported once, Running, rather than Pending and then Running, which halves
+// what a burst of new pods costs of --kube-api-qps.
+const firstStatusHold = time.Second
+
 // Workers is what the syncer needs of the pod workers.
 type Workers interface {
 	Update(us ...sources.Update)
@@ -63,6 +68,8 @@ type Syncer struct {
 	posted map[types.UID]corev1.PodStatus
 	// mirrors are the mirror pods in the API, by the static pod's full name.
 	mirrors map[string]*corev1.Pod
+	// arrived is when each API pod not yet reported reached the syncer.
+	arrived map[types.UID]time.Time
 	wake    chan struct{}
 	synced  atomic.Bool
 }
@@ -74,7 +81,7 @@ func (s *Syncer) HasSynced() bool { return s.synced.Load() }
 func New(o Options) *Syncer {
 	return &Syncer{
 		o: o, deleting: map[types.UID]*corev1.Pod{}, posted: map[types.UID]corev1.PodStatus{},
-		mirrors: map[string]*corev1.Pod{}, wake: make(chan struct{}, 1),
+		mirrors: map[string]*corev1.Pod{}, arrived: map[types.UID]time.Time{}, wake: make(chan struct{}, 1),
 	}
 }
 
@@ -146,13 +153,23 @@ func (s *Syncer) Observe(pod *corev1.Pod, gone bool) {
 		op = sources.OpRemove
 		s.mu.Lock()
 		delete(s.deleting, pod.UID)
+		delete(s.arrived, pod.UID)
 		s.mu.Unlock()
 	case pod.DeletionTimestamp != nil:
 		op = sources.OpRemove
 		s.mu.Lock()
 		s.deleting[pod.UID] = pod
+		delete(s.arrived, pod.UID)
 		s.mu.Unlock()
 		s.poke()
+	default:
+		s.mu.Lock()
+		if _, reported := s.posted[pod.UID]; !reported {
+			if _, seen := s.arrived[pod.UID]; !seen {
+				s.arrived[pod.UID] = s.o.Clock.Now()
+			}
+		}
+		s.mu.Unlock()
 	}
 	s.o.Workers.Update(sources.Update{Op: op, Source: sources.SourceAPI, Pod: pod})
 }
@@ -191,6 +208,9 @@ func (s *Syncer) Sync(ctx context.Context) {
 		pod := &running[i]
 		switch pod.Annotations[sources.ConfigSourceAnnotation] {
 		case sources.SourceAPI:
+			if s.holdFirstStatus(pod) {
+				continue
+			}
 			if err := s.postStatus(ctx, pod.Namespace, pod.Name, pod.UID, pod.UID, &pod.Status); err != nil {
 				s.o.Logger.Error(err, "Posting pod status failed; will retry", "pod", klog.KObj(pod))
 			}
@@ -213,6 +233,25 @@ func sortPods(pods []*corev1.Pod) {
 		}
 		return pods[i].UID < pods[j].UID
 	})
+}
+
+// holdFirstStatus tells whether pod's first status, still Pending, waits for firstStatusHold.
+func (s *Syncer) holdFirstStatus(pod *corev1.Pod) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, reported := s.posted[pod.UID]; reported {
+		delete(s.arrived, pod.UID)
+		return false
+	}
+	at, ok := s.arrived[pod.UID]
+	if !ok {
+		return false
+	}
+	if pod.Status.Phase == corev1.PodPending && s.o.Clock.Since(at) < firstStatusHold {
+		return true
+	}
+	delete(s.arrived, pod.UID)
+	return false
 }
 
 // confirmDeletions deletes from the API, with no grace and the uid as precondition, each pod

@@ -186,3 +186,50 @@ func TestDeletionWaitsForTheWorkers(t *testing.T) {
 		t.Fatalf("not deleted once stopped: %v", err)
 	}
 }
+
+// A new pod's first status waits up to a second while Pending, so a pod that starts at once is
+// reported once; one still Pending after that is reported Pending.
+func TestFirstStatusHeldWhilePending(t *testing.T) {
+	s, w, client := newSyncer(t)
+	mock := clock.NewMock()
+	s.o.Clock = mock
+	ctx := context.Background()
+	pods := client.CoreV1().Pods("default")
+	for _, name := range []string{"fast", "slow"} {
+		pod, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Observe(pod, false)
+		reported := *pod
+		reported.Annotations = map[string]string{sources.ConfigSourceAnnotation: sources.SourceAPI}
+		reported.Status = corev1.PodStatus{Phase: corev1.PodPending, Message: "starting"}
+		w.pods = append(w.pods, reported)
+	}
+	phase := func(name string) (corev1.PodPhase, string) {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Status.Phase, p.Status.Message
+	}
+	s.Sync(ctx)
+	if _, msg := phase("slow"); msg != "" {
+		t.Fatalf("a Pending first status was posted at once")
+	}
+	mock.Add(500 * time.Millisecond)
+	w.pods[0].Status = corev1.PodStatus{Phase: corev1.PodRunning, Message: "up"}
+	s.Sync(ctx)
+	if p, msg := phase("fast"); p != corev1.PodRunning || msg != "up" {
+		t.Fatalf("fast: %s %q", p, msg)
+	}
+	if _, msg := phase("slow"); msg != "" {
+		t.Fatalf("slow reported before a second")
+	}
+	mock.Add(500 * time.Millisecond)
+	s.Sync(ctx)
+	if p, msg := phase("slow"); p != corev1.PodPending || msg != "starting" {
+		t.Fatalf("slow after a second: %s %q", p, msg)
+	}
+}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -58,15 +59,20 @@ func (o *Options) enabledAdmissionPlugins() []string {
 }
 
 // admissionChain builds the enabled plugins, each from its section of
-// --admission-control-config-file (none when the file does not name it). As in Kubernetes a
-// section for a plugin that is not enabled is not read; it is logged, so the mistake shows.
+// --admission-control-config-file (none when the file does not name it). Kubernetes only logs a
+// section for a plugin that is not enabled; orch refuses it, since the configuration would do
+// nothing while the file says it holds.
 func admissionChain(o *Options, files *configFiles, clk clock.Clock) (func(*server.Config), error) {
 	enabled := o.enabledAdmissionPlugins()
 	if a := files.admission; a != nil {
+		var errs []error
 		for _, p := range a.Config.Plugins {
 			if !slices.Contains(enabled, p.Name) {
-				klog.InfoS("Admission plugin is configured but not enabled; its configuration is not used", "plugin", p.Name, "file", a.File, "enableWith", "--enable-admission-plugins="+p.Name)
+				errs = append(errs, fmt.Errorf("--admission-control-config-file %s: admission plugin %q is configured but not enabled: enable it with --enable-admission-plugins=%s or remove its section", a.File, p.Name, p.Name))
 			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
 		}
 	}
 	var chain admission.Chain

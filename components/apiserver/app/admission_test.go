@@ -2,8 +2,10 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/benbjohnson/clock"
 	"io"
 	"net/http"
 	"os"
@@ -91,17 +93,16 @@ func TestEventRateLimitEnabledByFlag(t *testing.T) {
 }
 
 // As in Kubernetes, a configured plugin that is not enabled does nothing: every create passes.
+// A configuration for a plugin that is not enabled would do nothing: orch refuses it at start
+// (Kubernetes only logs it).
 func TestEventRateLimitConfiguredButNotEnabled(t *testing.T) {
 	config := writeAdmissionConfig(t, "- name: EventRateLimit\n  configuration:\n"+indent(eventRateLimitFile, "    "))
-	s := startServer(t, func(o *app.Options) { o.AdmissionControlConfigFile = config })
-	client, err := rest.HTTPClientFor(s.restConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 10 {
-		if code, _, body := createEvent(t, client, s, fmt.Sprintf("ev-%d", i)); code != http.StatusCreated {
-			t.Fatalf("create %d: %d %s", i, code, body)
-		}
+	o := app.NewOptions()
+	o.DataDir = t.TempDir()
+	o.AdmissionControlConfigFile = config
+	err := app.Run(context.Background(), o, clock.New(), nil)
+	if err == nil || !strings.Contains(err.Error(), `admission plugin "EventRateLimit" is configured but not enabled: enable it with --enable-admission-plugins=EventRateLimit`) {
+		t.Fatalf("Run = %v, want the configured but disabled plugin refused", err)
 	}
 }
 

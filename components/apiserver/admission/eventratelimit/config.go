@@ -50,7 +50,8 @@ type Limit struct {
 	// Burst is a bucket's size: how many requests are accepted at once before QPS applies.
 	Burst int32 `json:"burst"`
 	// CacheSize is how many buckets the LRU keeps (default 4096); an evicted bucket starts full
-	// again. Server limits have one bucket and ignore it.
+	// again. A Server limit has one bucket: Validate refuses a cacheSize on it, which Kubernetes
+	// would ignore.
 	CacheSize int32 `json:"cacheSize,omitempty"`
 }
 
@@ -105,6 +106,9 @@ func Validate(c *Configuration) field.ErrorList {
 		p := limits.Index(i)
 		if !slices.Contains(limitTypes, string(l.Type)) {
 			errs = append(errs, field.NotSupported(p.Child("type"), l.Type, limitTypes))
+		}
+		if l.Type == ServerLimitType && l.CacheSize != 0 {
+			errs = append(errs, field.Invalid(p.Child("cacheSize"), l.CacheSize, "a Server limit has one bucket: cacheSize applies only to Namespace, User and SourceAndObject limits"))
 		}
 		if l.Burst <= 0 {
 			errs = append(errs, field.Invalid(p.Child("burst"), l.Burst, "must be positive"))

@@ -24,6 +24,7 @@ func TestNewConfiguration(t *testing.T) {
 		{"unknown type", header + "limits:\n- {type: Pod, qps: 1, burst: 1}\n", `limits[0].type: Unsupported value: "Pod": supported values: "Server", "Namespace", "User", "SourceAndObject"`},
 		{"zero qps", header + "limits:\n- {type: Server, burst: 1}\n", "limits[0].qps: Invalid value: 0: must be positive"},
 		{"negative burst", header + "limits:\n- {type: Server, qps: 1, burst: -1}\n", "limits[0].burst: Invalid value: -1: must be positive"},
+		{"cache size on a server limit", header + "limits:\n- {type: Server, qps: 1, burst: 1, cacheSize: 10}\n", "limits[0].cacheSize: Invalid value: 10: a Server limit has one bucket"},
 		{"negative cache", header + "limits:\n- {type: User, qps: 1, burst: 1, cacheSize: -1}\n", "limits[0].cacheSize: Invalid value: -1: must not be negative"},
 		{"every problem", header + "limits:\n- {type: User, qps: 0, burst: 0}\n", "[limits[0].burst: Invalid value: 0: must be positive, limits[0].qps: Invalid value: 0: must be positive]"},
 		{"no apiVersion", "kind: Configuration\nlimits:\n- {type: Server, qps: 1, burst: 1}\n", `apiVersion: Unsupported value: "": supported values: "eventratelimit.admission.k8s.io/v1alpha1"`},

@@ -31,6 +31,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)
 	defs = append(defs, apiModeSteps()...)
+	defs = append(defs, etcdSteps()...)
 	defs = append(defs, tracingSteps()...)
 	defs = append(defs, oidcSteps()...)
 	defs = append(defs, agentAuthSteps()...)
@@ -61,6 +62,8 @@ type World struct {
 	// providers are the scenario's OIDC providers by name; {issuer:<name>} in its configuration
 	// stands for one's URL.
 	providers map[string]*oidcProvider
+	// etcdURL is the client URL of the scenario's own etcd, if it started one.
+	etcdURL string
 	// collector receives the spans of the scenario's API server.
 	collector *tracingtest.Collector
 	// cleanup runs when the scenario ends, last added first.

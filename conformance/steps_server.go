@@ -28,7 +28,7 @@ func (w *World) startServer(args string) error {
 		}
 		args = strings.ReplaceAll(args, "{config}", file)
 	}
-	args = strings.ReplaceAll(args, "{dir}", w.dir)
+	args = strings.NewReplacer("{dir}", w.dir, "{etcd}", w.etcdURL).Replace(args)
 	work := filepath.Join(w.dir, "server")
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		return err

@@ -47,6 +47,12 @@ var figures = []figure{
 		}
 		return r.Watch.Latency.P99Ms, true
 	}},
+	{"KiB per idle watcher", false, func(r *report) (float64, bool) {
+		if r.Watch == nil || r.Watch.IdleWatcherKiB == 0 {
+			return 0, false
+		}
+		return r.Watch.IdleWatcherKiB, true
+	}},
 	{"RSS MiB at the end", false, func(r *report) (float64, bool) {
 		if r.MemoryAtEnd == nil {
 			return 0, false

@@ -101,7 +101,7 @@ func startPeer(ctx context.Context, bin string) (*process, target, error) {
 	if err := waitReady(ctx, t, 2*time.Minute); err != nil {
 		return nil, t, p.failed(err)
 	}
-	t.cpu = p.cpuTime
+	t.cpu, t.rss = p.cpuTime, p.rssMiB
 	return p, t, nil
 }
 

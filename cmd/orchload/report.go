@@ -56,6 +56,9 @@ func (r report) print(out io.Writer) {
 			l.Items, l.Runs, l.Latency.P50Ms, l.Latency.P99Ms, l.Latency.MinMs, float64(l.Bytes)/(1<<20), cpuNote(l.ServerCPUMs, "LIST"),
 			tg.ListP99Ms, tg.ListEvents, verdict(l.Latency.P99Ms < tg.ListP99Ms && l.Items >= tg.ListEvents))
 	}
+	if wa := r.Watch; wa != nil && wa.IdleWatcherKiB > 0 {
+		fmt.Fprintf(w, "memory per idle watcher\t%.1f KiB of server RSS per open watch (%d watches)\t(for the record)\t\n", wa.IdleWatcherKiB, wa.Watchers)
+	}
 	if wa := r.Watch; wa != nil {
 		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tp50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d%s\tp99 < %.0f ms, all delivered\t%s\n",
 			wa.Watchers, wa.Events, wa.RatePerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors, cpuNote(wa.ServerCPUMs, "event"),

@@ -30,6 +30,8 @@ type target struct {
 	namespace func(ctx context.Context, ns string) error
 	// cpu reads the server's CPU time so far; nil when the server is not this tool's child.
 	cpu func() (time.Duration, error)
+	// rss reads the server process's resident memory in MiB; nil when it is not this tool's child.
+	rss func() (float64, error)
 }
 
 // cpuPer returns a stop function giving the server's CPU time since the call divided by ops, in
@@ -192,8 +194,14 @@ func startServer(ctx context.Context, bin string) (*process, target, error) {
 	if err := waitReady(ctx, t, time.Until(deadline)); err != nil {
 		return nil, t, p.failed(err)
 	}
-	t.cpu = p.cpuTime
+	t.cpu, t.rss = p.cpuTime, p.rssMiB
 	return p, t, nil
+}
+
+// rssMiB is the process's resident memory.
+func (p *process) rssMiB() (float64, error) {
+	m, err := p.memory()
+	return m.RSSMiB, err
 }
 
 // failed stops the process and returns err with the tail of the server's log.

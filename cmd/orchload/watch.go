@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ type watchResult struct {
 	Errors       int      `json:"errors"`
 	ErrorSamples []string `json:"errorSamples,omitempty"`
 	ServerCPUMs  float64  `json:"serverCpuMsPerEvent,omitempty"`
+	// IdleWatcherKiB is what the server process's RSS grew per watch while the watches were open
+	// and idle; 0 when the server is not this tool's child.
+	IdleWatcherKiB float64 `json:"idleWatcherKiB,omitempty"`
 }
 
 // runWatch opens watchers watches on the empty namespace ns from its current resourceVersion, then
@@ -55,6 +59,12 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 	}
 	url := fmt.Sprintf("%s?watch=true&resourceVersion=%s", eventsURL(t, ns), page.Metadata.ResourceVersion)
 
+	rssBefore := math.NaN()
+	if t.rss != nil {
+		if v, err := t.rss(); err == nil {
+			rssBefore = v
+		}
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ws := make([]*watcher, watchers)
@@ -69,6 +79,12 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 	for _, w := range ws {
 		if w.err != nil {
 			return res, fmt.Errorf("opening a watch: %w", w.err)
+		}
+	}
+	if !math.IsNaN(rssBefore) {
+		time.Sleep(time.Second) // the watches settle: their first frames are flushed
+		if after, err := t.rss(); err == nil && after > rssBefore {
+			res.IdleWatcherKiB = (after - rssBefore) * 1024 / float64(watchers)
 		}
 	}
 

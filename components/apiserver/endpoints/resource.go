@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -456,50 +455,13 @@ func (h *resourceHandlers) deleteCollection(req *restful.Request, resp *restful.
 
 func (h *resourceHandlers) watch(req *restful.Request, resp *restful.Response) {
 	r := req.Request
-	opts, err := parseListOptions(r, h.selectable)
+	opts, ctx, cancel, err := h.config.watchRequest(r, h.selectable)
 	if err != nil {
 		fail(req, resp, err)
 		return
 	}
-	opts.Limit, opts.Continue = 0, "" // a watch has no pages
-	bookmarks, err := parseBool(r, "allowWatchBookmarks")
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	sendInitial, err := parseBool(r, "sendInitialEvents")
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	timeoutSeconds, err := parseInt(r, "timeoutSeconds")
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	timeout := time.Duration(timeoutSeconds) * time.Second
-	if timeout == 0 {
-		timeout = h.config.MinRequestTimeout + time.Duration(h.config.Jitter()*float64(h.config.MinRequestTimeout))
-	}
-	if _, ok := negotiate(r); !ok && !acceptsProtobuf(r) {
-		fail(req, resp, notAcceptable())
-		return
-	}
-	ctx, cancel := h.config.Clock.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	if h.config.Stopping != nil {
-		go func() {
-			select {
-			case <-h.config.Stopping:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), generic.WatchOptions{
-		ListOptions: opts, AllowBookmarks: bookmarks != nil && *bookmarks, SendInitialEvents: sendInitial,
-		BookmarkInterval: h.config.BookmarkInterval,
-	})
+	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), opts)
 	if err != nil {
 		fail(req, resp, err)
 		return

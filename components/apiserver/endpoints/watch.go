@@ -24,55 +24,13 @@ type watchFrame struct {
 // client leaves, timeoutSeconds pass, or the stream ends with an ERROR frame.
 func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
 	r := req.Request
-	opts, err := parseListOptions(r, eventsv1.IsSelectableField)
+	opts, ctx, cancel, err := h.Config.watchRequest(r, eventsv1.IsSelectableField)
 	if err != nil {
 		fail(req, resp, err)
 		return
 	}
-	if opts.Limit > 0 || opts.Continue != "" {
-		opts.Limit, opts.Continue = 0, "" // a watch has no pages
-	}
-	bookmarks, err := parseBool(r, "allowWatchBookmarks")
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	sendInitial, err := parseBool(r, "sendInitialEvents")
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	timeoutSeconds, err := parseInt(r, "timeoutSeconds")
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	timeout := time.Duration(timeoutSeconds) * time.Second
-	if timeout == 0 {
-		timeout = h.MinRequestTimeout + time.Duration(h.Jitter()*float64(h.MinRequestTimeout))
-	}
-	if _, ok := negotiate(r); !ok && !acceptsProtobuf(r) {
-		fail(req, resp, notAcceptable())
-		return
-	}
-	// On the injected clock, so a simulator decides when watches end.
-	ctx, cancel := h.Clock.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	if h.Stopping != nil {
-		go func() {
-			select {
-			case <-h.Stopping:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), events.WatchOptions{
-		ListOptions:       opts,
-		AllowBookmarks:    bookmarks != nil && *bookmarks,
-		SendInitialEvents: sendInitial,
-		BookmarkInterval:  h.BookmarkInterval,
-	})
+	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), opts)
 	if err != nil {
 		fail(req, resp, err)
 		return
@@ -87,6 +45,51 @@ func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
 		}
 		return watchFrame{Type: string(ev.Type), Object: ev.Object}
 	})
+}
+
+// watchRequest reads a watch's parameters and returns the context it is served in: it ends after
+// timeoutSeconds (or MinRequestTimeout and its jitter) on the injected clock, so a simulator decides
+// when watches end, or when the server begins to stop.
+func (c Config) watchRequest(r *http.Request, selectable func(string) bool) (generic.WatchOptions, context.Context, context.CancelFunc, error) {
+	var o generic.WatchOptions
+	opts, err := parseListOptions(r, selectable)
+	if err != nil {
+		return o, nil, nil, err
+	}
+	opts.Limit, opts.Continue = 0, "" // a watch has no pages
+	bookmarks, err := parseBool(r, "allowWatchBookmarks")
+	if err != nil {
+		return o, nil, nil, err
+	}
+	sendInitial, err := parseBool(r, "sendInitialEvents")
+	if err != nil {
+		return o, nil, nil, err
+	}
+	timeoutSeconds, err := parseInt(r, "timeoutSeconds")
+	if err != nil {
+		return o, nil, nil, err
+	}
+	timeout := time.Duration(timeoutSeconds) * time.Second
+	if timeout == 0 {
+		timeout = c.MinRequestTimeout + time.Duration(c.Jitter()*float64(c.MinRequestTimeout))
+	}
+	if _, ok := negotiate(r); !ok && !acceptsProtobuf(r) {
+		return o, nil, nil, notAcceptable()
+	}
+	ctx, cancel := c.Clock.WithTimeout(r.Context(), timeout)
+	if c.Stopping != nil {
+		go func() {
+			select {
+			case <-c.Stopping:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return generic.WatchOptions{
+		ListOptions: opts, AllowBookmarks: bookmarks != nil && *bookmarks, SendInitialEvents: sendInitial,
+		BookmarkInterval: c.BookmarkInterval,
+	}, ctx, cancel, nil
 }
 
 // streamFrames writes a watch stream as newline-delimited JSON frames over a chunked response,

@@ -89,15 +89,6 @@ func parseFieldValidation(r *http.Request) (fieldValidation, error) {
 	}
 }
 
-// decodeEvent decodes data into an Event.
-func decodeEvent(w http.ResponseWriter, data []byte, mode fieldValidation) (*eventsv1.Event, error) {
-	e := &eventsv1.Event{}
-	if err := decodeObject(w, data, mode, e, eventsv1.SchemeGroupVersion.WithKind("Event")); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
 // decodeObject decodes data into obj case-sensitively, as Kubernetes does, refusing another kind
 // or version. Unknown and duplicate fields fail the request under Strict and become Warning
 // headers under Warn.

@@ -81,7 +81,11 @@ func negotiateProtobuf(r *http.Request) (string, bool) {
 // writeProtobuf answers obj in Kubernetes' protobuf envelope.
 func writeProtobuf(w http.ResponseWriter, code int, mediaType string, obj runtime.Object) {
 	var buf strings.Builder
-	if err := protobufSerializer.Encode(obj, &buf); err != nil {
+	obj, err := protobufForm(obj)
+	if err == nil {
+		err = protobufSerializer.Encode(obj, &buf)
+	}
+	if err != nil {
 		WriteObject(w, &http.Request{}, http.StatusInternalServerError, ErrorStatus(fmt.Errorf("encoding the response as protobuf: %w", err)))
 		return
 	}
@@ -94,6 +98,9 @@ func writeProtobuf(w http.ResponseWriter, code int, mediaType string, obj runtim
 
 // decodeProtobuf reads a protobuf body into into, refusing another kind.
 func decodeProtobuf(data []byte, into runtime.Object, gvk schema.GroupVersionKind) error {
+	if e, ok := into.(*orchEventsv1.Event); ok {
+		return decodeProtobufEvent(data, e)
+	}
 	out, got, err := protobufSerializer.Decode(data, &gvk, into)
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
@@ -119,9 +126,9 @@ func DecodeBody(r *http.Request, into runtime.Object, gvk schema.GroupVersionKin
 	return nil
 }
 
-// protobufEvent is obj, an Event or EventList of events.orch.io/v1, as the Kubernetes type whose
-// fields and protobuf numbering it shares; other objects pass unchanged.
-func protobufEvent(obj any) (runtime.Object, error) {
+// protobufForm is obj as protobuf encodes it: an Event or EventList of events.orch.io/v1 becomes
+// the Kubernetes type whose fields and protobuf numbering it shares; other objects pass unchanged.
+func protobufForm(obj runtime.Object) (runtime.Object, error) {
 	var out runtime.Object
 	kind := "Event"
 	switch obj.(type) {
@@ -130,10 +137,7 @@ func protobufEvent(obj any) (runtime.Object, error) {
 	case *orchEventsv1.EventList:
 		out, kind = &k8seventsv1.EventList{}, "EventList"
 	default:
-		if o, ok := obj.(runtime.Object); ok {
-			return o, nil
-		}
-		return nil, fmt.Errorf("%T has no protobuf form", obj)
+		return obj, nil
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
@@ -146,21 +150,20 @@ func protobufEvent(obj any) (runtime.Object, error) {
 	return out, nil
 }
 
-// decodeProtobufEvent reads a protobuf Event body into an events.orch.io/v1 Event.
-func decodeProtobufEvent(data []byte) (*orchEventsv1.Event, error) {
+// decodeProtobufEvent reads a protobuf Event body, in its Kubernetes form, into e.
+func decodeProtobufEvent(data []byte, e *orchEventsv1.Event) error {
 	k8s := &k8seventsv1.Event{}
 	if err := decodeProtobuf(data, k8s, orchEventsv1.SchemeGroupVersion.WithKind("Event")); err != nil {
-		return nil, err
+		return err
 	}
 	raw, err := json.Marshal(k8s)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return apierrors.NewBadRequest(err.Error())
 	}
-	e := &orchEventsv1.Event{}
 	if err := json.Unmarshal(raw, e); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return apierrors.NewBadRequest(err.Error())
 	}
-	return e, nil
+	return nil
 }
 
 // bodyMediaType is the request body's media type, JSON when unnamed.
@@ -180,6 +183,10 @@ func bodyMediaType(r *http.Request) string {
 // without envelope whose object is in the envelope, framed by a 4-byte big-endian length.
 func protobufWatchFrame(eventType watch.EventType, obj runtime.Object) ([]byte, error) {
 	var inner strings.Builder
+	obj, err := protobufForm(obj)
+	if err != nil {
+		return nil, err
+	}
 	if err := protobufSerializer.Encode(obj, &inner); err != nil {
 		return nil, err
 	}

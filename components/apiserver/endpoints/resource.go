@@ -69,7 +69,7 @@ func (g GroupVersion) APIResourceList() *metav1.APIResourceList {
 		verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: name, SingularName: r.Singular, Namespaced: namespaced, Kind: s.Kind(), Verbs: verbs,
-			ShortNames: r.ShortNames, StorageVersionHash: "orch" + s.Kind() + g.GroupVersion.Version,
+			ShortNames: r.ShortNames, StorageVersionHash: storageVersionHash(s.Kind(), g.GroupVersion.Version),
 		})
 		if r.Status != nil {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -83,6 +83,12 @@ func (g GroupVersion) APIResourceList() *metav1.APIResourceList {
 		}
 	}
 	return list
+}
+
+// storageVersionHash stands in for Kubernetes' opaque hash of the stored group, version and kind:
+// stable and distinct per kind ("orchEventV1").
+func storageVersionHash(kind, version string) string {
+	return "orch" + kind + strings.ToUpper(version[:1]) + version[1:]
 }
 
 // WebService returns the web service of the group version: its discovery document and every
@@ -216,6 +222,16 @@ func (h *resourceHandlers) listOrWatch(req *restful.Request, resp *restful.Respo
 	opts, err := parseListOptions(req.Request, h.selectable)
 	if err != nil {
 		fail(req, resp, err)
+		return
+	}
+	_, protobuf := negotiateProtobuf(req.Request)
+	if format, ok := negotiate(req.Request); ok && format == formatJSON && !protobuf {
+		data, err := h.Store.ListJSON(req.Request.Context(), req.PathParameter("namespace"), opts)
+		if err != nil {
+			fail(req, resp, err)
+			return
+		}
+		writeJSON(resp.ResponseWriter, req.Request, http.StatusOK, data)
 		return
 	}
 	list, err := h.Store.List(req.Request.Context(), req.PathParameter("namespace"), opts)

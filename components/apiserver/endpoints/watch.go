@@ -6,11 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	restful "github.com/emicklei/go-restful/v3"
-	"k8s.io/apimachinery/pkg/watch"
-
-	eventsv1 "orch.io/orch/components/apis/events/v1"
-	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/registry/generic"
 )
 
@@ -18,33 +13,6 @@ import (
 type watchFrame struct {
 	Type   string `json:"type"`
 	Object any    `json:"object"`
-}
-
-// watch streams changes as newline-delimited JSON frames over a chunked response until the
-// client leaves, timeoutSeconds pass, or the stream ends with an ERROR frame.
-func (h *handlers) watch(req *restful.Request, resp *restful.Response) {
-	r := req.Request
-	opts, ctx, cancel, err := h.Config.watchRequest(r, eventsv1.IsSelectableField)
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	defer cancel()
-	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), opts)
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	if mediaType, ok := negotiateProtobuf(r); ok {
-		streamProtobuf(resp.ResponseWriter, mediaType, eventsAsGeneric(ctx, stream))
-		return
-	}
-	streamFrames(resp.ResponseWriter, stream, func(ev events.WatchEvent) watchFrame {
-		if ev.Status != nil {
-			return watchFrame{Type: string(ev.Type), Object: ev.Status}
-		}
-		return watchFrame{Type: string(ev.Type), Object: ev.Object}
-	})
 }
 
 // watchRequest reads a watch's parameters and returns the context it is served in: it ends after
@@ -112,31 +80,4 @@ func streamFrames[T any](w http.ResponseWriter, stream <-chan T, frame func(T) w
 			flusher.Flush()
 		}
 	}
-}
-
-// eventsAsGeneric relays an Event watch as the protobuf stream writes any resource's: each Event
-// in its Kubernetes form.
-func eventsAsGeneric(ctx context.Context, stream <-chan events.WatchEvent) <-chan generic.WatchEvent {
-	out := make(chan generic.WatchEvent, cap(stream))
-	go func() {
-		defer close(out)
-		for ev := range stream {
-			g := generic.WatchEvent{Type: ev.Type, Status: ev.Status}
-			if ev.Object != nil {
-				obj, err := protobufEvent(ev.Object)
-				if err != nil {
-					status := ErrorStatus(err)
-					g = generic.WatchEvent{Type: watch.Error, Status: status}
-				} else {
-					g.Object = obj
-				}
-			}
-			select {
-			case out <- g:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out
 }

@@ -11,11 +11,15 @@ import (
 // servedResources are the resources the OpenAPI documents describe: every resource this server
 // serves, events and those of the generic registry's groups.
 func servedResources(groups []endpoints.GroupVersion) []openapi.Resource {
-	resources := []openapi.Resource{eventsResource()}
+	var resources []openapi.Resource
 	for _, g := range groups {
 		for _, r := range g.Resources {
 			s := r.Store.Strategy()
 			gvr := s.Resource()
+			if gvr.GroupResource() == eventsv1.Resource {
+				resources = append(resources, eventsResource()) // with Kubernetes' descriptions
+				continue
+			}
 			resources = append(resources, openapi.Resource{
 				Group: gvr.Group, Version: gvr.Version, Kind: s.Kind(), Plural: gvr.Resource, Namespaced: s.NamespaceScoped(),
 				Object: reflect.TypeOf(s.New()).Elem(), List: reflect.TypeOf(s.NewList()).Elem(),

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/registry/coordination"
 	"orch.io/orch/components/apiserver/registry/core"
@@ -26,20 +27,20 @@ import (
 	"orch.io/orch/components/apiserver/storage/cacher"
 )
 
-// registry is every resource the server keeps beside events.
+// registry is every resource the server keeps.
 type registry struct {
 	namespaces, namespaceStatus, namespaceFinalize *generic.Store
 	nodes, nodeStatus                              *generic.Store
 	pods, podStatus, podBinding                    *generic.Store
 	leases                                         *generic.Store
-	events                                         *events.Store
+	events                                         *generic.Store
 	node                                           *NodeAuthorization
 	groups                                         []endpoints.GroupVersion
 }
 
 // newRegistry builds the stores, each on a watch cache of its own over c.Storage.
-func newRegistry(c Config, eventStore *events.Store) (*registry, error) {
-	r := &registry{events: eventStore, node: c.Node}
+func newRegistry(c Config) (*registry, error) {
+	r := &registry{node: c.Node}
 	newStore := func(s generic.Strategy, admit generic.AdmitFunc) (*generic.Store, error) {
 		cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
 		if err != nil {
@@ -52,9 +53,16 @@ func newRegistry(c Config, eventStore *events.Store) (*registry, error) {
 			case <-cached.Stopped():
 			}
 		}()
-		return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: admit}), nil
+		o := generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: admit, Validating: c.Admit}
+		if _, isEvents := s.(events.Strategy); isEvents {
+			o.TTL = c.EventTTL
+		}
+		return generic.New(o), nil
 	}
 	var err error
+	if r.events, err = newStore(events.Strategy{}, nil); err != nil {
+		return nil, err
+	}
 	if r.namespaces, err = newStore(core.NamespaceStrategy{}, nil); err != nil {
 		return nil, err
 	}
@@ -77,6 +85,9 @@ func newRegistry(c Config, eventStore *events.Store) (*registry, error) {
 	r.podBinding = r.pods.WithUpdates(core.PodBindingStrategy{})
 
 	r.groups = []endpoints.GroupVersion{
+		{GroupVersion: eventsv1.SchemeGroupVersion, Resources: []endpoints.Resource{
+			{Store: r.events, Singular: "event", ShortNames: []string{"ev"}, SelectableFields: eventsv1.SelectableFieldLabels()},
+		}},
 		{GroupVersion: core.GroupVersion, Resources: []endpoints.Resource{
 			{Store: r.namespaces, Status: r.namespaceStatus, Singular: "namespace", ShortNames: []string{"ns"},
 				SelectableFields: []string{"metadata.name", "status.phase"},
@@ -275,11 +286,8 @@ func (r *registry) sweepNamespaces(ctx context.Context) error {
 
 // emptyNamespace deletes what namespace holds and tells whether nothing is left.
 func (r *registry) emptyNamespace(ctx context.Context, namespace string) (bool, error) {
-	if _, err := r.events.DeleteCollection(ctx, namespace, events.ListOptions{}, false); err != nil {
-		return false, err
-	}
 	empty := true
-	for _, s := range []*generic.Store{r.pods, r.leases} {
+	for _, s := range []*generic.Store{r.events, r.pods, r.leases} {
 		list, err := s.DeleteCollection(ctx, namespace, generic.ListOptions{}, generic.DeleteOptions{})
 		if err != nil {
 			return false, err

@@ -25,9 +25,7 @@ import (
 	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/openapi"
-	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/storage"
-	"orch.io/orch/components/apiserver/storage/cacher"
 	"orch.io/orch/components/apiserver/tracing"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
@@ -63,7 +61,7 @@ type Config struct {
 	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
 	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
 	ExtraHealthChecks func() []HealthCheck
-	// Admit, when set, is the admission chain every create and update of an event passes.
+	// Admit, when set, is the admission chain every create and update passes once validated.
 	Admit func(context.Context, admission.Attributes) error
 	// TracerProvider, when set, traces every request and the storage calls it makes.
 	TracerProvider trace.TracerProvider
@@ -92,21 +90,7 @@ func New(c Config) (http.Handler, error) {
 	if c.Metrics == nil {
 		c.Metrics = NewRegistry()
 	}
-	// Every watch and latest LIST of events is served from one watch of the store.
-	cached, err := cacher.New(c.Storage, events.KeyRoot, cacher.Options{Clock: c.Clock})
-	if err != nil {
-		return nil, fmt.Errorf("server: loading the watch cache of events: %w", err)
-	}
-	go func() {
-		select {
-		case <-c.Stopping:
-			cached.Stop()
-		case <-cached.Stopped():
-		}
-	}()
-	store := events.New(events.Options{Storage: cached, Clock: c.Clock, TTL: c.EventTTL, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: c.Admit})
-
-	reg, err := newRegistry(c, store)
+	reg, err := newRegistry(c)
 	if err != nil {
 		return nil, err
 	}
@@ -127,10 +111,9 @@ func New(c Config) (http.Handler, error) {
 	container.Router(restful.CurlyRouter{})
 	container.ServiceErrorHandler(serviceError)
 	endpointsConfig := endpoints.Config{
-		Store: store, Clock: c.Clock, MinRequestTimeout: c.MinRequestTimeout,
+		Clock: c.Clock, MinRequestTimeout: c.MinRequestTimeout,
 		Jitter: c.Jitter, BookmarkInterval: c.BookmarkInterval, Stopping: c.Stopping,
 	}
-	container.Add(endpoints.WebService(endpointsConfig))
 	for _, gv := range reg.groups {
 		container.Add(gv.WebService(endpointsConfig))
 	}
@@ -200,7 +183,8 @@ func serviceError(se restful.ServiceError, req *restful.Request, resp *restful.R
 	endpoints.WriteError(resp.ResponseWriter, req.Request, err)
 }
 
-// discoveryService answers /api and /apis: the core version and every group, events first.
+// discoveryService answers /api and /apis: the core version and every group, in the order of
+// groups (events first).
 func discoveryService(groups []endpoints.GroupVersion) *restful.WebService {
 	groupOf := func(gv schema.GroupVersion) metav1.APIGroup {
 		v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
@@ -209,7 +193,7 @@ func discoveryService(groups []endpoints.GroupVersion) *restful.WebService {
 			Name:     gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v,
 		}
 	}
-	all := []metav1.APIGroup{groupOf(eventsv1.SchemeGroupVersion)}
+	var all []metav1.APIGroup
 	for _, g := range groups {
 		if g.GroupVersion.Group != "" {
 			all = append(all, groupOf(g.GroupVersion))

@@ -1,3 +1,3 @@
-// Package events stores events.orch.io/v1 Events: the create, read, update, patch, delete, list and
-// watch semantics of Kubernetes' generic registry, on a storage.Interface and an injected clock.
+// Package events is the strategy of events.orch.io/v1 Events: their validation, field selectors
+// and kubectl columns, served by the generic registry with the server's event TTL.
 package events

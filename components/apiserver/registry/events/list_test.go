@@ -15,14 +15,17 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/registry/generic"
+	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/memory"
 )
 
-func newStore(t testing.TB) *Store {
+func newStore(t testing.TB) (*generic.Store, storage.Interface) {
 	t.Helper()
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 11, 21, 23, 0, 0, 0, time.UTC))
-	return New(Options{Storage: memory.New(clk), Clock: clk, TTL: time.Hour})
+	st := memory.New(clk)
+	return generic.New(generic.Options{Strategy: Strategy{}, Storage: st, Clock: clk, TTL: time.Hour}), st
 }
 
 func event(name string, labels map[string]string) *eventsv1.Event {
@@ -41,10 +44,10 @@ func event(name string, labels map[string]string) *eventsv1.Event {
 }
 
 // ListJSON splices stored bytes instead of decoding them; whatever the options, it must answer
-// exactly the bytes of encoding List's answer.
+// exactly the bytes of encoding List's answer. Events are the resource listed by the thousand.
 func TestListJSONEqualsEncodedList(t *testing.T) {
 	ctx := context.Background()
-	s := newStore(t)
+	s, st := newStore(t)
 	for i := 0; i < 5; i++ {
 		e := event(fmt.Sprintf("e%d", i), map[string]string{"app": []string{"web", "db"}[i%2]})
 		if i == 3 {
@@ -56,11 +59,11 @@ func TestListJSONEqualsEncodedList(t *testing.T) {
 	}
 	// One object written by something else, in another key order: it must take the general way.
 	foreign := []byte(`{"metadata":{"creationTimestamp":"2026-11-21T23:00:00Z","name":"f","namespace":"default"},"apiVersion":"events.orch.io/v1","kind":"Event","eventTime":"2026-11-21T23:03:57.523342Z","type":"Normal"}`)
-	if _, err := s.storage.Create(ctx, key("default", "f"), foreign, 0); err != nil {
+	if _, err := st.Create(ctx, KeyRoot+"default/f", foreign, 0); err != nil {
 		t.Fatal(err)
 	}
 	app := labels.SelectorFromSet(labels.Set{"app": "web"})
-	for name, o := range map[string]ListOptions{
+	for name, o := range map[string]generic.ListOptions{
 		"everything":        {},
 		"a page":            {Limit: 2},
 		"a label selector":  {Labels: app},
@@ -89,7 +92,7 @@ func TestListJSONEqualsEncodedList(t *testing.T) {
 
 func BenchmarkList10k(b *testing.B) {
 	ctx := context.Background()
-	s := newStore(b)
+	s, _ := newStore(b)
 	for i := 0; i < 10000; i++ {
 		if _, err := s.Create(ctx, "default", event(fmt.Sprintf("e%05d", i), nil), false); err != nil {
 			b.Fatal(err)
@@ -97,13 +100,13 @@ func BenchmarkList10k(b *testing.B) {
 	}
 	b.Run("List+Marshal", func(b *testing.B) {
 		for b.Loop() {
-			list, _ := s.List(ctx, "default", ListOptions{})
+			list, _ := s.List(ctx, "default", generic.ListOptions{})
 			_, _ = json.Marshal(list)
 		}
 	})
 	b.Run("ListJSON", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = s.ListJSON(ctx, "default", ListOptions{})
+			_, _ = s.ListJSON(ctx, "default", generic.ListOptions{})
 		}
 	})
 }

@@ -30,9 +30,16 @@ func (s *Store) List(ctx context.Context, namespace string, o ListOptions) (runt
 	list := s.strategy.NewList()
 	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
 	var items []runtime.Object
-	listMeta, err := s.scan(ctx, namespace, o, func(obj runtime.Object) {
+	listMeta, err := s.scan(ctx, namespace, o, func(kv storage.KeyValue, obj runtime.Object) error {
+		if obj == nil {
+			var err error
+			if obj, err = s.decode(kv); err != nil {
+				return err
+			}
+		}
 		obj.GetObjectKind().SetGroupVersionKind(schemaEmpty)
 		items = append(items, obj)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -56,7 +63,9 @@ func Items(list runtime.Object) []runtime.Object {
 	return items
 }
 
-func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep func(runtime.Object)) (metav1.ListMeta, error) {
+// scan reads the page List answers, calling keep for each stored object the selectors match (with
+// the object decoded when matching needed it, nil otherwise), and answers the list's metadata.
+func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep func(storage.KeyValue, runtime.Object) error) (metav1.ListMeta, error) {
 	var lm metav1.ListMeta
 	prefix := s.listPrefix(namespace)
 	revision, start, err := Snapshot(ctx, s.storage.Revision, prefix, o)
@@ -76,14 +85,18 @@ func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep 
 		}
 		revision = page.Revision
 		for i, kv := range page.Items {
-			obj, err := s.decode(kv)
-			if err != nil {
+			var obj runtime.Object
+			if filter {
+				if obj, err = s.decode(kv); err != nil {
+					return lm, err
+				}
+				if !s.Matches(obj, o) {
+					continue
+				}
+			}
+			if err := keep(kv, obj); err != nil {
 				return lm, err
 			}
-			if filter && !s.Matches(obj, o) {
-				continue
-			}
-			keep(obj)
 			kept++
 			if o.Limit > 0 && kept == o.Limit {
 				remaining := page.Remaining + int64(len(page.Items)-i-1)

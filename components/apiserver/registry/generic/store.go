@@ -20,7 +20,9 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/storage"
+	"orch.io/orch/components/authn"
 )
 
 // generateNameAttempts bounds retries when a generated name collides with an existing one.
@@ -35,9 +37,14 @@ type Options struct {
 	NewUID func() types.UID
 	// NameSuffix makes the random part of generated names.
 	NameSuffix func() string
-	// Admit, when set, may refuse a create or an update (Kubernetes' validating admission:
-	// NamespaceLifecycle, NodeRestriction).
+	// Admit, when set, may refuse a create or an update before the object is validated
+	// (NamespaceLifecycle, NodeRestriction).
 	Admit AdmitFunc
+	// Validating, when set, is the configured admission chain: it judges each create and update
+	// (dry runs too, as in Kubernetes) once the object passed validation, before it is stored.
+	Validating func(context.Context, admission.Attributes) error
+	// TTL, when set, is how long an object is kept after its last write (events).
+	TTL time.Duration
 }
 
 // AdmitFunc decides whether obj, an object of gr about to be written, may be: created when old is
@@ -55,6 +62,8 @@ type Store struct {
 	newUID     func() types.UID
 	nameSuffix func() string
 	admit      AdmitFunc
+	validating func(context.Context, admission.Attributes) error
+	ttl        time.Duration
 	keyRoot    string
 	gvk        schema.GroupVersionKind
 }
@@ -70,7 +79,7 @@ func New(o Options) *Store {
 	gvr := o.Strategy.Resource()
 	s := &Store{
 		strategy: o.Strategy, updates: o.Strategy, storage: o.Storage, clock: o.Clock,
-		newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit,
+		newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit, validating: o.Validating, ttl: o.TTL,
 		keyRoot: KeyRoot(gvr.GroupResource()),
 		gvk:     gvr.GroupVersion().WithKind(o.Strategy.Kind()),
 	}
@@ -130,8 +139,29 @@ func (s *Store) conflict(name, msg string) error {
 	return apierrors.NewConflict(s.groupResource(), name, errors.New(msg))
 }
 
+// InvalidKind is a Strategy whose 422 answers name another kind than its own: Kubernetes reports
+// events.k8s.io Events by their internal kind, without a group (`Event "x" is invalid`).
+type InvalidKind interface {
+	InvalidKind() schema.GroupKind
+}
+
 func (s *Store) invalid(name string, errs field.ErrorList) error {
+	if k, ok := s.strategy.(InvalidKind); ok {
+		return apierrors.NewInvalid(k.InvalidKind(), name, errs)
+	}
 	return apierrors.NewInvalid(s.gvk.GroupKind(), name, errs)
+}
+
+// validate runs the configured admission chain over a write that passed validation.
+func (s *Store) validate(ctx context.Context, op admission.Operation, obj runtime.Object) error {
+	if s.validating == nil {
+		return nil
+	}
+	m := accessor(obj)
+	user, _ := authn.UserFrom(ctx)
+	return s.validating(ctx, admission.Attributes{
+		Operation: op, Kind: s.gvk.GroupKind(), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, User: user,
+	})
 }
 
 func internal(err error) error { return apierrors.NewInternalError(err) }
@@ -219,6 +249,9 @@ func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object,
 		if errs := s.strategy.Validate(obj); len(errs) > 0 {
 			return nil, s.invalid(om.GetName(), errs)
 		}
+		if err := s.validate(ctx, admission.Create, obj); err != nil {
+			return nil, err
+		}
 		if dryRun {
 			return obj, nil
 		}
@@ -226,7 +259,7 @@ func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object,
 		if err != nil {
 			return nil, internal(err)
 		}
-		rev, err := s.storage.Create(ctx, s.key(om.GetNamespace(), om.GetName()), data, 0)
+		rev, err := s.storage.Create(ctx, s.key(om.GetNamespace(), om.GetName()), data, s.ttl)
 		if errors.Is(err, storage.ErrKeyExists) {
 			if generate && attempt+1 < generateNameAttempts {
 				continue
@@ -327,6 +360,9 @@ func (s *Store) replace(ctx context.Context, old runtime.Object, stale bool, nex
 			return nil, err
 		}
 	}
+	if err := s.validate(ctx, admission.Update, next); err != nil {
+		return nil, err
+	}
 	data, err := s.encode(next)
 	if err != nil {
 		return nil, internal(err)
@@ -347,7 +383,7 @@ func (s *Store) replace(ctx context.Context, old runtime.Object, stale bool, nex
 		}
 	}
 	oldRev, _ := strconv.ParseInt(om.GetResourceVersion(), 10, 64)
-	rev, err := s.storage.Update(ctx, s.key(nm.GetNamespace(), nm.GetName()), oldRev, data, 0)
+	rev, err := s.storage.Update(ctx, s.key(nm.GetNamespace(), nm.GetName()), oldRev, data, s.ttl)
 	switch {
 	case errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound):
 		if precondition {
@@ -541,7 +577,7 @@ func (s *Store) write(ctx context.Context, old, next runtime.Object) (runtime.Ob
 	}
 	m := accessor(next)
 	oldRev, _ := strconv.ParseInt(accessor(old).GetResourceVersion(), 10, 64)
-	rev, err := s.storage.Update(ctx, s.key(m.GetNamespace(), m.GetName()), oldRev, data, 0)
+	rev, err := s.storage.Update(ctx, s.key(m.GetNamespace(), m.GetName()), oldRev, data, s.ttl)
 	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
 		return nil, errRetry
 	}

@@ -27,8 +27,6 @@ func (s *Store) Matches(obj runtime.Object, o ListOptions) bool {
 // List answers one page of the objects in namespace ("" for all) that the selectors match, from
 // one consistent snapshot: later pages read the revision of the first through the continue token.
 func (s *Store) List(ctx context.Context, namespace string, o ListOptions) (runtime.Object, error) {
-	list := s.strategy.NewList()
-	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
 	var items []runtime.Object
 	listMeta, err := s.scan(ctx, namespace, o, func(kv storage.KeyValue, obj runtime.Object) error {
 		if obj == nil {
@@ -44,16 +42,27 @@ func (s *Store) List(ctx context.Context, namespace string, o ListOptions) (runt
 	if err != nil {
 		return nil, err
 	}
+	list, err := s.newList(listMeta)
+	if err != nil {
+		return nil, err
+	}
 	if err := meta.SetList(list, items); err != nil {
 		return nil, internal(err)
 	}
-	lm, err := meta.ListAccessor(list)
+	return list, nil
+}
+
+// newList is an empty list of the store's kind with the given metadata.
+func (s *Store) newList(lm metav1.ListMeta) (runtime.Object, error) {
+	list := s.strategy.NewList()
+	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
+	la, err := meta.ListAccessor(list)
 	if err != nil {
 		return nil, internal(err)
 	}
-	lm.SetResourceVersion(listMeta.ResourceVersion)
-	lm.SetContinue(listMeta.Continue)
-	lm.SetRemainingItemCount(listMeta.RemainingItemCount)
+	la.SetResourceVersion(lm.ResourceVersion)
+	la.SetContinue(lm.Continue)
+	la.SetRemainingItemCount(lm.RemainingItemCount)
 	return list, nil
 }
 

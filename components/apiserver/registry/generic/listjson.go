@@ -7,7 +7,6 @@ import (
 	"errors"
 	"strconv"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"orch.io/orch/components/apiserver/storage"
@@ -42,15 +41,10 @@ func (s *Store) ListJSON(ctx context.Context, namespace string, o ListOptions) (
 	if err != nil {
 		return nil, err
 	}
-	list := s.strategy.NewList()
-	list.GetObjectKind().SetGroupVersionKind(s.gvk.GroupVersion().WithKind(s.gvk.Kind + "List"))
-	la, err := meta.ListAccessor(list)
+	list, err := s.newList(lm)
 	if err != nil {
-		return nil, internal(err)
+		return nil, err
 	}
-	la.SetResourceVersion(lm.ResourceVersion)
-	la.SetContinue(lm.Continue)
-	la.SetRemainingItemCount(lm.RemainingItemCount)
 	head, err := json.Marshal(list)
 	if err != nil {
 		return nil, internal(err)

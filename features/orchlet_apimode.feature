@@ -107,3 +107,14 @@ Feature: Node agent in API-server mode
     When the agent runs in API-server mode with "--kube-reserved=cpu=500m,memory=256Mi --system-reserved=memory=256Mi"
     Then the agent's node reports allocatable cpu "500m" less than its capacity
     And the agent's node reports allocatable memory "512Mi" less than its capacity
+
+  # That events and heartbeats are outside this budget is the agent's own wiring (separate clients,
+  # limited by --event-qps or not at all), shown by its unit tests; a black box sees only that the
+  # pods' requests keep within the budget.
+  @rule:orchlet.option.kube-api-rate.zero-means-default
+  Scenario: --kube-api-qps 0 and --kube-api-burst 0 limit the agent's requests to 50 per second with a burst of 100
+    When the agent runs in API-server mode through a recording proxy with "--kube-api-qps=0 --kube-api-burst=0 --max-pods=250"
+    Then the agent's node is Ready
+    When 200 pods bound to the agent's node are created through the API
+    Then the API server reports the 200 pods Running
+    And the agent's pod requests stay within 50 per second with a burst of 100

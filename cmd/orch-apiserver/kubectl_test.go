@@ -70,12 +70,14 @@ current-context: orch
 		t.Fatal(err)
 	}
 	for name, content := range map[string]string{
-		"event.yaml": kubectlEvent,
-		"bad.yaml":   strings.Replace(kubectlEvent, "reason: Pulled", "reason: Pulled\nbogus: 1", 1),
-		"other.yaml": strings.Replace(kubectlEvent, "web-0.pulled", "web-1.pulled", 1),
-		"pod.yaml":   "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: default}\nspec:\n  containers: [{name: app, image: nginx:1.27}]\n",
-		"node.yaml":  "apiVersion: v1\nkind: Node\nmetadata: {name: node-1, labels: {node-role.orch.io/worker: \"\"}}\n",
-		"ns.yaml":    "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n",
+		"event.yaml":       kubectlEvent,
+		"bad.yaml":         strings.Replace(kubectlEvent, "reason: Pulled", "reason: Pulled\nbogus: 1", 1),
+		"other.yaml":       strings.Replace(kubectlEvent, "web-0.pulled", "web-1.pulled", 1),
+		"pod.yaml":         "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: default}\nspec:\n  containers: [{name: app, image: nginx:1.27}]\n",
+		"node.yaml":        "apiVersion: v1\nkind: Node\nmetadata: {name: node-1, labels: {node-role.orch.io/worker: \"\"}}\n",
+		"ns.yaml":          "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n",
+		"ssa.yaml":         strings.Replace(kubectlEvent, "web-0.pulled", "web-2.pulled", 1),
+		"ssa-changed.yaml": strings.Replace(strings.Replace(kubectlEvent, "web-0.pulled", "web-2.pulled", 1), "app: web", "app: api", 1),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
@@ -106,6 +108,14 @@ current-context: orch
 		{args: []string{"get", ev, "web-0.pulled", "-o", "jsonpath={.series.count} {.metadata.labels.tier} {.metadata.annotations.owner}"}, want: []string{"2 frontend team-a"}},
 		{args: []string{"apply", "-f", "event.yaml"}, want: []string{"event.events.orch.io/web-0.pulled configured"}},
 		{args: []string{"get", ev, "web-0.pulled", "-o", "jsonpath={.metadata.annotations}"}, want: []string{"kubectl.kubernetes.io/last-applied-configuration"}},
+		// Server-side apply: the fields' owners are recorded, and another manager is refused
+		// a field it does not own until it forces.
+		{args: []string{"apply", "--server-side", "-f", "ssa.yaml"}, want: []string{"event.events.orch.io/web-2.pulled serverside-applied"}},
+		{args: []string{"get", ev, "web-2.pulled", "--show-managed-fields", "-o", "yaml"}, want: []string{"manager: kubectl", "operation: Apply", "f:note: {}"}},
+		{args: []string{"apply", "--server-side", "--field-manager", "other", "-f", "ssa-changed.yaml"}, want: []string{`conflict with "kubectl"`, ".metadata.labels.app"}, fail: true},
+		{args: []string{"apply", "--server-side", "--field-manager", "other", "--force-conflicts", "-f", "ssa-changed.yaml"}, want: []string{"serverside-applied"}},
+		{args: []string{"get", ev, "web-2.pulled", "-o", "jsonpath={.metadata.labels.app}"}, want: []string{"api"}},
+		{args: []string{"delete", ev, "web-2.pulled"}, want: []string{"deleted"}},
 		// The core resources and leases, as a Kubernetes user drives them.
 		{args: []string{"get", "namespaces"}, want: []string{"NAME", "STATUS", "default", "Active", "orch-node-lease"}},
 		{args: []string{"apply", "-f", "ns.yaml"}, want: []string{"namespace/team-a created"}},

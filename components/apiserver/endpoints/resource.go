@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"orch.io/orch/components/apiserver/registry/generic"
 )
@@ -303,7 +304,12 @@ func (h *resourceHandlers) create(req *restful.Request, resp *restful.Response) 
 		fail(req, resp, err)
 		return
 	}
-	out, err := h.Store.Create(req.Request.Context(), req.PathParameter("namespace"), in, dryRun)
+	r, _, err := withManager(req.Request, "CreateOptions")
+	if err != nil {
+		fail(req, resp, err)
+		return
+	}
+	out, err := h.Store.Create(r.Context(), req.PathParameter("namespace"), in, dryRun)
 	if err != nil {
 		fail(req, resp, err)
 		return
@@ -318,7 +324,12 @@ func (h *resourceHandlers) update(store *generic.Store) restful.RouteFunction {
 			fail(req, resp, err)
 			return
 		}
-		out, created, err := store.Update(req.Request.Context(), req.PathParameter("namespace"), req.PathParameter("name"), in, dryRun)
+		r, _, err := withManager(req.Request, "UpdateOptions")
+		if err != nil {
+			fail(req, resp, err)
+			return
+		}
+		out, created, err := store.Update(r.Context(), req.PathParameter("namespace"), req.PathParameter("name"), in, dryRun)
 		if err != nil {
 			fail(req, resp, err)
 			return
@@ -344,7 +355,21 @@ func (h *resourceHandlers) patch(store *generic.Store) restful.RouteFunction {
 			fail(req, resp, err)
 			return
 		}
-		if _, err := parseBool(r, "force"); err != nil {
+		force, err := parseBool(r, "force")
+		if err != nil {
+			fail(req, resp, err)
+			return
+		}
+		if patchMediaType(r) == applyPatchType {
+			h.applyPatch(store, req, resp, dryRun, mode, force)
+			return
+		}
+		if force != nil {
+			fail(req, resp, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "",
+				field.ErrorList{field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")}))
+			return
+		}
+		if r, _, err = withManager(r, "PatchOptions"); err != nil {
 			fail(req, resp, err)
 			return
 		}
@@ -378,7 +403,7 @@ func (h *resourceHandlers) patch(store *generic.Store) restful.RouteFunction {
 func patcher(contentType string, schema any) (func(current, patch []byte) ([]byte, error), error) {
 	patchType := contentType
 	if i := strings.IndexByte(patchType, ';'); i >= 0 {
-		patchType = patchType[:i]
+		patchType = strings.TrimSpace(patchType[:i])
 	}
 	switch patchType {
 	case jsonPatchType:
@@ -396,7 +421,13 @@ func patcher(contentType string, schema any) (func(current, patch []byte) ([]byt
 			return strategicpatch.StrategicMergePatch(current, patch, schema)
 		}, nil
 	}
-	return nil, mediaTypeError(jsonPatchType + ", " + mergePatchType + ", " + strategicPatchType)
+	return nil, mediaTypeError(jsonPatchType + ", " + mergePatchType + ", " + strategicPatchType + ", " + applyPatchType)
+}
+
+// patchMediaType is the patch's media type without parameters.
+func patchMediaType(r *http.Request) string {
+	t, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	return strings.TrimSpace(t)
 }
 
 // deleteOptions reads a delete's parameters from its body and query.

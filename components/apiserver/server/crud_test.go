@@ -289,7 +289,7 @@ func TestPatchTypes(t *testing.T) {
 		})
 	}
 	t.Run("unsupported patch type is 415", func(t *testing.T) {
-		e.do("PATCH", eventsPath+"/sample-2", `{}`, "Content-Type", "application/apply-patch+yaml").
+		e.do("PATCH", eventsPath+"/sample-2", `{}`, "Content-Type", "application/apply-patch+cbor").
 			expectStatus(t, 415, metav1.StatusReasonUnsupportedMediaType)
 	})
 	t.Run("patching an immutable field is 422", func(t *testing.T) {

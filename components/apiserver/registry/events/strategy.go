@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	k8seventsv1 "k8s.io/api/events/v1"
+
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apis/events/v1/validation"
 )
@@ -35,6 +37,10 @@ func (Strategy) NewList() runtime.Object                  { return &eventsv1.Eve
 func (Strategy) AllowCreateOnUpdate() bool                { return true }
 func (Strategy) PrepareForCreate(runtime.Object)          {}
 func (Strategy) PrepareForUpdate(obj, old runtime.Object) {}
+
+// SchemaType is events.k8s.io/v1's Event, which Event is field for field: server-side apply and
+// managedFields follow its schema.
+func (Strategy) SchemaType() runtime.Object { return &k8seventsv1.Event{} }
 
 // InvalidKind is Kubernetes' internal kind of events: a 422 reads `Event "x" is invalid`.
 func (Strategy) InvalidKind() schema.GroupKind { return schema.GroupKind{Kind: "Event"} }

@@ -141,3 +141,26 @@ func BenchmarkListEvents10k(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCreateEvent is one event's create through the store, with and without a field manager
+// recording its managedFields (what every request's create pays, as in Kubernetes).
+func BenchmarkCreateEvent(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"no-manager", context.Background()},
+		{"manager", generic.WithManager(context.Background(), "orchlet")},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s, _ := newStore(b, events.Strategy{})
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := s.Create(tc.ctx, "default", event(i), false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

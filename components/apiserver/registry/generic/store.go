@@ -66,6 +66,7 @@ type Store struct {
 	ttl        time.Duration
 	keyRoot    string
 	gvk        schema.GroupVersionKind
+	lazyFields *lazyFields
 }
 
 // UpdateStrategy is what differs between writes to an object and to one of its subresources.
@@ -82,6 +83,7 @@ func New(o Options) *Store {
 		newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit, validating: o.Validating, ttl: o.TTL,
 		keyRoot: KeyRoot(gvr.GroupResource()),
 		gvk:     gvr.GroupVersion().WithKind(o.Strategy.Kind()),
+		lazyFields: &lazyFields{},
 	}
 	if s.newUID == nil {
 		s.newUID = func() types.UID { return types.UID(uuid.NewString()) }
@@ -105,6 +107,7 @@ func KeyRoot(gr schema.GroupResource) string {
 func (s *Store) WithUpdates(u UpdateStrategy) *Store {
 	view := *s
 	view.updates = u
+	view.lazyFields = &lazyFields{}
 	return &view
 }
 
@@ -219,6 +222,12 @@ func (s *Store) checkNamespace(m metav1.Object, namespace string) error {
 
 // Create stores a new object. With dryRun it validates and answers without storing.
 func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object, dryRun bool) (runtime.Object, error) {
+	return s.create(ctx, namespace, in, dryRun, true)
+}
+
+// create is Create; record tells whether the write's manager is recorded in managedFields (an
+// apply has recorded itself).
+func (s *Store) create(ctx context.Context, namespace string, in runtime.Object, dryRun, record bool) (runtime.Object, error) {
 	m := accessor(in)
 	if err := s.checkNamespace(m, namespace); err != nil {
 		return nil, err
@@ -244,7 +253,13 @@ func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object,
 		om.SetDeletionTimestamp(nil)
 		om.SetDeletionGracePeriodSeconds(nil)
 		om.SetGeneration(0)
-		om.SetManagedFields(nil)
+		if record {
+			var err error
+			if obj, err = s.recordUpdate(ctx, nil, obj); err != nil {
+				return nil, err
+			}
+			om = accessor(obj)
+		}
 		s.strategy.PrepareForCreate(obj)
 		if errs := s.strategy.Validate(obj); len(errs) > 0 {
 			return nil, s.invalid(om.GetName(), errs)
@@ -333,8 +348,13 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.O
 var errRetry = errors.New("retry")
 
 // replace writes next over old. A resourceVersion in next must match old's; a storage conflict
-// or a vanished object without such a precondition is errRetry.
+// or a vanished object without such a precondition is errRetry. The manager in ctx is recorded in
+// next's managedFields; replaceObject without record writes an apply, which recorded itself.
 func (s *Store) replace(ctx context.Context, old runtime.Object, stale bool, next runtime.Object, dryRun bool) (runtime.Object, error) {
+	return s.replaceObject(ctx, old, stale, next, dryRun, true)
+}
+
+func (s *Store) replaceObject(ctx context.Context, old runtime.Object, stale bool, next runtime.Object, dryRun, record bool) (runtime.Object, error) {
 	om, nm := accessor(old), accessor(next)
 	precondition := nm.GetResourceVersion() != ""
 	if precondition && nm.GetResourceVersion() != om.GetResourceVersion() {
@@ -350,7 +370,13 @@ func (s *Store) replace(ctx context.Context, old runtime.Object, stale bool, nex
 	nm.SetDeletionTimestamp(om.GetDeletionTimestamp())
 	nm.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
 	nm.SetGeneration(om.GetGeneration())
-	nm.SetManagedFields(nil)
+	if record {
+		var err error
+		if next, err = s.recordUpdate(ctx, old, next); err != nil {
+			return nil, err
+		}
+		nm = accessor(next)
+	}
 	s.updates.PrepareForUpdate(next, old)
 	if errs := s.updates.ValidateUpdate(next, old); len(errs) > 0 {
 		return nil, s.invalid(nm.GetName(), errs)

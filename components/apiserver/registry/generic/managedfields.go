@@ -1,0 +1,286 @@
+package generic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// SchemaType is a Strategy whose objects follow the schema of a Kubernetes type other than their
+// own Go type: events.orch.io Events are events.k8s.io/v1 Events, field for field.
+type SchemaType interface {
+	SchemaType() runtime.Object
+}
+
+// Subresource is an UpdateStrategy of a subresource: managedFields entries of its writes name it.
+type Subresource interface {
+	Subresource() string
+}
+
+// ResetFields is a strategy whose writes leave fields alone (a resource's status, a status
+// subresource's spec), named by dotted paths: an apply does not take ownership of them.
+type ResetFields interface {
+	ResetFields() []string
+}
+
+type managerKey struct{}
+
+// WithManager returns ctx naming the field manager of the writes made under it, as the request's
+// fieldManager or its User-Agent names it. Writes under a context without one (the server's own
+// controllers) keep the object's managedFields as they were.
+func WithManager(ctx context.Context, manager string) context.Context {
+	return context.WithValue(ctx, managerKey{}, manager)
+}
+
+func managerFrom(ctx context.Context) (string, bool) {
+	m, ok := ctx.Value(managerKey{}).(string)
+	return m, ok
+}
+
+// fieldManager records managedFields and merges server-side applies with Kubernetes' own library
+// (apimachinery's managedfields over structured-merge-diff, with client-go's schemas of the
+// Kubernetes types orch's kinds share).
+type fieldManager struct {
+	store *Store
+	fm    *managedfields.FieldManager
+}
+
+var (
+	typeConvertersMu sync.Mutex
+	typeConverters   = map[schema.GroupVersionKind]managedfields.TypeConverter{}
+)
+
+// typeConverter types the objects of gvk with the schema of example's Go type.
+func typeConverter(gvk schema.GroupVersionKind, example runtime.Object) (managedfields.TypeConverter, error) {
+	typeConvertersMu.Lock()
+	defer typeConvertersMu.Unlock()
+	if tc, ok := typeConverters[gvk]; ok {
+		return tc, nil
+	}
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypeWithName(gvk, example)
+	if _, err := scheme.ToOpenAPIDefinitionName(gvk); err != nil {
+		return nil, err
+	}
+	tc := applyconfigurations.NewTypeConverter(scheme)
+	// A kind whose schema the converter lacks would only show on its first write.
+	probe := example.DeepCopyObject()
+	probe.GetObjectKind().SetGroupVersionKind(gvk)
+	if _, err := tc.ObjectToTyped(probe); err != nil {
+		return nil, fmt.Errorf("typing %v: %w", gvk, err)
+	}
+	typeConverters[gvk] = tc
+	return tc, nil
+}
+
+func (s *Store) newFieldManager() (*fieldManager, error) {
+	example := s.strategy.New()
+	if st, ok := s.strategy.(SchemaType); ok {
+		example = st.SchemaType()
+	}
+	tc, err := typeConverter(s.gvk, example)
+	if err != nil {
+		return nil, err
+	}
+	subresource := ""
+	if sub, ok := s.updates.(Subresource); ok {
+		subresource = sub.Subresource()
+	}
+	var reset map[fieldpath.APIVersion]fieldpath.Filter
+	if r, ok := s.updates.(ResetFields); ok {
+		set := fieldpath.NewSet()
+		for _, f := range r.ResetFields() {
+			parts := strings.Split(f, ".")
+			elems := make([]any, len(parts))
+			for i, p := range parts {
+				elems[i] = p
+			}
+			set.Insert(fieldpath.MakePathOrDie(elems...))
+		}
+		reset = map[fieldpath.APIVersion]fieldpath.Filter{fieldpath.APIVersion(s.gvk.GroupVersion().String()): fieldpath.NewExcludeSetFilter(set)}
+	}
+	conv := objectConverter{s}
+	fm, err := managedfields.NewDefaultFieldManager(tc, conv, conv, conv, s.gvk, s.gvk.GroupVersion(), subresource, reset)
+	if err != nil {
+		return nil, err
+	}
+	return &fieldManager{store: s, fm: fm}, nil
+}
+
+// lazyFields is a store view's field manager, made on first use: typing the schemas costs.
+type lazyFields struct {
+	once    sync.Once
+	manager *fieldManager
+	err     error
+}
+
+func (s *Store) fields() (*fieldManager, error) {
+	s.lazyFields.once.Do(func() { s.lazyFields.manager, s.lazyFields.err = s.newFieldManager() })
+	return s.lazyFields.manager, s.lazyFields.err
+}
+
+// objectConverter is the one-version scheme orch's kinds have: objects are already in their
+// served version, and an applied object comes back from structured-merge-diff as unstructured.
+type objectConverter struct{ s *Store }
+
+func (c objectConverter) ConvertToVersion(in runtime.Object, _ runtime.GroupVersioner) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok {
+		return in, nil
+	}
+	out := c.s.strategy.New()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), out); err != nil {
+		return nil, err
+	}
+	c.s.setTypeMeta(out)
+	return out, nil
+}
+
+func (c objectConverter) Convert(in, out, _ any) error {
+	return fmt.Errorf("converting %T to %T: orch serves one version", in, out)
+}
+
+func (c objectConverter) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return "", "", fmt.Errorf("field label %q of %v is not converted", label, gvk)
+}
+
+func (c objectConverter) Default(runtime.Object) {}
+
+func (c objectConverter) New(schema.GroupVersionKind) (runtime.Object, error) {
+	obj := c.s.strategy.New()
+	c.s.setTypeMeta(obj)
+	return obj, nil
+}
+
+// recordUpdate sets next's managedFields for a write over live (nil for a create) by the manager
+// in ctx; a write with none keeps live's.
+func (s *Store) recordUpdate(ctx context.Context, live, next runtime.Object) (runtime.Object, error) {
+	nm := accessor(next)
+	manager, ok := managerFrom(ctx)
+	if !ok {
+		if live == nil {
+			nm.SetManagedFields(nil)
+		} else {
+			nm.SetManagedFields(accessor(live).GetManagedFields())
+		}
+		return next, nil
+	}
+	f, err := s.fields()
+	if err != nil {
+		return nil, internal(err)
+	}
+	if live == nil {
+		live = s.strategy.New()
+	}
+	s.setTypeMeta(live)
+	s.setTypeMeta(next)
+	out := f.fm.UpdateNoErrors(live, next, manager)
+	s.stampManager(live, out, manager, metav1.ManagedFieldsOperationUpdate)
+	return out, nil
+}
+
+// apply merges patch into live (an empty object for a create) as manager's apply.
+func (s *Store) apply(live, patch runtime.Object, manager string, force bool) (runtime.Object, error) {
+	f, err := s.fields()
+	if err != nil {
+		return nil, internal(err)
+	}
+	s.setTypeMeta(live)
+	out, err := f.fm.Apply(live, patch, manager, force)
+	if err != nil {
+		if _, ok := err.(apierrors.APIStatus); ok {
+			return nil, err
+		}
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	s.stampManager(live, out, manager, metav1.ManagedFieldsOperationApply)
+	return out, nil
+}
+
+// stampManager dates the entry of this write on the store's clock, and every other entry as
+// live had it: the library dates them with the wall clock, which a simulation does not run on.
+func (s *Store) stampManager(live, out runtime.Object, manager string, op metav1.ManagedFieldsOperationType) {
+	subresource := ""
+	if sub, ok := s.updates.(Subresource); ok {
+		subresource = sub.Subresource()
+	}
+	old := accessor(live).GetManagedFields()
+	entries := accessor(out).GetManagedFields()
+	now := metav1.NewTime(s.clock.Now().Truncate(time.Second))
+	for i := range entries {
+		e := &entries[i]
+		if e.Manager == manager && e.Operation == op && e.Subresource == subresource {
+			e.Time = &now
+			continue
+		}
+		for _, o := range old {
+			if o.Manager == e.Manager && o.Operation == e.Operation && o.Subresource == e.Subresource && o.APIVersion == e.APIVersion {
+				e.Time = o.Time
+			}
+		}
+	}
+	accessor(out).SetManagedFields(entries)
+}
+
+// Apply merges patch, an applied configuration, into namespace/name as manager's server-side
+// apply, creating the object when it is absent (not through a subresource). A resourceVersion in
+// the patch is a precondition; without one, concurrent writes are merged over. created reports a
+// create.
+func (s *Store) Apply(ctx context.Context, namespace, name string, patch *unstructured.Unstructured, manager string, force, dryRun bool) (out runtime.Object, created bool, err error) {
+	if patch.GetName() != name {
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", patch.GetName(), name))
+	}
+	if s.strategy.NamespaceScoped() && patch.GetNamespace() != "" && patch.GetNamespace() != namespace {
+		return nil, false, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	pinned := patch.GetResourceVersion() != ""
+	for {
+		old, stale, err := s.get(ctx, namespace, name)
+		if apierrors.IsNotFound(err) {
+			if s.updates != UpdateStrategy(s.strategy) {
+				return nil, false, err
+			}
+			live := s.strategy.New()
+			accessor(live).SetName(name)
+			if s.strategy.NamespaceScoped() {
+				accessor(live).SetNamespace(namespace)
+			}
+			obj, err := s.apply(live, patch, manager, force)
+			if err != nil {
+				return nil, false, err
+			}
+			out, err := s.create(ctx, namespace, obj, dryRun, false)
+			if apierrors.IsAlreadyExists(err) {
+				continue // created concurrently: apply over it instead
+			}
+			return out, err == nil, err
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		obj, err := s.apply(old.DeepCopyObject(), patch, manager, force)
+		if err != nil {
+			return nil, false, err
+		}
+		if !pinned {
+			accessor(obj).SetResourceVersion("")
+		}
+		out, err := s.replaceObject(ctx, old, stale, obj, dryRun, false)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return out, false, err
+	}
+}

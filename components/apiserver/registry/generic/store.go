@@ -81,8 +81,8 @@ func New(o Options) *Store {
 	s := &Store{
 		strategy: o.Strategy, updates: o.Strategy, storage: o.Storage, clock: o.Clock,
 		newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit, validating: o.Validating, ttl: o.TTL,
-		keyRoot: KeyRoot(gvr.GroupResource()),
-		gvk:     gvr.GroupVersion().WithKind(o.Strategy.Kind()),
+		keyRoot:    KeyRoot(gvr.GroupResource()),
+		gvk:        gvr.GroupVersion().WithKind(o.Strategy.Kind()),
 		lazyFields: &lazyFields{},
 	}
 	if s.newUID == nil {

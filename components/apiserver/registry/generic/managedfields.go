@@ -182,6 +182,9 @@ func (s *Store) recordUpdate(ctx context.Context, live, next runtime.Object) (ru
 		return nil, internal(err)
 	}
 	if live == nil {
+		if nm.GetManagedFields() == nil {
+			return s.recordCreate(f, next, manager)
+		}
 		live = s.strategy.New()
 	}
 	s.setTypeMeta(live)

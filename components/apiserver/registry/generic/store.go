@@ -67,6 +67,7 @@ type Store struct {
 	keyRoot    string
 	gvk        schema.GroupVersionKind
 	lazyFields *lazyFields
+	shapes     *createShapes
 }
 
 // UpdateStrategy is what differs between writes to an object and to one of its subresources.
@@ -84,6 +85,7 @@ func New(o Options) *Store {
 		keyRoot:    KeyRoot(gvr.GroupResource()),
 		gvk:        gvr.GroupVersion().WithKind(o.Strategy.Kind()),
 		lazyFields: &lazyFields{},
+		shapes:     &createShapes{},
 	}
 	if s.newUID == nil {
 		s.newUID = func() types.UID { return types.UID(uuid.NewString()) }

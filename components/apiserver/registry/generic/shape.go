@@ -1,0 +1,180 @@
+package generic
+
+import (
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// maxShapes bounds the fields remembered per store; objects of further shapes are typed each time.
+const maxShapes = 1024
+
+// createShapes remembers, per shape of a created object, the fields its creator manages: on a
+// create those are every field the object sets, which depends on which fields are set (and on
+// the contents of lists, which may be keyed by them), not on scalar values. Typing an object
+// with structured-merge-diff costs several times the rest of a create; events, created by the
+// thousand in a few shapes, pay it once per shape.
+type createShapes struct {
+	mu     sync.Mutex
+	fields map[string]metav1.FieldsV1
+}
+
+// shapeOf is data, a JSON object, with every scalar outside arrays replaced by one character:
+// keys, nesting, nulls and arrays (whole) remain. It fails on what is not JSON.
+func shapeOf(data []byte) ([]byte, error) {
+	out := make([]byte, 0, len(data)/2)
+	// inObject[i] tells whether the i-th open container is an object; expectKey whether the next
+	// string in it is a key.
+	var inObject []bool
+	expectKey := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		case '{':
+			inObject = append(inObject, true)
+			expectKey = true
+			out = append(out, c)
+		case '}':
+			if len(inObject) == 0 || !inObject[len(inObject)-1] {
+				return nil, errNotJSON
+			}
+			inObject = inObject[:len(inObject)-1]
+			expectKey = false
+			out = append(out, c)
+		case ':':
+			expectKey = false
+			out = append(out, c)
+		case ',':
+			expectKey = len(inObject) > 0 && inObject[len(inObject)-1]
+			out = append(out, c)
+		case '[':
+			end, err := skipValue(data, i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, data[i:end]...)
+			i = end - 1
+		case '"':
+			end, err := skipString(data, i)
+			if err != nil {
+				return nil, err
+			}
+			if expectKey {
+				out = append(out, data[i:end]...)
+			} else {
+				out = append(out, '_')
+			}
+			i = end - 1
+		case 'n':
+			if len(data) < i+4 || string(data[i:i+4]) != "null" {
+				return nil, errNotJSON
+			}
+			out = append(out, "null"...)
+			i += 3
+		default:
+			end := i
+			for end < len(data) && !isDelimiter(data[end]) {
+				end++
+			}
+			out = append(out, '_')
+			i = end - 1
+		}
+	}
+	if len(inObject) != 0 {
+		return nil, errNotJSON
+	}
+	return out, nil
+}
+
+var errNotJSON = errors.New("not a JSON object")
+
+func isDelimiter(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// skipString returns the index after the string starting at data[i].
+func skipString(data []byte, i int) (int, error) {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errNotJSON
+}
+
+// skipValue returns the index after the array or object starting at data[i].
+func skipValue(data []byte, i int) (int, error) {
+	depth := 0
+	for j := i; j < len(data); j++ {
+		switch data[j] {
+		case '"':
+			end, err := skipString(data, j)
+			if err != nil {
+				return 0, err
+			}
+			j = end - 1
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+			if depth == 0 {
+				return j + 1, nil
+			}
+		}
+	}
+	return 0, errNotJSON
+}
+
+// recordCreate sets the managedFields of next, a new object sent without any, as manager's
+// Update: from the fields remembered for its shape, or typed and remembered.
+func (s *Store) recordCreate(f *fieldManager, next runtime.Object, manager string) (runtime.Object, error) {
+	s.setTypeMeta(next)
+	data, err := json.Marshal(next)
+	if err != nil {
+		return nil, internal(err)
+	}
+	shape, err := shapeOf(data)
+	if err != nil {
+		return nil, internal(err)
+	}
+	key := string(shape)
+	now := metav1.NewTime(s.clock.Now().Truncate(time.Second))
+	s.shapes.mu.Lock()
+	fields, ok := s.shapes.fields[key]
+	s.shapes.mu.Unlock()
+	if ok {
+		accessor(next).SetManagedFields([]metav1.ManagedFieldsEntry{{
+			Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: s.gvk.GroupVersion().String(),
+			Time: &now, FieldsType: "FieldsV1", FieldsV1: fields.DeepCopy(),
+		}})
+		return next, nil
+	}
+	live := s.strategy.New()
+	s.setTypeMeta(live)
+	out := f.fm.UpdateNoErrors(live, next, manager)
+	s.stampManager(live, out, manager, metav1.ManagedFieldsOperationUpdate)
+	entries := accessor(out).GetManagedFields()
+	if len(entries) == 1 && entries[0].FieldsV1 != nil {
+		s.shapes.mu.Lock()
+		if s.shapes.fields == nil {
+			s.shapes.fields = map[string]metav1.FieldsV1{}
+		}
+		if len(s.shapes.fields) < maxShapes {
+			s.shapes.fields[key] = *entries[0].FieldsV1.DeepCopy()
+		}
+		s.shapes.mu.Unlock()
+	}
+	return out, nil
+}

@@ -88,7 +88,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pod sources: %w", err)
 	}
-	a.Sources, err = sources.New(sources.Options{Clock: d.Clock, NodeName: d.NodeName, Reporter: sources.ReporterFunc(a.reportSourceProblem)}, polls...)
+	a.Sources, err = sources.New(sources.Options{Clock: d.Clock, NodeName: d.NodeName, Reporter: sources.ReporterFunc(a.reportSourceProblem), Logger: d.Logger}, polls...)
 	if err != nil {
 		return nil, fmt.Errorf("pod sources: %w", err)
 	}

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"k8s.io/klog/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )

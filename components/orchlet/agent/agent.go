@@ -15,6 +15,7 @@ import (
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/containerlogs"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
@@ -53,6 +54,9 @@ type Agent struct {
 	Sources *sources.Sources
 	Pods    *pods.Manager
 	Events  *events.Recorder
+	// Logs rotates the containers' log files; only Run runs it, so a simulator stepping the
+	// components makes no rotation calls.
+	Logs *containerlogs.Rotator
 
 	clk         clock.Clock
 	node        string
@@ -92,6 +96,9 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pod sources: %w", err)
 	}
+	if a.Logs, err = containerlogs.FromConfig(cfg, d.Clock, d.Runtime, d.Logger); err != nil {
+		return nil, err
+	}
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
@@ -126,7 +133,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.forward}
+	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.Logs.Run, a.forward}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {
 		go func() { errc <- run(ctx) }()

@@ -73,8 +73,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "reserved-memory", field: "reservedMemory", missing: missingCgroups},
 	{option: "enforce-node-allocatable", field: "enforceNodeAllocatable", missing: missingCgroups},
 	{option: "pod-max-pids", field: "podPidsLimit", missing: missingCgroups},
-	{option: "container-log-max-size", field: "containerLogMaxSize", missing: missingCgroups},
-	{option: "container-log-max-files", field: "containerLogMaxFiles", missing: missingCgroups},
 	{option: "max-open-files", field: "maxOpenFiles", missing: missingCgroups},
 	{option: "oom-score-adj", field: "oomScoreAdj", missing: missingCgroups},
 	{option: "seccomp-default", flag: "SeccompDefault", missing: missingCgroups},

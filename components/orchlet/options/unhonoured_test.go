@@ -49,8 +49,6 @@ var nonDefault = map[string][]string{
 	"reserved-memory":                          {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
 	"enforce-node-allocatable":                 {"--enforce-node-allocatable="},
 	"pod-max-pids":                             {"--pod-max-pids=100"},
-	"container-log-max-size":                   {"--container-log-max-size=20Mi"},
-	"container-log-max-files":                  {"--container-log-max-files=3"},
 	"max-open-files":                           {"--max-open-files=1000"},
 	"oom-score-adj":                            {"--oom-score-adj=-500"},
 	"seccomp-default":                          {"--seccomp-default"},

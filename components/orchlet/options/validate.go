@@ -110,10 +110,18 @@ func validateRanges(e *errs, c *v1beta1.OrchletConfiguration) {
 	if c.ContainerLogMaxFiles < 2 {
 		e.add("container-log-max-files", "containerLogMaxFiles", "must be >= 2, got %d", c.ContainerLogMaxFiles)
 	}
+	if c.ContainerLogMaxWorkers < 1 {
+		e.add("container-log-max-workers", "containerLogMaxWorkers", "must be >= 1, got %d", c.ContainerLogMaxWorkers)
+	}
+	if c.ContainerLogMonitorInterval.Duration < 3*time.Second {
+		e.add("container-log-monitor-interval", "containerLogMonitorInterval", "must be a duration of at least 3s, got %v", c.ContainerLogMonitorInterval.Duration)
+	}
 	if q, err := resource.ParseQuantity(c.ContainerLogMaxSize); err != nil {
 		e.add("container-log-max-size", "containerLogMaxSize", "%q is not a quantity: %v", c.ContainerLogMaxSize, err)
 	} else if q.Sign() <= 0 {
 		e.add("container-log-max-size", "containerLogMaxSize", "must be greater than 0, got %s", c.ContainerLogMaxSize)
+	} else if _, ok := q.AsInt64(); !ok {
+		e.add("container-log-max-size", "containerLogMaxSize", "%q is not a whole number of bytes", c.ContainerLogMaxSize)
 	}
 	nonNegative := []struct {
 		option, field string

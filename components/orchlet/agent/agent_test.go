@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,5 +261,57 @@ func TestPodCIDRGoesToTheRuntime(t *testing.T) {
 	}
 	if n := len(w.rt.Calls(fakecri.CallFilter{Method: "*UpdateRuntimeConfig"})); n != 1 {
 		t.Errorf("%d UpdateRuntimeConfig calls, want 1", n)
+	}
+}
+
+// The runtime's log rotates at --container-log-max-size keeping --container-log-max-files, and
+// the log endpoint reads every line across the rotated files, gzipped or not.
+func TestLogsAcrossRotation(t *testing.T) {
+	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
+		Match: fakecri.ContainerMatch{Name: "app"},
+		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)},
+	}}}
+	w := newWorld(t, script, func(c *v1beta1.OrchletConfiguration) {
+		c.ContainerLogMaxSize = "200"
+		c.ContainerLogMaxFiles = 10
+	})
+	for i := 1; i <= 4; i++ {
+		w.runUntil(time.Duration(i) * 10 * time.Second)
+		if err := w.agent.Logs.Rotate(w.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := w.agent.container(w.ctx, "default", "web-node-a", "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := w.agent.runtime.ContainerStatus(w.ctx, c.Id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(status.GetStatus().GetLogPath() + ".*")
+	if err != nil || len(files) != 4 {
+		t.Fatalf("rotated files %v (%v), want 4", files, err)
+	}
+	var logs bytes.Buffer
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", nil, &logs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(logs.String(), "\n"), "\n")
+	if len(lines) < 35 {
+		t.Fatalf("%d lines: %q", len(lines), logs.String())
+	}
+	for i, l := range lines {
+		if want := fmt.Sprintf("line %d", i+1); l != want {
+			t.Fatalf("line %d is %q, want %q", i+1, l, want)
+		}
+	}
+	logs.Reset()
+	tail := int64(2)
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{TailLines: &tail}, &logs); err != nil {
+		t.Fatal(err)
+	}
+	if want := lines[len(lines)-2] + "\n" + lines[len(lines)-1] + "\n"; logs.String() != want {
+		t.Fatalf("tail 2: %q, want %q", logs.String(), want)
 	}
 }

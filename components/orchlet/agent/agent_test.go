@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
@@ -65,6 +66,12 @@ type world struct {
 
 func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.OrchletConfiguration)) *world {
 	t.Helper()
+	return newWorldDeps(t, script, nil, tune...)
+}
+
+// newWorldDeps is newWorld with deps changed as the test needs.
+func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune ...func(*v1beta1.OrchletConfiguration)) *world {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
@@ -89,10 +96,14 @@ func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.Orchle
 		"etc/orch/manifests/broken.yaml":  {Data: []byte("kind: Pod\nmetadata: {name: broken}\nspec: {containers: []}\n")},
 	}
 	log := &lockedBuffer{}
-	a, err := New(cfg, Deps{
+	d := Deps{
 		Clock: mock, NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(log),
 		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background(),
-	})
+	}
+	if deps != nil {
+		deps(&d)
+	}
+	a, err := New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,5 +324,58 @@ func TestLogsAcrossRotation(t *testing.T) {
 	}
 	if want := lines[len(lines)-2] + "\n" + lines[len(lines)-1] + "\n"; logs.String() != want {
 		t.Fatalf("tail 2: %q, want %q", logs.String(), want)
+	}
+}
+
+// With --cpu-manager-policy=static a Guaranteed pod's container asking for whole CPUs is created
+// on CPUs of its own, the others on the shared pool, which the reconcile loop narrows on the
+// runtime; the state is in <root-dir>/cpu_manager_state.
+func TestStaticCPUManager(t *testing.T) {
+	root := t.TempDir()
+	topology := &cpumanager.Topology{CPUs: []cpumanager.CPUInfo{{ID: 0, Core: 0}, {ID: 1, Core: 0}, {ID: 2, Core: 2}, {ID: 3, Core: 2}}}
+	w := newWorldDeps(t, nil, func(d *Deps) {
+		d.RootDir = root
+		d.CPUTopology = func() (*cpumanager.Topology, error) { return topology, nil }
+	}, func(c *v1beta1.OrchletConfiguration) {
+		c.CPUManagerPolicy = "static"
+		c.ReservedSystemCPUs = "0"
+	})
+	w.fs["etc/orch/manifests/db.yaml"] = &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers:
+  - name: db
+    image: busybox:1.36
+    imagePullPolicy: IfNotPresent
+    resources: {limits: {cpu: "2", memory: 1Gi}}
+`)}
+	w.runUntil(5 * time.Second)
+	cpus := func(pod, name string) string {
+		c, err := w.agent.container(w.ctx, "default", pod, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := w.agent.runtime.ContainerStatus(w.ctx, c.Id, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.GetStatus().GetResources().GetLinux().GetCpusetCpus()
+	}
+	if got := cpus("db-node-a", "db"); got != "2-3" {
+		t.Fatalf("db's cpuset %q, want its own 2-3", got)
+	}
+	if got := cpus("web-node-a", "app"); got != "0-1" {
+		t.Fatalf("web's cpuset %q, want the shared pool", got)
+	}
+	if err := w.agent.CPUs.Reconcile(w.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := cpus("web-node-a", "app"); got != "0-1" {
+		t.Fatalf("web's cpuset after a reconcile %q, want the shared pool without db's CPUs", got)
+	}
+	data, err := os.ReadFile(filepath.Join(root, cpumanager.StateFile))
+	if err != nil || !strings.Contains(string(data), `"defaultCpuSet":"0-1"`) || !strings.Contains(string(data), `{"db":"2-3"}`) {
+		t.Fatalf("checkpoint %s, %v", data, err)
 	}
 }

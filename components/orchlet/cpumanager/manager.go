@@ -49,6 +49,9 @@ type Options struct {
 	PodUIDLabel, ContainerNameLabel string
 	// ActivePods are the pods not yet terminated; their containers keep their CPUs.
 	ActivePods func() map[types.UID]bool
+	// Ready, when set, says whether ActivePods holds every pod of every source yet; until then no
+	// CPUs are taken back, as the kubelet waits for its sources.
+	Ready func() bool
 	// ReconcilePeriod is --cpu-manager-reconcile-period.
 	ReconcilePeriod time.Duration
 	Logger          klog.Logger
@@ -61,6 +64,9 @@ type Manager struct {
 
 	mu    sync.Mutex
 	state *state
+	// fresh are the pods given CPUs (or restored) since the last reconcile, which ActivePods may
+	// not list yet: they are not taken back before the next.
+	fresh map[string]bool
 	// sent is the cpuset last given to each running container, so reconciling changes only those
 	// whose set moved.
 	sent map[string]string
@@ -69,7 +75,7 @@ type Manager struct {
 // New starts the manager: with the static policy it restores the checkpoint, or starts one with
 // every CPU shared, and refuses a checkpoint that does not fit the machine or the policy.
 func New(o Options) (*Manager, error) {
-	m := &Manager{o: o, sent: map[string]string{}}
+	m := &Manager{o: o, sent: map[string]string{}, fresh: map[string]bool{}}
 	switch o.Policy {
 	case PolicyNone, "":
 		return m, nil
@@ -79,6 +85,9 @@ func New(o Options) (*Manager, error) {
 	}
 	if o.Topology == nil || o.Clock == nil || o.Runtime == nil || o.ActivePods == nil {
 		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
+	}
+	if o.ReconcilePeriod <= 0 {
+		return nil, fmt.Errorf("--cpu-manager-reconcile-period (cpuManagerReconcilePeriod): must be positive, got %v", o.ReconcilePeriod)
 	}
 	all := o.Topology.All()
 	switch {
@@ -121,13 +130,17 @@ func New(o Options) (*Manager, error) {
 			return nil, fmt.Errorf("writing %s: %w", st.path, err)
 		}
 	}
+	for uid := range st.assignments {
+		m.fresh[uid] = true
+	}
 	m.state = st
 	return m, nil
 }
 
 // CPUSet is the cpuset container c of pod runs on: under the static policy its exclusive CPUs
 // when pod is Guaranteed and c asks for whole CPUs, else the shared pool; under none, empty (the
-// runtime's default). Exclusive CPUs are assigned once per container and kept across restarts.
+// runtime's default). Exclusive CPUs are assigned once per container and kept across restarts,
+// until Reconcile finds the pod gone.
 func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 	if m.state == nil {
 		return "", nil
@@ -142,7 +155,6 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 	if set, ok := m.state.assignments[uid][c.Name]; ok {
 		return set.String(), nil
 	}
-	m.removeStaleLocked()
 	free := m.state.defaultSet.Difference(m.reserved)
 	if free.Size() < n {
 		return "", fmt.Errorf("not enough cpus available to satisfy request: requested=%d, available=%d", n, free.Size())
@@ -155,6 +167,7 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 		m.state.assignments[uid] = map[string]cpuset.CPUSet{}
 	}
 	m.state.assignments[uid][c.Name] = set
+	m.fresh[uid] = true
 	m.state.defaultSet = m.state.defaultSet.Difference(set)
 	if err := m.state.save(); err != nil {
 		return "", fmt.Errorf("writing %s: %w", m.state.path, err)
@@ -163,11 +176,13 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 }
 
 // removeStaleLocked gives the CPUs of pods no longer active back to the shared pool.
-func (m *Manager) removeStaleLocked() bool {
-	active := m.o.ActivePods()
+func (m *Manager) removeStaleLocked(active map[types.UID]bool) bool {
+	if m.o.Ready != nil && !m.o.Ready() {
+		return false
+	}
 	changed := false
 	for uid, cs := range m.state.assignments {
-		if active[types.UID(uid)] {
+		if active[types.UID(uid)] || m.fresh[uid] {
 			continue
 		}
 		for _, set := range cs {
@@ -185,14 +200,16 @@ func (m *Manager) Reconcile(ctx context.Context) error {
 	if m.state == nil {
 		return nil
 	}
+	active := m.o.ActivePods()
 	m.mu.Lock()
-	if m.removeStaleLocked() {
+	stale := m.removeStaleLocked(active)
+	clear(m.fresh)
+	if stale {
 		if err := m.state.save(); err != nil {
 			m.mu.Unlock()
 			return fmt.Errorf("writing %s: %w", m.state.path, err)
 		}
 	}
-	active := m.o.ActivePods()
 	m.mu.Unlock()
 	cs, err := m.o.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}})
 	if err != nil {

@@ -86,7 +86,12 @@ func newManager(t *testing.T, dir string, active activePods, tune ...func(*Optio
 	return New(o)
 }
 
+// noRuntime runs no container.
 type noRuntime struct{ Runtime }
+
+func (noRuntime) ListContainers(context.Context, *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	return nil, nil
+}
 
 func pod(uid string, cpu, memory string, containers ...string) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}}
@@ -206,9 +211,15 @@ func TestStatic(t *testing.T) {
 	if got, _ := m.CPUSet(a, &a.Spec.Containers[1]); got != "4-5" {
 		t.Fatalf("after a restart: %q", got)
 	}
-	// Pod a is gone: its CPUs serve the next.
+	// Pod a is gone: its CPUs serve the next once a reconcile takes them back, the second after
+	// the restart (the first spares the restored pods, which the pods may not list yet).
 	delete(active, "a")
 	e := pod("e", "4", "1Gi", "app")
+	m.Reconcile(context.Background())
+	if _, err := m.CPUSet(e, &e.Spec.Containers[0]); err == nil {
+		t.Fatal("the first reconcile after a restart took back the CPUs of a restored pod")
+	}
+	m.Reconcile(context.Background())
 	if got, err := m.CPUSet(e, &e.Spec.Containers[0]); err != nil || got != "4-7" { // a whole socket again, with a's 4-5
 		t.Fatalf("after pod a went: %q, %v", got, err)
 	}

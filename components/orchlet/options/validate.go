@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/utils/cpuset"
 
 	orchletapis "orch.io/orch/components/apis/orchlet"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
@@ -84,6 +85,11 @@ func validateValueSets(e *errs, c *v1beta1.OrchletConfiguration) {
 	e.oneOf("topology-manager-policy", "topologyManagerPolicy", c.TopologyManagerPolicy, "none", "best-effort", "restricted", "single-numa-node")
 	e.oneOf("topology-manager-scope", "topologyManagerScope", c.TopologyManagerScope, "container", "pod")
 	e.oneOf("cpu-manager-policy", "cpuManagerPolicy", c.CPUManagerPolicy, "none", "static")
+	if c.ReservedSystemCPUs != "" {
+		if _, err := cpuset.Parse(c.ReservedSystemCPUs); err != nil {
+			e.add("reserved-cpus", "reservedSystemCPUs", "%q is not a CPU list: %v", c.ReservedSystemCPUs, err)
+		}
+	}
 	e.oneOf("memory-manager-policy", "memoryManagerPolicy", c.MemoryManagerPolicy, "None", "Static")
 	e.oneOf("authorization-mode", "authorization.mode", c.Authorization.Mode, "AlwaysAllow", "Webhook")
 	e.oneOf("logging-format", "logging.format", c.Logging.Format, "text")

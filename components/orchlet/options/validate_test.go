@@ -32,6 +32,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"log max size", []string{"--container-log-max-size=big"}, `--container-log-max-size (containerLogMaxSize): "big" is not a quantity`},
 		{"log max size fraction", []string{"--container-log-max-size=1.5"}, `--container-log-max-size (containerLogMaxSize): "1.5" is not a whole number of bytes`},
 		{"log max size zero", []string{"--container-log-max-size=0"}, `--container-log-max-size (containerLogMaxSize): must be greater than 0, got 0`},
+		{"reserved cpus", []string{"--reserved-cpus=x"}, `--reserved-cpus (reservedSystemCPUs): "x" is not a CPU list`},
 		{"log max workers", []string{"--container-log-max-workers=0"}, `--container-log-max-workers (containerLogMaxWorkers): must be >= 1, got 0`},
 		{"log monitor interval", []string{"--container-log-monitor-interval=2s"}, `--container-log-monitor-interval (containerLogMonitorInterval): must be a duration of at least 3s, got 2s`},
 		{"event qps", []string{"--event-qps=-1"}, `--event-qps (eventRecordQPS): must be >= 0, got -1`},

@@ -379,3 +379,59 @@ spec:
 		t.Fatalf("checkpoint %s, %v", data, err)
 	}
 }
+
+// With follow, the log endpoint writes the container's lines as the runtime writes them, and
+// ends when the container stops.
+func TestFollowLogs(t *testing.T) {
+	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
+		Match: fakecri.ContainerMatch{Name: "app"},
+		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)},
+	}}}
+	w := newWorld(t, script)
+	w.runUntil(5 * time.Second)
+	c, err := w.agent.container(w.ctx, "default", "web-node-a", "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{Follow: true}, out)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "line 12\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("followed %q, want line 12", out.String())
+		}
+		if err := w.rt.Advance(w.ctx, w.mock, 250*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.agent.runtime.StopContainer(w.ctx, c.Id, 0); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case err := <-done:
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			for i, l := range lines {
+				if want := fmt.Sprintf("line %d", i+1); l != want {
+					t.Fatalf("line %d is %q, want %q (err %v)", i+1, l, want, err)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("following did not end when the container stopped")
+		}
+		if err := w.rt.Advance(w.ctx, w.mock, 250*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

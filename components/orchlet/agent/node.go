@@ -95,7 +95,7 @@ func (a *Agent) container(ctx context.Context, namespace, pod, name string) (*ru
 
 // ContainerLogs copies a container's log to out, reading the CRI log file the runtime reports and
 // the files rotation made of it ("<time> <stream> <tag> <message>" per line) and writing the
-// messages.
+// messages; with follow, it goes on until the container stops or the client goes.
 func (a *Agent) ContainerLogs(ctx context.Context, namespace, pod, name string, opts *corev1.PodLogOptions, out io.Writer) error {
 	c, err := a.container(ctx, namespace, pod, name)
 	if err != nil {
@@ -109,7 +109,11 @@ func (a *Agent) ContainerLogs(ctx context.Context, namespace, pod, name string, 
 	if path == "" {
 		return fmt.Errorf("container %q of pod %s/%s has no log file: %w", name, namespace, pod, server.ErrNotFound)
 	}
-	err = containerlogs.ReadLogs(ctx, path, opts, a.clk.Now(), out)
+	running := func(ctx context.Context) bool {
+		st, err := a.runtime.ContainerStatus(ctx, c.Id, false)
+		return err == nil && st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING
+	}
+	err = containerlogs.ReadLogs(ctx, path, opts, a.clk.Now(), out, &containerlogs.Follow{Clock: a.clk, Running: running})
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %w", err, server.ErrNotFound)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -32,13 +33,30 @@ func AllLogs(log string) ([]string, error) {
 	return append(inuse, log), nil
 }
 
+// Follow makes ReadLogs go on writing what the container writes after what its files hold, as
+// kubectl logs -f asks.
+type Follow struct {
+	Clock clock.Clock
+	// Running says whether the container still runs; once it does not, the live file is read to
+	// its end and ReadLogs returns.
+	Running func(ctx context.Context) bool
+}
+
+const (
+	// followPoll is how often a follower looks for new lines and for a rotation.
+	followPoll = 250 * time.Millisecond
+	// stateCheckPeriod is how often a follower asks whether the container runs, the kubelet's.
+	stateCheckPeriod = 5 * time.Second
+)
+
 // ReadLogs writes the messages of the CRI log at log, across its rotated files oldest first, as
 // opts asks: the last TailLines lines, those not before SinceTime (or SinceSeconds before now),
 // each after its time with Timestamps, and at most LimitBytes bytes, as the kubelet's ReadLogs
-// does with one file. A partial line ("P" tag) is joined to the rest of it, even across files.
-// Lines not in the CRI format are skipped, as the kubelet skips them. It answers an error
-// wrapping fs.ErrNotExist when the container has no log file at all.
-func ReadLogs(ctx context.Context, log string, opts *corev1.PodLogOptions, now time.Time, out io.Writer) error {
+// does with one file; with Follow and follow set it then follows the live file, through its
+// rotations, until the container stops or ctx ends. A partial line ("P" tag) is joined to the
+// rest of it, even across files. Lines not in the CRI format are skipped, as the kubelet skips
+// them. It answers an error wrapping fs.ErrNotExist when the container has no log file at all.
+func ReadLogs(ctx context.Context, log string, opts *corev1.PodLogOptions, now time.Time, out io.Writer, follow *Follow) error {
 	if opts == nil {
 		opts = &corev1.PodLogOptions{}
 	}
@@ -61,27 +79,149 @@ func ReadLogs(ctx context.Context, log string, opts *corev1.PodLogOptions, now t
 	if opts.TailLines != nil {
 		r.tail = int(*opts.TailLines)
 	}
+	err = r.read(ctx, log, files[:len(files)-1], opts.Follow && follow != nil, follow)
+	if errors.Is(err, errLimit) {
+		return nil
+	}
+	return err
+}
+
+func (r *reader) read(ctx context.Context, log string, rotated []string, following bool, follow *Follow) error {
 	found := false
-	for i, f := range files {
+	for _, f := range rotated {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ok, err := r.readFile(f, i < len(files)-1)
-		if errors.Is(err, errLimit) {
-			return nil
-		}
+		ok, err := r.readFile(f)
 		if err != nil {
 			return err
 		}
 		found = found || ok
 	}
-	if !found {
-		return fmt.Errorf("log file %s: %w", log, fs.ErrNotExist)
-	}
-	if err := r.finish(); err != nil && !errors.Is(err, errLimit) {
+	live := &liveFile{path: log}
+	defer live.close()
+	if err := live.open(); err != nil {
 		return err
 	}
+	if live.f == nil && !found {
+		return fmt.Errorf("log file %s: %w", log, fs.ErrNotExist)
+	}
+	if err := live.readLines(r); err != nil {
+		return err
+	}
+	if !following {
+		return r.finish(live)
+	}
+	// The lines so far are written as asked; from now on each is written as it comes.
+	if err := r.flushTail(); err != nil {
+		return err
+	}
+	r.tail = -1
+	checked := follow.Clock.Now()
+	for {
+		t := follow.Clock.Timer(followPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		if err := live.readLines(r); err != nil {
+			return err
+		}
+		if err := live.reopenIfRotated(r); err != nil {
+			return err
+		}
+		if follow.Clock.Since(checked) >= stateCheckPeriod {
+			checked = follow.Clock.Now()
+			if !follow.Running(ctx) {
+				if err := live.readLines(r); err != nil {
+					return err
+				}
+				return r.finish(live)
+			}
+		}
+	}
+}
+
+// liveFile is the log file the runtime writes, read as it grows. The runtime may be writing its
+// last line: an unterminated end waits in carry for the rest.
+type liveFile struct {
+	path  string
+	f     *os.File
+	br    *bufio.Reader
+	carry string
+}
+
+// open opens the path; a missing file (renamed, not yet reopened by the runtime) leaves f nil.
+func (l *liveFile) open() error {
+	f, err := os.Open(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	l.f, l.br = f, bufio.NewReaderSize(f, 64*1024)
 	return nil
+}
+
+func (l *liveFile) close() {
+	if l.f != nil {
+		l.f.Close()
+	}
+}
+
+// readLines parses every whole line written since the last read.
+func (l *liveFile) readLines(r *reader) error {
+	if l.f == nil {
+		return nil
+	}
+	for {
+		s, err := l.br.ReadString('\n')
+		if errors.Is(err, io.EOF) {
+			l.carry += s
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("log file %s: %w", l.path, err)
+		}
+		line := l.carry + s
+		l.carry = ""
+		if err := r.parse(strings.TrimSuffix(line, "\n")); err != nil {
+			return err
+		}
+	}
+}
+
+// reopenIfRotated moves to the file at the path once it is another than the one read: rotation
+// renamed the old one, whose rest was read first, and the runtime opened a new one.
+func (l *liveFile) reopenIfRotated(r *reader) error {
+	st, err := os.Stat(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if l.f != nil {
+		cur, err := l.f.Stat()
+		if err != nil {
+			return err
+		}
+		if os.SameFile(st, cur) {
+			return nil
+		}
+		if err := l.readLines(r); err != nil {
+			return err
+		}
+		l.f.Close()
+		l.f = nil
+	}
+	if err := l.open(); err != nil {
+		return err
+	}
+	return l.readLines(r)
 }
 
 // line is one message, whole, and the time of its first part.
@@ -101,11 +241,11 @@ type reader struct {
 	first   time.Time // of the partial line
 }
 
-// readFile reads one file, false when it is gone: a rotated file may be gzipped, and then
+// readFile reads one rotated file, false when it is gone: a rotated file may be gzipped, and then
 // removed, between listing and reading.
-func (r *reader) readFile(p string, rotated bool) (bool, error) {
+func (r *reader) readFile(p string) (bool, error) {
 	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) && rotated && !strings.HasSuffix(p, compressSuffix) {
+	if errors.Is(err, fs.ErrNotExist) && !strings.HasSuffix(p, compressSuffix) {
 		p += compressSuffix
 		f, err = os.Open(p)
 	}
@@ -189,18 +329,31 @@ func (r *reader) write(l line) error {
 	return err
 }
 
-// finish writes a last partial line as it is, and the kept last lines.
-func (r *reader) finish() error {
+// finish ends the reading: a line the runtime left unterminated, then a last partial line, are
+// taken as they are, and the kept last lines written.
+func (r *reader) finish(live *liveFile) error {
+	if live.carry != "" {
+		if err := r.parse(live.carry); err != nil {
+			return err
+		}
+		live.carry = ""
+	}
 	if r.partial.Len() > 0 {
 		if err := r.done(); err != nil {
 			return err
 		}
 	}
+	return r.flushTail()
+}
+
+// flushTail writes the kept last lines.
+func (r *reader) flushTail() error {
 	for _, l := range r.last {
 		if err := r.write(l); err != nil {
 			return err
 		}
 	}
+	r.last = nil
 	return nil
 }
 

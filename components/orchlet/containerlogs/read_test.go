@@ -80,7 +80,7 @@ func TestReadLogs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var b bytes.Buffer
-		if err := ReadLogs(context.Background(), log, tc.opts, now, &b); err != nil {
+		if err := ReadLogs(context.Background(), log, tc.opts, now, &b, nil); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
@@ -96,11 +96,11 @@ func TestReadLogsFiles(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "0.log")
 	var b bytes.Buffer
-	if err := ReadLogs(context.Background(), log, nil, time.Time{}, &b); !errors.Is(err, fs.ErrNotExist) {
+	if err := ReadLogs(context.Background(), log, nil, time.Time{}, &b, nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("no file: %v, want ErrNotExist", err)
 	}
 	writeFile(t, log+".20260101-000010", "2026-01-01T00:00:01Z stdout F rotated\n")
-	if err := ReadLogs(context.Background(), log, nil, time.Time{}, &b); err != nil || b.String() != "rotated\n" {
+	if err := ReadLogs(context.Background(), log, nil, time.Time{}, &b, nil); err != nil || b.String() != "rotated\n" {
 		t.Fatalf("rotated only: %q, %v", b.String(), err)
 	}
 	b.Reset()
@@ -108,7 +108,7 @@ func TestReadLogsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, log, "2026-01-01T00:00:02Z stdout P no end")
-	if err := ReadLogs(context.Background(), log, nil, time.Time{}, &b); err != nil || b.String() != "no end" {
+	if err := ReadLogs(context.Background(), log, nil, time.Time{}, &b, nil); err != nil || b.String() != "no end" {
 		t.Fatalf("live only, a partial last line: %q, %v", b.String(), err)
 	}
 }

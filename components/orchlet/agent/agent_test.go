@@ -435,3 +435,41 @@ func TestFollowLogs(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// previous=true reads the attempt before the running one, as the kubelet's previous logs, and is
+// not found for a container that has not restarted.
+func TestPreviousLogs(t *testing.T) {
+	zero, one := uint32(0), uint32(1)
+	script := &fakecri.Script{Containers: []fakecri.ContainerRule{
+		{
+			Match: fakecri.ContainerMatch{Name: "app", MaxAttempt: &zero},
+			Logs:  &fakecri.LogSpec{Lines: []string{"first {n}"}, Every: fakecri.Duration(time.Second)},
+			Exit:  &fakecri.ExitSpec{After: fakecri.Duration(3 * time.Second), Code: 1},
+		},
+		{
+			Match: fakecri.ContainerMatch{Name: "app", MinAttempt: &one},
+			Logs:  &fakecri.LogSpec{Lines: []string{"second {n}"}, Every: fakecri.Duration(time.Second)},
+		},
+	}}
+	w := newWorld(t, script)
+	var logs bytes.Buffer
+	w.runUntil(2 * time.Second)
+	err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{Previous: true}, &logs)
+	if !errors.Is(err, server.ErrNotFound) || !strings.Contains(err.Error(), `previous terminated container "app" in pod "web-node-a" not found`) {
+		t.Fatalf("previous logs of a first attempt: %v", err)
+	}
+	w.runUntil(40 * time.Second)
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{Previous: true}, &logs); err != nil {
+		t.Fatal(err)
+	}
+	if got := logs.String(); got != "first 1\nfirst 2\nfirst 3\n" {
+		t.Fatalf("previous logs %q", got)
+	}
+	logs.Reset()
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", nil, &logs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(logs.String(), "second 1\n") {
+		t.Fatalf("current logs %q", logs.String())
+	}
+}

@@ -80,6 +80,12 @@ func value(v *runtimeapi.UInt64Value) *uint64 {
 
 // container finds the newest container of namespace/pod named name that this agent created.
 func (a *Agent) container(ctx context.Context, namespace, pod, name string) (*runtimeapi.Container, error) {
+	return a.containerAttempt(ctx, namespace, pod, name, false)
+}
+
+// containerAttempt is container, or with previous the one before it, which the kubelet's
+// previous=true logs read.
+func (a *Agent) containerAttempt(ctx context.Context, namespace, pod, name string, previous bool) (*runtimeapi.Container, error) {
 	cs, err := a.runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
 		pods.LabelPodNamespace: namespace, pods.LabelPodName: pod, pods.LabelContainerName: name,
 	}})
@@ -90,14 +96,20 @@ func (a *Agent) container(ctx context.Context, namespace, pod, name string) (*ru
 		return nil, fmt.Errorf("container %q of pod %s/%s: %w", name, namespace, pod, server.ErrNotFound)
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].CreatedAt > cs[j].CreatedAt })
-	return cs[0], nil
+	if !previous {
+		return cs[0], nil
+	}
+	if len(cs) < 2 {
+		return nil, fmt.Errorf("previous terminated container %q in pod %q not found: %w", name, pod, server.ErrNotFound)
+	}
+	return cs[1], nil
 }
 
 // ContainerLogs copies a container's log to out, reading the CRI log file the runtime reports and
 // the files rotation made of it ("<time> <stream> <tag> <message>" per line) and writing the
 // messages; with follow, it goes on until the container stops or the client goes.
 func (a *Agent) ContainerLogs(ctx context.Context, namespace, pod, name string, opts *corev1.PodLogOptions, out io.Writer) error {
-	c, err := a.container(ctx, namespace, pod, name)
+	c, err := a.containerAttempt(ctx, namespace, pod, name, opts != nil && opts.Previous)
 	if err != nil {
 		return err
 	}

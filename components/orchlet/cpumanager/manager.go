@@ -155,7 +155,7 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 	if set, ok := m.state.assignments[uid][c.Name]; ok {
 		return set.String(), nil
 	}
-	free := m.state.defaultSet.Difference(m.reserved)
+	free := m.state.defaultSet.Difference(m.reserved).Union(m.reusableLocked(pod))
 	if free.Size() < n {
 		return "", fmt.Errorf("not enough cpus available to satisfy request: requested=%d, available=%d", n, free.Size())
 	}
@@ -173,6 +173,27 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", m.state.path, err)
 	}
 	return set.String(), nil
+}
+
+// reusableLocked are the CPUs of pod's init containers that no other container of the pod holds:
+// an init container has finished before the next container starts, so the kubelet lets the next
+// reuse its CPUs. Sidecars (init containers that restart always) keep theirs.
+func (m *Manager) reusableLocked(pod *corev1.Pod) cpuset.CPUSet {
+	regularInit := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			regularInit[c.Name] = true
+		}
+	}
+	reusable, held := cpuset.New(), cpuset.New()
+	for name, set := range m.state.assignments[string(pod.UID)] {
+		if regularInit[name] {
+			reusable = reusable.Union(set)
+		} else {
+			held = held.Union(set)
+		}
+	}
+	return reusable.Difference(held)
 }
 
 // removeStaleLocked gives the CPUs of pods no longer active back to the shared pool.

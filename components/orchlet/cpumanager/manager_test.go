@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -360,5 +361,50 @@ func TestReconcile(t *testing.T) {
 	m.Reconcile(ctx)
 	if cpus(shared) != "0-7" || updates() != 5 {
 		t.Fatalf("after pod b went: %q, %d updates", cpus(shared), updates())
+	}
+}
+
+// TestInitContainerCPUsReused: an app container reuses the CPUs of the init containers that ran
+// before it, and a sidecar's are not reused.
+func TestInitContainerCPUsReused(t *testing.T) {
+	m, err := newManager(t, t.TempDir(), activePods{"a": true}, func(o *Options) { o.ReservedCPUs = "0-3" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	always := corev1.ContainerRestartPolicyAlways
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "a"}, Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "init1", Resources: limits}, {Name: "init2", Resources: limits}},
+		Containers:     []corev1.Container{{Name: "app", Resources: limits}},
+	}}
+	var sets []string
+	for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+		set, err := m.CPUSet(p, &c)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		sets = append(sets, set)
+	}
+	if sets[0] != "4-6" || sets[1] != "4-6" || sets[2] != "4-6" {
+		t.Fatalf("init1, init2, app: %v; want each on the CPUs of the one before", sets)
+	}
+	side := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "b"}, Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "side", Resources: limits, RestartPolicy: &always}},
+		Containers:     []corev1.Container{{Name: "app", Resources: limits}},
+	}}
+	m, err = newManager(t, t.TempDir(), activePods{"b": true}, func(o *Options) { o.ReservedCPUs = "0-1" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := m.CPUSet(side, &side.Spec.InitContainers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.CPUSet(side, &side.Spec.Containers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x, _ := cpuset.Parse(a); func() bool { y, _ := cpuset.Parse(b); return x.Intersection(y).Size() > 0 }() {
+		t.Fatalf("sidecar %s and app %s share CPUs", a, b)
 	}
 }

@@ -55,6 +55,8 @@ type container struct {
 	gen   uint64
 	plan  *exitPlan
 
+	log *logWriter // the open log file of a container whose rule scripts log lines
+
 	exited  chan struct{} // closed when the container exits
 	removed bool
 	entry   *runtimeapi.Container // cached list entry; replaced, never modified
@@ -278,6 +280,7 @@ func (r *Runtime) exitLocked(c *container, at time.Time, code int32, reason, msg
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return
 	}
+	r.stopLogLocked(c, at)
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finishedAt = at
 	c.exitCode, c.reason, c.message = code, reason, msg
@@ -438,6 +441,15 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 			u = c.rule.usage
 		}
 		c.usage = u.fill(sc.defaultUsage)
+		if err := r.startLogLocked(c); err != nil {
+			c.state = runtimeapi.ContainerState_CONTAINER_EXITED
+			c.finishedAt, c.exitCode, c.reason, c.message = now, 128, "StartError", err.Error()
+			close(c.exited)
+			c.refreshEntry()
+			r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, c.id, c.sb, now)
+			cc.resp = "StartError"
+			return nil, status.Errorf(codes.Unknown, "failed to start containerd task %q: %v", c.id, err)
+		}
 		c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
 		c.startedAt = now
 		c.pid = uint32(1000 + c.seq%60000)

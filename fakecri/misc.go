@@ -216,7 +216,8 @@ func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRe
 	})
 }
 
-// ReopenContainerLog succeeds for a running container.
+// ReopenContainerLog, for a running container, opens its log path again, as containerd does after
+// the agent renamed the file to rotate it: lines written from now on go to a new file there.
 func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
 	return call(ctx, r, mReopenContainerLog, req, func(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest, cc *callCtx) (*runtimeapi.ReopenContainerLogResponse, error) {
 		r.mu.Lock()
@@ -228,6 +229,9 @@ func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.Reopen
 		}
 		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
+		}
+		if err := c.reopenLogLocked(r.now()); err != nil {
+			return nil, status.Errorf(codes.Unknown, "failed to create and open log file: %v", err)
 		}
 		return &runtimeapi.ReopenContainerLogResponse{}, nil
 	})

@@ -94,6 +94,7 @@ type Runtime struct {
 	subs        map[int]*subscriber
 	subSeq      int
 	checkpoints map[string]*checkpoint
+	logging     []*container // running containers writing scripted log lines
 
 	pendingEvents atomic.Int64
 	closing       chan struct{}
@@ -415,6 +416,7 @@ func (r *Runtime) reconcileLocked(now time.Time) {
 		p := c.plan
 		r.exitLocked(c, it.due, p.code, p.reason, p.message)
 	}
+	r.writeLogsLocked(now)
 }
 
 func sat(v float64) uint64 {

@@ -152,6 +152,8 @@ type ContainerRule struct {
 	Stop *StopSpec `json:"stop,omitempty"`
 	// Usage over time since start.
 	Usage *Usage `json:"usage,omitempty"`
+	// Logs are lines the container writes to its log file while it runs.
+	Logs *LogSpec `json:"logs,omitempty"`
 }
 
 // ExitSpec is a container ending by itself.
@@ -557,6 +559,9 @@ func compileScript(s *Script, seed int64) (*compiled, error) {
 	for i, r := range s.Containers {
 		rc := &containerRuleC{ContainerRule: r, m: compileMatcher(r.Match)}
 		if rc.usage, err = compileUsage(r.Usage, fmt.Sprintf("containers[%d].usage", i)); err != nil {
+			return nil, err
+		}
+		if err := compileLogs(r.Logs, fmt.Sprintf("containers[%d].logs", i)); err != nil {
 			return nil, err
 		}
 		if r.Exit != nil && r.Exit.After < 0 || r.OOMKillAfter != nil && *r.OOMKillAfter < 0 ||

@@ -15,6 +15,8 @@ import (
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/containerlogs"
+	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
@@ -45,7 +47,11 @@ type Deps struct {
 	SourcesReady func() bool
 	// PodLogsDir holds the pods' log directories; empty means /var/log/pods.
 	PodLogsDir string
-	Logger     klog.Logger
+	// RootDir is --root-dir, where the static CPU manager keeps its state.
+	RootDir string
+	// CPUTopology reads the machine's CPUs for the static CPU manager; nil reads sysfs.
+	CPUTopology func() (*cpumanager.Topology, error)
+	Logger      klog.Logger
 }
 
 // Agent is one node's orchlet in standalone mode.
@@ -53,6 +59,11 @@ type Agent struct {
 	Sources *sources.Sources
 	Pods    *pods.Manager
 	Events  *events.Recorder
+	// Logs rotates the containers' log files; only Run runs it, so a simulator stepping the
+	// components makes no rotation calls.
+	Logs *containerlogs.Rotator
+	// CPUs is the CPU manager; only Run runs its reconcile loop.
+	CPUs *cpumanager.Manager
 
 	clk         clock.Clock
 	node        string
@@ -88,14 +99,20 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pod sources: %w", err)
 	}
-	a.Sources, err = sources.New(sources.Options{Clock: d.Clock, NodeName: d.NodeName, Reporter: sources.ReporterFunc(a.reportSourceProblem)}, polls...)
+	a.Sources, err = sources.New(sources.Options{Clock: d.Clock, NodeName: d.NodeName, Reporter: sources.ReporterFunc(a.reportSourceProblem), Logger: d.Logger}, polls...)
 	if err != nil {
 		return nil, fmt.Errorf("pod sources: %w", err)
+	}
+	if a.Logs, err = containerlogs.FromConfig(cfg, d.Clock, d.Runtime, d.Logger); err != nil {
+		return nil, err
+	}
+	if a.CPUs, err = a.newCPUManager(cfg, d); err != nil {
+		return nil, err
 	}
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
-		SourcesReady: d.SourcesReady,
+		SourcesReady: d.SourcesReady, CPUs: a.CPUs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)
@@ -126,7 +143,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.forward}
+	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.Logs.Run, a.CPUs.Run, a.forward}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {
 		go func() { errc <- run(ctx) }()

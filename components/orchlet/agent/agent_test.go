@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
@@ -64,6 +66,12 @@ type world struct {
 
 func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.OrchletConfiguration)) *world {
 	t.Helper()
+	return newWorldDeps(t, script, nil, tune...)
+}
+
+// newWorldDeps is newWorld with deps changed as the test needs.
+func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune ...func(*v1beta1.OrchletConfiguration)) *world {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
@@ -88,10 +96,14 @@ func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.Orchle
 		"etc/orch/manifests/broken.yaml":  {Data: []byte("kind: Pod\nmetadata: {name: broken}\nspec: {containers: []}\n")},
 	}
 	log := &lockedBuffer{}
-	a, err := New(cfg, Deps{
+	d := Deps{
 		Clock: mock, NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(log),
 		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background(),
-	})
+	}
+	if deps != nil {
+		deps(&d)
+	}
+	a, err := New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,5 +272,204 @@ func TestPodCIDRGoesToTheRuntime(t *testing.T) {
 	}
 	if n := len(w.rt.Calls(fakecri.CallFilter{Method: "*UpdateRuntimeConfig"})); n != 1 {
 		t.Errorf("%d UpdateRuntimeConfig calls, want 1", n)
+	}
+}
+
+// The runtime's log rotates at --container-log-max-size keeping --container-log-max-files, and
+// the log endpoint reads every line across the rotated files, gzipped or not.
+func TestLogsAcrossRotation(t *testing.T) {
+	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
+		Match: fakecri.ContainerMatch{Name: "app"},
+		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)},
+	}}}
+	w := newWorld(t, script, func(c *v1beta1.OrchletConfiguration) {
+		c.ContainerLogMaxSize = "200"
+		c.ContainerLogMaxFiles = 10
+	})
+	for i := 1; i <= 4; i++ {
+		w.runUntil(time.Duration(i) * 10 * time.Second)
+		if err := w.agent.Logs.Rotate(w.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := w.agent.container(w.ctx, "default", "web-node-a", "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := w.agent.runtime.ContainerStatus(w.ctx, c.Id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(status.GetStatus().GetLogPath() + ".*")
+	if err != nil || len(files) != 4 {
+		t.Fatalf("rotated files %v (%v), want 4", files, err)
+	}
+	var logs bytes.Buffer
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", nil, &logs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(logs.String(), "\n"), "\n")
+	if len(lines) < 35 {
+		t.Fatalf("%d lines: %q", len(lines), logs.String())
+	}
+	for i, l := range lines {
+		if want := fmt.Sprintf("line %d", i+1); l != want {
+			t.Fatalf("line %d is %q, want %q", i+1, l, want)
+		}
+	}
+	logs.Reset()
+	tail := int64(2)
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{TailLines: &tail}, &logs); err != nil {
+		t.Fatal(err)
+	}
+	if want := lines[len(lines)-2] + "\n" + lines[len(lines)-1] + "\n"; logs.String() != want {
+		t.Fatalf("tail 2: %q, want %q", logs.String(), want)
+	}
+}
+
+// With --cpu-manager-policy=static a Guaranteed pod's container asking for whole CPUs is created
+// on CPUs of its own, the others on the shared pool, which the reconcile loop narrows on the
+// runtime; the state is in <root-dir>/cpu_manager_state.
+func TestStaticCPUManager(t *testing.T) {
+	root := t.TempDir()
+	topology := &cpumanager.Topology{CPUs: []cpumanager.CPUInfo{{ID: 0, Core: 0}, {ID: 1, Core: 0}, {ID: 2, Core: 2}, {ID: 3, Core: 2}}}
+	w := newWorldDeps(t, nil, func(d *Deps) {
+		d.RootDir = root
+		d.CPUTopology = func() (*cpumanager.Topology, error) { return topology, nil }
+	}, func(c *v1beta1.OrchletConfiguration) {
+		c.CPUManagerPolicy = "static"
+		c.ReservedSystemCPUs = "0"
+	})
+	w.fs["etc/orch/manifests/db.yaml"] = &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers:
+  - name: db
+    image: busybox:1.36
+    imagePullPolicy: IfNotPresent
+    resources: {limits: {cpu: "2", memory: 1Gi}}
+`)}
+	w.runUntil(5 * time.Second)
+	cpus := func(pod, name string) string {
+		c, err := w.agent.container(w.ctx, "default", pod, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := w.agent.runtime.ContainerStatus(w.ctx, c.Id, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.GetStatus().GetResources().GetLinux().GetCpusetCpus()
+	}
+	if got := cpus("db-node-a", "db"); got != "2-3" {
+		t.Fatalf("db's cpuset %q, want its own 2-3", got)
+	}
+	if got := cpus("web-node-a", "app"); got != "0-1" {
+		t.Fatalf("web's cpuset %q, want the shared pool", got)
+	}
+	if err := w.agent.CPUs.Reconcile(w.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := cpus("web-node-a", "app"); got != "0-1" {
+		t.Fatalf("web's cpuset after a reconcile %q, want the shared pool without db's CPUs", got)
+	}
+	data, err := os.ReadFile(filepath.Join(root, cpumanager.StateFile))
+	if err != nil || !strings.Contains(string(data), `"defaultCpuSet":"0-1"`) || !strings.Contains(string(data), `{"db":"2-3"}`) {
+		t.Fatalf("checkpoint %s, %v", data, err)
+	}
+}
+
+// With follow, the log endpoint writes the container's lines as the runtime writes them, and
+// ends when the container stops.
+func TestFollowLogs(t *testing.T) {
+	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
+		Match: fakecri.ContainerMatch{Name: "app"},
+		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)},
+	}}}
+	w := newWorld(t, script)
+	w.runUntil(5 * time.Second)
+	c, err := w.agent.container(w.ctx, "default", "web-node-a", "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{Follow: true}, out)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "line 12\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("followed %q, want line 12", out.String())
+		}
+		if err := w.rt.Advance(w.ctx, w.mock, 250*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.agent.runtime.StopContainer(w.ctx, c.Id, 0); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case err := <-done:
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			for i, l := range lines {
+				if want := fmt.Sprintf("line %d", i+1); l != want {
+					t.Fatalf("line %d is %q, want %q (err %v)", i+1, l, want, err)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("following did not end when the container stopped")
+		}
+		if err := w.rt.Advance(w.ctx, w.mock, 250*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// previous=true reads the attempt before the running one, as the kubelet's previous logs, and is
+// not found for a container that has not restarted.
+func TestPreviousLogs(t *testing.T) {
+	zero, one := uint32(0), uint32(1)
+	script := &fakecri.Script{Containers: []fakecri.ContainerRule{
+		{
+			Match: fakecri.ContainerMatch{Name: "app", MaxAttempt: &zero},
+			Logs:  &fakecri.LogSpec{Lines: []string{"first {n}"}, Every: fakecri.Duration(time.Second)},
+			Exit:  &fakecri.ExitSpec{After: fakecri.Duration(3 * time.Second), Code: 1},
+		},
+		{
+			Match: fakecri.ContainerMatch{Name: "app", MinAttempt: &one},
+			Logs:  &fakecri.LogSpec{Lines: []string{"second {n}"}, Every: fakecri.Duration(time.Second)},
+		},
+	}}
+	w := newWorld(t, script)
+	var logs bytes.Buffer
+	w.runUntil(2 * time.Second)
+	err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{Previous: true}, &logs)
+	if !errors.Is(err, server.ErrNotFound) || !strings.Contains(err.Error(), `previous terminated container "app" in pod "web-node-a" not found`) {
+		t.Fatalf("previous logs of a first attempt: %v", err)
+	}
+	w.runUntil(40 * time.Second)
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{Previous: true}, &logs); err != nil {
+		t.Fatal(err)
+	}
+	if got := logs.String(); got != "first 1\nfirst 2\nfirst 3\n" {
+		t.Fatalf("previous logs %q", got)
+	}
+	logs.Reset()
+	if err := w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", nil, &logs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(logs.String(), "second 1\n") {
+		t.Fatalf("current logs %q", logs.String())
 	}
 }

@@ -1,12 +1,11 @@
 package agent
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/orchlet/containerlogs"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
 )
@@ -80,6 +80,12 @@ func value(v *runtimeapi.UInt64Value) *uint64 {
 
 // container finds the newest container of namespace/pod named name that this agent created.
 func (a *Agent) container(ctx context.Context, namespace, pod, name string) (*runtimeapi.Container, error) {
+	return a.containerAttempt(ctx, namespace, pod, name, false)
+}
+
+// containerAttempt is container, or with previous the one before it, which the kubelet's
+// previous=true logs read.
+func (a *Agent) containerAttempt(ctx context.Context, namespace, pod, name string, previous bool) (*runtimeapi.Container, error) {
 	cs, err := a.runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
 		pods.LabelPodNamespace: namespace, pods.LabelPodName: pod, pods.LabelContainerName: name,
 	}})
@@ -90,13 +96,20 @@ func (a *Agent) container(ctx context.Context, namespace, pod, name string) (*ru
 		return nil, fmt.Errorf("container %q of pod %s/%s: %w", name, namespace, pod, server.ErrNotFound)
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].CreatedAt > cs[j].CreatedAt })
-	return cs[0], nil
+	if !previous {
+		return cs[0], nil
+	}
+	if len(cs) < 2 {
+		return nil, fmt.Errorf("previous terminated container %q in pod %q not found: %w", name, pod, server.ErrNotFound)
+	}
+	return cs[1], nil
 }
 
-// ContainerLogs copies a container's log to out, reading the CRI log file the runtime reports
-// ("<time> <stream> <tag> <message>" per line) and writing the messages.
+// ContainerLogs copies a container's log to out, reading the CRI log file the runtime reports and
+// the files rotation made of it ("<time> <stream> <tag> <message>" per line) and writing the
+// messages; with follow, it goes on until the container stops or the client goes.
 func (a *Agent) ContainerLogs(ctx context.Context, namespace, pod, name string, opts *corev1.PodLogOptions, out io.Writer) error {
-	c, err := a.container(ctx, namespace, pod, name)
+	c, err := a.containerAttempt(ctx, namespace, pod, name, opts != nil && opts.Previous)
 	if err != nil {
 		return err
 	}
@@ -108,55 +121,15 @@ func (a *Agent) ContainerLogs(ctx context.Context, namespace, pod, name string, 
 	if path == "" {
 		return fmt.Errorf("container %q of pod %s/%s has no log file: %w", name, namespace, pod, server.ErrNotFound)
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("log file %s: %w", path, server.ErrNotFound)
+	running := func(ctx context.Context) bool {
+		st, err := a.runtime.ContainerStatus(ctx, c.Id, false)
+		return err == nil && st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING
 	}
-	if err != nil {
-		return err
+	err = containerlogs.ReadLogs(ctx, path, opts, a.clk.Now(), out, &containerlogs.Follow{Clock: a.clk, Running: running})
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", err, server.ErrNotFound)
 	}
-	defer f.Close()
-	lines, err := criLogMessages(f, opts != nil && opts.Timestamps)
-	if err != nil {
-		return fmt.Errorf("log file %s: %w", path, err)
-	}
-	if opts != nil && opts.TailLines != nil && int64(len(lines)) > *opts.TailLines {
-		lines = lines[int64(len(lines))-*opts.TailLines:]
-	}
-	for _, l := range lines {
-		if _, err := io.WriteString(out, l); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// criLogMessages reads CRI log lines; a partial line ("P" tag) joins the next one, as kubelet does.
-func criLogMessages(r io.Reader, timestamps bool) ([]string, error) {
-	var out []string
-	var partial strings.Builder
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		fields := strings.SplitN(sc.Text(), " ", 4)
-		if len(fields) < 3 {
-			return nil, fmt.Errorf("line %q is not in the CRI log format", sc.Text())
-		}
-		msg := ""
-		if len(fields) == 4 {
-			msg = fields[3]
-		}
-		if partial.Len() == 0 && timestamps {
-			partial.WriteString(fields[0] + " ")
-		}
-		partial.WriteString(msg)
-		if fields[2] == "P" {
-			continue
-		}
-		out = append(out, partial.String()+"\n")
-		partial.Reset()
-	}
-	return out, sc.Err()
+	return err
 }
 
 // Exec runs cmd in a container through the runtime's ExecSync and answers its output; a non-zero

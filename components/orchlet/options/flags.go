@@ -172,6 +172,8 @@ func bindConfig(n *cliflag.NamedFlagSets, c *v1beta1.OrchletConfiguration) {
 	fs.Int32Var(&c.RegistryBurst, "registry-burst", c.RegistryBurst, "Burst of image pulls, >= 0; used only if --registry-qps > 0.")
 	fs.Int32Var(&c.ContainerLogMaxFiles, "container-log-max-files", c.ContainerLogMaxFiles, "Beta. Maximum number of log files per container; must be >= 2.")
 	fs.StringVar(&c.ContainerLogMaxSize, "container-log-max-size", c.ContainerLogMaxSize, "Beta. Size, as a quantity, at which a container log file is rotated.")
+	fs.Int32Var(&c.ContainerLogMaxWorkers, "container-log-max-workers", c.ContainerLogMaxWorkers, "Maximum number of containers whose logs are rotated at once; must be >= 1.")
+	fs.DurationVar(&c.ContainerLogMonitorInterval.Duration, "container-log-monitor-interval", c.ContainerLogMonitorInterval.Duration, "Interval at which container log sizes are checked for rotation; must be >= 3s.")
 	fs.StringVar(&c.VolumePluginDir, "volume-plugin-dir", c.VolumePluginDir, "Directory searched for third-party volume plugins.")
 	fs.DurationVar(&c.VolumeStatsAggPeriod.Duration, "volume-stats-agg-period", c.VolumeStatsAggPeriod.Duration, "Interval of volume disk usage calculation; negative disables.")
 	fs.BoolVar(&c.EnableControllerAttach, "enable-controller-attach-detach", c.EnableControllerAttach, "The attach/detach controller manages the volumes of pods on this node; the orchlet performs no attach or detach.")

@@ -24,13 +24,15 @@ type unhonoured struct {
 }
 
 const (
-	missingEviction  = "eviction and garbage collection are not built yet"
-	missingCgroups   = "cgroup and resource management are not built yet"
-	missingAPIMode   = "certificate bootstrap and rotation, cloud providers and controller-managed volume attachment are not built yet"
-	onlyAPIMode      = "it acts only in API-server mode"
-	missingVolumes   = "volume plugins and volume statistics are not built yet"
-	missingNetwork   = "orchlet leaves pod networking to the runtime"
-	missingCredPlugs = "image credential provider plugins are not built yet"
+	missingEviction   = "eviction and garbage collection are not built yet"
+	missingCgroups    = "cgroup and resource management are not built yet"
+	missingAPIMode    = "certificate bootstrap and rotation, cloud providers and controller-managed volume attachment are not built yet"
+	onlyAPIMode       = "it acts only in API-server mode"
+	missingVolumes    = "volume plugins and volume statistics are not built yet"
+	missingNetwork    = "orchlet leaves pod networking to the runtime"
+	missingCredPlugs  = "image credential provider plugins are not built yet"
+	missingNUMA       = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
+	missingCPUOptions = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
 )
 
 var unhonouredSettings = []unhonoured{
@@ -58,23 +60,18 @@ var unhonouredSettings = []unhonoured{
 	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingCgroups},
 	{option: "cpu-cfs-quota", field: "cpuCFSQuota", missing: missingCgroups},
 	{option: "cpu-cfs-quota-period", field: "cpuCFSQuotaPeriod", missing: missingCgroups},
-	{option: "cpu-manager-policy", field: "cpuManagerPolicy", missing: missingCgroups},
-	{option: "cpu-manager-policy-options", field: "cpuManagerPolicyOptions", missing: missingCgroups},
-	{option: "cpu-manager-reconcile-period", field: "cpuManagerReconcilePeriod", missing: missingCgroups},
-	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingCgroups},
-	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingCgroups},
-	{option: "topology-manager-scope", field: "topologyManagerScope", missing: missingCgroups},
-	{option: "topology-manager-policy-options", field: "topologyManagerPolicyOptions", missing: missingCgroups},
+	{option: "cpu-manager-policy-options", field: "cpuManagerPolicyOptions", missing: missingCPUOptions},
+	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingNUMA},
+	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingNUMA},
+	{option: "topology-manager-scope", field: "topologyManagerScope", missing: missingNUMA},
+	{option: "topology-manager-policy-options", field: "topologyManagerPolicyOptions", missing: missingNUMA},
 	{option: "kube-reserved", field: "kubeReserved", missing: onlyAPIMode, apiOnly: true},
 	{option: "kube-reserved-cgroup", field: "kubeReservedCgroup", missing: missingCgroups},
 	{option: "system-reserved", field: "systemReserved", missing: onlyAPIMode, apiOnly: true},
 	{option: "system-reserved-cgroup", field: "systemReservedCgroup", missing: missingCgroups},
-	{option: "reserved-cpus", field: "reservedSystemCPUs", missing: missingCgroups},
 	{option: "reserved-memory", field: "reservedMemory", missing: missingCgroups},
 	{option: "enforce-node-allocatable", field: "enforceNodeAllocatable", missing: missingCgroups},
 	{option: "pod-max-pids", field: "podPidsLimit", missing: missingCgroups},
-	{option: "container-log-max-size", field: "containerLogMaxSize", missing: missingCgroups},
-	{option: "container-log-max-files", field: "containerLogMaxFiles", missing: missingCgroups},
 	{option: "max-open-files", field: "maxOpenFiles", missing: missingCgroups},
 	{option: "oom-score-adj", field: "oomScoreAdj", missing: missingCgroups},
 	{option: "seccomp-default", flag: "SeccompDefault", missing: missingCgroups},
@@ -126,8 +123,6 @@ func (o *Options) Unhonoured() error {
 	if err != nil {
 		return err
 	}
-	// The reconcile period follows the node status frequency unless given.
-	want["cpuManagerReconcilePeriod"] = got["nodeStatusUpdateFrequency"]
 	flags, defFlags := reflect.ValueOf(o.Flags), reflect.ValueOf(defaultFlags())
 	var errs []error
 	for _, u := range unhonouredSettings {

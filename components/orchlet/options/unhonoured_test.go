@@ -34,9 +34,7 @@ var nonDefault = map[string][]string{
 	"runtime-cgroups":                          {"--runtime-cgroups=/runtime"},
 	"cpu-cfs-quota":                            {"--cpu-cfs-quota=false"},
 	"cpu-cfs-quota-period":                     {"--cpu-cfs-quota-period=50ms", "--feature-gates=CustomCPUCFSQuotaPeriod=true"},
-	"cpu-manager-policy":                       {"--cpu-manager-policy=static", "--reserved-cpus=0"},
-	"cpu-manager-policy-options":               {"--cpu-manager-policy=static", "--reserved-cpus=0", "--cpu-manager-policy-options=full-pcpus-only=true"},
-	"cpu-manager-reconcile-period":             {"--cpu-manager-reconcile-period=30s"},
+	"cpu-manager-policy-options":               {"--cpu-manager-policy-options=full-pcpus-only=true"},
 	"memory-manager-policy":                    {"--memory-manager-policy=Static"},
 	"topology-manager-policy":                  {"--topology-manager-policy=best-effort"},
 	"topology-manager-scope":                   {"--topology-manager-scope=pod"},
@@ -45,12 +43,9 @@ var nonDefault = map[string][]string{
 	"kube-reserved-cgroup":                     {"--kube-reserved-cgroup=/orch-reserved"},
 	"system-reserved":                          {"--system-reserved=cpu=100m"},
 	"system-reserved-cgroup":                   {"--system-reserved-cgroup=/system-reserved"},
-	"reserved-cpus":                            {"--reserved-cpus=0"},
 	"reserved-memory":                          {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
 	"enforce-node-allocatable":                 {"--enforce-node-allocatable="},
 	"pod-max-pids":                             {"--pod-max-pids=100"},
-	"container-log-max-size":                   {"--container-log-max-size=20Mi"},
-	"container-log-max-files":                  {"--container-log-max-files=3"},
 	"max-open-files":                           {"--max-open-files=1000"},
 	"oom-score-adj":                            {"--oom-score-adj=-500"},
 	"seccomp-default":                          {"--seccomp-default"},
@@ -118,12 +113,18 @@ func TestEveryUnhonouredSettingIsRefusedByName(t *testing.T) {
 	}
 }
 
-// The CPU manager's reconcile period follows the node status frequency when not given, so changing
-// the frequency does not make the period look set.
-func TestReconcilePeriodFollowsNodeStatusFrequency(t *testing.T) {
-	err := mustParse(t, "--node-status-update-frequency=20s").Unhonoured()
-	if err == nil || strings.Contains(err.Error(), "cpu-manager-reconcile-period") {
-		t.Fatalf("err = %v, want --node-status-update-frequency refused alone", err)
+// Settings that work now run: the static CPU manager with its reserved CPUs and reconcile period,
+// and container log rotation.
+func TestHonouredSettingsRun(t *testing.T) {
+	args := []string{"--cpu-manager-policy=static", "--reserved-cpus=0-1", "--cpu-manager-reconcile-period=30s",
+		"--container-log-max-size=20Mi", "--container-log-max-files=3", "--container-log-max-workers=2", "--container-log-monitor-interval=30s"}
+	if err := mustParse(t, args...).Unhonoured(); err != nil {
+		t.Fatalf("%q refused: %v", args, err)
+	}
+	for _, args := range [][]string{{"--memory-manager-policy=Static"}, {"--topology-manager-policy=single-numa-node"}} {
+		if err := mustParse(t, args...).Unhonoured(); err == nil || !strings.Contains(err.Error(), "NUMA-aware placement is not built") {
+			t.Errorf("%q: %v, want it refused saying what is not supported", args, err)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/utils/cpuset"
 
 	orchletapis "orch.io/orch/components/apis/orchlet"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
@@ -84,6 +85,11 @@ func validateValueSets(e *errs, c *v1beta1.OrchletConfiguration) {
 	e.oneOf("topology-manager-policy", "topologyManagerPolicy", c.TopologyManagerPolicy, "none", "best-effort", "restricted", "single-numa-node")
 	e.oneOf("topology-manager-scope", "topologyManagerScope", c.TopologyManagerScope, "container", "pod")
 	e.oneOf("cpu-manager-policy", "cpuManagerPolicy", c.CPUManagerPolicy, "none", "static")
+	if c.ReservedSystemCPUs != "" {
+		if _, err := cpuset.Parse(c.ReservedSystemCPUs); err != nil {
+			e.add("reserved-cpus", "reservedSystemCPUs", "%q is not a CPU list: %v", c.ReservedSystemCPUs, err)
+		}
+	}
 	e.oneOf("memory-manager-policy", "memoryManagerPolicy", c.MemoryManagerPolicy, "None", "Static")
 	e.oneOf("authorization-mode", "authorization.mode", c.Authorization.Mode, "AlwaysAllow", "Webhook")
 	e.oneOf("logging-format", "logging.format", c.Logging.Format, "text")
@@ -110,10 +116,18 @@ func validateRanges(e *errs, c *v1beta1.OrchletConfiguration) {
 	if c.ContainerLogMaxFiles < 2 {
 		e.add("container-log-max-files", "containerLogMaxFiles", "must be >= 2, got %d", c.ContainerLogMaxFiles)
 	}
+	if c.ContainerLogMaxWorkers < 1 {
+		e.add("container-log-max-workers", "containerLogMaxWorkers", "must be >= 1, got %d", c.ContainerLogMaxWorkers)
+	}
+	if c.ContainerLogMonitorInterval.Duration < 3*time.Second {
+		e.add("container-log-monitor-interval", "containerLogMonitorInterval", "must be a duration of at least 3s, got %v", c.ContainerLogMonitorInterval.Duration)
+	}
 	if q, err := resource.ParseQuantity(c.ContainerLogMaxSize); err != nil {
 		e.add("container-log-max-size", "containerLogMaxSize", "%q is not a quantity: %v", c.ContainerLogMaxSize, err)
 	} else if q.Sign() <= 0 {
 		e.add("container-log-max-size", "containerLogMaxSize", "must be greater than 0, got %s", c.ContainerLogMaxSize)
+	} else if _, ok := q.AsInt64(); !ok {
+		e.add("container-log-max-size", "containerLogMaxSize", "%q is not a whole number of bytes", c.ContainerLogMaxSize)
 	}
 	nonNegative := []struct {
 		option, field string

@@ -74,6 +74,8 @@ type Options struct {
 	SourcesReady func() bool
 	// Logger defaults to klog's.
 	Logger klog.Logger
+	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
+	CPUs CPUAssigner
 }
 
 // readNodeFile reads an absolute path (a relative one is taken from the working directory) from
@@ -103,6 +105,7 @@ type Manager struct {
 	relist   time.Duration
 	capacity int
 	logsDir  string
+	cpus     CPUAssigner
 	dns      []string
 	domain   string
 	// resolvConf is --resolv-conf and hostDNS what it held at start: the base of pods' DNS.
@@ -179,6 +182,7 @@ func New(o Options) (*Manager, error) {
 		capacity:     Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
 		logsDir:      o.PodLogsDir,
 		sourcesReady: o.SourcesReady,
+		cpus:         o.CPUs,
 		dns:          c.ClusterDNS,
 		domain:       c.ClusterDomain,
 		resolvConf:   c.ResolverConfig,

@@ -512,6 +512,11 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 		return false, nil
 	}
 	cfg := containerConfig(pod, c, ref, attempt)
+	if err := m.assignCPUs(pod, c, cfg); err != nil {
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreateError, Message: err.Error()}
+		m.rec.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
+		return false, fmt.Errorf("creating container %s: %w", c.Name, err)
+	}
 	var id string
 	if err := m.request(ctx, func(ctx context.Context) (err error) {
 		id, err = m.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)

@@ -17,4 +17,8 @@
 // due at once), Drain the updates to the pod workers, then advance the fake clock to the earliest
 // NextDeadline of all components, Step again, and so on. Idle is true once Step has run for the
 // current instant and the updates are drained.
+//
+// Run also watches a source that has a Notifier (the manifest path on Linux, with inotify, as
+// Kubernetes' kubelet does) and reads it as soon as it changes; the periodic poll stays as the
+// fallback. The simulator's sources have no Notifier.
 package sources

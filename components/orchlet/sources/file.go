@@ -19,15 +19,17 @@ type FileSource struct {
 	FS fs.FS
 	// Path is the manifest path as configured; a leading "/" is dropped to look it up in FS.
 	Path string
+	// Notifier, when set, tells Run of changes under Path between polls; the simulator sets none.
+	Notifier Notifier
 }
 
-// OSFileSource reads p from the machine's filesystem.
+// OSFileSource reads p from the machine's filesystem and, on Linux, watches it with inotify.
 func OSFileSource(p string) (*FileSource, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return nil, fmt.Errorf("--pod-manifest-path %q: %w", p, err)
 	}
-	return &FileSource{FS: os.DirFS("/"), Path: filepath.ToSlash(abs)}, nil
+	return &FileSource{FS: os.DirFS("/"), Path: filepath.ToSlash(abs), Notifier: osNotifier(abs)}, nil
 }
 
 // Name is the config source annotation value of file pods.

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )
@@ -137,6 +138,8 @@ type Options struct {
 	// NodeName is what NodeName returns; it is appended to pod names and hashed into file pods' UIDs.
 	NodeName string
 	Reporter Reporter
+	// Logger hears of watches that fail; the zero Logger discards.
+	Logger klog.Logger
 }
 
 // Sources polls its sources on the clock and keeps their merged desired state.
@@ -144,6 +147,7 @@ type Sources struct {
 	clk    clock.Clock
 	node   string
 	report Reporter
+	logger klog.Logger
 
 	step sync.Mutex // one Step at a time, so polls never interleave
 
@@ -159,6 +163,8 @@ type Sources struct {
 type poller struct {
 	Poll
 	next time.Time
+	// woken: its Notifier saw a change, so it is due now without moving its next poll.
+	woken bool
 	// good holds, per origin, the pods of its last usable manifest, so a broken manifest keeps them.
 	good map[string]usable
 	// origins of the last merge in order, whether it reported nothing, and gen after it.
@@ -187,7 +193,7 @@ func New(o Options, polls ...Poll) (*Sources, error) {
 	if o.Reporter == nil {
 		errs = append(errs, errors.New("sources: a reporter is required"))
 	}
-	s := &Sources{clk: o.Clock, node: o.NodeName, report: o.Reporter, pods: Snapshot{}, ready: make(chan struct{}, 1)}
+	s := &Sources{clk: o.Clock, node: o.NodeName, report: o.Reporter, logger: o.Logger, pods: Snapshot{}, ready: make(chan struct{}, 1)}
 	seen := map[string]bool{}
 	for i, p := range polls {
 		switch {
@@ -249,7 +255,8 @@ func (s *Sources) Step(ctx context.Context) int {
 	now := s.clk.Now()
 	var due []*poller
 	for _, p := range s.polls {
-		if !now.Before(p.next) {
+		if p.woken || !now.Before(p.next) {
+			p.woken = false // a change seen from now on wakes it again
 			due = append(due, p)
 		}
 	}
@@ -258,9 +265,12 @@ func (s *Sources) Step(ctx context.Context) int {
 		docs, err := readDocs(ctx, p.Source)
 		s.mu.Lock()
 		// The next poll is a whole period after this one; a late Step does not make up missed polls.
-		p.next = p.next.Add(p.Every)
-		if !p.next.After(now) {
-			p.next = now.Add(p.Every)
+		// A read woken by a change leaves the poll's schedule as it was.
+		if !now.Before(p.next) {
+			p.next = p.next.Add(p.Every)
+			if !p.next.After(now) {
+				p.next = now.Add(p.Every)
+			}
 		}
 		var problems []Problem
 		if err != nil {
@@ -481,8 +491,12 @@ func (s *Sources) NextDeadline() (time.Time, bool) {
 func (s *Sources) nextDeadline() (time.Time, bool) {
 	var next time.Time
 	for i, p := range s.polls {
-		if i == 0 || p.next.Before(next) {
-			next = p.next
+		due := p.next
+		if p.woken {
+			due = s.clk.Now()
+		}
+		if i == 0 || due.Before(next) {
+			next = due
 		}
 	}
 	return next, len(s.polls) > 0
@@ -501,8 +515,19 @@ func (s *Sources) Idle() bool {
 	return !ok || s.clk.Now().Before(next)
 }
 
-// Run steps whenever a poll is due until ctx ends. The simulator calls Step itself instead.
+// Run steps whenever a poll is due, or a watched source changed, until ctx ends. The simulator
+// calls Step itself instead and so watches nothing.
 func (s *Sources) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var watches sync.WaitGroup
+	defer watches.Wait()
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	for _, p := range s.polls {
+		if w, ok := p.Source.(watched); ok && w.notifier() != nil {
+			watches.Go(func() { s.watch(ctx, p, w.notifier(), wake) })
+		}
+	}
 	for {
 		s.Step(ctx)
 		next, ok := s.NextDeadline()
@@ -520,6 +545,8 @@ func (s *Sources) Run(ctx context.Context) error {
 			t.Stop()
 			return ctx.Err()
 		case <-t.C:
+		case <-wake:
+			t.Stop()
 		}
 	}
 }

@@ -49,11 +49,13 @@ func NewDefault() *OrchletConfiguration {
 		EnableControllerAttach: true,
 		FailSwapOn:             true,
 
-		ContainerRuntimeEndpoint: "unix:///run/containerd/containerd.sock",
-		RuntimeRequestTimeout:    d(2 * time.Minute),
-		SerializeImagePulls:      true,
-		ContainerLogMaxSize:      "10Mi",
-		ContainerLogMaxFiles:     5,
+		ContainerRuntimeEndpoint:    "unix:///run/containerd/containerd.sock",
+		RuntimeRequestTimeout:       d(2 * time.Minute),
+		SerializeImagePulls:         true,
+		ContainerLogMaxSize:         "10Mi",
+		ContainerLogMaxFiles:        5,
+		ContainerLogMaxWorkers:      1,
+		ContainerLogMonitorInterval: d(10 * time.Second),
 
 		MaxPods:                       110,
 		PodPidsLimit:                  -1,

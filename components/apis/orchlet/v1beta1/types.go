@@ -76,6 +76,10 @@ type OrchletConfiguration struct {
 	SerializeImagePulls      bool            `json:"serializeImagePulls"`
 	ContainerLogMaxSize      string          `json:"containerLogMaxSize"`
 	ContainerLogMaxFiles     int32           `json:"containerLogMaxFiles"`
+	// ContainerLogMaxWorkers rotate that many containers' logs at once; ContainerLogMonitorInterval
+	// is the time between rotation rounds. Kubernetes' fields of the same names.
+	ContainerLogMaxWorkers      int32           `json:"containerLogMaxWorkers"`
+	ContainerLogMonitorInterval metav1.Duration `json:"containerLogMonitorInterval"`
 
 	// Resources, cgroups and resource managers.
 	MaxPods                       int32               `json:"maxPods"`

@@ -1,0 +1,411 @@
+package cpumanager
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/cpuset"
+)
+
+// The policies of --cpu-manager-policy.
+const (
+	PolicyNone   = "none"
+	PolicyStatic = "static"
+)
+
+// Runtime is what the reconcile loop asks of the CRI runtime.
+type Runtime interface {
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	UpdateContainerResources(ctx context.Context, containerID string, resources *runtimeapi.ContainerResources) error
+}
+
+// Options configure a Manager.
+type Options struct {
+	// Policy is --cpu-manager-policy.
+	Policy string
+	// ReservedCPUs is --reserved-cpus; empty reserves ReservedCount CPUs taken by topology.
+	ReservedCPUs string
+	// ReservedCount is the CPUs --kube-reserved and --system-reserved reserve, rounded up.
+	ReservedCount int
+	Topology      *Topology
+	// RootDir holds StateFile.
+	RootDir string
+	Clock   clock.Clock
+	Runtime Runtime
+	// PodUIDLabel and ContainerNameLabel find a runtime container's pod and name.
+	PodUIDLabel, ContainerNameLabel string
+	// ActivePods are the pods not yet terminated; their containers keep their CPUs.
+	ActivePods func() map[types.UID]bool
+	// Ready, when set, says whether ActivePods holds every pod of every source yet; until then no
+	// CPUs are taken back, as the kubelet waits for its sources.
+	Ready func() bool
+	// ReconcilePeriod is --cpu-manager-reconcile-period.
+	ReconcilePeriod time.Duration
+	Logger          klog.Logger
+}
+
+// Manager assigns CPUs under the static policy; under none it assigns nothing.
+type Manager struct {
+	o        Options
+	reserved cpuset.CPUSet
+
+	mu    sync.Mutex
+	state *state
+	// fresh are the pods given CPUs (or restored) since the last reconcile, which ActivePods may
+	// not list yet: they are not taken back before the next.
+	fresh map[string]bool
+	// sent is the cpuset last given to each running container, so reconciling changes only those
+	// whose set moved.
+	sent map[string]string
+}
+
+// New starts the manager: with the static policy it restores the checkpoint, or starts one with
+// every CPU shared, and refuses a checkpoint that does not fit the machine or the policy.
+func New(o Options) (*Manager, error) {
+	m := &Manager{o: o, sent: map[string]string{}, fresh: map[string]bool{}}
+	switch o.Policy {
+	case PolicyNone, "":
+		return m, nil
+	case PolicyStatic:
+	default:
+		return nil, fmt.Errorf("--cpu-manager-policy (cpuManagerPolicy): unknown policy %q", o.Policy)
+	}
+	if o.Topology == nil || o.Clock == nil || o.Runtime == nil || o.ActivePods == nil {
+		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
+	}
+	if o.ReconcilePeriod <= 0 {
+		return nil, fmt.Errorf("--cpu-manager-reconcile-period (cpuManagerReconcilePeriod): must be positive, got %v", o.ReconcilePeriod)
+	}
+	all := o.Topology.All()
+	switch {
+	case o.ReservedCPUs != "":
+		set, err := cpuset.Parse(o.ReservedCPUs)
+		if err != nil {
+			return nil, fmt.Errorf("--reserved-cpus (reservedSystemCPUs): %q: %w", o.ReservedCPUs, err)
+		}
+		if !set.IsSubsetOf(all) {
+			return nil, fmt.Errorf("--reserved-cpus (reservedSystemCPUs): %s is not a subset of the online CPUs %s", set, all)
+		}
+		m.reserved = set
+	case o.ReservedCount > 0:
+		set, err := m.take(all, o.ReservedCount)
+		if err != nil {
+			return nil, fmt.Errorf("reserving %d CPUs: %w", o.ReservedCount, err)
+		}
+		m.reserved = set
+	}
+	if m.reserved.IsEmpty() {
+		return nil, errors.New("--cpu-manager-policy=static: the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero, or --reserved-cpus")
+	}
+	if m.reserved.Size() == all.Size() {
+		return nil, fmt.Errorf("--reserved-cpus (reservedSystemCPUs): reserving every CPU (%s) leaves none to assign", all)
+	}
+	st, restored, err := loadState(filepath.Join(o.RootDir, StateFile), PolicyStatic)
+	if err != nil {
+		return nil, err
+	}
+	if restored {
+		// Every CPU is shared or held by one container, as the kubelet checks at start.
+		held := st.assigned()
+		if !st.defaultSet.Union(held).Equals(all) || st.defaultSet.Intersection(held).Size() > 0 {
+			return nil, fmt.Errorf("could not restore state from checkpoint %s: current set of available CPUs %q doesn't match with CPUs in state %q; drain the node and remove the file",
+				st.path, all, st.defaultSet.Union(held))
+		}
+	} else {
+		st.defaultSet = all
+		if err := st.save(); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", st.path, err)
+		}
+	}
+	for uid := range st.assignments {
+		m.fresh[uid] = true
+	}
+	m.state = st
+	return m, nil
+}
+
+// CPUSet is the cpuset container c of pod runs on: under the static policy its exclusive CPUs
+// when pod is Guaranteed and c asks for whole CPUs, else the shared pool; under none, empty (the
+// runtime's default). Exclusive CPUs are assigned once per container and kept across restarts,
+// until Reconcile finds the pod gone.
+func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
+	if m.state == nil {
+		return "", nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := exclusiveCPUs(pod, c)
+	if n == 0 {
+		return m.state.defaultSet.String(), nil
+	}
+	uid := string(pod.UID)
+	if set, ok := m.state.assignments[uid][c.Name]; ok {
+		return set.String(), nil
+	}
+	free := m.state.defaultSet.Difference(m.reserved).Union(m.reusableLocked(pod))
+	if free.Size() < n {
+		return "", fmt.Errorf("not enough cpus available to satisfy request: requested=%d, available=%d", n, free.Size())
+	}
+	set, err := m.take(free, n)
+	if err != nil {
+		return "", err
+	}
+	if m.state.assignments[uid] == nil {
+		m.state.assignments[uid] = map[string]cpuset.CPUSet{}
+	}
+	m.state.assignments[uid][c.Name] = set
+	m.fresh[uid] = true
+	m.state.defaultSet = m.state.defaultSet.Difference(set)
+	if err := m.state.save(); err != nil {
+		return "", fmt.Errorf("writing %s: %w", m.state.path, err)
+	}
+	return set.String(), nil
+}
+
+// reusableLocked are the CPUs of pod's init containers that no other container of the pod holds:
+// an init container has finished before the next container starts, so the kubelet lets the next
+// reuse its CPUs. Sidecars (init containers that restart always) keep theirs.
+func (m *Manager) reusableLocked(pod *corev1.Pod) cpuset.CPUSet {
+	regularInit := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			regularInit[c.Name] = true
+		}
+	}
+	reusable, held := cpuset.New(), cpuset.New()
+	for name, set := range m.state.assignments[string(pod.UID)] {
+		if regularInit[name] {
+			reusable = reusable.Union(set)
+		} else {
+			held = held.Union(set)
+		}
+	}
+	return reusable.Difference(held)
+}
+
+// removeStaleLocked gives the CPUs of pods no longer active back to the shared pool.
+func (m *Manager) removeStaleLocked(active map[types.UID]bool) bool {
+	if m.o.Ready != nil && !m.o.Ready() {
+		return false
+	}
+	changed := false
+	for uid, cs := range m.state.assignments {
+		if active[types.UID(uid)] || m.fresh[uid] {
+			continue
+		}
+		for _, set := range cs {
+			m.state.defaultSet = m.state.defaultSet.Union(set)
+		}
+		delete(m.state.assignments, uid)
+		changed = true
+	}
+	return changed
+}
+
+// Reconcile frees the CPUs of pods gone and gives each running container of an active pod the
+// cpuset it should have when it differs from the last one given, as the kubelet's reconcile loop.
+func (m *Manager) Reconcile(ctx context.Context) error {
+	if m.state == nil {
+		return nil
+	}
+	active := m.o.ActivePods()
+	m.mu.Lock()
+	stale := m.removeStaleLocked(active)
+	clear(m.fresh)
+	if stale {
+		if err := m.state.save(); err != nil {
+			m.mu.Unlock()
+			return fmt.Errorf("writing %s: %w", m.state.path, err)
+		}
+	}
+	m.mu.Unlock()
+	cs, err := m.o.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}})
+	if err != nil {
+		return fmt.Errorf("listing containers: %w", err)
+	}
+	running := map[string]bool{}
+	var errs []error
+	for _, c := range cs {
+		uid, name := c.Labels[m.o.PodUIDLabel], c.Labels[m.o.ContainerNameLabel]
+		if uid == "" || name == "" || !active[types.UID(uid)] {
+			continue
+		}
+		running[c.Id] = true
+		m.mu.Lock()
+		set, ok := m.state.assignments[uid][name]
+		if !ok {
+			set = m.state.defaultSet
+		}
+		want, sent := set.String(), m.sent[c.Id]
+		m.mu.Unlock()
+		if want == sent {
+			continue
+		}
+		if err := m.o.Runtime.UpdateContainerResources(ctx, c.Id, &runtimeapi.ContainerResources{Linux: &runtimeapi.LinuxContainerResources{CpusetCpus: want}}); err != nil {
+			errs = append(errs, fmt.Errorf("updating the cpuset of container %s (%s of pod %s): %w", c.Id, name, uid, err))
+			continue
+		}
+		m.mu.Lock()
+		m.sent[c.Id] = want
+		m.mu.Unlock()
+	}
+	m.mu.Lock()
+	for id := range m.sent {
+		if !running[id] {
+			delete(m.sent, id)
+		}
+	}
+	m.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// Run reconciles every ReconcilePeriod on the clock until ctx ends; under none it only waits.
+func (m *Manager) Run(ctx context.Context) error {
+	if m.state == nil {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	for {
+		if err := m.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			m.o.Logger.Error(err, "Failed to reconcile the CPU manager's state")
+		}
+		t := m.o.Clock.Timer(m.o.ReconcilePeriod)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// exclusiveCPUs is how many CPUs c of pod gets to itself: its CPU request when the pod is
+// Guaranteed and the request is a whole number, else 0.
+func exclusiveCPUs(pod *corev1.Pod, c *corev1.Container) int {
+	if !guaranteed(pod) {
+		return 0
+	}
+	q := request(c, corev1.ResourceCPU)
+	if q.MilliValue()%1000 != 0 || q.Value() <= 0 || q.Value() > math.MaxInt32 {
+		return 0
+	}
+	return int(q.Value())
+}
+
+// request is c's request of name, its limit when it gives no request (the API's defaulting).
+func request(c *corev1.Container, name corev1.ResourceName) resource.Quantity {
+	if q, ok := c.Resources.Requests[name]; ok {
+		return q
+	}
+	return c.Resources.Limits[name]
+}
+
+// guaranteed is Kubernetes' Guaranteed QoS class: every container limits cpu and memory, and
+// requests what it limits.
+func guaranteed(pod *corev1.Pod) bool {
+	all := append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...)
+	for i := range all {
+		c := &all[i]
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			limit, ok := c.Resources.Limits[name]
+			if !ok || limit.IsZero() {
+				return false
+			}
+			if req := request(c, name); req.Cmp(limit) != 0 {
+				return false
+			}
+		}
+	}
+	return len(all) > 0
+}
+
+// take picks n CPUs of free as the kubelet's packed allocation does: whole sockets first, then
+// whole cores, preferring the sockets and cores already in use, so that what stays free stays
+// whole.
+func (m *Manager) take(free cpuset.CPUSet, n int) (cpuset.CPUSet, error) {
+	t := m.o.Topology
+	perCore, perSocket := t.cpusPer()
+	var picked []int
+	avail := free
+	freeOf := func(key func(CPUInfo) int, v int) []int {
+		var out []int
+		for _, id := range avail.List() {
+			if info, _ := t.info(id); key(info) == v {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	socketOf := func(c CPUInfo) int { return c.Socket }
+	coreOf := func(c CPUInfo) int { return c.Core }
+	// groups lists the groups (sockets or cores) of avail whose every CPU is free, in order.
+	groups := func(key func(CPUInfo) int, size int) [][]int {
+		seen := map[int]bool{}
+		var out [][]int
+		for _, id := range avail.List() {
+			info, _ := t.info(id)
+			k := key(info)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if ids := freeOf(key, k); len(ids) == size {
+				out = append(out, ids)
+			}
+		}
+		slices.SortStableFunc(out, func(a, b []int) int {
+			ia, _ := t.info(a[0])
+			ib, _ := t.info(b[0])
+			return cmp.Compare(len(freeOf(socketOf, ia.Socket)), len(freeOf(socketOf, ib.Socket)))
+		})
+		return out
+	}
+	takeIDs := func(ids []int) {
+		picked = append(picked, ids...)
+		avail = avail.Difference(cpuset.New(ids...))
+		n -= len(ids)
+	}
+	for n >= perSocket {
+		g := groups(socketOf, perSocket)
+		if len(g) == 0 {
+			break
+		}
+		takeIDs(g[0])
+	}
+	for n >= perCore {
+		g := groups(coreOf, perCore)
+		if len(g) == 0 {
+			break
+		}
+		takeIDs(g[0])
+	}
+	for n > 0 {
+		ids := avail.List()
+		if len(ids) == 0 {
+			return cpuset.New(), fmt.Errorf("not enough cpus available to satisfy request")
+		}
+		slices.SortStableFunc(ids, func(a, b int) int {
+			ia, _ := t.info(a)
+			ib, _ := t.info(b)
+			return cmp.Or(
+				cmp.Compare(len(freeOf(coreOf, ia.Core)), len(freeOf(coreOf, ib.Core))),
+				cmp.Compare(len(freeOf(socketOf, ia.Socket)), len(freeOf(socketOf, ib.Socket))),
+				cmp.Compare(a, b))
+		})
+		takeIDs(ids[:1])
+	}
+	return cpuset.New(picked...), nil
+}

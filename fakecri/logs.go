@@ -1,0 +1,143 @@
+package fakecri
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LogSpec makes a running container write lines to its log file (the sandbox's log directory
+// joined with the container's log path) in the CRI log format, "<RFC 3339 nano time> <stream> F
+// <line>", as containerd does. Lines are written as of the clock whenever the runtime is called, so
+// a reader that calls the runtime first sees every line due.
+type LogSpec struct {
+	// Lines are written in turn, one each Every since the container started, starting over after
+	// the last; "{n}" in a line is replaced by the line's number, counted from 1.
+	Lines []string `json:"lines"`
+	// Every is the time between lines; required.
+	Every Duration `json:"every"`
+	// Stream is "stdout" (default) or "stderr".
+	Stream string `json:"stream,omitempty"`
+	// Count stops after this many lines; 0 writes while the container runs.
+	Count int `json:"count,omitempty"`
+}
+
+func compileLogs(l *LogSpec, field string) error {
+	switch {
+	case l == nil:
+		return nil
+	case len(l.Lines) == 0:
+		return fmt.Errorf("%s.lines: at least one line is required", field)
+	case l.Every <= 0:
+		return fmt.Errorf("%s.every: must be positive", field)
+	case l.Stream != "" && l.Stream != "stdout" && l.Stream != "stderr":
+		return fmt.Errorf("%s.stream: %q is neither stdout nor stderr", field, l.Stream)
+	case l.Count < 0:
+		return fmt.Errorf("%s.count: negative", field)
+	}
+	return nil
+}
+
+// logWriter is a running container's open log file. Like containerd's, it keeps writing to the
+// file it opened, renamed or not, until ReopenContainerLog opens the path again.
+type logWriter struct {
+	spec    *LogSpec
+	path    string
+	f       *os.File
+	written int
+}
+
+func openLog(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+}
+
+// startLogLocked opens c's log file when its rule scripts log lines.
+func (r *Runtime) startLogLocked(c *container) error {
+	if c.rule == nil || c.rule.Logs == nil {
+		return nil
+	}
+	if c.logPath == "" {
+		return fmt.Errorf("container %q scripts log lines but has no log path", c.id)
+	}
+	f, err := openLog(c.logPath)
+	if err != nil {
+		return fmt.Errorf("failed to create container log file: %w", err)
+	}
+	c.log = &logWriter{spec: c.rule.Logs, path: c.logPath, f: f}
+	r.logging = append(r.logging, c)
+	return nil
+}
+
+// writeLogLocked writes c's lines due up to until. A write that fails loses its lines, as a
+// runtime's would on a full disk.
+func (c *container) writeLogLocked(until time.Time) {
+	w := c.log
+	if w == nil {
+		return
+	}
+	every := w.spec.Every.D()
+	due := int(until.Sub(c.startedAt) / every)
+	if w.spec.Count > 0 {
+		due = min(due, w.spec.Count)
+	}
+	if due <= w.written {
+		return
+	}
+	stream := w.spec.Stream
+	if stream == "" {
+		stream = "stdout"
+	}
+	var b strings.Builder
+	for n := w.written + 1; n <= due; n++ {
+		at := c.startedAt.Add(time.Duration(n) * every)
+		line := strings.ReplaceAll(w.spec.Lines[(n-1)%len(w.spec.Lines)], "{n}", strconv.Itoa(n))
+		fmt.Fprintf(&b, "%s %s F %s\n", at.UTC().Format(time.RFC3339Nano), stream, line)
+	}
+	w.written = due
+	w.f.WriteString(b.String())
+}
+
+// stopLogLocked writes c's last lines, up to at, and closes its log file.
+func (r *Runtime) stopLogLocked(c *container, at time.Time) {
+	if c.log == nil {
+		return
+	}
+	c.writeLogLocked(at)
+	c.log.f.Close()
+	c.log = nil
+	for i, x := range r.logging {
+		if x == c {
+			r.logging = append(r.logging[:i], r.logging[i+1:]...)
+			break
+		}
+	}
+}
+
+// writeLogsLocked brings every running container's log up to now.
+func (r *Runtime) writeLogsLocked(now time.Time) {
+	for _, c := range r.logging {
+		c.writeLogLocked(now)
+	}
+}
+
+// reopenLogLocked writes what is due to the file c has open, then opens its log path again,
+// creating it when the agent moved the old file away.
+func (c *container) reopenLogLocked(now time.Time) error {
+	if c.log == nil {
+		return nil
+	}
+	c.writeLogLocked(now)
+	f, err := openLog(c.log.path)
+	if err != nil {
+		return err
+	}
+	c.log.f.Close()
+	c.log.f = f
+	return nil
+}

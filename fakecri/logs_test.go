@@ -1,0 +1,146 @@
+package fakecri
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// logFixture runs container "app" of pod "web", whose rule scripts logs, with its log directory
+// in a temporary directory; it answers the container id and its log file.
+func logFixture(t *testing.T, rule ContainerRule) (*fixture, string, string) {
+	t.Helper()
+	rule.Match = ContainerMatch{Name: "app"}
+	f := newFixture(t, &Script{Containers: []ContainerRule{rule}})
+	f.pull("nginx:1.27")
+	cfg := podConfig("web", nil)
+	cfg.LogDirectory = t.TempDir()
+	resp, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := f.create(resp.PodSandboxId, "app", "nginx:1.27", 0)
+	f.start(id)
+	return f, id, filepath.Join(cfg.LogDirectory, "app", "0.log")
+}
+
+func readLog(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func logLine(at time.Duration, stream, msg string) string {
+	return t0.Add(at).Format(time.RFC3339Nano) + " " + stream + " F " + msg + "\n"
+}
+
+// TestScriptedLogs: a running container writes its lines in the CRI format at their times on the
+// clock, numbered, cycling, as of the last runtime call.
+func TestScriptedLogs(t *testing.T) {
+	f, id, p := logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"hello {n}", "world"}, Every: Duration(time.Second)}})
+	f.advance(3500 * time.Millisecond)
+	if st := f.status(id); st.LogPath != p {
+		t.Fatalf("log path %q, want %q", st.LogPath, p)
+	}
+	want := logLine(time.Second, "stdout", "hello 1") + logLine(2*time.Second, "stdout", "world") + logLine(3*time.Second, "stdout", "hello 3")
+	if got := readLog(t, p); got != want {
+		t.Fatalf("log\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestScriptedLogsStopAtExitAndCount: lines stop at Count and when the container exits.
+func TestScriptedLogsStopAtExitAndCount(t *testing.T) {
+	f, id, p := logFixture(t, ContainerRule{
+		Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second), Stream: "stderr"},
+		Exit: &ExitSpec{After: Duration(2500 * time.Millisecond), Code: 1},
+	})
+	f.advance(10 * time.Second)
+	if st := f.status(id); st.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+		t.Fatalf("state %v", st.State)
+	}
+	if got, want := readLog(t, p), logLine(time.Second, "stderr", "x")+logLine(2*time.Second, "stderr", "x"); got != want {
+		t.Fatalf("log after exit\n%s\nwant\n%s", got, want)
+	}
+	f, id, p = logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second), Count: 1}})
+	f.advance(5 * time.Second)
+	f.status(id)
+	if got, want := readLog(t, p), logLine(time.Second, "stdout", "x"); got != want {
+		t.Fatalf("log with count 1\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestReopenContainerLog: after the agent renames the log file, lines keep going to the renamed
+// file until ReopenContainerLog, then to a new file at the log path, as with containerd.
+func TestReopenContainerLog(t *testing.T) {
+	f, id, p := logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"line {n}"}, Every: Duration(time.Second)}})
+	f.advance(time.Second)
+	f.status(id)
+	if err := os.Rename(p, p+".rotated"); err != nil {
+		t.Fatal(err)
+	}
+	f.advance(time.Second)
+	if _, err := f.rt.ReopenContainerLog(f.ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readLog(t, p); got != "" {
+		t.Fatalf("reopened log holds %q, want nothing yet", got)
+	}
+	f.advance(time.Second)
+	f.status(id)
+	if got, want := readLog(t, p+".rotated"), logLine(time.Second, "stdout", "line 1")+logLine(2*time.Second, "stdout", "line 2"); got != want {
+		t.Fatalf("rotated file\n%s\nwant\n%s", got, want)
+	}
+	if got, want := readLog(t, p), logLine(3*time.Second, "stdout", "line 3"); got != want {
+		t.Fatalf("new file\n%s\nwant\n%s", got, want)
+	}
+	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: id}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.rt.ReopenContainerLog(f.ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
+	wantCode(t, err, codes.FailedPrecondition)
+}
+
+// TestScriptedLogsUnwritable: a log file that cannot be created fails the start, as containerd's.
+func TestScriptedLogsUnwritable(t *testing.T) {
+	f := newFixture(t, &Script{Containers: []ContainerRule{{Match: ContainerMatch{Name: "app"}, Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second)}}}})
+	f.pull("nginx:1.27")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "app"), nil, 0o600); err != nil { // a file where the directory goes
+		t.Fatal(err)
+	}
+	cfg := podConfig("web", nil)
+	cfg.LogDirectory = dir
+	resp, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := f.create(resp.PodSandboxId, "app", "nginx:1.27", 0)
+	_, err = f.rt.StartContainer(f.ctx, &runtimeapi.StartContainerRequest{ContainerId: id})
+	if err == nil || !strings.Contains(err.Error(), "log file") {
+		t.Fatalf("start with an unwritable log: %v", err)
+	}
+	if st := f.status(id); st.Reason != "StartError" {
+		t.Fatalf("reason %q, want StartError", st.Reason)
+	}
+}
+
+func TestLogScriptErrors(t *testing.T) {
+	for _, bad := range []string{
+		"containers: [{match: {name: x}, logs: {every: 1s}}]",
+		"containers: [{match: {name: x}, logs: {lines: [a]}}]",
+		"containers: [{match: {name: x}, logs: {lines: [a], every: 1s, stream: stdin}}]",
+		"containers: [{match: {name: x}, logs: {lines: [a], every: 1s, count: -1}}]",
+	} {
+		if _, err := ParseScript([]byte(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

@@ -60,9 +60,13 @@ type Options struct {
 	Cores int
 	// PodLogsDir holds each pod's log directory; empty means DefaultPodLogsDir.
 	PodLogsDir string
-	// HTTP and Dial run httpGet and tcpSocket probes; a simulator injects fakes.
+	// HTTP and Dial run httpGet, tcpSocket and grpc probes and httpGet hooks; a simulator injects
+	// fakes. Without HTTP, a client as Kubernetes' prober's: no keep-alives, TLS unverified.
 	HTTP HTTPDoer
 	Dial Dialer
+	// Version is the agent's major.minor, sent as the User-Agent orch-probe/<Version> of httpGet
+	// and grpc probes (Kubernetes' kube-probe/<major>.<minor>).
+	Version string
 	// FS is the node's filesystem rooted at /, from which --resolv-conf is read; nil reads the
 	// machine's.
 	FS fs.FS
@@ -91,20 +95,22 @@ func readNodeFile(fsys fs.FS, name string) ([]byte, error) {
 
 // Manager keeps the desired pods and makes the runtime match them.
 type Manager struct {
-	clk      clock.Clock
-	rt       cri.RuntimeService
-	img      cri.ImageManagerService
-	rec      Recorder
-	log      klog.Logger
-	http     HTTPDoer
-	dial     Dialer
-	timeout  time.Duration
-	syncFreq time.Duration
-	relist   time.Duration
-	capacity int
-	logsDir  string
-	dns      []string
-	domain   string
+	clk       clock.Clock
+	rt        cri.RuntimeService
+	img       cri.ImageManagerService
+	rec       Recorder
+	log       klog.Logger
+	http      HTTPDoer
+	dial      Dialer
+	userAgent string
+	fs        fs.FS // the node's files: termination messages and logs
+	timeout   time.Duration
+	syncFreq  time.Duration
+	relist    time.Duration
+	capacity  int
+	logsDir   string
+	dns       []string
+	domain    string
 	// resolvConf is --resolv-conf and hostDNS what it held at start: the base of pods' DNS.
 	resolvConf string
 	hostDNS    *runtimeapi.DNSConfig
@@ -172,7 +178,7 @@ func New(o Options) (*Manager, error) {
 	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
-		http: o.HTTP, dial: o.Dial,
+		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS,
 		timeout:      c.RuntimeRequestTimeout.Duration,
 		syncFreq:     c.SyncFrequency.Duration,
 		relist:       DefaultRelistPeriod,
@@ -205,7 +211,7 @@ func New(o Options) (*Manager, error) {
 		m.log = klog.Background()
 	}
 	if m.http == nil {
-		m.http = &http.Client{}
+		m.http = probeClient()
 	}
 	if m.dial == nil {
 		m.dial = (&net.Dialer{}).DialContext
@@ -537,7 +543,7 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		if p == nil || p.removed {
 			return
 		}
-		m.probe(ctx, p, k.container)
+		m.probe(ctx, p, k.container, k.probe)
 	}
 }
 

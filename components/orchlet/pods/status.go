@@ -25,6 +25,9 @@ const (
 // the phase as Kubernetes' getPhase, and the kubelet's pod conditions.
 func (m *Manager) setStatus(p *podState, statuses map[string]*runtimeapi.ContainerStatus) {
 	pod := p.pod
+	if statuses != nil {
+		p.lastStatuses = statuses
+	}
 	st := corev1.PodStatus{PodIP: p.podIP, StartTime: p.started(), Reason: p.reason, Message: p.msg}
 	if p.podIP != "" {
 		st.PodIPs = []corev1.PodIP{{IP: p.podIP}}

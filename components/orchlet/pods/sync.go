@@ -3,6 +3,7 @@ package pods
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -42,6 +43,11 @@ func podRef(pod *corev1.Pod) *corev1.ObjectReference {
 func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 	r := podRef(pod)
 	r.FieldPath = fmt.Sprintf("spec.containers{%s}", name)
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			r.FieldPath = fmt.Sprintf("spec.initContainers{%s}", name)
+		}
+	}
 	return r
 }
 
@@ -421,7 +427,7 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		p.terminal = m.finished(p, in)
 	}
 	if p.terminal != "" {
-		// Keep the regular containers' last statuses: the pod's phase is read from them.
+		// The regular containers' last statuses: the pod's phase is read from them.
 		p.lastStatuses = in.statuses
 		return m.killPod(ctx, p, sbs, ctrs)
 	}
@@ -472,6 +478,22 @@ func (m *Manager) killPod(ctx context.Context, p *podState, sbs []*runtimeapi.Po
 	}
 	for name, cs := range p.ctrs {
 		m.unwatch(p, name, cs)
+	}
+	// What was running is shown as it exited.
+	for _, name := range slices.Sorted(maps.Keys(p.lastStatuses)) {
+		st := p.lastStatuses[name]
+		if st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		if err := m.request(ctx, func(ctx context.Context) error {
+			resp, err := m.rt.ContainerStatus(ctx, st.Id, false)
+			if err == nil {
+				p.lastStatuses[name] = resp.GetStatus()
+			}
+			return err
+		}); err != nil {
+			return fmt.Errorf("status of container %s: %w", name, err)
+		}
 	}
 	p.sandboxReady = false
 	m.setStatus(p, p.lastStatuses)

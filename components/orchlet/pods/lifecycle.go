@@ -66,16 +66,7 @@ func (m *Manager) runHook(ctx context.Context, p *podState, c *corev1.Container,
 		}
 		return "", nil
 	case h.Sleep != nil:
-		d := time.Duration(h.Sleep.Seconds) * time.Second
-		t := m.clk.Timer(min(d, limit))
-		defer t.Stop()
-		m.callStarted(true, m.clk.Now().Add(min(d, limit)))
-		defer m.callEnded(true)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
+		// Not a call: killContainer and startContainer wait for a sleep on the queue instead.
 		return "", nil
 	case h.TCPSocket != nil:
 		// Deprecated and never run by the kubelet either; the API server refuses it in new pods.
@@ -92,6 +83,13 @@ func (m *Manager) postStart(ctx context.Context, p *podState, c *corev1.Containe
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return nil
 	}
+	if s := c.Lifecycle.PostStart.Sleep; s != nil {
+		// The kubelet starts the next container once the hook is over: startContainer holds
+		// until then, and the pod's sync is queued for it.
+		p.holdUntil = m.clk.Now().Add(time.Duration(s.Seconds) * time.Second)
+		m.enqueue(p.syncKey(), p.holdUntil)
+		return nil
+	}
 	msg, err := m.runHook(ctx, p, c, id, c.Lifecycle.PostStart, 0)
 	if err == nil {
 		return nil
@@ -99,7 +97,7 @@ func (m *Manager) postStart(ctx context.Context, p *podState, c *corev1.Containe
 	m.log.Error(err, "PostStart hook failed", "pod", p.pod.Name, "namespace", p.pod.Namespace, "container", c.Name)
 	// The message stays out of the event, as in the kubelet, so secrets do not leak through it.
 	m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailedPostStartHook, "Start", "PostStartHook failed")
-	if err := m.killContainer(ctx, p, c.Name, c, id, ReasonFailedPostStartHook, m.gracePeriod(p.pod)); err != nil {
+	if _, err := m.killContainer(ctx, p, c.Name, c, id, ReasonFailedPostStartHook, m.gracePeriod(p.pod)); err != nil {
 		return err
 	}
 	cs.waiting = &corev1.ContainerStateWaiting{Reason: waitPostStartHookError, Message: msg}
@@ -108,10 +106,30 @@ func (m *Manager) postStart(ctx context.Context, p *podState, c *corev1.Containe
 
 // killContainer is the kubelet's killContainer: a Killing event with note, c's preStop hook (if
 // any) within the grace period, then StopContainer with what is left of it, at least 2 seconds.
-// c is nil for a container no longer in the spec.
-func (m *Manager) killContainer(ctx context.Context, p *podState, name string, c *corev1.Container, id, note string, grace int64) error {
+// c is nil for a container no longer in the spec. A sleep hook is not waited for here: the stop
+// is put off until it ends (the pod's sync is queued then) and killContainer reports false; it
+// is called again then, and stops the container.
+func (m *Manager) killContainer(ctx context.Context, p *podState, name string, c *corev1.Container, id, note string, grace int64) (bool, error) {
+	if d, ok := p.deferred[id]; ok {
+		if m.clk.Now().Before(d.at) {
+			m.enqueue(p.syncKey(), d.at)
+			return false, nil
+		}
+		delete(p.deferred, id)
+		return true, m.stopWithin(ctx, id, d.grace)
+	}
 	m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "%s", note)
 	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
+		if s := c.Lifecycle.PreStop.Sleep; s != nil {
+			wait := min(s.Seconds, grace)
+			at := m.clk.Now().Add(time.Duration(wait) * time.Second)
+			if p.deferred == nil {
+				p.deferred = map[string]deferredStop{}
+			}
+			p.deferred[id] = deferredStop{at: at, grace: grace - wait}
+			m.enqueue(p.syncKey(), at)
+			return false, nil
+		}
 		start := m.clk.Now()
 		if msg, err := m.runHook(ctx, p, c, id, c.Lifecycle.PreStop, time.Duration(grace)*time.Second); err != nil {
 			m.log.Error(err, "PreStop hook failed", "pod", p.pod.Name, "namespace", p.pod.Namespace, "container", name, "message", msg)
@@ -119,6 +137,18 @@ func (m *Manager) killContainer(ctx context.Context, p *podState, name string, c
 		}
 		grace -= int64(m.clk.Since(start).Seconds())
 	}
+	return true, m.stopWithin(ctx, id, grace)
+}
+
+// deferredStop is a StopContainer put off until a preStop sleep ends, with the grace left then.
+type deferredStop struct {
+	at    time.Time
+	grace int64
+}
+
+// stopWithin stops id with grace seconds (at least 2) to exit; the request may take the runtime
+// timeout on top of it, as Kubernetes' CRI client allows.
+func (m *Manager) stopWithin(ctx context.Context, id string, grace int64) error {
 	grace = max(grace, minGracePeriod)
 	return m.callWithin(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 		return m.rt.StopContainer(ctx, id, grace)

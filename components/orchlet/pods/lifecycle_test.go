@@ -2,8 +2,10 @@ package pods
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -210,5 +212,127 @@ func TestActiveDeadline(t *testing.T) {
 	}
 	if len(h.rec.reasons(ReasonDeadlineExceeded)) != 1 {
 		t.Error("no DeadlineExceeded event")
+	}
+}
+
+// A postStart hook runs right after the start; when it fails the container is killed with a
+// FailedPostStartHook event and waits as PostStartHookError, then restarts with back-off.
+func TestPostStartHook(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler corev1.LifecycleHandler
+		fails   bool
+	}{
+		{"exec passes", corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"echo", "hi"}}}, false},
+		{"exec fails", corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}}, true},
+		{"sleep", corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 3}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, script(), config(nil), nil)
+			c := ctr("app", "app:1")
+			c.Lifecycle = &corev1.Lifecycle{PostStart: &tc.handler}
+			h.add(newPod("p", c, ctr("next", "app:1")))
+			h.runUntil(5 * time.Second)
+			cs := h.pod("p").Status.ContainerStatuses[0]
+			if !tc.fails {
+				if len(h.rec.reasons(ReasonFailedPostStartHook)) != 0 || len(h.calls("StopContainer", "")) != 0 {
+					t.Errorf("a passing hook killed the container: %v", h.rec.lines())
+				}
+				want := []string{"app@0s", "next@0s"}
+				if tc.handler.Sleep != nil {
+					want = []string{"app@0s", "next@3s"} // the next container waits for the hook
+				}
+				if got := h.startedAt(); !slices.Equal(got, want) {
+					t.Errorf("starts %v, want %v", got, want)
+				}
+				return
+			}
+			// the first restart is at once, as after any exit; the next waits for the back-off
+			e := h.rec.reasons(ReasonFailedPostStartHook)
+			if len(e) != 2 || e[0].note != "PostStartHook failed" {
+				t.Errorf("events %v", h.rec.lines())
+			}
+			if k := h.rec.reasons(ReasonKilling); len(k) != len(e) || k[0].note != "FailedPostStartHook" || len(h.calls("StopContainer", "")) != len(e) {
+				t.Errorf("Killing events %v", k)
+			}
+			if cs.State.Waiting == nil || (cs.State.Waiting.Reason != "PostStartHookError" && cs.State.Waiting.Reason != "CrashLoopBackOff") {
+				t.Errorf("state %+v", cs.State)
+			}
+			h.runUntil(15 * time.Second)
+			if n := len(h.calls("StartContainer", "")); n < 2 {
+				t.Errorf("not restarted: %d starts", n)
+			}
+		})
+	}
+}
+
+// A preStop hook runs before StopContainer, within the grace period (the deletion's when given,
+// else the pod's), and StopContainer gets what is left of it, at least 2 seconds.
+func TestPreStopAndGracePeriods(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sleep    int64
+		podGrace int64
+		delGrace *int64
+		timeout  string // StopContainer's
+		at       time.Duration
+	}{
+		{"no hook", 0, 30, nil, "timeout=30", 10 * time.Second},
+		{"sleep 5 of 30", 5, 30, nil, "timeout=25", 15 * time.Second},
+		{"sleep 5 of 6 keeps the minimum", 5, 6, nil, "timeout=2", 15 * time.Second},
+		{"sleep cut at the grace period", 60, 8, nil, "timeout=2", 18 * time.Second},
+		{"the deletion's grace period", 5, 30, ptr(int64(10)), "timeout=5", 15 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, script(), config(nil), nil)
+			c := ctr("app", "app:1")
+			if tc.sleep > 0 {
+				c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: tc.sleep}}}
+			}
+			pod := newPod("p", c)
+			pod.Spec.TerminationGracePeriodSeconds = &tc.podGrace
+			h.add(pod)
+			h.runUntil(10 * time.Second)
+			gone := pod.DeepCopy()
+			gone.DeletionGracePeriodSeconds = tc.delGrace
+			h.remove(gone)
+			h.runUntil(2 * time.Minute)
+			stops := h.calls("StopContainer", "")
+			if len(stops) != 1 || !strings.HasSuffix(stops[0].Request, tc.timeout) || stops[0].Start.Sub(t0) != tc.at {
+				t.Fatalf("StopContainer = %+v, want %s at %v", stops, tc.timeout, tc.at)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// An exited container's message ends with its termination message: with FallbackToLogsOnError
+// and a failure, the end of its log when no termination message file says anything.
+func TestTerminationMessageFromLogs(t *testing.T) {
+	for _, tc := range []struct {
+		policy corev1.TerminationMessagePolicy
+		code   int32
+		want   string
+	}{
+		{corev1.TerminationMessageFallbackToLogsOnError, 2, "starting\npanic: boom\ngoroutine 1\n"},
+		{corev1.TerminationMessageFallbackToLogsOnError, 0, ""},
+		{corev1.TerminationMessageReadFile, 2, ""},
+	} {
+		t.Run(string(tc.policy)+strconv.Itoa(int(tc.code)), func(t *testing.T) {
+			log := "2025-01-01T00:00:01Z stdout F starting\n2025-01-01T00:00:02Z stderr P panic: \n2025-01-01T00:00:02Z stderr F boom\n2025-01-01T00:00:02Z stderr F goroutine 1\n"
+			fsys := fstest.MapFS{"var/log/pods/default_p_uid-p/app/0.log": {Data: []byte(log)}}
+			h := newHarness(t, script(exits("app", 2*time.Second, tc.code)), config(nil), func(o *Options) { o.FS = fsys })
+			c := ctr("app", "app:1")
+			c.TerminationMessagePolicy = tc.policy
+			pod := newPod("p", c)
+			pod.Spec.RestartPolicy = corev1.RestartPolicyAlways
+			h.add(pod)
+			h.runUntil(3 * time.Second)
+			last := h.pod("p").Status.ContainerStatuses[0].LastTerminationState.Terminated
+			if last == nil || last.Message != tc.want {
+				t.Errorf("last state %+v, want message %q", last, tc.want)
+			}
+		})
 	}
 }

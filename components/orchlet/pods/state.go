@@ -63,6 +63,8 @@ type podState struct {
 	sandboxReady bool   // the sandbox last seen was ready: PodReadyToStartContainers
 	initialized  bool   // the regular containers have been started once: init is done
 	lastStatuses map[string]*runtimeapi.ContainerStatus
+	deferred     map[string]deferredStop // by container id: stops waiting for a preStop sleep
+	holdUntil    time.Time               // no container starts before: a postStart sleep runs
 }
 
 // ctrState is what the manager remembers of one container of a pod across its instances.

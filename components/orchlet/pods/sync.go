@@ -258,19 +258,27 @@ func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id string)
 }
 
 // stopRunning kills the pod's running containers in Kubernetes' termination order: the regular
-// containers first, then the sidecars in reverse order of the spec, each with its preStop hook.
-func (m *Manager) stopRunning(ctx context.Context, p *podState, ctrs []*runtimeapi.Container) error {
+// containers first (side by side: each one's preStop sleep runs while the others stop), then the
+// sidecars one at a time in reverse order of the spec. It reports false while a preStop sleep
+// still runs; the pod's sync is queued for its end.
+func (m *Manager) stopRunning(ctx context.Context, p *podState, ctrs []*runtimeapi.Container) (bool, error) {
+	done := true
 	for _, c := range terminationOrder(p.pod, ctrs) {
 		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
 		name := c.Labels[LabelContainerName]
-		spec, _ := p.container(name)
-		if err := m.killContainer(ctx, p, name, spec, c.Id, fmt.Sprintf("Stopping container %s", name), m.gracePeriod(p.pod)); err != nil {
-			return fmt.Errorf("stopping container %s: %w", name, err)
+		spec, isInit := p.container(name)
+		if isInit && !done {
+			break // sidecars stop after the regular containers, and after each other
 		}
+		stopped, err := m.killContainer(ctx, p, name, spec, c.Id, fmt.Sprintf("Stopping container %s", name), m.gracePeriod(p.pod))
+		if err != nil {
+			return false, fmt.Errorf("stopping container %s: %w", name, err)
+		}
+		done = done && stopped
 	}
-	return nil
+	return done, nil
 }
 
 // teardown stops the pod's running containers and sandboxes, then removes them.
@@ -280,7 +288,7 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		return err
 	}
 	sortContainers(ctrs)
-	if err := m.stopRunning(ctx, p, ctrs); err != nil {
+	if done, err := m.stopRunning(ctx, p, ctrs); !done || err != nil {
 		return err
 	}
 	for _, s := range sbs {
@@ -466,7 +474,8 @@ func (m *Manager) finished(p *podState, in *instances) corev1.PodPhase {
 // sandbox, as the kubelet's KillPod, and shows its final status.
 func (m *Manager) killPod(ctx context.Context, p *podState, sbs []*runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) error {
 	sortContainers(ctrs)
-	if err := m.stopRunning(ctx, p, ctrs); err != nil {
+	if done, err := m.stopRunning(ctx, p, ctrs); !done || err != nil {
+		m.setStatus(p, p.lastStatuses)
 		return err
 	}
 	for _, s := range sbs {
@@ -588,12 +597,15 @@ func (m *Manager) syncContainer(ctx context.Context, p *podState, in *instances,
 		return err
 	}
 	if st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && cs.kill != probeNone && cs.probedID == l.Id {
-		if err := m.killContainer(ctx, p, c.Name, c, l.Id, cs.killNote, m.killGrace(pod, c, cs.kill)); err != nil {
+		stopped, err := m.killContainer(ctx, p, c.Name, c, l.Id, cs.killNote, m.killGrace(pod, c, cs.kill))
+		if err != nil {
 			return fmt.Errorf("killing unhealthy container %s: %w", c.Name, err)
 		}
-		cs.kill = probeNone
-		in.changed = true
-		return nil // the next sync, due now, sees it exited and restarts it
+		if stopped {
+			cs.kill = probeNone
+			in.changed = true // the next sync, due now, sees it exited and restarts it
+		}
+		return nil
 	}
 	switch st.GetState() {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
@@ -709,6 +721,10 @@ func (m *Manager) terminated(c *corev1.Container, st *runtimeapi.ContainerStatus
 func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtimeapi.PodSandboxConfig, c *corev1.Container, attempt uint32) (bool, error) {
 	pod := p.pod
 	cs := p.ctr(c.Name)
+	if m.clk.Now().Before(p.holdUntil) {
+		m.enqueue(p.syncKey(), p.holdUntil) // a postStart sleep runs: look again at its end
+		return false, nil
+	}
 	ref, ok := m.ensureImage(ctx, p, c, cs, sbCfg)
 	if !ok {
 		return false, nil

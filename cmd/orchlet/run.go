@@ -142,6 +142,7 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady,
+		Version: o.Version.Major + "." + o.Version.Minor,
 	})
 	return a, nodeName, err
 }

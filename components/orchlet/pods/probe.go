@@ -187,6 +187,9 @@ func (m *Manager) probe(ctx context.Context, p *podState, name string, t probeTy
 	}
 	if result < 0 && t != probeReadiness {
 		cs.kill, cs.killNote = t, fmt.Sprintf("Container %s failed %s probe, will be restarted", name, strings.ToLower(t.String()))
+		if _, isInit := p.container(name); isInit {
+			cs.killNote = fmt.Sprintf("Init container %s failed %s probe", name, strings.ToLower(t.String()))
+		}
 		r.run = 0
 		m.enqueue(p.syncKey(), now)
 		return

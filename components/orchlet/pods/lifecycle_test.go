@@ -1,14 +1,19 @@
 package pods
 
 import (
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"orch.io/orch/fakecri"
 )
@@ -218,6 +223,24 @@ func TestActiveDeadline(t *testing.T) {
 // A postStart hook runs right after the start; when it fails the container is killed with a
 // FailedPostStartHook event and waits as PostStartHookError, then restarts with back-off.
 func TestPostStartHook(t *testing.T) {
+	var mu sync.Mutex
+	var agents []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		agents = append(agents, r.UserAgent())
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	hookHost, portText, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	hookPort, _ := strconv.Atoi(portText)
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(agents) != 1 || agents[0] != "orch-lifecycle/1.37" {
+			t.Errorf("hook requests' User-Agent = %v", agents)
+		}
+	}()
 	for _, tc := range []struct {
 		name    string
 		handler corev1.LifecycleHandler
@@ -226,9 +249,12 @@ func TestPostStartHook(t *testing.T) {
 		{"exec passes", corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"echo", "hi"}}}, false},
 		{"exec fails", corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"false"}}}, true},
 		{"sleep", corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 3}}, false},
+		// a hook's HTTP status does not matter, as in the kubelet; only an error fails it
+		{"httpGet answered 500", corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: hookHost, Port: intstr.FromInt(hookPort), Path: "/warm"}}, false},
+		{"httpGet refused", corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Port: intstr.FromInt(closedPort(t)), Path: "/warm"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, script(), config(nil), nil)
+			h := newHarness(t, script(), config(nil), func(o *Options) { o.Version = "1.37" })
 			c := ctr("app", "app:1")
 			c.Lifecycle = &corev1.Lifecycle{PostStart: &tc.handler}
 			h.add(newPod("p", c, ctr("next", "app:1")))
@@ -306,6 +332,17 @@ func TestPreStopAndGracePeriods(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// closedPort is a local port nothing listens on.
+func closedPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
 
 // An exited container's message ends with its termination message: with FallbackToLogsOnError
 // and a failure, the end of its log when no termination message file says anything.

@@ -248,8 +248,8 @@ func (m *Manager) runProbe(ctx context.Context, p *podState, c *corev1.Container
 
 // httpGet sends an httpGet probe or hook: to host (the pod's IP by default), with the headers
 // given (Host among them sets the request's host) and the User-Agent and Accept Kubernetes'
-// prober sends unless given. For a probe a status from 200 to 399 passes; a hook, as the
-// kubelet's, only fails on an error.
+// prober sends unless given (orch-lifecycle/<version> for a hook, as kube-lifecycle). For a probe
+// a status from 200 to 399 passes; a hook, as the kubelet's, only fails on an error.
 func (m *Manager) httpGet(ctx context.Context, p *podState, c *corev1.Container, g *corev1.HTTPGetAction, probe bool) error {
 	port, err := resolvePort(g.Port, c)
 	if err != nil {
@@ -283,7 +283,11 @@ func (m *Manager) httpGet(ctx context.Context, p *podState, c *corev1.Container,
 		req.Header.Add(h.Name, h.Value)
 	}
 	if _, ok := req.Header["User-Agent"]; !ok {
-		req.Header.Set("User-Agent", m.userAgent)
+		ua := m.userAgent
+		if !probe {
+			ua = "orch-lifecycle/" + strings.TrimPrefix(ua, "orch-probe/")
+		}
+		req.Header.Set("User-Agent", ua)
 	}
 	if _, ok := req.Header["Accept"]; !ok {
 		req.Header.Set("Accept", "*/*")

@@ -392,7 +392,8 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		}
 		// Until a sandbox runs, the pod is Pending with its containers ContainerCreating, as the
 		// kubelet shows it, also while sandbox creation keeps failing.
-		p.sandboxReady = false
+		// A new sandbox runs the init containers again from the first, as the kubelet's does.
+		p.sandboxReady, p.initialized = false, false
 		m.setStatus(p, nil)
 		return m.runSandbox(ctx, p, attempt)
 	}

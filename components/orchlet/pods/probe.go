@@ -161,6 +161,12 @@ func (m *Manager) probe(ctx context.Context, p *podState, name string, t probeTy
 		return
 	}
 	err := m.runProbe(ctx, p, c, cs.probedID, pr)
+	// The next probe is a period after this one began, as on the kubelet's ticker, or at once
+	// when this one took longer.
+	next := now.Add(probePeriod(pr))
+	if n := m.clk.Now(); next.Before(n) {
+		next = n
+	}
 	now = m.clk.Now()
 	result := int8(1)
 	if err != nil {
@@ -173,7 +179,6 @@ func (m *Manager) probe(ctx context.Context, p *podState, name string, t probeTy
 	} else {
 		r.last, r.run = result, 1
 	}
-	next := now.Add(probePeriod(pr))
 	if (result < 0 && r.run < failureThreshold(pr)) || (result > 0 && r.run < successThreshold(pr)) {
 		m.enqueue(p.probeKey(name, t), next)
 		return

@@ -240,3 +240,41 @@ func TestGRPCProbe(t *testing.T) {
 		})
 	}
 }
+
+// An exec probe slower than timeoutSeconds fails with the kubelet's timeout message; a
+// readiness gate whose condition is missing keeps the pod unready though its containers are.
+func TestExecProbeTimeoutAndReadinessGates(t *testing.T) {
+	s := script()
+	s.Exec = []fakecri.ExecRule{{Command: "slow", Delay: dur(5 * time.Second)}}
+	h := newHarness(t, s, config(nil), nil)
+	c := ctr("app", "app:1")
+	c.ReadinessProbe = execProbe("slow", 10)
+	c.ReadinessProbe.TimeoutSeconds = 2
+	d := ctr("db", "app:1")
+	pod := newPod("p", c, d)
+	pod.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/lb"}}
+	h.add(pod)
+	h.runUntil(3 * time.Second)
+	if e := h.rec.reasons(ReasonUnhealthy); len(e) != 1 || e[0].note != `Readiness probe failed: command "slow" timed out` || e[0].at != 2*time.Second {
+		t.Errorf("events %v", h.rec.lines())
+	}
+	st := h.pod("p").Status
+	if c := cond(st, corev1.ContainersReady); c.Message != "containers with unready status: [app]" {
+		t.Errorf("ContainersReady = %+v", c)
+	}
+	if !st.ContainerStatuses[1].Ready {
+		t.Errorf("db not ready: %+v", st.ContainerStatuses[1])
+	}
+	s.Exec = nil
+	if err := h.rt.SetScript(s); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(11 * time.Second)
+	st = h.pod("p").Status
+	if c := cond(st, corev1.PodReady); c.Status != corev1.ConditionFalse || c.Reason != "ReadinessGatesNotReady" || c.Message != `corresponding condition of pod readiness gate "example.com/lb" does not exist.` {
+		t.Errorf("Ready = %+v", c)
+	}
+	if cond(st, corev1.ContainersReady).Status != corev1.ConditionTrue {
+		t.Errorf("ContainersReady = %+v", cond(st, corev1.ContainersReady))
+	}
+}

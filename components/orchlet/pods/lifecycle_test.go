@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/fakecri"
 )
 
@@ -72,6 +73,14 @@ func TestInitContainersRunInOrder(t *testing.T) {
 	}
 	if c := cond(st, corev1.PodReadyToStartContainers); c.Status != corev1.ConditionTrue {
 		t.Errorf("PodReadyToStartContainers = %+v", c)
+	}
+	off := newHarness(t, script(), config(func(c *v1beta1.OrchletConfiguration) {
+		c.FeatureGates = map[string]bool{"PodReadyToStartContainersCondition": false}
+	}), nil)
+	off.add(newPod("p", ctr("app", "app:1")))
+	off.runUntil(time.Second)
+	if c := cond(off.pod("p").Status, corev1.PodReadyToStartContainers); c.Type != "" {
+		t.Errorf("with the gate off: %+v", c)
 	}
 	h.runUntil(10 * time.Second)
 	if got, want := h.startedAt(), []string{"a@0s", "b@5s", "app@8s"}; !slices.Equal(got, want) {

@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -104,13 +105,15 @@ type Manager struct {
 	dial      Dialer
 	userAgent string
 	fs        fs.FS // the node's files: termination messages and logs
-	timeout   time.Duration
-	syncFreq  time.Duration
-	relist    time.Duration
-	capacity  int
-	logsDir   string
-	dns       []string
-	domain    string
+	// readyToStart is the PodReadyToStartContainersCondition gate: pods show that condition.
+	readyToStart bool
+	timeout      time.Duration
+	syncFreq     time.Duration
+	relist       time.Duration
+	capacity     int
+	logsDir      string
+	dns          []string
+	domain       string
 	// resolvConf is --resolv-conf and hostDNS what it held at start: the base of pods' DNS.
 	resolvConf string
 	hostDNS    *runtimeapi.DNSConfig
@@ -176,6 +179,10 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	gates, err := featuregates.New(c.FeatureGates)
+	if err != nil {
+		return nil, fmt.Errorf("pods: %w", err)
+	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
 		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS,
@@ -189,6 +196,7 @@ func New(o Options) (*Manager, error) {
 		domain:       c.ClusterDomain,
 		resolvConf:   c.ResolverConfig,
 		sysctls:      sysctls,
+		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
 		queue:        map[itemKey]time.Time{},

@@ -171,7 +171,8 @@ func podPhase(pod *corev1.Pod, st corev1.PodStatus, terminal corev1.PodPhase, in
 	return corev1.PodPending
 }
 
-// conditions are the kubelet's: PodReadyToStartContainers (the sandbox is up), Initialized,
+// conditions are the kubelet's: PodReadyToStartContainers (the sandbox is up; with its gate on, the
+// default), Initialized,
 // Ready, ContainersReady and PodScheduled, each keeping its last transition time while its
 // status stays the same, as the status manager keeps it.
 func (m *Manager) conditions(p *podState, st corev1.PodStatus) []corev1.PodCondition {
@@ -197,13 +198,11 @@ func (m *Manager) conditions(p *podState, st corev1.PodStatus) []corev1.PodCondi
 			ready = corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: condReadinessGatesOff, Message: strings.Join(msgs, ", ")}
 		}
 	}
-	out := []corev1.PodCondition{
-		{Type: corev1.PodReadyToStartContainers, Status: sandbox},
-		initializedCondition(pod, st),
-		ready,
-		containersReady,
-		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+	var out []corev1.PodCondition
+	if m.readyToStart {
+		out = append(out, corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: sandbox})
 	}
+	out = append(out, initializedCondition(pod, st), ready, containersReady, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
 	now := metav1.NewTime(m.clk.Now())
 	for i := range out {
 		out[i].LastTransitionTime = now

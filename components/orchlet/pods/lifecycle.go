@@ -68,11 +68,10 @@ func (m *Manager) runHook(ctx context.Context, p *podState, c *corev1.Container,
 	case h.Sleep != nil:
 		// Not a call: killContainer and startContainer wait for a sleep on the queue instead.
 		return "", nil
-	case h.TCPSocket != nil:
-		// Deprecated and never run by the kubelet either; the API server refuses it in new pods.
-		return "", nil
 	}
-	err := errors.New("a lifecycle handler needs exec, httpGet or sleep")
+	// tcpSocket is kept in the API for compatibility only: the kubelet runs no such hook and
+	// fails it as an invalid handler, as here.
+	err := errors.New("invalid lifecycle handler: one of exec, httpGet or sleep is needed")
 	return err.Error(), err
 }
 

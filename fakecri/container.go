@@ -464,13 +464,19 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 // StopContainer sends the container SIGTERM and waits, on the clock, for it
 // to exit: after the scripted stop delay, or killed (137) when the grace
 // period (timeout seconds) runs out first. Stopping a container that is not
-// running succeeds.
+// running succeeds, and so does stopping an unknown one, as the CRI asks
+// (the agent may retry a stop whose container is already gone).
 func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	return call(ctx, r, mStopContainer, req, func(ctx context.Context, req *runtimeapi.StopContainerRequest, cc *callCtx) (*runtimeapi.StopContainerResponse, error) {
 		r.mu.Lock()
 		now := r.now()
 		r.reconcileLocked(now)
 		c, err := r.lookupContainerLocked(req.ContainerId)
+		if status.Code(err) == codes.NotFound {
+			cc.resp = "absent"
+			r.mu.Unlock()
+			return &runtimeapi.StopContainerResponse{}, nil
+		}
 		if err != nil {
 			r.mu.Unlock()
 			return nil, err
@@ -517,9 +523,9 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 	})
 }
 
-// RemoveContainer removes a container that is not running (a running one
-// is refused unless the script sets node.forceRemove); removing an absent
-// container succeeds.
+// RemoveContainer removes a container, killing it first when it runs (a
+// running one is refused when the script sets node.forceRemove false);
+// removing an absent container succeeds.
 func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
 	return call(ctx, r, mRemoveContainer, req, func(ctx context.Context, req *runtimeapi.RemoveContainerRequest, cc *callCtx) (*runtimeapi.RemoveContainerResponse, error) {
 		sc := r.cur.Load()

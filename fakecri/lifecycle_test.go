@@ -83,12 +83,6 @@ func TestContainerLifecycle(t *testing.T) {
 		t.Fatalf("running status %v", st)
 	}
 
-	// a running container and a ready sandbox refuse removal
-	_, err = f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: cid})
-	wantCode(t, err, codes.FailedPrecondition)
-	_, err = f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod})
-	wantCode(t, err, codes.FailedPrecondition)
-
 	// stop with a grace period: the default container exits on SIGTERM at once
 	f.mock.Add(time.Minute)
 	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: cid, Timeout: 30}); err != nil {
@@ -103,8 +97,13 @@ func TestContainerLifecycle(t *testing.T) {
 	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: cid}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"})
-	wantCode(t, err, codes.NotFound)
+	// stopping an unknown container or sandbox succeeds, as the CRI asks
+	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"}); err != nil {
+		t.Fatal("stop of an unknown container:", err)
+	}
+	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "nope"}); err != nil {
+		t.Fatal("stop of an unknown sandbox:", err)
+	}
 
 	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: pod}); err != nil {
 		t.Fatal(err)
@@ -206,14 +205,41 @@ func TestStopGraceAndKill(t *testing.T) {
 	}
 }
 
+// By default removing a running container or a ready sandbox stops it first, as the CRI text
+// asks; forceRemove false, or a fault, asks for the refusal older runtimes give.
 func TestForceRemove(t *testing.T) {
-	f := newFixture(t, &Script{Node: NodeScript{ForceRemove: true}})
-	pod, c := f.run("p", "c", "redis", 0)
-	if _, err := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod}); err != nil {
-		t.Fatal(err)
+	no := false
+	for _, tc := range []struct {
+		name   string
+		script *Script
+		refuse bool
+	}{
+		{"default", nil, false},
+		{"forceRemove false", &Script{Node: NodeScript{ForceRemove: &no}}, true},
+		{"fault", &Script{Faults: []FaultRule{{Method: "Remove*", Error: &FaultError{Code: "FailedPrecondition", Message: "running"}}}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.script)
+			pod, c := f.run("p", "c", "redis", 0)
+			_, errC := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c})
+			_, errS := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod})
+			if tc.refuse {
+				wantCode(t, errC, codes.FailedPrecondition)
+				wantCode(t, errS, codes.FailedPrecondition)
+				if st := f.status(c); st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+					t.Fatalf("a refused removal changed the container: %v", st)
+				}
+				return
+			}
+			if errC != nil || errS != nil {
+				t.Fatal(errC, errS)
+			}
+			_, err := f.rt.ContainerStatus(f.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c})
+			wantCode(t, err, codes.NotFound)
+			_, err = f.rt.PodSandboxStatus(f.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: pod})
+			wantCode(t, err, codes.NotFound)
+		})
 	}
-	_, err := f.rt.ContainerStatus(f.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c})
-	wantCode(t, err, codes.NotFound)
 }
 
 func TestCreateNeedsImageAndUniqueNames(t *testing.T) {

@@ -231,7 +231,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 }
 
 // StopPodSandbox kills the sandbox's containers and marks it not ready.
-// Stopping a stopped sandbox succeeds.
+// Stopping a stopped or an unknown sandbox succeeds, as the CRI asks.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
 	return call(ctx, r, mStopPodSandbox, req, func(ctx context.Context, req *runtimeapi.StopPodSandboxRequest, cc *callCtx) (*runtimeapi.StopPodSandboxResponse, error) {
 		r.mu.Lock()
@@ -239,6 +239,10 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSan
 		now := r.now()
 		r.reconcileLocked(now)
 		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
+		if status.Code(err) == codes.NotFound {
+			cc.resp = "absent"
+			return &runtimeapi.StopPodSandboxResponse{}, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -247,9 +251,9 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSan
 	})
 }
 
-// RemovePodSandbox removes a stopped sandbox and its containers. A ready
-// sandbox is refused (unless the script sets node.forceRemove); an absent
-// one is already removed.
+// RemovePodSandbox removes a sandbox and its containers, stopping it first
+// when it is ready (refused when the script sets node.forceRemove false);
+// an absent one is already removed.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
 	return call(ctx, r, mRemovePodSandbox, req, func(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest, cc *callCtx) (*runtimeapi.RemovePodSandboxResponse, error) {
 		c := r.cur.Load()

@@ -44,10 +44,10 @@ type NodeScript struct {
 	SandboxImage string `json:"sandboxImage,omitempty"`
 	// RuntimeHandlers are the handlers besides the default "" (default ["runc"]).
 	RuntimeHandlers []string `json:"runtimeHandlers,omitempty"`
-	// ForceRemove makes RemoveContainer and RemovePodSandbox kill what is
-	// still running, as the CRI text asks; by default they refuse, as
-	// older runtimes (and docker) do.
-	ForceRemove bool `json:"forceRemove,omitempty"`
+	// ForceRemove (default true) makes RemoveContainer and RemovePodSandbox
+	// stop what is still running first, as the CRI text asks; false makes
+	// them refuse, as older runtimes (and docker) do.
+	ForceRemove *bool `json:"forceRemove,omitempty"`
 	// ImageFs and RootFs describe the two filesystems; images always go on
 	// ImageFs, container writable layers on the one ContainerFs names.
 	ImageFs     *Filesystem `json:"imageFs,omitempty"`
@@ -475,7 +475,7 @@ func compileScript(s *Script, seed int64) (*compiled, error) {
 		runtimeReady:   Condition{Status: true},
 		networkReady:   Condition{Status: true},
 		sandboxImage:   or(n.SandboxImage, defaultSandboxImage),
-		forceRemove:    n.ForceRemove,
+		forceRemove:    n.ForceRemove == nil || *n.ForceRemove,
 		preload:        n.PreloadImages,
 	}
 	if n.RuntimeReady != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing/fstest"
@@ -349,15 +350,34 @@ func (w *World) diffPods(n *Node, now time.Time, add func(int, time.Time, string
 	}
 }
 
-// podSummary is the part of a pod's status the trace follows.
+// podSummary is the part of a pod's status the trace follows. Init containers (init/<name>),
+// readiness (ready=) and startedness (started=) appear only for pods whose spec has them, and the
+// pod's Ready condition only when a container has a readiness or startup probe.
 func podSummary(p *corev1.Pod) string {
 	var b strings.Builder
 	b.WriteString(string(p.Status.Phase))
 	if p.Status.Reason != "" {
 		b.WriteString(" reason=" + p.Status.Reason)
 	}
-	for _, cs := range p.Status.ContainerStatuses {
-		b.WriteString(" " + cs.Name + "=")
+	probed := false
+	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range list {
+			probed = probed || c.ReadinessProbe != nil || c.StartupProbe != nil
+		}
+	}
+	if probed {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				b.WriteString(" Ready=" + string(c.Status))
+			}
+		}
+	}
+	specs := map[string]corev1.Container{}
+	for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+		specs[c.Name] = c
+	}
+	write := func(prefix string, cs corev1.ContainerStatus) {
+		b.WriteString(" " + prefix + cs.Name + "=")
 		switch s := cs.State; {
 		case s.Running != nil:
 			b.WriteString("running")
@@ -371,6 +391,19 @@ func podSummary(p *corev1.Pod) string {
 		if cs.RestartCount > 0 {
 			fmt.Fprintf(&b, ",restarts=%d", cs.RestartCount)
 		}
+		spec := specs[cs.Name]
+		if spec.StartupProbe != nil && cs.Started != nil {
+			fmt.Fprintf(&b, ",started=%v", *cs.Started)
+		}
+		if spec.ReadinessProbe != nil || spec.StartupProbe != nil {
+			fmt.Fprintf(&b, ",ready=%v", cs.Ready)
+		}
+	}
+	for _, cs := range p.Status.InitContainerStatuses {
+		write("init/", cs)
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		write("", cs)
 	}
 	return b.String()
 }

@@ -143,6 +143,7 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady,
 		RootDir: o.Flags.RootDir,
+		Version: o.Version.Major + "." + o.Version.Minor,
 	})
 	return a, nodeName, err
 }

@@ -26,13 +26,14 @@ type Spec struct {
 
 // Gates the node agent reads itself, and the two that switch whole stages.
 const (
-	AllAlpha                       = "AllAlpha"
-	AllBeta                        = "AllBeta"
-	ContextualLogging              = "ContextualLogging"
-	LoggingAlphaOptions            = "LoggingAlphaOptions"
-	LoggingBetaOptions             = "LoggingBetaOptions"
-	QOSReserved                    = "QOSReserved"
-	RotateOrchletServerCertificate = "RotateOrchletServerCertificate"
+	AllAlpha                           = "AllAlpha"
+	AllBeta                            = "AllBeta"
+	ContextualLogging                  = "ContextualLogging"
+	LoggingAlphaOptions                = "LoggingAlphaOptions"
+	LoggingBetaOptions                 = "LoggingBetaOptions"
+	PodReadyToStartContainersCondition = "PodReadyToStartContainersCondition"
+	QOSReserved                        = "QOSReserved"
+	RotateOrchletServerCertificate     = "RotateOrchletServerCertificate"
 )
 
 // Known returns every gate with its spec; the map is a copy the caller may keep.

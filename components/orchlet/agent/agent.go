@@ -38,8 +38,10 @@ type Deps struct {
 	FS fs.FS
 	// HTTP fetches --manifest-url and runs httpGet probes; nil uses a client of its own.
 	HTTP *http.Client
-	// Dial opens tcpSocket probe connections; nil dials for real.
+	// Dial opens tcpSocket and grpc probe connections; nil dials for real.
 	Dial pods.Dialer
+	// Version is the agent's major.minor, in the probes' User-Agent orch-probe/<Version>.
+	Version string
 	// Cores is the node's CPU count, for --pods-per-core.
 	Cores int
 	// SourcesReady, when set, tells whether every pod source beyond the static ones (the API
@@ -80,7 +82,12 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if d.Clock == nil || d.Runtime == nil || d.Images == nil || d.Sink == nil || d.NodeName == "" {
 		return nil, errors.New("agent: Clock, Runtime, Images, Sink and NodeName are required")
 	}
-	if d.HTTP == nil {
+	// Probes get the caller's client when given one, else the pod workers' own, which (as
+	// Kubernetes' prober) does not verify certificates: the manifest URL's client must.
+	var probes pods.HTTPDoer
+	if d.HTTP != nil {
+		probes = d.HTTP
+	} else {
 		d.HTTP = &http.Client{}
 	}
 	a := &Agent{clk: d.Clock, node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, images: d.Images, execTimeout: cfg.RuntimeRequestTimeout.Duration, podCIDR: cfg.PodCIDR, logger: d.Logger}
@@ -111,7 +118,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	}
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
-		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
+		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
 		SourcesReady: d.SourcesReady, CPUs: a.CPUs,
 	})
 	if err != nil {

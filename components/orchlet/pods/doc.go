@@ -1,7 +1,20 @@
 // Package pods runs the node agent's pods: it admits the desired pods the sources deliver, and for
 // each admitted pod pulls its images, runs its sandbox and containers through the CRI, restarts
-// them with crash-loop back-off, probes their liveness, tears down pods that left the sources and
-// reports pod status.
+// them with crash-loop back-off, probes them, tears down pods that left the sources and reports
+// pod status.
+//
+// A pod's lifecycle is Kubernetes' kubelet's (computePodActions, the prober, the status
+// generator): init containers run one at a time to success before the regular containers, and
+// sidecars (init containers with restartPolicy Always) start in order, each once the one before
+// has started, and keep running; restartPolicy Never, OnFailure and Always decide restarts and
+// the phase, a pod whose containers are done for good (or past activeDeadlineSeconds) being
+// terminal and stopped. Startup, readiness and liveness probes (exec, httpGet, tcpSocket, grpc)
+// run on the clock with their thresholds; the startup probe gates the other two; the pod's
+// conditions and each container's ready and started follow them. postStart and preStop hooks
+// (exec, httpGet, sleep) run around a container's start and stop; StopContainer gets the grace
+// period left after the preStop hook, at least 2 seconds; regular containers stop before sidecars,
+// sidecars in reverse order. A sleep hook waits on the queue, not in a call, so Step never blocks
+// on the clock outside the runtime.
 //
 // Determinism comes first. All work goes through one queue of items ordered by due time, then pod
 // namespace/name, then container name; Step does the items due now, one at a time, and every CRI

@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -60,9 +61,13 @@ type Options struct {
 	Cores int
 	// PodLogsDir holds each pod's log directory; empty means DefaultPodLogsDir.
 	PodLogsDir string
-	// HTTP and Dial run httpGet and tcpSocket probes; a simulator injects fakes.
+	// HTTP and Dial run httpGet, tcpSocket and grpc probes and httpGet hooks; a simulator injects
+	// fakes. Without HTTP, a client as Kubernetes' prober's: no keep-alives, TLS unverified.
 	HTTP HTTPDoer
 	Dial Dialer
+	// Version is the agent's major.minor, sent as the User-Agent orch-probe/<Version> of httpGet
+	// and grpc probes (Kubernetes' kube-probe/<major>.<minor>).
+	Version string
 	// FS is the node's filesystem rooted at /, from which --resolv-conf is read; nil reads the
 	// machine's.
 	FS fs.FS
@@ -93,21 +98,25 @@ func readNodeFile(fsys fs.FS, name string) ([]byte, error) {
 
 // Manager keeps the desired pods and makes the runtime match them.
 type Manager struct {
-	clk      clock.Clock
-	rt       cri.RuntimeService
-	img      cri.ImageManagerService
-	rec      Recorder
-	log      klog.Logger
-	http     HTTPDoer
-	dial     Dialer
-	timeout  time.Duration
-	syncFreq time.Duration
-	relist   time.Duration
-	capacity int
-	logsDir  string
-	cpus     CPUAssigner
-	dns      []string
-	domain   string
+	clk       clock.Clock
+	rt        cri.RuntimeService
+	img       cri.ImageManagerService
+	rec       Recorder
+	log       klog.Logger
+	http      HTTPDoer
+	dial      Dialer
+	userAgent string
+	fs        fs.FS // the node's files: termination messages and logs
+	// readyToStart is the PodReadyToStartContainersCondition gate: pods show that condition.
+	readyToStart bool
+	timeout      time.Duration
+	syncFreq     time.Duration
+	relist       time.Duration
+	capacity     int
+	logsDir      string
+	cpus         CPUAssigner
+	dns          []string
+	domain       string
 	// resolvConf is --resolv-conf and hostDNS what it held at start: the base of pods' DNS.
 	resolvConf string
 	hostDNS    *runtimeapi.DNSConfig
@@ -173,9 +182,13 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	gates, err := featuregates.New(c.FeatureGates)
+	if err != nil {
+		return nil, fmt.Errorf("pods: %w", err)
+	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
-		http: o.HTTP, dial: o.Dial,
+		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS,
 		timeout:      c.RuntimeRequestTimeout.Duration,
 		syncFreq:     c.SyncFrequency.Duration,
 		relist:       DefaultRelistPeriod,
@@ -187,6 +200,7 @@ func New(o Options) (*Manager, error) {
 		domain:       c.ClusterDomain,
 		resolvConf:   c.ResolverConfig,
 		sysctls:      sysctls,
+		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
 		queue:        map[itemKey]time.Time{},
@@ -209,7 +223,7 @@ func New(o Options) (*Manager, error) {
 		m.log = klog.Background()
 	}
 	if m.http == nil {
-		m.http = &http.Client{}
+		m.http = probeClient()
 	}
 	if m.dial == nil {
 		m.dial = (&net.Dialer{}).DialContext
@@ -541,7 +555,7 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		if p == nil || p.removed {
 			return
 		}
-		m.probe(ctx, p, k.container)
+		m.probe(ctx, p, k.container, k.probe)
 	}
 }
 

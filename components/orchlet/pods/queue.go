@@ -24,6 +24,7 @@ type itemKey struct {
 	name      string
 	uid       types.UID
 	container string
+	probe     probeType // for kindProbe: which of the container's probes
 }
 
 // enqueue makes k due at t, or earlier if it is already queued for an earlier time.
@@ -69,6 +70,9 @@ func before(da time.Time, a itemKey, db time.Time, b itemKey) bool {
 	}
 	if a.kind != b.kind {
 		return a.kind < b.kind
+	}
+	if a.probe != b.probe {
+		return a.probe < b.probe
 	}
 	return a.uid < b.uid
 }

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // Kubernetes' kubelet back-off figures, for crash loops and for image pulls alike.
@@ -55,6 +56,15 @@ type podState struct {
 	syncErr   backoff
 	status    corev1.PodStatus
 	snap      *corev1.Pod // the copy Pods last published; nil once the pod was touched since
+	// terminal is the phase (Succeeded or Failed) of a pod that is done: its containers are
+	// stopped and none is started again, as Kubernetes' kubelet treats a terminal pod.
+	terminal     corev1.PodPhase
+	reason, msg  string // the pod status reason and message (DeadlineExceeded)
+	sandboxReady bool   // the sandbox last seen was ready: PodReadyToStartContainers
+	initialized  bool   // the regular containers have been started once: init is done
+	lastStatuses map[string]*runtimeapi.ContainerStatus
+	deferred     map[string]deferredStop // by container id: stops waiting for a preStop sleep
+	holdUntil    time.Time               // no container starts before: a postStart sleep runs
 }
 
 // ctrState is what the manager remembers of one container of a pod across its instances.
@@ -63,9 +73,12 @@ type ctrState struct {
 	pull     backoff
 	waiting  *corev1.ContainerStateWaiting // why the container waits, when the manager decided it
 	lastTerm *corev1.ContainerStateTerminated
-	probedID string // the container instance the liveness probe watches
-	failures int
-	kill     bool // the liveness probe failed: kill probedID and restart
+	// probedID is the running instance the probes watch, since probedAt (its start).
+	probedID string
+	probes   [numProbeTypes]probeResult
+	// kill names why probedID must be killed and restarted (a liveness or startup probe failed).
+	kill     probeType
+	killNote string
 }
 
 func newPodState(pod *corev1.Pod, now time.Time) *podState {
@@ -79,8 +92,28 @@ func (p *podState) syncKey() itemKey {
 	return itemKey{kind: kindSync, namespace: p.pod.Namespace, name: p.pod.Name, uid: p.pod.UID}
 }
 
-func (p *podState) probeKey(container string) itemKey {
-	return itemKey{kind: kindProbe, namespace: p.pod.Namespace, name: p.pod.Name, uid: p.pod.UID, container: container}
+func (p *podState) probeKey(container string, t probeType) itemKey {
+	return itemKey{kind: kindProbe, namespace: p.pod.Namespace, name: p.pod.Name, uid: p.pod.UID, container: container, probe: t}
+}
+
+// container finds a container of the spec by name, init containers included.
+func (p *podState) container(name string) (*corev1.Container, bool) {
+	for i := range p.pod.Spec.InitContainers {
+		if c := &p.pod.Spec.InitContainers[i]; c.Name == name {
+			return c, true
+		}
+	}
+	for i := range p.pod.Spec.Containers {
+		if c := &p.pod.Spec.Containers[i]; c.Name == name {
+			return c, false
+		}
+	}
+	return nil, false
+}
+
+// sidecar is Kubernetes' IsRestartableInitContainer: an init container with restartPolicy Always.
+func sidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 func (p *podState) ctr(name string) *ctrState {

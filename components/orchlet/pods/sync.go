@@ -3,6 +3,8 @@ package pods
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -41,6 +43,11 @@ func podRef(pod *corev1.Pod) *corev1.ObjectReference {
 func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 	r := podRef(pod)
 	r.FieldPath = fmt.Sprintf("spec.containers{%s}", name)
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			r.FieldPath = fmt.Sprintf("spec.initContainers{%s}", name)
+		}
+	}
 	return r
 }
 
@@ -250,6 +257,30 @@ func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id string)
 	})
 }
 
+// stopRunning kills the pod's running containers in Kubernetes' termination order: the regular
+// containers first (side by side: each one's preStop sleep runs while the others stop), then the
+// sidecars one at a time in reverse order of the spec. It reports false while a preStop sleep
+// still runs; the pod's sync is queued for its end.
+func (m *Manager) stopRunning(ctx context.Context, p *podState, ctrs []*runtimeapi.Container) (bool, error) {
+	done := true
+	for _, c := range terminationOrder(p.pod, ctrs) {
+		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		name := c.Labels[LabelContainerName]
+		spec, isInit := p.container(name)
+		if isInit && !done {
+			break // sidecars stop after the regular containers, and after each other
+		}
+		stopped, err := m.killContainer(ctx, p, name, spec, c.Id, fmt.Sprintf("Stopping container %s", name), m.gracePeriod(p.pod))
+		if err != nil {
+			return false, fmt.Errorf("stopping container %s: %w", name, err)
+		}
+		done = done && stopped
+	}
+	return done, nil
+}
+
 // teardown stops the pod's running containers and sandboxes, then removes them.
 func (m *Manager) teardown(ctx context.Context, p *podState) error {
 	sbs, ctrs, err := m.listPod(ctx, p.pod.UID)
@@ -257,15 +288,8 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		return err
 	}
 	sortContainers(ctrs)
-	for _, c := range ctrs {
-		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			continue
-		}
-		name := c.Labels[LabelContainerName]
-		m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "Stopping container %s", name)
-		if err := m.stopContainer(ctx, p.pod, c.Id); err != nil {
-			return fmt.Errorf("stopping container %s: %w", name, err)
-		}
+	if done, err := m.stopRunning(ctx, p, ctrs); !done || err != nil {
+		return err
 	}
 	for _, s := range sbs {
 		if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
@@ -283,7 +307,9 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		}
 	}
 	for name := range p.ctrs {
-		delete(m.queue, p.probeKey(name))
+		for t := probeStartup; t < numProbeTypes; t++ {
+			delete(m.queue, p.probeKey(name, t))
+		}
 	}
 	delete(m.pods, p.pod.UID)
 	m.touched[p.pod.UID] = true // published as stopped
@@ -307,14 +333,49 @@ func sortContainers(cs []*runtimeapi.Container) {
 	})
 }
 
-// syncPod brings up the sandbox, then each container in spec order, restarting exited ones as the
-// restart policy and the crash-loop back-off allow.
+// terminationOrder is ctrs, sorted, with the pod's init containers moved to the end in reverse
+// order of the spec, so that sidecars stop after the containers they serve, the last first.
+func terminationOrder(pod *corev1.Pod, ctrs []*runtimeapi.Container) []*runtimeapi.Container {
+	rank := map[string]int{}
+	for i, c := range pod.Spec.InitContainers {
+		rank[c.Name] = len(pod.Spec.InitContainers) - i
+	}
+	out := slices.Clone(ctrs)
+	sort.SliceStable(out, func(i, j int) bool {
+		return rank[out[i].Labels[LabelContainerName]] < rank[out[j].Labels[LabelContainerName]]
+	})
+	return out
+}
+
+// instances is what a sync knows of the pod's containers on its ready sandbox: the latest instance
+// of each name, the attempt each name's next instance takes, and the statuses fetched so far.
+type instances struct {
+	latest   map[string]*runtimeapi.Container
+	next     map[string]uint32
+	statuses map[string]*runtimeapi.ContainerStatus
+	sbCfg    *runtimeapi.PodSandboxConfig
+	changed  bool // a container was started or killed: look again at once
+}
+
+// syncPod brings up the sandbox, then the init containers one at a time and the regular containers
+// in spec order, restarting exited ones as the restart policy and the crash-loop back-off allow, as
+// Kubernetes' computePodActions decides. A pod that is done (every regular container exited for
+// good, an init container failed under restartPolicy Never, or activeDeadlineSeconds passed) is
+// terminal: its containers and sandbox are stopped and nothing starts again.
 func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 	pod := p.pod
 	sbs, ctrs, err := m.listPod(ctx, pod.UID)
 	if err != nil {
 		return err
 	}
+	if p.terminal == "" && m.deadlineExceeded(p) {
+		p.terminal, p.reason, p.msg = corev1.PodFailed, ReasonDeadlineExceeded, "Pod was active on the node longer than the specified deadline"
+		m.rec.Eventf(podRef(pod), corev1.EventTypeNormal, ReasonDeadlineExceeded, "Sync", "%s", p.msg)
+	}
+	if p.terminal != "" {
+		return m.killPod(ctx, p, sbs, ctrs)
+	}
+	m.checkDeadline(p)
 	var ready *runtimeapi.PodSandbox
 	var attempt uint32
 	for _, s := range sbs {
@@ -331,86 +392,236 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		}
 		// Until a sandbox runs, the pod is Pending with its containers ContainerCreating, as the
 		// kubelet shows it, also while sandbox creation keeps failing.
+		// A new sandbox runs the init containers again from the first, as the kubelet's does.
+		p.sandboxReady, p.initialized = false, false
 		m.setStatus(p, nil)
 		return m.runSandbox(ctx, p, attempt)
 	}
+	p.sandboxReady = true
 	if p.sandboxID != ready.Id {
 		p.sandboxID = ready.Id
 		if err := m.readPodIP(ctx, p); err != nil {
 			return err
 		}
 	}
-	latest := map[string]*runtimeapi.Container{}
-	next := map[string]uint32{} // the attempt a new instance takes: names are reserved per attempt
+	in := &instances{latest: map[string]*runtimeapi.Container{}, next: map[string]uint32{}, statuses: map[string]*runtimeapi.ContainerStatus{}}
 	for _, c := range ctrs {
-		if a := c.Metadata.GetAttempt() + 1; a > next[c.Metadata.GetName()] {
-			next[c.Metadata.GetName()] = a
+		if a := c.Metadata.GetAttempt() + 1; a > in.next[c.Metadata.GetName()] {
+			in.next[c.Metadata.GetName()] = a
 		}
 		if c.PodSandboxId != ready.Id {
 			continue
 		}
 		name := c.Metadata.GetName()
-		if l := latest[name]; l == nil || c.Metadata.GetAttempt() > l.Metadata.GetAttempt() {
-			latest[name] = c
+		if l := in.latest[name]; l == nil || c.Metadata.GetAttempt() > l.Metadata.GetAttempt() {
+			in.latest[name] = c
 		}
 	}
-	sbCfg := m.sandboxConfig(pod, ready.Metadata.GetAttempt())
-	statuses := map[string]*runtimeapi.ContainerStatus{}
-	changed := false
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		cs := p.ctr(c.Name)
-		l := latest[c.Name]
-		if l == nil {
-			started, err := m.startContainer(ctx, p, sbCfg, c, next[c.Name])
-			changed = changed || started
-			if err != nil {
+	in.sbCfg = m.sandboxConfig(pod, ready.Metadata.GetAttempt())
+	initialized, err := m.syncInit(ctx, p, in)
+	if err != nil {
+		return err
+	}
+	if initialized && p.terminal == "" {
+		p.initialized = true
+		policy := pod.Spec.RestartPolicy
+		if policy == "" {
+			policy = corev1.RestartPolicyAlways
+		}
+		for i := range pod.Spec.Containers {
+			if err := m.syncContainer(ctx, p, in, &pod.Spec.Containers[i], policy); err != nil {
 				return err
 			}
+		}
+		p.terminal = m.finished(p, in)
+	}
+	if p.terminal != "" {
+		// The regular containers' last statuses: the pod's phase is read from them.
+		p.lastStatuses = in.statuses
+		return m.killPod(ctx, p, sbs, ctrs)
+	}
+	m.setStatus(p, in.statuses)
+	if in.changed {
+		// Look again at once, so an instant crash is seen at the time it happened.
+		m.enqueue(p.syncKey(), m.clk.Now())
+	}
+	return nil
+}
+
+// finished is the terminal phase of a pod whose regular containers all exited and none will be
+// restarted (restartPolicy Never, or OnFailure with every exit 0); "" while it is not done.
+func (m *Manager) finished(p *podState, in *instances) corev1.PodPhase {
+	policy := p.pod.Spec.RestartPolicy
+	if policy == "" || policy == corev1.RestartPolicyAlways || len(p.pod.Spec.Containers) == 0 {
+		return ""
+	}
+	phase := corev1.PodSucceeded
+	for _, c := range p.pod.Spec.Containers {
+		st := in.statuses[c.Name]
+		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED || p.ctr(c.Name).kill != probeNone {
+			return ""
+		}
+		if st.ExitCode != 0 {
+			if policy == corev1.RestartPolicyOnFailure {
+				return ""
+			}
+			phase = corev1.PodFailed
+		}
+	}
+	return phase
+}
+
+// killPod stops what still runs of a terminal pod, containers in termination order then the
+// sandbox, as the kubelet's KillPod, and shows its final status.
+func (m *Manager) killPod(ctx context.Context, p *podState, sbs []*runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) error {
+	sortContainers(ctrs)
+	if done, err := m.stopRunning(ctx, p, ctrs); !done || err != nil {
+		m.setStatus(p, p.lastStatuses)
+		return err
+	}
+	for _, s := range sbs {
+		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
+				return fmt.Errorf("stopping sandbox: %w", err)
+			}
+		}
+	}
+	for name, cs := range p.ctrs {
+		m.unwatch(p, name, cs)
+	}
+	// What was running is shown as it exited.
+	for _, name := range slices.Sorted(maps.Keys(p.lastStatuses)) {
+		st := p.lastStatuses[name]
+		if st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
-		var st *runtimeapi.ContainerStatus
 		if err := m.request(ctx, func(ctx context.Context) error {
-			resp, err := m.rt.ContainerStatus(ctx, l.Id, false)
+			resp, err := m.rt.ContainerStatus(ctx, st.Id, false)
 			if err == nil {
-				st = resp.GetStatus()
+				p.lastStatuses[name] = resp.GetStatus()
 			}
 			return err
 		}); err != nil {
-			return fmt.Errorf("status of container %s: %w", c.Name, err)
-		}
-		statuses[c.Name] = st
-		if st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && cs.kill && cs.probedID == l.Id {
-			m.rec.Eventf(containerRef(pod, c.Name), corev1.EventTypeNormal, ReasonKilling, "Killing", "Container %s failed liveness probe, will be restarted", c.Name)
-			if err := m.stopContainer(ctx, pod, l.Id); err != nil {
-				return fmt.Errorf("killing unhealthy container %s: %w", c.Name, err)
-			}
-			cs.kill = false
-			changed = true
-			continue // the next sync, due now, sees it exited and restarts it
-		}
-		switch st.GetState() {
-		case runtimeapi.ContainerState_CONTAINER_RUNNING:
-			cs.waiting = nil
-			m.watchLiveness(p, c, cs, l.Id, st)
-		case runtimeapi.ContainerState_CONTAINER_CREATED:
-			if err := m.start(ctx, p, c, cs, l.Id); err != nil {
-				return err
-			}
-			changed = true
-		case runtimeapi.ContainerState_CONTAINER_EXITED:
-			m.unwatch(p, c.Name, cs)
-			started, err := m.restart(ctx, p, sbCfg, c, cs, l, st)
-			changed = changed || started
-			if err != nil {
-				return err
-			}
+			return fmt.Errorf("status of container %s: %w", name, err)
 		}
 	}
-	m.setStatus(p, statuses)
-	if changed {
-		// Look again at once, so an instant crash is seen at the time it happened.
-		m.enqueue(p.syncKey(), m.clk.Now())
+	p.sandboxReady = false
+	m.setStatus(p, p.lastStatuses)
+	return nil
+}
+
+// syncInit runs the init containers as Kubernetes' computeInitContainerActions does: one at a
+// time in spec order, each to success before the next; a sidecar (restartPolicy Always) is done
+// once it has started (its startup probe passed) and is kept running from then on. A failed init
+// container is restarted with back-off, unless the pod's restartPolicy is Never: then the pod
+// fails. It reports whether every init container is done.
+func (m *Manager) syncInit(ctx context.Context, p *podState, in *instances) (bool, error) {
+	pod := p.pod
+	initialized := p.initialized
+	for _, c := range pod.Spec.Containers {
+		if l := in.latest[c.Name]; l != nil && l.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+			initialized = true // a regular container was created: init ran before
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if sidecar(c) {
+			if err := m.syncContainer(ctx, p, in, c, corev1.RestartPolicyAlways); err != nil {
+				return false, err
+			}
+			if !initialized && !p.ctr(c.Name).started(c) {
+				return false, nil
+			}
+			continue
+		}
+		l := in.latest[c.Name]
+		if initialized {
+			// Done before: only its status is shown.
+			if l != nil {
+				if _, err := m.status(ctx, in, c.Name, l); err != nil {
+					return false, err
+				}
+			}
+			continue
+		}
+		policy := corev1.RestartPolicyOnFailure
+		if pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+			policy = corev1.RestartPolicyNever
+		}
+		if err := m.syncContainer(ctx, p, in, c, policy); err != nil {
+			return false, err
+		}
+		st := in.statuses[c.Name]
+		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+			return false, nil
+		}
+		if st.ExitCode != 0 {
+			if policy == corev1.RestartPolicyNever {
+				p.terminal = corev1.PodFailed
+			}
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// status fetches the runtime status of l, the latest instance of name.
+func (m *Manager) status(ctx context.Context, in *instances, name string, l *runtimeapi.Container) (*runtimeapi.ContainerStatus, error) {
+	var st *runtimeapi.ContainerStatus
+	if err := m.request(ctx, func(ctx context.Context) error {
+		resp, err := m.rt.ContainerStatus(ctx, l.Id, false)
+		if err == nil {
+			st = resp.GetStatus()
+		}
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("status of container %s: %w", name, err)
+	}
+	in.statuses[name] = st
+	return st, nil
+}
+
+// syncContainer brings one container to what policy asks: started when it never ran, probed while
+// it runs (killed when its liveness or startup probe failed), restarted when it exited and policy
+// and back-off allow.
+func (m *Manager) syncContainer(ctx context.Context, p *podState, in *instances, c *corev1.Container, policy corev1.RestartPolicy) error {
+	pod := p.pod
+	cs := p.ctr(c.Name)
+	l := in.latest[c.Name]
+	if l == nil {
+		started, err := m.startContainer(ctx, p, in.sbCfg, c, in.next[c.Name])
+		in.changed = in.changed || started
+		return err
+	}
+	st, err := m.status(ctx, in, c.Name, l)
+	if err != nil {
+		return err
+	}
+	if st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && cs.kill != probeNone && cs.probedID == l.Id {
+		stopped, err := m.killContainer(ctx, p, c.Name, c, l.Id, cs.killNote, m.killGrace(pod, c, cs.kill))
+		if err != nil {
+			return fmt.Errorf("killing unhealthy container %s: %w", c.Name, err)
+		}
+		if stopped {
+			cs.kill = probeNone
+			in.changed = true // the next sync, due now, sees it exited and restarts it
+		}
+		return nil
+	}
+	switch st.GetState() {
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		cs.waiting = nil
+		m.watch(p, c, cs, l.Id, st)
+	case runtimeapi.ContainerState_CONTAINER_CREATED:
+		if err := m.start(ctx, p, c, cs, l.Id); err != nil {
+			return err
+		}
+		in.changed = true
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		m.unwatch(p, c.Name, cs)
+		started, err := m.restart(ctx, p, in.sbCfg, c, cs, l, st, policy)
+		in.changed = in.changed || started
+		return err
 	}
 	return nil
 }
@@ -467,19 +678,15 @@ func (m *Manager) readPodIP(ctx context.Context, p *podState) error {
 
 // restart decides what an exited container needs: nothing when the restart policy keeps it down,
 // a wait while its crash-loop back-off runs, otherwise a new instance.
-func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.PodSandboxConfig, c *corev1.Container, cs *ctrState, l *runtimeapi.Container, st *runtimeapi.ContainerStatus) (bool, error) {
+func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.PodSandboxConfig, c *corev1.Container, cs *ctrState, l *runtimeapi.Container, st *runtimeapi.ContainerStatus, policy corev1.RestartPolicy) (bool, error) {
 	pod := p.pod
-	policy := pod.Spec.RestartPolicy
-	if policy == "" {
-		policy = corev1.RestartPolicyAlways
-	}
 	if policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && st.ExitCode == 0) {
 		cs.waiting = nil
 		return false, nil
 	}
 	now := m.clk.Now()
 	finished := time.Unix(0, st.FinishedAt)
-	cs.lastTerm = terminated(st, m.runtimeName+"://"+l.Id)
+	cs.lastTerm = m.terminated(c, st, m.runtimeName+"://"+l.Id)
 	if until, wait := cs.crash.waitSince(finished, now); wait {
 		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.delay, c.Name, pod.Name, pod.Namespace, pod.UID)
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCrashLoop, Message: msg}
@@ -491,11 +698,19 @@ func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.Po
 	return m.startContainer(ctx, p, sbCfg, c, l.Metadata.GetAttempt()+1)
 }
 
-func terminated(st *runtimeapi.ContainerStatus, id string) *corev1.ContainerStateTerminated {
+// terminated is an exited instance's state, its message followed by its termination message.
+func (m *Manager) terminated(c *corev1.Container, st *runtimeapi.ContainerStatus, id string) *corev1.ContainerStateTerminated {
+	msg := st.Message
+	if tm := m.terminationMessage(c, st); tm != "" {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += tm
+	}
 	return &corev1.ContainerStateTerminated{
 		ExitCode:    st.ExitCode,
 		Reason:      st.Reason,
-		Message:     st.Message,
+		Message:     msg,
 		StartedAt:   metav1.NewTime(time.Unix(0, st.StartedAt)),
 		FinishedAt:  metav1.NewTime(time.Unix(0, st.FinishedAt)),
 		ContainerID: id,
@@ -507,6 +722,10 @@ func terminated(st *runtimeapi.ContainerStatus, id string) *corev1.ContainerStat
 func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtimeapi.PodSandboxConfig, c *corev1.Container, attempt uint32) (bool, error) {
 	pod := p.pod
 	cs := p.ctr(c.Name)
+	if m.clk.Now().Before(p.holdUntil) {
+		m.enqueue(p.syncKey(), p.holdUntil) // a postStart sleep runs: look again at its end
+		return false, nil
+	}
 	ref, ok := m.ensureImage(ctx, p, c, cs, sbCfg)
 	if !ok {
 		return false, nil
@@ -541,5 +760,5 @@ func (m *Manager) start(ctx context.Context, p *podState, c *corev1.Container, c
 	}
 	cs.waiting = nil
 	m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeNormal, ReasonStarted, "Start", "Started container %s", c.Name)
-	return nil
+	return m.postStart(ctx, p, c, cs, id)
 }

@@ -1,0 +1,246 @@
+package pods
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Kubernetes' kubelet figures for stopping containers and reading termination messages.
+const (
+	// minGracePeriod is the least time a container gets to stop, preStop hook or not.
+	minGracePeriod = 2
+	// maxTerminationMessage is how much of a termination message file is read.
+	maxTerminationMessage = 4096
+	// fallbackLogLines and fallbackLogBytes bound FallbackToLogsOnError's read of the log.
+	fallbackLogLines = 80
+	fallbackLogBytes = 2048
+)
+
+// Event reasons and waiting reasons of lifecycle hooks and deadlines, as Kubernetes'.
+const (
+	ReasonFailedPostStartHook = "FailedPostStartHook"
+	ReasonFailedPreStopHook   = "FailedPreStopHook"
+	ReasonDeadlineExceeded    = "DeadlineExceeded"
+	waitPostStartHookError    = "PostStartHookError"
+	waitPodInitializing       = "PodInitializing"
+)
+
+// podFormat is Kubernetes' format.Pod: name_namespace(uid).
+func podFormat(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
+// runHook runs a postStart or preStop handler in container id, bounded by limit on the clock
+// (0: the runtime request timeout), and returns the message Kubernetes' handler runner gives on
+// failure.
+func (m *Manager) runHook(ctx context.Context, p *podState, c *corev1.Container, id string, h *corev1.LifecycleHandler, limit time.Duration) (string, error) {
+	if limit <= 0 {
+		limit = m.timeout
+	}
+	switch {
+	case h.Exec != nil:
+		var stdout, stderr []byte
+		err := m.callWithin(ctx, limit, func(ctx context.Context) (err error) {
+			stdout, stderr, err = m.rt.ExecSync(ctx, id, h.Exec.Command, 0)
+			return err
+		})
+		if err != nil {
+			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q",
+				h.Exec.Command, c.Name, podFormat(p.pod), err, string(stdout)+string(stderr)), err
+		}
+		return "", nil
+	case h.HTTPGet != nil:
+		err := m.callWithin(ctx, limit, func(ctx context.Context) error {
+			return m.httpGet(ctx, p, c, h.HTTPGet, false)
+		})
+		if err != nil {
+			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, podFormat(p.pod), err), err
+		}
+		return "", nil
+	case h.Sleep != nil:
+		// Not a call: killContainer and startContainer wait for a sleep on the queue instead.
+		return "", nil
+	}
+	// tcpSocket is kept in the API for compatibility only: the kubelet runs no such hook and
+	// fails it as an invalid handler, as here.
+	err := errors.New("invalid lifecycle handler: one of exec, httpGet or sleep is needed")
+	return err.Error(), err
+}
+
+// postStart runs c's postStart hook right after the start of instance id, as the kubelet does: a
+// failure is a FailedPostStartHook event, and the instance is killed and waits as
+// PostStartHookError until the restart policy and back-off bring it back.
+func (m *Manager) postStart(ctx context.Context, p *podState, c *corev1.Container, cs *ctrState, id string) error {
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
+		return nil
+	}
+	if s := c.Lifecycle.PostStart.Sleep; s != nil {
+		// The kubelet starts the next container once the hook is over: startContainer holds
+		// until then, and the pod's sync is queued for it.
+		p.holdUntil = m.clk.Now().Add(time.Duration(s.Seconds) * time.Second)
+		m.enqueue(p.syncKey(), p.holdUntil)
+		return nil
+	}
+	msg, err := m.runHook(ctx, p, c, id, c.Lifecycle.PostStart, 0)
+	if err == nil {
+		return nil
+	}
+	m.log.Error(err, "PostStart hook failed", "pod", p.pod.Name, "namespace", p.pod.Namespace, "container", c.Name)
+	// The message stays out of the event, as in the kubelet, so secrets do not leak through it.
+	m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailedPostStartHook, "Start", "PostStartHook failed")
+	if _, err := m.killContainer(ctx, p, c.Name, c, id, ReasonFailedPostStartHook, m.gracePeriod(p.pod)); err != nil {
+		return err
+	}
+	cs.waiting = &corev1.ContainerStateWaiting{Reason: waitPostStartHookError, Message: msg}
+	return nil
+}
+
+// killContainer is the kubelet's killContainer: a Killing event with note, c's preStop hook (if
+// any) within the grace period, then StopContainer with what is left of it, at least 2 seconds.
+// c is nil for a container no longer in the spec. A sleep hook is not waited for here: the stop
+// is put off until it ends (the pod's sync is queued then) and killContainer reports false; it
+// is called again then, and stops the container.
+func (m *Manager) killContainer(ctx context.Context, p *podState, name string, c *corev1.Container, id, note string, grace int64) (bool, error) {
+	if d, ok := p.deferred[id]; ok {
+		if m.clk.Now().Before(d.at) {
+			m.enqueue(p.syncKey(), d.at)
+			return false, nil
+		}
+		delete(p.deferred, id)
+		return true, m.stopWithin(ctx, id, d.grace)
+	}
+	m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "%s", note)
+	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
+		if s := c.Lifecycle.PreStop.Sleep; s != nil {
+			wait := min(s.Seconds, grace)
+			at := m.clk.Now().Add(time.Duration(wait) * time.Second)
+			if p.deferred == nil {
+				p.deferred = map[string]deferredStop{}
+			}
+			p.deferred[id] = deferredStop{at: at, grace: grace - wait}
+			m.enqueue(p.syncKey(), at)
+			return false, nil
+		}
+		start := m.clk.Now()
+		if msg, err := m.runHook(ctx, p, c, id, c.Lifecycle.PreStop, time.Duration(grace)*time.Second); err != nil {
+			m.log.Error(err, "PreStop hook failed", "pod", p.pod.Name, "namespace", p.pod.Namespace, "container", name, "message", msg)
+			m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeWarning, ReasonFailedPreStopHook, "Killing", "PreStopHook failed")
+		}
+		grace -= int64(m.clk.Since(start).Seconds())
+	}
+	return true, m.stopWithin(ctx, id, grace)
+}
+
+// deferredStop is a StopContainer put off until a preStop sleep ends, with the grace left then.
+type deferredStop struct {
+	at    time.Time
+	grace int64
+}
+
+// stopWithin stops id with grace seconds (at least 2) to exit; the request may take the runtime
+// timeout on top of it, as Kubernetes' CRI client allows.
+func (m *Manager) stopWithin(ctx context.Context, id string, grace int64) error {
+	grace = max(grace, minGracePeriod)
+	return m.callWithin(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
+		return m.rt.StopContainer(ctx, id, grace)
+	})
+}
+
+// killGrace is the grace period for killing c: the deletion's, else a failed probe's own
+// terminationGracePeriodSeconds, else the pod's, as the kubelet's setTerminationGracePeriod.
+func (m *Manager) killGrace(pod *corev1.Pod, c *corev1.Container, why probeType) int64 {
+	if pod.DeletionGracePeriodSeconds == nil && c != nil {
+		if pr := why.of(c); pr != nil && pr.TerminationGracePeriodSeconds != nil {
+			return *pr.TerminationGracePeriodSeconds
+		}
+	}
+	return m.gracePeriod(pod)
+}
+
+// terminationMessage is what the kubelet adds to an exited container's message: the file at
+// terminationMessagePath (found among the container's mounts), or with FallbackToLogsOnError and
+// a failure, the end of its log when the file says nothing.
+func (m *Manager) terminationMessage(c *corev1.Container, st *runtimeapi.ContainerStatus) string {
+	if c == nil || st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+		return ""
+	}
+	fallback := c.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError && st.ExitCode != 0 && st.Reason != "ContainerCannotRun"
+	path := c.TerminationMessagePath
+	if path == "" {
+		path = corev1.TerminationMessagePathDefault
+	}
+	for _, mnt := range st.Mounts {
+		if mnt.ContainerPath != path {
+			continue
+		}
+		data, err := readNodeFile(m.fs, mnt.HostPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return fmt.Sprintf("Error on reading termination log %s: %v", mnt.HostPath, err)
+		}
+		if len(data) > maxTerminationMessage {
+			data = data[len(data)-maxTerminationMessage:]
+		}
+		if len(data) > 0 || !fallback {
+			return string(data)
+		}
+	}
+	if !fallback || st.LogPath == "" {
+		return ""
+	}
+	data, err := readNodeFile(m.fs, st.LogPath)
+	if err != nil {
+		return ""
+	}
+	return lastLogLines(data)
+}
+
+// lastLogLines is the text of the last lines of a CRI log file ("<time> <stream> <tag> <text>"
+// per line), at most 80 lines and 2048 bytes, as the kubelet's fallback reads them.
+func lastLogLines(data []byte) string {
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > fallbackLogLines {
+		lines = lines[len(lines)-fallbackLogLines:]
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		f := bytes.SplitN(l, []byte(" "), 4)
+		if len(f) == 4 {
+			l = f[3]
+			if f[2][0] == 'F' {
+				l = append(l, '\n')
+			}
+		} else {
+			l = append(l, '\n')
+		}
+		b.Write(l)
+	}
+	out := b.String()
+	if len(out) > fallbackLogBytes {
+		out = out[len(out)-fallbackLogBytes:]
+	}
+	return out
+}
+
+// deadlineExceeded says whether the pod ran past activeDeadlineSeconds since it started.
+func (m *Manager) deadlineExceeded(p *podState) bool {
+	d := p.pod.Spec.ActiveDeadlineSeconds
+	return d != nil && !m.clk.Now().Before(p.startTime.Add(time.Duration(*d)*time.Second))
+}
+
+// checkDeadline queues the pod's sync for when its active deadline passes.
+func (m *Manager) checkDeadline(p *podState) {
+	if d := p.pod.Spec.ActiveDeadlineSeconds; d != nil && p.terminal == "" {
+		m.enqueue(p.syncKey(), p.startTime.Add(time.Duration(*d)*time.Second))
+	}
+}

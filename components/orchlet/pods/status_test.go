@@ -1,0 +1,57 @@
+package pods
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// podPhase follows Kubernetes' getPhase, cases from kubelet_pods_test.go's.
+func TestPodPhase(t *testing.T) {
+	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Started: ptr(true)}
+	unstarted := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Started: ptr(false)}
+	waiting := corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}, Started: ptr(false)}
+	exited := func(code int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}, Started: ptr(false)}
+	}
+	backoff := func(code int32) corev1.ContainerStatus {
+		return corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitCrashLoop}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}, Started: ptr(false)}
+	}
+	initC := ctr("init", "x")
+	side := ctr("side", "x")
+	side.RestartPolicy = always()
+	for _, tc := range []struct {
+		name        string
+		policy      corev1.RestartPolicy
+		inits       []corev1.Container
+		initSt, st  []corev1.ContainerStatus
+		terminal    corev1.PodPhase
+		initialized bool
+		want        corev1.PodPhase
+	}{
+		{"all running", corev1.RestartPolicyAlways, nil, nil, []corev1.ContainerStatus{running, running}, "", false, corev1.PodRunning},
+		{"one waiting", corev1.RestartPolicyAlways, nil, nil, []corev1.ContainerStatus{running, waiting}, "", false, corev1.PodPending},
+		{"all exited, Always", corev1.RestartPolicyAlways, nil, nil, []corev1.ContainerStatus{exited(0), exited(1)}, "", false, corev1.PodRunning},
+		{"all exited 0, OnFailure", corev1.RestartPolicyOnFailure, nil, nil, []corev1.ContainerStatus{exited(0), exited(0)}, "", false, corev1.PodSucceeded},
+		{"one failed, OnFailure", corev1.RestartPolicyOnFailure, nil, nil, []corev1.ContainerStatus{exited(0), backoff(1)}, "", false, corev1.PodRunning},
+		{"one failed, Never", corev1.RestartPolicyNever, nil, nil, []corev1.ContainerStatus{exited(0), exited(1)}, "", false, corev1.PodFailed},
+		{"init running", corev1.RestartPolicyAlways, []corev1.Container{initC}, []corev1.ContainerStatus{running}, []corev1.ContainerStatus{waiting}, "", false, corev1.PodPending},
+		{"init failed, Never", corev1.RestartPolicyNever, []corev1.Container{initC}, []corev1.ContainerStatus{exited(1)}, []corev1.ContainerStatus{waiting}, "", false, corev1.PodFailed},
+		{"init failed, OnFailure", corev1.RestartPolicyOnFailure, []corev1.Container{initC}, []corev1.ContainerStatus{backoff(1)}, []corev1.ContainerStatus{waiting}, "", false, corev1.PodPending},
+		{"init done", corev1.RestartPolicyAlways, []corev1.Container{initC}, []corev1.ContainerStatus{exited(0)}, []corev1.ContainerStatus{running}, "", true, corev1.PodRunning},
+		{"sidecar not started", corev1.RestartPolicyAlways, []corev1.Container{side}, []corev1.ContainerStatus{unstarted}, []corev1.ContainerStatus{waiting}, "", false, corev1.PodPending},
+		{"sidecar restarting after init", corev1.RestartPolicyAlways, []corev1.Container{side}, []corev1.ContainerStatus{unstarted}, []corev1.ContainerStatus{running}, "", true, corev1.PodRunning},
+		{"terminal: sidecar stopped, app done", corev1.RestartPolicyNever, []corev1.Container{side}, []corev1.ContainerStatus{exited(137)}, []corev1.ContainerStatus{exited(0)}, corev1.PodSucceeded, true, corev1.PodSucceeded},
+		{"terminal, Always, one failed", corev1.RestartPolicyAlways, nil, nil, []corev1.ContainerStatus{exited(0), exited(2)}, corev1.PodFailed, true, corev1.PodFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := newPod("p", ctr("a", "x"))
+			pod.Spec.RestartPolicy = tc.policy
+			pod.Spec.InitContainers = tc.inits
+			if got := podPhase(pod, corev1.PodStatus{InitContainerStatuses: tc.initSt, ContainerStatuses: tc.st}, tc.terminal, tc.initialized); got != tc.want {
+				t.Errorf("phase = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

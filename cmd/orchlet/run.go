@@ -173,6 +173,9 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if err != nil {
 		return nil, err
 	}
+	if err := enableGC(a, o, sourcesReady); err != nil {
+		return nil, err
+	}
 	if clients != nil {
 		if api, err = newAPIMode(o, clk, clients, a, nodeName); err != nil {
 			return nil, err

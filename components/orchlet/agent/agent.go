@@ -53,6 +53,8 @@ type Agent struct {
 	Sources *sources.Sources
 	Pods    *pods.Manager
 	Events  *events.Recorder
+	// GC is nil until EnableGC.
+	GC *GC
 
 	clk         clock.Clock
 	node        string
@@ -127,6 +129,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.forward}
+	if a.GC != nil {
+		loops = append(loops, a.GC.Images.Run, a.GC.Containers.Run)
+	}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {
 		go func() { errc <- run(ctx) }()

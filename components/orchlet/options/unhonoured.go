@@ -42,13 +42,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "eviction-max-pod-grace-period", field: "evictionMaxPodGracePeriod", missing: missingEviction},
 	{option: "kernel-memcg-notification", field: "kernelMemcgNotification", missing: missingEviction},
 	{option: "local-storage-capacity-isolation", field: "localStorageCapacityIsolation", missing: missingEviction},
-	{option: "image-gc-high-threshold", field: "imageGCHighThresholdPercent", missing: missingEviction},
-	{option: "image-gc-low-threshold", field: "imageGCLowThresholdPercent", missing: missingEviction},
-	{option: "minimum-image-ttl-duration", field: "imageMinimumGCAge", missing: missingEviction},
-	{option: "maximum-dead-containers", flag: "MaximumDeadContainers", missing: missingEviction},
-	{option: "maximum-dead-containers-per-container", flag: "MaximumDeadContainersPerContainer", missing: missingEviction},
-	{option: "minimum-container-ttl-duration", flag: "MinimumContainerTTLDuration", missing: missingEviction},
-	{option: "pod-infra-container-image", flag: "PodInfraContainerImage", missing: missingEviction},
 
 	{option: "cgroup-driver", field: "cgroupDriver", missing: missingCgroups},
 	{option: "cgroup-root", field: "cgroupRoot", missing: missingCgroups},

@@ -21,10 +21,11 @@ import (
 const e2eUnusedImage = "orch.local/unused:1"
 
 // TestStandaloneGCOnContainerd: image garbage collection deletes a real unused image from
-// containerd and keeps the ones in use, and dead containers are collected down to
-// --maximum-dead-containers-per-container. Both collectors run once at start, then every 5m and
-// 1m: a first agent runs the crash-looping pod, keeping every dead instance; a second one adopts
-// it with thresholds every disk crosses, so its collections at start do the work.
+// containerd and keeps the one in use, and dead containers are collected down to
+// --maximum-dead-containers-per-container (1, the default). Images are collected at start (then
+// every 5m), with thresholds every disk crosses; the image in use is used from before the agent
+// starts, by a container someone else runs. Dead containers are collected at start and every
+// minute: the crash loop leaves four dead instances by 31s, the collection at 1m keeps the newest.
 func TestStandaloneGCOnContainerd(t *testing.T) {
 	ctd := startContainerd(t)
 	archive := filepath.Join(ctd.dir, "unused.tar")
@@ -33,7 +34,7 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 	}
 	ctd.ctr(t, "images", "import", archive)
 	endpoint := "unix://" + ctd.sock
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	rs, is, err := pods.Connect(ctx, endpoint, "", 10*time.Second)
 	if err != nil {
@@ -48,12 +49,26 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 			_ = os.Remove(e2ePodsDir)
 		}
 	})
+	// Someone else's container uses the busybox image before the agent starts.
+	sbCfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "foreign", Namespace: "other", Uid: "foreign-uid"},
+		Linux:    &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}},
+	}
+	sb, err := rs.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "user"}, Image: &runtimeapi.ImageSpec{Image: e2eImage},
+		Command: []string{"sleep", "3600"},
+	}, sbCfg); err != nil {
+		t.Fatal(err)
+	}
+
 	manifests := t.TempDir()
 	if err := os.WriteFile(filepath.Join(manifests, "e2e.yaml"), []byte(e2eManifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"--container-runtime-endpoint", endpoint, "--pod-manifest-path", manifests,
-		"--file-check-frequency=1s", "--hostname-override=" + e2eNode, "--fail-swap-on=false", "--cgroup-driver=cgroupfs"}
 	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
 		t.Helper()
 		deadline := time.Now().Add(within)
@@ -68,37 +83,28 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 		}
 		t.Fatalf("%s: not within %v (last error %v)", what, within, last)
 	}
-	dead := func() (n int, err error) {
+	// dead is the crasher's dead instances, by attempt.
+	dead := func() map[uint32]bool {
 		_, ctrs := listPod(t, rs, podName)
+		out := map[uint32]bool{}
 		for _, c := range ctrs {
 			if c.Metadata.Name == "crasher" && c.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-				n++
+				out[c.Metadata.Attempt] = true
 			}
 		}
-		return n, fmt.Errorf("%d dead crasher instances", n)
+		return out
 	}
 
-	// The first agent: no image collection, every dead instance kept; three dead crashers.
-	first := startServing(t, append(common, "--cert-dir="+t.TempDir(), "--image-gc-high-threshold=100",
-		"--maximum-dead-containers-per-container=-1")...)
-	eventually("three dead crasher instances", 40*time.Second, func() (bool, error) {
-		n, err := dead()
-		return n >= 3, err
-	})
-	if err := first.stop(t); err != nil {
-		t.Fatalf("the first orchlet after SIGTERM: %v", err)
-	}
-	if !imagePresent(ctx, t, is, e2eUnusedImage) {
-		t.Fatal("the unused image went while image collection was off")
-	}
-
-	// The second agent adopts the pod. Usage of 1% or more (any real disk) crosses the high
-	// threshold; everything unused is old enough at once.
-	second := startServing(t, append(common, "--cert-dir="+t.TempDir(), "--image-gc-high-threshold=1",
-		"--image-gc-low-threshold=0", "--minimum-image-ttl-duration=0s", "--pod-infra-container-image="+e2ePauseImage)...)
+	// Usage of 1% or more (any real disk) crosses the high threshold; everything unused is old
+	// enough at once.
+	started := time.Now()
+	a := startServing(t, "--container-runtime-endpoint", endpoint, "--pod-manifest-path", manifests,
+		"--file-check-frequency=1s", "--hostname-override="+e2eNode, "--fail-swap-on=false", "--cgroup-driver=cgroupfs",
+		"--cert-dir="+t.TempDir(), "--image-gc-high-threshold=1", "--image-gc-low-threshold=0",
+		"--minimum-image-ttl-duration=0s", "--pod-infra-container-image="+e2ePauseImage)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("orchlet stderr:\n%s", second.stderr.String())
+			t.Logf("orchlet stderr:\n%s", a.stderr.String())
 		}
 	})
 	eventually("the unused image deleted from containerd", 20*time.Second, func() (bool, error) {
@@ -114,21 +120,34 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 	}
 	// Disk usage stays above the low threshold of 0%: the collection falls short and says so.
 	eventually("a FreeDiskSpaceFailed event about the node", 10*time.Second, func() (bool, error) {
-		return hasEvent(second.stderr.String(), e2eNode, "", "FreeDiskSpaceFailed"), fmt.Errorf("no event yet")
+		return hasEvent(a.stderr.String(), e2eNode, "", "FreeDiskSpaceFailed"), fmt.Errorf("no event yet")
 	})
-	eventually("dead crasher instances cut to the per-container cap of 1", 20*time.Second, func() (bool, error) {
-		n, err := dead()
-		return n <= 1, err
+
+	// Attempts 0-3 are dead by about 31s; the collection at 1m keeps only the newest dead instance
+	// (attempt 4 dies at about 71s, to be collected at 2m).
+	eventually("four dead crasher instances", 50*time.Second, func() (bool, error) {
+		d := dead()
+		return len(d) >= 4, fmt.Errorf("dead attempts %v", d)
 	})
-	list, err := getPods(&http.Client{Timeout: 2 * time.Second}, "http://127.0.0.1:"+second.readOnly+"/pods")
-	if err != nil {
-		t.Fatal(err)
+	if since := time.Since(started); since > 55*time.Second {
+		t.Fatalf("four dead instances only %v after the start: the collection at 1m may have run", since)
 	}
-	if s, ok := containerStatus(list, podName, "sleeper"); !ok || s.State.Running == nil {
-		t.Errorf("the sleeper after the collections: %+v", s.State)
-	}
-	if err := second.stop(t); err != nil {
-		t.Fatalf("the second orchlet after SIGTERM: %v", err)
+	eventually("dead crasher instances cut to the per-container cap of 1", 30*time.Second, func() (bool, error) {
+		d := dead()
+		return len(d) == 1 && d[3], fmt.Errorf("dead attempts %v", d)
+	})
+	t.Logf("dead instances cut to one %v after the start", time.Since(started).Round(time.Millisecond))
+	client := &http.Client{Timeout: 2 * time.Second}
+	eventually("the sleeper Running after the collections", 10*time.Second, func() (bool, error) {
+		list, err := getPods(client, "http://127.0.0.1:"+a.readOnly+"/pods")
+		if err != nil {
+			return false, err
+		}
+		s, ok := containerStatus(list, podName, "sleeper")
+		return ok && s.State.Running != nil, fmt.Errorf("sleeper %+v", s.State)
+	})
+	if err := a.stop(t); err != nil {
+		t.Fatalf("orchlet after SIGTERM: %v", err)
 	}
 }
 

@@ -15,6 +15,7 @@ func gcSteps() []StepDef {
 		{`^the runtime still has the image "([^"]*)" after (\d+)s$`, func(w *World) any { return w.imageKept }},
 		{`^the agent recorded a (Normal|Warning) event "([^"]*)" about its node$`, func(w *World) any { return w.recordedNodeEvent }},
 		{`^the agent recorded no event "([^"]*)" about its node$`, func(w *World) any { return w.recordedNoNodeEvent }},
+		{`^the runtime's exited containers "([^"]*)" of pod "([^"]*)" go from (\d+) down to (\d+) within (\d+)s$`, func(w *World) any { return w.exitedCut }},
 	}
 }
 
@@ -102,4 +103,47 @@ func (w *World) recordedNoNodeEvent(reason string) error {
 		}
 	}
 	return nil
+}
+
+// exitedCount counts the exited instances of a container of a pod.
+func (w *World) exitedCount(container, pod string) (int, error) {
+	s, err := w.runtimeState()
+	if err != nil {
+		return 0, err
+	}
+	sandboxes := map[string]bool{}
+	for _, sb := range s.Sandboxes {
+		if sb.Name == pod || sb.Name == pod+"-"+nodeName {
+			sandboxes[sb.ID] = true
+		}
+	}
+	n := 0
+	for _, c := range s.Containers {
+		if sandboxes[c.SandboxID] && c.Name == container && c.State == "CONTAINER_EXITED" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// exitedCut waits for the exited instances to reach from, then for the first drop below the most
+// seen, which must land on to: a collection removed exactly what it should in one go.
+func (w *World) exitedCut(container, pod string, from, to, seconds int) error {
+	most := 0
+	return eventually(time.Duration(seconds)*time.Second, func() error {
+		n, err := w.exitedCount(container, pod)
+		if err != nil {
+			return err
+		}
+		switch {
+		case n >= most:
+			most = n
+			return fmt.Errorf("%d exited instances of %s, none removed yet", n, container)
+		case most < from:
+			return errStop{fmt.Errorf("exited instances of %s went from %d to %d, before reaching %d", container, most, n, from)}
+		case n != to:
+			return errStop{fmt.Errorf("exited instances of %s went from %d to %d, want %d", container, most, n, to)}
+		}
+		return nil
+	})
 }

@@ -243,7 +243,8 @@ func (m *Manager) GarbageCollect(ctx context.Context, beganGC time.Time) error {
 		return err
 	}
 	if freed < amountToFree {
-		err := fmt.Errorf("Failed to garbage collect required amount of images. Attempted to free %d bytes, but only found %d bytes eligible to free.", amountToFree, freed) //nolint:staticcheck // the kubelet's message
+		// The kubelet's message, capital and full stop included.
+		err := fmt.Errorf("Failed to garbage collect required amount of images. Attempted to free %d bytes, but only found %d bytes eligible to free.", amountToFree, freed)
 		m.o.Recorder.Eventf(m.node, events.Warning, ReasonFreeDiskSpaceFailed, actionGC, "%s", err.Error())
 		return err
 	}

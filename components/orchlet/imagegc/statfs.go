@@ -16,6 +16,6 @@ func (Statfs) FsInfo(mountpoint string) (capacity, available uint64, err error) 
 	if err := unix.Statfs(mountpoint, &st); err != nil {
 		return 0, 0, fmt.Errorf("statfs %s: %w", mountpoint, err)
 	}
-	bs := uint64(st.Bsize) //nolint:gosec // a block size is positive
+	bs := uint64(st.Bsize)
 	return st.Blocks * bs, st.Bavail * bs, nil
 }

@@ -24,7 +24,7 @@ type unhonoured struct {
 }
 
 const (
-	missingEviction  = "eviction and garbage collection are not built yet"
+	missingEviction  = "eviction is not built yet"
 	missingCgroups   = "cgroup and resource management are not built yet"
 	missingAPIMode   = "certificate bootstrap and rotation, cloud providers and controller-managed volume attachment are not built yet"
 	onlyAPIMode      = "it acts only in API-server mode"

@@ -67,7 +67,7 @@ func (a *Agent) EnableGC(cfg *v1beta1.OrchletConfiguration, s GCSettings) error 
 		return fmt.Errorf("image garbage collection: %w", err)
 	}
 	containers, err := containergc.New(containergc.Options{
-		Clock: a.clk, Runtime: a.runtime, Pods: podState{a}, Recorder: a.Events, NodeName: a.node,
+		Clock: a.clk, Runtime: a.runtime, Images: a.images, Pods: podState{a}, Recorder: a.Events, NodeName: a.node,
 		SourcesReady: s.SourcesReady, PodLogsDir: s.PodLogsDir, Logger: a.logger,
 		Policy: containergc.Policy{MinAge: s.MinContainerAge, MaxPerPodContainer: int(s.MaxDeadPerContainer), MaxContainers: int(s.MaxDead)},
 	})

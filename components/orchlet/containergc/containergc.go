@@ -53,8 +53,10 @@ type Recorder interface {
 
 // Options configure a Manager.
 type Options struct {
-	Clock    clock.Clock
-	Runtime  cri.RuntimeService
+	Clock   clock.Clock
+	Runtime cri.RuntimeService
+	// Images answers IsContainerFsSeparateFromImageFs.
+	Images   cri.ImageManagerService
 	Pods     PodState
 	Recorder Recorder
 	NodeName string
@@ -80,8 +82,8 @@ type Manager struct {
 
 // New checks the options and returns a collector whose first collection is due at once.
 func New(o Options) (*Manager, error) {
-	if o.Clock == nil || o.Runtime == nil || o.Pods == nil || o.Recorder == nil || o.NodeName == "" {
-		return nil, errors.New("containergc: Clock, Runtime, Pods, Recorder and NodeName are required")
+	if o.Clock == nil || o.Runtime == nil || o.Images == nil || o.Pods == nil || o.Recorder == nil || o.NodeName == "" {
+		return nil, errors.New("containergc: Clock, Runtime, Images, Pods, Recorder and NodeName are required")
 	}
 	if o.Policy.MinAge < 0 {
 		// NewContainerGC's message.
@@ -160,6 +162,21 @@ func (m *Manager) GarbageCollect(ctx context.Context) error {
 func (m *Manager) DeleteAllUnusedContainers(ctx context.Context) error {
 	m.log.Info("Attempting to delete unused containers")
 	return m.collect(ctx, m.o.Policy)
+}
+
+// IsContainerFsSeparateFromImageFs tells the eviction manager whether writable layers live on a
+// filesystem of their own: the runtime's first container and image filesystems have different
+// mountpoints (realContainerGC.IsContainerFsSeparateFromImageFs); false when it cannot tell.
+func (m *Manager) IsContainerFsSeparateFromImageFs(ctx context.Context) bool {
+	resp, err := m.o.Images.ImageFsInfo(ctx)
+	if err != nil {
+		return false
+	}
+	ctrs, imgs := resp.GetContainerFilesystems(), resp.GetImageFilesystems()
+	if len(ctrs) == 0 || len(imgs) == 0 || ctrs[0].GetFsId() == nil || imgs[0].GetFsId() == nil {
+		return false
+	}
+	return ctrs[0].GetFsId().GetMountpoint() != imgs[0].GetFsId().GetMountpoint()
 }
 
 func (m *Manager) collect(ctx context.Context, p Policy) error {

@@ -79,13 +79,13 @@ func newHarness(t *testing.T, p Policy) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, _, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
+	rs, is, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, ctx: ctx, mock: mock, rt: rt, rs: rs, rec: &recorder{}, pods: &known{uids: map[types.UID]bool{}},
 		logs: t.TempDir(), ready: true, sbs: map[string]string{}, attempts: map[string]int{}, cfgs: map[string]*runtimeapi.PodSandboxConfig{}}
-	h.m, err = New(Options{Clock: mock, Runtime: rs, Pods: h.pods, Recorder: h.rec, NodeName: "node-a", PodLogsDir: h.logs,
+	h.m, err = New(Options{Clock: mock, Runtime: rs, Images: is, Pods: h.pods, Recorder: h.rec, NodeName: "node-a", PodLogsDir: h.logs,
 		SourcesReady: func() bool { return h.ready }, Policy: p})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestMinimumContainerAge(t *testing.T) {
 	if got := h.left(); len(got) != 0 {
 		t.Fatalf("left %v: old enough, both go", got)
 	}
-	if _, err := New(Options{Clock: h.mock, Runtime: h.rs, Pods: h.pods, Recorder: h.rec, NodeName: "n", Policy: Policy{MinAge: -time.Second}}); err == nil ||
+	if _, err := New(Options{Clock: h.mock, Runtime: h.rs, Images: h.m.o.Images, Pods: h.pods, Recorder: h.rec, NodeName: "n", Policy: Policy{MinAge: -time.Second}}); err == nil ||
 		err.Error() != "containergc: invalid minimum garbage collection age: -1s" {
 		t.Fatalf("a negative minimum age: %v", err)
 	}
@@ -345,5 +345,27 @@ func TestDeleteAllUnusedContainers(t *testing.T) {
 	}
 	if got, want := h.left(), []string{"p/a#2"}; !slices.Equal(got, want) {
 		t.Fatalf("left %v, want %v", got, want)
+	}
+}
+
+func TestIsContainerFsSeparateFromImageFs(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		want   bool
+	}{
+		{`node: {containerFs: imagefs}`, false},
+		{`node: {containerFs: rootfs}`, true},
+	} {
+		script, err := fakecri.ParseScript([]byte(tc.script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newHarness(t, Policy{MaxPerPodContainer: 1, MaxContainers: -1})
+		if err := h.rt.SetScript(script); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.m.IsContainerFsSeparateFromImageFs(h.ctx); got != tc.want {
+			t.Errorf("%s: separate = %t, want %t", tc.script, got, tc.want)
+		}
 	}
 }

@@ -32,7 +32,8 @@ type GCSettings struct {
 	MaxImageAge bool
 	// FsInfo sizes the image filesystem: statfs on a node, the fake runtime in a simulation.
 	FsInfo imagegc.FsInfo
-	// PodLogsDir and SourcesReady are the agent's (Deps).
+	// PodLogsDir and SourcesReady are the agent's (Deps); the collector also waits for the
+	// agent's own sources to have been read once.
 	PodLogsDir   string
 	SourcesReady func() bool
 }
@@ -66,9 +67,12 @@ func (a *Agent) EnableGC(cfg *v1beta1.OrchletConfiguration, s GCSettings) error 
 	if err != nil {
 		return fmt.Errorf("image garbage collection: %w", err)
 	}
+	// No pod is judged gone before every source has sent its pods: a restarted agent's pods
+	// would otherwise lose their dead instances and logs before the sources name them again.
+	ready := func() bool { return a.Sources.Polled() && (s.SourcesReady == nil || s.SourcesReady()) }
 	containers, err := containergc.New(containergc.Options{
 		Clock: a.clk, Runtime: a.runtime, Images: a.images, Pods: podState{a}, Recorder: a.Events, NodeName: a.node,
-		SourcesReady: s.SourcesReady, PodLogsDir: s.PodLogsDir, Logger: a.logger,
+		SourcesReady: ready, PodLogsDir: s.PodLogsDir, Logger: a.logger,
 		Policy: containergc.Policy{MinAge: s.MinContainerAge, MaxPerPodContainer: int(s.MaxDeadPerContainer), MaxContainers: int(s.MaxDead)},
 	})
 	if err != nil {

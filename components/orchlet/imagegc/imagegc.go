@@ -274,7 +274,7 @@ func (m *Manager) imageFsStats(ctx context.Context) (capacity, available int64, 
 	}
 	fss := resp.GetImageFilesystems()
 	if len(fss) == 0 {
-		return 0, 0, errors.New("missing image stats: the runtime reports no image filesystem")
+		return 0, 0, errors.New("imageFs information is unavailable")
 	}
 	mp := fss[0].GetFsId().GetMountpoint()
 	c, a, err := m.o.FsInfo.FsInfo(mp)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
@@ -36,6 +37,8 @@ type GCSettings struct {
 	// agent's own sources to have been read once.
 	PodLogsDir   string
 	SourcesReady func() bool
+	// Metrics, when set, gets the collectors' metrics.
+	Metrics prometheus.Registerer
 }
 
 // GCSettingsFrom reads the collectors' command-line options and gates; the caller adds FsInfo and
@@ -62,7 +65,7 @@ func (a *Agent) EnableGC(cfg *v1beta1.OrchletConfiguration, s GCSettings) error 
 	}
 	images, err := imagegc.New(imagegc.Options{
 		Clock: a.clk, Runtime: a.runtime, Images: a.images, FsInfo: s.FsInfo, Recorder: a.Events,
-		NodeName: a.node, SandboxImage: s.SandboxImage, Policy: p, Logger: a.logger,
+		NodeName: a.node, SandboxImage: s.SandboxImage, Policy: p, Logger: a.logger, Metrics: s.Metrics,
 	})
 	if err != nil {
 		return fmt.Errorf("image garbage collection: %w", err)

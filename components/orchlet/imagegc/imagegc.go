@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -87,7 +88,15 @@ type Options struct {
 	SandboxImage string
 	Policy       Policy
 	Logger       klog.Logger
+	// Metrics, when set, gets orchlet_image_garbage_collected_total.
+	Metrics prometheus.Registerer
 }
+
+// Reasons an image was collected, the kubelet's ImageGarbageCollectedTotalReason values.
+const (
+	reasonAge   = "age"
+	reasonSpace = "space"
+)
 
 // imageRecord is what the collector remembers of an image, as the kubelet's imageRecord.
 type imageRecord struct {
@@ -110,6 +119,8 @@ type Manager struct {
 	enabled bool
 	began   time.Time
 
+	collected *prometheus.CounterVec
+
 	mu         sync.Mutex // one collection at a time; guards what follows
 	records    map[string]*imageRecord
 	next       time.Time
@@ -128,10 +139,20 @@ func New(o Options) (*Manager, error) {
 	if log.GetSink() == nil {
 		log = klog.Background()
 	}
+	// The kubelet's kubelet_image_garbage_collected_total, renamed.
+	collected := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "orchlet_image_garbage_collected_total",
+		Help: "Total number of images garbage collected by the orchlet, whether through disk usage or image age.",
+	}, []string{"reason"})
+	if o.Metrics != nil {
+		if err := o.Metrics.Register(collected); err != nil {
+			return nil, fmt.Errorf("imagegc: %w", err)
+		}
+	}
 	now := o.Clock.Now()
 	return &Manager{
 		o: o, log: log, node: events.NodeReference(o.NodeName), began: now, next: now,
-		records: map[string]*imageRecord{},
+		records: map[string]*imageRecord{}, collected: collected,
 		// StartGarbageCollection: a high threshold of 100 without a maximum age stubs the
 		// collector out; DeleteUnusedImages still works for eviction.
 		enabled: o.Policy.HighThresholdPercent < 100 || o.Policy.MaxAge > 0,
@@ -390,7 +411,7 @@ func (m *Manager) freeOldImages(ctx context.Context, images []evictionInfo, free
 	remaining := make([]evictionInfo, 0, len(images))
 	for _, img := range images {
 		if freeTime.Sub(img.lastUsed) > m.o.Policy.MaxAge {
-			if err := m.freeImage(ctx, img); err != nil {
+			if err := m.freeImage(ctx, img, reasonAge); err != nil {
 				errs = append(errs, err)
 				remaining = append(remaining, img)
 			}
@@ -418,7 +439,7 @@ func (m *Manager) freeSpace(ctx context.Context, bytesToFree int64, freeTime tim
 			m.log.V(5).Info("Image ID's age is less than the policy's minAge, not eligible for garbage collection", "imageID", img.id, "age", age, "minAge", m.o.Policy.MinAge)
 			continue
 		}
-		if err := m.freeImage(ctx, img); err != nil {
+		if err := m.freeImage(ctx, img, reasonSpace); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -433,12 +454,13 @@ func (m *Manager) freeSpace(ctx context.Context, bytesToFree int64, freeTime tim
 	return freed, nil
 }
 
-// freeImage removes one image and forgets it (freeImage).
-func (m *Manager) freeImage(ctx context.Context, img evictionInfo) error {
+// freeImage removes one image, forgets it and counts it under reason (freeImage).
+func (m *Manager) freeImage(ctx context.Context, img evictionInfo, reason string) error {
 	m.log.Info("Removing image to free bytes", "imageID", img.id, "size", img.size)
 	if err := m.o.Images.RemoveImage(ctx, &runtimeapi.ImageSpec{Image: img.id}); err != nil {
 		return err
 	}
 	delete(m.records, img.id)
+	m.collected.WithLabelValues(reason).Inc()
 	return nil
 }

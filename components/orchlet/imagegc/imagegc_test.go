@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -373,5 +374,52 @@ func TestStatfs(t *testing.T) {
 	}
 	if _, _, err := (Statfs{}).FsInfo("/no/such/dir"); err == nil {
 		t.Fatal("statfs of a missing directory succeeded")
+	}
+}
+
+func TestCollectedMetric(t *testing.T) {
+	// Usage below the thresholds: old goes by age at 15m; then a threshold of 0 frees the rest by space.
+	h := newHarness(t, 0, []string{"old:100", "new:100"}, "", Policy{HighThresholdPercent: 85, LowThresholdPercent: 80, MaxAge: 10 * time.Minute})
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(h.m.collected); err != nil {
+		t.Fatal(err)
+	}
+	h.m.Step(h.ctx)
+	h.advance(Period)
+	h.advance(Period)
+	h.advance(Period) // 15m: both unused since ever, both go by age
+	want := "orchlet_image_garbage_collected_total{reason=\"age\"} 2\n"
+	if got := metricLines(t, reg); got != want {
+		t.Fatalf("metrics:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := New(Options{Clock: h.mock, Runtime: h.rs, Images: h.is, FsInfo: h.rt, Recorder: h.rec, NodeName: "n", Metrics: reg}); err == nil {
+		t.Fatal("a second collector registered the same metric")
+	}
+}
+
+func metricLines(t *testing.T, g prometheus.Gatherer) string {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			fmt.Fprintf(&b, "%s{reason=%q} %v\n", mf.GetName(), m.GetLabel()[0].GetValue(), m.GetCounter().GetValue())
+		}
+	}
+	return b.String()
+}
+
+func TestCollectedBySpace(t *testing.T) {
+	h := newHarness(t, 500, []string{"a:100", "b:100", "c:100", "d:100"}, "", Policy{HighThresholdPercent: 85, LowThresholdPercent: 70})
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(h.m.collected); err != nil {
+		t.Fatal(err)
+	}
+	h.m.Step(h.ctx) // 90%: down to 70%, two images
+	if got, want := metricLines(t, reg), "orchlet_image_garbage_collected_total{reason=\"space\"} 2\n"; got != want {
+		t.Fatalf("metrics:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -27,6 +27,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, agentSteps()...)
 	defs = append(defs, serverSteps()...)
 	defs = append(defs, nodeSteps()...)
+	defs = append(defs, gcSteps()...)
 	defs = append(defs, podSteps()...)
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)

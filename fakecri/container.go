@@ -548,6 +548,9 @@ func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCon
 			r.exitLocked(c, now, 137, "Error", "")
 		}
 		r.removeContainerLocked(c, now)
+		// Which instance went, so a trace of garbage collection reads by name.
+		md := c.sb.cfg.GetMetadata()
+		cc.resp = fmt.Sprintf("%s/%s %s attempt=%d", md.GetNamespace(), md.GetName(), c.cfg.GetMetadata().GetName(), c.cfg.GetMetadata().GetAttempt())
 		return &runtimeapi.RemoveContainerResponse{}, nil
 	})
 }

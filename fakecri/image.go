@@ -458,7 +458,8 @@ func (r *Runtime) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRe
 		defer r.mu.Unlock()
 		if im := r.lookupImageLocked(name); im != nil {
 			r.removeImageLocked(im)
-			cc.resp = im.id
+			// What went and how much it gave back, so a trace of garbage collection reads by name.
+			cc.resp = fmt.Sprintf("%s %s size=%d", im.id, strings.Join(im.repoTags, ","), im.size)
 		} else {
 			cc.resp = "absent"
 		}

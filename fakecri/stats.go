@@ -439,3 +439,14 @@ func (r *Runtime) StreamPodSandboxMetrics(req *runtimeapi.StreamPodSandboxMetric
 		})
 	})
 }
+
+// FsInfo answers a node agent's statfs of a mountpoint (the image or root filesystem), as its
+// cadvisor would: the capacity and the bytes still available.
+func (r *Runtime) FsInfo(mountpoint string) (capacity, available uint64, err error) {
+	for _, f := range r.Filesystems() {
+		if f.Mountpoint == mountpoint {
+			return f.CapacityBytes, f.AvailableBytes, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("fakecri: no filesystem is mounted at %q", mountpoint)
+}

@@ -126,6 +126,13 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
+	var gcArgs []string
+	if o.Config == nil {
+		gcArgs = o.Args
+	}
+	if err := n.enableGC(gcArgs, logs, sourcesReady); err != nil {
+		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
+	}
 	if o.API {
 		if err := w.attachAPI(n, o.Cores); err != nil {
 			return nil, err

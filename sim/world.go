@@ -222,6 +222,7 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 		}
 		did = done
 	}
+	did = n.stepGC(ctx) || did
 	if !n.Agent.Events.Idle() {
 		n.Agent.Events.Step(ctx)
 		did = true
@@ -242,6 +243,9 @@ func (w *World) next() (time.Time, bool) {
 		consider(n.rt.NextWakeup())
 		consider(n.Agent.Sources.NextDeadline())
 		consider(n.Agent.Events.NextDeadline())
+		for _, t := range n.gcDeadlines() {
+			consider(t, true)
+		}
 		if n.api != nil {
 			for _, t := range n.api.next() {
 				consider(t, true)

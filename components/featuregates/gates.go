@@ -29,6 +29,7 @@ const (
 	AllAlpha                           = "AllAlpha"
 	AllBeta                            = "AllBeta"
 	ContextualLogging                  = "ContextualLogging"
+	ImageMaximumGCAge                  = "ImageMaximumGCAge"
 	LoggingAlphaOptions                = "LoggingAlphaOptions"
 	LoggingBetaOptions                 = "LoggingBetaOptions"
 	PodReadyToStartContainersCondition = "PodReadyToStartContainersCondition"

@@ -47,7 +47,12 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 	}
 	defer w.Close()
 	for _, n := range s.Nodes {
-		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: n.Args, Script: n.Fakecri, Cores: n.Cores, API: n.API})
+		args, remove, err := withConfigFile(n)
+		if err != nil {
+			return nil, err
+		}
+		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: args, Script: n.Fakecri, Cores: n.Cores, API: n.API})
+		remove()
 		if err != nil {
 			return nil, err
 		}

@@ -42,8 +42,11 @@ type Scenario struct {
 type Node struct {
 	Name string `json:"name"`
 	// Args are orchlet command-line options, read by the production option parser.
-	Args  []string `json:"args,omitempty"`
-	Cores int      `json:"cores,omitempty"`
+	Args []string `json:"args,omitempty"`
+	// Config is the node's --config file below its apiVersion and kind: the fields no option
+	// sets (imageMaximumGCAge).
+	Config string `json:"config,omitempty"`
+	Cores  int    `json:"cores,omitempty"`
 	// Manifests are the files of --pod-manifest-path at the start.
 	Manifests []File `json:"manifests,omitempty"`
 	// URL is what --manifest-url serves at the start.

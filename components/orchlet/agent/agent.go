@@ -66,6 +66,8 @@ type Agent struct {
 	Logs *containerlogs.Rotator
 	// CPUs is the CPU manager; only Run runs its reconcile loop.
 	CPUs *cpumanager.Manager
+	// GC is nil until EnableGC.
+	GC *GC
 
 	clk         clock.Clock
 	node        string
@@ -151,6 +153,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.Logs.Run, a.CPUs.Run, a.forward}
+	if a.GC != nil {
+		loops = append(loops, a.GC.Images.Run, a.GC.Containers.Run)
+	}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {
 		go func() { errc <- run(ctx) }()

@@ -24,7 +24,7 @@ type unhonoured struct {
 }
 
 const (
-	missingEviction   = "eviction and garbage collection are not built yet"
+	missingEviction   = "eviction is not built yet"
 	missingCgroups    = "cgroup and resource management are not built yet"
 	missingAPIMode    = "certificate bootstrap and rotation, cloud providers and controller-managed volume attachment are not built yet"
 	onlyAPIMode       = "it acts only in API-server mode"
@@ -44,13 +44,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "eviction-max-pod-grace-period", field: "evictionMaxPodGracePeriod", missing: missingEviction},
 	{option: "kernel-memcg-notification", field: "kernelMemcgNotification", missing: missingEviction},
 	{option: "local-storage-capacity-isolation", field: "localStorageCapacityIsolation", missing: missingEviction},
-	{option: "image-gc-high-threshold", field: "imageGCHighThresholdPercent", missing: missingEviction},
-	{option: "image-gc-low-threshold", field: "imageGCLowThresholdPercent", missing: missingEviction},
-	{option: "minimum-image-ttl-duration", field: "imageMinimumGCAge", missing: missingEviction},
-	{option: "maximum-dead-containers", flag: "MaximumDeadContainers", missing: missingEviction},
-	{option: "maximum-dead-containers-per-container", flag: "MaximumDeadContainersPerContainer", missing: missingEviction},
-	{option: "minimum-container-ttl-duration", flag: "MinimumContainerTTLDuration", missing: missingEviction},
-	{option: "pod-infra-container-image", flag: "PodInfraContainerImage", missing: missingEviction},
 
 	{option: "cgroup-driver", field: "cgroupDriver", missing: missingCgroups},
 	{option: "cgroup-root", field: "cgroupRoot", missing: missingCgroups},

@@ -19,13 +19,6 @@ var nonDefault = map[string][]string{
 	"eviction-max-pod-grace-period":            {"--eviction-max-pod-grace-period=30"},
 	"kernel-memcg-notification":                {"--kernel-memcg-notification"},
 	"local-storage-capacity-isolation":         {"--local-storage-capacity-isolation=false"},
-	"image-gc-high-threshold":                  {"--image-gc-high-threshold=90"},
-	"image-gc-low-threshold":                   {"--image-gc-low-threshold=70"},
-	"minimum-image-ttl-duration":               {"--minimum-image-ttl-duration=5m"},
-	"maximum-dead-containers":                  {"--maximum-dead-containers=10"},
-	"maximum-dead-containers-per-container":    {"--maximum-dead-containers-per-container=2"},
-	"minimum-container-ttl-duration":           {"--minimum-container-ttl-duration=1m"},
-	"pod-infra-container-image":                {"--pod-infra-container-image=pause:3.10"},
 	"cgroup-driver":                            {"--cgroup-driver=systemd"},
 	"cgroup-root":                              {"--cgroup-root=/orch"},
 	"cgroups-per-qos":                          {"--cgroups-per-qos=false", "--enforce-node-allocatable="},
@@ -81,7 +74,11 @@ func TestDefaultsAreHonoured(t *testing.T) {
 		t.Fatalf("the defaults are refused: %v", err)
 	}
 	// Settings the agent acts on are not refused.
-	if err := mustParse(t, "--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false").Unhonoured(); err != nil {
+	if err := mustParse(t, "--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false",
+		// The garbage collectors (imagegc, containergc) act on these.
+		"--image-gc-high-threshold=90", "--image-gc-low-threshold=70", "--minimum-image-ttl-duration=5m",
+		"--maximum-dead-containers=10", "--maximum-dead-containers-per-container=2", "--minimum-container-ttl-duration=1m",
+		"--pod-infra-container-image=pause:3.10").Unhonoured(); err != nil {
 		t.Fatalf("honoured settings refused: %v", err)
 	}
 }

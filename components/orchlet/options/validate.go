@@ -67,6 +67,7 @@ func Validate(o *Options) error {
 	validateReserved(&e, c)
 	validateEviction(&e, c)
 	validateGated(&e, c, g)
+	validateGC(&e, o)
 	validateAddresses(&e, c, &o.Flags)
 	validateNodeLabels(&e, o.Flags.NodeLabels)
 	validateTaints(&e, c.RegisterWithTaints)

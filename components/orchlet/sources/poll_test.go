@@ -9,6 +9,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )
 
@@ -183,5 +185,25 @@ func TestFromConfig(t *testing.T) {
 	none, err := FromConfig(v1beta1.NewDefault(), nil, nil)
 	if err != nil || len(none) != 0 {
 		t.Errorf("nothing configured: %v, %v", none, err)
+	}
+}
+
+func TestPolled(t *testing.T) {
+	mock := clock.NewMock()
+	fsys := fstest.MapFS{"m/web.yaml": {Data: []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - {name: app, image: busybox}\n")}}
+	s, err := New(Options{Clock: mock, NodeName: "n", Reporter: ReporterFunc(func(p Problem) { t.Error(p) })}, Poll{Source: &FileSource{FS: fsys, Path: "m"}, Every: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Polled() {
+		t.Fatal("polled before any read")
+	}
+	s.Step(context.Background())
+	if s.Polled() {
+		t.Fatal("polled while its updates wait to be drained")
+	}
+	s.Drain()
+	if !s.Polled() {
+		t.Fatal("not polled after a read and a drain")
 	}
 }

@@ -171,6 +171,8 @@ type poller struct {
 	origins []string
 	quiet   bool
 	gen     uint64
+	// polled: the source has been read at least once.
+	polled bool
 }
 
 // usable is a manifest's pods after the static-pod rules and, from a source of this package, the
@@ -272,6 +274,7 @@ func (s *Sources) Step(ctx context.Context) int {
 				p.next = now.Add(p.Every)
 			}
 		}
+		p.polled = true
 		var problems []Problem
 		if err != nil {
 			problems = []Problem{{Source: p.Source.Name(), Reason: ReasonReadFailed, Err: err}}
@@ -465,6 +468,19 @@ func (s *Sources) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.queue)
+}
+
+// Polled reports that every source has been read at least once and its updates drained: until then
+// a pod the runtime has may be one a source is about to name (the kubelet's sourcesReady).
+func (s *Sources) Polled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.polls {
+		if !p.polled {
+			return false
+		}
+	}
+	return len(s.queue) == 0
 }
 
 // Ready receives a value after a Step queues updates, for a consumer that waits instead of polling.

@@ -119,8 +119,11 @@ type OrchletConfiguration struct {
 	EvictionPressureTransitionPeriod metav1.Duration   `json:"evictionPressureTransitionPeriod"`
 	EvictionMaxPodGracePeriod        int32             `json:"evictionMaxPodGracePeriod"`
 	ImageMinimumGCAge                metav1.Duration   `json:"imageMinimumGCAge"`
-	ImageGCHighThresholdPercent      int32             `json:"imageGCHighThresholdPercent"`
-	ImageGCLowThresholdPercent       int32             `json:"imageGCLowThresholdPercent"`
+	// ImageMaximumGCAge: an unused image not used for this long is deleted whatever the disk
+	// usage (with the ImageMaximumGCAge gate); 0 disables. The configuration file only, as in Kubernetes.
+	ImageMaximumGCAge           metav1.Duration `json:"imageMaximumGCAge"`
+	ImageGCHighThresholdPercent int32           `json:"imageGCHighThresholdPercent"`
+	ImageGCLowThresholdPercent  int32           `json:"imageGCLowThresholdPercent"`
 
 	// Rate limits.
 	EventRecordQPS  int32  `json:"eventRecordQPS"`

@@ -45,7 +45,9 @@ type Deps struct {
 	SourcesReady func() bool
 	// PodLogsDir holds the pods' log directories; empty means /var/log/pods.
 	PodLogsDir string
-	Logger     klog.Logger
+	// PodNode is what the pod workers know of the machine; the zero value is a simulated node.
+	PodNode pods.Node
+	Logger  klog.Logger
 }
 
 // Agent is one node's orchlet in standalone mode.
@@ -95,7 +97,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
-		SourcesReady: d.SourcesReady,
+		SourcesReady: d.SourcesReady, Node: d.PodNode,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)

@@ -50,14 +50,9 @@ var unhonouredSettings = []unhonoured{
 	{option: "minimum-container-ttl-duration", flag: "MinimumContainerTTLDuration", missing: missingEviction},
 	{option: "pod-infra-container-image", flag: "PodInfraContainerImage", missing: missingEviction},
 
-	{option: "cgroup-driver", field: "cgroupDriver", missing: missingCgroups},
-	{option: "cgroup-root", field: "cgroupRoot", missing: missingCgroups},
-	{option: "cgroups-per-qos", field: "cgroupsPerQOS", missing: missingCgroups},
 	{option: "kubelet-cgroups", field: "kubeletCgroups", missing: missingCgroups},
 	{option: "system-cgroups", field: "systemCgroups", missing: missingCgroups},
 	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingCgroups},
-	{option: "cpu-cfs-quota", field: "cpuCFSQuota", missing: missingCgroups},
-	{option: "cpu-cfs-quota-period", field: "cpuCFSQuotaPeriod", missing: missingCgroups},
 	{option: "cpu-manager-policy", field: "cpuManagerPolicy", missing: missingCgroups},
 	{option: "cpu-manager-policy-options", field: "cpuManagerPolicyOptions", missing: missingCgroups},
 	{option: "cpu-manager-reconcile-period", field: "cpuManagerReconcilePeriod", missing: missingCgroups},
@@ -72,12 +67,10 @@ var unhonouredSettings = []unhonoured{
 	{option: "reserved-cpus", field: "reservedSystemCPUs", missing: missingCgroups},
 	{option: "reserved-memory", field: "reservedMemory", missing: missingCgroups},
 	{option: "enforce-node-allocatable", field: "enforceNodeAllocatable", missing: missingCgroups},
-	{option: "pod-max-pids", field: "podPidsLimit", missing: missingCgroups},
 	{option: "container-log-max-size", field: "containerLogMaxSize", missing: missingCgroups},
 	{option: "container-log-max-files", field: "containerLogMaxFiles", missing: missingCgroups},
 	{option: "max-open-files", field: "maxOpenFiles", missing: missingCgroups},
 	{option: "oom-score-adj", field: "oomScoreAdj", missing: missingCgroups},
-	{option: "seccomp-default", flag: "SeccompDefault", missing: missingCgroups},
 
 	{option: "register-node", field: "registerNode", missing: onlyAPIMode, apiOnly: true},
 	{option: "register-with-taints", field: "registerWithTaints", missing: onlyAPIMode, apiOnly: true},
@@ -132,6 +125,10 @@ func (o *Options) Unhonoured() error {
 	var errs []error
 	for _, u := range unhonouredSettings {
 		if u.apiOnly && o.Flags.Orchconfig != "" {
+			continue
+		}
+		// Enforcing nothing is honoured; it is what --cgroups-per-qos=false needs.
+		if u.field == "enforceNodeAllocatable" && len(o.Config.EnforceNodeAllocatable) == 0 {
 			continue
 		}
 		var changed bool

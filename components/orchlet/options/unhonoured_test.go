@@ -26,14 +26,9 @@ var nonDefault = map[string][]string{
 	"maximum-dead-containers-per-container":    {"--maximum-dead-containers-per-container=2"},
 	"minimum-container-ttl-duration":           {"--minimum-container-ttl-duration=1m"},
 	"pod-infra-container-image":                {"--pod-infra-container-image=pause:3.10"},
-	"cgroup-driver":                            {"--cgroup-driver=systemd"},
-	"cgroup-root":                              {"--cgroup-root=/orch"},
-	"cgroups-per-qos":                          {"--cgroups-per-qos=false", "--enforce-node-allocatable="},
 	"kubelet-cgroups":                          {"--kubelet-cgroups=/orchlet"},
 	"system-cgroups":                           {"--system-cgroups=/system"},
 	"runtime-cgroups":                          {"--runtime-cgroups=/runtime"},
-	"cpu-cfs-quota":                            {"--cpu-cfs-quota=false"},
-	"cpu-cfs-quota-period":                     {"--cpu-cfs-quota-period=50ms", "--feature-gates=CustomCPUCFSQuotaPeriod=true"},
 	"cpu-manager-policy":                       {"--cpu-manager-policy=static", "--reserved-cpus=0"},
 	"cpu-manager-policy-options":               {"--cpu-manager-policy=static", "--reserved-cpus=0", "--cpu-manager-policy-options=full-pcpus-only=true"},
 	"cpu-manager-reconcile-period":             {"--cpu-manager-reconcile-period=30s"},
@@ -47,13 +42,11 @@ var nonDefault = map[string][]string{
 	"system-reserved-cgroup":                   {"--system-reserved-cgroup=/system-reserved"},
 	"reserved-cpus":                            {"--reserved-cpus=0"},
 	"reserved-memory":                          {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
-	"enforce-node-allocatable":                 {"--enforce-node-allocatable="},
-	"pod-max-pids":                             {"--pod-max-pids=100"},
+	"enforce-node-allocatable":                 {"--enforce-node-allocatable=pods,system-reserved", "--system-reserved-cgroup=/system-reserved"},
 	"container-log-max-size":                   {"--container-log-max-size=20Mi"},
 	"container-log-max-files":                  {"--container-log-max-files=3"},
 	"max-open-files":                           {"--max-open-files=1000"},
 	"oom-score-adj":                            {"--oom-score-adj=-500"},
-	"seccomp-default":                          {"--seccomp-default"},
 	"register-node":                            {"--register-node=false"},
 	"register-with-taints":                     {"--register-with-taints=a=b:NoSchedule"},
 	"node-status-update-frequency":             {"--node-status-update-frequency=20s"},
@@ -85,9 +78,16 @@ func TestDefaultsAreHonoured(t *testing.T) {
 	if err := mustParse(t).Unhonoured(); err != nil {
 		t.Fatalf("the defaults are refused: %v", err)
 	}
-	// Settings the agent acts on are not refused.
-	if err := mustParse(t, "--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false").Unhonoured(); err != nil {
-		t.Fatalf("honoured settings refused: %v", err)
+	// Settings the agent acts on are not refused: the pod workers send the cgroup parent, CFS
+	// quota and seccomp default to the runtime and set the pids limit on the pod cgroup.
+	for _, args := range [][]string{
+		{"--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false"},
+		{"--cgroup-driver=systemd", "--cgroup-root=/", "--cpu-cfs-quota=false", "--pod-max-pids=100", "--seccomp-default"},
+		{"--cgroups-per-qos=false", "--enforce-node-allocatable=", "--cpu-cfs-quota-period=50ms", "--feature-gates=CustomCPUCFSQuotaPeriod=true"},
+	} {
+		if err := mustParse(t, args...).Unhonoured(); err != nil {
+			t.Fatalf("honoured settings %q refused: %v", args, err)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,8 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		},
 	}
 	cfg.DnsConfig = m.podDNS(pod)
+	cfg.Linux.CgroupParent = m.cgroupParent(m.podCgroupName(pod))
+	cfg.Linux.Resources, cfg.Linux.Overhead = m.sandboxResources(pod)
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		cfg.Linux.Sysctls = map[string]string{}
 		for _, s := range sc.Sysctls {
@@ -108,8 +111,9 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 }
 
 // containerConfig is the CreateContainer config for attempt number attempt of c, labelled so the
-// agent can find it again.
-func containerConfig(pod *corev1.Pod, c *corev1.Container, imageRef string, attempt uint32) *runtimeapi.ContainerConfig {
+// agent can find it again, as kuberuntime's generateContainerConfig builds it.
+func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Container, imageRef string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
+	pod := p.pod
 	labels := podLabels(pod)
 	labels[LabelContainerName] = c.Name
 	cfg := &runtimeapi.ContainerConfig{
@@ -128,16 +132,8 @@ func containerConfig(pod *corev1.Pod, c *corev1.Container, imageRef string, atte
 	for _, e := range c.Env {
 		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
 	}
-	res := &runtimeapi.LinuxContainerResources{}
-	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
-		res.MemoryLimitInBytes = q.Value()
-	}
-	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
-		res.CpuPeriod = 100000
-		res.CpuQuota = q.MilliValue() * 100000 / 1000
-	}
-	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: res}
-	return cfg
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: m.containerResources(pod, c)}
+	return cfg, nil
 }
 
 // Kubernetes' DNS limits: what the sandbox's resolv.conf may hold.

@@ -72,6 +72,9 @@ type Options struct {
 	// SourcesReady, when set, tells whether every pod source has sent its pods; until then the
 	// runtime's pods no source names are left alone, not torn down as orphans.
 	SourcesReady func() bool
+	// Node is what the workers know of the machine and the command line; the zero value is a
+	// simulated node.
+	Node Node
 	// Logger defaults to klog's.
 	Logger klog.Logger
 }
@@ -109,6 +112,8 @@ type Manager struct {
 	resolvConf string
 	hostDNS    *runtimeapi.DNSConfig
 	sysctls    *sysctlAllowlist
+	res        resourceSettings
+	node       Node
 	limiter    *rate.Limiter // nil: pulls are not rate limited
 
 	inbox handoff[sources.Update]
@@ -170,6 +175,10 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	res, err := newResourceSettings(c, o.Node)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
 		http: o.HTTP, dial: o.Dial,
@@ -183,6 +192,8 @@ func New(o Options) (*Manager, error) {
 		domain:       c.ClusterDomain,
 		resolvConf:   c.ResolverConfig,
 		sysctls:      sysctls,
+		res:          res,
+		node:         o.Node,
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
 		queue:        map[itemKey]time.Time{},

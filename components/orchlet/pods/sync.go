@@ -282,6 +282,9 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 			return fmt.Errorf("removing sandbox %s: %w", s.Id, err)
 		}
 	}
+	if err := m.cleanupPod(p.pod); err != nil {
+		return err
+	}
 	for name := range p.ctrs {
 		delete(m.queue, p.probeKey(name))
 	}
@@ -436,6 +439,9 @@ func (m *Manager) killStale(ctx context.Context, p *podState, sbs []*runtimeapi.
 }
 
 func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) error {
+	if err := m.preparePod(p); err != nil {
+		return err
+	}
 	cfg := m.sandboxConfig(p.pod, attempt)
 	var id string
 	if err := m.request(ctx, func(ctx context.Context) (err error) {
@@ -511,7 +517,10 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 	if !ok {
 		return false, nil
 	}
-	cfg := containerConfig(pod, c, ref, attempt)
+	cfg, err := m.containerConfig(ctx, p, c, ref, attempt)
+	if err != nil {
+		return false, m.createFailed(p, c, err)
+	}
 	var id string
 	if err := m.request(ctx, func(ctx context.Context) (err error) {
 		id, err = m.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)

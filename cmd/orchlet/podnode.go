@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"orch.io/orch/components/orchlet/host"
+	"orch.io/orch/components/orchlet/options"
+	"orch.io/orch/components/orchlet/pods"
+)
+
+// podNodeOf is what the pod workers need to know of this machine: its memory, cgroup version and
+// huge page sizes, and where pod cgroups and volumes go. Pod cgroups are made only on the unified
+// hierarchy; --pod-max-pids, which only a pod cgroup enforces, is refused elsewhere.
+func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, error) {
+	c := o.Config
+	memory, err := memoryBytes()
+	if err != nil {
+		return pods.Node{}, fmt.Errorf("reading the node's memory: %w", err)
+	}
+	version, err := h.CgroupVersion()
+	if err != nil {
+		return pods.Node{}, err
+	}
+	n := pods.Node{
+		Name: nodeName, RootDir: o.Flags.RootDir, SeccompDefault: o.Flags.SeccompDefault,
+		MemoryCapacity: memory, CgroupV2: version == 2, HugePageSizes: hugePageSizes("/sys/kernel/mm/hugepages"),
+	}
+	if version == 2 && c.CgroupsPerQOS {
+		n.Cgroups = pods.CgroupV2{Root: "/sys/fs/cgroup"}
+	}
+	if c.PodPidsLimit > 0 && n.Cgroups == nil {
+		return n, errors.New("--pod-max-pids (podPidsLimit): enforced on the pod cgroup, which this orchlet makes only on the unified cgroup hierarchy (v2) with --cgroups-per-qos")
+	}
+	return n, nil
+}
+
+// hugePageSizes lists the host's huge page sizes as libcontainer's HugePageSizes names them
+// (hugepages-2048kB is "2MB"), in the directory's order as there.
+func hugePageSizes(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		kb, ok := strings.CutPrefix(e.Name(), "hugepages-")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(kb, "kB"), 10, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, pods.HugePageUnitSize(n*1024))
+	}
+	return out
+}

@@ -1,0 +1,41 @@
+package pods
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// waitCreateConfigError is the waiting reason of a container whose config could not be made
+// (a runAsNonRoot image running as root, an env reference that does not resolve), as the kubelet's.
+const waitCreateConfigError = "CreateContainerConfigError"
+
+// preparePod makes what the pod needs on the host before its sandbox, as the kubelet's SyncPod
+// does: the pod cgroup (pod container manager's EnsureExists).
+func (m *Manager) preparePod(p *podState) error {
+	if name := m.podCgroupName(p.pod); name != nil && m.node.Cgroups != nil {
+		if err := m.node.Cgroups.Ensure(m.cgroupParent(name), m.podCgroupConfig(p.pod)); err != nil {
+			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Failed to create the pod cgroup: %v", err)
+			return fmt.Errorf("pod cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// cleanupPod removes what preparePod made, once the runtime holds nothing of the pod.
+func (m *Manager) cleanupPod(pod *corev1.Pod) error {
+	if name := m.podCgroupName(pod); name != nil && m.node.Cgroups != nil {
+		if err := m.node.Cgroups.Remove(m.cgroupParent(name)); err != nil {
+			return fmt.Errorf("removing the pod cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// createFailed records a container whose config could not be made: waiting with
+// CreateContainerConfigError and a Warning event, as the kubelet's startContainer.
+func (m *Manager) createFailed(p *podState, c *corev1.Container, err error) error {
+	p.ctr(c.Name).waiting = &corev1.ContainerStateWaiting{Reason: waitCreateConfigError, Message: err.Error()}
+	m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
+	return fmt.Errorf("container %s config: %w", c.Name, err)
+}

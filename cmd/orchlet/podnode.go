@@ -28,6 +28,7 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 	n := pods.Node{
 		Name: nodeName, RootDir: o.Flags.RootDir, SeccompDefault: o.Flags.SeccompDefault,
 		MemoryCapacity: memory, CgroupV2: version == 2, HugePageSizes: hugePageSizes("/sys/kernel/mm/hugepages"),
+		ThermalThrottlePaths: thermalThrottlePaths(),
 	}
 	if version == 2 && c.CgroupsPerQOS {
 		n.Cgroups = pods.CgroupV2{Root: "/sys/fs/cgroup"}
@@ -56,6 +57,34 @@ func hugePageSizes(dir string) []string {
 			continue
 		}
 		out = append(out, pods.HugePageUnitSize(n*1024))
+	}
+	return out
+}
+
+// thermalThrottlePaths are the possible CPUs' thermal_throttle directories that exist, which
+// the kubelet masks in containers (pkg/securitycontext, after moby).
+func thermalThrottlePaths() []string {
+	data, err := os.ReadFile("/sys/devices/system/cpu/possible")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range strings.Split(strings.TrimSpace(string(data)), ",") {
+		first, last, ranged := strings.Cut(r, "-")
+		if !ranged {
+			last = first
+		}
+		lo, err1 := strconv.Atoi(first)
+		hi, err2 := strconv.Atoi(last)
+		if err1 != nil || err2 != nil {
+			return nil
+		}
+		for cpu := lo; cpu <= hi; cpu++ {
+			p := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/thermal_throttle", cpu)
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, p)
+			}
+		}
 	}
 	return out
 }

@@ -60,9 +60,7 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		LogDirectory: filepath.Join(m.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
 		Labels:       labels,
 		Annotations:  annotations,
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
-		},
+		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: sandboxSecurityContext(pod)},
 	}
 	cfg.DnsConfig = m.podDNS(pod)
 	cfg.Linux.CgroupParent = m.cgroupParent(m.podCgroupName(pod))
@@ -83,8 +81,13 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	return cfg
 }
 
+// namespaceOptions is runtimeutil.NamespacesForPod: the node's user namespace, as the kubelet
+// sends for every pod with hostUsers unset or true (the only ones admitted).
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
-	ns := &runtimeapi.NamespaceOption{Pid: runtimeapi.NamespaceMode_CONTAINER}
+	ns := &runtimeapi.NamespaceOption{
+		Pid:           runtimeapi.NamespaceMode_CONTAINER,
+		UsernsOptions: &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_NODE},
+	}
 	if pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace {
 		ns.Pid = runtimeapi.NamespaceMode_POD
 	}
@@ -132,7 +135,18 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	for _, e := range c.Env {
 		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
 	}
-	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: m.containerResources(pod, c)}
+	uid, username, err := m.imageUser(ctx, imageRef)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
+		return nil, err
+	}
+	sc, err := m.containerSecurityContext(pod, c, uid, username)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: m.containerResources(pod, c), SecurityContext: sc}
 	return cfg, nil
 }
 

@@ -24,6 +24,9 @@ type Node struct {
 	MemoryCapacity int64
 	// CgroupV2 says the unified hierarchy is mounted, where the kubelet asks for memory.oom.group.
 	CgroupV2 bool
+	// ThermalThrottlePaths are the host's /sys/devices/system/cpu/cpu<N>/thermal_throttle
+	// directories, masked in containers as the kubelet masks them.
+	ThermalThrottlePaths []string
 	// HugePageSizes are the host's huge page sizes as Kubernetes names them ("2MB", "1GB").
 	HugePageSizes []string
 	// Cgroups makes and removes pod cgroups on a real host; nil leaves them to the runtime.

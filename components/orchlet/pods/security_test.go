@@ -144,7 +144,9 @@ func TestContainerSecurityContext(t *testing.T) {
 				sc.NamespaceOptions.Pid = runtimeapi.NamespaceMode_NODE
 				return sc
 			},
-			sandbox: func(s *runtimeapi.LinuxSandboxSecurityContext) { s.NamespaceOptions.Pid = runtimeapi.NamespaceMode_NODE }},
+			sandbox: func(s *runtimeapi.LinuxSandboxSecurityContext) {
+				s.NamespaceOptions.Pid = runtimeapi.NamespaceMode_NODE
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, securityScript(), config(nil), func(o *Options) { o.Node = c.node })

@@ -122,8 +122,6 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
 		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
-		Command:     c.Command,
-		Args:        c.Args,
 		WorkingDir:  c.WorkingDir,
 		Labels:      labels,
 		Annotations: map[string]string{AnnotationRestartCount: strconv.Itoa(int(attempt))},
@@ -132,8 +130,14 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 	}
-	for _, e := range c.Env {
-		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+	envs, vars, err := m.containerEnv(p, c)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Envs = envs
+	cfg.Command, cfg.Args = expandCommand(c.Command, vars), expandCommand(c.Args, vars)
+	if cfg.Mounts, err = m.containerMounts(p, c, attempt); err != nil {
+		return nil, err
 	}
 	uid, username, err := m.imageUser(ctx, imageRef)
 	if err != nil {

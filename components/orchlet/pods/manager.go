@@ -114,6 +114,9 @@ type Manager struct {
 	sysctls    *sysctlAllowlist
 	res        resourceSettings
 	node       Node
+	cores      int // the node's CPUs, the downward API's CPU limit when a container sets none
+	fsys       fs.FS
+	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
 	limiter    *rate.Limiter // nil: pulls are not rate limited
 
 	inbox handoff[sources.Update]
@@ -194,6 +197,9 @@ func New(o Options) (*Manager, error) {
 		sysctls:      sysctls,
 		res:          res,
 		node:         o.Node,
+		cores:        o.Cores,
+		fsys:         o.FS,
+		tmpfs:        map[types.UID]map[string]bool{},
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
 		queue:        map[itemKey]time.Time{},
@@ -211,6 +217,12 @@ func New(o Options) (*Manager, error) {
 	}
 	if m.logsDir == "" {
 		m.logsDir = DefaultPodLogsDir
+	}
+	if m.node.RootDir == "" {
+		// A simulated node keeps its pods' volumes and files in a directory of its own.
+		if m.node.RootDir, err = os.MkdirTemp("", "orchlet-root-"); err != nil {
+			return nil, fmt.Errorf("pods: a root directory: %w", err)
+		}
 	}
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
@@ -509,7 +521,7 @@ func (m *Manager) applyUpdates() {
 			}
 			p = newPodState(u.Pod.DeepCopy(), now)
 			m.pods[u.Pod.UID] = p
-			if !m.admitSysctls(p) {
+			if !m.admitSysctls(p) || !m.admitSpec(p) {
 				continue
 			}
 			if m.admitted >= m.capacity {

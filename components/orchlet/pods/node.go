@@ -9,8 +9,8 @@ import (
 )
 
 // Node is what the pod workers know of the machine and of the agent's command line beyond its
-// configuration file. The zero value is a simulated node: no cgroups made, no volumes on disk
-// beyond a temporary root, cgroup v1, no huge pages.
+// configuration file. The zero value is a simulated node: no cgroups made, volumes under a
+// temporary root, cgroup v1, no huge pages.
 type Node struct {
 	// Name is the node's name, spec.nodeName for the downward API.
 	Name string
@@ -29,13 +29,12 @@ type Node struct {
 	ThermalThrottlePaths []string
 	// HugePageSizes are the host's huge page sizes as Kubernetes names them ("2MB", "1GB").
 	HugePageSizes []string
+	// SELinux says the host enforces SELinux, where the kubelet asks for volumes to be relabelled.
+	SELinux bool
 	// Cgroups makes and removes pod cgroups on a real host; nil leaves them to the runtime.
 	Cgroups PodCgroups
 	// Tmpfs mounts emptyDir volumes of medium Memory; nil refuses them.
 	Tmpfs Mounter
-	// APIClient says pods may reference API objects (configMaps, secrets, service account
-	// tokens); without it such a pod is refused.
-	APIClient bool
 }
 
 // resourceSettings are the cgroup and resource options, read once.

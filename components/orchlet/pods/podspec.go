@@ -11,8 +11,11 @@ import (
 const waitCreateConfigError = "CreateContainerConfigError"
 
 // preparePod makes what the pod needs on the host before its sandbox, as the kubelet's SyncPod
-// does: the pod cgroup (pod container manager's EnsureExists).
+// does: the pod cgroup (pod container manager's EnsureExists) and its volumes.
 func (m *Manager) preparePod(p *podState) error {
+	if err := m.setUpVolumes(p); err != nil {
+		return err
+	}
 	if name := m.podCgroupName(p.pod); name != nil && m.node.Cgroups != nil {
 		if err := m.node.Cgroups.Ensure(m.cgroupParent(name), m.podCgroupConfig(p.pod)); err != nil {
 			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Failed to create the pod cgroup: %v", err)
@@ -24,6 +27,9 @@ func (m *Manager) preparePod(p *podState) error {
 
 // cleanupPod removes what preparePod made, once the runtime holds nothing of the pod.
 func (m *Manager) cleanupPod(pod *corev1.Pod) error {
+	if err := m.tearDownVolumes(pod); err != nil {
+		return fmt.Errorf("removing the pod's volumes: %w", err)
+	}
 	if name := m.podCgroupName(pod); name != nil && m.node.Cgroups != nil {
 		if err := m.node.Cgroups.Remove(m.cgroupParent(name)); err != nil {
 			return fmt.Errorf("removing the pod cgroup: %w", err)

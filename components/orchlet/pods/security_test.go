@@ -112,11 +112,11 @@ func TestContainerSecurityContext(t *testing.T) {
 				sc.Seccomp.ProfileType = runtimeapi.SecurityProfile_RuntimeDefault
 				return sc
 			}},
-		{name: "pod seccomp Localhost under --root-dir, container field first", image: "app", node: Node{RootDir: "/var/lib/orchlet"},
+		{name: "pod seccomp Localhost under --root-dir, container field first", image: "app",
 			podSC: &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("p.json")}},
 			want: func() *runtimeapi.LinuxContainerSecurityContext {
 				sc := baseSC(1000)
-				sc.Seccomp = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: "/var/lib/orchlet/seccomp/p.json"}
+				sc.Seccomp = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: "ROOT/seccomp/p.json"}
 				return sc
 			}},
 		{name: "container seccomp Unconfined beats --seccomp-default and the pod", image: "app", node: Node{SeccompDefault: true},
@@ -162,7 +162,10 @@ func TestContainerSecurityContext(t *testing.T) {
 			if len(ctrs) != 1 {
 				t.Fatalf("%d containers created; events %q", len(ctrs), h.rec.lines())
 			}
-			diffProto(t, "container security context", c.want(), ctrs[0].Config.Linux.SecurityContext)
+			want := c.want()
+			// A Localhost profile is under --root-dir, the harness's temporary one.
+			want.Seccomp.LocalhostRef = strings.Replace(want.Seccomp.LocalhostRef, "ROOT", h.m.node.RootDir, 1)
+			diffProto(t, "container security context", want, ctrs[0].Config.Linux.SecurityContext)
 			wantSB := &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: nodeNS(), Seccomp: &runtimeapi.SecurityProfile{}}
 			if c.sandbox != nil {
 				c.sandbox(wantSB)

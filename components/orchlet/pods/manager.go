@@ -117,7 +117,7 @@ type Manager struct {
 	cores      int // the node's CPUs, the downward API's CPU limit when a container sets none
 	fsys       fs.FS
 	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
-	limiter    *rate.Limiter // nil: pulls are not rate limited
+	limiter    *rate.Limiter                 // nil: pulls are not rate limited
 
 	inbox handoff[sources.Update]
 	wake  chan struct{}

@@ -297,9 +297,9 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container, attempt uint
 			mountsHosts = true
 		}
 		out = append(out, &runtimeapi.Mount{
-			ContainerPath:  vm.MountPath,
-			HostPath:       hostPath,
-			Readonly:       vm.ReadOnly,
+			ContainerPath: vm.MountPath,
+			HostPath:      hostPath,
+			Readonly:      vm.ReadOnly,
 			// Volumes the kubelet manages (not a host path) are relabelled where SELinux is on.
 			SelinuxRelabel: m.node.SELinux && v.HostPath == nil,
 			Propagation:    propagation,

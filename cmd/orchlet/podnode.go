@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"os"
 	"strconv"
 	"strings"
@@ -25,8 +27,20 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 	if err != nil {
 		return pods.Node{}, err
 	}
+	addrs, err := nodeAddresses(o.Flags.NodeIP, nodeName)
+	if err != nil {
+		return pods.Node{}, err
+	}
+	var hostIPs []string
+	for _, a := range addrs {
+		if a.Type == corev1.NodeInternalIP {
+			hostIPs = append(hostIPs, a.Address)
+		}
+	}
+	_, selinuxErr := os.Stat("/sys/fs/selinux/enforce")
 	n := pods.Node{
-		Name: nodeName, RootDir: o.Flags.RootDir, SeccompDefault: o.Flags.SeccompDefault,
+		Name: nodeName, HostIPs: hostIPs, RootDir: o.Flags.RootDir, SeccompDefault: o.Flags.SeccompDefault,
+		SELinux: selinuxErr == nil, Tmpfs: hostTmpfs(),
 		MemoryCapacity: memory, CgroupV2: version == 2, HugePageSizes: hugePageSizes("/sys/kernel/mm/hugepages"),
 		ThermalThrottlePaths: thermalThrottlePaths(),
 	}

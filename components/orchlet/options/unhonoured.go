@@ -92,7 +92,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "volume-stats-agg-period", field: "volumeStatsAggPeriod", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
-	{option: "root-dir", flag: "RootDir", missing: missingVolumes},
 
 	{option: "hairpin-mode", field: "hairpinMode", missing: missingNetwork},
 	{option: "make-iptables-util-chains", field: "makeIPTablesUtilChains", missing: missingNetwork},

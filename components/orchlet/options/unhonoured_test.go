@@ -66,7 +66,6 @@ var nonDefault = map[string][]string{
 	"volume-plugin-dir":                        {"--volume-plugin-dir=/opt/volume"},
 	"volume-stats-agg-period":                  {"--volume-stats-agg-period=2m"},
 	"experimental-mounter-path":                {"--experimental-mounter-path=/bin/mount"},
-	"root-dir":                                 {"--root-dir=/srv/orchlet"},
 	"hairpin-mode":                             {"--hairpin-mode=none"},
 	"make-iptables-util-chains":                {"--make-iptables-util-chains=false"},
 	"image-credential-provider-config":         {"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
@@ -82,7 +81,7 @@ func TestDefaultsAreHonoured(t *testing.T) {
 	// quota and seccomp default to the runtime and set the pids limit on the pod cgroup.
 	for _, args := range [][]string{
 		{"--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false"},
-		{"--cgroup-driver=systemd", "--cgroup-root=/", "--cpu-cfs-quota=false", "--pod-max-pids=100", "--seccomp-default"},
+		{"--cgroup-driver=systemd", "--cgroup-root=/", "--cpu-cfs-quota=false", "--pod-max-pids=100", "--seccomp-default", "--root-dir=/srv/orchlet"},
 		{"--cgroups-per-qos=false", "--enforce-node-allocatable=", "--cpu-cfs-quota-period=50ms", "--feature-gates=CustomCPUCFSQuotaPeriod=true"},
 	} {
 		if err := mustParse(t, args...).Unhonoured(); err != nil {

@@ -2,6 +2,7 @@ package pods
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -11,9 +12,21 @@ import (
 // object it has no client to read, a volume type it has no plugin for. Nothing is dropped silently.
 const ReasonUnsupportedPodSpec = "UnsupportedPodSpec"
 
+// ReasonFailedToRetrieveImagePullSecret is the kubelet's event for pull secrets it could not read.
+const ReasonFailedToRetrieveImagePullSecret = "FailedToRetrieveImagePullSecret"
+
 // admitSpec rejects for good a pod this agent cannot run as written, with a Warning event naming
 // the field, and says whether the pod was admitted.
 func (m *Manager) admitSpec(p *podState) bool {
+	if secrets := p.pod.Spec.ImagePullSecrets; len(secrets) > 0 {
+		// As the kubelet does when it cannot read them: a warning, and pulls without them.
+		names := make([]string, len(secrets))
+		for i, s := range secrets {
+			names[i] = s.Name
+		}
+		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
+			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(names, ", "))
+	}
 	msg := m.unsupported(p.pod)
 	if msg == "" {
 		return true

@@ -3,6 +3,7 @@ package pods
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -71,14 +72,37 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 			cfg.Linux.Sysctls[normalizeSysctl(s.Name)] = s.Value
 		}
 	}
-	for _, c := range pod.Spec.Containers {
-		for _, p := range c.Ports {
-			cfg.PortMappings = append(cfg.PortMappings, &runtimeapi.PortMapping{
-				Protocol: protocol(p.Protocol), ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP,
-			})
-		}
+	for i := range pod.Spec.Containers {
+		cfg.PortMappings = append(cfg.PortMappings, portMappings(&pod.Spec.Containers[i])...)
 	}
 	return cfg
+}
+
+// portMappings is kubecontainer.MakePortMappings: a container's ports, a port whose name (or,
+// unnamed, whose family, protocol, host IP and ports) repeats an earlier one's left out.
+func portMappings(c *corev1.Container) []*runtimeapi.PortMapping {
+	var out []*runtimeapi.PortMapping
+	names := map[string]bool{}
+	for _, p := range c.Ports {
+		name := p.Name
+		if name == "" {
+			family := "any"
+			if ip := net.ParseIP(p.HostIP); ip != nil && ip.To4() == nil {
+				family = "v6"
+			} else if ip != nil {
+				family = "v4"
+			}
+			name = fmt.Sprintf("%s-%s-%s:%d:%d", family, p.Protocol, p.HostIP, p.ContainerPort, p.HostPort)
+		}
+		if names[name] {
+			continue
+		}
+		names[name] = true
+		out = append(out, &runtimeapi.PortMapping{
+			Protocol: protocol(p.Protocol), ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP,
+		})
+	}
+	return out
 }
 
 // namespaceOptions is runtimeutil.NamespacesForPod: the node's user namespace, as the kubelet

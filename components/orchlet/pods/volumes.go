@@ -136,6 +136,39 @@ func (m *Manager) setUpVolumes(p *podState) error {
 }
 
 func (m *Manager) setUpVolume(p *podState, v *corev1.Volume) error {
+	if err := m.setUpVolumeFiles(p, v); err != nil {
+		return err
+	}
+	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume.
+	if sc := p.pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil && v.HostPath == nil {
+		return setVolumeOwnership(m.volumePath(p.pod, v), *sc.FSGroup)
+	}
+	return nil
+}
+
+// setVolumeOwnership is volume.SetVolumeOwnership with the Always policy: every file gets the
+// group, group read-write, and directories the setgid bit so new files inherit it.
+func setVolumeOwnership(dir string, fsGroup int64) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(path, -1, int(fsGroup)); err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil || info.Mode()&fs.ModeSymlink != 0 {
+			return err
+		}
+		mask := fs.FileMode(0o660)
+		if info.IsDir() {
+			mask |= fs.ModeSetgid | 0o110
+		}
+		return os.Chmod(path, info.Mode()|mask)
+	})
+}
+
+func (m *Manager) setUpVolumeFiles(p *podState, v *corev1.Volume) error {
 	dir := m.volumePath(p.pod, v)
 	switch {
 	case v.HostPath != nil:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -318,3 +319,47 @@ func TestBidirectionalNeedsPrivileged(t *testing.T) {
 		t.Errorf("%v %v", p, err)
 	}
 }
+
+// The pod's fsGroup owns its emptyDir and downward API volumes (SetVolumeOwnership): the group,
+// group read-write, setgid directories; a host path is left as the host has it.
+func TestFSGroupOwnership(t *testing.T) {
+	group := int64(2000)
+	if os.Geteuid() != 0 {
+		group = int64(os.Getgid()) // only root may give files away
+	}
+	hostDir := t.TempDir()
+	h := newHarness(t, nil, config(nil), nil)
+	c := ctr("c", "i")
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "e", MountPath: "/e"}, {Name: "d", MountPath: "/d"}, {Name: "h", MountPath: "/h"}}
+	pod := newPod("p", c)
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: &group}
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "e", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "d", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+			{Path: "name", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}},
+		{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}},
+	}
+	h.add(pod)
+	h.runUntil(time.Second)
+	root := filepath.Join(h.m.node.RootDir, "pods", "uid-p", "volumes")
+	for _, c := range []struct {
+		path string
+		mode os.FileMode
+	}{
+		{filepath.Join(root, "orch.io~empty-dir", "e"), os.ModeDir | os.ModeSetgid | 0o777},
+		{filepath.Join(root, "orch.io~downward-api", "d", "name"), 0o664},
+	} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != c.mode || gid(fi) != group {
+			t.Errorf("%s: %v group %d, want %v group %d", c.path, fi.Mode(), gid(fi), c.mode, group)
+		}
+	}
+	if fi, _ := os.Stat(hostDir); fi.Mode()&os.ModeSetgid != 0 {
+		t.Errorf("host path changed: %v", fi.Mode())
+	}
+}
+
+func gid(fi os.FileInfo) int64 { return int64(fi.Sys().(*syscall.Stat_t).Gid) }

@@ -132,15 +132,14 @@ func (m *Manager) podFieldValue(p *podState, fs *corev1.ObjectFieldSelector) (st
 		}
 		return strings.Join(m.node.HostIPs, ","), nil
 	case "status.podIP", "status.podIPs":
-		// A host-network pod has the node's addresses.
-		ip := p.podIP
-		if pod.Spec.HostNetwork && len(m.node.HostIPs) > 0 {
-			ip = m.node.HostIPs[0]
-			if path == "status.podIPs" {
-				return strings.Join(m.node.HostIPs, ","), nil
-			}
+		ips := m.podIPs(p)
+		if len(ips) == 0 {
+			return "", nil
 		}
-		return ip, nil
+		if path == "status.podIP" {
+			return ips[0], nil
+		}
+		return strings.Join(ips, ","), nil
 	case "metadata.name":
 		return pod.Name, nil
 	case "metadata.namespace":
@@ -161,6 +160,19 @@ func (m *Manager) podFieldValue(p *podState, fs *corev1.ObjectFieldSelector) (st
 		}
 	}
 	return "", fmt.Errorf("unsupported fieldPath: %v", fs.FieldPath)
+}
+
+// podIPs are the pod's addresses as the kubelet's SyncPod hands them to the container builders:
+// a host-network pod has the node's (generateAPIPodStatus, kubernetes#24576), the others the
+// sandbox's.
+func (m *Manager) podIPs(p *podState) []string {
+	if p.pod.Spec.HostNetwork && len(m.node.HostIPs) > 0 {
+		return m.node.HostIPs
+	}
+	if p.podIP != "" {
+		return []string{p.podIP}
+	}
+	return nil
 }
 
 // formatMap is fieldpath.FormatMap: key="value" lines in key order.

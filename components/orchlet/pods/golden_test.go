@@ -92,6 +92,13 @@ func TestGoldenRequests(t *testing.T) {
 				diffProto(t, "sandbox config sent with "+req.Config.Metadata.Name, sbs[0].Config, req.SandboxConfig)
 			}
 			p := h.m.pods[pod.UID]
+			if pod.Spec.HostNetwork {
+				// ensureHostsFile for a host-network pod: the node's own, marked managed.
+				hosts, err := os.ReadFile(filepath.Join(h.m.node.RootDir, "pods", string(pod.UID), "etc-hosts"))
+				if want := "# Orch-managed hosts file (host network).\n127.0.0.1 localhost\n192.0.2.10 node-a\n"; err != nil || string(hosts) != want {
+					t.Errorf("etc-hosts %q %v, want %q", hosts, err, want)
+				}
+			}
 			for _, c := range allContainers(pod) {
 				if _, ok := got["CreateContainer "+c.Name]; ok {
 					continue

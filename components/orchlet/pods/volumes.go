@@ -338,8 +338,9 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container, attempt uint
 			Propagation:    propagation,
 		})
 	}
-	if !mountsHosts && p.podIP != "" {
-		file, err := m.writeEtcHosts(p)
+	// shouldMountHostsFile: once the pod has an address.
+	if ips := m.podIPs(p); !mountsHosts && len(ips) > 0 {
+		file, err := m.writeEtcHosts(p, ips[0])
 		if err != nil {
 			return nil, err
 		}
@@ -387,7 +388,7 @@ func mountPropagation(mp *corev1.MountPropagationMode, privileged bool) (runtime
 // writeEtcHosts writes the pod's hosts file as the kubelet's ensureHostsFile does: for a
 // host-network pod the node's own, otherwise localhost, the pod's address and name, and its host
 // aliases.
-func (m *Manager) writeEtcHosts(p *podState) (string, error) {
+func (m *Manager) writeEtcHosts(p *podState, ip string) (string, error) {
 	pod := p.pod
 	file := filepath.Join(m.podDir(pod), "etc-hosts")
 	var b strings.Builder
@@ -406,9 +407,9 @@ func (m *Manager) writeEtcHosts(p *podState) (string, error) {
 			hostname = pod.Spec.Hostname
 		}
 		if pod.Spec.Subdomain != "" && m.domain != "" {
-			fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.%s\t%s\n", p.podIP, hostname, pod.Spec.Subdomain, pod.Namespace, m.domain, hostname)
+			fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.%s\t%s\n", ip, hostname, pod.Spec.Subdomain, pod.Namespace, m.domain, hostname)
 		} else {
-			fmt.Fprintf(&b, "%s\t%s\n", p.podIP, hostname)
+			fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
 		}
 	}
 	if len(pod.Spec.HostAliases) > 0 {

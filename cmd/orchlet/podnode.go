@@ -2,50 +2,51 @@ package main
 
 import (
 	"errors"
-
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
 )
 
-// podNodeOf is what the pod workers need to know of this machine: its memory, cgroup version and
-// huge page sizes, and where pod cgroups and volumes go. Pod cgroups are made only on the unified
+// podNodeOf is what the pod workers need to know of this machine: its addresses, memory, cgroup
+// version, huge page sizes and SELinux, and where pod cgroups and volumes go. A host that is not
+// the real one (a test's) is a simulated machine: nothing of the real one is read or written, and
+// the workers keep volumes in a temporary directory. Pod cgroups are made only on the unified
 // hierarchy; --pod-max-pids, which only a pod cgroup enforces, is refused elsewhere.
 func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, error) {
 	c := o.Config
-	memory, err := memoryBytes()
-	if err != nil {
-		return pods.Node{}, fmt.Errorf("reading the node's memory: %w", err)
-	}
-	version, err := h.CgroupVersion()
-	if err != nil {
-		return pods.Node{}, err
-	}
 	addrs, err := nodeAddresses(o.Flags.NodeIP, nodeName)
 	if err != nil {
 		return pods.Node{}, err
 	}
-	var hostIPs []string
+	n := pods.Node{Name: nodeName, SeccompDefault: o.Flags.SeccompDefault}
 	for _, a := range addrs {
 		if a.Type == corev1.NodeInternalIP {
-			hostIPs = append(hostIPs, a.Address)
+			n.HostIPs = append(n.HostIPs, a.Address)
 		}
 	}
-	_, selinuxErr := os.Stat("/sys/fs/selinux/enforce")
-	n := pods.Node{
-		Name: nodeName, HostIPs: hostIPs, RootDir: o.Flags.RootDir, SeccompDefault: o.Flags.SeccompDefault,
-		SELinux: selinuxErr == nil, Tmpfs: hostTmpfs(),
-		MemoryCapacity: memory, CgroupV2: version == 2, HugePageSizes: hugePageSizes("/sys/kernel/mm/hugepages"),
-		ThermalThrottlePaths: thermalThrottlePaths(),
-	}
-	if version == 2 && c.CgroupsPerQOS {
-		n.Cgroups = pods.CgroupV2{Root: "/sys/fs/cgroup"}
+	if real, ok := h.(*host.Real); ok {
+		if n.MemoryCapacity, err = memoryBytes(); err != nil {
+			return n, fmt.Errorf("reading the node's memory: %w", err)
+		}
+		version, err := real.CgroupVersion()
+		if err != nil {
+			return n, err
+		}
+		_, selinuxErr := os.Stat(filepath.Join(real.SysRoot, "fs", "selinux", "enforce"))
+		n.RootDir, n.CgroupV2, n.SELinux, n.Tmpfs = o.Flags.RootDir, version == 2, selinuxErr == nil, hostTmpfs()
+		n.HugePageSizes = hugePageSizes(filepath.Join(real.SysRoot, "kernel", "mm", "hugepages"))
+		n.ThermalThrottlePaths = thermalThrottlePaths(real.SysRoot)
+		if n.CgroupV2 && c.CgroupsPerQOS {
+			n.Cgroups = pods.CgroupV2{Root: filepath.Join(real.SysRoot, "fs", "cgroup")}
+		}
 	}
 	if c.PodPidsLimit > 0 && n.Cgroups == nil {
 		return n, errors.New("--pod-max-pids (podPidsLimit): enforced on the pod cgroup, which this orchlet makes only on the unified cgroup hierarchy (v2) with --cgroups-per-qos")
@@ -77,8 +78,8 @@ func hugePageSizes(dir string) []string {
 
 // thermalThrottlePaths are the possible CPUs' thermal_throttle directories that exist, which
 // the kubelet masks in containers (pkg/securitycontext, after moby).
-func thermalThrottlePaths() []string {
-	data, err := os.ReadFile("/sys/devices/system/cpu/possible")
+func thermalThrottlePaths(sys string) []string {
+	data, err := os.ReadFile(filepath.Join(sys, "devices", "system", "cpu", "possible"))
 	if err != nil {
 		return nil
 	}
@@ -95,7 +96,7 @@ func thermalThrottlePaths() []string {
 		}
 		for cpu := lo; cpu <= hi; cpu++ {
 			p := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/thermal_throttle", cpu)
-			if _, err := os.Stat(p); err == nil {
+			if _, err := os.Stat(filepath.Join(sys, strings.TrimPrefix(p, "/sys/"))); err == nil {
 				out = append(out, p)
 			}
 		}

@@ -179,3 +179,30 @@ func sharesToWeight(shares uint64) uint64 {
 	}
 	return 1 + ((shares-2)*9999)/262142
 }
+
+// updateQOSCgroups is the QoS container manager's UpdateCgroups: BestEffort pods share the
+// minimum CPU shares, Burstable ones shares for the sum of their CPU requests.
+func (m *Manager) updateQOSCgroups() error {
+	if !m.res.perQOS || m.node.Cgroups == nil {
+		return nil
+	}
+	var burstable int64
+	for _, p := range m.pods {
+		if p.rejected != "" || p.removed || podQOS(p.pod) != corev1.PodQOSBurstable {
+			continue
+		}
+		reqs := resourcehelper.PodRequests(p.pod, resourcehelper.PodResourcesOptions{})
+		burstable += reqs.Cpu().MilliValue()
+	}
+	root := append(append([]string{}, m.res.root...), nodeAllocatableCgroup)
+	for _, q := range []struct {
+		name   string
+		shares uint64
+	}{{burstableCgroup, uint64(milliCPUToShares(burstable))}, {bestEffortCgroup, minShares}} {
+		shares := q.shares
+		if err := m.node.Cgroups.Ensure(m.cgroupParent(append(root, q.name)), PodCgroupConfig{CPUShares: &shares}); err != nil {
+			return fmt.Errorf("QoS cgroup %s: %w", q.name, err)
+		}
+	}
+	return nil
+}

@@ -17,7 +17,11 @@ func (m *Manager) preparePod(p *podState) error {
 		return err
 	}
 	if name := m.podCgroupName(p.pod); name != nil && m.node.Cgroups != nil {
-		if err := m.node.Cgroups.Ensure(m.cgroupParent(name), m.podCgroupConfig(p.pod)); err != nil {
+		err := m.updateQOSCgroups()
+		if err == nil {
+			err = m.node.Cgroups.Ensure(m.cgroupParent(name), m.podCgroupConfig(p.pod))
+		}
+		if err != nil {
 			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Failed to create the pod cgroup: %v", err)
 			return fmt.Errorf("pod cgroup: %w", err)
 		}
@@ -33,6 +37,9 @@ func (m *Manager) cleanupPod(pod *corev1.Pod) error {
 	if name := m.podCgroupName(pod); name != nil && m.node.Cgroups != nil {
 		if err := m.node.Cgroups.Remove(m.cgroupParent(name)); err != nil {
 			return fmt.Errorf("removing the pod cgroup: %w", err)
+		}
+		if err := m.updateQOSCgroups(); err != nil {
+			return err
 		}
 	}
 	return nil

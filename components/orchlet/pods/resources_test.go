@@ -305,9 +305,21 @@ func TestPodCgroupOnHost(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(root, "orchpods", "cgroup.subtree_control")); err != nil || !strings.Contains(string(data), "+pids") {
 		t.Errorf("controllers not delegated: %q %v", data, err)
 	}
+	// The QoS cgroups (qos_container_manager's setCPUCgroupConfig): Burstable shares for the sum
+	// of the Burstable pods' CPU requests (100m: 102 shares, weight 4), BestEffort the minimum.
+	weight := func(qos string) string {
+		data, _ := os.ReadFile(filepath.Join(root, "orchpods", qos, "cpu.weight"))
+		return string(data)
+	}
+	if weight("burstable") != "4" || weight("besteffort") != "1" {
+		t.Errorf("QoS weights burstable %q besteffort %q, want 4 and 1", weight("burstable"), weight("besteffort"))
+	}
 	h.remove(burstable)
 	h.runUntil(2 * time.Minute)
 	if _, err := os.Stat(filepath.Join(root, "orchpods/burstable/poduid-b")); !os.IsNotExist(err) {
 		t.Errorf("the pod cgroup outlived the pod: %v", err)
+	}
+	if weight("burstable") != "1" {
+		t.Errorf("burstable weight %q once its only pod is gone, want 1", weight("burstable"))
 	}
 }

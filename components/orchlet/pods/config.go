@@ -154,6 +154,14 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 	}
+	// generateContainerConfig asks for the user of the image as the pod names it.
+	uid, username, err := m.imageUser(ctx, c.Image)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
+		return nil, err
+	}
 	envs, vars, err := m.containerEnv(p, c)
 	if err != nil {
 		return nil, err
@@ -161,13 +169,6 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	cfg.Envs = envs
 	cfg.Command, cfg.Args = expandCommand(c.Command, vars), expandCommand(c.Args, vars)
 	if cfg.Mounts, err = m.containerMounts(p, c, attempt); err != nil {
-		return nil, err
-	}
-	uid, username, err := m.imageUser(ctx, imageRef)
-	if err != nil {
-		return nil, err
-	}
-	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
 		return nil, err
 	}
 	sc, err := m.containerSecurityContext(pod, c, uid, username)

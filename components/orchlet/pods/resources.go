@@ -63,14 +63,14 @@ func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
 	for _, c := range all {
 		for name, q := range c.Resources.Requests {
 			if (name == corev1.ResourceCPU || name == corev1.ResourceMemory) && q.Sign() > 0 {
-				add(requests, name, q)
+				addQuantity(requests, name, q)
 			}
 		}
 		found := 0
 		for name, q := range c.Resources.Limits {
 			if (name == corev1.ResourceCPU || name == corev1.ResourceMemory) && q.Sign() > 0 {
 				found++
-				add(limits, name, q)
+				addQuantity(limits, name, q)
 			}
 		}
 		if found < 2 {
@@ -94,7 +94,7 @@ func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
 	return corev1.PodQOSBurstable
 }
 
-func add(list corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
+func addQuantity(list corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
 	sum := list[name]
 	sum.Add(q)
 	list[name] = sum

@@ -29,6 +29,7 @@ func (m *Manager) admitSpec(p *podState) bool {
 	}
 	msg := m.unsupported(p.pod)
 	if msg == "" {
+		m.warnSizeLimits(p.pod)
 		return true
 	}
 	p.rejected = msg
@@ -48,6 +49,9 @@ func (m *Manager) unsupported(pod *corev1.Pod) string {
 	}
 	if field := apiReferenceField(pod); field != "" {
 		return fmt.Sprintf("%s: reading API objects is not supported by this orchlet", field)
+	}
+	if pod.Spec.RuntimeClassName != nil && *pod.Spec.RuntimeClassName != "" {
+		return fmt.Sprintf("spec.runtimeClassName: %s: runtime classes are not supported by this orchlet", *pod.Spec.RuntimeClassName)
 	}
 	if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
 		return "spec.hostUsers: false: user namespaces are not supported by this orchlet"
@@ -148,4 +152,17 @@ func apiReferenceField(pod *corev1.Pod) string {
 
 func allContainers(pod *corev1.Pod) []corev1.Container {
 	return append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+}
+
+// ReasonSizeLimitNotEnforced warns that an emptyDir's sizeLimit on the node's disk is recorded
+// only: the kubelet enforces it by evicting the pod, and this orchlet does not evict.
+const ReasonSizeLimitNotEnforced = "SizeLimitNotEnforced"
+
+func (m *Manager) warnSizeLimits(pod *corev1.Pod) {
+	for i, v := range pod.Spec.Volumes {
+		if ed := v.EmptyDir; ed != nil && ed.Medium == corev1.StorageMediumDefault && ed.SizeLimit != nil {
+			m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonSizeLimitNotEnforced, "Admit",
+				"spec.volumes[%d].emptyDir.sizeLimit: volume %q may hold more than %s: this orchlet does not evict pods over it", i, v.Name, ed.SizeLimit.String())
+		}
+	}
 }

@@ -58,6 +58,11 @@ func TestRefusedPods(t *testing.T) {
 			`spec.volumes[0].projected.sources[0]: volume "v": only downwardAPI sources are supported by this orchlet`},
 		{"memory emptyDir without tmpfs", withVolume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}),
 			`spec.volumes[0].emptyDir.medium: Memory: volume "v" needs a tmpfs, which this host cannot mount`},
+		{"runtime class", func() *corev1.Pod {
+			p := newPod("p", ctr("c", "i"))
+			p.Spec.RuntimeClassName = ptr.To("kata")
+			return p
+		}(), "spec.runtimeClassName: kata: runtime classes are not supported by this orchlet"},
 		{"user namespace", func() *corev1.Pod { p := newPod("p", ctr("c", "i")); p.Spec.HostUsers = ptr.To(false); return p }(), "spec.hostUsers: false: user namespaces are not supported by this orchlet"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,7 +209,7 @@ func TestVolumesOnTheWire(t *testing.T) {
 	pod.Spec.Hostname = "w1"
 	pod.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"db", "db.local"}}}
 	pod.Spec.Volumes = []corev1.Volume{
-		{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("500Mi"))}}},
 		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
 		{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
 			{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
@@ -245,6 +250,11 @@ func TestVolumesOnTheWire(t *testing.T) {
 		t.Errorf("%d mounts, want %d", len(ctrs[0].Config.Mounts), len(want))
 	}
 
+	// A disk emptyDir's sizeLimit is recorded, and the pod warned it is not enforced.
+	if evs := h.rec.reasons(ReasonSizeLimitNotEnforced); len(evs) != 1 || evs[0].kind != corev1.EventTypeWarning ||
+		evs[0].note != `spec.volumes[0].emptyDir.sizeLimit: volume "cache" may hold more than 500Mi: this orchlet does not evict pods over it` {
+		t.Errorf("size limit events %+v", evs)
+	}
 	// emptyDir: world-writable (empty_dir's setupDir); the subPath made inside it.
 	if fi, err := os.Stat(vol("orch.io~empty-dir", "cache")); err != nil || fi.Mode().Perm() != 0o777 {
 		t.Errorf("emptyDir mode %v %v, want 0777", fi.Mode(), err)

@@ -516,6 +516,7 @@ func (m *Manager) applyUpdates() {
 		default:
 			if p != nil && !p.removed {
 				p.pod = u.Pod.DeepCopy()
+				m.podUpdated(p)
 				m.enqueue(p.syncKey(), now)
 				continue
 			}

@@ -435,6 +435,27 @@ func (m *Manager) downwardAPIFile(p *podState, item corev1.DownwardAPIVolumeFile
 	return "", fmt.Errorf("downwardAPI item %s: no fieldRef or resourceFieldRef", item.Path)
 }
 
+// podUpdated rewrites the downward API volumes of a running pod whose labels or annotations
+// changed, as the kubelet's volume manager remounts them on the next sync; a file that would not
+// change is not rewritten.
+func (m *Manager) podUpdated(p *podState) {
+	if p.rejected != "" {
+		return
+	}
+	for i := range p.pod.Spec.Volumes {
+		v := &p.pod.Spec.Volumes[i]
+		if v.DownwardAPI == nil && v.Projected == nil {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(m.volumePath(p.pod, v), "..data")); err != nil {
+			continue // not set up yet: the sandbox's setup writes it
+		}
+		if err := m.setUpVolume(p, v); err != nil {
+			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
+		}
+	}
+}
+
 // writeDownwardAPI writes the items as the kubelet's AtomicWriter does: into a new timestamped
 // directory, then ..data switched to it by one rename, each top-level name a link through ..data.
 func (m *Manager) writeDownwardAPI(p *podState, dir string, items []corev1.DownwardAPIVolumeFile, defaultMode *int32) error {
@@ -475,6 +496,9 @@ func atomicWrite(dir string, files map[string]fileContent, stamp string) error {
 	}
 	dataLink := filepath.Join(dir, "..data")
 	old, _ := os.Readlink(dataLink)
+	if old != "" && sameFiles(filepath.Join(dir, old), files) {
+		return nil // AtomicWriter's shouldWritePayload: nothing changed
+	}
 	ts, err := os.MkdirTemp(dir, ".."+stamp)
 	if err != nil {
 		return err
@@ -528,4 +552,24 @@ func atomicWrite(dir string, files map[string]fileContent, stamp string) error {
 		return os.RemoveAll(filepath.Join(dir, old))
 	}
 	return nil
+}
+
+// sameFiles says the directory holds exactly the files, with their contents and modes.
+func sameFiles(dir string, files map[string]fileContent) bool {
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		f, ok := files[rel]
+		data, rerr := os.ReadFile(path)
+		info, ierr := d.Info()
+		if !ok || rerr != nil || ierr != nil || string(data) != string(f.data) || info.Mode().Perm() != f.mode.Perm() {
+			return fs.ErrInvalid
+		}
+		n++
+		return nil
+	})
+	return err == nil && n == len(files)
 }

@@ -373,3 +373,40 @@ func TestFSGroupOwnership(t *testing.T) {
 }
 
 func gid(fi os.FileInfo) int64 { return int64(fi.Sys().(*syscall.Stat_t).Gid) }
+
+// A downward API volume follows the pod's labels: rewritten through a new ..data directory when
+// they change (AtomicWriter), left alone when nothing does.
+func TestDownwardAPIFollowsLabels(t *testing.T) {
+	h := newHarness(t, nil, config(nil), nil)
+	pod := newPod("p", ctr("c", "i"))
+	pod.Spec.Volumes = []corev1.Volume{{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+		Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}}}
+	h.add(pod)
+	h.runUntil(time.Second)
+	dir := filepath.Join(h.m.node.RootDir, "pods", "uid-p", "volumes", "orch.io~downward-api", "info")
+	first, _ := os.Readlink(filepath.Join(dir, "..data"))
+
+	same := pod.DeepCopy()
+	same.Annotations = map[string]string{"unrelated": "x"}
+	h.m.Update(sources.Update{Op: sources.OpUpdate, Source: sources.SourceFile, Pod: same})
+	h.runUntil(2 * time.Second)
+	if again, _ := os.Readlink(filepath.Join(dir, "..data")); again != first {
+		t.Errorf("rewritten though the labels did not change: %s -> %s", first, again)
+	}
+
+	relabelled := pod.DeepCopy()
+	relabelled.Labels = map[string]string{"app": "p", "tier": "web"}
+	h.m.Update(sources.Update{Op: sources.OpUpdate, Source: sources.SourceFile, Pod: relabelled})
+	h.runUntil(3 * time.Second)
+	got, err := os.ReadFile(filepath.Join(dir, "labels"))
+	if err != nil || string(got) != "app=\"p\"\ntier=\"web\"" {
+		t.Errorf("labels file %q %v", got, err)
+	}
+	second, _ := os.Readlink(filepath.Join(dir, "..data"))
+	if second == first {
+		t.Error("..data still points to the first directory")
+	}
+	if _, err := os.Stat(filepath.Join(dir, first)); !os.IsNotExist(err) {
+		t.Errorf("the old directory %s is left: %v", first, err)
+	}
+}

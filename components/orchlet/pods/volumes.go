@@ -322,6 +322,14 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container, attempt uint
 				}
 			}
 		}
+		if vm.SubPath != "" {
+			// A symlink in the volume must not lead the mount out of it (the subpather's check).
+			base, err1 := filepath.EvalSymlinks(m.volumePath(pod, v))
+			real, err2 := filepath.EvalSymlinks(hostPath)
+			if err1 == nil && err2 == nil && real != base && !strings.HasPrefix(real, base+string(filepath.Separator)) {
+				return nil, fmt.Errorf("subpath %q not within volume path %q", real, base)
+			}
+		}
 		propagation, err := mountPropagation(vm.MountPropagation, privileged)
 		if err != nil {
 			return nil, err

@@ -410,3 +410,34 @@ func TestDownwardAPIFollowsLabels(t *testing.T) {
 		t.Errorf("the old directory %s is left: %v", first, err)
 	}
 }
+
+// A subPath may not leave its volume, by ".." or through a symlink the container planted.
+func TestSubPathStaysInVolume(t *testing.T) {
+	outside := t.TempDir()
+	for _, c := range []struct {
+		subPath, want string
+	}{
+		{"../x", `volumeMount "v": subPath "../x" must be a relative path not going above the volume`},
+		{"/abs", `volumeMount "v": subPath "/abs" must be a relative path not going above the volume`},
+		{"escape", `subpath "` + outside + `" not within volume path`},
+	} {
+		h := newHarness(t, nil, config(nil), nil)
+		vol := t.TempDir()
+		if err := os.Symlink(outside, filepath.Join(vol, "escape")); err != nil {
+			t.Fatal(err)
+		}
+		ct := ctr("c", "i")
+		ct.VolumeMounts = []corev1.VolumeMount{{Name: "v", MountPath: "/v", SubPath: c.subPath}}
+		pod := newPod("p", ct)
+		pod.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: vol}}}}
+		h.add(pod)
+		h.runUntil(time.Second)
+		if n := len(h.calls("CreateContainer", "")); n != 0 {
+			t.Errorf("%s: container created", c.subPath)
+		}
+		w := h.m.pods["uid-p"].ctr("c").waiting
+		if w == nil || !strings.HasPrefix(w.Message, c.want) {
+			t.Errorf("%s: waiting %+v, want %q", c.subPath, w, c.want)
+		}
+	}
+}

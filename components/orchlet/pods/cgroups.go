@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -109,9 +110,10 @@ func (c CgroupV2) Ensure(path string, cfg PodCgroupConfig) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cgroup %s: %w", path, err)
 	}
-	// Each level below the root delegates the controllers to its children.
+	// Each level from the root delegates to its children the controllers pods need, of those it
+	// has (a host may lack hugetlb); a directory standing in for a cgroup lists none and gets all.
 	for p := filepath.Dir(dir); len(p) >= len(c.Root); p = filepath.Dir(p) {
-		if err := os.WriteFile(filepath.Join(p, "cgroup.subtree_control"), []byte("+cpu +memory +pids +hugetlb"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(p, "cgroup.subtree_control"), []byte(enableControllers(p)), 0o644); err != nil {
 			return fmt.Errorf("cgroup %s: enabling controllers: %w", path, err)
 		}
 		if p == c.Root {
@@ -147,6 +149,25 @@ func (c CgroupV2) Ensure(path string, cfg PodCgroupConfig) error {
 		}
 	}
 	return nil
+}
+
+// enableControllers is the cgroup.subtree_control line that enables, in the cgroup at dir, the
+// controllers pod cgroups use.
+func enableControllers(dir string) string {
+	wanted := []string{"cpu", "memory", "pids", "hugetlb"}
+	have := map[string]bool{}
+	if data, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers")); err == nil {
+		for _, c := range strings.Fields(string(data)) {
+			have[c] = true
+		}
+	}
+	var out []string
+	for _, c := range wanted {
+		if len(have) == 0 || have[c] {
+			out = append(out, "+"+c)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // Remove deletes the pod's cgroup directory, as rmdir on a cgroup does (the kernel removes its

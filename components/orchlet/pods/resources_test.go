@@ -270,6 +270,10 @@ func TestNoCFSQuota(t *testing.T) {
 // make it, written as runc's fs2 manager writes it, and removed with the pod.
 func TestPodCgroupOnHost(t *testing.T) {
 	root := t.TempDir()
+	// The root cgroup has no hugetlb controller: it is not enabled for the children.
+	if err := os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte("cpuset cpu io memory pids"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cfg := config(func(c *v1beta1.OrchletConfiguration) {
 		c.CgroupsPerQOS, c.CgroupRoot, c.CgroupDriver = true, "/", "cgroupfs"
 		c.CPUCFSQuota, c.CPUCFSQuotaPeriod.Duration, c.PodPidsLimit = true, 100*time.Millisecond, 256
@@ -304,6 +308,9 @@ func TestPodCgroupOnHost(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(root, "orchpods", "cgroup.subtree_control")); err != nil || !strings.Contains(string(data), "+pids") {
 		t.Errorf("controllers not delegated: %q %v", data, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(root, "cgroup.subtree_control")); err != nil || string(data) != "+cpu +memory +pids" {
+		t.Errorf("root delegates %q %v, want the pod controllers it has", data, err)
 	}
 	// The QoS cgroups (qos_container_manager's setCPUCgroupConfig): Burstable shares for the sum
 	// of the Burstable pods' CPU requests (100m: 102 shares, weight 4), BestEffort the minimum.

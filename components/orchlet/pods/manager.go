@@ -116,6 +116,7 @@ type Manager struct {
 	node       Node
 	cores      int // the node's CPUs, the downward API's CPU limit when a container sets none
 	fsys       fs.FS
+	tempRoot   bool // RootDir was made by New for a simulated node, and goes when Run ends
 	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
 	limiter    *rate.Limiter                 // nil: pulls are not rate limited
 
@@ -223,6 +224,7 @@ func New(o Options) (*Manager, error) {
 		if m.node.RootDir, err = os.MkdirTemp("", "orchlet-root-"); err != nil {
 			return nil, fmt.Errorf("pods: a root directory: %w", err)
 		}
+		m.tempRoot = true
 	}
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
@@ -402,6 +404,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			if m.tempRoot {
+				// The stand-in root of a simulated node goes with it.
+				_ = os.RemoveAll(m.node.RootDir)
+			}
 			return ctx.Err()
 		case <-m.wake:
 		case <-t.C:

@@ -21,8 +21,8 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/agent"
-	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/options"
+	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
 )

@@ -116,7 +116,7 @@ type Manager struct {
 	node       Node
 	cores      int // the node's CPUs, the downward API's CPU limit when a container sets none
 	fsys       fs.FS
-	tempRoot   bool // RootDir was made by New for a simulated node, and goes when Run ends
+	tempRoot   bool                          // RootDir was made by New for a simulated node, and goes when Run ends
 	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
 	limiter    *rate.Limiter                 // nil: pulls are not rate limited
 

@@ -348,7 +348,7 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container, attempt uint
 	}
 	// shouldMountHostsFile: once the pod has an address.
 	if ips := m.podIPs(p); !mountsHosts && len(ips) > 0 {
-		file, err := m.writeEtcHosts(p, ips[0])
+		file, err := m.writeEtcHosts(p, ips)
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +396,7 @@ func mountPropagation(mp *corev1.MountPropagationMode, privileged bool) (runtime
 // writeEtcHosts writes the pod's hosts file as the kubelet's ensureHostsFile does: for a
 // host-network pod the node's own, otherwise localhost, the pod's address and name, and its host
 // aliases.
-func (m *Manager) writeEtcHosts(p *podState, ip string) (string, error) {
+func (m *Manager) writeEtcHosts(p *podState, ips []string) (string, error) {
 	pod := p.pod
 	file := filepath.Join(m.podDir(pod), "etc-hosts")
 	var b strings.Builder
@@ -414,10 +414,13 @@ func (m *Manager) writeEtcHosts(p *podState, ip string) (string, error) {
 		if pod.Spec.Hostname != "" {
 			hostname = pod.Spec.Hostname
 		}
-		if pod.Spec.Subdomain != "" && m.domain != "" {
-			fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.%s\t%s\n", ip, hostname, pod.Spec.Subdomain, pod.Namespace, m.domain, hostname)
-		} else {
-			fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		// managedHostsFileContent: a line for each of the pod's addresses.
+		for _, ip := range ips {
+			if pod.Spec.Subdomain != "" && m.domain != "" {
+				fmt.Fprintf(&b, "%s\t%s.%s.%s.svc.%s\t%s\n", ip, hostname, pod.Spec.Subdomain, pod.Namespace, m.domain, hostname)
+			} else {
+				fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+			}
 		}
 	}
 	if len(pod.Spec.HostAliases) > 0 {

@@ -16,7 +16,8 @@ type Node struct {
 	Name string
 	// HostIPs are the node's addresses, status.hostIP(s) for the downward API.
 	HostIPs []string
-	// RootDir is --root-dir: pod volumes live under RootDir/pods/<uid>/volumes.
+	// RootDir is --root-dir: pod volumes live under RootDir/pods/<uid>/volumes. Empty: a
+	// temporary directory of the Manager's own, removed when Run ends.
 	RootDir string
 	// SeccompDefault is --seccomp-default: RuntimeDefault for containers that name no profile.
 	SeccompDefault bool

@@ -10,6 +10,9 @@ import (
 // (a runAsNonRoot image running as root, an env reference that does not resolve), as the kubelet's.
 const waitCreateConfigError = "CreateContainerConfigError"
 
+// ReasonFailedCreatePodContainer is the kubelet's event for a pod cgroup it could not make.
+const ReasonFailedCreatePodContainer = "FailedCreatePodContainer"
+
 // preparePod makes what the pod needs on the host before its sandbox, as the kubelet's SyncPod
 // does: the pod cgroup (pod container manager's EnsureExists) and its volumes.
 func (m *Manager) preparePod(p *podState) error {
@@ -22,7 +25,7 @@ func (m *Manager) preparePod(p *podState) error {
 			err = m.node.Cgroups.Ensure(m.cgroupParent(name), m.podCgroupConfig(p.pod))
 		}
 		if err != nil {
-			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Failed to create the pod cgroup: %v", err)
+			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedCreatePodContainer, "Sync", "unable to ensure pod container exists: %v", err)
 			return fmt.Errorf("pod cgroup: %w", err)
 		}
 	}

@@ -330,3 +330,23 @@ func TestPodCgroupOnHost(t *testing.T) {
 		t.Errorf("burstable weight %q once its only pod is gone, want 1", weight("burstable"))
 	}
 }
+
+type failingCgroups struct{}
+
+func (failingCgroups) Ensure(string, PodCgroupConfig) error { return os.ErrPermission }
+func (failingCgroups) Remove(string) error                  { return nil }
+
+// A pod cgroup that cannot be made is the kubelet's FailedCreatePodContainer, and no sandbox runs.
+func TestPodCgroupFailure(t *testing.T) {
+	cfg := config(func(c *v1beta1.OrchletConfiguration) { c.CgroupsPerQOS, c.CgroupRoot = true, "/" })
+	h := newHarness(t, nil, cfg, func(o *Options) { o.Node = Node{Cgroups: failingCgroups{}} })
+	h.add(newPod("p", ctr("c", "i")))
+	h.runUntil(time.Second)
+	evs := h.rec.reasons(ReasonFailedCreatePodContainer)
+	if len(evs) == 0 || !strings.HasPrefix(evs[0].note, "unable to ensure pod container exists: ") {
+		t.Errorf("events %+v", evs)
+	}
+	if n := len(h.calls("RunPodSandbox", "")); n != 0 {
+		t.Errorf("%d sandboxes without a pod cgroup", n)
+	}
+}

@@ -102,11 +102,14 @@ func addQuantity(list corev1.ResourceList, name corev1.ResourceName, q resource.
 
 // isCriticalPod is kubelettypes.IsCriticalPod: a static or mirror pod, or one of critical priority.
 func isCriticalPod(pod *corev1.Pod) bool {
-	if isStatic(pod) || pod.Annotations[corev1.MirrorPodAnnotationKey] != "" {
+	if isStatic(pod) || pod.Annotations[mirrorPodAnnotation] != "" {
 		return true
 	}
 	return pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
 }
+
+// mirrorPodAnnotation marks a static pod's mirror in the API (kubernetes.io/config.mirror renamed).
+const mirrorPodAnnotation = "orch.io/config.mirror"
 
 // isStatic says the pod came from a file or URL source, as kubelettypes.IsStaticPod reads the
 // config source annotation.

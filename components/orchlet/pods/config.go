@@ -154,7 +154,16 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 	}
-	// generateContainerConfig asks for the user of the image as the pod names it.
+	// generateContainerConfig's order: the run options (env, volume mounts), then the image's user
+	// (asked for the image as the pod names it) checked against runAsNonRoot, then the rest.
+	envs, vars, err := m.containerEnv(p, c)
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := m.containerMounts(p, c)
+	if err != nil {
+		return nil, err
+	}
 	uid, username, err := m.imageUser(ctx, c.Image)
 	if err != nil {
 		return nil, err
@@ -162,15 +171,12 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
 		return nil, err
 	}
-	envs, vars, err := m.containerEnv(p, c)
-	if err != nil {
-		return nil, err
-	}
 	cfg.Envs = envs
 	cfg.Command, cfg.Args = expandCommand(c.Command, vars), expandCommand(c.Args, vars)
-	if cfg.Mounts, err = m.containerMounts(p, c, attempt); err != nil {
-		return nil, err
+	if t := m.terminationMount(pod, c, attempt); t != nil {
+		mounts = append(mounts, t)
 	}
+	cfg.Mounts = mounts
 	sc, err := m.containerSecurityContext(pod, c, uid, username)
 	if err != nil {
 		return nil, err

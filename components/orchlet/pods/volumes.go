@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
 )
 
 // Volume plugin directories under --root-dir/pods/<uid>/volumes: Kubernetes' escaped plugin
@@ -286,10 +287,10 @@ func (m *Manager) tearDownVolumes(pod *corev1.Pod) error {
 	return nil
 }
 
-// containerMounts is the kubelet's makeMounts and kuberuntime's makeMounts: each volume mount
-// (a subPath below the volume, created when missing), the pod's /etc/hosts unless the container
-// mounts its own, and the termination message file.
-func (m *Manager) containerMounts(p *podState, c *corev1.Container, attempt uint32) ([]*runtimeapi.Mount, error) {
+// containerMounts is the kubelet's makeMounts (kubelet_pods.go): each volume mount (a subPath
+// below the volume, created when missing), then the pod's /etc/hosts unless the container mounts
+// its own.
+func (m *Manager) containerMounts(p *podState, c *corev1.Container) ([]*runtimeapi.Mount, error) {
 	pod := p.pod
 	vols := map[string]*corev1.Volume{}
 	for i := range pod.Spec.Volumes {
@@ -354,24 +355,30 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container, attempt uint
 		}
 		out = append(out, &runtimeapi.Mount{ContainerPath: "/etc/hosts", HostPath: file, SelinuxRelabel: m.node.SELinux})
 	}
+	return out, nil
+}
+
+// terminationMount is kuberuntime makeMounts' termination message file: a fresh file per
+// container instance, world-writable, named here by the attempt where the kubelet draws a random
+// id. As there, a file that cannot be made is logged and the container runs without it.
+func (m *Manager) terminationMount(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runtimeapi.Mount {
 	termPath := c.TerminationMessagePath
 	if termPath == "" {
 		termPath = defaultTerminationMessagePath
 	}
-	// kuberuntime makes a fresh file per container instance; the attempt names it here, where the
-	// kubelet draws a random id.
 	file := filepath.Join(m.podDir(pod), "containers", c.Name, fmt.Sprintf("%08x", attempt))
-	if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
-		return nil, err
+	err := os.MkdirAll(filepath.Dir(file), 0o750)
+	if err == nil {
+		err = os.WriteFile(file, nil, 0o666)
 	}
-	if err := os.WriteFile(file, nil, 0o666); err != nil {
-		return nil, err
+	if err == nil {
+		err = os.Chmod(file, 0o666)
 	}
-	if err := os.Chmod(file, 0o666); err != nil {
-		return nil, err
+	if err != nil {
+		m.log.Error(err, "Cannot create the termination-log file", "pod", klog.KObj(pod), "container", c.Name, "path", file)
+		return nil
 	}
-	out = append(out, &runtimeapi.Mount{ContainerPath: termPath, HostPath: file, SelinuxRelabel: m.node.SELinux})
-	return out, nil
+	return &runtimeapi.Mount{ContainerPath: termPath, HostPath: file, SelinuxRelabel: m.node.SELinux}
 }
 
 // mountPropagation is the kubelet's translateMountPropagation.

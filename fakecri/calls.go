@@ -101,6 +101,9 @@ type Call struct {
 	Response string `json:"response,omitempty"`
 	// Fault names the fault rule that decided the call ("faults[2]").
 	Fault string `json:"fault,omitempty"`
+	// Message is a copy of the whole request as received, so a test can compare every field the
+	// caller sent (a sandbox's cgroup parent, a container's mounts and security context).
+	Message proto.Message `json:"-"`
 }
 
 // CallFilter selects calls from the log.
@@ -202,7 +205,7 @@ type callCtx struct {
 // error means a fault answered the call; end must be called either way.
 func (r *Runtime) begin(ctx context.Context, m method, req proto.Message) (*callCtx, error) {
 	r.inflight.Add(1)
-	cc := &callCtx{rec: &Call{Method: methodNames[m], Start: r.now(), Request: summarize(req)}}
+	cc := &callCtx{rec: &Call{Method: methodNames[m], Start: r.now(), Request: summarize(req), Message: proto.Clone(req)}}
 	r.log.add(cc.rec)
 	c := r.cur.Load()
 	if len(c.faults[m]) == 0 {

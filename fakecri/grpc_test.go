@@ -311,3 +311,28 @@ func TestWireEncodingMatchesProto(t *testing.T) {
 		t.Fatal("stale cached encoding")
 	}
 }
+
+// Every call keeps its whole request, so a test can compare every field the caller sent.
+func TestCallsKeepTheWholeRequest(t *testing.T) {
+	rt, err := New(Options{Clock: clock.NewMock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "u"},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{CgroupParent: "/orchpods/burstable/podu",
+			Resources: &runtimeapi.LinuxContainerResources{CpuShares: 256, Unified: map[string]string{"memory.oom.group": "1"}}},
+	}
+	if _, err := rt.RunPodSandbox(context.Background(), &runtimeapi.RunPodSandboxRequest{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Linux.CgroupParent = "changed after the call"
+	calls := rt.Calls(CallFilter{Method: "RunPodSandbox"})
+	if len(calls) != 1 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	got := calls[0].Message.(*runtimeapi.RunPodSandboxRequest).GetConfig().GetLinux()
+	if got.GetCgroupParent() != "/orchpods/burstable/podu" || got.GetResources().GetCpuShares() != 256 || got.GetResources().GetUnified()["memory.oom.group"] != "1" {
+		t.Errorf("recorded %v", got)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/options"
+	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
 )
@@ -122,6 +123,8 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
 		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady,
+		// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
+		PodNode: pods.Node{Name: o.Name, RootDir: filepath.Join(w.dir, "root", fmt.Sprint(i))},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)

@@ -139,9 +139,13 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if err != nil {
 		return nil, "", fmt.Errorf("--container-runtime-endpoint %s: %w", c.ContainerRuntimeEndpoint, err)
 	}
+	podNode, err := podNodeOf(o, h, nodeName)
+	if err != nil {
+		return nil, "", err
+	}
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
-		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady,
+		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
 		RootDir: o.Flags.RootDir,
 		Version: o.Version.Major + "." + o.Version.Minor,
 	})

@@ -53,7 +53,9 @@ type Deps struct {
 	RootDir string
 	// CPUTopology reads the machine's CPUs for the static CPU manager; nil reads sysfs.
 	CPUTopology func() (*cpumanager.Topology, error)
-	Logger      klog.Logger
+	// PodNode is what the pod workers know of the machine; the zero value is a simulated node.
+	PodNode pods.Node
+	Logger  klog.Logger
 }
 
 // Agent is one node's orchlet in standalone mode.
@@ -121,7 +123,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
-		SourcesReady: d.SourcesReady, CPUs: a.CPUs,
+		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)

@@ -45,14 +45,9 @@ var unhonouredSettings = []unhonoured{
 	{option: "kernel-memcg-notification", field: "kernelMemcgNotification", missing: missingEviction},
 	{option: "local-storage-capacity-isolation", field: "localStorageCapacityIsolation", missing: missingEviction},
 
-	{option: "cgroup-driver", field: "cgroupDriver", missing: missingCgroups},
-	{option: "cgroup-root", field: "cgroupRoot", missing: missingCgroups},
-	{option: "cgroups-per-qos", field: "cgroupsPerQOS", missing: missingCgroups},
 	{option: "kubelet-cgroups", field: "kubeletCgroups", missing: missingCgroups},
 	{option: "system-cgroups", field: "systemCgroups", missing: missingCgroups},
 	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingCgroups},
-	{option: "cpu-cfs-quota", field: "cpuCFSQuota", missing: missingCgroups},
-	{option: "cpu-cfs-quota-period", field: "cpuCFSQuotaPeriod", missing: missingCgroups},
 	{option: "cpu-manager-policy-options", field: "cpuManagerPolicyOptions", missing: missingCPUOptions},
 	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingNUMA},
 	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingNUMA},
@@ -64,10 +59,8 @@ var unhonouredSettings = []unhonoured{
 	{option: "system-reserved-cgroup", field: "systemReservedCgroup", missing: missingCgroups},
 	{option: "reserved-memory", field: "reservedMemory", missing: missingCgroups},
 	{option: "enforce-node-allocatable", field: "enforceNodeAllocatable", missing: missingCgroups},
-	{option: "pod-max-pids", field: "podPidsLimit", missing: missingCgroups},
 	{option: "max-open-files", field: "maxOpenFiles", missing: missingCgroups},
 	{option: "oom-score-adj", field: "oomScoreAdj", missing: missingCgroups},
-	{option: "seccomp-default", flag: "SeccompDefault", missing: missingCgroups},
 
 	{option: "register-node", field: "registerNode", missing: onlyAPIMode, apiOnly: true},
 	{option: "register-with-taints", field: "registerWithTaints", missing: onlyAPIMode, apiOnly: true},
@@ -89,7 +82,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "volume-stats-agg-period", field: "volumeStatsAggPeriod", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
-	{option: "root-dir", flag: "RootDir", missing: missingVolumes},
 
 	{option: "hairpin-mode", field: "hairpinMode", missing: missingNetwork},
 	{option: "make-iptables-util-chains", field: "makeIPTablesUtilChains", missing: missingNetwork},
@@ -120,6 +112,10 @@ func (o *Options) Unhonoured() error {
 	var errs []error
 	for _, u := range unhonouredSettings {
 		if u.apiOnly && o.Flags.Orchconfig != "" {
+			continue
+		}
+		// Enforcing nothing is honoured; it is what --cgroups-per-qos=false needs.
+		if u.field == "enforceNodeAllocatable" && len(o.Config.EnforceNodeAllocatable) == 0 {
 			continue
 		}
 		var changed bool

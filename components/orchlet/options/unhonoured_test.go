@@ -19,14 +19,9 @@ var nonDefault = map[string][]string{
 	"eviction-max-pod-grace-period":            {"--eviction-max-pod-grace-period=30"},
 	"kernel-memcg-notification":                {"--kernel-memcg-notification"},
 	"local-storage-capacity-isolation":         {"--local-storage-capacity-isolation=false"},
-	"cgroup-driver":                            {"--cgroup-driver=systemd"},
-	"cgroup-root":                              {"--cgroup-root=/orch"},
-	"cgroups-per-qos":                          {"--cgroups-per-qos=false", "--enforce-node-allocatable="},
 	"kubelet-cgroups":                          {"--kubelet-cgroups=/orchlet"},
 	"system-cgroups":                           {"--system-cgroups=/system"},
 	"runtime-cgroups":                          {"--runtime-cgroups=/runtime"},
-	"cpu-cfs-quota":                            {"--cpu-cfs-quota=false"},
-	"cpu-cfs-quota-period":                     {"--cpu-cfs-quota-period=50ms", "--feature-gates=CustomCPUCFSQuotaPeriod=true"},
 	"cpu-manager-policy-options":               {"--cpu-manager-policy-options=full-pcpus-only=true"},
 	"memory-manager-policy":                    {"--memory-manager-policy=Static"},
 	"topology-manager-policy":                  {"--topology-manager-policy=best-effort"},
@@ -37,11 +32,9 @@ var nonDefault = map[string][]string{
 	"system-reserved":                          {"--system-reserved=cpu=100m"},
 	"system-reserved-cgroup":                   {"--system-reserved-cgroup=/system-reserved"},
 	"reserved-memory":                          {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
-	"enforce-node-allocatable":                 {"--enforce-node-allocatable="},
-	"pod-max-pids":                             {"--pod-max-pids=100"},
+	"enforce-node-allocatable":                 {"--enforce-node-allocatable=pods,system-reserved", "--system-reserved-cgroup=/system-reserved"},
 	"max-open-files":                           {"--max-open-files=1000"},
 	"oom-score-adj":                            {"--oom-score-adj=-500"},
-	"seccomp-default":                          {"--seccomp-default"},
 	"register-node":                            {"--register-node=false"},
 	"register-with-taints":                     {"--register-with-taints=a=b:NoSchedule"},
 	"node-status-update-frequency":             {"--node-status-update-frequency=20s"},
@@ -61,7 +54,6 @@ var nonDefault = map[string][]string{
 	"volume-plugin-dir":                        {"--volume-plugin-dir=/opt/volume"},
 	"volume-stats-agg-period":                  {"--volume-stats-agg-period=2m"},
 	"experimental-mounter-path":                {"--experimental-mounter-path=/bin/mount"},
-	"root-dir":                                 {"--root-dir=/srv/orchlet"},
 	"hairpin-mode":                             {"--hairpin-mode=none"},
 	"make-iptables-util-chains":                {"--make-iptables-util-chains=false"},
 	"image-credential-provider-config":         {"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
@@ -73,13 +65,20 @@ func TestDefaultsAreHonoured(t *testing.T) {
 	if err := mustParse(t).Unhonoured(); err != nil {
 		t.Fatalf("the defaults are refused: %v", err)
 	}
-	// Settings the agent acts on are not refused.
-	if err := mustParse(t, "--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false",
+	// Settings the agent acts on are not refused: the pod workers send the cgroup parent, CFS
+	// quota and seccomp default to the runtime and set the pids limit on the pod cgroup.
+	for _, args := range [][]string{
+		{"--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false"},
 		// The garbage collectors (imagegc, containergc) act on these.
-		"--image-gc-high-threshold=90", "--image-gc-low-threshold=70", "--minimum-image-ttl-duration=5m",
-		"--maximum-dead-containers=10", "--maximum-dead-containers-per-container=2", "--minimum-container-ttl-duration=1m",
-		"--pod-infra-container-image=pause:3.10").Unhonoured(); err != nil {
-		t.Fatalf("honoured settings refused: %v", err)
+		{"--image-gc-high-threshold=90", "--image-gc-low-threshold=70", "--minimum-image-ttl-duration=5m",
+			"--maximum-dead-containers=10", "--maximum-dead-containers-per-container=2", "--minimum-container-ttl-duration=1m",
+			"--pod-infra-container-image=pause:3.10"},
+		{"--cgroup-driver=systemd", "--cgroup-root=/", "--cpu-cfs-quota=false", "--pod-max-pids=100", "--seccomp-default", "--root-dir=/srv/orchlet"},
+		{"--cgroups-per-qos=false", "--enforce-node-allocatable=", "--cpu-cfs-quota-period=50ms", "--feature-gates=CustomCPUCFSQuotaPeriod=true"},
+	} {
+		if err := mustParse(t, args...).Unhonoured(); err != nil {
+			t.Fatalf("honoured settings %q refused: %v", args, err)
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 package pods
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -59,29 +61,57 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		LogDirectory: filepath.Join(m.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
 		Labels:       labels,
 		Annotations:  annotations,
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod)},
-		},
+		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: sandboxSecurityContext(pod)},
 	}
 	cfg.DnsConfig = m.podDNS(pod)
+	cfg.Linux.CgroupParent = m.cgroupParent(m.podCgroupName(pod))
+	cfg.Linux.Resources, cfg.Linux.Overhead = m.sandboxResources(pod)
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		cfg.Linux.Sysctls = map[string]string{}
 		for _, s := range sc.Sysctls {
 			cfg.Linux.Sysctls[normalizeSysctl(s.Name)] = s.Value
 		}
 	}
-	for _, c := range pod.Spec.Containers {
-		for _, p := range c.Ports {
-			cfg.PortMappings = append(cfg.PortMappings, &runtimeapi.PortMapping{
-				Protocol: protocol(p.Protocol), ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP,
-			})
-		}
+	for i := range pod.Spec.Containers {
+		cfg.PortMappings = append(cfg.PortMappings, portMappings(&pod.Spec.Containers[i])...)
 	}
 	return cfg
 }
 
+// portMappings is kubecontainer.MakePortMappings: a container's ports, a port whose name (or,
+// unnamed, whose family, protocol, host IP and ports) repeats an earlier one's left out.
+func portMappings(c *corev1.Container) []*runtimeapi.PortMapping {
+	var out []*runtimeapi.PortMapping
+	names := map[string]bool{}
+	for _, p := range c.Ports {
+		name := p.Name
+		if name == "" {
+			family := "any"
+			if ip := net.ParseIP(p.HostIP); ip != nil && ip.To4() == nil {
+				family = "v6"
+			} else if ip != nil {
+				family = "v4"
+			}
+			name = fmt.Sprintf("%s-%s-%s:%d:%d", family, p.Protocol, p.HostIP, p.ContainerPort, p.HostPort)
+		}
+		if names[name] {
+			continue
+		}
+		names[name] = true
+		out = append(out, &runtimeapi.PortMapping{
+			Protocol: protocol(p.Protocol), ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP,
+		})
+	}
+	return out
+}
+
+// namespaceOptions is runtimeutil.NamespacesForPod: the node's user namespace, as the kubelet
+// sends for every pod with hostUsers unset or true (the only ones admitted).
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
-	ns := &runtimeapi.NamespaceOption{Pid: runtimeapi.NamespaceMode_CONTAINER}
+	ns := &runtimeapi.NamespaceOption{
+		Pid:           runtimeapi.NamespaceMode_CONTAINER,
+		UsernsOptions: &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_NODE},
+	}
 	if pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace {
 		ns.Pid = runtimeapi.NamespaceMode_POD
 	}
@@ -108,15 +138,14 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 }
 
 // containerConfig is the CreateContainer config for attempt number attempt of c, labelled so the
-// agent can find it again.
-func containerConfig(pod *corev1.Pod, c *corev1.Container, imageRef string, attempt uint32) *runtimeapi.ContainerConfig {
+// agent can find it again, as kuberuntime's generateContainerConfig builds it.
+func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Container, imageRef string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
+	pod := p.pod
 	labels := podLabels(pod)
 	labels[LabelContainerName] = c.Name
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
 		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
-		Command:     c.Command,
-		Args:        c.Args,
 		WorkingDir:  c.WorkingDir,
 		Labels:      labels,
 		Annotations: map[string]string{AnnotationRestartCount: strconv.Itoa(int(attempt))},
@@ -125,19 +154,35 @@ func containerConfig(pod *corev1.Pod, c *corev1.Container, imageRef string, atte
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 	}
-	for _, e := range c.Env {
-		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+	// generateContainerConfig's order: the run options (env, volume mounts), then the image's user
+	// (asked for the image as the pod names it) checked against runAsNonRoot, then the rest.
+	envs, vars, err := m.containerEnv(p, c)
+	if err != nil {
+		return nil, err
 	}
-	res := &runtimeapi.LinuxContainerResources{}
-	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
-		res.MemoryLimitInBytes = q.Value()
+	mounts, err := m.containerMounts(p, c)
+	if err != nil {
+		return nil, err
 	}
-	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
-		res.CpuPeriod = 100000
-		res.CpuQuota = q.MilliValue() * 100000 / 1000
+	uid, username, err := m.imageUser(ctx, c.Image)
+	if err != nil {
+		return nil, err
 	}
-	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: res}
-	return cfg
+	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
+		return nil, err
+	}
+	cfg.Envs = envs
+	cfg.Command, cfg.Args = expandCommand(c.Command, vars), expandCommand(c.Args, vars)
+	if t := m.terminationMount(pod, c, attempt); t != nil {
+		mounts = append(mounts, t)
+	}
+	cfg.Mounts = mounts
+	sc, err := m.containerSecurityContext(pod, c, uid, username)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: m.containerResources(pod, c), SecurityContext: sc}
+	return cfg, nil
 }
 
 // Kubernetes' DNS limits: what the sandbox's resolv.conf may hold.

@@ -112,6 +112,9 @@ func newHarness(t *testing.T, script *fakecri.Script, cfg *v1beta1.OrchletConfig
 	if mod != nil {
 		mod(&o)
 	}
+	if o.Node.RootDir == "" {
+		o.Node.RootDir = t.TempDir()
+	}
 	m, err := New(o)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"k8s.io/utils/ptr"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -317,7 +318,7 @@ func TestPreStopAndGracePeriods(t *testing.T) {
 		{"sleep 5 of 30", 5, 30, nil, "timeout=25", 15 * time.Second},
 		{"sleep 5 of 6 keeps the minimum", 5, 6, nil, "timeout=2", 15 * time.Second},
 		{"sleep cut at the grace period", 60, 8, nil, "timeout=2", 18 * time.Second},
-		{"the deletion's grace period", 5, 30, ptr(int64(10)), "timeout=5", 15 * time.Second},
+		{"the deletion's grace period", 5, 30, ptr.To(int64(10)), "timeout=5", 15 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, script(), config(nil), nil)
@@ -340,8 +341,6 @@ func TestPreStopAndGracePeriods(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // closedPort is a local port nothing listens on.
 func closedPort(t *testing.T) int {

@@ -77,6 +77,9 @@ type Options struct {
 	// SourcesReady, when set, tells whether every pod source has sent its pods; until then the
 	// runtime's pods no source names are left alone, not torn down as orphans.
 	SourcesReady func() bool
+	// Node is what the workers know of the machine and the command line; the zero value is a
+	// simulated node.
+	Node Node
 	// Logger defaults to klog's.
 	Logger klog.Logger
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
@@ -121,7 +124,12 @@ type Manager struct {
 	resolvConf string
 	hostDNS    *runtimeapi.DNSConfig
 	sysctls    *sysctlAllowlist
-	limiter    *rate.Limiter // nil: pulls are not rate limited
+	res        resourceSettings
+	node       Node
+	cores      int                           // the node's CPUs, the downward API's CPU limit when a container sets none
+	tempRoot   bool                          // RootDir was made by New for a simulated node, and goes when Run ends
+	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
+	limiter    *rate.Limiter                 // nil: pulls are not rate limited
 
 	inbox handoff[sources.Update]
 	wake  chan struct{}
@@ -186,6 +194,10 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pods: %w", err)
 	}
+	res, err := newResourceSettings(c, o.Node)
+	if err != nil {
+		return nil, err
+	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
 		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS,
@@ -201,6 +213,10 @@ func New(o Options) (*Manager, error) {
 		resolvConf:   c.ResolverConfig,
 		sysctls:      sysctls,
 		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
+		res:          res,
+		node:         o.Node,
+		cores:        o.Cores,
+		tmpfs:        map[types.UID]map[string]bool{},
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
 		queue:        map[itemKey]time.Time{},
@@ -218,6 +234,13 @@ func New(o Options) (*Manager, error) {
 	}
 	if m.logsDir == "" {
 		m.logsDir = DefaultPodLogsDir
+	}
+	if m.node.RootDir == "" {
+		// A simulated node keeps its pods' volumes and files in a directory of its own.
+		if m.node.RootDir, err = os.MkdirTemp("", "orchlet-root-"); err != nil {
+			return nil, fmt.Errorf("pods: a root directory: %w", err)
+		}
+		m.tempRoot = true
 	}
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
@@ -397,6 +420,10 @@ func (m *Manager) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			if m.tempRoot {
+				// The stand-in root of a simulated node goes with it.
+				_ = os.RemoveAll(m.node.RootDir)
+			}
 			return ctx.Err()
 		case <-m.wake:
 		case <-t.C:
@@ -511,12 +538,13 @@ func (m *Manager) applyUpdates() {
 		default:
 			if p != nil && !p.removed {
 				p.pod = u.Pod.DeepCopy()
+				m.podUpdated(p)
 				m.enqueue(p.syncKey(), now)
 				continue
 			}
 			p = newPodState(u.Pod.DeepCopy(), now)
 			m.pods[u.Pod.UID] = p
-			if !m.admitSysctls(p) {
+			if !m.admitSysctls(p) || !m.admitSpec(p) {
 				continue
 			}
 			if m.admitted >= m.capacity {

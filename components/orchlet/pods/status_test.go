@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"k8s.io/utils/ptr"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,15 +9,15 @@ import (
 
 // podPhase follows Kubernetes' getPhase, cases from kubelet_pods_test.go's.
 func TestPodPhase(t *testing.T) {
-	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Started: ptr(true)}
-	unstarted := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Started: ptr(false)}
-	waiting := corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}, Started: ptr(false)}
+	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Started: ptr.To(true)}
+	unstarted := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, Started: ptr.To(false)}
+	waiting := corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}, Started: ptr.To(false)}
 	exited := func(code int32) corev1.ContainerStatus {
-		return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}, Started: ptr(false)}
+		return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}, Started: ptr.To(false)}
 	}
 	backoff := func(code int32) corev1.ContainerStatus {
 		return corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitCrashLoop}},
-			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}, Started: ptr(false)}
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}, Started: ptr.To(false)}
 	}
 	initC := ctr("init", "x")
 	side := ctr("side", "x")

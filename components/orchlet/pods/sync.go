@@ -306,6 +306,9 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 			return fmt.Errorf("removing sandbox %s: %w", s.Id, err)
 		}
 	}
+	if err := m.cleanupPod(p.pod); err != nil {
+		return err
+	}
 	for name := range p.ctrs {
 		for t := probeStartup; t < numProbeTypes; t++ {
 			delete(m.queue, p.probeKey(name, t))
@@ -647,6 +650,9 @@ func (m *Manager) killStale(ctx context.Context, p *podState, sbs []*runtimeapi.
 }
 
 func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) error {
+	if err := m.preparePod(p); err != nil {
+		return err
+	}
 	cfg := m.sandboxConfig(p.pod, attempt)
 	var id string
 	if err := m.request(ctx, func(ctx context.Context) (err error) {
@@ -730,7 +736,10 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 	if !ok {
 		return false, nil
 	}
-	cfg := containerConfig(pod, c, ref, attempt)
+	cfg, err := m.containerConfig(ctx, p, c, ref, attempt)
+	if err != nil {
+		return false, m.createFailed(p, c, err)
+	}
 	if err := m.assignCPUs(pod, c, cfg); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreateError, Message: err.Error()}
 		m.rec.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)

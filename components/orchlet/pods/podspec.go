@@ -1,0 +1,57 @@
+package pods
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// waitCreateConfigError is the waiting reason of a container whose config could not be made
+// (a runAsNonRoot image running as root, an env reference that does not resolve), as the kubelet's.
+const waitCreateConfigError = "CreateContainerConfigError"
+
+// ReasonFailedCreatePodContainer is the kubelet's event for a pod cgroup it could not make.
+const ReasonFailedCreatePodContainer = "FailedCreatePodContainer"
+
+// preparePod makes what the pod needs on the host before its sandbox, as the kubelet's SyncPod
+// does: the pod cgroup (pod container manager's EnsureExists) and its volumes.
+func (m *Manager) preparePod(p *podState) error {
+	if err := m.setUpVolumes(p); err != nil {
+		return err
+	}
+	if name := m.podCgroupName(p.pod); name != nil && m.node.Cgroups != nil {
+		err := m.updateQOSCgroups()
+		if err == nil {
+			err = m.node.Cgroups.Ensure(m.cgroupParent(name), m.podCgroupConfig(p.pod))
+		}
+		if err != nil {
+			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedCreatePodContainer, "Sync", "unable to ensure pod container exists: %v", err)
+			return fmt.Errorf("pod cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// cleanupPod removes what preparePod made, once the runtime holds nothing of the pod.
+func (m *Manager) cleanupPod(pod *corev1.Pod) error {
+	if err := m.tearDownVolumes(pod); err != nil {
+		return fmt.Errorf("removing the pod's volumes: %w", err)
+	}
+	if name := m.podCgroupName(pod); name != nil && m.node.Cgroups != nil {
+		if err := m.node.Cgroups.Remove(m.cgroupParent(name)); err != nil {
+			return fmt.Errorf("removing the pod cgroup: %w", err)
+		}
+		if err := m.updateQOSCgroups(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createFailed records a container whose config could not be made: waiting with
+// CreateContainerConfigError and a Warning event, as the kubelet's startContainer.
+func (m *Manager) createFailed(p *podState, c *corev1.Container, err error) error {
+	p.ctr(c.Name).waiting = &corev1.ContainerStateWaiting{Reason: waitCreateConfigError, Message: err.Error()}
+	m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
+	return fmt.Errorf("container %s config: %w", c.Name, err)
+}

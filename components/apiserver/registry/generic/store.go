@@ -246,6 +246,10 @@ func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object,
 		om.SetGeneration(0)
 		om.SetManagedFields(nil)
 		s.strategy.PrepareForCreate(obj)
+		if rs, ok := s.strategy.(RequesterStrategy); ok {
+			user, _ := authn.UserFrom(ctx)
+			rs.SetRequester(obj, user)
+		}
 		if errs := s.strategy.Validate(obj); len(errs) > 0 {
 			return nil, s.invalid(om.GetName(), errs)
 		}

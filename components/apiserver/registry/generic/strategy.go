@@ -3,6 +3,8 @@ package generic
 import (
 	"time"
 
+	"orch.io/orch/components/authn"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,4 +60,10 @@ type FinalizingStrategy interface {
 	Finalizing(obj runtime.Object) bool
 	// MarkDeleting changes obj as its deletion starts (a namespace's phase becomes Terminating).
 	MarkDeleting(obj runtime.Object)
+}
+
+// RequesterStrategy is a Strategy whose new objects record who asked for them (a certificate
+// signing request's spec.username and groups), set after PrepareForCreate from the request's user.
+type RequesterStrategy interface {
+	SetRequester(obj runtime.Object, user *authn.UserInfo)
 }

@@ -79,11 +79,20 @@ type Clients struct {
 // Load reads the kubeconfig and builds the clients; every request but events' is limited to
 // QPS/Burst (0 meaning DefaultQPS/DefaultBurst).
 func Load(s Settings) (*Clients, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", s.Orchconfig)
+	cfg, err := LoadConfig(s.Orchconfig)
 	if err != nil {
-		return nil, fmt.Errorf("--orchconfig %s: %w", s.Orchconfig, err)
+		return nil, err
 	}
 	return New(cfg, s)
+}
+
+// LoadConfig reads the kubeconfig at path (--orchconfig).
+func LoadConfig(path string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("--orchconfig %s: %w", path, err)
+	}
+	return cfg, nil
 }
 
 // New builds the clients from a rest.Config (tests and the simulator pass theirs).

@@ -313,8 +313,12 @@ func (ctrl csrController) sign(ctx context.Context, csr *certificatesv1.Certific
 	return err
 }
 
-// backdate is how far before now an issued certificate starts, against clock skew (Kubernetes').
-const backdate = 5 * time.Minute
+// An issued certificate starts backdate before now, against clock skew; one that lives at least
+// shortCertificate ends backdate early, so it lives exactly its duration (Kubernetes' signer).
+const (
+	backdate         = 5 * time.Minute
+	shortCertificate = 8 * time.Hour
+)
 
 // issue signs the request with the cluster CA for the shorter of the cluster's duration and the
 // request's expirationSeconds, never past the CA's own expiry.
@@ -324,7 +328,10 @@ func (ctrl csrController) issue(req *x509.CertificateRequest, spec certificatesv
 	if s := spec.ExpirationSeconds; s != nil && time.Duration(*s)*time.Second < ttl {
 		ttl = time.Duration(*s) * time.Second
 	}
-	notAfter := now.Add(ttl)
+	notAfter := now.Add(ttl - backdate)
+	if ttl < shortCertificate {
+		notAfter = now.Add(ttl)
+	}
 	if ca := ctrl.signing.Cert.NotAfter; notAfter.After(ca) {
 		notAfter = ca
 	}

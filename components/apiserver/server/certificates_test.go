@@ -31,7 +31,8 @@ const csrPath = "/apis/certificates.orch.io/v1/certificatesigningrequests"
 
 // csrEnv serves with mode Node, a signer on ca when ca is set, and tokens for node-a, a bootstrap
 // user allowed to request node client certificates (as kubeadm's RBAC binding allows), eve, who
-// may create requests but not node client ones, and an administrator.
+// may create and update requests but neither ask node client ones nor approve nor sign, and an
+// administrator.
 func csrEnv(t *testing.T, ca *certstest.CA) *env {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens.csv")
@@ -49,7 +50,7 @@ func csrEnv(t *testing.T, ca *certstest.CA) *env {
 		case a.User == nil:
 		case a.User.Name == "admin":
 			return authz.DecisionAllow, "", nil
-		case a.Resource == "certificatesigningrequests" && a.Subresource == "" && (a.User.Name == "eve" || a.User.Name == "system:bootstrap:abc"):
+		case a.Resource == "certificatesigningrequests" && (a.Subresource == "" || a.Verb == "update") && (a.User.Name == "eve" || a.User.Name == "system:bootstrap:abc"):
 			return authz.DecisionAllow, "", nil
 		case a.Resource == "certificatesigningrequests" && a.Subresource == "nodeclient" && a.Verb == "create" && a.User.Name == "system:bootstrap:abc":
 			return authz.DecisionAllow, "", nil
@@ -289,6 +290,27 @@ func TestCSRWithoutSigner(t *testing.T) {
 	got.Spec.SignerName = certificates.ClientSigner
 	if r := e.do(http.MethodPut, csrPath+"/boot", got, as("admin")...); r.code != http.StatusOK || e.getCSR("boot").Spec.SignerName != certificates.NodeClientSigner {
 		t.Fatalf("update: %d, signer %q", r.code, e.getCSR("boot").Spec.SignerName)
+	}
+	// Approving and signing take the signer's approve and sign verbs, not just an update.
+	got = e.getCSR("boot")
+	got.Status.Conditions = append(got.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{Type: "Checked", Status: corev1.ConditionTrue})
+	r = e.do(http.MethodPut, csrPath+"/boot/approval", got, as("eve")...)
+	if st := r.expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden); st.Message != `certificatesigningrequests.certificates.orch.io "boot" is forbidden: user not permitted to approve requests with signerName "orch.io/orch-apiserver-client-orchlet"` {
+		t.Errorf("eve approving: %s", st.Message)
+	}
+	got.Status.Certificate = certstest.NewCA(t, "forged").PEM
+	r = e.do(http.MethodPut, csrPath+"/boot/status", got, as("eve")...)
+	if st := r.expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden); !strings.Contains(st.Message, `user not permitted to sign requests with signerName "orch.io/orch-apiserver-client-orchlet"`) {
+		t.Errorf("eve signing: %s", st.Message)
+	}
+	if r := e.do(http.MethodPut, csrPath+"/boot/status", got, as("admin")...); r.code != http.StatusOK || len(e.getCSR("boot").Status.Certificate) == 0 {
+		t.Errorf("admin signing: %d %s", r.code, r.body)
+	}
+	// Nobody asks the API server client signer for a system:masters certificate.
+	masters := newCSR("masters", request(t, "eve", []string{"system:masters"}, nil, nil), certificates.ClientSigner, clientUsages)
+	r = e.do(http.MethodPost, csrPath, masters, as("eve")...)
+	if st := r.expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden); !strings.Contains(st.Message, "use of orch.io/orch-apiserver-client signer with system:masters group is not allowed") {
+		t.Errorf("system:masters request: %s", st.Message)
 	}
 	// A node may not approve its own request: /approval is not a node's.
 	if r := e.do(http.MethodPut, csrPath+"/boot/approval", got, as("node-a")...); r.code != http.StatusForbidden {

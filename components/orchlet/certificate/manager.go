@@ -93,19 +93,24 @@ func (m *Manager) Deadline() time.Time {
 }
 
 // Run renews the certificate at each deadline until ctx ends; a failed renewal is retried with
-// back-off.
+// back-off. Each certificate's deadline is drawn once, as client-go's manager does.
 func (m *Manager) Run(ctx context.Context) {
-	backoff := initialBackoff
 	for {
-		wait := m.Deadline().Sub(m.o.Clock.Now())
-		if wait > 0 {
-			m.o.Logger.Info("Waiting for the next certificate rotation", "prefix", m.o.Store.prefix, "deadline", m.Deadline(), "sleep", wait)
+		deadline := m.Deadline()
+		if cert := m.Current(); cert != nil && cert.Leaf != nil {
+			m.o.Logger.Info("Certificate rotation deadline determined", "prefix", m.o.Store.prefix, "expiration", cert.Leaf.NotAfter, "deadline", deadline)
+		}
+		if wait := deadline.Sub(m.o.Clock.Now()); wait > 0 {
+			m.o.Logger.Info("Waiting for next certificate rotation", "prefix", m.o.Store.prefix, "sleep", wait)
 			if !m.sleep(ctx, wait) {
 				return
 			}
-			continue // the deadline is read again: it may have moved
 		}
-		if err := m.Rotate(ctx); err != nil {
+		for backoff := initialBackoff; ; backoff = min(2*backoff, maxBackoff) {
+			err := m.Rotate(ctx)
+			if err == nil {
+				break
+			}
 			if ctx.Err() != nil {
 				return
 			}
@@ -113,10 +118,7 @@ func (m *Manager) Run(ctx context.Context) {
 			if !m.sleep(ctx, backoff) {
 				return
 			}
-			backoff = min(2*backoff, maxBackoff)
-			continue
 		}
-		backoff = initialBackoff
 	}
 }
 

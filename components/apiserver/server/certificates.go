@@ -155,12 +155,13 @@ func (s *csrStores) runCSRControllers(ctx context.Context, c Config) {
 		events, err := s.csrs.Watch(ctx, "", generic.WatchOptions{})
 		if err != nil {
 			klog.ErrorS(err, "Watching certificate signing requests")
+			select {
+			case <-ctx.Done():
+			case <-ticker.C:
+			}
+			continue
 		}
-		ctrl.follow(ctx, events, ticker.C)
-		select {
-		case <-ctx.Done():
-		case <-ticker.C:
-		}
+		ctrl.follow(ctx, events, ticker.C) // until the watch ends: then watch again
 	}
 }
 
@@ -176,9 +177,6 @@ type csrController struct {
 // follow handles each request the watch shows and, on every resync tick, all of them; it returns
 // when the watch ends.
 func (ctrl csrController) follow(ctx context.Context, events <-chan generic.WatchEvent, resync <-chan time.Time) {
-	if events == nil {
-		return
-	}
 	for {
 		select {
 		case <-ctx.Done():

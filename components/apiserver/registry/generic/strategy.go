@@ -3,13 +3,13 @@ package generic
 import (
 	"time"
 
-	"orch.io/orch/components/authn"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/authn"
 )
 
 // Strategy is what makes a resource itself: its identity and the rules of its writes.

@@ -37,6 +37,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, tracingSteps()...)
 	defs = append(defs, oidcSteps()...)
 	defs = append(defs, agentAuthSteps()...)
+	defs = append(defs, bootstrapSteps()...)
 	return defs
 }
 

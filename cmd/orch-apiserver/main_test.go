@@ -372,6 +372,9 @@ func TestBadFlagsRefuseToStart(t *testing.T) {
 		{"negative mutating in-flight limit", []string{"--max-mutating-requests-inflight", "-1"}, 1, []string{"--max-mutating-requests-inflight -1 must not be negative"}},
 		{"zero request timeout", []string{"--request-timeout", "0s"}, 1, []string{"--request-timeout 0s must be positive"}},
 		{"negative shutdown delay", []string{"--shutdown-delay-duration", "-1s"}, 1, []string{"--shutdown-delay-duration -1s must not be negative"}},
+		{"signing certificate without key", []string{"--cluster-signing-cert-file", "ca.crt"}, 1, []string{"--cluster-signing-cert-file and --cluster-signing-key-file must be given together"}},
+		{"zero signing duration", []string{"--cluster-signing-duration", "0s"}, 1, []string{"--cluster-signing-duration 0s must be positive"}},
+		{"signing files missing", []string{"--cluster-signing-cert-file", "missing.crt", "--cluster-signing-key-file", "missing.key"}, 1, []string{"--cluster-signing-cert-file/--cluster-signing-key-file", "missing.crt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The flag under test comes last: pflag keeps the last value of a repeated flag.
@@ -417,7 +420,7 @@ func TestHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--help exited %d", code)
 	}
-	for _, flag := range []string{"--secure-port", "--data-dir", "--etcd-servers", "--authorization-mode", "--version"} {
+	for _, flag := range []string{"--secure-port", "--data-dir", "--etcd-servers", "--authorization-mode", "--version", "--cluster-signing-cert-file", "--cluster-signing-duration"} {
 		if !strings.Contains(stderr, flag) {
 			t.Errorf("--help does not describe %s:\n%s", flag, stderr)
 		}

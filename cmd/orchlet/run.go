@@ -157,14 +157,14 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (<-chan error, error) {
 	c := o.Config
 	var clients *apiclient.Clients
+	var certs certManagers
 	var sink events.Sink = events.NewLogSink(os.Stderr)
-	if path := o.Flags.Orchconfig; path != "" {
-		var err error
-		clients, err = apiclient.Load(apiclient.Settings{
-			Orchconfig: path, QPS: float32(c.KubeAPIQPS), Burst: int(c.KubeAPIBurst), ContentType: c.ContentType,
-			UserAgent: "orchlet/" + o.Version.GitVersion,
-		})
+	if o.Flags.Orchconfig != "" {
+		node, err := sources.NodeName(o.Flags.HostnameOverride, h)
 		if err != nil {
+			return nil, fmt.Errorf("--hostname-override: %w", err)
+		}
+		if clients, certs.client, err = loadClients(ctx, o, clk, node); err != nil {
 			return nil, err
 		}
 		sink = apiclient.EventSink{Client: clients.Events}
@@ -197,6 +197,12 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		if deps.APIServer, deps.APIClient, err = reviewClient(clients.Config); err != nil {
 			return nil, err
 		}
+		if c.ServerTLSBootstrap {
+			if certs.serving, err = servingManager(o, clk, clients, nodeName); err != nil {
+				return nil, err
+			}
+			deps.ServingCertificate = certs.serving.Current
+		}
 	}
 	srv, err := server.New(c, deps)
 	if err != nil {
@@ -207,6 +213,7 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	}
 	addrs := srv.Addrs()
 	klog.InfoS("Serving", "https", addrs.HTTPS, "readOnly", addrs.ReadOnly, "healthz", addrs.Healthz)
+	certs.run(ctx)
 	failed := make(chan error, 2)
 	go func() {
 		err := a.Run(ctx)

@@ -25,6 +25,7 @@ const (
 const (
 	coordinationGroup = "coordination.orch.io"
 	eventsGroup       = "events.orch.io"
+	certificatesGroup = "certificates.orch.io"
 )
 
 var (
@@ -51,7 +52,8 @@ type PodGetter func(ctx context.Context, namespace, name string) (*corev1.Pod, e
 
 // Node returns the authorizer of mode Node: Kubernetes' Node authorizer together with the rules of
 // its system:node role, within the limits of NodeRestriction. A node may read nodes, pods,
-// namespaces, leases and events; write its own Node and its status, its own Lease in
+// namespaces, leases, events and certificate signing requests; request certificates (renewing
+// its own client certificate without approval by a person); write its own Node and its status, its own Lease in
 // orch-node-lease, the status of the pods bound to it, and events; delete and evict the pods bound
 // to it; create pods (its mirror pods) and ask for token and subject access reviews. Which pods
 // are bound to it is read through pods.
@@ -83,12 +85,16 @@ var nodeRole = map[string]map[string]bool{
 	eventsGroup + "/events/":               {"create": true, "update": true, "patch": true},
 	authenticationGroup + "/tokenreviews/": {"create": true},
 	authorizationGroup + "/subjectaccessreviews/": {"create": true},
+	// A node requests its certificates and, without RBAC to bind Kubernetes'
+	// selfnodeclient role to system:nodes, renews its own client certificate unattended.
+	certificatesGroup + "/certificatesigningrequests/":               {"create": true},
+	certificatesGroup + "/certificatesigningrequests/selfnodeclient": {"create": true},
 }
 
 // readable are the resources a node may get, list and watch, with their status.
 var readable = map[string]bool{
 	"/nodes": true, "/pods": true, "/namespaces": true, coordinationGroup + "/leases": true,
-	"/events": true, eventsGroup + "/events": true,
+	"/events": true, eventsGroup + "/events": true, certificatesGroup + "/certificatesigningrequests": true,
 }
 
 func (n nodeAuthorizer) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {

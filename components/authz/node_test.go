@@ -97,6 +97,17 @@ func TestNodeAuthorizer(t *testing.T) {
 		{"delete own node", res("delete", "", "nodes", "", "", "node-a"), DecisionNoOpinion, "", ""},
 		{"deletecollection nodes", res("deletecollection", "", "nodes", "", "", ""), DecisionNoOpinion, "", ""},
 
+		// Certificate signing requests: request certificates, read requests, renew its own client
+		// certificate unattended; never approve nor sign.
+		{"create csr", res("create", "certificates.orch.io", "certificatesigningrequests", "", "", ""), DecisionAllow, "", ""},
+		{"get csr", res("get", "certificates.orch.io", "certificatesigningrequests", "", "", "csr-1"), DecisionAllow, "", ""},
+		{"watch csrs", res("watch", "certificates.orch.io", "certificatesigningrequests", "", "", ""), DecisionAllow, "", ""},
+		{"selfnodeclient", res("create", "certificates.orch.io", "certificatesigningrequests", "selfnodeclient", "", ""), DecisionAllow, "", ""},
+		{"nodeclient", res("create", "certificates.orch.io", "certificatesigningrequests", "nodeclient", "", ""), DecisionNoOpinion, "", ""},
+		{"approve csr", res("update", "certificates.orch.io", "certificatesigningrequests", "approval", "", "csr-1"), DecisionNoOpinion, "", ""},
+		{"sign csr", res("update", "certificates.orch.io", "certificatesigningrequests", "status", "", "csr-1"), DecisionNoOpinion, "", ""},
+		{"delete csr", res("delete", "certificates.orch.io", "certificatesigningrequests", "", "", "csr-1"), DecisionNoOpinion, "", ""},
+
 		// Pods: read all; status, delete and eviction of its own; create (mirror pods, on admission).
 		{"get pod", res("get", "", "pods", "", "default", "on-b"), DecisionAllow, "", ""},
 		{"list pods", res("list", "", "pods", "", "", ""), DecisionAllow, "", ""},

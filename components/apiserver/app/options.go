@@ -46,6 +46,11 @@ type Options struct {
 	AdmissionControlConfigFile string
 	TracingConfigFile          string
 
+	// The signer's CA and the longest validity it gives (kube-controller-manager's flags).
+	ClusterSigningCertFile string
+	ClusterSigningKeyFile  string
+	ClusterSigningDuration time.Duration
+
 	// EnableAdmissionPlugins, DisableAdmissionPlugins and the deprecated AdmissionControl choose
 	// the admission plugins, as kube-apiserver's flags do (see admission.go).
 	EnableAdmissionPlugins  []string
@@ -80,6 +85,7 @@ func NewOptions() *Options {
 		AnonymousAuth:               true,
 		AuthorizationMode:           "AlwaysAllow",
 		EncryptionReloadInterval:    10 * time.Second,
+		ClusterSigningDuration:      defaultClusterSigningDuration,
 	}
 }
 
@@ -118,6 +124,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	_ = fs.MarkDeprecated("admission-control", "Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.")
 	fs.Lookup("admission-control").Hidden = false
 	fs.StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "File with a TracingConfiguration (apiserver.config.orch.io/v1).")
+	o.addSigningFlags(fs)
 }
 
 // RecordExplicit notes which flags fs saw on the command line, for the rules that depend on it.
@@ -170,6 +177,7 @@ func (o *Options) Validate() error {
 	if o.MinRequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--min-request-timeout %d must be positive", o.MinRequestTimeout))
 	}
+	errs = append(errs, o.validateSigningFlags()...)
 	if _, err := authz.ParseModes(o.AuthorizationMode); err != nil {
 		errs = append(errs, err)
 	}

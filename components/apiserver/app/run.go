@@ -65,6 +65,10 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopTracing()
+	signing, err := clusterSigning(o)
+	if err != nil {
+		return err
+	}
 	client, closeEtcd, err := connectEtcd(ctx, o)
 	if err != nil {
 		return err
@@ -78,7 +82,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, metrics, ready, admit, traced)
+	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, metrics, ready, admit, traced, signing)
 }
 
 // buildAuthenticator puts the authenticators in Kubernetes' order: client certificates, the token

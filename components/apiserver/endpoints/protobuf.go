@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	k8seventsv1 "k8s.io/api/events/v1"
@@ -32,7 +33,12 @@ const (
 // coordinationGroupVersion is where leases are served.
 var coordinationGroupVersion = schema.GroupVersion{Group: "coordination.orch.io", Version: "v1"}
 
-// protobufScheme knows every kind orch serves in protobuf: core v1 and coordination.orch.io/v1,
+// certificatesGroupVersion is where certificate signing requests are served, Kubernetes'
+// certificates.k8s.io/v1 renamed.
+var certificatesGroupVersion = schema.GroupVersion{Group: "certificates.orch.io", Version: "v1"}
+
+// protobufScheme knows every kind orch serves in protobuf: core v1, coordination.orch.io/v1 and
+// certificates.orch.io/v1,
 // with the meta types (Status, WatchEvent, lists) of each version.
 var protobufScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -41,6 +47,8 @@ var protobufScheme = func() *runtime.Scheme {
 	}
 	s.AddKnownTypes(coordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
 	metav1.AddToGroupVersion(s, coordinationGroupVersion)
+	s.AddKnownTypes(certificatesGroupVersion, &certificatesv1.CertificateSigningRequest{}, &certificatesv1.CertificateSigningRequestList{})
+	metav1.AddToGroupVersion(s, certificatesGroupVersion)
 	s.AddKnownTypes(policyv1.SchemeGroupVersion, &policyv1.Eviction{})
 	// events.orch.io/v1 has Kubernetes' events.k8s.io/v1 fields, so its protobuf form is theirs.
 	s.AddKnownTypes(orchEventsv1.SchemeGroupVersion, &k8seventsv1.Event{}, &k8seventsv1.EventList{})

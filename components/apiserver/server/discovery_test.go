@@ -13,8 +13,9 @@ func TestDiscovery(t *testing.T) {
 	e := newEnv(t)
 	var groups metav1.APIGroupList
 	decode(t, e.do("GET", "/apis", nil), &groups)
-	if groups.Kind != "APIGroupList" || len(groups.Groups) != 4 || groups.Groups[0].Name != "events.orch.io" || groups.Groups[0].PreferredVersion.GroupVersion != "events.orch.io/v1" ||
-		groups.Groups[1].Name != "coordination.orch.io" || groups.Groups[2].Name != "authentication.orch.io" || groups.Groups[3].Name != "authorization.orch.io" {
+	if groups.Kind != "APIGroupList" || len(groups.Groups) != 5 || groups.Groups[0].Name != "events.orch.io" || groups.Groups[0].PreferredVersion.GroupVersion != "events.orch.io/v1" ||
+		groups.Groups[1].Name != "coordination.orch.io" || groups.Groups[2].Name != "certificates.orch.io" ||
+		groups.Groups[3].Name != "authentication.orch.io" || groups.Groups[4].Name != "authorization.orch.io" {
 		t.Fatalf("/apis = %+v", groups)
 	}
 	var versions metav1.APIVersions
@@ -30,6 +31,18 @@ func TestDiscovery(t *testing.T) {
 	}
 	if got := strings.Join(names, ","); got != "namespaces,namespaces/status,namespaces/finalize,nodes,nodes/status,pods,pods/status,pods/binding,pods/eviction" {
 		t.Fatalf("/api/v1 resources = %s", got)
+	}
+	var csrs metav1.APIResourceList
+	decode(t, e.do("GET", "/apis/certificates.orch.io/v1", nil), &csrs)
+	names = nil
+	for _, r := range csrs.APIResources {
+		names = append(names, r.Name)
+		if r.Namespaced || r.Kind != "CertificateSigningRequest" {
+			t.Errorf("certificates.orch.io/v1 %s: namespaced %v kind %q", r.Name, r.Namespaced, r.Kind)
+		}
+	}
+	if got := strings.Join(names, ","); got != "certificatesigningrequests,certificatesigningrequests/status,certificatesigningrequests/approval" {
+		t.Fatalf("certificates.orch.io/v1 resources = %s", got)
 	}
 	var group metav1.APIGroup
 	decode(t, e.do("GET", "/apis/events.orch.io", nil), &group)

@@ -34,6 +34,7 @@ type registry struct {
 	pods, podStatus, podBinding                    *generic.Store
 	leases                                         *generic.Store
 	events                                         *generic.Store
+	csrs                                           *csrStores
 	node                                           *NodeAuthorization
 	groups                                         []endpoints.GroupVersion
 }
@@ -104,6 +105,9 @@ func newRegistry(c Config) (*registry, error) {
 		{GroupVersion: coordination.GroupVersion, Resources: []endpoints.Resource{
 			{Store: r.leases, Singular: "lease", SelectableFields: []string{"metadata.name", "metadata.namespace"}},
 		}},
+	}
+	if err := r.addCertificates(c, newStore); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

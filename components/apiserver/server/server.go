@@ -68,6 +68,9 @@ type Config struct {
 	// Node, set with the Node authorization mode, gets the pods store its authorizer reads, and
 	// turns on NodeRestriction admission.
 	Node *NodeAuthorization
+	// Signing, when set, is the CA the server's signer issues approved certificate signing
+	// requests with; without it none is signed.
+	Signing *Signing
 }
 
 // HealthCheck is a named check of /healthz and /readyz.
@@ -106,6 +109,7 @@ func New(c Config) (http.Handler, error) {
 		go reg.retryNamespaces(controllerCtx, c)
 	}
 	go reg.runNamespaceController(controllerCtx, c)
+	go reg.csrs.runCSRControllers(controllerCtx, c)
 
 	container := restful.NewContainer()
 	container.Router(restful.CurlyRouter{})

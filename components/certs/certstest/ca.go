@@ -122,3 +122,6 @@ func newKey(t testing.TB) *ecdsa.PrivateKey {
 	}
 	return key
 }
+
+// Key is the CA's private key, for a signer under test.
+func (ca *CA) Key() *ecdsa.PrivateKey { return ca.key }

@@ -56,8 +56,6 @@ var CoordinationGroupVersion = schema.GroupVersion{Group: "coordination.orch.io"
 
 // Settings are the agent's client options.
 type Settings struct {
-	// Orchconfig is the kubeconfig file: server, CA, client certificate and key or token.
-	Orchconfig  string
 	QPS         float32
 	Burst       int
 	ContentType string
@@ -76,17 +74,17 @@ type Clients struct {
 	Events *rest.RESTClient
 }
 
-// Load reads the kubeconfig and builds the clients; every request but events' is limited to
-// QPS/Burst (0 meaning DefaultQPS/DefaultBurst).
-func Load(s Settings) (*Clients, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", s.Orchconfig)
+// LoadConfig reads the kubeconfig at path (--orchconfig).
+func LoadConfig(path string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
-		return nil, fmt.Errorf("--orchconfig %s: %w", s.Orchconfig, err)
+		return nil, fmt.Errorf("--orchconfig %s: %w", path, err)
 	}
-	return New(cfg, s)
+	return cfg, nil
 }
 
-// New builds the clients from a rest.Config (tests and the simulator pass theirs).
+// New builds the clients from a rest.Config (the agent's from --orchconfig, or a test's or the
+// simulator's); every request but events' is limited to QPS/Burst (0 meaning DefaultQPS/DefaultBurst).
 func New(base *rest.Config, s Settings) (*Clients, error) {
 	cfg := rest.CopyConfig(base)
 	cfg.QPS, cfg.Burst = s.QPS, s.Burst

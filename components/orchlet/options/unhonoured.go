@@ -26,7 +26,7 @@ type unhonoured struct {
 const (
 	missingEviction   = "eviction is not built yet"
 	missingCgroups    = "cgroup and resource management are not built yet"
-	missingAPIMode    = "certificate bootstrap and rotation, cloud providers and controller-managed volume attachment are not built yet"
+	missingAPIMode    = "cloud providers and controller-managed volume attachment are not built yet"
 	onlyAPIMode       = "it acts only in API-server mode"
 	missingVolumes    = "volume plugins and volume statistics are not built yet"
 	missingNetwork    = "orchlet leaves pod networking to the runtime"
@@ -69,10 +69,10 @@ var unhonouredSettings = []unhonoured{
 	{option: "kube-api-qps", field: "kubeAPIQPS", missing: onlyAPIMode, apiOnly: true},
 	{option: "kube-api-burst", field: "kubeAPIBurst", missing: onlyAPIMode, apiOnly: true},
 	{option: "kube-api-content-type", field: "contentType", missing: onlyAPIMode, apiOnly: true},
-	{option: "rotate-certificates", field: "rotateCertificates", missing: missingAPIMode},
-	{option: "rotate-server-certificates", field: "serverTLSBootstrap", missing: missingAPIMode},
+	{option: "rotate-certificates", field: "rotateCertificates", missing: onlyAPIMode, apiOnly: true},
+	{option: "rotate-server-certificates", field: "serverTLSBootstrap", missing: onlyAPIMode, apiOnly: true},
 	{option: "enable-controller-attach-detach", field: "enableControllerAttachDetach", missing: missingAPIMode},
-	{option: "bootstrap-kubeconfig", flag: "BootstrapKubeconfig", missing: missingAPIMode},
+	{option: "bootstrap-kubeconfig", flag: "BootstrapKubeconfig", missing: onlyAPIMode, apiOnly: true},
 	{option: "node-ip", flag: "NodeIP", missing: onlyAPIMode, apiOnly: true},
 	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
 	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},

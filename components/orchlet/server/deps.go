@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -60,6 +61,10 @@ type Deps struct {
 	// CertDir is --cert-dir: where the self-signed pair orchlet.crt/orchlet.key is kept when no
 	// --tls-cert-file and --tls-private-key-file are given.
 	CertDir string
+	// ServingCertificate, when set (--rotate-server-certificates), is the HTTPS server's
+	// certificate at each handshake, requested from the API server; until one is issued the
+	// server has none to present, as the kubelet's.
+	ServingCertificate func() *tls.Certificate
 	// APIServer is the base URL of the API server answering TokenReview and SubjectAccessReview,
 	// and APIClient the client reaching it; both are required by the token webhook and by
 	// --authorization-mode=Webhook.

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -20,15 +21,10 @@ const certBaseName = "orchlet"
 // --tls-cipher-suites (Go's names, as Kubernetes takes them), and, with --client-ca-file, a
 // request for client certificates, which the X509 authenticator verifies against the file.
 func servingTLS(cfg *v1beta1.OrchletConfiguration, deps Deps, clientCAs *x509.CertPool) (*tls.Config, error) {
-	certFile, keyFile, err := certs.ServingFiles(cfg.TLSCertFile, cfg.TLSPrivateKeyFile, deps.CertDir, certBaseName, []string{deps.NodeName}, deps.Clock)
+	config, err := servingCertificate(cfg, deps)
 	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+		return nil, err
 	}
-	pair, err := certs.LoadServing(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	config := certs.TLSConfig(pair)
 	if cfg.TLSMinVersion != "" {
 		v, err := cliflag.TLSVersion(cfg.TLSMinVersion)
 		if err != nil {
@@ -63,4 +59,27 @@ func loadClientCAs(path string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("server: --client-ca-file: %w", err)
 	}
 	return pool, nil
+}
+
+// servingCertificate is the certificate part of the TLS configuration: the one requested from
+// the API server with --rotate-server-certificates (the files are then not read, nor a
+// self-signed pair made, as in the kubelet), otherwise the files or the self-signed pair.
+func servingCertificate(cfg *v1beta1.OrchletConfiguration, deps Deps) (*tls.Config, error) {
+	if current := deps.ServingCertificate; current != nil {
+		return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if c := current(); c != nil {
+				return c, nil
+			}
+			return nil, errors.New("no serving certificate available for the orchlet")
+		}}, nil
+	}
+	certFile, keyFile, err := certs.ServingFiles(cfg.TLSCertFile, cfg.TLSPrivateKeyFile, deps.CertDir, certBaseName, []string{deps.NodeName}, deps.Clock)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	pair, err := certs.LoadServing(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return certs.TLSConfig(pair), nil
 }

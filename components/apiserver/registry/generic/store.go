@@ -263,6 +263,10 @@ func (s *Store) create(ctx context.Context, namespace string, in runtime.Object,
 			om = accessor(obj)
 		}
 		s.strategy.PrepareForCreate(obj)
+		if rs, ok := s.strategy.(RequesterStrategy); ok {
+			user, _ := authn.UserFrom(ctx)
+			rs.SetRequester(obj, user)
+		}
 		if errs := s.strategy.Validate(obj); len(errs) > 0 {
 			return nil, s.invalid(om.GetName(), errs)
 		}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/authn"
 )
 
 // Strategy is what makes a resource itself: its identity and the rules of its writes.
@@ -58,4 +60,10 @@ type FinalizingStrategy interface {
 	Finalizing(obj runtime.Object) bool
 	// MarkDeleting changes obj as its deletion starts (a namespace's phase becomes Terminating).
 	MarkDeleting(obj runtime.Object)
+}
+
+// RequesterStrategy is a Strategy whose new objects record who asked for them (a certificate
+// signing request's spec.username and groups), set after PrepareForCreate from the request's user.
+type RequesterStrategy interface {
+	SetRequester(obj runtime.Object, user *authn.UserInfo)
 }

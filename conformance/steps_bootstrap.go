@@ -1,0 +1,285 @@
+package conformance
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// bootstrapSteps run the agent with --bootstrap-kubeconfig against a server of the scenario's own
+// that signs certificates, and read the requests, certificates and files that come of it.
+func bootstrapSteps() []StepDef {
+	return []StepDef{
+		{`^the agent bootstraps against the scenario's API server as "([^"]*)" with "([^"]*)"$`, func(w *World) any { return w.agentBootstraps }},
+		{`^the scenario's API server has the agent's node$`, func(w *World) any { return w.scenarioHasNode }},
+		{`^"([^"]*)" holds a client certificate for "([^"]*)" signed by "([^"]*)"$`, func(w *World) any { return w.holdsClientCert }},
+		{`^the --orchconfig file the agent wrote uses "([^"]*)"$`, func(w *World) any { return w.orchconfigUses }},
+		{`^the scenario's API server has an approved node client request from "([^"]*)"$`, func(w *World) any { return w.approvedClientRequest }},
+		{`^the agent's client certificate is renewed within (\d+) seconds$`, func(w *World) any { return w.clientCertRenewed }},
+		{`^the scenario's API server has a pending serving request from "([^"]*)"$`, func(w *World) any { return w.pendingServingRequest }},
+		{`^the serving request is approved through the scenario's API server$`, func(w *World) any { return w.approveServingRequest }},
+		{`^the HTTPS server presents a certificate for "([^"]*)" signed by "([^"]*)"$`, func(w *World) any { return w.presentsIssuedCert }},
+		{`^the HTTPS server presents no certificate$`, func(w *World) any { return w.presentsNoCert }},
+	}
+}
+
+const csrsPath = "/apis/certificates.orch.io/v1/certificatesigningrequests"
+
+// The signers the agent asks, renamed from Kubernetes' kubelet signers.
+const (
+	nodeClientSigner  = "orch.io/orch-apiserver-client-orchlet"
+	nodeServingSigner = "orch.io/orchlet-serving"
+)
+
+// scenarioDo sends a request to the scenario's API server as the profile's administrator.
+func (w *World) scenarioDo(method, path string, body any) (int, []byte, error) {
+	if w.server == nil {
+		return 0, nil, fmt.Errorf("no API server of the scenario is running: %v", w.result)
+	}
+	var data []byte
+	if body != nil {
+		var err error
+		if data, err = json.Marshal(body); err != nil {
+			return 0, nil, err
+		}
+	}
+	req, err := http.NewRequest(method, w.server.BaseURL+path, bytes.NewReader(data))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+w.t.Profile.APIServer.Token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := w.server.Client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := drain(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+// agentBootstraps runs the agent with an --orchconfig file that does not exist and a bootstrap
+// kubeconfig carrying user's token for the scenario's API server.
+func (w *World) agentBootstraps(user, args string) error {
+	if w.server == nil {
+		return fmt.Errorf("no API server of the scenario is running: %v", w.result)
+	}
+	boot := filepath.Join(w.dir, "bootstrap.conf")
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: scenario, cluster: {server: %q, certificate-authority: %q}}]
+users: [{name: bootstrap, user: {token: %q}}]
+contexts: [{name: scenario, context: {cluster: scenario, user: bootstrap}}]
+current-context: scenario
+`, w.server.BaseURL, w.server.CAFile, userToken(user))
+	if err := os.WriteFile(boot, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return w.agentRuns(args + " --bootstrap-kubeconfig=" + boot + " --orchconfig=" + filepath.Join(w.dir, "orchlet.conf"))
+}
+
+func (w *World) scenarioHasNode() error {
+	return eventually(commandTimeout, func() error {
+		code, data, err := w.scenarioDo(http.MethodGet, "/api/v1/nodes/"+nodeName, nil)
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK {
+			return fmt.Errorf("node %s: %d %s\nagent:\n%s", nodeName, code, data, w.agentOutput())
+		}
+		return nil
+	})
+}
+
+// firstCert reads the first certificate of a PEM file.
+func firstCert(path string) (*x509.Certificate, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for b, rest := pem.Decode(data); b != nil; b, rest = pem.Decode(rest) {
+		if b.Type == "CERTIFICATE" {
+			return x509.ParseCertificate(b.Bytes)
+		}
+	}
+	return nil, fmt.Errorf("%s holds no certificate", path)
+}
+
+// signedBy checks that cert is for cn in system:nodes and signed by the scenario's CA ca.
+func (w *World) signedBy(cert *x509.Certificate, cn, ca string) error {
+	p, ok := w.certs[ca]
+	if !ok {
+		return fmt.Errorf("no certificate authority %q", ca)
+	}
+	if cert.Subject.CommonName != cn || len(cert.Subject.Organization) != 1 || cert.Subject.Organization[0] != "system:nodes" {
+		return fmt.Errorf("certificate for %v, want CN %s in O system:nodes", cert.Subject, cn)
+	}
+	return cert.CheckSignatureFrom(p.cert)
+}
+
+func (w *World) holdsClientCert(path, cn, ca string) error {
+	cert, err := firstCert(w.expandDir(path))
+	if err != nil {
+		return err
+	}
+	if err := w.signedBy(cert, cn, ca); err != nil {
+		return err
+	}
+	if len(cert.ExtKeyUsage) != 1 || cert.ExtKeyUsage[0] != x509.ExtKeyUsageClientAuth {
+		return fmt.Errorf("extended key usages %v, want client auth only", cert.ExtKeyUsage)
+	}
+	return nil
+}
+
+func (w *World) orchconfigUses(path string) error {
+	data, err := os.ReadFile(filepath.Join(w.dir, "orchlet.conf"))
+	if err != nil {
+		return err
+	}
+	path = w.expandDir(path)
+	for _, field := range []string{"client-certificate: ", "client-key: "} {
+		if !strings.Contains(string(data), field+path) {
+			return fmt.Errorf("the written --orchconfig has no %s%s:\n%s", field, path, data)
+		}
+	}
+	return nil
+}
+
+func (w *World) scenarioCSRs() ([]certificatesv1.CertificateSigningRequest, error) {
+	code, data, err := w.scenarioDo(http.MethodGet, csrsPath, nil)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("listing certificate signing requests: %d %s", code, data)
+	}
+	list := &certificatesv1.CertificateSigningRequestList{}
+	return list.Items, json.Unmarshal(data, list)
+}
+
+func approved(csr certificatesv1.CertificateSigningRequest) bool {
+	for _, c := range csr.Status.Conditions {
+		if c.Type == certificatesv1.CertificateApproved && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *World) approvedClientRequest(user string) error {
+	return eventually(commandTimeout, func() error {
+		csrs, err := w.scenarioCSRs()
+		if err != nil {
+			return err
+		}
+		for _, csr := range csrs {
+			if csr.Spec.SignerName == nodeClientSigner && csr.Spec.Username == user && approved(csr) && len(csr.Status.Certificate) > 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("no approved and issued node client request from %q among %d", user, len(csrs))
+	})
+}
+
+// clientCertRenewed waits for orchlet-client-current.pem to hold another certificate than now,
+// obtained by the node itself.
+func (w *World) clientCertRenewed(seconds int) error {
+	current := filepath.Join(w.dir, "pki", "orchlet-client-current.pem")
+	first, err := firstCert(current)
+	if err != nil {
+		return err
+	}
+	if err := eventually(time.Duration(seconds)*time.Second, func() error {
+		next, err := firstCert(current)
+		if err != nil {
+			return err
+		}
+		if next.SerialNumber.Cmp(first.SerialNumber) == 0 {
+			return fmt.Errorf("%s still holds the certificate expiring %v", current, first.NotAfter)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return w.approvedClientRequest("system:node:" + nodeName)
+}
+
+func (w *World) servingRequest(user string) (*certificatesv1.CertificateSigningRequest, error) {
+	csrs, err := w.scenarioCSRs()
+	if err != nil {
+		return nil, err
+	}
+	for i, csr := range csrs {
+		if csr.Spec.SignerName == nodeServingSigner && csr.Spec.Username == user {
+			return &csrs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no serving request from %q among %d", user, len(csrs))
+}
+
+func (w *World) pendingServingRequest(user string) error {
+	return eventually(commandTimeout, func() error {
+		csr, err := w.servingRequest(user)
+		if err != nil {
+			return err
+		}
+		if len(csr.Status.Conditions) > 0 || len(csr.Status.Certificate) > 0 {
+			return errStop{fmt.Errorf("the serving request %s is not pending: %+v", csr.Name, csr.Status.Conditions)}
+		}
+		return nil
+	})
+}
+
+func (w *World) approveServingRequest() error {
+	csr, err := w.servingRequest("system:node:" + nodeName)
+	if err != nil {
+		return err
+	}
+	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "Conformance", Message: "approved by the scenario",
+	})
+	code, data, err := w.scenarioDo(http.MethodPut, csrsPath+"/"+csr.Name+"/approval", csr)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("approving %s: %d %s", csr.Name, code, data)
+	}
+	return nil
+}
+
+func (w *World) presentsIssuedCert(cn, ca string) error {
+	return eventually(commandTimeout, func() error {
+		cert, err := w.presented()
+		if err != nil {
+			return err
+		}
+		if err := w.signedBy(cert, cn, ca); err != nil {
+			return err
+		}
+		if len(cert.ExtKeyUsage) != 1 || cert.ExtKeyUsage[0] != x509.ExtKeyUsageServerAuth {
+			return fmt.Errorf("extended key usages %v, want server auth only", cert.ExtKeyUsage)
+		}
+		return nil
+	})
+}
+
+// presentsNoCert checks that a TLS handshake with the HTTPS server fails: it has no certificate.
+func (w *World) presentsNoCert() error {
+	if cert, err := w.presented(); err == nil {
+		return fmt.Errorf("the HTTPS server presents %q", cert.Subject.CommonName)
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package eviction
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,7 +88,8 @@ func (v Value) String() string {
 	if v.Quantity != nil {
 		return v.Quantity.String()
 	}
-	return strconv.FormatFloat(float64(v.Percentage*100), 'f', -1, 32) + "%"
+	// Rounded to what a flag can say: the float32 fraction of 15% is not exactly 0.15.
+	return strconv.FormatFloat(math.Round(float64(v.Percentage)*1e6)/1e4, 'f', -1, 64) + "%"
 }
 
 // Threshold is one eviction threshold: signal < value. A hard threshold has no grace period.

@@ -72,6 +72,8 @@ type Options struct {
 	// SourcesReady, when set, tells whether every pod source has sent its pods; until then the
 	// runtime's pods no source names are left alone, not torn down as orphans.
 	SourcesReady func() bool
+	// Admit, when set, admits each new pod before the other handlers (the eviction manager's).
+	Admit AdmitFunc
 	// Logger defaults to klog's.
 	Logger klog.Logger
 }
@@ -111,8 +113,10 @@ type Manager struct {
 	sysctls    *sysctlAllowlist
 	limiter    *rate.Limiter // nil: pulls are not rate limited
 
-	inbox handoff[sources.Update]
-	wake  chan struct{}
+	inbox     handoff[sources.Update]
+	evictions handoff[evictRequest]
+	admit     AdmitFunc
+	wake      chan struct{}
 
 	callMu       sync.Mutex
 	calls        Calls
@@ -123,6 +127,7 @@ type Manager struct {
 	statusMu  sync.Mutex
 	published []*corev1.Pod // shared, never modified: Pods hands out copies
 	stopping  map[types.UID]bool
+	evicting  map[types.UID]bool // asked to be evicted: no longer active
 	version   uint64
 	changed   chan struct{} // closed and replaced at each publish
 
@@ -179,6 +184,7 @@ func New(o Options) (*Manager, error) {
 		capacity:     Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
 		logsDir:      o.PodLogsDir,
 		sourcesReady: o.SourcesReady,
+		admit:        o.Admit,
 		dns:          c.ClusterDNS,
 		domain:       c.ClusterDomain,
 		resolvConf:   c.ResolverConfig,
@@ -258,6 +264,7 @@ func (m *Manager) Step(ctx context.Context) int {
 		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
 	}
 	m.applyUpdates()
+	m.applyEvictions()
 	m.applyPulls()
 	// Published after each item, not only at the end: a Step held for minutes by a pull shows
 	// the pods it admitted, and those it already synced, meanwhile.
@@ -291,7 +298,7 @@ func (m *Manager) NextDeadline() (time.Time, bool) {
 
 // Idle is true when no update waits to be applied and nothing in the queue is due now.
 func (m *Manager) Idle() bool {
-	if m.inbox.len() > 0 || m.pullDone.len() > 0 {
+	if m.inbox.len() > 0 || m.pullDone.len() > 0 || m.evictions.len() > 0 {
 		return false
 	}
 	m.step.Lock()
@@ -462,6 +469,12 @@ func (m *Manager) publishTouched() {
 	})
 	m.statusMu.Lock()
 	m.published, m.stopping = out, stopping
+	for uid := range m.evicting {
+		// Published Failed (or gone): the pod is no longer active by its status.
+		if p := m.pods[uid]; p == nil || p.evicted != nil {
+			delete(m.evicting, uid)
+		}
+	}
 	m.version++
 	close(m.changed)
 	m.changed = make(chan struct{})
@@ -485,20 +498,25 @@ func (m *Manager) applyUpdates() {
 				delete(m.pods, u.Pod.UID)
 				continue
 			}
+			if p.evicted == nil {
+				m.admitted--
+			}
 			p.removed = true
 			// A deletion through the API may shorten the grace period the spec gives.
 			p.pod.DeletionGracePeriodSeconds = u.Pod.DeletionGracePeriodSeconds
-			m.admitted--
 			m.enqueue(p.syncKey(), now)
 		default:
 			if p != nil && !p.removed {
 				p.pod = u.Pod.DeepCopy()
+				if p.evicted != nil {
+					continue // an evicted pod stays Failed whatever its spec becomes
+				}
 				m.enqueue(p.syncKey(), now)
 				continue
 			}
 			p = newPodState(u.Pod.DeepCopy(), now)
 			m.pods[u.Pod.UID] = p
-			if !m.admitSysctls(p) {
+			if !m.admitEviction(p) || !m.admitSysctls(p) {
 				continue
 			}
 			if m.admitted >= m.capacity {
@@ -521,7 +539,7 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		m.enqueue(itemKey{kind: kindRelist}, now.Add(m.relist))
 	case kindResync:
 		for _, p := range m.pods {
-			if p.rejected == "" {
+			if p.rejected == "" && p.evicted == nil {
 				m.enqueue(p.syncKey(), now)
 			}
 		}

@@ -55,6 +55,10 @@ type podState struct {
 	syncErr   backoff
 	status    corev1.PodStatus
 	snap      *corev1.Pod // the copy Pods last published; nil once the pod was touched since
+	// evicted is set once the eviction manager chose the pod; its status keeps evictReason and
+	// evictMessage.
+	evicted                   *evicted
+	evictReason, evictMessage string
 }
 
 // ctrState is what the manager remembers of one container of a pod across its instances.

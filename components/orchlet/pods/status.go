@@ -59,6 +59,9 @@ func (m *Manager) setStatus(p *podState, statuses map[string]*runtimeapi.Contain
 		st.ContainerStatuses = append(st.ContainerStatuses, out)
 	}
 	st.Phase = phase(pod.Spec.RestartPolicy, waiting, running, stopped, succeeded)
+	if p.evicted != nil {
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, p.evictReason, p.evictMessage
+	}
 	if !reflect.DeepEqual(p.status, st) { // built the same way each time: no semantic equality needed
 		m.touched[pod.UID] = true
 	}

@@ -88,6 +88,7 @@ type pendingReclaim struct {
 	threshold Threshold
 	resource  corev1.ResourceName
 	pods      []*corev1.Pod
+	stats     Stats
 }
 
 // NewCore returns a core with no history.
@@ -202,29 +203,28 @@ func (c *Core) Synchronize(now time.Time, stats Stats, pods []*corev1.Pod) Round
 		return r
 	}
 	r.Reclaiming = res
-	c.pending = &pendingReclaim{threshold: t, resource: res, pods: pods}
+	c.pending = &pendingReclaim{threshold: t, resource: res, pods: pods, stats: stats}
 	if rc := layoutOf(stats).reclaimFor(t.Signal); rc != (Reclaim{}) {
 		r.Reclaim = rc
 		return r
 	}
-	r.Evictions = c.evict(stats, obs, pods)
+	r.Evictions = c.evict()
 	return r
 }
 
 // AfterReclaim is reclaimNodeLevelResources' second half and the rest of synchronize: with the
 // observation after node-level reclaim, no pod is evicted when every threshold is met no more,
-// minimum reclaim included; otherwise the first pod in rank order that may be evicted is.
+// minimum reclaim included; otherwise the first pod in rank order that may be evicted is, ranked
+// and described by the round's first observation, as Kubernetes does.
 func (c *Core) AfterReclaim(stats Stats) []Eviction {
-	p := c.pending
-	if p == nil {
+	if c.pending == nil {
 		return nil
 	}
-	obs := makeSignalObservations(stats)
-	if len(thresholdsMet(c.cfg.Thresholds, obs, true)) == 0 {
+	if len(thresholdsMet(c.cfg.Thresholds, makeSignalObservations(stats), true)) == 0 {
 		c.pending = nil
 		return nil
 	}
-	return c.evict(stats, obs, p.pods)
+	return c.evict()
 }
 
 // byEvictionPriority is helpers.go's order: memory first, then thresholds with a resource to
@@ -247,18 +247,18 @@ func getReclaimableThreshold(ts []Threshold) (Threshold, corev1.ResourceName, bo
 // evict ranks the pods for the pending threshold and picks the first that is not critical, with
 // its grace period and message (the loop at the end of synchronize, and evictPod's refusal of
 // critical pods).
-func (c *Core) evict(stats Stats, obs map[Signal]observation, pods []*corev1.Pod) []Eviction {
+func (c *Core) evict() []Eviction {
 	p := c.pending
 	c.pending = nil
 	byUID := map[string]*PodStats{}
-	for i := range stats.Pods {
-		byUID[string(stats.Pods[i].UID)] = &stats.Pods[i]
+	for i := range p.stats.Pods {
+		byUID[string(p.stats.Pods[i].UID)] = &p.stats.Pods[i]
 	}
-	cands := make([]*candidate, len(pods))
-	for i, pod := range pods {
+	cands := make([]*candidate, len(p.pods))
+	for i, pod := range p.pods {
 		cands[i] = &candidate{pod: pod, stats: byUID[string(pod.UID)]}
 	}
-	layoutOf(stats).rankFunc(p.threshold.Signal)(cands)
+	layoutOf(p.stats).rankFunc(p.threshold.Signal)(cands)
 	for _, cand := range cands {
 		if IsCriticalPod(cand.pod) {
 			continue
@@ -272,7 +272,7 @@ func (c *Core) evict(stats Stats, obs map[Signal]observation, pods []*corev1.Pod
 		}
 		return []Eviction{{
 			Pod: cand.pod, GracePeriodSeconds: grace, Signal: string(p.threshold.Signal),
-			Message: evictionMessage(p.resource, cand.pod, cand.stats, c.thresholdsMet, obs),
+			Message: evictionMessage(p.resource, cand.pod, cand.stats, c.thresholdsMet, c.lastObservations),
 		}}
 	}
 	return nil

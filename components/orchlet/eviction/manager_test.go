@@ -1,0 +1,146 @@
+package eviction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// script observes the next of its stats on each call, repeating the last.
+type script struct {
+	stats []Stats
+	err   error
+	calls int
+}
+
+func (s *script) Observe(context.Context) (Stats, error) {
+	if s.err != nil {
+		return Stats{}, s.err
+	}
+	i := min(s.calls, len(s.stats)-1)
+	s.calls++
+	return s.stats[i], nil
+}
+
+type fakeWorld struct {
+	pods []*corev1.Pod
+	log  []string
+}
+
+func (w *fakeWorld) ActivePods() []*corev1.Pod { return w.pods }
+func (w *fakeWorld) Evict(uid types.UID, grace int64, reason, message string) {
+	w.log = append(w.log, fmt.Sprintf("evict %s grace=%d %s", uid, grace, reason))
+	w.pods = slices.DeleteFunc(w.pods, func(p *corev1.Pod) bool { return p.UID == uid })
+}
+func (w *fakeWorld) DeleteAllUnusedContainers(context.Context) error {
+	w.log = append(w.log, "reclaim containers")
+	return nil
+}
+func (w *fakeWorld) DeleteUnusedImages(context.Context) error {
+	w.log = append(w.log, "reclaim images")
+	return errors.New("image in use")
+}
+func (w *fakeWorld) Eventf(ref *corev1.ObjectReference, typ, reason, action, format string, args ...any) {
+	w.log = append(w.log, fmt.Sprintf("event %s %s %s/%s: %s", typ, reason, ref.Kind, ref.Name, fmt.Sprintf(format, args...)))
+}
+
+func newTestManager(t *testing.T, cfg Config, obs Observer, w *fakeWorld) (*Manager, *clock.Mock) {
+	t.Helper()
+	clk := clock.NewMock()
+	clk.Set(t0)
+	m, err := NewManager(Options{Clock: clk, Config: cfg, Observer: obs, Reclaimer: w, Pods: w, Recorder: w, NodeName: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, clk
+}
+
+func TestManagerReclaimsThenDecides(t *testing.T) {
+	fs := func(availMi uint64) *FsStats {
+		return &FsStats{AvailableBytes: availMi * mi, CapacityBytes: 1000 * mi, InodesFree: 10, Inodes: 10}
+	}
+	ts := mustThresholds(t, map[string]string{"nodefs.available": "10%"}, nil, nil, nil)
+	// The threshold quantity is Kubernetes' too: 10% of 1000Mi as a float32 fraction.
+	for _, tc := range []struct {
+		name    string
+		afterMi uint64
+		want    []string
+	}{
+		{"reclaim clears the pressure", 500, []string{
+			"event Warning EvictionThresholdMet Node/node-a: Attempting to reclaim ephemeral-storage",
+			"reclaim containers", "reclaim images"}},
+		{"reclaim does not", 50, []string{
+			"event Warning EvictionThresholdMet Node/node-a: Attempting to reclaim ephemeral-storage",
+			"reclaim containers", "reclaim images",
+			"event Warning Evicted Pod/writer: The node was low on resource: ephemeral-storage. Threshold quantity: 104857601, available: 50Mi. Container app was using 40Mi, request is 0, has larger consumption of ephemeral-storage. ",
+			"evict writer grace=1 Evicted"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pod("writer")
+			w := &fakeWorld{pods: []*corev1.Pod{p}}
+			obs := &script{stats: []Stats{
+				{NodeFs: fs(50), Pods: []PodStats{usage(p, 0, 0, 40)}},
+				{NodeFs: fs(tc.afterMi), Pods: []PodStats{usage(p, 0, 0, 40)}},
+			}}
+			m, _ := newTestManager(t, Config{Thresholds: ts, PressureTransitionPeriod: time.Minute}, obs, w)
+			if !m.Step(context.Background()) {
+				t.Fatal("the first round is due at once")
+			}
+			if !slices.Equal(w.log, tc.want) {
+				t.Fatalf("log\n %s\nwant\n %s", strings.Join(w.log, "\n "), strings.Join(tc.want, "\n "))
+			}
+			if got := m.Conditions(); !slices.Equal(got, []corev1.NodeConditionType{corev1.NodeDiskPressure}) {
+				t.Fatalf("conditions %v", got)
+			}
+		})
+	}
+}
+
+func TestManagerRoundsEveryTenSeconds(t *testing.T) {
+	w := &fakeWorld{}
+	obs := &script{stats: []Stats{memNode(500)}}
+	m, clk := newTestManager(t, Config{Thresholds: mustThresholds(t, map[string]string{"memory.available": "100Mi"}, nil, nil, nil)}, obs, w)
+	ctx := context.Background()
+	m.Step(ctx)
+	if m.Idle() != true || m.Step(ctx) {
+		t.Fatal("a second round at the same instant")
+	}
+	next, _ := m.NextDeadline()
+	if next != t0.Add(MonitoringInterval) {
+		t.Fatalf("next round at %v, want 10s after the first", next.Sub(t0))
+	}
+	clk.Add(MonitoringInterval)
+	if !m.Step(ctx) || obs.calls != 2 {
+		t.Fatalf("rounds observed %d times, want 2", obs.calls)
+	}
+}
+
+func TestManagerWithoutObservationDecidesNothing(t *testing.T) {
+	p := pod("app")
+	w := &fakeWorld{pods: []*corev1.Pod{p}}
+	m, _ := newTestManager(t, Config{Thresholds: mustThresholds(t, map[string]string{"memory.available": "100Mi"}, nil, nil, nil)}, &script{err: errors.New("no stats")}, w)
+	m.Step(context.Background())
+	if len(w.log) != 0 || len(m.Conditions()) != 0 {
+		t.Fatalf("log %v conditions %v", w.log, m.Conditions())
+	}
+}
+
+func TestManagerAdmitFollowsConditions(t *testing.T) {
+	w := &fakeWorld{}
+	m, _ := newTestManager(t, Config{Thresholds: mustThresholds(t, map[string]string{"memory.available": "100Mi"}, nil, nil, nil), PressureTransitionPeriod: time.Minute}, &script{stats: []Stats{memNode(50)}}, w)
+	if ok, _, _ := m.Admit(pod("be")); !ok {
+		t.Fatal("refused before any pressure")
+	}
+	m.Step(context.Background())
+	if ok, reason, msg := m.Admit(pod("be")); ok || reason != "Evicted" || msg != "The node had condition: [MemoryPressure]. " {
+		t.Fatalf("Admit under memory pressure = %v %q %q", ok, reason, msg)
+	}
+}

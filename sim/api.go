@@ -363,6 +363,7 @@ func (w *World) attachAPI(n *Node, cores int) error {
 		Capacity: capacity, Allocatable: capacity, Port: cfg.Port,
 		StatusFrequency: cfg.NodeStatusUpdateFrequency.Duration, MaxImages: cfg.NodeStatusMaxImages,
 		Runtime: inProcess{n.rt}, Images: inProcess{n.rt}, Version: "v0.0.0-sim", Logger: w.logger,
+		Pressure: n.Agent.Pressure,
 	})
 	a.pods = apipods.New(apipods.Options{
 		Clock: w.Clock, Core: clients.Core, Node: n.Name, Workers: n.Agent.Pods, Logger: w.logger,

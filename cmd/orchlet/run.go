@@ -139,8 +139,12 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if err != nil {
 		return nil, "", fmt.Errorf("--container-runtime-endpoint %s: %w", c.ContainerRuntimeEndpoint, err)
 	}
+	observer, err := newObserver(o, rs, is)
+	if err != nil {
+		return nil, "", err
+	}
 	a, err := agent.New(c, agent.Deps{
-		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
+		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady,
 	})
 	return a, nodeName, err

@@ -31,6 +31,7 @@ const (
 	ContextualLogging              = "ContextualLogging"
 	LoggingAlphaOptions            = "LoggingAlphaOptions"
 	LoggingBetaOptions             = "LoggingBetaOptions"
+	OrchletSeparateDiskGC          = "OrchletSeparateDiskGC"
 	QOSReserved                    = "QOSReserved"
 	RotateOrchletServerCertificate = "RotateOrchletServerCertificate"
 )

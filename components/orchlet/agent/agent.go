@@ -16,6 +16,7 @@ import (
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
 )
@@ -45,7 +46,11 @@ type Deps struct {
 	SourcesReady func() bool
 	// PodLogsDir holds the pods' log directories; empty means /var/log/pods.
 	PodLogsDir string
-	Logger     klog.Logger
+	// Observer, when set, runs the eviction manager on what it observes; Reclaimer is its
+	// node-level reclaim (image and dead-container garbage collection), nil for none.
+	Observer  eviction.Observer
+	Reclaimer eviction.Reclaimer
+	Logger    klog.Logger
 }
 
 // Agent is one node's orchlet in standalone mode.
@@ -53,6 +58,8 @@ type Agent struct {
 	Sources *sources.Sources
 	Pods    *pods.Manager
 	Events  *events.Recorder
+	// Eviction is nil without an observer.
+	Eviction *eviction.Manager
 
 	clk         clock.Clock
 	node        string
@@ -95,10 +102,13 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: d.HTTP, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger,
-		SourcesReady: d.SourcesReady,
+		SourcesReady: d.SourcesReady, Admit: a.admit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)
+	}
+	if err := a.newEviction(cfg, d); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -127,6 +137,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.forward}
+	if a.Eviction != nil {
+		loops = append(loops, a.Eviction.Run)
+	}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {
 		go func() { errc <- run(ctx) }()

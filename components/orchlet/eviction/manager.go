@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"orch.io/orch/components/orchlet/events"
 )
 
 // MonitoringInterval is how often the manager observes, as the kubelet's housekeeping does.
@@ -154,7 +153,7 @@ func (m *Manager) round(ctx context.Context, now time.Time) {
 	evictions := r.Evictions
 	if r.Reclaiming != "" {
 		log.Info("Eviction manager: attempting to reclaim", "resourceName", r.Reclaiming)
-		m.o.Recorder.Eventf(events.NodeReference(m.o.NodeName), corev1.EventTypeWarning, ReasonThresholdMet, "Reclaim", "Attempting to reclaim %s", r.Reclaiming)
+		m.o.Recorder.Eventf(nodeReference(m.o.NodeName), corev1.EventTypeWarning, ReasonThresholdMet, "Reclaim", "Attempting to reclaim %s", r.Reclaiming)
 	}
 	if r.Reclaim != (Reclaim{}) {
 		m.reclaim(ctx, r.Reclaim, r.Reclaiming)
@@ -169,7 +168,7 @@ func (m *Manager) round(ctx context.Context, now time.Time) {
 		}
 	}
 	for _, e := range evictions {
-		m.o.Recorder.Eventf(events.PodReference(e.Pod), corev1.EventTypeWarning, Reason, "Evict", "%s", e.Message)
+		m.o.Recorder.Eventf(podReference(e.Pod), corev1.EventTypeWarning, Reason, "Evict", "%s", e.Message)
 		m.o.Pods.Evict(e.Pod.UID, e.GracePeriodSeconds, Reason, e.Message)
 		log.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(e.Pod), "signal", e.Signal, "gracePeriod", e.GracePeriodSeconds)
 	}
@@ -195,4 +194,15 @@ func (m *Manager) reclaim(ctx context.Context, r Reclaim, res corev1.ResourceNam
 	if err := errors.Join(errs...); err != nil {
 		m.o.Logger.Info("Eviction manager: unexpected error when attempting to reduce resource pressure", "resourceName", res, "err", err)
 	}
+}
+
+// nodeReference and podReference are events.NodeReference and events.PodReference, which this
+// package cannot import: the options validation reads its threshold parser, and the events
+// package's tests read the options.
+func nodeReference(name string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Node", Name: name, UID: types.UID(name)}
+}
+
+func podReference(pod *corev1.Pod) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
 }

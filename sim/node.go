@@ -41,6 +41,8 @@ type NodeOptions struct {
 	// API runs the node in API-server mode against the world's API server (Options.APIServer):
 	// it registers its Node, posts its status, renews its Lease and runs the pods bound to it.
 	API bool
+	// Host is the machine's memory and processes for the eviction manager (nil: the defaults).
+	Host *Host
 }
 
 // Node is one orchlet on its own fakecri.
@@ -70,6 +72,7 @@ type Node struct {
 	updated     bool   // the sources sent updates since the desired state was last compared: it changed
 	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
 	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
+	pressure    string // the eviction manager's conditions last traced
 }
 
 // AddNode starts a node: the production agent, wired as cmd/orchlet wires it, on its own fakecri
@@ -120,7 +123,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	n.Agent, err = agent.New(cfg, agent.Deps{
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
-		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady,
+		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: newObserver(rt, o.Host, cfg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
@@ -271,6 +274,11 @@ func (w *World) collect(n *Node) {
 	if len(n.inFlight) == 0 {
 		// Everything logged is traced: emptying the log keeps a long simulation's memory flat.
 		n.rt.ResetCalls()
+	}
+
+	if p := pressureText(n); p != n.pressure {
+		n.pressure = p
+		add(classPod, now, KindNode, "conditions "+p)
 	}
 
 	if n.stepped {

@@ -47,7 +47,7 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 	}
 	defer w.Close()
 	for _, n := range s.Nodes {
-		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: n.Args, Script: n.Fakecri, Cores: n.Cores, API: n.API})
+		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: n.Args, Script: n.Fakecri, Cores: n.Cores, API: n.API, Host: n.Host})
 		if err != nil {
 			return nil, err
 		}

@@ -278,8 +278,9 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 		if decode(body, &n) {
 			name = n.Name
 			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady {
-					text += fmt.Sprintf(" Ready=%s since %s", c.Status, FormatOffset(c.LastTransitionTime.Sub(w.start)))
+				if c.Type == corev1.NodeReady || c.Status == corev1.ConditionTrue {
+					// Ready always; a pressure condition while it holds.
+					text += fmt.Sprintf(" %s=%s since %s", c.Type, c.Status, FormatOffset(c.LastTransitionTime.Sub(w.start)))
 				}
 			}
 		}

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-
 )
 
 // MonitoringInterval is how often the manager observes, as the kubelet's housekeeping does.
@@ -144,6 +143,9 @@ func (m *Manager) round(ctx context.Context, now time.Time) {
 		// As the kubelet: no observation, no decision this round.
 		log.Error(err, "Eviction manager: failed to observe the node")
 		return
+	}
+	if len(stats.Unobserved) > 0 {
+		log.V(2).Info("Eviction manager: deciding without what could not be observed", "unobserved", stats.Unobserved)
 	}
 	before := m.core.Conditions()
 	r := m.core.Synchronize(now, stats, m.o.Pods.ActivePods())

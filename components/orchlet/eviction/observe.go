@@ -41,44 +41,29 @@ type CRIObserver struct {
 	SeparateDiskGC bool
 }
 
-// Observe reads everything once.
+// Observe reads everything once. A part of the node it cannot read (a filesystem the runtime
+// names but this process cannot see, say) is left out and named in Unobserved, so its signals are
+// not evaluated while the others are, as Kubernetes' makeSignalObservations skips what the summary
+// lacks; without the pods' stats there is no round.
 func (o *CRIObserver) Observe(ctx context.Context) (Stats, error) {
 	var s Stats
-	capacity, ws, err := o.Node.Memory()
-	if err != nil {
-		return s, fmt.Errorf("memory: %w", err)
+	miss := func(part string, err error) { s.Unobserved = append(s.Unobserved, fmt.Sprintf("%s: %v", part, err)) }
+	if capacity, ws, err := o.Node.Memory(); err != nil {
+		miss("memory", err)
+	} else {
+		s.Memory = &MemoryStats{AvailableBytes: sub(capacity, ws), WorkingSetBytes: ws}
 	}
-	s.Memory = &MemoryStats{AvailableBytes: sub(capacity, ws), WorkingSetBytes: ws}
-	nodefs, err := o.Node.Statfs(o.RootDir)
-	if err != nil {
-		return s, fmt.Errorf("nodefs (%s): %w", o.RootDir, err)
+	if nodefs, err := o.Node.Statfs(o.RootDir); err != nil {
+		miss("nodefs", err)
+	} else {
+		s.NodeFs = &nodefs
 	}
-	s.NodeFs = &nodefs
-	fsInfo, err := o.CRI.ImageFsInfo(ctx)
-	if err != nil {
-		return s, fmt.Errorf("imagefs: the runtime's ImageFsInfo: %w", err)
+	o.observeRuntimeFs(ctx, &s, miss)
+	if maxPID, running, err := o.Node.Pids(); err != nil {
+		miss("pid", err)
+	} else {
+		s.Pids = &PidStats{MaxPID: maxPID, Running: running}
 	}
-	if imgs := fsInfo.GetImageFilesystems(); len(imgs) > 0 {
-		mount := imgs[0].GetFsId().GetMountpoint()
-		img, err := o.Node.Statfs(mount)
-		if err != nil {
-			return s, fmt.Errorf("imagefs (%s): %w", mount, err)
-		}
-		s.ImageFs = &img
-		if ctrs := fsInfo.GetContainerFilesystems(); o.SeparateDiskGC && len(ctrs) > 0 && ctrs[0].GetFsId().GetMountpoint() != mount {
-			cmount := ctrs[0].GetFsId().GetMountpoint()
-			cfs, err := o.Node.Statfs(cmount)
-			if err != nil {
-				return s, fmt.Errorf("containerfs (%s): %w", cmount, err)
-			}
-			s.ContainerFs = &cfs
-		}
-	}
-	maxPID, running, err := o.Node.Pids()
-	if err != nil {
-		return s, fmt.Errorf("pids: %w", err)
-	}
-	s.Pids = &PidStats{MaxPID: maxPID, Running: running}
 	sbs, err := o.CRI.ListPodSandboxStats(ctx, &runtimeapi.PodSandboxStatsFilter{})
 	if err != nil {
 		return s, fmt.Errorf("pods: the runtime's ListPodSandboxStats: %w", err)
@@ -92,6 +77,38 @@ func (o *CRIObserver) Observe(ctx context.Context) (Stats, error) {
 		s.PodsMemory = &MemoryStats{AvailableBytes: sub(o.AllocatableMemory, pods), WorkingSetBytes: pods}
 	}
 	return s, nil
+}
+
+// observeRuntimeFs reads the image filesystem, and the container filesystem when separate, at the
+// mountpoints the runtime's ImageFsInfo names.
+func (o *CRIObserver) observeRuntimeFs(ctx context.Context, s *Stats, miss func(string, error)) {
+	fsInfo, err := o.CRI.ImageFsInfo(ctx)
+	if err != nil {
+		miss("imagefs", fmt.Errorf("the runtime's ImageFsInfo: %w", err))
+		return
+	}
+	imgs := fsInfo.GetImageFilesystems()
+	if len(imgs) == 0 {
+		miss("imagefs", fmt.Errorf("the runtime's ImageFsInfo names no image filesystem"))
+		return
+	}
+	mount := imgs[0].GetFsId().GetMountpoint()
+	img, err := o.Node.Statfs(mount)
+	if err != nil {
+		miss("imagefs", err)
+	} else {
+		s.ImageFs = &img
+	}
+	ctrs := fsInfo.GetContainerFilesystems()
+	if !o.SeparateDiskGC || len(ctrs) == 0 || ctrs[0].GetFsId().GetMountpoint() == mount {
+		return
+	}
+	cfs, err := o.Node.Statfs(ctrs[0].GetFsId().GetMountpoint())
+	if err != nil {
+		miss("containerfs", err)
+		return
+	}
+	s.ContainerFs = &cfs
 }
 
 func sub(a, b uint64) uint64 {

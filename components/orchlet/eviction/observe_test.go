@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,5 +146,45 @@ containers:
 	}
 	if s.ContainerFs != nil {
 		t.Fatalf("containerfs %+v: writable layers are on the image filesystem by default", s.ContainerFs)
+	}
+}
+
+// blind cannot stat the runtime's filesystems: only --root-dir.
+type blind struct{ fakeNode }
+
+func (b blind) Statfs(path string) (FsStats, error) {
+	if path != b.rootDir {
+		return FsStats{}, os.ErrNotExist
+	}
+	return b.fakeNode.Statfs(path)
+}
+
+// A filesystem the agent cannot see is left out, and its signals with it; the others are decided.
+func TestCRIObserverPartial(t *testing.T) {
+	rt, err := fakecri.New(fakecri.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rs, is, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &CRIObserver{Node: blind{fakeNode{rt: rt, rootDir: "/var/lib/orchlet"}}, CRI: criStats{rs, is}, RootDir: "/var/lib/orchlet"}
+	s, err := o.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ImageFs != nil || s.NodeFs == nil || s.Memory == nil || len(s.Unobserved) != 1 || !strings.HasPrefix(s.Unobserved[0], "imagefs: ") {
+		t.Fatalf("stats %+v", s)
+	}
+	obs := makeSignalObservations(s)
+	for _, sig := range []Signal{SignalImageFsAvailable, SignalImageFsInodesFree, SignalContainerFsAvailable} {
+		if _, ok := obs[sig]; ok {
+			t.Errorf("%s observed from an unobserved filesystem", sig)
+		}
+	}
+	if _, ok := obs[SignalNodeFsAvailable]; !ok {
+		t.Error("nodefs.available not observed")
 	}
 }

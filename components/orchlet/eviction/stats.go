@@ -1,6 +1,8 @@
 package eviction
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -20,6 +22,20 @@ type Stats struct {
 	ContainerFs *FsStats
 	Pids        *PidStats
 	Pods        []PodStats
+	// Unobserved names each part that could not be read and why ("imagefs: ..."); the signals
+	// of a part named here are not evaluated.
+	Unobserved []string
+}
+
+// unobserved tells whether part ("memory", "nodefs", "imagefs", "containerfs", "pid") could not
+// be read.
+func (s Stats) unobserved(part string) bool {
+	for _, u := range s.Unobserved {
+		if strings.HasPrefix(u, part+":") {
+			return true
+		}
+	}
+	return false
 }
 
 // MemoryStats: Available is what is left of the capacity after the working set.
@@ -93,12 +109,12 @@ func makeSignalObservations(s Stats) map[Signal]observation {
 	}
 	fs(s.NodeFs, SignalNodeFsAvailable, SignalNodeFsInodesFree)
 	img := s.ImageFs
-	if img == nil {
+	if img == nil && !s.unobserved("imagefs") {
 		img = s.NodeFs
 	}
 	fs(img, SignalImageFsAvailable, SignalImageFsInodesFree)
 	ctr := s.ContainerFs
-	if ctr == nil {
+	if ctr == nil && !s.unobserved("containerfs") {
 		ctr = img
 	}
 	fs(ctr, SignalContainerFsAvailable, SignalContainerFsInodesFree)

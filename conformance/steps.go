@@ -31,6 +31,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)
 	defs = append(defs, apiModeSteps()...)
+	defs = append(defs, evictionSteps()...)
 	defs = append(defs, etcdSteps()...)
 	defs = append(defs, tracingSteps()...)
 	defs = append(defs, oidcSteps()...)

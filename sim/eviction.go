@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -41,21 +42,33 @@ func (h *Host) memory() uint64 {
 type simNode struct {
 	rt   *fakecri.Runtime
 	host Host
+	// One observation reads the sandboxes' stats three times (memory, pids, pods): they are
+	// computed once per instant.
+	now     func() time.Time
+	at      time.Time
+	sandbox []*runtimeapi.PodSandboxStats
 }
 
-func (s simNode) Memory() (capacity, workingSet uint64, err error) {
+func (s *simNode) sandboxes() []*runtimeapi.PodSandboxStats {
+	if now := s.now(); s.sandbox == nil || !now.Equal(s.at) {
+		s.at, s.sandbox = now, s.rt.SandboxStats()
+	}
+	return s.sandbox
+}
+
+func (s *simNode) Memory() (capacity, workingSet uint64, err error) {
 	var ws uint64
 	if s.host.SystemMemory != nil {
 		ws = uint64(s.host.SystemMemory.Value())
 	}
-	for _, sb := range s.rt.SandboxStats() {
+	for _, sb := range s.sandboxes() {
 		ws += sb.GetLinux().GetMemory().GetWorkingSetBytes().GetValue()
 	}
 	return s.host.memory(), ws, nil
 }
 
 // Statfs answers for fakecri's filesystems by mountpoint; --root-dir is on its root filesystem.
-func (s simNode) Statfs(path string) (eviction.FsStats, error) {
+func (s *simNode) Statfs(path string) (eviction.FsStats, error) {
 	fss := s.rt.Filesystems()
 	i := slices.IndexFunc(fss, func(f fakecri.FilesystemStats) bool { return f.Mountpoint == path })
 	if i < 0 {
@@ -65,23 +78,23 @@ func (s simNode) Statfs(path string) (eviction.FsStats, error) {
 	return eviction.FsStats{AvailableBytes: f.AvailableBytes, CapacityBytes: f.CapacityBytes, InodesFree: f.InodesFree, Inodes: f.Inodes}, nil
 }
 
-func (s simNode) Pids() (max, running uint64, err error) {
+func (s *simNode) Pids() (max, running uint64, err error) {
 	max, running = defaultPidMax, uint64(s.host.SystemProcesses)
 	if s.host.PidMax > 0 {
 		max = uint64(s.host.PidMax)
 	}
-	for _, sb := range s.rt.SandboxStats() {
+	for _, sb := range s.sandboxes() {
 		running += sb.GetLinux().GetProcess().GetProcessCount().GetValue()
 	}
 	return max, running, nil
 }
 
-func (s simNode) ListPodSandboxStats(context.Context, *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
-	return s.rt.SandboxStats(), nil
+func (s *simNode) ListPodSandboxStats(context.Context, *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
+	return s.sandboxes(), nil
 }
 
 // ImageFsInfo is the runtime's answer, read from its filesystems without a call.
-func (s simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
+func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
 	resp := &runtimeapi.ImageFsInfoResponse{}
 	for _, f := range s.rt.Filesystems() {
 		u := &runtimeapi.FilesystemUsage{FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: f.Mountpoint},
@@ -99,12 +112,12 @@ func (s simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse, 
 // newObserver is the eviction observer of a simulated node, as cmd/orchlet's is of a real one:
 // with node allocatable enforced on pods, their memory is watched against capacity less the
 // reservations.
-func newObserver(rt *fakecri.Runtime, h *Host, cfg *v1beta1.OrchletConfiguration) eviction.Observer {
+func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta1.OrchletConfiguration) eviction.Observer {
 	var host Host
 	if h != nil {
 		host = *h
 	}
-	n := simNode{rt: rt, host: host}
+	n := &simNode{rt: rt, host: host, now: now}
 	o := &eviction.CRIObserver{Node: n, CRI: n, RootDir: "/var/lib/orchlet", SeparateDiskGC: true}
 	if slices.Contains(cfg.EnforceNodeAllocatable, "pods") {
 		alloc := int64(host.memory())
@@ -118,13 +131,16 @@ func newObserver(rt *fakecri.Runtime, h *Host, cfg *v1beta1.OrchletConfiguration
 	return o
 }
 
-// stepEviction runs the node's eviction round if one is due and reports whether it did.
+// stepEviction runs the node's eviction round if one is due and reports whether it left the pod
+// workers work (an eviction to carry out), for which the world must settle again; its events are
+// written and its conditions traced in the same look.
 func stepEviction(ctx context.Context, n *Node) bool {
 	e := n.Agent.Eviction
 	if e == nil || e.Idle() {
 		return false
 	}
-	return e.Step(ctx)
+	// While a pod workers' Step is parked in a call it holds their lock: Idle would wait for it.
+	return e.Step(ctx) && (n.stepping || !n.Agent.Pods.Idle())
 }
 
 // pressureText is the node's pressure conditions as the trace shows them: "none" when there are

@@ -123,7 +123,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	n.Agent, err = agent.New(cfg, agent.Deps{
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
-		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: newObserver(rt, o.Host, cfg),
+		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: newObserver(rt, w.Clock.Now, o.Host, cfg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)

@@ -111,14 +111,15 @@ func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse,
 
 // newObserver is the eviction observer of a simulated node, as cmd/orchlet's is of a real one:
 // with node allocatable enforced on pods, their memory is watched against capacity less the
-// reservations.
-func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta1.OrchletConfiguration) eviction.Observer {
+// reservations; with OrchletSeparateDiskGC a container filesystem apart from the images' is
+// containerfs.
+func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta1.OrchletConfiguration, separateDiskGC bool) eviction.Observer {
 	var host Host
 	if h != nil {
 		host = *h
 	}
 	n := &simNode{rt: rt, host: host, now: now}
-	o := &eviction.CRIObserver{Node: n, CRI: n, RootDir: "/var/lib/orchlet", SeparateDiskGC: true}
+	o := &eviction.CRIObserver{Node: n, CRI: n, RootDir: "/var/lib/orchlet", SeparateDiskGC: separateDiskGC}
 	if slices.Contains(cfg.EnforceNodeAllocatable, "pods") {
 		alloc := int64(host.memory())
 		for _, reserved := range []map[string]string{cfg.KubeReserved, cfg.SystemReserved} {

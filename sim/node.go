@@ -20,6 +20,7 @@ import (
 	apiversion "k8s.io/apimachinery/pkg/version"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/sources"
@@ -85,6 +86,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %q added twice", o.Name)
 	}
 	cfg := o.Config
+	separateDiskGC := true // the gate's default, for a node given a Config rather than Args
 	if cfg == nil {
 		opts, err := options.Parse(o.Args, apiversion.Info{GitVersion: "v0.0.0-sim"})
 		if err != nil {
@@ -94,6 +96,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 			return nil, fmt.Errorf("sim: node %s: the options ask for help or the version, not a run", o.Name)
 		}
 		cfg = opts.Config
+		separateDiskGC = opts.Gates.Enabled(featuregates.OrchletSeparateDiskGC)
 	}
 	if o.Cores == 0 {
 		o.Cores = 2
@@ -123,7 +126,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	n.Agent, err = agent.New(cfg, agent.Deps{
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
-		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: newObserver(rt, w.Clock.Now, o.Host, cfg),
+		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: newObserver(rt, w.Clock.Now, o.Host, cfg, separateDiskGC),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)

@@ -330,3 +330,21 @@ func TestLocalStorageEviction(t *testing.T) {
 		t.Fatal("without local storage capacity isolation no pod is evicted for its limits")
 	}
 }
+
+// A negative --eviction-max-pod-grace-period makes a soft eviction immediate: the grace passed on
+// is negative and the pod workers kill at once.
+func TestNegativeMaxPodGracePeriod(t *testing.T) {
+	ts := mustThresholds(t, map[string]string{}, map[string]string{"memory.available": "300Mi"}, map[string]string{"memory.available": "0s"}, nil)
+	// A grace period of 0s is hard, as isHardEvictionThreshold says.
+	if !ts[0].Hard() {
+		t.Fatal("a soft threshold with a 0s grace period is hard")
+	}
+	ts = mustThresholds(t, map[string]string{}, map[string]string{"memory.available": "300Mi"}, map[string]string{"memory.available": "10s"}, nil)
+	c := NewCore(Config{Thresholds: ts, MaxPodGracePeriodSeconds: -1})
+	p := pod("app", grace(30))
+	c.Synchronize(t0, memNode(200, usage(p, 500, 1, 0)), []*corev1.Pod{p})
+	r := c.Synchronize(t0.Add(10*time.Second), memNode(200, usage(p, 500, 1, 0)), []*corev1.Pod{p})
+	if len(r.Evictions) != 1 || r.Evictions[0].GracePeriodSeconds >= 0 {
+		t.Fatalf("evictions %s, want app with a negative grace", names(r.Evictions))
+	}
+}

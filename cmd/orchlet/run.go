@@ -184,6 +184,9 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if a.Eviction != nil {
+		metrics.MustRegister(a.Eviction)
+	}
 	deps := server.Deps{
 		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: a, Logs: a, Exec: a,
 		Configz: func() any { return c }, Metrics: metrics, CertDir: o.Flags.CertDir,

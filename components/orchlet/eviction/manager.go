@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -62,6 +63,8 @@ type Options struct {
 // Step when NextDeadline is due.
 type Manager struct {
 	o Options
+	// evictions is Kubernetes' kubelet_evictions, renamed: pods evicted, by signal.
+	evictions *prometheus.CounterVec
 
 	mu   sync.Mutex // guards core and next
 	core *Core
@@ -76,8 +79,15 @@ func NewManager(o Options) (*Manager, error) {
 	if o.Logger.GetSink() == nil {
 		o.Logger = klog.Background()
 	}
-	return &Manager{o: o, core: NewCore(o.Config), next: o.Clock.Now()}, nil
+	evictions := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "orchlet_evictions", Help: "Cumulative number of pod evictions by eviction signal",
+	}, []string{"eviction_signal"})
+	return &Manager{o: o, evictions: evictions, core: NewCore(o.Config), next: o.Clock.Now()}, nil
 }
+
+// Describe and Collect make the manager a prometheus.Collector of its metrics.
+func (m *Manager) Describe(ch chan<- *prometheus.Desc) { m.evictions.Describe(ch) }
+func (m *Manager) Collect(ch chan<- prometheus.Metric) { m.evictions.Collect(ch) }
 
 // Admit is the core's admission, for the pod workers' admission hook.
 func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
@@ -172,6 +182,7 @@ func (m *Manager) round(ctx context.Context, now time.Time) {
 	for _, e := range evictions {
 		m.o.Recorder.Eventf(podReference(e.Pod), corev1.EventTypeWarning, Reason, "Evict", "%s", e.Message)
 		m.o.Pods.Evict(e.Pod.UID, e.GracePeriodSeconds, Reason, e.Message)
+		m.evictions.WithLabelValues(e.Signal).Inc()
 		log.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(e.Pod), "signal", e.Signal, "gracePeriod", e.GracePeriodSeconds)
 	}
 }

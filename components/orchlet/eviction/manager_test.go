@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -99,6 +100,14 @@ func TestManagerReclaimsThenDecides(t *testing.T) {
 			}
 			if got := m.Conditions(); !slices.Equal(got, []corev1.NodeConditionType{corev1.NodeDiskPressure}) {
 				t.Fatalf("conditions %v", got)
+			}
+			want := 0.0
+			if len(tc.want) > 3 {
+				want = 1
+			}
+			var got dto.Metric
+			if err := m.evictions.WithLabelValues("nodefs.available").Write(&got); err != nil || got.GetCounter().GetValue() != want {
+				t.Fatalf("orchlet_evictions{eviction_signal=nodefs.available} = %v (%v), want %v", got.GetCounter().GetValue(), err, want)
 			}
 		})
 	}

@@ -429,12 +429,9 @@ func (c *Core) Admit(pod *corev1.Pod) (ok bool, reason, message string) {
 	return false, Reason, fmt.Sprintf(nodeConditionMessageFmt, "["+strings.Join(names, " ")+"]")
 }
 
-// The node taints of the pressure conditions (Kubernetes' node.kubernetes.io/*, renamed).
-const (
-	TaintMemoryPressure = "node.orch.io/memory-pressure"
-	TaintDiskPressure   = "node.orch.io/disk-pressure"
-	TaintPIDPressure    = "node.orch.io/pid-pressure"
-)
+// TaintMemoryPressure is the memory-pressure condition's taint (Kubernetes'
+// node.kubernetes.io/memory-pressure, renamed), which a BestEffort pod may tolerate to be admitted.
+const TaintMemoryPressure = "node.orch.io/memory-pressure"
 
 // toleratesMemoryPressure is Toleration.ToleratesTaint for the memory-pressure NoSchedule taint
 // (which carries no value).

@@ -18,6 +18,14 @@ import (
 // MonitoringInterval is how often the manager observes, as the kubelet's housekeeping does.
 const MonitoringInterval = 10 * time.Second
 
+// After an eviction the next round waits until the evicted pods are cleaned up, looking every
+// podCleanupPollFreq for at most podCleanupTimeout (eviction_manager.go's waitForPodsCleanup), so
+// a pod still stopping is not taken for pressure that needs another eviction.
+const (
+	podCleanupTimeout  = 30 * time.Second
+	podCleanupPollFreq = time.Second
+)
+
 // Observer observes the node and its pods.
 type Observer interface {
 	Observe(ctx context.Context) (Stats, error)
@@ -37,6 +45,8 @@ type Pods interface {
 	ActivePods() []*corev1.Pod
 	// Evict kills the pod with the grace period override and fails it with reason and message.
 	Evict(uid types.UID, gracePeriodSeconds int64, reason, message string)
+	// CleanedUp tells whether an evicted pod's containers and sandboxes are stopped.
+	CleanedUp(uid types.UID) bool
 }
 
 // Recorder records events; *events.Recorder is one.
@@ -66,9 +76,12 @@ type Manager struct {
 	// evictions is Kubernetes' kubelet_evictions, renamed: pods evicted, by signal.
 	evictions *prometheus.CounterVec
 
-	mu   sync.Mutex // guards core and next
+	mu   sync.Mutex // guards everything below
 	core *Core
 	next time.Time
+	// cleanup are the pods evicted last round, waited for until cleanupBy.
+	cleanup   []types.UID
+	cleanupBy time.Time
 }
 
 // NewManager checks o and returns a manager whose first Step observes at once.
@@ -140,19 +153,40 @@ func (m *Manager) Step(ctx context.Context) bool {
 	if now.Before(m.next) {
 		return false
 	}
+	if len(m.cleanup) > 0 {
+		if now.Before(m.cleanupBy) && !m.cleanedUp() {
+			m.next = now.Add(podCleanupPollFreq)
+			return true
+		}
+		m.cleanup = nil
+	}
 	m.next = now.Add(MonitoringInterval)
-	m.round(ctx, now)
+	if evicted := m.round(ctx, now); len(evicted) > 0 {
+		// As the kubelet's loop: wait for the pods, then the next round at once.
+		m.o.Logger.Info("Eviction manager: pods evicted, waiting for pod to be cleaned up", "pods", len(evicted))
+		m.cleanup, m.cleanupBy, m.next = evicted, now.Add(podCleanupTimeout), now.Add(podCleanupPollFreq)
+	}
 	return true
 }
 
-// round is synchronize with its I/O: observe, decide, reclaim and observe again, evict.
-func (m *Manager) round(ctx context.Context, now time.Time) {
+func (m *Manager) cleanedUp() bool {
+	for _, uid := range m.cleanup {
+		if !m.o.Pods.CleanedUp(uid) {
+			return false
+		}
+	}
+	return true
+}
+
+// round is synchronize with its I/O: observe, decide, reclaim and observe again, evict; it returns
+// the pods it evicted.
+func (m *Manager) round(ctx context.Context, now time.Time) []types.UID {
 	log := m.o.Logger
 	stats, err := m.o.Observer.Observe(ctx)
 	if err != nil {
 		// As the kubelet: no observation, no decision this round.
 		log.Error(err, "Eviction manager: failed to observe the node")
-		return
+		return nil
 	}
 	if len(stats.Unobserved) > 0 {
 		log.V(2).Info("Eviction manager: deciding without what could not be observed", "unobserved", stats.Unobserved)
@@ -172,19 +206,22 @@ func (m *Manager) round(ctx context.Context, now time.Time) {
 		after, err := m.o.Observer.Observe(ctx)
 		if err != nil {
 			log.Error(err, "Eviction manager: failed to observe the node after reclaim")
-			return
+			return nil
 		}
 		evictions = m.core.AfterReclaim(after)
 		if len(evictions) == 0 {
 			log.Info("Eviction manager: able to reduce resource pressure without evicting pods.", "resourceName", r.Reclaiming)
 		}
 	}
+	var evicted []types.UID
 	for _, e := range evictions {
+		evicted = append(evicted, e.Pod.UID)
 		m.o.Recorder.Eventf(podReference(e.Pod), corev1.EventTypeWarning, Reason, "Evict", "%s", e.Message)
 		m.o.Pods.Evict(e.Pod.UID, e.GracePeriodSeconds, Reason, e.Message)
 		m.evictions.WithLabelValues(e.Signal).Inc()
 		log.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(e.Pod), "signal", e.Signal, "gracePeriod", e.GracePeriodSeconds)
 	}
+	return evicted
 }
 
 // reclaim runs the node-level reclaim functions in Kubernetes' order: containers, then images.

@@ -32,9 +32,12 @@ func (s *script) Observe(context.Context) (Stats, error) {
 }
 
 type fakeWorld struct {
-	pods []*corev1.Pod
-	log  []string
+	pods    []*corev1.Pod
+	log     []string
+	cleaned map[types.UID]bool
 }
+
+func (w *fakeWorld) CleanedUp(uid types.UID) bool { return w.cleaned[uid] }
 
 func (w *fakeWorld) ActivePods() []*corev1.Pod { return w.pods }
 func (w *fakeWorld) Evict(uid types.UID, grace int64, reason, message string) {
@@ -151,5 +154,44 @@ func TestManagerAdmitFollowsConditions(t *testing.T) {
 	m.Step(context.Background())
 	if ok, reason, msg := m.Admit(pod("be")); ok || reason != "Evicted" || msg != "The node had condition: [MemoryPressure]. " {
 		t.Fatalf("Admit under memory pressure = %v %q %q", ok, reason, msg)
+	}
+}
+
+// After an eviction the next round waits, looking every second, until the evicted pod is cleaned
+// up, then runs at once; a pod never cleaned up is waited for 30s.
+func TestManagerWaitsForCleanup(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cleanedAt time.Duration // 0: never
+		nextRound time.Duration
+	}{
+		{"cleaned up after 3s", 3 * time.Second, 3 * time.Second},
+		{"never cleaned up", 0, 30 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := pod("a"), pod("b")
+			w := &fakeWorld{pods: []*corev1.Pod{a, b}, cleaned: map[types.UID]bool{}}
+			obs := &script{stats: []Stats{memNode(50, usage(a, 300, 1, 0), usage(b, 100, 1, 0))}}
+			m, clk := newTestManager(t, Config{Thresholds: mustThresholds(t, map[string]string{"memory.available": "100Mi"}, nil, nil, nil)}, obs, w)
+			ctx := context.Background()
+			m.Step(ctx)
+			if obs.calls != 1 || len(w.log) == 0 || !strings.HasPrefix(w.log[len(w.log)-1], "evict a ") {
+				t.Fatalf("first round: %v", w.log)
+			}
+			for elapsed := time.Second; elapsed <= 40*time.Second; elapsed += time.Second {
+				clk.Add(time.Second)
+				if tc.cleanedAt != 0 && elapsed == tc.cleanedAt {
+					w.cleaned[a.UID] = true
+				}
+				m.Step(ctx)
+				if obs.calls == 2 {
+					if elapsed != tc.nextRound {
+						t.Fatalf("next round %v after the eviction, want %v", elapsed, tc.nextRound)
+					}
+					return
+				}
+			}
+			t.Fatalf("no round within 40s of the eviction")
+		})
 	}
 }

@@ -60,6 +60,26 @@ func (m *Manager) ActivePods() []*corev1.Pod {
 	return out
 }
 
+// CleanedUp tells whether the pod uid evicted earlier has had its containers and sandboxes
+// stopped (Kubernetes' podResourcesAreReclaimed, as the eviction manager waits on it), or is not
+// the manager's at all.
+func (m *Manager) CleanedUp(uid types.UID) bool {
+	m.statusMu.Lock()
+	defer m.statusMu.Unlock()
+	if m.cleanedUp[uid] {
+		return true
+	}
+	if m.evicting[uid] || m.stopping[uid] {
+		return false
+	}
+	for _, p := range m.published {
+		if p.UID == uid {
+			return false
+		}
+	}
+	return true
+}
+
 // applyEvictions marks the pods evicted and queues their kill.
 func (m *Manager) applyEvictions() {
 	now := m.clk.Now()
@@ -138,6 +158,12 @@ func (m *Manager) killEvicted(ctx context.Context, p *podState) error {
 	}
 	m.setStatus(p, statuses)
 	p.evicted.done = true
+	m.statusMu.Lock()
+	if m.cleanedUp == nil {
+		m.cleanedUp = map[types.UID]bool{}
+	}
+	m.cleanedUp[p.pod.UID] = true
+	m.statusMu.Unlock()
 	return nil
 }
 

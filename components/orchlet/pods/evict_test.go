@@ -27,7 +27,13 @@ func TestEvictKillsWithTheOverrideAndFailsThePod(t *testing.T) {
 	if names := activeNames(h.m); len(names) != 0 {
 		t.Fatalf("active right after Evict = %v: an evicted pod is no longer active", names)
 	}
+	if h.m.CleanedUp(a.UID) {
+		t.Fatal("cleaned up before its kill")
+	}
 	h.runUntil(10 * time.Second)
+	if !h.m.CleanedUp(a.UID) {
+		t.Fatal("not cleaned up once its containers and sandbox stopped")
+	}
 	stops := h.calls("StopContainer", "")
 	if len(stops) != 1 || !strings.Contains(stops[0].Request, "timeout=7") {
 		t.Fatalf("StopContainer calls %v, want one with the override's 7s", stops)

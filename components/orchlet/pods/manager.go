@@ -128,6 +128,7 @@ type Manager struct {
 	published []*corev1.Pod // shared, never modified: Pods hands out copies
 	stopping  map[types.UID]bool
 	evicting  map[types.UID]bool // asked to be evicted: no longer active
+	cleanedUp map[types.UID]bool // evicted, their containers and sandboxes stopped
 	version   uint64
 	changed   chan struct{} // closed and replaced at each publish
 
@@ -473,6 +474,11 @@ func (m *Manager) publishTouched() {
 		// Published Failed (or gone): the pod is no longer active by its status.
 		if p := m.pods[uid]; p == nil || p.evicted != nil {
 			delete(m.evicting, uid)
+		}
+	}
+	for uid := range m.cleanedUp {
+		if m.pods[uid] == nil {
+			delete(m.cleanedUp, uid) // gone: CleanedUp says so without it
 		}
 	}
 	m.version++

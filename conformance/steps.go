@@ -33,6 +33,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, authzSteps()...)
 	defs = append(defs, apiModeSteps()...)
 	defs = append(defs, apiRateSteps()...)
+	defs = append(defs, evictionSteps()...)
 	defs = append(defs, etcdSteps()...)
 	defs = append(defs, tracingSteps()...)
 	defs = append(defs, oidcSteps()...)

@@ -104,9 +104,19 @@ Feature: Node agent in API-server mode
 
   @rule:orchlet.option.kube-reserved.allocatable
   Scenario: --kube-reserved and --system-reserved are subtracted from node allocatable
-    When the agent runs in API-server mode with "--kube-reserved=cpu=500m,memory=256Mi --system-reserved=memory=256Mi"
+    When the agent runs in API-server mode with "--kube-reserved=cpu=500m,memory=256Mi --system-reserved=memory=256Mi --eviction-hard=memory.available<100Mi"
     Then the agent's node reports allocatable cpu "500m" less than its capacity
-    And the agent's node reports allocatable memory "512Mi" less than its capacity
+    And the agent's node reports allocatable memory "612Mi" less than its capacity
+
+  @rule:orchlet.option.experimental-allocatable-ignore-eviction.allocatable
+  Scenario: The hard memory eviction threshold is held back from allocatable unless --experimental-allocatable-ignore-eviction
+    When the agent runs in API-server mode with "--eviction-hard=memory.available<300Mi"
+    Then the agent's node reports allocatable memory "300Mi" less than its capacity
+
+  @rule:orchlet.option.experimental-allocatable-ignore-eviction.allocatable
+  Scenario: With --experimental-allocatable-ignore-eviction the hard eviction threshold stays in allocatable
+    When the agent runs in API-server mode with "--eviction-hard=memory.available<300Mi --experimental-allocatable-ignore-eviction"
+    Then the agent's node reports allocatable memory "0" less than its capacity
 
   # That events and heartbeats are outside this budget is the agent's own wiring (separate clients,
   # limited by --event-qps or not at all), shown by its unit tests; a black box sees only that the

@@ -278,8 +278,9 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 		if decode(body, &n) {
 			name = n.Name
 			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady {
-					text += fmt.Sprintf(" Ready=%s since %s", c.Status, FormatOffset(c.LastTransitionTime.Sub(w.start)))
+				if c.Type == corev1.NodeReady || c.Status == corev1.ConditionTrue {
+					// Ready always; a pressure condition while it holds.
+					text += fmt.Sprintf(" %s=%s since %s", c.Type, c.Status, FormatOffset(c.LastTransitionTime.Sub(w.start)))
 				}
 			}
 		}
@@ -363,6 +364,7 @@ func (w *World) attachAPI(n *Node, cores int) error {
 		Capacity: capacity, Allocatable: capacity, Port: cfg.Port,
 		StatusFrequency: cfg.NodeStatusUpdateFrequency.Duration, MaxImages: cfg.NodeStatusMaxImages,
 		Runtime: inProcess{n.rt}, Images: inProcess{n.rt}, Version: "v0.0.0-sim", Logger: w.logger,
+		Pressure: n.Agent.Pressure,
 	})
 	a.pods = apipods.New(apipods.Options{
 		Clock: w.Clock, Core: clients.Core, Node: n.Name, Workers: n.Agent.Pods, Logger: w.logger,

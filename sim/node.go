@@ -21,6 +21,7 @@ import (
 	apiversion "k8s.io/apimachinery/pkg/version"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
@@ -43,6 +44,8 @@ type NodeOptions struct {
 	// API runs the node in API-server mode against the world's API server (Options.APIServer):
 	// it registers its Node, posts its status, renews its Lease and runs the pods bound to it.
 	API bool
+	// Host is the machine's memory and processes for the eviction manager (nil: the defaults).
+	Host *Host
 }
 
 // Node is one orchlet on its own fakecri.
@@ -72,6 +75,7 @@ type Node struct {
 	updated     bool   // the sources sent updates since the desired state was last compared: it changed
 	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
 	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
+	pressure    string // the eviction manager's conditions last traced
 }
 
 // AddNode starts a node: the production agent, wired as cmd/orchlet wires it, on its own fakecri
@@ -84,6 +88,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %q added twice", o.Name)
 	}
 	cfg := o.Config
+	separateDiskGC := true // the gate's default, for a node given a Config rather than Args
 	if cfg == nil {
 		opts, err := options.Parse(o.Args, apiversion.Info{GitVersion: "v0.0.0-sim"})
 		if err != nil {
@@ -93,6 +98,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 			return nil, fmt.Errorf("sim: node %s: the options ask for help or the version, not a run", o.Name)
 		}
 		cfg = opts.Config
+		separateDiskGC = opts.Gates.Enabled(featuregates.OrchletSeparateDiskGC)
 	}
 	if o.Cores == 0 {
 		o.Cores = 2
@@ -122,7 +128,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	n.Agent, err = agent.New(cfg, agent.Deps{
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
-		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady,
+		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: newObserver(rt, w.Clock.Now, o.Host, cfg, separateDiskGC),
 		// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
 		PodNode: pods.Node{Name: o.Name, RootDir: filepath.Join(w.dir, "root", fmt.Sprint(i))},
 	})
@@ -282,6 +288,11 @@ func (w *World) collect(n *Node) {
 	if len(n.inFlight) == 0 {
 		// Everything logged is traced: emptying the log keeps a long simulation's memory flat.
 		n.rt.ResetCalls()
+	}
+
+	if p := pressureText(n); p != n.pressure {
+		n.pressure = p
+		add(classPod, now, KindNode, "conditions "+p)
 	}
 
 	if n.stepped {

@@ -14,6 +14,7 @@ const (
 	KindCRI    = "cri"    // a CRI call and its result
 	KindPod    = "pod"    // a pod's phase or container states changed, or it left the node
 	KindEvent  = "event"  // an event written to the sink, or occurrences dropped by the rate limit
+	KindNode   = "node"   // the node's pressure conditions changed
 )
 
 // Entry is one line of a trace.

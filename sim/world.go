@@ -223,6 +223,9 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 		did = done
 	}
 	did = n.stepGC(ctx) || did
+	// The eviction manager's round reads settled pod workers, as each round reads the last
+	// status a real node published; its events are written in the same look.
+	did = stepEviction(ctx, n) || did
 	if !n.Agent.Events.Idle() {
 		n.Agent.Events.Step(ctx)
 		did = true
@@ -245,6 +248,9 @@ func (w *World) next() (time.Time, bool) {
 		consider(n.Agent.Events.NextDeadline())
 		for _, t := range n.gcDeadlines() {
 			consider(t, true)
+		}
+		if e := n.Agent.Eviction; e != nil {
+			consider(e.NextDeadline())
 		}
 		if n.api != nil {
 			for _, t := range n.api.next() {

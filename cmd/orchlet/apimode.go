@@ -22,6 +22,7 @@ import (
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/apipods"
+	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
@@ -57,6 +58,7 @@ func newAPIMode(o *options.Options, clk clock.Clock, clients *apiclient.Clients,
 		Addresses: addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
 		StatusFrequency: c.NodeStatusUpdateFrequency.Duration, MaxImages: c.NodeStatusMaxImages,
 		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, System: systemInfo(), Logger: klog.Background(),
+		Pressure: a.Pressure,
 	})
 	m.pods = apipods.New(apipods.Options{
 		Clock: clk, Core: clients.Core, Node: node, NodeUID: nodeUID(m.node), Workers: a.Pods, Logger: klog.Background(),
@@ -180,20 +182,13 @@ func capacityAndAllocatable(o *options.Options, cores int, memory int64) (corev1
 			}
 		}
 	}
-	if v, ok := c.EvictionHard["memory.available"]; ok && !o.Flags.ExperimentalAllocatableIgnoreEviction {
-		if pct, isPct := strings.CutSuffix(v, "%"); isPct {
-			f, err := strconv.ParseFloat(pct, 64)
-			if err != nil {
-				return nil, nil, fmt.Errorf("--eviction-hard memory.available=%s: %w", v, err)
-			}
-			reserve(corev1.ResourceMemory, *resource.NewQuantity(int64(float64(memory)*f/100), resource.BinarySI))
-		} else {
-			q, err := resource.ParseQuantity(v)
-			if err != nil {
-				return nil, nil, fmt.Errorf("--eviction-hard memory.available=%s: %w", v, err)
-			}
-			reserve(corev1.ResourceMemory, q)
+	if !o.Flags.ExperimentalAllocatableIgnoreEviction {
+		// The hard memory.available threshold as the eviction manager reads it, defaults included.
+		v, err := eviction.HardMemoryThreshold(c, memory)
+		if err != nil {
+			return nil, nil, err
 		}
+		reserve(corev1.ResourceMemory, *resource.NewQuantity(v, resource.BinarySI))
 	}
 	return capacity, allocatable, nil
 }

@@ -7,7 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Allocatable is capacity less what --kube-reserved and --system-reserved hold back.
+// Allocatable is capacity less what --kube-reserved and --system-reserved hold back, and less the
+// hard memory.available threshold (Kubernetes' 100Mi when --eviction-hard is not given) unless
+// --experimental-allocatable-ignore-eviction.
 func TestCapacityAndAllocatable(t *testing.T) {
 	const gib = int64(1) << 30
 	for _, tc := range []struct {
@@ -15,8 +17,11 @@ func TestCapacityAndAllocatable(t *testing.T) {
 		cpu, mem        string
 		allocCPU, alloc string
 	}{
-		{nil, "4", "8Gi", "4", "8Gi"},
-		{[]string{"--kube-reserved=cpu=500m,memory=1Gi", "--system-reserved=memory=512Mi"}, "4", "8Gi", "3500m", "6656Mi"},
+		{nil, "4", "8Gi", "4", "8092Mi"},
+		{[]string{"--experimental-allocatable-ignore-eviction"}, "4", "8Gi", "4", "8Gi"},
+		{[]string{"--eviction-hard=memory.available<1Gi"}, "4", "8Gi", "4", "7Gi"},
+		{[]string{"--eviction-hard=nodefs.available<10%"}, "4", "8Gi", "4", "8Gi"},
+		{[]string{"--kube-reserved=cpu=500m,memory=1Gi", "--system-reserved=memory=512Mi"}, "4", "8Gi", "3500m", "6556Mi"},
 		{[]string{"--kube-reserved=memory=16Gi"}, "4", "8Gi", "4", "0"},
 	} {
 		o := parse(t, append([]string{"--orchconfig=/etc/orch/orchlet.conf"}, tc.args...)...)

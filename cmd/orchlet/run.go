@@ -140,11 +140,12 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		return nil, "", fmt.Errorf("--container-runtime-endpoint %s: %w", c.ContainerRuntimeEndpoint, err)
 	}
 	podNode, err := podNodeOf(o, h, nodeName)
+	observer, err := newObserver(o, rs, is)
 	if err != nil {
 		return nil, "", err
 	}
 	a, err := agent.New(c, agent.Deps{
-		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is,
+		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
 		RootDir: o.Flags.RootDir,
 		Version: o.Version.Major + "." + o.Version.Minor,
@@ -188,6 +189,9 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := enableGC(a, o, sourcesReady, metrics); err != nil {
 		return nil, err
+	}
+	if a.Eviction != nil {
+		metrics.MustRegister(a.Eviction)
 	}
 	deps := server.Deps{
 		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: a, Logs: a, Exec: a,

@@ -168,11 +168,11 @@ func TestRunRefusesRunOnceInAPIServerMode(t *testing.T) {
 // A setting the agent does not act on yet is refused when pods would run, and only then: checking a
 // configuration with --runonce and no source still accepts it.
 func TestRunRefusesUnhonouredSettings(t *testing.T) {
-	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--eviction-hard=memory.available<1Gi"), host.NewFake(), clock.NewMock())
-	if err == nil || !strings.Contains(err.Error(), "--eviction-hard (evictionHard): this orchlet does not act on it yet") {
-		t.Errorf("err = %v, want --eviction-hard refused", err)
+	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--kernel-memcg-notification"), host.NewFake(), clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), "--kernel-memcg-notification (kernelMemcgNotification): this orchlet does not act on it yet (cgroup v2 memory notifications are not supported") {
+		t.Errorf("err = %v, want --kernel-memcg-notification refused", err)
 	}
-	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--eviction-hard=memory.available<1Gi"), host.NewFake(), clock.NewMock()); err != nil {
+	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--kernel-memcg-notification"), host.NewFake(), clock.NewMock()); err != nil {
 		t.Errorf("validating alone: %v", err)
 	}
 }

@@ -32,6 +32,7 @@ const (
 	ImageMaximumGCAge                  = "ImageMaximumGCAge"
 	LoggingAlphaOptions                = "LoggingAlphaOptions"
 	LoggingBetaOptions                 = "LoggingBetaOptions"
+	OrchletSeparateDiskGC              = "OrchletSeparateDiskGC"
 	PodReadyToStartContainersCondition = "PodReadyToStartContainersCondition"
 	QOSReserved                        = "QOSReserved"
 	RotateOrchletServerCertificate     = "RotateOrchletServerCertificate"

@@ -51,7 +51,7 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: args, Script: n.Fakecri, Cores: n.Cores, API: n.API})
+		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: args, Script: n.Fakecri, Cores: n.Cores, API: n.API, Host: n.Host})
 		remove()
 		if err != nil {
 			return nil, err

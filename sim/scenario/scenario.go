@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/sim"
 )
 
 // Duration is a Go duration string ("30s", "2m") or a number of seconds.
@@ -55,6 +56,8 @@ type Node struct {
 	Fakecri *fakecri.Script `json:"fakecri,omitempty"`
 	// API runs the node in API-server mode against the world's in-process API server.
 	API bool `json:"api,omitempty"`
+	// Host is the machine's memory and processes, for the eviction manager.
+	Host *sim.Host `json:"host,omitempty"`
 }
 
 // File is a manifest file; with Repeat N it is N files, "{i}" in the name and content replaced by

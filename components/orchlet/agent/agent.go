@@ -18,6 +18,7 @@ import (
 	"orch.io/orch/components/orchlet/containerlogs"
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
 )
@@ -55,7 +56,11 @@ type Deps struct {
 	CPUTopology func() (*cpumanager.Topology, error)
 	// PodNode is what the pod workers know of the machine; the zero value is a simulated node.
 	PodNode pods.Node
-	Logger  klog.Logger
+	// Observer, when set, runs the eviction manager on what it observes; Reclaimer is its
+	// node-level reclaim, nil for the agent's own garbage collectors (EnableGC).
+	Observer  eviction.Observer
+	Reclaimer eviction.Reclaimer
+	Logger    klog.Logger
 }
 
 // Agent is one node's orchlet in standalone mode.
@@ -70,6 +75,8 @@ type Agent struct {
 	CPUs *cpumanager.Manager
 	// GC is nil until EnableGC.
 	GC *GC
+	// Eviction is nil without an observer.
+	Eviction *eviction.Manager
 
 	clk         clock.Clock
 	node        string
@@ -123,10 +130,13 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
-		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode,
+		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode, Admit: a.admit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)
+	}
+	if err := a.newEviction(cfg, d); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -157,6 +167,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.Logs.Run, a.CPUs.Run, a.forward}
 	if a.GC != nil {
 		loops = append(loops, a.GC.Images.Run, a.GC.Containers.Run)
+	}
+	if a.Eviction != nil {
+		loops = append(loops, a.Eviction.Run)
 	}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -22,6 +23,29 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 )
+
+// pressureConditions are the kubelet's setters' (MemoryPressureCondition, DiskPressureCondition,
+// PIDPressureCondition) reasons and messages, renamed. The taints of these conditions
+// (node.orch.io/memory-pressure and the others) are a node lifecycle controller's to set, as in
+// Kubernetes: the node authorizer refuses an agent changing its own taints.
+type pressureCondition struct {
+	condition                 corev1.NodeConditionType
+	trueReason, trueMessage   string
+	falseReason, falseMessage string
+}
+
+var pressureConditions = []pressureCondition{
+	{corev1.NodeMemoryPressure, "OrchletHasInsufficientMemory", "orchlet has insufficient memory available", "OrchletHasSufficientMemory", "orchlet has sufficient memory available"},
+	{corev1.NodeDiskPressure, "OrchletHasDiskPressure", "orchlet has disk pressure", "OrchletHasNoDiskPressure", "orchlet has no disk pressure"},
+	{corev1.NodePIDPressure, "OrchletHasInsufficientPID", "orchlet has insufficient PID available", "OrchletHasSufficientPID", "orchlet has sufficient PID available"},
+}
+
+func (c *Controller) pressure() []corev1.NodeConditionType {
+	if c.o.Pressure == nil {
+		return nil
+	}
+	return c.o.Pressure()
+}
 
 // Kubernetes' heartbeat: a 40 s lease renewed every quarter of it, in the node-lease namespace.
 const (
@@ -66,7 +90,9 @@ type Options struct {
 	// System is what the host tells of itself (OS image, kernel, machine and boot IDs); the rest of
 	// nodeInfo comes from the agent and its runtime.
 	System corev1.NodeSystemInfo
-	Logger klog.Logger
+	// Pressure, when set, are the eviction manager's pressure conditions, each posted True.
+	Pressure func() []corev1.NodeConditionType
+	Logger   klog.Logger
 }
 
 // Controller keeps the agent's Node and Lease.
@@ -221,12 +247,16 @@ func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
 	if !ready {
 		readyStatus, readyReason = corev1.ConditionFalse, "OrchletNotReady"
 	}
-	conds := []corev1.NodeCondition{
-		c.condition(corev1.NodeMemoryPressure, corev1.ConditionFalse, "OrchletHasSufficientMemory", "orchlet has sufficient memory available", now),
-		c.condition(corev1.NodeDiskPressure, corev1.ConditionFalse, "OrchletHasNoDiskPressure", "orchlet has no disk pressure", now),
-		c.condition(corev1.NodePIDPressure, corev1.ConditionFalse, "OrchletHasSufficientPID", "orchlet has sufficient PID available", now),
-		c.condition(corev1.NodeReady, readyStatus, readyReason, message, now),
+	var conds []corev1.NodeCondition
+	pressure := c.pressure()
+	for _, p := range pressureConditions {
+		if slices.Contains(pressure, p.condition) {
+			conds = append(conds, c.condition(p.condition, corev1.ConditionTrue, p.trueReason, p.trueMessage, now))
+		} else {
+			conds = append(conds, c.condition(p.condition, corev1.ConditionFalse, p.falseReason, p.falseMessage, now))
+		}
 	}
+	conds = append(conds, c.condition(corev1.NodeReady, readyStatus, readyReason, message, now))
 	images, err := c.images(ctx)
 	if err != nil {
 		return nil, err

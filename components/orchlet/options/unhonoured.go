@@ -24,26 +24,20 @@ type unhonoured struct {
 }
 
 const (
-	missingEviction   = "eviction is not built yet"
-	missingCgroups    = "cgroup and resource management are not built yet"
-	missingAPIMode    = "cloud providers and controller-managed volume attachment are not built yet"
-	onlyAPIMode       = "it acts only in API-server mode"
-	missingVolumes    = "volume plugins and volume statistics are not built yet"
-	missingNetwork    = "orchlet leaves pod networking to the runtime"
-	missingCredPlugs  = "image credential provider plugins are not built yet"
-	missingNUMA       = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
-	missingCPUOptions = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
+	// The eviction manager polls every 10 s; Kubernetes' kernel notifications are cgroup v1's.
+	missingMemcgNotify = "cgroup v2 memory notifications are not supported; the eviction manager observes memory every 10s"
+	missingCgroups     = "cgroup and resource management are not built yet"
+	missingAPIMode     = "cloud providers and controller-managed volume attachment are not built yet"
+	onlyAPIMode        = "it acts only in API-server mode"
+	missingVolumes     = "volume plugins and volume statistics are not built yet"
+	missingNetwork     = "orchlet leaves pod networking to the runtime"
+	missingCredPlugs   = "image credential provider plugins are not built yet"
+	missingNUMA        = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
+	missingCPUOptions  = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
 )
 
 var unhonouredSettings = []unhonoured{
-	{option: "eviction-hard", field: "evictionHard", missing: missingEviction},
-	{option: "eviction-soft", field: "evictionSoft", missing: missingEviction},
-	{option: "eviction-soft-grace-period", field: "evictionSoftGracePeriod", missing: missingEviction},
-	{option: "eviction-minimum-reclaim", field: "evictionMinimumReclaim", missing: missingEviction},
-	{option: "eviction-pressure-transition-period", field: "evictionPressureTransitionPeriod", missing: missingEviction},
-	{option: "eviction-max-pod-grace-period", field: "evictionMaxPodGracePeriod", missing: missingEviction},
-	{option: "kernel-memcg-notification", field: "kernelMemcgNotification", missing: missingEviction},
-	{option: "local-storage-capacity-isolation", field: "localStorageCapacityIsolation", missing: missingEviction},
+	{option: "kernel-memcg-notification", field: "kernelMemcgNotification", missing: missingMemcgNotify},
 
 	{option: "kubelet-cgroups", field: "kubeletCgroups", missing: missingCgroups},
 	{option: "system-cgroups", field: "systemCgroups", missing: missingCgroups},
@@ -77,7 +71,7 @@ var unhonouredSettings = []unhonoured{
 	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
 	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
 	{option: "cloud-provider", flag: "CloudProvider", missing: missingAPIMode},
-	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: missingEviction},
+	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: onlyAPIMode, apiOnly: true},
 
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "volume-stats-agg-period", field: "volumeStatsAggPeriod", missing: missingVolumes},

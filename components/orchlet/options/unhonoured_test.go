@@ -11,14 +11,7 @@ import (
 // nonDefault gives each unhonoured option a valid value other than its default (with the companions
 // validation needs), so each can be shown refused.
 var nonDefault = map[string][]string{
-	"eviction-hard":                            {"--eviction-hard=memory.available<1Gi"},
-	"eviction-soft":                            {"--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=1m"},
-	"eviction-soft-grace-period":               {"--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=1m"},
-	"eviction-minimum-reclaim":                 {"--eviction-minimum-reclaim=memory.available=100Mi"},
-	"eviction-pressure-transition-period":      {"--eviction-pressure-transition-period=1m"},
-	"eviction-max-pod-grace-period":            {"--eviction-max-pod-grace-period=30"},
 	"kernel-memcg-notification":                {"--kernel-memcg-notification"},
-	"local-storage-capacity-isolation":         {"--local-storage-capacity-isolation=false"},
 	"kubelet-cgroups":                          {"--kubelet-cgroups=/orchlet"},
 	"system-cgroups":                           {"--system-cgroups=/system"},
 	"runtime-cgroups":                          {"--runtime-cgroups=/runtime"},
@@ -79,6 +72,20 @@ func TestDefaultsAreHonoured(t *testing.T) {
 		if err := mustParse(t, args...).Unhonoured(); err != nil {
 			t.Fatalf("honoured settings %q refused: %v", args, err)
 		}
+	}
+	// The eviction manager acts on its settings in both modes.
+	eviction := []string{"--eviction-hard=memory.available<1Gi", "--eviction-soft=memory.available<2Gi", "--eviction-soft-grace-period=memory.available=1m",
+		"--eviction-minimum-reclaim=memory.available=100Mi", "--eviction-pressure-transition-period=1m", "--eviction-max-pod-grace-period=30",
+		"--local-storage-capacity-isolation=false"}
+	if err := mustParse(t, eviction...).Unhonoured(); err != nil {
+		t.Fatalf("eviction settings refused: %v", err)
+	}
+}
+
+func TestKernelMemcgNotificationRefused(t *testing.T) {
+	err := mustParse(t, "--kernel-memcg-notification").Unhonoured()
+	if err == nil || !strings.Contains(err.Error(), "--kernel-memcg-notification (kernelMemcgNotification): this orchlet does not act on it yet (cgroup v2 memory notifications are not supported") {
+		t.Fatalf("err = %v", err)
 	}
 }
 

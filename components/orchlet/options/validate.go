@@ -18,6 +18,7 @@ import (
 	orchletapis "orch.io/orch/components/apis/orchlet"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/eviction"
 )
 
 // errs collects refusals, each naming the option and, for options the file can set, the field.
@@ -269,35 +270,29 @@ func validateReservedMemory(e *errs, c *v1beta1.OrchletConfiguration) {
 	}
 }
 
-// evictionSignals are the signals the eviction options accept.
-var evictionSignals = []string{
-	"memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree",
-	"containerfs.available", "containerfs.inodesFree", "pid.available", "allocatableMemory.available",
-}
-
+// validateEviction refuses, each on its own, what Kubernetes' eviction.ParseThresholdConfig refuses:
+// an unknown signal, a threshold that is not a positive quantity or a percentage in [0%, 100%], a
+// minimum reclaim that is not a non-negative quantity or a positive percentage, a grace period that
+// is not a non-negative duration, and a soft threshold without a grace period.
 func validateEviction(e *errs, c *v1beta1.OrchletConfiguration) {
-	thresholds := []struct {
+	for _, t := range []struct {
 		option, field string
 		m             map[string]string
-	}{
-		{"eviction-hard", "evictionHard", c.EvictionHard},
-		{"eviction-soft", "evictionSoft", c.EvictionSoft},
-		{"eviction-minimum-reclaim", "evictionMinimumReclaim", c.EvictionMinimumReclaim},
-	}
-	for _, t := range thresholds {
+	}{{"eviction-hard", "evictionHard", c.EvictionHard}, {"eviction-soft", "evictionSoft", c.EvictionSoft}} {
 		for _, signal := range slices.Sorted(maps.Keys(t.m)) {
-			if !slices.Contains(evictionSignals, signal) {
-				e.add(t.option, t.field, "unknown eviction signal %q: must be one of %s", signal, quoteAll(evictionSignals))
-				continue
-			}
-			if err := checkThreshold(t.m[signal]); err != nil {
-				e.add(t.option, t.field, "%s: %v", signal, err)
+			if _, err := eviction.ParseThresholdStatement(eviction.Signal(signal), t.m[signal]); err != nil {
+				e.add(t.option, t.field, "%v", err)
 			}
 		}
 	}
+	for _, signal := range slices.Sorted(maps.Keys(c.EvictionMinimumReclaim)) {
+		if _, err := eviction.ParseMinimumReclaim(eviction.Signal(signal), c.EvictionMinimumReclaim[signal]); err != nil {
+			e.add("eviction-minimum-reclaim", "evictionMinimumReclaim", "%v", err)
+		}
+	}
 	for _, signal := range slices.Sorted(maps.Keys(c.EvictionSoftGracePeriod)) {
-		if !slices.Contains(evictionSignals, signal) {
-			e.add("eviction-soft-grace-period", "evictionSoftGracePeriod", "unknown eviction signal %q", signal)
+		if !slices.Contains(eviction.Signals, eviction.Signal(signal)) {
+			e.add("eviction-soft-grace-period", "evictionSoftGracePeriod", "unsupported eviction signal %q", signal)
 			continue
 		}
 		if d, err := time.ParseDuration(c.EvictionSoftGracePeriod[signal]); err != nil || d < 0 {
@@ -305,29 +300,10 @@ func validateEviction(e *errs, c *v1beta1.OrchletConfiguration) {
 		}
 	}
 	for _, signal := range slices.Sorted(maps.Keys(c.EvictionSoft)) {
-		if _, ok := c.EvictionSoftGracePeriod[signal]; !ok && slices.Contains(evictionSignals, signal) {
-			e.add("eviction-soft", "evictionSoft", "%s has no grace period in --eviction-soft-grace-period (evictionSoftGracePeriod)", signal)
+		if _, ok := c.EvictionSoftGracePeriod[signal]; !ok && slices.Contains(eviction.Signals, eviction.Signal(signal)) {
+			e.add("eviction-soft", "evictionSoft", "grace period must be specified for the soft eviction threshold %s in --eviction-soft-grace-period (evictionSoftGracePeriod)", signal)
 		}
 	}
-}
-
-// checkThreshold accepts a quantity or a percentage in [0%, 100%].
-func checkThreshold(v string) error {
-	if p, ok := strings.CutSuffix(v, "%"); ok {
-		var f float64
-		if _, err := fmt.Sscanf(p, "%g", &f); err != nil || f < 0 || f > 100 {
-			return fmt.Errorf("percentage %q must be in [0%%, 100%%]", v)
-		}
-		return nil
-	}
-	q, err := resource.ParseQuantity(v)
-	if err != nil {
-		return fmt.Errorf("%q is neither a quantity nor a percentage", v)
-	}
-	if q.Sign() < 0 {
-		return fmt.Errorf("%q must not be negative", v)
-	}
-	return nil
 }
 
 func validateGated(e *errs, c *v1beta1.OrchletConfiguration, g *featuregates.Gates) {

@@ -80,6 +80,8 @@ type Options struct {
 	// Node is what the workers know of the machine and the command line; the zero value is a
 	// simulated node.
 	Node Node
+	// Admit, when set, admits each new pod before the other handlers (the eviction manager's).
+	Admit AdmitFunc
 	// Logger defaults to klog's.
 	Logger klog.Logger
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
@@ -131,8 +133,10 @@ type Manager struct {
 	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
 	limiter    *rate.Limiter                 // nil: pulls are not rate limited
 
-	inbox handoff[sources.Update]
-	wake  chan struct{}
+	inbox     handoff[sources.Update]
+	evictions handoff[evictRequest]
+	admit     AdmitFunc
+	wake      chan struct{}
 
 	callMu       sync.Mutex
 	calls        Calls
@@ -143,6 +147,8 @@ type Manager struct {
 	statusMu  sync.Mutex
 	published []*corev1.Pod // shared, never modified: Pods hands out copies
 	stopping  map[types.UID]bool
+	evicting  map[types.UID]bool // asked to be evicted: no longer active
+	cleanedUp map[types.UID]bool // evicted, their containers and sandboxes stopped
 	version   uint64
 	changed   chan struct{} // closed and replaced at each publish
 
@@ -208,6 +214,7 @@ func New(o Options) (*Manager, error) {
 		logsDir:      o.PodLogsDir,
 		sourcesReady: o.SourcesReady,
 		cpus:         o.CPUs,
+		admit:        o.Admit,
 		dns:          c.ClusterDNS,
 		domain:       c.ClusterDomain,
 		resolvConf:   c.ResolverConfig,
@@ -299,6 +306,7 @@ func (m *Manager) Step(ctx context.Context) int {
 		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
 	}
 	m.applyUpdates()
+	m.applyEvictions()
 	m.applyPulls()
 	// Published after each item, not only at the end: a Step held for minutes by a pull shows
 	// the pods it admitted, and those it already synced, meanwhile.
@@ -332,7 +340,7 @@ func (m *Manager) NextDeadline() (time.Time, bool) {
 
 // Idle is true when no update waits to be applied and nothing in the queue is due now.
 func (m *Manager) Idle() bool {
-	if m.inbox.len() > 0 || m.pullDone.len() > 0 {
+	if m.inbox.len() > 0 || m.pullDone.len() > 0 || m.evictions.len() > 0 {
 		return false
 	}
 	m.step.Lock()
@@ -507,6 +515,17 @@ func (m *Manager) publishTouched() {
 	})
 	m.statusMu.Lock()
 	m.published, m.stopping = out, stopping
+	for uid := range m.evicting {
+		// Published Failed (or gone): the pod is no longer active by its status.
+		if p := m.pods[uid]; p == nil || p.evicted != nil {
+			delete(m.evicting, uid)
+		}
+	}
+	for uid := range m.cleanedUp {
+		if m.pods[uid] == nil {
+			delete(m.cleanedUp, uid) // gone: CleanedUp says so without it
+		}
+	}
 	m.version++
 	close(m.changed)
 	m.changed = make(chan struct{})
@@ -530,21 +549,26 @@ func (m *Manager) applyUpdates() {
 				delete(m.pods, u.Pod.UID)
 				continue
 			}
+			if p.evicted == nil {
+				m.admitted--
+			}
 			p.removed = true
 			// A deletion through the API may shorten the grace period the spec gives.
 			p.pod.DeletionGracePeriodSeconds = u.Pod.DeletionGracePeriodSeconds
-			m.admitted--
 			m.enqueue(p.syncKey(), now)
 		default:
 			if p != nil && !p.removed {
 				p.pod = u.Pod.DeepCopy()
+				if p.evicted != nil {
+					continue // an evicted pod stays Failed whatever its spec becomes
+				}
 				m.podUpdated(p)
 				m.enqueue(p.syncKey(), now)
 				continue
 			}
 			p = newPodState(u.Pod.DeepCopy(), now)
 			m.pods[u.Pod.UID] = p
-			if !m.admitSysctls(p) || !m.admitSpec(p) {
+			if !m.admitEviction(p) || !m.admitSysctls(p) || !m.admitSpec(p) {
 				continue
 			}
 			if m.admitted >= m.capacity {
@@ -567,7 +591,7 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		m.enqueue(itemKey{kind: kindRelist}, now.Add(m.relist))
 	case kindResync:
 		for _, p := range m.pods {
-			if p.rejected == "" {
+			if p.rejected == "" && p.evicted == nil {
 				m.enqueue(p.syncKey(), now)
 			}
 		}

@@ -65,6 +65,10 @@ type podState struct {
 	lastStatuses map[string]*runtimeapi.ContainerStatus
 	deferred     map[string]deferredStop // by container id: stops waiting for a preStop sleep
 	holdUntil    time.Time               // no container starts before: a postStart sleep runs
+	// evicted is set once the eviction manager chose the pod; its status keeps evictReason and
+	// evictMessage.
+	evicted                   *evicted
+	evictReason, evictMessage string
 }
 
 // ctrState is what the manager remembers of one container of a pod across its instances.

@@ -47,6 +47,9 @@ func (m *Manager) setStatus(p *podState, statuses map[string]*runtimeapi.Contain
 	if p.terminal != "" {
 		st.Phase = p.terminal
 	}
+	if p.evicted != nil {
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, p.evictReason, p.evictMessage
+	}
 	st.Conditions = m.conditions(p, st)
 	if !reflect.DeepEqual(p.status, st) { // built the same way each time: no semantic equality needed
 		m.touched[pod.UID] = true

@@ -199,9 +199,12 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 		return
 	}
 	var err error
-	if p.removed {
+	switch {
+	case p.removed:
 		err = m.teardown(ctx, p)
-	} else {
+	case p.evicted != nil:
+		err = m.killEvicted(ctx, p)
+	default:
 		err = m.syncPod(ctx, p)
 	}
 	now := m.clk.Now()

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	cri "k8s.io/cri-api/pkg/apis"
+
+	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/options"
+)
+
+// criStats is the runtime's stats and image filesystem calls, for the eviction observer.
+type criStats struct {
+	cri.RuntimeService
+	cri.ImageManagerService
+}
+
+// newObserver observes this machine for the eviction manager: cgroup v2 at /sys/fs/cgroup, /proc,
+// statfs of --root-dir, and the runtime's pod stats and image filesystem. With node allocatable
+// enforced on pods, the pods' memory is watched against capacity less the reservations.
+func newObserver(o *options.Options, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
+	c := o.Config
+	obs := &eviction.CRIObserver{
+		Node: eviction.HostNode{CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc"}, CRI: criStats{rs, is},
+		RootDir: o.Flags.RootDir, SeparateDiskGC: o.Gates.Enabled(featuregates.OrchletSeparateDiskGC),
+	}
+	if slices.Contains(c.EnforceNodeAllocatable, "pods") {
+		memory, err := memoryBytes()
+		if err != nil {
+			return nil, fmt.Errorf("reading the node's memory: %w", err)
+		}
+		for _, reserved := range []map[string]string{c.KubeReserved, c.SystemReserved} {
+			if v, ok := reserved["memory"]; ok {
+				q, err := resource.ParseQuantity(v)
+				if err != nil {
+					return nil, fmt.Errorf("reserved memory=%s: %w", v, err)
+				}
+				memory -= q.Value()
+			}
+		}
+		obs.AllocatableMemory = uint64(max(memory, 0))
+	}
+	return obs, nil
+}

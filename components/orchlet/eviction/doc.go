@@ -1,0 +1,4 @@
+// Package eviction is the orchlet's eviction manager: a pure decision core fed node and pod usage
+// and the time, as Kubernetes' pkg/kubelet/eviction decides, and a thin loop that observes every
+// 10 s, asks for node-level reclaim and kills the pod the core chose.
+package eviction

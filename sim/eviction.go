@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/fakecri"
+)
+
+// Host is the simulated machine the eviction manager observes besides the runtime: its memory and
+// processes. Pods' usage comes from fakecri's usage curves, the filesystems from fakecri's.
+type Host struct {
+	// Memory is the machine's memory (default 8Gi); SystemMemory what runs outside pods uses.
+	Memory       *fakecri.Quantity `json:"memory,omitempty"`
+	SystemMemory *fakecri.Quantity `json:"systemMemory,omitempty"`
+	// PidMax is kernel/pid_max (default 4194304); SystemProcesses run outside pods.
+	PidMax          int64 `json:"pidMax,omitempty"`
+	SystemProcesses int64 `json:"systemProcesses,omitempty"`
+}
+
+const (
+	defaultHostMemory = 8 << 30
+	defaultPidMax     = 4194304
+)
+
+func (h *Host) memory() uint64 {
+	if h == nil || h.Memory == nil {
+		return defaultHostMemory
+	}
+	return uint64(h.Memory.Value())
+}
+
+// simNode is the eviction observer's view of a simulated node: eviction.NodeSource over the Host
+// and fakecri, and the runtime's stats read without a CRI call, so observing leaves the trace as it
+// was (a real node's cadvisor reads cgroups, not the runtime).
+type simNode struct {
+	rt   *fakecri.Runtime
+	host Host
+	// One observation reads the sandboxes' stats three times (memory, pids, pods): they are
+	// computed once per instant.
+	now     func() time.Time
+	at      time.Time
+	sandbox []*runtimeapi.PodSandboxStats
+}
+
+func (s *simNode) sandboxes() []*runtimeapi.PodSandboxStats {
+	if now := s.now(); s.sandbox == nil || !now.Equal(s.at) {
+		s.at, s.sandbox = now, s.rt.SandboxStats()
+	}
+	return s.sandbox
+}
+
+func (s *simNode) Memory() (capacity, workingSet uint64, err error) {
+	var ws uint64
+	if s.host.SystemMemory != nil {
+		ws = uint64(s.host.SystemMemory.Value())
+	}
+	for _, sb := range s.sandboxes() {
+		ws += sb.GetLinux().GetMemory().GetWorkingSetBytes().GetValue()
+	}
+	return s.host.memory(), ws, nil
+}
+
+// Statfs answers for fakecri's filesystems by mountpoint; --root-dir is on its root filesystem.
+func (s *simNode) Statfs(path string) (eviction.FsStats, error) {
+	fss := s.rt.Filesystems()
+	i := slices.IndexFunc(fss, func(f fakecri.FilesystemStats) bool { return f.Mountpoint == path })
+	if i < 0 {
+		i = slices.IndexFunc(fss, func(f fakecri.FilesystemStats) bool { return f.Name == "rootfs" })
+	}
+	f := fss[i]
+	return eviction.FsStats{AvailableBytes: f.AvailableBytes, CapacityBytes: f.CapacityBytes, InodesFree: f.InodesFree, Inodes: f.Inodes}, nil
+}
+
+func (s *simNode) Pids() (max, running uint64, err error) {
+	max, running = defaultPidMax, uint64(s.host.SystemProcesses)
+	if s.host.PidMax > 0 {
+		max = uint64(s.host.PidMax)
+	}
+	for _, sb := range s.sandboxes() {
+		running += sb.GetLinux().GetProcess().GetProcessCount().GetValue()
+	}
+	return max, running, nil
+}
+
+func (s *simNode) ListPodSandboxStats(context.Context, *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
+	return s.sandboxes(), nil
+}
+
+// ImageFsInfo is the runtime's answer, read from its filesystems without a call.
+func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
+	resp := &runtimeapi.ImageFsInfoResponse{}
+	for _, f := range s.rt.Filesystems() {
+		u := &runtimeapi.FilesystemUsage{FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: f.Mountpoint},
+			UsedBytes: &runtimeapi.UInt64Value{Value: f.UsedBytes}, InodesUsed: &runtimeapi.UInt64Value{Value: f.InodesUsed}}
+		if f.HoldsImages {
+			resp.ImageFilesystems = append(resp.ImageFilesystems, u)
+		}
+		if f.HoldsContainers {
+			resp.ContainerFilesystems = append(resp.ContainerFilesystems, u)
+		}
+	}
+	return resp, nil
+}
+
+// newObserver is the eviction observer of a simulated node, as cmd/orchlet's is of a real one:
+// with node allocatable enforced on pods, their memory is watched against capacity less the
+// reservations; with OrchletSeparateDiskGC a container filesystem apart from the images' is
+// containerfs.
+func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta1.OrchletConfiguration, separateDiskGC bool) eviction.Observer {
+	var host Host
+	if h != nil {
+		host = *h
+	}
+	n := &simNode{rt: rt, host: host, now: now}
+	o := &eviction.CRIObserver{Node: n, CRI: n, RootDir: "/var/lib/orchlet", SeparateDiskGC: separateDiskGC}
+	if slices.Contains(cfg.EnforceNodeAllocatable, "pods") {
+		alloc := int64(host.memory())
+		for _, reserved := range []map[string]string{cfg.KubeReserved, cfg.SystemReserved} {
+			if q, err := resource.ParseQuantity(reserved["memory"]); err == nil {
+				alloc -= q.Value()
+			}
+		}
+		o.AllocatableMemory = uint64(max(alloc, 0))
+	}
+	return o
+}
+
+// stepEviction runs the node's eviction round if one is due and reports whether it left the pod
+// workers work (an eviction to carry out), for which the world must settle again; its events are
+// written and its conditions traced in the same look.
+func stepEviction(ctx context.Context, n *Node) bool {
+	e := n.Agent.Eviction
+	if e == nil || e.Idle() {
+		return false
+	}
+	// While a pod workers' Step is parked in a call it holds their lock: Idle would wait for it.
+	return e.Step(ctx) && (n.stepping || !n.Agent.Pods.Idle())
+}
+
+// pressureText is the node's pressure conditions as the trace shows them: "none" when there are
+// none after some were traced, "" before any.
+func pressureText(n *Node) string {
+	conds := n.Agent.Pressure()
+	if len(conds) == 0 {
+		if n.pressure == "" {
+			return ""
+		}
+		return "none"
+	}
+	s := ""
+	for i, c := range conds {
+		if i > 0 {
+			s += ","
+		}
+		s += string(c)
+	}
+	return s
+}

@@ -159,11 +159,10 @@ func New(o Options) (*Manager, error) {
 	}, nil
 }
 
-// NextDeadline is when the next collection is due; none when the periodic collection is disabled.
+// NextDeadline is when the next collection is due: with the periodic collection disabled, the next
+// detection of the node's images, which the kubelet's image manager runs at start and every 5
+// minutes whatever its collector does, so images have ages when eviction reclaims them.
 func (m *Manager) NextDeadline() (time.Time, bool) {
-	if !m.enabled {
-		return time.Time{}, false
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.next, true
@@ -180,6 +179,15 @@ func (m *Manager) Idle() bool {
 // ImageGCFailed event. The next one is due Period after this one ends.
 func (m *Manager) Step(ctx context.Context) {
 	if m.Idle() {
+		return
+	}
+	if !m.enabled {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.next = m.o.Clock.Now().Add(Period)
+		if _, err := m.detectImages(ctx, m.o.Clock.Now()); err != nil {
+			m.log.Error(err, "Image detection failed")
+		}
 		return
 	}
 	err := m.GarbageCollect(ctx, m.began)
@@ -208,8 +216,6 @@ func (m *Manager) Step(ctx context.Context) {
 func (m *Manager) Run(ctx context.Context) error {
 	if !m.enabled {
 		m.log.V(2).Info("ImageGCHighThresholdPercent is set 100 and ImageMaximumGCAge is 0, Disable image GC")
-		<-ctx.Done()
-		return ctx.Err()
 	}
 	for {
 		m.Step(ctx)

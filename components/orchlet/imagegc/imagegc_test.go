@@ -297,21 +297,27 @@ func TestMaximumAge(t *testing.T) {
 	}
 }
 
+// At 100 without a maximum age nothing is collected periodically, but the node's images are still
+// detected at start and every Period, as the kubelet's image manager does, so eviction's reclaim
+// finds them as old as they are.
 func TestDisabledAt100(t *testing.T) {
-	h := newHarness(t, 900, []string{"a:100"}, "", Policy{HighThresholdPercent: 100, LowThresholdPercent: 80})
-	if _, ok := h.m.NextDeadline(); ok {
-		t.Fatal("a high threshold of 100 without a maximum age must stop the periodic collection")
-	}
+	h := newHarness(t, 900, []string{"a:100"}, "", Policy{HighThresholdPercent: 100, LowThresholdPercent: 80, MinAge: 2 * time.Minute})
+	h.m.Step(h.ctx) // at start: detection only
 	h.advance(Period)
 	if len(h.images()) != 1 {
 		t.Fatal("collected while disabled")
 	}
+	if next, ok := h.m.NextDeadline(); !ok || !next.Equal(h.mock.Now().Add(Period)) {
+		t.Fatalf("next detection %v %v, want one Period on", next, ok)
+	}
 	freed, err := h.m.DeleteUnusedImages(h.ctx)
 	if err != nil || freed != 100<<20 || len(h.images()) != 0 {
-		t.Fatalf("DeleteUnusedImages freed %d, %v; left %v", freed, err, h.images())
+		t.Fatalf("DeleteUnusedImages freed %d, %v; left %v: the image was detected at start, 5m ago", freed, err, h.images())
 	}
 	h2 := newHarness(t, 900, []string{"a:100"}, "", Policy{HighThresholdPercent: 100, LowThresholdPercent: 80, MaxAge: time.Hour})
-	if _, ok := h2.m.NextDeadline(); !ok {
+	h2.advance(2 * time.Hour)
+	h2.advance(Period)
+	if len(h2.images()) != 0 {
 		t.Fatal("a maximum age keeps the periodic collection")
 	}
 }

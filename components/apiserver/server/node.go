@@ -19,6 +19,7 @@ import (
 
 	orchletapis "orch.io/orch/components/apis/orchlet"
 	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
@@ -125,7 +126,7 @@ func nodeRefusal(node string, n, old *corev1.Node) string {
 	}
 	var oldLabels map[string]string
 	if old != nil {
-		if !apiequality.Semantic.DeepEqual(n.Spec.Taints, old.Spec.Taints) {
+		if !apiequality.Semantic.DeepEqual(ownTaints(n.Spec.Taints), ownTaints(old.Spec.Taints)) {
 			return fmt.Sprintf("node %q is not allowed to modify taints", node)
 		}
 		oldLabels = old.Labels
@@ -144,6 +145,18 @@ func nodeRefusal(node string, n, old *corev1.Node) string {
 		return fmt.Sprintf("node %q is not allowed to set the following labels: %s", node, strings.Join(forbidden, ", "))
 	}
 	return fmt.Sprintf("is not allowed to modify labels: %s", strings.Join(forbidden, ", "))
+}
+
+// ownTaints are taints without those the server keeps in step with the node's conditions, which
+// follow the node's status however it is written.
+func ownTaints(taints []corev1.Taint) []corev1.Taint {
+	var own []corev1.Taint
+	for _, t := range taints {
+		if t.Effect != corev1.TaintEffectNoSchedule || !core.IsConditionTaint(t.Key) {
+			own = append(own, t)
+		}
+	}
+	return own
 }
 
 // modifiedLabels are the keys added, removed or changed between a and b.

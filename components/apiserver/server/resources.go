@@ -67,7 +67,7 @@ func newRegistry(c Config) (*registry, error) {
 	if r.namespaces, err = newStore(core.NamespaceStrategy{}, nil); err != nil {
 		return nil, err
 	}
-	if r.nodes, err = newStore(core.NodeStrategy{}, r.admit); err != nil {
+	if r.nodes, err = newStore(core.NodeStrategy{Clock: c.Clock}, r.admit); err != nil {
 		return nil, err
 	}
 	if r.pods, err = newStore(core.PodStrategy{}, r.admit); err != nil {
@@ -81,7 +81,7 @@ func newRegistry(c Config) (*registry, error) {
 	}
 	r.namespaceStatus = r.namespaces.WithUpdates(core.NamespaceStatusStrategy{})
 	r.namespaceFinalize = r.namespaces.WithUpdates(core.NamespaceFinalizeStrategy{})
-	r.nodeStatus = r.nodes.WithUpdates(core.NodeStatusStrategy{})
+	r.nodeStatus = r.nodes.WithUpdates(core.NodeStatusStrategy{NodeStrategy: core.NodeStrategy{Clock: c.Clock}})
 	r.podStatus = r.pods.WithUpdates(core.PodStatusStrategy{})
 	r.podBinding = r.pods.WithUpdates(core.PodBindingStrategy{})
 

@@ -26,8 +26,8 @@ import (
 
 // pressureConditions are the kubelet's setters' (MemoryPressureCondition, DiskPressureCondition,
 // PIDPressureCondition) reasons and messages, renamed. The taints of these conditions
-// (node.orch.io/memory-pressure and the others) are a node lifecycle controller's to set, as in
-// Kubernetes: the node authorizer refuses an agent changing its own taints.
+// (node.orch.io/memory-pressure and the others) are not the agent's to set, as in Kubernetes: the
+// API server keeps them in step with the conditions the agent posts.
 type pressureCondition struct {
 	condition                 corev1.NodeConditionType
 	trueReason, trueMessage   string

@@ -2,6 +2,8 @@ package core
 
 import (
 	"strings"
+
+	"github.com/benbjohnson/clock"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +18,10 @@ import (
 
 // NodeStrategy is the rules of nodes. A node is created with its status (the agent registers it
 // so), and afterwards status changes only through nodes/status.
-type NodeStrategy struct{}
+type NodeStrategy struct {
+	// Clock dates the condition taints the server sets; without one they go undated.
+	Clock clock.Clock
+}
 
 func (NodeStrategy) Resource() schema.GroupVersionResource { return GroupVersion.WithResource("nodes") }
 func (NodeStrategy) Kind() string                          { return "Node" }
@@ -24,10 +29,15 @@ func (NodeStrategy) NamespaceScoped() bool                 { return false }
 func (NodeStrategy) New() runtime.Object                   { return &corev1.Node{} }
 func (NodeStrategy) NewList() runtime.Object               { return &corev1.NodeList{} }
 func (NodeStrategy) AllowCreateOnUpdate() bool             { return false }
-func (NodeStrategy) PrepareForCreate(runtime.Object)       {}
 
-func (NodeStrategy) PrepareForUpdate(obj, old runtime.Object) {
-	obj.(*corev1.Node).Status = old.(*corev1.Node).Status
+func (s NodeStrategy) PrepareForCreate(obj runtime.Object) {
+	syncConditionTaints(obj.(*corev1.Node), s.Clock)
+}
+
+func (s NodeStrategy) PrepareForUpdate(obj, old runtime.Object) {
+	n := obj.(*corev1.Node)
+	n.Status = old.(*corev1.Node).Status
+	syncConditionTaints(n, s.Clock)
 }
 
 func (NodeStrategy) Validate(obj runtime.Object) field.ErrorList {
@@ -174,8 +184,9 @@ func orNone(s string) string {
 // NodeStatusStrategy is nodes/status: only status changes.
 type NodeStatusStrategy struct{ NodeStrategy }
 
-func (NodeStatusStrategy) PrepareForUpdate(obj, old runtime.Object) {
+func (s NodeStatusStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	n, o := obj.(*corev1.Node), old.(*corev1.Node)
 	resetMetaForStatus(&n.ObjectMeta, &o.ObjectMeta)
-	n.Spec = o.Spec
+	n.Spec = *o.Spec.DeepCopy()
+	syncConditionTaints(n, s.Clock)
 }

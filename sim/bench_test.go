@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"orch.io/orch/fakecri"
 )
 
@@ -143,6 +146,96 @@ func BenchmarkThousandAPINodesHour(b *testing.B) {
 		for _, k := range keys {
 			b.ReportMetric(float64(counts[k])/d.Seconds(), strings.ReplaceAll(k, " ", "-")+"/sim-s")
 		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(peakRSS(), "peak-RSS-MiB")
+}
+
+// One API-server-mode node of 110 pods under memory and disk pressure for 24 simulated hours
+// (SIM_HOURS overrides): 10 leakers grow 2Mi of memory a second and 10 writers 1Mi of writable
+// layer a second on an 8Gi node with a 20Gi image filesystem 15Gi full, so the eviction manager
+// meets memory.available and imagefs.available thresholds within minutes; every simulated hour a
+// controller-like loop deletes the leakers and writers and creates them anew. Reports wall time,
+// evictions and the trace's size.
+func BenchmarkNodeDayUnderPressure(b *testing.B) {
+	d := hours(b, 24)
+	for b.Loop() {
+		evictions := 0
+		w, err := New(Options{Seed: 1, APIServer: true, Keep: func(e Entry) bool {
+			if e.Kind == KindEvent && strings.Contains(e.Text, "Warning Evicted") {
+				evictions++
+			}
+			return false
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		mib := func(n float64) *fakecri.Quantity { q := fakecri.N(n * (1 << 20)); return &q }
+		script := &fakecri.Script{
+			Node: fakecri.NodeScript{ImageFs: &fakecri.Filesystem{Capacity: mib(20 << 10), Used: mib(15 << 10)}},
+			Containers: []fakecri.ContainerRule{
+				{Match: fakecri.ContainerMatch{Image: "leaker*"}, Usage: &fakecri.Usage{Memory: &fakecri.Curve{Ramp: &fakecri.Ramp{From: *mib(10), PerSecond: mib(2)}}}},
+				{Match: fakecri.ContainerMatch{Image: "writer*"}, Usage: &fakecri.Usage{Disk: &fakecri.Curve{Ramp: &fakecri.Ramp{From: *mib(0), PerSecond: mib(1)}}}},
+				{Match: fakecri.ContainerMatch{Image: "app*"}, Usage: &fakecri.Usage{Memory: &fakecri.Curve{Constant: mib(20)}}},
+			},
+		}
+		if _, err := w.AddNode(NodeOptions{Name: "node-a", API: true, Script: script, Args: []string{"--max-pods=110"}}); err != nil {
+			b.Fatal(err)
+		}
+		pod := func(name, image string) *corev1.Pod {
+			return &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec:       corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "app", Image: image}}},
+			}
+		}
+		var churn []string
+		for i := range 110 {
+			name, image := fmt.Sprintf("app-%d", i), "app:1"
+			switch {
+			case i < 10:
+				name, image = fmt.Sprintf("leaker-%d", i), "leaker:1"
+				churn = append(churn, name)
+			case i < 20:
+				name, image = fmt.Sprintf("writer-%d", i), "writer:1"
+				churn = append(churn, name)
+			}
+			if err := w.CreatePod(pod(name, image)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		zero := int64(0)
+		start := time.Now()
+		for at := time.Duration(0); at < d; {
+			at = min(at+time.Hour, d)
+			if err := w.RunUntil(at); err != nil {
+				b.Fatal(err)
+			}
+			for _, name := range churn {
+				if err := w.DeletePod("default", name, &zero); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Advance(time.Minute); err != nil {
+				b.Fatal(err)
+			}
+			at += time.Minute
+			for _, name := range churn {
+				image := "leaker:1"
+				if strings.HasPrefix(name, "writer") {
+					image = "writer:1"
+				}
+				if err := w.CreatePod(pod(name, image)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		wall := time.Since(start)
+		b.ReportMetric(wall.Seconds(), "wall-s")
+		b.ReportMetric(d.Seconds()/wall.Seconds(), "sim-s/wall-s")
+		b.ReportMetric(float64(evictions), "evictions")
+		b.ReportMetric(float64(w.Lines()), "trace-lines")
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}

@@ -75,7 +75,7 @@ func TestEnableGC(t *testing.T) {
 		if err := w.agent.EnableGC(cfg, GCSettings{FsInfo: w.rt, MaxImageAge: gate}); err != nil {
 			t.Fatal(err)
 		}
-		if _, on := w.agent.GC.Images.NextDeadline(); on != gate {
+		if on := w.agent.GC.Images.Collecting(); on != gate {
 			t.Errorf("gate %t: periodic image collection on = %t", gate, on)
 		}
 	}

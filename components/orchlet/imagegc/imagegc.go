@@ -159,6 +159,10 @@ func New(o Options) (*Manager, error) {
 	}, nil
 }
 
+// Collecting tells whether the periodic collection runs: off at a high threshold of 100 without a
+// maximum age, when only detection runs (and eviction's DeleteUnusedImages).
+func (m *Manager) Collecting() bool { return m.enabled }
+
 // NextDeadline is when the next collection is due: with the periodic collection disabled, the next
 // detection of the node's images, which the kubelet's image manager runs at start and every 5
 // minutes whatever its collector does, so images have ages when eviction reclaims them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -87,4 +88,31 @@ func (w *World) sandboxCgroupParent(pod, parent string) error {
 		}
 		return nil
 	})
+}
+
+// periodSlack is how much later than its period a periodic call may reach the runtime: the
+// agent's timer starts once the previous round has ended, and the machine may be busy.
+const periodSlack = time.Second
+
+// callsEvery waits for four calls of a method and wants each to follow the one before after the
+// period: no sooner than a little before it, no later than periodSlack after it.
+func (w *World) callsEvery(method string, seconds int) error {
+	period := time.Duration(seconds) * time.Second
+	var cs []call
+	err := eventually(4*(period+periodSlack)+settle, func() error {
+		var err error
+		if cs, err = w.calls("runtime", method); err == nil && len(cs) < 4 {
+			err = fmt.Errorf("%d %s calls so far, want 4 to tell their period", len(cs), method)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i := 1; i < len(cs); i++ {
+		if gap := cs[i].Start.Sub(cs[i-1].Start); gap < period-paceTolerance || gap > period+periodSlack {
+			return fmt.Errorf("%s call %d came %s after the one before, want %s", method, cs[i].Seq, gap, period)
+		}
+	}
+	return nil
 }

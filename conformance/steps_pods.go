@@ -30,6 +30,7 @@ func podSteps() []StepDef {
 		{`^the agent reports pod "([^"]*)" with an IP in "([^"]*)"$`, func(w *World) any { return w.podIPIn }},
 		{`^the runtime's (\w+) calls start (\d+) at once, then one every (\d+)ms$`, func(w *World) any { return w.callsPaced }},
 		{`^the agent recorded a (Normal|Warning) event "([^"]*)" about pod "([^"]*)"$`, func(w *World) any { return w.recordedPodEvent }},
+		{`^the runtime's (\w+) calls come one every (\d+)s$`, func(w *World) any { return w.callsEvery }},
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has the seccomp profile (RuntimeDefault|Unconfined)$`, func(w *World) any { return w.containerSeccomp }},
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has the CPU quota (\d+) over the period (\d+)$`, func(w *World) any { return w.containerQuota }},
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has no CPU quota$`, func(w *World) any { return w.containerNoQuota }},

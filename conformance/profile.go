@@ -19,6 +19,16 @@ type Profile struct {
 	ConfigCheck *ConfigCheckProfile `json:"configCheck,omitempty"`
 	Agent       *AgentProfile       `json:"agent,omitempty"`
 	Runtime     *RuntimeProfile     `json:"runtime,omitempty"`
+	Simulator   *SimulatorProfile   `json:"simulator,omitempty"`
+}
+
+// SimulatorProfile replays a node scenario (scenarios/README.md) in simulated time: the
+// implementation's own node agent code against simulated hosts, runtimes and clocks, for rules a
+// real node cannot be driven into in reasonable time (memory pressure that holds for minutes).
+type SimulatorProfile struct {
+	// Command followed by a scenario file replays it, prints its trace one line per entry
+	// ("00:01:00.000 node-a event create Warning Evicted default/big: ...") and exits 0.
+	Command []string `json:"command"`
 }
 
 // RuntimeProfile starts a CRI runtime for a scenario's agent: fakecri or anything with its control
@@ -129,6 +139,9 @@ func (p *Profile) Components() []string {
 	}
 	if p.ConfigCheck != nil {
 		out = append(out, "config-check")
+	}
+	if p.Simulator != nil {
+		out = append(out, "simulator")
 	}
 	if p.Agent != nil {
 		out = append(out, "agent")

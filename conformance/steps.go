@@ -39,6 +39,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, oidcSteps()...)
 	defs = append(defs, agentAuthSteps()...)
 	defs = append(defs, bootstrapSteps()...)
+	defs = append(defs, simSteps()...)
 	return defs
 }
 
@@ -71,6 +72,8 @@ type World struct {
 	etcdURL string
 	// collector receives the spans of the scenario's API server.
 	collector *tracingtest.Collector
+	// simTrace is the trace of the last simulated replay, one line per entry.
+	simTrace []string
 	// cleanup runs when the scenario ends, last added first.
 	cleanup []func()
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -29,6 +30,11 @@ func podSteps() []StepDef {
 		{`^the agent reports pod "([^"]*)" with an IP in "([^"]*)"$`, func(w *World) any { return w.podIPIn }},
 		{`^the runtime's (\w+) calls start (\d+) at once, then one every (\d+)ms$`, func(w *World) any { return w.callsPaced }},
 		{`^the agent recorded a (Normal|Warning) event "([^"]*)" about pod "([^"]*)"$`, func(w *World) any { return w.recordedPodEvent }},
+		{`^the runtime's (\w+) calls come one every (\d+)s$`, func(w *World) any { return w.callsEvery }},
+		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has the seccomp profile (RuntimeDefault|Unconfined)$`, func(w *World) any { return w.containerSeccomp }},
+		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has the CPU quota (\d+) over the period (\d+)$`, func(w *World) any { return w.containerQuota }},
+		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has no CPU quota$`, func(w *World) any { return w.containerNoQuota }},
+		{`^the runtime's sandbox of pod "([^"]*)" has the cgroup parent "([^"]*)"$`, func(w *World) any { return w.sandboxCgroupParent }},
 	}
 }
 
@@ -59,26 +65,35 @@ func (w *World) sandboxConfig(pod string) (*runtimeapi.PodSandboxConfig, error) 
 	if id == "" {
 		return nil, fmt.Errorf("the runtime has no ready sandbox of pod %s", pod)
 	}
+	var cfg runtimeapi.PodSandboxConfig
+	return &cfg, w.verboseConfig(func(ctx context.Context, rs runtimeapi.RuntimeServiceClient) (map[string]string, error) {
+		st, err := rs.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: true})
+		return st.GetInfo(), err
+	}, &cfg)
+}
+
+// verboseConfig reads the "config" member of a verbose status's "info", where containerd (and
+// fakecri) put the whole configuration the sandbox or container was created with.
+func (w *World) verboseConfig(status func(context.Context, runtimeapi.RuntimeServiceClient) (map[string]string, error), cfg proto.Message) error {
 	endpoint, _ := w.runtimeFields("runtime")
 	conn, err := grpc.NewClient("unix://"+strings.TrimPrefix(endpoint, "unix://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	st, err := runtimeapi.NewRuntimeServiceClient(conn).PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: true})
+	st, err := status(ctx, runtimeapi.NewRuntimeServiceClient(conn))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var info struct {
 		Config json.RawMessage `json:"config"`
 	}
-	if err := json.Unmarshal([]byte(st.Info["info"]), &info); err != nil || len(info.Config) == 0 {
-		return nil, fmt.Errorf("the sandbox's verbose status holds no config (%v): %v", err, st.Info)
+	if err := json.Unmarshal([]byte(st["info"]), &info); err != nil || len(info.Config) == 0 {
+		return fmt.Errorf("the verbose status holds no config (%v): %v", err, st)
 	}
-	var cfg runtimeapi.PodSandboxConfig
-	return &cfg, protojson.Unmarshal(info.Config, &cfg)
+	return protojson.Unmarshal(info.Config, cfg)
 }
 
 // sandboxDNS compares the sandbox's nameservers and search domains, space-separated and in order.

@@ -5,8 +5,8 @@ Feature: Node agent eviction
   hold for its grace period first, and the pod then gets the lesser of --eviction-max-pod-grace-period
   and its own grace period. An evicted pod is Failed with reason Evicted, and the node reports the
   pressure. A threshold of 99% of the machine's memory is met on any machine, so these scenarios
-  need no real pressure. (Minimum reclaim, the transition period and the ranking are replayed in
-  simulated time: scenarios/eviction-*.yaml.)
+  need no real pressure. (Minimum reclaim and the transition period are replayed in simulated time:
+  orchlet_eviction_simulated.feature; the ranking in scenarios/eviction-ranking.yaml.)
 
   Background:
     Given a container runtime

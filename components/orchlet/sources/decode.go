@@ -160,5 +160,25 @@ func decodePod(doc []byte, prefix string) (*corev1.Pod, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	defaultRequests(&pod)
 	return &pod, nil
+}
+
+// defaultRequests is the part of SetDefaults_Pod that the kubelet's decoder applies to static
+// pods and that decides their QoS class: a container's limits stand for the requests it omits.
+func defaultRequests(pod *corev1.Pod) {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			r := &cs[i].Resources
+			for name, q := range r.Limits {
+				if _, ok := r.Requests[name]; ok {
+					continue
+				}
+				if r.Requests == nil {
+					r.Requests = corev1.ResourceList{}
+				}
+				r.Requests[name] = q.DeepCopy()
+			}
+		}
+	}
 }

@@ -1,0 +1,73 @@
+@component:agent @component:runtime
+Feature: Node agent pod security and resources on the runtime
+  The node agent turns a pod's security context and resources into the sandbox and container
+  configurations the runtime creates: the seccomp profile, the CFS quota of a CPU limit and the
+  cgroup the pod runs under.
+
+  Background:
+    Given a container runtime
+    And the manifest "web.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: web}
+      spec:
+        containers:
+        - {name: app, image: "busybox:1.36"}
+        - name: pinned
+          image: "busybox:1.36"
+          securityContext:
+            seccompProfile: {type: Unconfined}
+      """
+    And the manifest "capped.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: capped}
+      spec:
+        containers:
+        - name: app
+          image: "busybox:1.36"
+          resources:
+            limits: {cpu: 250m, memory: 64Mi}
+      """
+
+  @rule:orchlet.option.seccomp-default.runtime-default
+  Scenario: With --seccomp-default a container that names no seccomp profile gets RuntimeDefault
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --seccomp-default"
+    Then the agent reports pod "web" Running
+    And the runtime's container "app" of pod "web" has the seccomp profile RuntimeDefault
+    And the runtime's container "pinned" of pod "web" has the seccomp profile Unconfined
+
+  @rule:orchlet.option.seccomp-default.runtime-default
+  Scenario: Without --seccomp-default a container that names no seccomp profile runs Unconfined
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s"
+    Then the agent reports pod "web" Running
+    And the runtime's container "app" of pod "web" has the seccomp profile Unconfined
+
+  @rule:orchlet.option.cpu-cfs-quota.enforced
+  Scenario: With --cpu-cfs-quota a container's CPU limit is a CFS quota over the period
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cpu-cfs-quota"
+    Then the agent reports pod "capped" Running
+    And the runtime's container "app" of pod "capped" has the CPU quota 25000 over the period 100000
+    And the runtime's container "app" of pod "web" has the CPU quota 0 over the period 100000
+
+  @rule:orchlet.option.cpu-cfs-quota.enforced
+  Scenario: With --cpu-cfs-quota=false a CPU limit sets no CFS quota
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cpu-cfs-quota=false"
+    Then the agent reports pod "capped" Running
+    And the runtime's container "app" of pod "capped" has no CPU quota
+
+  @rule:orchlet.option.cgroup-root.runtime-default
+  Scenario: Pods run under --cgroup-root, Guaranteed ones directly, the others in their QoS class's cgroup
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cgroup-driver=cgroupfs --cgroup-root=/custom"
+    Then the agent reports pod "web" Running
+    And the agent reports pod "capped" Running
+    And the runtime's sandbox of pod "web" has the cgroup parent "/custom/orchpods/besteffort/pod{uid}"
+    And the runtime's sandbox of pod "capped" has the cgroup parent "/custom/orchpods/pod{uid}"
+
+  @rule:orchlet.option.cgroup-root.runtime-default
+  Scenario: Without --cgroup-root and pod cgroups the runtime places the pod where it defaults to
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cgroups-per-qos=false --enforce-node-allocatable="
+    Then the agent reports pod "web" Running
+    And the runtime's sandbox of pod "web" has the cgroup parent ""

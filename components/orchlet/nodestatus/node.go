@@ -129,12 +129,14 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		backoff = min(2*backoff, RegisterBackoffMax)
 	}
-	c.step(ctx, "Updating node status", c.SyncStatus)
-	c.step(ctx, "Renewing the node lease", c.RenewLease)
+	// The periods count from the first post, and the tickers exist once it is seen: a clock moved
+	// right after it is not missed.
 	status := c.o.Clock.Ticker(c.o.StatusFrequency)
 	defer status.Stop()
 	lease := c.o.Clock.Ticker(RenewInterval)
 	defer lease.Stop()
+	c.step(ctx, "Updating node status", c.SyncStatus)
+	c.step(ctx, "Renewing the node lease", c.RenewLease)
 	for {
 		select {
 		case <-ctx.Done():

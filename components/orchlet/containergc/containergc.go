@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/periodic"
 	"orch.io/orch/components/orchlet/pods"
 )
 
@@ -138,17 +139,7 @@ func (m *Manager) Step(ctx context.Context) {
 
 // Run collects at once and then every Period until ctx ends.
 func (m *Manager) Run(ctx context.Context) error {
-	for {
-		m.Step(ctx)
-		next, _ := m.NextDeadline()
-		t := m.o.Clock.Timer(next.Sub(m.o.Clock.Now()))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+	return periodic.Run(ctx, m.o.Clock, m.Step, func() time.Time { next, _ := m.NextDeadline(); return next })
 }
 
 // GarbageCollect removes the dead containers the policy does not keep, the dead sandboxes, and the

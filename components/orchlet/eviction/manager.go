@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/periodic"
 )
 
 // MonitoringInterval is how often the manager observes, as the kubelet's housekeeping does.
@@ -132,17 +134,7 @@ func (m *Manager) Idle() bool {
 
 // Run does a round every MonitoringInterval until ctx ends.
 func (m *Manager) Run(ctx context.Context) error {
-	for {
-		m.Step(ctx)
-		next, _ := m.NextDeadline()
-		t := m.o.Clock.Timer(next.Sub(m.o.Clock.Now()))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+	return periodic.Run(ctx, m.o.Clock, func(ctx context.Context) { m.Step(ctx) }, func() time.Time { next, _ := m.NextDeadline(); return next })
 }
 
 // Step does a round if one is due and reports whether it did.

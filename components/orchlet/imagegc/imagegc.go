@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/periodic"
 )
 
 // Period is how often images are collected: the kubelet's ImageGCPeriod.
@@ -221,17 +222,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	if !m.enabled {
 		m.log.V(2).Info("ImageGCHighThresholdPercent is set 100 and ImageMaximumGCAge is 0, Disable image GC")
 	}
-	for {
-		m.Step(ctx)
-		next, _ := m.NextDeadline()
-		t := m.o.Clock.Timer(next.Sub(m.o.Clock.Now()))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+	return periodic.Run(ctx, m.o.Clock, m.Step, func() time.Time { next, _ := m.NextDeadline(); return next })
 }
 
 // GarbageCollect deletes unused images not used for longer than MaxAge (once the collector has run

@@ -100,13 +100,5 @@ func (h *resourceHandlers) applyPatch(store *generic.Store, req *restful.Request
 		return
 	}
 	out, created, err := store.Apply(r.Context(), req.PathParameter("namespace"), req.PathParameter("name"), patch, manager, force != nil && *force, dryRun)
-	if err != nil {
-		fail(req, resp, err)
-		return
-	}
-	code := http.StatusOK
-	if created {
-		code = http.StatusCreated
-	}
-	h.respondObject(req, resp, code, out)
+	h.respondWrite(req, resp, out, created, err)
 }

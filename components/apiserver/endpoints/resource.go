@@ -330,16 +330,21 @@ func (h *resourceHandlers) update(store *generic.Store) restful.RouteFunction {
 			return
 		}
 		out, created, err := store.Update(r.Context(), req.PathParameter("namespace"), req.PathParameter("name"), in, dryRun)
-		if err != nil {
-			fail(req, resp, err)
-			return
-		}
-		code := http.StatusOK
-		if created {
-			code = http.StatusCreated
-		}
-		h.respondObject(req, resp, code, out)
+		h.respondWrite(req, resp, out, created, err)
 	}
+}
+
+// respondWrite answers a write that may have created its object: 201 then, 200 otherwise.
+func (h *resourceHandlers) respondWrite(req *restful.Request, resp *restful.Response, out runtime.Object, created bool, err error) {
+	if err != nil {
+		fail(req, resp, err)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	h.respondObject(req, resp, code, out)
 }
 
 func (h *resourceHandlers) patch(store *generic.Store) restful.RouteFunction {

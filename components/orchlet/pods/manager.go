@@ -566,6 +566,13 @@ func (m *Manager) applyUpdates() {
 				m.enqueue(p.syncKey(), now)
 				continue
 			}
+			if phase := u.Pod.Status.Phase; phase == corev1.PodFailed || phase == corev1.PodSucceeded {
+				// The API shows it finished (this agent evicted or completed it before a restart):
+				// it is not run again, as the kubelet's pod workers take such a pod as terminated.
+				// What is left of it in the runtime is the garbage collectors'.
+				m.log.V(2).Info("Pod is terminal in the API; not starting it", "pod", klog.KObj(u.Pod), "phase", phase)
+				continue
+			}
 			p = newPodState(u.Pod.DeepCopy(), now)
 			m.pods[u.Pod.UID] = p
 			if !m.admitEviction(p) || !m.admitSysctls(p) || !m.admitSpec(p) {

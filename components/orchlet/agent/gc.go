@@ -88,4 +88,9 @@ func (a *Agent) EnableGC(cfg *v1beta1.OrchletConfiguration, s GCSettings) error 
 // podState: a pod's leftovers are garbage once the pod workers have let it go.
 type podState struct{ a *Agent }
 
-func (p podState) ShouldPodContentBeRemoved(uid types.UID) bool { return p.a.Pods.Stopped(uid) }
+// ShouldPodContentBeRemoved: a pod gone from the workers, or an evicted one once stopped, as the
+// kubelet's ShouldPodContentBeRemoved says (eviction.PodIsEvicted): its writable layers are what
+// node-level reclaim frees under disk pressure.
+func (p podState) ShouldPodContentBeRemoved(uid types.UID) bool {
+	return p.a.Pods.Stopped(uid) || p.a.Pods.CleanedUp(uid)
+}

@@ -50,7 +50,7 @@ run:
 	$(BIN)/fakecri --listen unix://$(RUN_DIR)/fakecri.sock --control none & \
 	until [ -f $(RUN_DIR)/pki/apiserver.crt ] && [ -S $(RUN_DIR)/fakecri.sock ]; do sleep 0.2; done; \
 	$(BIN)/orchlet --orchconfig $(RUN_DIR)/orchlet.conf --container-runtime-endpoint unix://$(RUN_DIR)/fakecri.sock \
-		--cert-dir $(RUN_DIR)/orchlet/pki --fail-swap-on=false --read-only-port=0 & \
+		--root-dir $(RUN_DIR)/orchlet --cert-dir $(RUN_DIR)/orchlet/pki --fail-swap-on=false --read-only-port=0 & \
 	echo; echo "orch is up: export KUBECONFIG=$(RUN_DIR)/admin.conf, then kubectl get nodes"; echo; \
 	wait
 

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -40,6 +41,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	startTime := fs.String("start-time", "2025-01-01T00:00:00Z", "the manual clock's starting time (RFC 3339)")
 	seed := fs.Int64("seed", 1, "seed for ids and seeded faults")
 	maxCalls := fs.Int("max-calls", 100000, "calls kept in the call log")
+	stateDir := fs.String("state-dir", "", "directory fakecri keeps its files in, where its image filesystem's mountpoint is unless the script names one (so an agent's statfs of it succeeds); default: the CRI socket path + \".d\"")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -71,13 +73,30 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail("--clock must be wall or manual, not %q", *clockKind)
 	}
 
-	var script *fakecri.Script
-	if *scriptPath != "" {
-		s, err := fakecri.LoadScript(*scriptPath)
-		if err != nil {
-			return fail("%v", err)
+	network, sockPath, _ := fakecri.ParseEndpoint(*listen)
+	if *stateDir == "" {
+		if network != "unix" {
+			return fail("--state-dir is required when --listen is not a unix socket")
 		}
-		script = s
+		*stateDir = sockPath + ".d"
+	}
+	imageFs := filepath.Join(*stateDir, "imagefs")
+	if err := os.MkdirAll(imageFs, 0o755); err != nil {
+		return fail("--state-dir: %v", err)
+	}
+	load := func() (*fakecri.Script, error) {
+		s := &fakecri.Script{}
+		if *scriptPath != "" {
+			var err error
+			if s, err = fakecri.LoadScript(*scriptPath); err != nil {
+				return nil, err
+			}
+		}
+		return withImageFsAt(s, imageFs), nil
+	}
+	script, err := load()
+	if err != nil {
+		return fail("%v", err)
 	}
 	rt, err := fakecri.New(fakecri.Options{Clock: clk, Seed: *seed, Script: script, MaxCalls: *maxCalls})
 	if err != nil {
@@ -89,7 +108,6 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail("listen %s: %v", *listen, err)
 	}
 	defer lis.Close()
-	network, sockPath, _ := fakecri.ParseEndpoint(*listen)
 	defer func() {
 		if network == "unix" {
 			os.Remove(sockPath)
@@ -147,7 +165,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 					fmt.Fprintln(stderr, "fakecri: SIGHUP without --script: nothing to reload")
 					continue
 				}
-				s, err := fakecri.LoadScript(*scriptPath)
+				s, err := load()
 				if err == nil {
 					err = rt.SetScript(s)
 				}
@@ -164,6 +182,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			return 0
 		}
 	}
+}
+
+// withImageFsAt gives s's image filesystem the mountpoint dir unless the script names one: a real
+// agent sizes the image filesystem by statfs of the mountpoint ImageFsInfo names, as the kubelet
+// does, so the default must exist on this host (containerd's own path need not).
+func withImageFsAt(s *fakecri.Script, dir string) *fakecri.Script {
+	if s.Node.ImageFs == nil {
+		s.Node.ImageFs = &fakecri.Filesystem{}
+	}
+	if s.Node.ImageFs.Mountpoint == "" {
+		s.Node.ImageFs.Mountpoint = dir
+	}
+	return s
 }
 
 func shutdown(srv interface {

@@ -402,3 +402,41 @@ func TestBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// The image filesystem ImageFsInfo names exists on this host (under --state-dir, by default the
+// socket path + ".d"), so an agent sizing it by statfs, as the kubelet does, succeeds; a script's
+// own mountpoint is kept.
+func TestImageFsMountpointExists(t *testing.T) {
+	dir := t.TempDir()
+	scriptPath := filepath.Join(dir, "script.yaml")
+	for _, tc := range []struct {
+		script, want string
+	}{
+		{"", ".d/imagefs"},
+		{"node: {imageFs: {mountpoint: /var/lib/elsewhere}}", "/var/lib/elsewhere"},
+	} {
+		if err := os.WriteFile(scriptPath, []byte(tc.script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := startServer(t, "--script", scriptPath)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		is, err := cri.NewRemoteImageService(ctx, s.endpoint, 5*time.Second, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := is.ImageFsInfo(ctx)
+		cancel()
+		if err != nil || len(info.ImageFilesystems) == 0 {
+			t.Fatalf("ImageFsInfo: %v %v", info, err)
+		}
+		mp := info.ImageFilesystems[0].FsId.Mountpoint
+		if !strings.HasSuffix(mp, tc.want) {
+			t.Fatalf("mountpoint %q, want ...%s", mp, tc.want)
+		}
+		if tc.script == "" {
+			if st, err := os.Stat(mp); err != nil || !st.IsDir() {
+				t.Fatalf("the default mountpoint %s does not exist: %v", mp, err)
+			}
+		}
+	}
+}

@@ -57,10 +57,18 @@ func openLog(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
 }
 
-// startLogLocked opens c's log file when its rule scripts log lines.
+// startLogLocked opens c's log file when its rule scripts log lines; otherwise, with
+// CreateLogFiles, it only makes the file.
 func (r *Runtime) startLogLocked(c *container) error {
 	if c.rule == nil || c.rule.Logs == nil {
-		return nil
+		if !r.createLogs || !filepath.IsAbs(c.logPath) {
+			return nil
+		}
+		f, err := openLog(c.logPath)
+		if err != nil {
+			return fmt.Errorf("failed to create container log file: %w", err)
+		}
+		return f.Close()
 	}
 	if c.logPath == "" {
 		return fmt.Errorf("container %q scripts log lines but has no log path", c.id)

@@ -144,3 +144,24 @@ func TestLogScriptErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateLogFiles: with CreateLogFiles a started container's log file exists even with no
+// scripted lines, as a real runtime's does; without it nothing is written.
+func TestCreateLogFiles(t *testing.T) {
+	for _, create := range []bool{false, true} {
+		f := newFixture(t, &Script{})
+		f.rt.createLogs = create
+		f.pull("nginx:1.27")
+		cfg := podConfig("web", nil)
+		cfg.LogDirectory = t.TempDir()
+		resp, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.start(f.create(resp.PodSandboxId, "app", "nginx:1.27", 0))
+		_, err = os.Stat(filepath.Join(cfg.LogDirectory, "app", "0.log"))
+		if exists := err == nil; exists != create {
+			t.Fatalf("CreateLogFiles %t: log file exists %t (%v)", create, exists, err)
+		}
+	}
+}

@@ -47,6 +47,11 @@ type Options struct {
 	Script *Script
 	// MaxCalls bounds the call log; older calls are dropped (default 100000).
 	MaxCalls int
+	// CreateLogFiles makes every started container's log file at its (absolute) log path, empty
+	// unless the script gives it lines, as a real runtime does: the fakecri command sets it, so an
+	// agent's log rotation and log reading find the file. In-process users leave it off, so
+	// nothing is written where their log paths point.
+	CreateLogFiles bool
 }
 
 // Runtime is the fake runtime. It implements every method of
@@ -55,9 +60,10 @@ type Options struct {
 // concurrent use. Responses share read-only data with the runtime: don't
 // modify what they return.
 type Runtime struct {
-	clk  clock.Clock
-	seed int64
-	log  callLog
+	clk        clock.Clock
+	seed       int64
+	log        callLog
+	createLogs bool
 
 	cur     atomic.Pointer[compiled]
 	faultMu sync.Mutex
@@ -122,6 +128,7 @@ func New(opts Options) (*Runtime, error) {
 	r := &Runtime{
 		clk:         opts.Clock,
 		seed:        opts.Seed,
+		createLogs:  opts.CreateLogFiles,
 		log:         callLog{max: opts.MaxCalls},
 		parked:      map[uint64]time.Time{},
 		sandboxes:   map[string]*sandbox{},

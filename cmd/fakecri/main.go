@@ -98,7 +98,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	rt, err := fakecri.New(fakecri.Options{Clock: clk, Seed: *seed, Script: script, MaxCalls: *maxCalls})
+	rt, err := fakecri.New(fakecri.Options{Clock: clk, Seed: *seed, Script: script, MaxCalls: *maxCalls, CreateLogFiles: true})
 	if err != nil {
 		return fail("%v", err)
 	}

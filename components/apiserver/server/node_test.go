@@ -31,7 +31,7 @@ func nodeEnv(t *testing.T, mode string) *env {
 		t.Fatal(err)
 	}
 	node := &NodeAuthorization{}
-	az, err := authz.New(mode, node.Pod)
+	az, err := authz.New(mode, node.Pod, node.References)
 	if err != nil {
 		t.Fatal(err)
 	}

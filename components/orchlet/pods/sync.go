@@ -205,6 +205,7 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 	case p.evicted != nil:
 		err = m.killEvicted(ctx, p)
 	default:
+		m.refreshObjectVolumes(ctx, p)
 		err = m.syncPod(ctx, p)
 	}
 	now := m.clk.Now()
@@ -653,7 +654,7 @@ func (m *Manager) killStale(ctx context.Context, p *podState, sbs []*runtimeapi.
 }
 
 func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) error {
-	if err := m.preparePod(p); err != nil {
+	if err := m.preparePod(ctx, p); err != nil {
 		return err
 	}
 	cfg := m.sandboxConfig(p.pod, attempt)

@@ -146,7 +146,7 @@ func (n nodeAuthorizer) Authorize(ctx context.Context, a Attributes) (Decision, 
 // to node.
 func (n nodeAuthorizer) authorizeObject(ctx context.Context, node string, a Attributes) (Decision, string, error) {
 	if a.Name == "" {
-		return DecisionNoOpinion, fmt.Sprintf("No Opinion: '%s' resource requires a name", a.Resource), nil
+		return DecisionNoOpinion, "No Object name found", nil
 	}
 	if n.refs == nil {
 		return DecisionNoOpinion, "", nil

@@ -437,6 +437,9 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		}
 		for i := range pod.Spec.Containers {
 			if err := m.syncContainer(ctx, p, in, &pod.Spec.Containers[i], policy); err != nil {
+				// Published with the failure: the reason a container waits (a configmap not
+				// found) shows while the syncs that keep failing back off.
+				m.setStatus(p, in.statuses)
 				return err
 			}
 		}

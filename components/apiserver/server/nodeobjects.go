@@ -24,7 +24,7 @@ func (n *NodeAuthorization) References(ctx context.Context, node, namespace, res
 		return false, err
 	}
 	for _, obj := range generic.Items(list) {
-		secrets, configMaps := PodObjectNames(&obj.(*corev1.Pod).Spec)
+		secrets, configMaps := podObjectNames(&obj.(*corev1.Pod).Spec)
 		switch {
 		case resource == "secrets" && slices.Contains(secrets, name),
 			resource == "configmaps" && slices.Contains(configMaps, name):
@@ -34,9 +34,9 @@ func (n *NodeAuthorization) References(ctx context.Context, node, namespace, res
 	return false, nil
 }
 
-// PodObjectNames are the names of the secrets and configmaps spec refers to, as Kubernetes'
+// podObjectNames are the names of the secrets and configmaps spec refers to, as Kubernetes'
 // VisitPodSecretNames and VisitPodConfigmapNames find them.
-func PodObjectNames(spec *corev1.PodSpec) (secrets, configMaps []string) {
+func podObjectNames(spec *corev1.PodSpec) (secrets, configMaps []string) {
 	for _, s := range spec.ImagePullSecrets {
 		secrets = append(secrets, s.Name)
 	}

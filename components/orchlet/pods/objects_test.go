@@ -252,3 +252,38 @@ func TestObjectsAdmission(t *testing.T) {
 		t.Errorf("status %s %q, want %q", st.Reason, st.Message, want)
 	}
 }
+
+// A secret volume is a tmpfs where the node can mount one, as the secret plugin's wrapped memory
+// emptyDir: mounted before its files are written, unmounted when the pod goes.
+func TestSecretVolumeOnTmpfs(t *testing.T) {
+	tmpfs := &fakeTmpfs{mounted: map[string]int64{}}
+	h := newHarness(t, nil, config(nil), func(o *Options) {
+		o.Node = Node{RootDir: t.TempDir(), Tmpfs: tmpfs, MemoryCapacity: 8 << 30}
+	})
+	h.m.SetObjects(&fakeObjects{secrets: map[string]*corev1.Secret{"default/sec": {Data: map[string][]byte{"k": []byte("v")}}}})
+	pod := newPod("p", ctr("c", "i"))
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sec"}}},
+		{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg"), Optional: ptr.To(true)}}},
+	}
+	h.add(pod)
+	h.runUntil(time.Second)
+	dir := filepath.Join(h.m.node.RootDir, "pods", "uid-p", "volumes", secretPlugin, "s")
+	tmpfs.mu.Lock()
+	size, mounted := tmpfs.mounted[dir]
+	log := strings.Join(tmpfs.log, ",")
+	tmpfs.mu.Unlock()
+	if !mounted || size != 8<<30 || log != "mount s" {
+		t.Fatalf("tmpfs mounts %v (%s), want the secret volume alone at the node's memory", tmpfs.mounted, log)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "k")); err != nil || string(data) != "v" {
+		t.Fatalf("%q %v", data, err)
+	}
+	h.remove(pod)
+	h.runUntil(time.Minute)
+	tmpfs.mu.Lock()
+	defer tmpfs.mu.Unlock()
+	if len(tmpfs.mounted) != 0 {
+		t.Errorf("still mounted after the pod went: %v (%v)", tmpfs.mounted, tmpfs.log)
+	}
+}

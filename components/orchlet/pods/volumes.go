@@ -193,25 +193,45 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.V
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return err
 		}
-		mounted := m.tmpfs[p.pod.UID]
-		if v.EmptyDir.Medium == corev1.StorageMediumMemory && !mounted[dir] {
-			if err := m.node.Tmpfs.MountTmpfs(dir, m.emptyDirMemorySize(p.pod, v.EmptyDir)); err != nil {
+		if v.EmptyDir.Medium == corev1.StorageMediumMemory {
+			if err := m.mountTmpfs(p, dir, m.emptyDirMemorySize(p.pod, v.EmptyDir)); err != nil {
 				return err
 			}
-			if mounted == nil {
-				mounted = map[string]bool{}
-				m.tmpfs[p.pod.UID] = mounted
-			}
-			mounted[dir] = true
 		}
 		// The empty_dir plugin's setupDir: world-writable whatever the umask.
 		return os.Chmod(dir, 0o777)
 	case v.DownwardAPI != nil:
 		return m.writeDownwardAPI(p, dir, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
+	case v.Secret != nil && m.node.Tmpfs != nil:
+		// The secret plugin wraps a memory emptyDir: a secret never reaches the node's disk.
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return err
+		}
+		if err := m.mountTmpfs(p, dir, m.emptyDirMemorySize(p.pod, &corev1.EmptyDirVolumeSource{})); err != nil {
+			return err
+		}
+		return m.writeObjectVolume(ctx, p, v)
 	case v.ConfigMap != nil, v.Secret != nil, v.Projected != nil:
 		return m.writeObjectVolume(ctx, p, v)
 	}
 	return fmt.Errorf("unsupported volume type %s", volumeType(v))
+}
+
+// mountTmpfs mounts a tmpfs of size on dir once for the pod's lifetime; teardown unmounts it.
+func (m *Manager) mountTmpfs(p *podState, dir string, size int64) error {
+	mounted := m.tmpfs[p.pod.UID]
+	if mounted[dir] {
+		return nil
+	}
+	if err := m.node.Tmpfs.MountTmpfs(dir, size); err != nil {
+		return err
+	}
+	if mounted == nil {
+		mounted = map[string]bool{}
+		m.tmpfs[p.pod.UID] = mounted
+	}
+	mounted[dir] = true
+	return nil
 }
 
 // emptyDirMemorySize is the empty_dir plugin's calculateEmptyDirMemorySize: the sizeLimit, no

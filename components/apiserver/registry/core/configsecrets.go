@@ -191,12 +191,8 @@ func validateSecretType(s *corev1.Secret) field.ErrorList {
 				errs = append(errs, field.Required(data.Key(key), ""))
 			}
 		}
-	default:
-		// Other types are the user's, with no rules but a valid name.
-		for _, msg := range validation.IsQualifiedName(string(s.Type)) {
-			errs = append(errs, field.Invalid(field.NewPath("type"), s.Type, msg))
-		}
 	}
+	// Opaque and other types are the user's, with no rules, as in Kubernetes.
 	return errs
 }
 

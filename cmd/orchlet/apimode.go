@@ -60,6 +60,7 @@ func newAPIMode(o *options.Options, clk clock.Clock, clients *apiclient.Clients,
 		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, System: systemInfo(), Logger: klog.Background(),
 		Pressure: a.Pressure,
 	})
+	a.Pods.SetObjects(apiclient.Objects{Client: clients.Core})
 	m.pods = apipods.New(apipods.Options{
 		Clock: clk, Core: clients.Core, Node: node, NodeUID: nodeUID(m.node), Workers: a.Pods, Logger: klog.Background(),
 	})

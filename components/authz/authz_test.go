@@ -176,7 +176,7 @@ func TestNew(t *testing.T) {
 			if tt.noPods {
 				pods = nil
 			}
-			az, err := New(tt.mode, pods)
+			az, err := New(tt.mode, pods, nil)
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("New(%q) succeeded, want an error", tt.mode)

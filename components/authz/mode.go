@@ -50,7 +50,8 @@ func ParseModes(mode string) ([]string, error) {
 
 // New returns the authorizer of an --authorization-mode value (see ParseModes); a list is asked
 // in order (see Union). pods is what mode Node reads pods with; it is required with that mode.
-func New(mode string, pods PodGetter) (Authorizer, error) {
+// refs, when set, lets mode Node read the configmaps and secrets of a node's pods.
+func New(mode string, pods PodGetter, refs ObjectRefs) (Authorizer, error) {
 	modes, err := ParseModes(mode)
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func New(mode string, pods PodGetter) (Authorizer, error) {
 			if pods == nil {
 				return nil, errors.New("authz: mode Node needs the API server's pods")
 			}
-			list[i] = Node(pods)
+			list[i] = NodeWithObjects(pods, refs)
 		}
 	}
 	if len(list) == 1 {

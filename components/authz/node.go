@@ -63,12 +63,26 @@ type PodGetter func(ctx context.Context, namespace, name string) (*corev1.Pod, e
 // mirror pod bound to it). Everything else, and every request not from a node, is NoOpinion, so
 // the next authorizer decides.
 func Node(pods PodGetter) Authorizer {
-	return nodeAuthorizer{pods: pods}
+	return NodeWithObjects(pods, nil)
+}
+
+// ObjectRefs tells whether a pod bound to node refers to the object namespace/name of resource
+// (configmaps or secrets), as the edges of Kubernetes' node authorizer graph do.
+type ObjectRefs func(ctx context.Context, node, namespace, resource, name string) (bool, error)
+
+// NodeWithObjects is Node that also lets a node read the configmaps and secrets its pods refer
+// to, one by name (a get, or a list or watch selecting metadata.name), read through refs.
+func NodeWithObjects(pods PodGetter, refs ObjectRefs) Authorizer {
+	return nodeAuthorizer{pods: pods, refs: refs}
 }
 
 type nodeAuthorizer struct {
 	pods PodGetter
+	refs ObjectRefs
 }
+
+// podObjects are the resources a node reads only when a pod bound to it refers to them.
+var podObjects = map[string]bool{"/configmaps": true, "/secrets": true}
 
 var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 
@@ -112,6 +126,9 @@ func (n nodeAuthorizer) Authorize(ctx context.Context, a Attributes) (Decision, 
 	if readVerbs[a.Verb] && readable[resource] && (a.Subresource == "" || a.Subresource == "status") {
 		return DecisionAllow, "", nil
 	}
+	if podObjects[resource] && a.Subresource == "" && readVerbs[a.Verb] {
+		return n.authorizeObject(ctx, node, a)
+	}
 	if resource == coordinationGroup+"/leases" && !nodeRole[resource+"/"][a.Verb] {
 		return DecisionNoOpinion, "can only get, create, update, patch, or delete a node lease", nil
 	}
@@ -121,6 +138,25 @@ func (n nodeAuthorizer) Authorize(ctx context.Context, a Attributes) (Decision, 
 	reason, err := restrict(ctx, node, a, n.pods)
 	if err != nil || reason != "" {
 		return DecisionNoOpinion, reason, err
+	}
+	return DecisionAllow, "", nil
+}
+
+// authorizeObject is authorizeReadNamespacedObject: one named object, referred to by a pod bound
+// to node.
+func (n nodeAuthorizer) authorizeObject(ctx context.Context, node string, a Attributes) (Decision, string, error) {
+	if a.Name == "" {
+		return DecisionNoOpinion, "No Object name found", nil
+	}
+	if n.refs == nil {
+		return DecisionNoOpinion, "", nil
+	}
+	ok, err := n.refs(ctx, node, a.Namespace, a.Resource, a.Name)
+	if err != nil {
+		return DecisionNoOpinion, "", err
+	}
+	if !ok {
+		return DecisionNoOpinion, fmt.Sprintf("no relationship found between node '%s' and this object", node), nil
 	}
 	return DecisionAllow, "", nil
 }

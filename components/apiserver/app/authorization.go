@@ -68,7 +68,7 @@ func authorizerChain(a *config.Authorization, clk clock.Clock, metrics *authz.Me
 		case apiv1.AuthorizerTypeAlwaysDeny:
 			next = authz.AlwaysDeny()
 		case apiv1.AuthorizerTypeNode:
-			next = authz.Node(node.Pod)
+			next = authz.NodeWithObjects(node.Pod, node.References)
 		case apiv1.AuthorizerTypeWebhook:
 			var err error
 			if next, err = webhookAuthorizer(c.Name, c.Webhook, a.MatchConditions[i], clk, metrics); err != nil {

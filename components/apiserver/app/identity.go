@@ -51,7 +51,7 @@ func modeAuthorizer(o *Options) (authz.Authorizer, *server.NodeAuthorization, er
 		return nil, nil, err
 	}
 	node := &server.NodeAuthorization{}
-	authorizer, err := authz.New(o.AuthorizationMode, node.Pod)
+	authorizer, err := authz.New(o.AuthorizationMode, node.Pod, node.References)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -31,7 +31,7 @@ func nodeEnv(t *testing.T, mode string) *env {
 		t.Fatal(err)
 	}
 	node := &NodeAuthorization{}
-	az, err := authz.New(mode, node.Pod)
+	az, err := authz.New(mode, node.Pod, node.References)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestNodeModeAlone(t *testing.T) {
 		t.Errorf("message\n  %s\nwant\n  %s", s.Message, want)
 	}
 	s = e.do("GET", "/api/v1/namespaces/default/secrets", nil, as("node-a")...).expectStatus(t, 403, metav1.StatusReasonForbidden)
-	if want := `secrets is forbidden: User "system:node:node-a" cannot list resource "secrets" in API group "" in the namespace "default"`; s.Message != want {
+	if want := `secrets is forbidden: User "system:node:node-a" cannot list resource "secrets" in API group "" in the namespace "default": No Object name found`; s.Message != want {
 		t.Errorf("message\n  %s\nwant\n  %s", s.Message, want)
 	}
 }

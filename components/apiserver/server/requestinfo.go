@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/fields"
+
 	"orch.io/orch/components/authz"
 )
 
@@ -47,6 +49,15 @@ func requestAttributes(r *http.Request) authz.Attributes {
 			a.Verb = "list"
 		default:
 			a.Verb = "get"
+		}
+		// A list or watch of one object by metadata.name names it, as Kubernetes'
+		// RequestInfoFactory reads it, so a node may watch a secret of its pods.
+		if a.Verb != "get" && a.Subresource == "" {
+			if sel, err := fields.ParseSelector(r.URL.Query().Get("fieldSelector")); err == nil {
+				if name, ok := sel.RequiresExactMatch("metadata.name"); ok {
+					a.Name = name
+				}
+			}
 		}
 	case http.MethodPost:
 		a.Verb = "create"

@@ -33,6 +33,7 @@ type registry struct {
 	nodes, nodeStatus                              *generic.Store
 	pods, podStatus, podBinding                    *generic.Store
 	leases                                         *generic.Store
+	configMaps, secrets                            *generic.Store
 	events                                         *generic.Store
 	csrs                                           *csrStores
 	node                                           *NodeAuthorization
@@ -79,6 +80,12 @@ func newRegistry(c Config) (*registry, error) {
 	if r.leases, err = newStore(coordination.LeaseStrategy{}, r.admit); err != nil {
 		return nil, err
 	}
+	if r.configMaps, err = newStore(core.ConfigMapStrategy{}, r.admit); err != nil {
+		return nil, err
+	}
+	if r.secrets, err = newStore(core.SecretStrategy{}, r.admit); err != nil {
+		return nil, err
+	}
 	r.namespaceStatus = r.namespaces.WithUpdates(core.NamespaceStatusStrategy{})
 	r.namespaceFinalize = r.namespaces.WithUpdates(core.NamespaceFinalizeStrategy{})
 	r.nodeStatus = r.nodes.WithUpdates(core.NodeStatusStrategy{NodeStrategy: core.NodeStrategy{Clock: c.Clock}})
@@ -101,6 +108,8 @@ func newRegistry(c Config) (*registry, error) {
 					{Name: "binding", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Binding", Handler: r.bind},
 					{Name: "eviction", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Eviction", Handler: r.evict},
 				}},
+			{Store: r.configMaps, Singular: "configmap", ShortNames: []string{"cm"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}},
+			{Store: r.secrets, Singular: "secret", SelectableFields: []string{"metadata.name", "metadata.namespace", "type"}},
 		}},
 		{GroupVersion: coordination.GroupVersion, Resources: []endpoints.Resource{
 			{Store: r.leases, Singular: "lease", SelectableFields: []string{"metadata.name", "metadata.namespace"}},
@@ -291,7 +300,7 @@ func (r *registry) sweepNamespaces(ctx context.Context) error {
 // emptyNamespace deletes what namespace holds and tells whether nothing is left.
 func (r *registry) emptyNamespace(ctx context.Context, namespace string) (bool, error) {
 	empty := true
-	for _, s := range []*generic.Store{r.events, r.pods, r.leases} {
+	for _, s := range []*generic.Store{r.events, r.pods, r.leases, r.configMaps, r.secrets} {
 		list, err := s.DeleteCollection(ctx, namespace, generic.ListOptions{}, generic.DeleteOptions{})
 		if err != nil {
 			return false, err

@@ -47,7 +47,7 @@ func (m *Manager) unsupported(pod *corev1.Pod) string {
 			return fmt.Sprintf("static pods may not reference %s", res)
 		}
 	}
-	if field := apiReferenceField(pod); field != "" {
+	if field := apiReferenceField(pod, m.objects != nil); field != "" {
 		return fmt.Sprintf("%s: reading API objects is not supported by this orchlet", field)
 	}
 	if pod.Spec.RuntimeClassName != nil && *pod.Spec.RuntimeClassName != "" {
@@ -118,14 +118,15 @@ func apiObjectReference(pod *corev1.Pod) string {
 }
 
 // apiReferenceField names the first container field that reads an API object (or a file of
-// another container), which this agent, with no API client, cannot resolve.
-func apiReferenceField(pod *corev1.Pod) string {
+// another container) this agent cannot resolve: configmaps and secrets unless objects (it has an
+// API client), files of other containers and resource claims in any case.
+func apiReferenceField(pod *corev1.Pod, objects bool) string {
 	for _, set := range []struct {
 		path string
 		cs   []corev1.Container
 	}{{"spec.initContainers", pod.Spec.InitContainers}, {"spec.containers", pod.Spec.Containers}} {
 		for i, c := range set.cs {
-			if len(c.EnvFrom) > 0 {
+			if len(c.EnvFrom) > 0 && !objects {
 				return fmt.Sprintf("%s[%d].envFrom", set.path, i)
 			}
 			for j, e := range c.Env {
@@ -134,9 +135,9 @@ func apiReferenceField(pod *corev1.Pod) string {
 				}
 				at := fmt.Sprintf("%s[%d].env[%d].valueFrom", set.path, i, j)
 				switch {
-				case e.ValueFrom.ConfigMapKeyRef != nil:
+				case e.ValueFrom.ConfigMapKeyRef != nil && !objects:
 					return at + ".configMapKeyRef"
-				case e.ValueFrom.SecretKeyRef != nil:
+				case e.ValueFrom.SecretKeyRef != nil && !objects:
 					return at + ".secretKeyRef"
 				case e.ValueFrom.FileKeyRef != nil:
 					return at + ".fileKeyRef"

@@ -156,7 +156,7 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	}
 	// generateContainerConfig's order: the run options (env, volume mounts), then the image's user
 	// (asked for the image as the pod names it) checked against runAsNonRoot, then the rest.
-	envs, vars, err := m.containerEnv(p, c)
+	envs, vars, err := m.containerEnv(ctx, p, c)
 	if err != nil {
 		return nil, err
 	}

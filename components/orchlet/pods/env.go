@@ -2,6 +2,7 @@ package pods
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -62,16 +63,31 @@ func mappingFor(vars map[string]string) func(string) string {
 	}
 }
 
-// containerEnv is the kubelet's makeEnvironmentVariables for a pod without API objects: each
-// value expanded against the variables declared before it, or read from the pod (fieldRef) or
-// the container's resources (resourceFieldRef). The kubelet sends them in a map's order; here they
-// keep the order they are declared in, a later duplicate taking the earlier one's place.
-func (m *Manager) containerEnv(p *podState, c *corev1.Container) ([]*runtimeapi.KeyValue, map[string]string, error) {
+// containerEnv is the kubelet's makeEnvironmentVariables: envFrom's variables first, then each
+// of env's, its value expanded against the variables before it, or read from the pod (fieldRef),
+// the container's resources (resourceFieldRef) or a configmap or secret (in API-server mode).
+// The kubelet sends them in a map's order; here they keep the order they are declared in, a later
+// duplicate taking the earlier one's place.
+func (m *Manager) containerEnv(ctx context.Context, p *podState, c *corev1.Container) ([]*runtimeapi.KeyValue, map[string]string, error) {
 	vars := map[string]string{}
 	var order []string
+	if m.objects != nil {
+		if err := m.envFromObjects(ctx, p, c, vars, &order); err != nil {
+			return nil, nil, err
+		}
+	}
 	for _, e := range c.Env {
 		v := e.Value
 		switch {
+		case m.objects != nil && e.ValueFrom != nil && (e.ValueFrom.ConfigMapKeyRef != nil || e.ValueFrom.SecretKeyRef != nil):
+			value, skip, err := m.envKeyRef(ctx, p, e.ValueFrom)
+			if err != nil {
+				return nil, nil, err
+			}
+			if skip {
+				continue
+			}
+			v = value
 		case v != "":
 			v = expand(v, mappingFor(vars))
 		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:

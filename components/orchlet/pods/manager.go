@@ -136,6 +136,7 @@ type Manager struct {
 	inbox     handoff[sources.Update]
 	evictions handoff[evictRequest]
 	admit     AdmitFunc
+	objects   Objects // nil: no API server to read configmaps and secrets from
 	wake      chan struct{}
 
 	callMu       sync.Mutex

@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +16,8 @@ const ReasonFailedCreatePodContainer = "FailedCreatePodContainer"
 
 // preparePod makes what the pod needs on the host before its sandbox, as the kubelet's SyncPod
 // does: the pod cgroup (pod container manager's EnsureExists) and its volumes.
-func (m *Manager) preparePod(p *podState) error {
-	if err := m.setUpVolumes(p); err != nil {
+func (m *Manager) preparePod(ctx context.Context, p *podState) error {
+	if err := m.setUpVolumes(ctx, p); err != nil {
 		return err
 	}
 	if name := m.podCgroupName(p.pod); name != nil && m.node.Cgroups != nil {

@@ -205,6 +205,7 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 	case p.evicted != nil:
 		err = m.killEvicted(ctx, p)
 	default:
+		m.refreshObjectVolumes(ctx, p)
 		err = m.syncPod(ctx, p)
 	}
 	now := m.clk.Now()
@@ -436,6 +437,9 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		}
 		for i := range pod.Spec.Containers {
 			if err := m.syncContainer(ctx, p, in, &pod.Spec.Containers[i], policy); err != nil {
+				// Published with the failure: the reason a container waits (a configmap not
+				// found) shows while the syncs that keep failing back off.
+				m.setStatus(p, in.statuses)
 				return err
 			}
 		}
@@ -653,7 +657,7 @@ func (m *Manager) killStale(ctx context.Context, p *podState, sbs []*runtimeapi.
 }
 
 func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) error {
-	if err := m.preparePod(p); err != nil {
+	if err := m.preparePod(ctx, p); err != nil {
 		return err
 	}
 	cfg := m.sandboxConfig(p.pod, attempt)

@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -77,9 +78,19 @@ func (m *Manager) unsupportedVolume(pod *corev1.Pod) string {
 				return fmt.Sprintf("%s.emptyDir.medium: %s: volume %q: only the node's disk and Memory are supported", at, v.EmptyDir.Medium, v.Name)
 			}
 		case "hostPath", "downwardAPI":
+		case "configMap", "secret":
+			if m.objects == nil {
+				return fmt.Sprintf("%s: volume %q of type %s is not supported by this orchlet", at, v.Name, t)
+			}
 		case "projected":
 			for j, s := range v.Projected.Sources {
-				if s.DownwardAPI == nil {
+				switch {
+				case s.DownwardAPI != nil:
+				case (s.ConfigMap != nil || s.Secret != nil) && m.objects != nil:
+				case m.objects != nil:
+					// serviceAccountToken and the others stay refused: no tokens are issued.
+					return fmt.Sprintf("%s.projected.sources[%d]: volume %q: only downwardAPI, configMap and secret sources are supported by this orchlet", at, j, v.Name)
+				default:
 					return fmt.Sprintf("%s.projected.sources[%d]: volume %q: only downwardAPI sources are supported by this orchlet", at, j, v.Name)
 				}
 			}
@@ -117,6 +128,10 @@ func (m *Manager) volumePath(pod *corev1.Pod, v *corev1.Volume) string {
 		return filepath.Join(m.podDir(pod), "volumes", emptyDirPlugin, v.Name)
 	case v.DownwardAPI != nil:
 		return filepath.Join(m.podDir(pod), "volumes", downwardAPIPlugin, v.Name)
+	case v.ConfigMap != nil:
+		return filepath.Join(m.podDir(pod), "volumes", configMapPlugin, v.Name)
+	case v.Secret != nil:
+		return filepath.Join(m.podDir(pod), "volumes", secretPlugin, v.Name)
 	}
 	return filepath.Join(m.podDir(pod), "volumes", projectedPlugin, v.Name)
 }
@@ -124,11 +139,11 @@ func (m *Manager) volumePath(pod *corev1.Pod, v *corev1.Volume) string {
 // setUpVolumes is the volume manager's WaitForAttachAndMount for the supported plugins: emptyDir
 // made world-writable (on a tmpfs for medium Memory), hostPath checked by type, downward API
 // files written. A failure is the kubelet's FailedMount event, and the pod waits.
-func (m *Manager) setUpVolumes(p *podState) error {
+func (m *Manager) setUpVolumes(ctx context.Context, p *podState) error {
 	pod := p.pod
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		if err := m.setUpVolume(p, v); err != nil {
+		if err := m.setUpVolume(ctx, p, v); err != nil {
 			m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
 			return fmt.Errorf("volume %s: %w", v.Name, err)
 		}
@@ -136,8 +151,8 @@ func (m *Manager) setUpVolumes(p *podState) error {
 	return nil
 }
 
-func (m *Manager) setUpVolume(p *podState, v *corev1.Volume) error {
-	if err := m.setUpVolumeFiles(p, v); err != nil {
+func (m *Manager) setUpVolume(ctx context.Context, p *podState, v *corev1.Volume) error {
+	if err := m.setUpVolumeFiles(ctx, p, v); err != nil {
 		return err
 	}
 	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume.
@@ -169,7 +184,7 @@ func setVolumeOwnership(dir string, fsGroup int64) error {
 	})
 }
 
-func (m *Manager) setUpVolumeFiles(p *podState, v *corev1.Volume) error {
+func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.Volume) error {
 	dir := m.volumePath(p.pod, v)
 	switch {
 	case v.HostPath != nil:
@@ -178,29 +193,45 @@ func (m *Manager) setUpVolumeFiles(p *podState, v *corev1.Volume) error {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return err
 		}
-		mounted := m.tmpfs[p.pod.UID]
-		if v.EmptyDir.Medium == corev1.StorageMediumMemory && !mounted[dir] {
-			if err := m.node.Tmpfs.MountTmpfs(dir, m.emptyDirMemorySize(p.pod, v.EmptyDir)); err != nil {
+		if v.EmptyDir.Medium == corev1.StorageMediumMemory {
+			if err := m.mountTmpfs(p, dir, m.emptyDirMemorySize(p.pod, v.EmptyDir)); err != nil {
 				return err
 			}
-			if mounted == nil {
-				mounted = map[string]bool{}
-				m.tmpfs[p.pod.UID] = mounted
-			}
-			mounted[dir] = true
 		}
 		// The empty_dir plugin's setupDir: world-writable whatever the umask.
 		return os.Chmod(dir, 0o777)
 	case v.DownwardAPI != nil:
 		return m.writeDownwardAPI(p, dir, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
-	case v.Projected != nil:
-		var items []corev1.DownwardAPIVolumeFile
-		for _, s := range v.Projected.Sources {
-			items = append(items, s.DownwardAPI.Items...)
+	case v.Secret != nil && m.node.Tmpfs != nil:
+		// The secret plugin wraps a memory emptyDir: a secret never reaches the node's disk.
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return err
 		}
-		return m.writeDownwardAPI(p, dir, items, v.Projected.DefaultMode)
+		if err := m.mountTmpfs(p, dir, m.emptyDirMemorySize(p.pod, &corev1.EmptyDirVolumeSource{})); err != nil {
+			return err
+		}
+		return m.writeObjectVolume(ctx, p, v)
+	case v.ConfigMap != nil, v.Secret != nil, v.Projected != nil:
+		return m.writeObjectVolume(ctx, p, v)
 	}
 	return fmt.Errorf("unsupported volume type %s", volumeType(v))
+}
+
+// mountTmpfs mounts a tmpfs of size on dir once for the pod's lifetime; teardown unmounts it.
+func (m *Manager) mountTmpfs(p *podState, dir string, size int64) error {
+	mounted := m.tmpfs[p.pod.UID]
+	if mounted[dir] {
+		return nil
+	}
+	if err := m.node.Tmpfs.MountTmpfs(dir, size); err != nil {
+		return err
+	}
+	if mounted == nil {
+		mounted = map[string]bool{}
+		m.tmpfs[p.pod.UID] = mounted
+	}
+	mounted[dir] = true
+	return nil
 }
 
 // emptyDirMemorySize is the empty_dir plugin's calculateEmptyDirMemorySize: the sizeLimit, no
@@ -462,13 +493,13 @@ func (m *Manager) podUpdated(p *podState) {
 	}
 	for i := range p.pod.Spec.Volumes {
 		v := &p.pod.Spec.Volumes[i]
-		if v.DownwardAPI == nil && v.Projected == nil {
-			continue
+		if (v.DownwardAPI == nil && v.Projected == nil) || readsObjects(v) {
+			continue // a projection of objects is rewritten on the pod's next sync
 		}
 		if _, err := os.Lstat(filepath.Join(m.volumePath(p.pod, v), "..data")); err != nil {
 			continue // not set up yet: the sandbox's setup writes it
 		}
-		if err := m.setUpVolume(p, v); err != nil {
+		if err := m.setUpVolume(context.Background(), p, v); err != nil {
 			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
 		}
 	}
@@ -478,6 +509,14 @@ func (m *Manager) podUpdated(p *podState) {
 // directory, then ..data switched to it by one rename, each top-level name a link through ..data.
 func (m *Manager) writeDownwardAPI(p *podState, dir string, items []corev1.DownwardAPIVolumeFile, defaultMode *int32) error {
 	files := map[string]fileContent{}
+	if err := m.downwardAPIFiles(p, items, defaultMode, files); err != nil {
+		return err
+	}
+	return atomicWrite(dir, files, m.clk.Now().Format("2006_01_02_15_04_05."))
+}
+
+// downwardAPIFiles adds the files of downward API items to files.
+func (m *Manager) downwardAPIFiles(p *podState, items []corev1.DownwardAPIVolumeFile, defaultMode *int32, files map[string]fileContent) error {
 	for _, it := range items {
 		data, err := m.downwardAPIFile(p, it)
 		if err != nil {
@@ -492,7 +531,7 @@ func (m *Manager) writeDownwardAPI(p *podState, dir string, items []corev1.Downw
 		}
 		files[it.Path] = fileContent{data: []byte(data), mode: fs.FileMode(mode)}
 	}
-	return atomicWrite(dir, files, m.clk.Now().Format("2006_01_02_15_04_05."))
+	return nil
 }
 
 type fileContent struct {

@@ -1,0 +1,247 @@
+package pods
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Objects reads the configmaps and secrets pods refer to from the API server; a missing object is
+// a NotFound Status error (`configmap "x" not found`). Only an agent in API-server mode has one.
+type Objects interface {
+	GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+}
+
+// SetObjects gives the workers the API's configmaps and secrets; call it before Run. Without it,
+// pods that read them are refused by name.
+func (m *Manager) SetObjects(o Objects) { m.objects = o }
+
+// Volume plugin directories of the API object volumes, Kubernetes' escaped names renamed.
+const (
+	configMapPlugin = "orch.io~configmap"
+	secretPlugin    = "orch.io~secret"
+)
+
+// ReasonInvalidEnvironmentVariableNames is the kubelet's event for envFrom keys it skipped.
+const ReasonInvalidEnvironmentVariableNames = "InvalidEnvironmentVariableNames"
+
+// objectData is the data of a configmap or secret a volume or an env reference reads: found false
+// when it does not exist and optional says that is fine.
+type objectData struct {
+	data  map[string][]byte
+	found bool
+}
+
+// readObject reads the configmap (secret false) or secret namespace/name. A missing optional
+// object is empty; a missing required one is the API's NotFound error, as the kubelet reports it.
+func (m *Manager) readObject(ctx context.Context, secret bool, namespace, name string, optional *bool) (objectData, error) {
+	if secret {
+		s, err := m.objects.GetSecret(ctx, namespace, name)
+		if err != nil {
+			if apierrors.IsNotFound(err) && isTrue(optional) {
+				return objectData{}, nil
+			}
+			return objectData{}, err
+		}
+		return objectData{data: s.Data, found: true}, nil
+	}
+	cm, err := m.objects.GetConfigMap(ctx, namespace, name)
+	if err != nil {
+		if apierrors.IsNotFound(err) && isTrue(optional) {
+			return objectData{}, nil
+		}
+		return objectData{}, err
+	}
+	data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data[k] = v
+	}
+	return objectData{data: data, found: true}, nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// objectFiles are the files of a configMap or secret volume (or projection): every key, or the
+// items named, with their modes, as the kubelet's configmap and secret plugins' MakePayload.
+func (m *Manager) objectFiles(ctx context.Context, p *podState, secret bool, name string, items []corev1.KeyToPath, defaultMode *int32, optional *bool, files map[string]fileContent) error {
+	obj, err := m.readObject(ctx, secret, p.pod.Namespace, name, optional)
+	if err != nil {
+		return err
+	}
+	mode := int32(corev1.ConfigMapVolumeSourceDefaultMode)
+	if defaultMode != nil {
+		mode = *defaultMode
+	}
+	if len(items) == 0 {
+		for k, v := range obj.data {
+			files[k] = fileContent{data: v, mode: fs.FileMode(mode)}
+		}
+		return nil
+	}
+	for _, it := range items {
+		v, ok := obj.data[it.Key]
+		if !ok {
+			if isTrue(optional) {
+				continue
+			}
+			if secret {
+				return fmt.Errorf("references non-existent secret key: %s", it.Key)
+			}
+			return fmt.Errorf("configmap references non-existent config key: %s", it.Key)
+		}
+		itemMode := mode
+		if it.Mode != nil {
+			itemMode = *it.Mode
+		}
+		files[it.Path] = fileContent{data: v, mode: fs.FileMode(itemMode)}
+	}
+	return nil
+}
+
+// writeObjectVolume writes a configMap, secret or projected volume with AtomicWriter's layout.
+func (m *Manager) writeObjectVolume(ctx context.Context, p *podState, v *corev1.Volume) error {
+	files := map[string]fileContent{}
+	var err error
+	switch s := v.VolumeSource; {
+	case s.ConfigMap != nil:
+		err = m.objectFiles(ctx, p, false, s.ConfigMap.Name, s.ConfigMap.Items, s.ConfigMap.DefaultMode, s.ConfigMap.Optional, files)
+	case s.Secret != nil:
+		err = m.objectFiles(ctx, p, true, s.Secret.SecretName, s.Secret.Items, s.Secret.DefaultMode, s.Secret.Optional, files)
+	case s.Projected != nil:
+		mode := s.Projected.DefaultMode
+		if mode == nil {
+			d := int32(corev1.ProjectedVolumeSourceDefaultMode)
+			mode = &d
+		}
+		for _, src := range s.Projected.Sources {
+			switch {
+			case err != nil:
+			case src.ConfigMap != nil:
+				err = m.objectFiles(ctx, p, false, src.ConfigMap.Name, src.ConfigMap.Items, mode, src.ConfigMap.Optional, files)
+			case src.Secret != nil:
+				err = m.objectFiles(ctx, p, true, src.Secret.Name, src.Secret.Items, mode, src.Secret.Optional, files)
+			case src.DownwardAPI != nil:
+				err = m.downwardAPIFiles(p, src.DownwardAPI.Items, mode, files)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return atomicWrite(m.volumePath(p.pod, v), files, m.clk.Now().Format("2006_01_02_15_04_05."))
+}
+
+// readsObjects tells whether v is a volume whose files come from the API's objects.
+func readsObjects(v *corev1.Volume) bool {
+	if v.ConfigMap != nil || v.Secret != nil {
+		return true
+	}
+	if v.Projected != nil {
+		for _, s := range v.Projected.Sources {
+			if s.ConfigMap != nil || s.Secret != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refreshObjectVolumes rewrites the set-up volumes that read configmaps and secrets, as the
+// kubelet's volume manager remounts them on each sync of a running pod: an object changed reaches
+// the files within a sync period; a file that would not change is not rewritten.
+func (m *Manager) refreshObjectVolumes(ctx context.Context, p *podState) {
+	if m.objects == nil {
+		return
+	}
+	for i := range p.pod.Spec.Volumes {
+		v := &p.pod.Spec.Volumes[i]
+		if !readsObjects(v) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(m.volumePath(p.pod, v), "..data")); err != nil {
+			continue // not set up yet: the sandbox's setup writes it
+		}
+		if err := m.setUpVolume(ctx, p, v); err != nil {
+			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
+		}
+	}
+}
+
+// envFromObjects adds the variables of c's envFrom to vars, in key order, as the kubelet's
+// makeEnvironmentVariables: a prefix prepended, keys that are not valid names skipped with an
+// event, a missing optional object skipped.
+func (m *Manager) envFromObjects(ctx context.Context, p *podState, c *corev1.Container, vars map[string]string, order *[]string) error {
+	for _, from := range c.EnvFrom {
+		secret, name, optional, kind := false, "", (*bool)(nil), "configMap"
+		switch {
+		case from.ConfigMapRef != nil:
+			name, optional = from.ConfigMapRef.Name, from.ConfigMapRef.Optional
+		case from.SecretRef != nil:
+			secret, name, optional, kind = true, from.SecretRef.Name, from.SecretRef.Optional, "secret"
+		default:
+			continue
+		}
+		obj, err := m.readObject(ctx, secret, p.pod.Namespace, name, optional)
+		if err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(obj.data))
+		for k := range obj.data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var invalid []string
+		for _, k := range keys {
+			name := from.Prefix + k
+			if len(validation.IsEnvVarName(name)) > 0 {
+				invalid = append(invalid, name)
+				continue
+			}
+			if _, ok := vars[name]; !ok {
+				*order = append(*order, name)
+			}
+			vars[name] = string(obj.data[k])
+		}
+		if len(invalid) > 0 {
+			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonInvalidEnvironmentVariableNames, "Env",
+				"Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.", strings.Join(invalid, ", "), kind, p.pod.Namespace, name)
+		}
+	}
+	return nil
+}
+
+// envKeyRef is the value of a configMapKeyRef or secretKeyRef; skip is true for a missing
+// optional object or key.
+func (m *Manager) envKeyRef(ctx context.Context, p *podState, src *corev1.EnvVarSource) (value string, skip bool, err error) {
+	secret, name, key, optional, kind := false, "", "", (*bool)(nil), "ConfigMap"
+	if r := src.ConfigMapKeyRef; r != nil {
+		name, key, optional = r.Name, r.Key, r.Optional
+	} else {
+		r := src.SecretKeyRef
+		secret, name, key, optional, kind = true, r.Name, r.Key, r.Optional, "Secret"
+	}
+	obj, err := m.readObject(ctx, secret, p.pod.Namespace, name, optional)
+	if err != nil {
+		return "", false, err
+	}
+	v, ok := obj.data[key]
+	if !ok {
+		if isTrue(optional) {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, kind, p.pod.Namespace, name)
+	}
+	return string(v), false, nil
+}

@@ -73,7 +73,7 @@ scenarios:
 ## static pod running, a crash loop backing off, the pull policies, the pod torn down; image and
 ## dead-container garbage collection on containerd
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, fakecri, the simulator at
 ## scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8

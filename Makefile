@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd kubectl clean
+.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -24,6 +24,7 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e ./cmd/orchlet/
+	$(GO) vet -tags e2e,benchnode ./cmd/orchlet/
 	@if git grep -nE 'time\.(Now|Sleep|After|AfterFunc|Since|Until|NewTicker|NewTimer|Tick)\(' -- \
 		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*'; then \
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi
@@ -85,6 +86,13 @@ bench:
 	$(GO) test -run '^$$' -bench BenchmarkAPIServerMode100Pods -benchtime 3x ./cmd/orchlet/
 	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
 	$(GO) run ./cmd/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/orchload.json $(BENCHFLAGS)
+
+## bench-node: orchlet side by side with Kubernetes' kubelet (built by `make peers`) on a containerd
+## of its own (needs root, Debian's containerd, runc and busybox-static), each run twice, alternating:
+## one static pod to Running, 100 at once, RSS idle and at 100 pods, CPU over 60s at 100 pods, and
+## the ratios orchlet/kubelet against issue 13's targets; about 12 minutes
+bench-node: $(PEERS)/kube-apiserver
+	ORCH_PEER_KUBELET=$(PEERS)/kubelet $(GO) test -tags e2e,benchnode -count=1 -v -timeout 40m -run '^TestBenchNode$$' ./cmd/orchlet/
 
 ## bench-sim: the simulator's scale figures alone (24 simulated hours of a 110-pod node, 100 such
 ## nodes for an hour, 1,000 API-server-mode nodes for an hour); SIM_HOURS=0.1 for a short look

@@ -87,13 +87,6 @@ bench:
 	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
 	$(GO) run ./cmd/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/orchload.json $(BENCHFLAGS)
 
-## bench-node: orchlet side by side with Kubernetes' kubelet (built by `make peers`) on a containerd
-## of its own (needs root, Debian's containerd, runc and busybox-static), each run twice, alternating:
-## one static pod to Running, 100 at once, RSS idle and at 100 pods, CPU over 60s at 100 pods, and
-## the ratios orchlet/kubelet against issue 13's targets; about 12 minutes
-bench-node: $(PEERS)/kube-apiserver
-	ORCH_PEER_KUBELET=$(PEERS)/kubelet $(GO) test -tags e2e,benchnode -count=1 -v -timeout 40m -run '^TestBenchNode$$' ./cmd/orchlet/
-
 ## bench-sim: the simulator's scale figures alone (24 simulated hours of a 110-pod node, 100 such
 ## nodes for an hour, 1,000 API-server-mode nodes for an hour); SIM_HOURS=0.1 for a short look
 bench-sim:
@@ -115,6 +108,13 @@ $(PEERS)/kube-apiserver:
 	printf '//go:build tools\n\npackage peers\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubelet"\n)\n' > tools.go && \
 	$(GO) mod tidy && $(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kubelet k8s.io/kubernetes/cmd/kubelet && \
 	$(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+
+## bench-node: orchlet side by side with Kubernetes' kubelet (built by `make peers`) on a containerd
+## of its own (needs root, Debian's containerd, runc and busybox-static), each run twice, alternating:
+## one static pod to Running, 100 at once, RSS idle and at 100 pods, CPU over 60s at 100 pods, and
+## the ratios orchlet/kubelet against issue 13's targets; about 12 minutes
+bench-node: $(PEERS)/kube-apiserver
+	ORCH_PEER_KUBELET=$(PEERS)/kubelet $(GO) test -tags e2e,benchnode -count=1 -v -timeout 40m -run '^TestBenchNode$$' ./cmd/orchlet/
 
 ## bench-peers: orch-apiserver and Kubernetes' kube-apiserver on its own etcd, measured by orchload in
 ## one sitting, alternating, twice each; prints every figure and the ratios (above 1: orch better)

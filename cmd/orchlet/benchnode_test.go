@@ -184,6 +184,12 @@ func runBenchAgent(t *testing.T, endpoint string, rs cri.RuntimeService, a bench
 	}
 	defer func() {
 		stop()
+		// The kubelet bind-mounts its root directory onto itself (rshared) and leaves it so.
+		for _, m := range mountsUnder(dir) {
+			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
+				t.Errorf("unmounting %s left by %s: %v", m, a.name, err)
+			}
+		}
 		if t.Failed() {
 			log, _ := os.ReadFile(logFile.Name())
 			t.Logf("%s log (last 8000 bytes):\n%s", a.name, tail(log, 8000))

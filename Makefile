@@ -72,7 +72,8 @@ scenarios:
 
 ## e2e-containerd: orchlet on containerd + runc (Debian's packages; needs root) and on fakecri: a
 ## static pod running, a crash loop backing off, the pull policies, the pod torn down; image and
-## dead-container garbage collection on containerd
+## dead-container garbage collection on containerd; issue 13's web pod on containerd (init before
+## app, readiness gating Ready, preStop before the kill, runAsUser, cgroup limits)
 e2e-containerd:
 	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd)$$' ./cmd/orchlet/
 

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd kubectl clean
+.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -24,6 +24,7 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e ./cmd/orchlet/
+	$(GO) vet -tags e2e,benchnode ./cmd/orchlet/
 	@if git grep -nE 'time\.(Now|Sleep|After|AfterFunc|Since|Until|NewTicker|NewTimer|Tick)\(' -- \
 		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*'; then \
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi
@@ -71,9 +72,10 @@ scenarios:
 
 ## e2e-containerd: orchlet on containerd + runc (Debian's packages; needs root) and on fakecri: a
 ## static pod running, a crash loop backing off, the pull policies, the pod torn down; image and
-## dead-container garbage collection on containerd
+## dead-container garbage collection on containerd; issue 13's web pod on containerd (init before
+## app, readiness gating Ready, preStop before the kill, runAsUser, cgroup limits)
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, fakecri, the simulator at
 ## scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8
@@ -107,6 +109,13 @@ $(PEERS)/kube-apiserver:
 	printf '//go:build tools\n\npackage peers\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubelet"\n)\n' > tools.go && \
 	$(GO) mod tidy && $(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kubelet k8s.io/kubernetes/cmd/kubelet && \
 	$(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+
+## bench-node: orchlet side by side with Kubernetes' kubelet (built by `make peers`) on a containerd
+## of its own (needs root, Debian's containerd, runc and busybox-static), each run twice, alternating:
+## one static pod to Running, 100 at once, RSS idle and at 100 pods, CPU over 60s at 100 pods, and
+## the ratios orchlet/kubelet against issue 13's targets; about 12 minutes
+bench-node: $(PEERS)/kube-apiserver
+	ORCH_PEER_KUBELET=$(PEERS)/kubelet $(GO) test -tags e2e,benchnode -count=1 -v -timeout 40m -run '^TestBenchNode$$' ./cmd/orchlet/
 
 ## bench-peers: orch-apiserver and Kubernetes' kube-apiserver on its own etcd, measured by orchload in
 ## one sitting, alternating, twice each; prints every figure and the ratios (above 1: orch better)

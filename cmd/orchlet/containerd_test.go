@@ -647,7 +647,7 @@ func writeBusyboxImages(path string, images map[string][]string) error {
 	if _, err := lw.Write(busybox); err != nil {
 		return err
 	}
-	for _, applet := range []string{"sh", "sleep", "echo", "true", "false", "cat", "ls", "ps"} {
+	for _, applet := range []string{"sh", "sleep", "echo", "true", "false", "cat", "ls", "ps", "id"} {
 		if err := lw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + applet, Linkname: "busybox", Mode: 0o777, ModTime: mtime}); err != nil {
 			return err
 		}

@@ -119,15 +119,21 @@ func validateContent(e, old *eventsv1.Event) field.ErrorList {
 	// unchanged tells, on update, that a field holds the value already stored.
 	unchanged := func(get func(*eventsv1.Event) string) bool { return old != nil && get(e) == get(old) }
 
-	// regarding.namespace must be the event's namespace; it may be empty (a cluster-scoped object)
-	// only for an event in default or orch-system. Kubernetes checks the mismatch of two non-empty
-	// namespaces only for events without eventTime; orch checks it always, as the rule reads and as
-	// every event recorder behaves (they put an event in the namespace of its object). An event without
-	// a namespace is reported at metadata.namespace only; on update the rule follows regarding.namespace
-	// (a changed metadata.namespace is reported as immutable, once).
+	// regarding.namespace, as Kubernetes' legacyValidateEvent has it: an event with eventTime (every
+	// valid one) may be about an object in any namespace, but may leave regarding.namespace empty (a
+	// cluster-scoped object) only in default or orch-system; one without eventTime must name its own
+	// namespace, or none from default. An event without a namespace is reported at
+	// metadata.namespace only; on update the rule follows regarding.namespace (a changed
+	// metadata.namespace is reported as immutable, once).
 	if !unchanged(func(x *eventsv1.Event) string { return x.Regarding.Namespace }) && e.Namespace != "" {
 		rn := e.Regarding.Namespace
-		if (rn == "" && e.Namespace != NamespaceDefault && e.Namespace != NamespaceSystem) || (rn != "" && rn != e.Namespace) {
+		var mismatch bool
+		if e.EventTime.IsZero() {
+			mismatch = (rn == "" && e.Namespace != NamespaceDefault) || (rn != "" && rn != e.Namespace)
+		} else {
+			mismatch = rn == "" && e.Namespace != NamespaceDefault && e.Namespace != NamespaceSystem
+		}
+		if mismatch {
 			errs = append(errs, field.Invalid(pathRegardingNamespace, rn, msgNsMismatch))
 		}
 	}

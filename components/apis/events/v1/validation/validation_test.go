@@ -219,7 +219,8 @@ func TestValidateCreate(t *testing.T) {
 		{"deprecatedLastTimestamp set", func(e *eventsv1.Event) { e.DeprecatedLastTimestamp = metav1.NewTime(t0) },
 			[]cause{invalid("deprecatedLastTimestamp", `"": needs to be unset`)}},
 
-		// regarding.namespace: the event's namespace; empty only in default or orch-system.
+		// regarding.namespace: any namespace for an event with eventTime; empty only in default or
+		// orch-system.
 		{"regarding cluster-scoped in default", func(e *eventsv1.Event) { e.Regarding = corev1.ObjectReference{Kind: "Node", Name: "node-1"} }, nil},
 		{"regarding cluster-scoped in orch-system", func(e *eventsv1.Event) {
 			e.Namespace, e.Regarding = "orch-system", corev1.ObjectReference{Kind: "Node", Name: "node-1"}
@@ -229,10 +230,8 @@ func TestValidateCreate(t *testing.T) {
 		}, []cause{invalid("regarding.namespace", `"": does not match event.namespace`)}},
 		{"regarding empty in team-a", func(e *eventsv1.Event) { e.Namespace, e.Regarding.Namespace = "team-a", "" },
 			[]cause{invalid("regarding.namespace", `"": does not match event.namespace`)}},
-		{"regarding other namespace", func(e *eventsv1.Event) { e.Namespace, e.Regarding.Namespace = "team-a", "team-b" },
-			[]cause{invalid("regarding.namespace", `"team-b": does not match event.namespace`)}},
-		{"regarding other namespace from default", func(e *eventsv1.Event) { e.Regarding.Namespace = "team-b" },
-			[]cause{invalid("regarding.namespace", `"team-b": does not match event.namespace`)}},
+		{"regarding other namespace", func(e *eventsv1.Event) { e.Namespace, e.Regarding.Namespace = "team-a", "team-b" }, nil},
+		{"regarding other namespace from default", func(e *eventsv1.Event) { e.Regarding.Namespace = "team-b" }, nil},
 		{"regarding same namespace in orch-system", func(e *eventsv1.Event) {
 			e.Namespace, e.Regarding.Namespace = "orch-system", "orch-system"
 		}, nil},
@@ -421,7 +420,6 @@ func TestValidateUpdate(t *testing.T) {
 			[]cause{required("eventTime"), immutable("eventTime", `null`)}},
 		{"regarding moved to another namespace", nil, func(e *eventsv1.Event) { e.Regarding.Namespace = "team-b" },
 			[]cause{
-				invalid("regarding.namespace", `"team-b": does not match event.namespace`),
 				immutable("regarding", `{"kind":"Pod","namespace":"team-b","name":"web-0","uid":"11111111-2222-3333-4444-555555555555","apiVersion":"v1"}`),
 			}},
 

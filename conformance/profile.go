@@ -19,6 +19,10 @@ type Profile struct {
 	ConfigCheck *ConfigCheckProfile `json:"configCheck,omitempty"`
 	Agent       *AgentProfile       `json:"agent,omitempty"`
 	Runtime     *RuntimeProfile     `json:"runtime,omitempty"`
+	// NotApplicable maps a scenario tag (without the @: rule:<id> or component:<name>) to why the
+	// implementation cannot be asked about it; its scenarios are reported not applicable with that
+	// reason instead of run.
+	NotApplicable map[string]string `json:"notApplicable,omitempty"`
 }
 
 // RuntimeProfile starts a CRI runtime for a scenario's agent: fakecri or anything with its control

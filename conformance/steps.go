@@ -83,9 +83,16 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 		sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
 			*w = World{t: t, creds: "valid", suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
 			rec.Start(p)
+			// The profile's reasons first: they say more than a missing component.
+			for _, tag := range p.Tags {
+				if reason := t.Profile.NotApplicable[strings.TrimPrefix(tag.Name, "@")]; reason != "" {
+					rec.NotApplicable(p, reason)
+					return ctx, godog.ErrSkip
+				}
+			}
 			for _, tag := range p.Tags {
 				if c, ok := strings.CutPrefix(tag.Name, ComponentTagPrefix); ok && !t.Has(c) {
-					rec.NotApplicable(p, c)
+					rec.NotApplicable(p, "the target has no "+c)
 					return ctx, godog.ErrSkip
 				}
 			}

@@ -127,7 +127,7 @@ FILTER ?=
 conformance-peers: peers
 	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/orch -filter='$(FILTER)'
 	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath $(PEER_TARGET)) -reports=$(CURDIR)/reports/peers/peer -filter='$(FILTER)'
-	$(GO) test -count=1 -run '^$$' ./conformance/ -args -compare=$(CURDIR)/reports/peers/orch/rules.json,$(CURDIR)/reports/peers/peer/rules.json | grep -v '^ok\s' | tee $(CURDIR)/reports/peers/table.txt
+	$(GO) test -count=1 -v -run '^$$' ./conformance/ -args -compare=$(CURDIR)/reports/peers/orch/rules.json,$(CURDIR)/reports/peers/peer/rules.json | grep -v '^ok\s' | tee $(CURDIR)/reports/peers/table.txt
 
 ## fuzz-config: fuzz every configuration loader for FUZZTIME each (new corpus lands in testdata/fuzz)
 FUZZTIME ?= 5m

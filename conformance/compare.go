@@ -104,7 +104,7 @@ func Compare(orch, peer RuleResults) Comparison {
 		if o != p {
 			line := fmt.Sprintf("%s: orch %s, peer %s", id, orNotRun(o), orNotRun(p))
 			if d := peer.Details[id]; d != "" && p == StatusFailed {
-				line += ": " + firstLine(d)
+				line += ": " + clip(firstLine(d), 240)
 			}
 			c.Differing = append(c.Differing, line)
 		}
@@ -117,6 +117,14 @@ func orNotRun(s Status) Status {
 		return "not run"
 	}
 	return s
+}
+
+// clip shortens s to at most n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 func firstLine(s string) string {

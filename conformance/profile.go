@@ -46,6 +46,9 @@ type APIServerProfile struct {
 	// CAFile verifies the server's certificate; Token is a bearer token allowed every Event operation.
 	CAFile string `json:"caFile"`
 	Token  string `json:"token"`
+	// ReadyPaths must answer 200 too before a started server counts as up, beside the Event API's
+	// group-version: what the implementation creates only after it serves (namespaces, say).
+	ReadyPaths []string `json:"readyPaths,omitempty"`
 	// Group, Version and Resource spell events.orch.io, v1 and events for this implementation.
 	Group    string `json:"group"`
 	Version  string `json:"version"`

@@ -123,7 +123,7 @@ func (t *Target) startSuiteServer() error {
 		deadline := time.Now().Add(readyTimeout)
 		for {
 			if t.client, err = newClient(t.Expand(a.CAFile)); err == nil {
-				if err = probe(t.client, t.URL(t.GroupPath()), a.Token); err == nil {
+				if err = t.probeReady(t.client, strings.TrimRight(t.Expand(a.BaseURL), "/")); err == nil {
 					return nil
 				}
 			}
@@ -214,7 +214,7 @@ func (t *Target) StartServer(work string, port int, args []string) (*Server, *Re
 			s.Client, last = newClient(caFile)
 		}
 		if s.Client != nil {
-			if last = probe(s.Client, s.BaseURL+t.GroupPath(), a.Token); last == nil {
+			if last = t.probeReady(s.Client, s.BaseURL); last == nil {
 				return s, nil, nil
 			}
 		}
@@ -241,6 +241,17 @@ func (s *Server) Stop() {
 		<-s.exited
 	}
 	s.log.Close()
+}
+
+// probeReady says whether the server at base serves the Event API and every ready path.
+func (t *Target) probeReady(client *http.Client, base string) error {
+	a := t.Profile.APIServer
+	for _, path := range append([]string{t.GroupPath()}, a.ReadyPaths...) {
+		if err := probe(client, base+path, a.Token); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func probe(client *http.Client, url, token string) error {

@@ -46,6 +46,10 @@ type APIServerProfile struct {
 	// CAFile verifies the server's certificate; Token is a bearer token allowed every Event operation.
 	CAFile string `json:"caFile"`
 	Token  string `json:"token"`
+	// CauseFields maps an Event field of SPEC.md to the path this implementation names for it in a
+	// refusal's causes, where the two differ (SPEC.md leaves error bodies unspecified; Kubernetes
+	// names the core-group type's fields: note is message there).
+	CauseFields map[string]string `json:"causeFields,omitempty"`
 	// ReadyPaths must answer 200 too before a started server counts as up, beside the Event API's
 	// group-version: what the implementation creates only after it serves (namespaces, say).
 	ReadyPaths []string `json:"readyPaths,omitempty"`

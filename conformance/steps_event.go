@@ -365,6 +365,9 @@ func (w *World) refusalNames(field string) error {
 	if err := w.needAnswer(); err != nil {
 		return err
 	}
+	if named, ok := w.t.Profile.APIServer.CauseFields[field]; ok {
+		field = named
+	}
 	causes, _ := getPath(w.http.obj, "details.causes")
 	list, _ := causes.([]any)
 	for _, c := range list {

@@ -72,9 +72,10 @@ type StartProfile struct {
 
 // ConfigCheckProfile runs the checker of apiserver.config.orch.io/v1 files: Command followed by the
 // file names must exit 0 for valid files and 1 for invalid ones, printing one "path: reason" per
-// problem.
+// problem. Without a Command (an implementation that only reads its files at start) the checker's
+// scenarios are not applicable, and APIVersion still spells the files the API server is started on.
 type ConfigCheckProfile struct {
-	Command []string `json:"command"`
+	Command []string `json:"command,omitempty"`
 	// APIVersion spells apiserver.config.orch.io/v1 for this implementation.
 	APIVersion string `json:"apiVersion"`
 }
@@ -138,7 +139,7 @@ func (p *Profile) Components() []string {
 			out = append(out, "apiserver-start")
 		}
 	}
-	if p.ConfigCheck != nil {
+	if p.ConfigCheck != nil && len(p.ConfigCheck.Command) > 0 {
 		out = append(out, "config-check")
 	}
 	if p.Agent != nil {
@@ -179,4 +180,12 @@ func (a *AgentProfile) Args(spec string) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// ConfigAPIVersion spells apiserver.config.orch.io/v1 for the implementation.
+func (p *Profile) ConfigAPIVersion() (string, error) {
+	if p.ConfigCheck == nil || p.ConfigCheck.APIVersion == "" {
+		return "", fmt.Errorf("profile %s: configCheck.apiVersion is needed to write configuration files", p.Name)
+	}
+	return p.ConfigCheck.APIVersion, nil
 }

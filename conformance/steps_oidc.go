@@ -148,7 +148,11 @@ func (w *World) trustProvider(name string) error {
 		return err
 	}
 	if w.doc == nil {
-		w.doc = map[string]any{"apiVersion": w.t.Profile.ConfigCheck.APIVersion, "kind": "AuthenticationConfiguration", "jwt": []any{}}
+		v, err := w.t.Profile.ConfigAPIVersion()
+		if err != nil {
+			return err
+		}
+		w.doc = map[string]any{"apiVersion": v, "kind": "AuthenticationConfiguration", "jwt": []any{}}
 	}
 	list, ok := w.doc["jwt"].([]any)
 	if !ok {

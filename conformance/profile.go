@@ -50,8 +50,9 @@ type APIServerProfile struct {
 	// refusal's causes, where the two differ (SPEC.md leaves error bodies unspecified; Kubernetes
 	// names the core-group type's fields: note is message there).
 	CauseFields map[string]string `json:"causeFields,omitempty"`
-	// ReadyPaths must answer 200 too before a started server counts as up, beside the Event API's
-	// group-version: what the implementation creates only after it serves (namespaces, say).
+	// ReadyPaths must exist too before a started server counts as up, beside the Event API's
+	// group-version: what the implementation creates only after it serves (namespaces, say). A path
+	// exists once it answers 200, or 403 to a scenario whose authorizer will not say.
 	ReadyPaths []string `json:"readyPaths,omitempty"`
 	// Group, Version and Resource spell events.orch.io, v1 and events for this implementation.
 	Group    string `json:"group"`

@@ -246,13 +246,19 @@ func (s *Server) Stop() {
 // probeReady says whether the server at base serves the Event API and every ready path.
 func (t *Target) probeReady(client *http.Client, base string) error {
 	a := t.Profile.APIServer
-	for _, path := range append([]string{t.GroupPath()}, a.ReadyPaths...) {
-		if err := probe(client, base+path, a.Token); err != nil {
+	if err := probe(client, base+t.GroupPath(), a.Token); err != nil {
+		return err
+	}
+	for _, path := range a.ReadyPaths {
+		if err := probe(client, base+path, a.Token); err != nil && !errors.Is(err, errForbidden) {
 			return err
 		}
 	}
 	return nil
 }
+
+// errForbidden is a 403 from probe.
+var errForbidden = errors.New("403 Forbidden")
 
 func probe(client *http.Client, url, token string) error {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
@@ -265,7 +271,11 @@ func probe(client *http.Client, url, token string) error {
 		return err
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusForbidden:
+		return fmt.Errorf("GET %s: %w", url, errForbidden)
+	default:
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil

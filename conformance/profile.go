@@ -46,13 +46,16 @@ type APIServerProfile struct {
 	// CAFile verifies the server's certificate; Token is a bearer token allowed every Event operation.
 	CAFile string `json:"caFile"`
 	Token  string `json:"token"`
+	// EncryptionPrefix starts a value encrypted at rest in etcd: orch:enc: for orch, before
+	// <provider>:v1:<key name>:.
+	EncryptionPrefix string `json:"encryptionPrefix,omitempty"`
 	// CauseFields maps an Event field of SPEC.md to the path this implementation names for it in a
 	// refusal's causes, where the two differ (SPEC.md leaves error bodies unspecified; Kubernetes
 	// names the core-group type's fields: note is message there).
 	CauseFields map[string]string `json:"causeFields,omitempty"`
 	// ReadyPaths must exist too before a started server counts as up, beside the Event API's
 	// group-version: what the implementation creates only after it serves (namespaces, say). A path
-	// exists once it answers 200, or 403 to a scenario whose authorizer will not say.
+	// exists once it answers anything but 404: a scenario's authorizer may refuse the suite.
 	ReadyPaths []string `json:"readyPaths,omitempty"`
 	// Group, Version and Resource spell events.orch.io, v1 and events for this implementation.
 	Group    string `json:"group"`

@@ -46,21 +46,23 @@ type World struct {
 	// suffix makes the scenario's object names unique on a server shared by every scenario.
 	suffix string
 
-	http     *answer        // the last HTTP answer
-	creds    string         // "valid", "none", "unknown" or "bearer"
-	bearer   string         // the token sent under "bearer"
-	doc      map[string]any // the configuration document being built
-	docRaw   string         // a configuration file given verbatim
-	result   *Result        // the last command's result
-	server   *Server        // an API server the scenario started
-	running  *runningAgent  // an agent the scenario keeps running
-	version  string         // the agent's version as --version printed it
-	extra    map[string]any // fields set on the next event created
-	drop     []string       // fields removed from the next event created
-	n        *node          // the runtimes and the agent of a node scenario
-	certs    map[string]*keyPair
-	requests *requestLog // what the agent sent through a recording proxy
-	webhook  *sarWebhook // an authorization webhook the scenario runs
+	http   *answer        // the last HTTP answer
+	creds  string         // "valid", "none", "unknown" or "bearer"
+	bearer string         // the token sent under "bearer"
+	doc    map[string]any // the configuration document being built
+	docRaw string         // a configuration file given verbatim
+	result *Result        // the last command's result
+	server *Server        // an API server the scenario started
+	// serverExited says the scenario's API server refused to start: its requests have no server.
+	serverExited bool
+	running      *runningAgent  // an agent the scenario keeps running
+	version      string         // the agent's version as --version printed it
+	extra        map[string]any // fields set on the next event created
+	drop         []string       // fields removed from the next event created
+	n            *node          // the runtimes and the agent of a node scenario
+	certs        map[string]*keyPair
+	requests     *requestLog // what the agent sent through a recording proxy
+	webhook      *sarWebhook // an authorization webhook the scenario runs
 	// providers are the scenario's OIDC providers by name; {issuer:<name>} in its configuration
 	// stands for one's URL.
 	providers map[string]*oidcProvider

@@ -89,7 +89,10 @@ type AgentProfile struct {
 	Command []string `json:"command"`
 	// StartOnly are arguments under which the agent validates its options, runs its start-up checks
 	// and exits 0 instead of running.
-	StartOnly []string `json:"startOnly"`
+	StartOnly []string `json:"startOnly,omitempty"`
+	// StartOnlyAbsent, instead of StartOnly, says why the agent has no such mode: the scenarios that
+	// start it that way are then not applicable, with that reason.
+	StartOnlyAbsent string `json:"startOnlyAbsent,omitempty"`
 	// Run are arguments under which the agent keeps running without pod sources or servers, and
 	// RunningText is what its output shows once it runs.
 	Run         []string `json:"run,omitempty"`
@@ -130,6 +133,9 @@ func LoadProfile(path string) (*Profile, error) {
 	}
 	if p.APIServer != nil && (len(p.APIServer.Namespaces) < 2 || p.APIServer.Group == "" || p.APIServer.Version == "" || p.APIServer.Resource == "") {
 		return nil, fmt.Errorf("%s: apiserver needs group, version, resource and two namespaces", path)
+	}
+	if a := p.Agent; a != nil && (len(a.StartOnly) == 0) == (a.StartOnlyAbsent == "") {
+		return nil, fmt.Errorf("%s: agent needs exactly one of startOnly and startOnlyAbsent", path)
 	}
 	return &p, nil
 }

@@ -72,6 +72,9 @@ type World struct {
 	collector *tracingtest.Collector
 	// cleanup runs when the scenario ends, last added first.
 	cleanup []func()
+	// notApplicable records that the target cannot be asked what the scenario asks, and why; the
+	// step returns what it returns, which skips the rest of the scenario.
+	notApplicable func(reason string) error
 }
 
 // InitializeScenario registers the steps and hooks on a godog scenario context. Scenarios the
@@ -84,6 +87,10 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 		}
 		sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
 			*w = World{t: t, creds: "valid", suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
+			w.notApplicable = func(reason string) error {
+				rec.NotApplicable(p, reason)
+				return godog.ErrSkip
+			}
 			rec.Start(p)
 			// The profile's reasons first: they say more than a missing component.
 			for _, tag := range p.Tags {

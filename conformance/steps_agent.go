@@ -49,6 +49,9 @@ func (w *World) agentRun(args string) error {
 // agentStart runs the agent with the profile's start-only arguments: it validates its options, runs
 // its start-up checks and exits. The scenario's own arguments come last and so win.
 func (w *World) agentStart(args string) error {
+	if len(w.agent().StartOnly) == 0 {
+		return w.notApplicable(w.agent().StartOnlyAbsent)
+	}
 	args = strings.ReplaceAll(args, "{manifests}", w.manifestDir())
 	argv := append(append([]string{}, w.t.expandAll(w.agent().StartOnly)...), w.agent().Args(args)...)
 	argv = append(argv, w.configArgs(args)...)

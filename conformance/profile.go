@@ -107,6 +107,10 @@ type AgentProfile struct {
 	// OptionNames maps SPEC.md's option names (without dashes) to this implementation's, where they
 	// differ (for example orchconfig: kubeconfig).
 	OptionNames map[string]string `json:"optionNames,omitempty"`
+	// Renames are SPEC.md's product words and this implementation's, in the order they are tried
+	// (for example [orchlet, kubelet] before [orch, kubernetes]): applied to the defaults and the
+	// feature-gate names the help must show.
+	Renames [][2]string `json:"renames,omitempty"`
 	// TypeWords maps an option type of SPEC.md to the words the help may print for it; a type
 	// missing here must be printed as written. An empty word means no type is printed.
 	TypeWords map[string][]string `json:"typeWords,omitempty"`
@@ -198,4 +202,16 @@ func (p *Profile) ConfigAPIVersion() (string, error) {
 		return "", fmt.Errorf("profile %s: configCheck.apiVersion is needed to write configuration files", p.Name)
 	}
 	return p.ConfigCheck.APIVersion, nil
+}
+
+// Rename spells SPEC.md's text with the agent's product words.
+func (a *AgentProfile) Rename(spec string) string {
+	if len(a.Renames) == 0 {
+		return spec
+	}
+	pairs := make([]string, 0, 2*len(a.Renames))
+	for _, r := range a.Renames {
+		pairs = append(pairs, r[0], r[1])
+	}
+	return strings.NewReplacer(pairs...).Replace(spec)
 }

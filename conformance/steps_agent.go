@@ -233,6 +233,7 @@ func (w *World) helpDefault(option, want string) error {
 	if err != nil {
 		return err
 	}
+	want = w.agent().Rename(want)
 	if zeroDefaults[want] && (e.Default == "" || e.Default == want) {
 		return nil
 	}
@@ -271,6 +272,7 @@ func (w *World) helpGate(name, stage, def string) error {
 	if err != nil {
 		return err
 	}
+	name = w.agent().Rename(name)
 	g, ok := h.Gates[name]
 	if !ok {
 		return fmt.Errorf("the help lists no feature gate %s", name)

@@ -201,3 +201,45 @@ func TestCompareResults(t *testing.T) {
 		t.Errorf("Compare = %+v, want %+v", c, want)
 	}
 }
+
+// An agent profile says how the agent validates and exits, or why it cannot: exactly one of the two.
+func TestProfileStartOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name, agent string
+		ok          bool
+	}{
+		{"start-only arguments", "startOnly: [--runonce]", true},
+		{"the reason there are none", "startOnlyAbsent: no such mode", true},
+		{"neither", "runningText: started", false},
+		{"both", "startOnly: [--runonce]\n  startOnlyAbsent: no such mode", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.yaml")
+			if err := os.WriteFile(path, []byte("name: p\nagent:\n  command: [agent]\n  "+tc.agent+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadProfile(path)
+			if tc.ok && err != nil {
+				t.Fatal(err)
+			}
+			if !tc.ok && (err == nil || !strings.Contains(err.Error(), "startOnly")) {
+				t.Fatalf("want an error naming startOnly, got %v", err)
+			}
+		})
+	}
+}
+
+// Renames are tried in order at each place of the text: orchlet before orch.
+func TestAgentRename(t *testing.T) {
+	a := &AgentProfile{Renames: [][2]string{{"orchlet", "kubelet"}, {"Orchlet", "Kubelet"}, {"orch", "kubernetes"}}}
+	for in, want := range map[string]string{
+		"/usr/libexec/orch/orchlet-plugins/volume/exec/": "/usr/libexec/kubernetes/kubelet-plugins/volume/exec/",
+		"RotateOrchletServerCertificate":                 "RotateKubeletServerCertificate",
+		"application/vnd.orch.protobuf":                  "application/vnd.kubernetes.protobuf",
+		"SchedulerAsyncAPICalls":                         "SchedulerAsyncAPICalls",
+	} {
+		if got := a.Rename(in); got != want {
+			t.Errorf("Rename(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -2,8 +2,8 @@
 # The configuration checker of conformance/targets/kube-apiserver.yaml: kube-apiserver has none, so
 # each file is handed to the flag that reads its kind and kube-apiserver is started on it. A file it
 # refuses ends the process at start with the reason (exit 1, one "path: reason" per line); a file it
-# accepts lets it go on to its storage, which points nowhere, and it is stopped there (exit 0).
-# The port is never listened on: storage comes first.
+# accepts lets it go on past them, and it is stopped there (exit 0). Its storage points nowhere and
+# its port is never listened on.
 set -u
 peers=${ORCH_PEERS:-$HOME/.cache/orch-peers/v1.34.4}
 work=$(mktemp -d)
@@ -30,11 +30,12 @@ issuer=https://kubernetes.default.svc.cluster.local
 pid=$!
 i=0
 while kill -0 $pid 2>/dev/null; do
-  # Past the configuration, kube-apiserver dials its storage.
-  if grep -q "127.0.0.1:1" "$work/log"; then
-    kill $pid; wait $pid 2>/dev/null; exit 0
+  # Past every configuration file (authentication, authorization, admission built), kube-apiserver
+  # picks its endpoint reconciler. Its storage is nowhere, so it is killed, not asked to drain.
+  if grep -q "Using reconciler" "$work/log"; then
+    kill -KILL $pid; wait $pid 2>/dev/null; exit 0
   fi
-  i=$((i+1)); [ $i -le 200 ] || { kill $pid; wait $pid 2>/dev/null; exit 0; }
+  i=$((i+1)); [ $i -le 200 ] || { kill -KILL $pid; wait $pid 2>/dev/null; echo "kube-apiserver neither refused nor took its files within 20s"; exit 2; }
   sleep 0.1
 done
 wait $pid

@@ -39,7 +39,8 @@ while kill -0 $pid 2>/dev/null; do
   sleep 0.1
 done
 wait $pid
-# One problem a line: kube-apiserver joins them as [a, b] in one error.
-sed -n 's/.*"command failed" err="\(.*\)"$/\1/p' "$work/log" | sed 's/\\"/"/g; s/\[/\n/g; s/, \([a-zA-Z][a-zA-Z0-9.\[]*[]a-zA-Z0-9]*: \)/\n\1/g'
+# One problem a line: kube-apiserver joins them as "[a: x, b: y]" in one error.
+sed -n 's/.*"command failed" err="\(.*\)"$/\1/p' "$work/log" |
+  sed 's/\\"/"/g; s/^\[//; s/: \[\([a-zA-Z]\)/: \1/; s/, \([a-zA-Z][^ ,]*: \)/\n\1/g'
 grep -q '"command failed"' "$work/log" || cat "$work/log"
 exit 1

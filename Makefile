@@ -118,10 +118,11 @@ bench-peers: peers
 	done
 	$(BIN)/orchload --compare $(BIN)/peers-orch-1.json,$(BIN)/peers-orch-2.json:$(BIN)/peers-kube-1.json,$(BIN)/peers-kube-2.json
 
-## conformance-peers: the suite against orch and against Kubernetes' kube-apiserver (PEER_TARGET, run
-## from PEERS), one after the other, reports under reports/peers/<orch|peer>/, then the table: rules
-## passed on orch, on the peer, differing, not applicable. FILTER narrows both runs to a godog tag
-## expression (e.g. FILTER=@component:apiserver). A failing rule does not stop the table.
+## conformance-peers: the suite against orch and against a Kubernetes peer built by `peers`
+## (PEER_TARGET: kube-apiserver.yaml, or kubelet.yaml), one after the other, reports under
+## reports/peers/<orch|peer>/, then the table: rules passed on orch, on the peer, differing, not
+## applicable. FILTER narrows both runs to a godog tag expression (e.g. FILTER=@component:config-check).
+## A failing rule does not stop the table; reports/peers.md explains the differences.
 PEER_TARGET ?= conformance/targets/kube-apiserver.yaml
 FILTER ?=
 conformance-peers: peers

@@ -49,6 +49,12 @@ type APIServerProfile struct {
 	// EncryptionPrefix starts a value encrypted at rest in etcd: orch:enc: for orch, before
 	// <provider>:v1:<key name>:.
 	EncryptionPrefix string `json:"encryptionPrefix,omitempty"`
+	// AuthenticationGroup spells authentication.orch.io, where TokenReviews are posted.
+	AuthenticationGroup string `json:"authenticationGroup,omitempty"`
+	// JWTReadyLog is what the server logs once a JWT authenticator is initialized, %q standing for
+	// the issuer URL. Empty: the server says nothing, and an authenticator counts as initialized a
+	// second after its provider served discovery to it.
+	JWTReadyLog string `json:"jwtReadyLog,omitempty"`
 	// CauseFields maps an Event field of SPEC.md to the path this implementation names for it in a
 	// refusal's causes, where the two differ (SPEC.md leaves error bodies unspecified; Kubernetes
 	// names the core-group type's fields: note is message there).

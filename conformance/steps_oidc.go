@@ -233,7 +233,8 @@ func (w *World) authenticatorFails(name, text string) error {
 	if err != nil {
 		return err
 	}
-	return w.waitLog("initializing plugin", fmt.Sprintf("issuer=%q", p.srv.URL), text)
+	// The issuer's URL, however the server quotes it (Kubernetes names it in the URL it fetched).
+	return w.waitLog("initializing plugin", p.srv.URL, text)
 }
 
 func (w *World) serverLogs(text string) error { return w.waitLog(text) }

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim bench-peers peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run bench bench-sim bench-peers peers conformance-peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -127,6 +127,18 @@ bench-peers: peers
 	  $(BIN)/orchload --kube-apiserver-bin $(PEERS)/kube-apiserver --json $(BIN)/peers-kube-$$i.json $(BENCHFLAGS) || exit 1; \
 	done
 	$(BIN)/orchload --compare $(BIN)/peers-orch-1.json,$(BIN)/peers-orch-2.json:$(BIN)/peers-kube-1.json,$(BIN)/peers-kube-2.json
+
+## conformance-peers: the suite against orch and against a Kubernetes peer built by `peers`
+## (PEER_TARGET: kube-apiserver.yaml, or kubelet.yaml), one after the other, reports under
+## reports/peers/<orch|peer>/, then the table: rules passed on orch, on the peer, differing, not
+## applicable. FILTER narrows both runs to a godog tag expression (e.g. FILTER=@component:config-check).
+## A failing rule does not stop the table; reports/peers.md explains the differences.
+PEER_TARGET ?= conformance/targets/kube-apiserver.yaml
+FILTER ?=
+conformance-peers: peers
+	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/orch -filter='$(FILTER)'
+	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath $(PEER_TARGET)) -reports=$(CURDIR)/reports/peers/peer -filter='$(FILTER)'
+	$(GO) test -count=1 -v -run '^$$' ./conformance/ -args -compare=$(CURDIR)/reports/peers/orch/rules.json,$(CURDIR)/reports/peers/peer/rules.json | grep -v '^ok\s' | tee $(CURDIR)/reports/peers/table.txt
 
 ## fuzz-config: fuzz every configuration loader for FUZZTIME each (new corpus lands in testdata/fuzz)
 FUZZTIME ?= 5m

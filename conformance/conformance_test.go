@@ -17,6 +17,7 @@ var (
 	targetFlag  = flag.String("target", "targets/orch.yaml", "target profile: how to reach the implementation under test")
 	reportsFlag = flag.String("reports", "", "directory for JUnit XML, cucumber JSON and conformance.md; empty writes none")
 	filterFlag  = flag.String("filter", "", "godog tag expression selecting scenarios, for example @component:agent")
+	compareFlag = flag.String("compare", "", "orch's rules.json and a peer's, comma-separated: print the comparison table and run nothing")
 )
 
 // featuresDir and catalogPath are relative to this package, where go test runs.
@@ -50,6 +51,13 @@ func openShared() (*Target, error) {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if *compareFlag != "" {
+		if err := printComparison(*compareFlag); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	scenarios, err := LoadFeatures(featuresDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -87,6 +95,24 @@ func writeSummary(scenarios []Scenario) error {
 		return err
 	}
 	fmt.Println("wrote", path)
+	return recorder.Results(name, c).WriteJSON(filepath.Join(*reportsFlag, "rules.json"))
+}
+
+// printComparison prints the table of make conformance-peers from two rules.json files.
+func printComparison(paths string) error {
+	orchPath, peerPath, ok := strings.Cut(paths, ",")
+	if !ok {
+		return fmt.Errorf("-compare wants two rules.json files separated by a comma, got %q", paths)
+	}
+	orch, err := readResults(orchPath)
+	if err != nil {
+		return err
+	}
+	peer, err := readResults(peerPath)
+	if err != nil {
+		return err
+	}
+	Compare(orch, peer).Print(os.Stdout, orch, peer)
 	return nil
 }
 

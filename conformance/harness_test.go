@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -158,6 +159,87 @@ func TestMissingComponentIsNotApplicable(t *testing.T) {
 	for _, o := range rec.Outcomes {
 		if o.Status != StatusNotApplicable {
 			t.Errorf("%s: %s, want not applicable", o.Ref, o.Status)
+		}
+	}
+}
+
+// A rule the profile marks not applicable is not run, and its scenarios carry the profile's reason.
+func TestProfileNotApplicableReason(t *testing.T) {
+	scenarios, err := LoadFeatures(featuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const reason = "the peer cannot be asked"
+	tgt := &Target{Profile: &Profile{Name: "no pretty", NotApplicable: map[string]string{"rule:event.op.pretty": reason}}, work: t.TempDir()}
+	rec := NewRecorder(io.Discard, scenarios)
+	suite := godog.TestSuite{
+		ScenarioInitializer: InitializeScenario(tgt, rec),
+		Options:             &godog.Options{Format: "pretty", Output: io.Discard, Paths: []string{filepath.Join(featuresDir, "event_api.feature")}, Tags: "@rule:event.op.pretty", Strict: true},
+	}
+	if status := suite.Run(); status != 0 {
+		t.Fatalf("godog exited %d", status)
+	}
+	if len(rec.Outcomes) == 0 {
+		t.Fatal("no outcomes recorded")
+	}
+	for _, o := range rec.Outcomes {
+		if o.Status != StatusNotApplicable || o.Detail != reason {
+			t.Errorf("%s: %s (%s), want not applicable (%s)", o.Ref, o.Status, o.Detail, reason)
+		}
+	}
+}
+
+// The comparison counts passes on each side and lists a rule whose status differs, but not one the
+// peer cannot be asked about.
+func TestCompareResults(t *testing.T) {
+	orch := RuleResults{Target: "orch", Rules: map[string]Status{"a": StatusPassed, "b": StatusPassed, "c": StatusPassed, "d": StatusFailed}}
+	peer := RuleResults{Target: "peer", Rules: map[string]Status{"a": StatusPassed, "b": StatusFailed, "c": StatusNotApplicable, "d": StatusFailed},
+		Details: map[string]string{"b": "status 422\nmore"}}
+	c := Compare(orch, peer)
+	want := Comparison{Rules: 4, PassedOrch: 3, PassedPeer: 1, PassedBoth: 1, NotApplicablePeer: 1, Differing: []string{"b: orch passed, peer failed: status 422"}}
+	if fmt.Sprint(c) != fmt.Sprint(want) {
+		t.Errorf("Compare = %+v, want %+v", c, want)
+	}
+}
+
+// An agent profile says how the agent validates and exits, or why it cannot: exactly one of the two.
+func TestProfileStartOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name, agent string
+		ok          bool
+	}{
+		{"start-only arguments", "startOnly: [--runonce]", true},
+		{"the reason there are none", "startOnlyAbsent: no such mode", true},
+		{"neither", "runningText: started", false},
+		{"both", "startOnly: [--runonce]\n  startOnlyAbsent: no such mode", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p.yaml")
+			if err := os.WriteFile(path, []byte("name: p\nagent:\n  command: [agent]\n  "+tc.agent+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadProfile(path)
+			if tc.ok && err != nil {
+				t.Fatal(err)
+			}
+			if !tc.ok && (err == nil || !strings.Contains(err.Error(), "startOnly")) {
+				t.Fatalf("want an error naming startOnly, got %v", err)
+			}
+		})
+	}
+}
+
+// Renames are tried in order at each place of the text: orchlet before orch.
+func TestAgentRename(t *testing.T) {
+	a := &AgentProfile{Renames: [][2]string{{"orchlet", "kubelet"}, {"Orchlet", "Kubelet"}, {"orch", "kubernetes"}}}
+	for in, want := range map[string]string{
+		"/usr/libexec/orch/orchlet-plugins/volume/exec/": "/usr/libexec/kubernetes/kubelet-plugins/volume/exec/",
+		"RotateOrchletServerCertificate":                 "RotateKubeletServerCertificate",
+		"application/vnd.orch.protobuf":                  "application/vnd.kubernetes.protobuf",
+		"SchedulerAsyncAPICalls":                         "SchedulerAsyncAPICalls",
+	} {
+		if got := a.Rename(in); got != want {
+			t.Errorf("Rename(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -19,7 +19,11 @@ type Profile struct {
 	ConfigCheck *ConfigCheckProfile `json:"configCheck,omitempty"`
 	Agent       *AgentProfile       `json:"agent,omitempty"`
 	Runtime     *RuntimeProfile     `json:"runtime,omitempty"`
-	Simulator   *SimulatorProfile   `json:"simulator,omitempty"`
+	// NotApplicable maps a scenario tag (without the @: rule:<id> or component:<name>) to why the
+	// implementation cannot be asked about it; its scenarios are reported not applicable with that
+	// reason instead of run.
+	NotApplicable map[string]string `json:"notApplicable,omitempty"`
+	Simulator     *SimulatorProfile `json:"simulator,omitempty"`
 }
 
 // SimulatorProfile replays a node scenario (scenarios/README.md) in simulated time: the
@@ -52,6 +56,23 @@ type APIServerProfile struct {
 	// CAFile verifies the server's certificate; Token is a bearer token allowed every Event operation.
 	CAFile string `json:"caFile"`
 	Token  string `json:"token"`
+	// EncryptionPrefix starts a value encrypted at rest in etcd: orch:enc: for orch, before
+	// <provider>:v1:<key name>:.
+	EncryptionPrefix string `json:"encryptionPrefix,omitempty"`
+	// AuthenticationGroup spells authentication.orch.io, where TokenReviews are posted.
+	AuthenticationGroup string `json:"authenticationGroup,omitempty"`
+	// JWTReadyLog is what the server logs once a JWT authenticator is initialized, %q standing for
+	// the issuer URL. Empty: the server says nothing, and an authenticator counts as initialized a
+	// second after its provider served discovery to it.
+	JWTReadyLog string `json:"jwtReadyLog,omitempty"`
+	// CauseFields maps an Event field of SPEC.md to the path this implementation names for it in a
+	// refusal's causes, where the two differ (SPEC.md leaves error bodies unspecified; Kubernetes
+	// names the core-group type's fields: note is message there).
+	CauseFields map[string]string `json:"causeFields,omitempty"`
+	// ReadyPaths must exist too before a started server counts as up, beside the Event API's
+	// group-version: what the implementation creates only after it serves (namespaces, say). A path
+	// exists once it answers anything but 404: a scenario's authorizer may refuse the suite.
+	ReadyPaths []string `json:"readyPaths,omitempty"`
 	// Group, Version and Resource spell events.orch.io, v1 and events for this implementation.
 	Group    string `json:"group"`
 	Version  string `json:"version"`
@@ -71,9 +92,10 @@ type StartProfile struct {
 
 // ConfigCheckProfile runs the checker of apiserver.config.orch.io/v1 files: Command followed by the
 // file names must exit 0 for valid files and 1 for invalid ones, printing one "path: reason" per
-// problem.
+// problem. Without a Command (an implementation that only reads its files at start) the checker's
+// scenarios are not applicable, and APIVersion still spells the files the API server is started on.
 type ConfigCheckProfile struct {
-	Command []string `json:"command"`
+	Command []string `json:"command,omitempty"`
 	// APIVersion spells apiserver.config.orch.io/v1 for this implementation.
 	APIVersion string `json:"apiVersion"`
 }
@@ -83,7 +105,10 @@ type AgentProfile struct {
 	Command []string `json:"command"`
 	// StartOnly are arguments under which the agent validates its options, runs its start-up checks
 	// and exits 0 instead of running.
-	StartOnly []string `json:"startOnly"`
+	StartOnly []string `json:"startOnly,omitempty"`
+	// StartOnlyAbsent, instead of StartOnly, says why the agent has no such mode: the scenarios that
+	// start it that way are then not applicable, with that reason.
+	StartOnlyAbsent string `json:"startOnlyAbsent,omitempty"`
 	// Run are arguments under which the agent keeps running without pod sources or servers, and
 	// RunningText is what its output shows once it runs.
 	Run         []string `json:"run,omitempty"`
@@ -98,6 +123,10 @@ type AgentProfile struct {
 	// OptionNames maps SPEC.md's option names (without dashes) to this implementation's, where they
 	// differ (for example orchconfig: kubeconfig).
 	OptionNames map[string]string `json:"optionNames,omitempty"`
+	// Renames are SPEC.md's product words and this implementation's, in the order they are tried
+	// (for example [orchlet, kubelet] before [orch, kubernetes]): applied to the defaults and the
+	// feature-gate names the help must show.
+	Renames [][2]string `json:"renames,omitempty"`
 	// TypeWords maps an option type of SPEC.md to the words the help may print for it; a type
 	// missing here must be printed as written. An empty word means no type is printed.
 	TypeWords map[string][]string `json:"typeWords,omitempty"`
@@ -125,6 +154,9 @@ func LoadProfile(path string) (*Profile, error) {
 	if p.APIServer != nil && (len(p.APIServer.Namespaces) < 2 || p.APIServer.Group == "" || p.APIServer.Version == "" || p.APIServer.Resource == "") {
 		return nil, fmt.Errorf("%s: apiserver needs group, version, resource and two namespaces", path)
 	}
+	if a := p.Agent; a != nil && (len(a.StartOnly) == 0) == (a.StartOnlyAbsent == "") {
+		return nil, fmt.Errorf("%s: agent needs exactly one of startOnly and startOnlyAbsent", path)
+	}
 	return &p, nil
 }
 
@@ -137,7 +169,7 @@ func (p *Profile) Components() []string {
 			out = append(out, "apiserver-start")
 		}
 	}
-	if p.ConfigCheck != nil {
+	if p.ConfigCheck != nil && len(p.ConfigCheck.Command) > 0 {
 		out = append(out, "config-check")
 	}
 	if p.Simulator != nil {
@@ -181,4 +213,24 @@ func (a *AgentProfile) Args(spec string) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// ConfigAPIVersion spells apiserver.config.orch.io/v1 for the implementation.
+func (p *Profile) ConfigAPIVersion() (string, error) {
+	if p.ConfigCheck == nil || p.ConfigCheck.APIVersion == "" {
+		return "", fmt.Errorf("profile %s: configCheck.apiVersion is needed to write configuration files", p.Name)
+	}
+	return p.ConfigCheck.APIVersion, nil
+}
+
+// Rename spells SPEC.md's text with the agent's product words.
+func (a *AgentProfile) Rename(spec string) string {
+	if len(a.Renames) == 0 {
+		return spec
+	}
+	pairs := make([]string, 0, 2*len(a.Renames))
+	for _, r := range a.Renames {
+		pairs = append(pairs, r[0], r[1])
+	}
+	return strings.NewReplacer(pairs...).Replace(spec)
 }

@@ -88,12 +88,13 @@ func (r *Recorder) Start(p *godog.Scenario) {
 	}
 }
 
-// NotApplicable marks a scenario the target lacks a component for.
-func (r *Recorder) NotApplicable(p *godog.Scenario, component string) {
+// NotApplicable marks a scenario the target cannot be asked about, with the reason: a component it
+// lacks, or the profile's word on a rule.
+func (r *Recorder) NotApplicable(p *godog.Scenario, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if o := r.current[p.Id]; o != nil {
-		o.Status, o.Detail = StatusNotApplicable, "the target has no "+component
+		o.Status, o.Detail = StatusNotApplicable, reason
 	}
 }
 

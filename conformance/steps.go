@@ -50,21 +50,23 @@ type World struct {
 	// suffix makes the scenario's object names unique on a server shared by every scenario.
 	suffix string
 
-	http     *answer        // the last HTTP answer
-	creds    string         // "valid", "none", "unknown" or "bearer"
-	bearer   string         // the token sent under "bearer"
-	doc      map[string]any // the configuration document being built
-	docRaw   string         // a configuration file given verbatim
-	result   *Result        // the last command's result
-	server   *Server        // an API server the scenario started
-	running  *runningAgent  // an agent the scenario keeps running
-	version  string         // the agent's version as --version printed it
-	extra    map[string]any // fields set on the next event created
-	drop     []string       // fields removed from the next event created
-	n        *node          // the runtimes and the agent of a node scenario
-	certs    map[string]*keyPair
-	requests *requestLog // what the agent sent through a recording proxy
-	webhook  *sarWebhook // an authorization webhook the scenario runs
+	http   *answer        // the last HTTP answer
+	creds  string         // "valid", "none", "unknown" or "bearer"
+	bearer string         // the token sent under "bearer"
+	doc    map[string]any // the configuration document being built
+	docRaw string         // a configuration file given verbatim
+	result *Result        // the last command's result
+	server *Server        // an API server the scenario started
+	// serverExited says the scenario's API server refused to start: its requests have no server.
+	serverExited bool
+	running      *runningAgent  // an agent the scenario keeps running
+	version      string         // the agent's version as --version printed it
+	extra        map[string]any // fields set on the next event created
+	drop         []string       // fields removed from the next event created
+	n            *node          // the runtimes and the agent of a node scenario
+	certs        map[string]*keyPair
+	requests     *requestLog // what the agent sent through a recording proxy
+	webhook      *sarWebhook // an authorization webhook the scenario runs
 	// providers are the scenario's OIDC providers by name; {issuer:<name>} in its configuration
 	// stands for one's URL.
 	providers map[string]*oidcProvider
@@ -76,6 +78,9 @@ type World struct {
 	simTrace []string
 	// cleanup runs when the scenario ends, last added first.
 	cleanup []func()
+	// notApplicable records that the target cannot be asked what the scenario asks, and why; the
+	// step returns what it returns, which skips the rest of the scenario.
+	notApplicable func(reason string) error
 }
 
 // InitializeScenario registers the steps and hooks on a godog scenario context. Scenarios the
@@ -88,10 +93,21 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 		}
 		sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
 			*w = World{t: t, creds: "valid", suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
+			w.notApplicable = func(reason string) error {
+				rec.NotApplicable(p, reason)
+				return godog.ErrSkip
+			}
 			rec.Start(p)
+			// The profile's reasons first: they say more than a missing component.
+			for _, tag := range p.Tags {
+				if reason := t.Profile.NotApplicable[strings.TrimPrefix(tag.Name, "@")]; reason != "" {
+					rec.NotApplicable(p, reason)
+					return ctx, godog.ErrSkip
+				}
+			}
 			for _, tag := range p.Tags {
 				if c, ok := strings.CutPrefix(tag.Name, ComponentTagPrefix); ok && !t.Has(c) {
-					rec.NotApplicable(p, c)
+					rec.NotApplicable(p, "the target has no "+c)
 					return ctx, godog.ErrSkip
 				}
 			}

@@ -49,6 +49,9 @@ func (w *World) agentRun(args string) error {
 // agentStart runs the agent with the profile's start-only arguments: it validates its options, runs
 // its start-up checks and exits. The scenario's own arguments come last and so win.
 func (w *World) agentStart(args string) error {
+	if len(w.agent().StartOnly) == 0 {
+		return w.notApplicable(w.agent().StartOnlyAbsent)
+	}
 	args = strings.ReplaceAll(args, "{manifests}", w.manifestDir())
 	argv := append(append([]string{}, w.t.expandAll(w.agent().StartOnly)...), w.agent().Args(args)...)
 	argv = append(argv, w.configArgs(args)...)
@@ -230,6 +233,7 @@ func (w *World) helpDefault(option, want string) error {
 	if err != nil {
 		return err
 	}
+	want = w.agent().Rename(want)
 	if zeroDefaults[want] && (e.Default == "" || e.Default == want) {
 		return nil
 	}
@@ -268,6 +272,7 @@ func (w *World) helpGate(name, stage, def string) error {
 	if err != nil {
 		return err
 	}
+	name = w.agent().Rename(name)
 	g, ok := h.Gates[name]
 	if !ok {
 		return fmt.Errorf("the help lists no feature gate %s", name)

@@ -79,14 +79,17 @@ func (w *World) validFile(kind string) error {
 	if err != nil {
 		return err
 	}
-	doc["apiVersion"] = w.t.Profile.ConfigCheck.APIVersion
+	if doc["apiVersion"], err = w.t.Profile.ConfigAPIVersion(); err != nil {
+		return err
+	}
 	w.doc = doc
 	return os.WriteFile(filepath.Join(w.dir, "webhook.kubeconfig"), []byte(webhookKubeconfig), 0o600)
 }
 
 func (w *World) rawFile(content string) error {
-	w.docRaw = strings.ReplaceAll(content, "{apiVersion}", w.t.Profile.ConfigCheck.APIVersion)
-	return nil
+	v, err := w.t.Profile.ConfigAPIVersion()
+	w.docRaw = strings.ReplaceAll(content, "{apiVersion}", v)
+	return err
 }
 
 func (w *World) needDoc() error {

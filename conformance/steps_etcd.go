@@ -57,7 +57,14 @@ func (w *World) startEtcd() error {
 	return nil
 }
 
+// writeScenarioFile writes a file of the scenario, spelling {apiVersion} (of the configuration
+// kinds) and {group} (of the Event API) the target's way.
 func (w *World) writeScenarioFile(name, content string) error {
+	v, err := w.t.Profile.ConfigAPIVersion()
+	if err != nil && strings.Contains(content, "{apiVersion}") {
+		return err
+	}
+	content = strings.NewReplacer("{apiVersion}", v, "{group}", w.t.Profile.APIServer.Group).Replace(content)
 	return os.WriteFile(filepath.Join(w.dir, name), []byte(content), 0o600)
 }
 
@@ -81,6 +88,13 @@ func (w *World) createPod(logical string) error {
 func (w *World) storedWithPrefix(kind, logical, prefix string) error {
 	if w.etcdURL == "" {
 		return fmt.Errorf("start an etcd for the scenario first")
+	}
+	if strings.Contains(prefix, "{encryptionPrefix}") {
+		p := w.t.Profile.APIServer.EncryptionPrefix
+		if p == "" {
+			return fmt.Errorf("profile %s: apiserver.encryptionPrefix is needed", w.t.Profile.Name)
+		}
+		prefix = strings.ReplaceAll(prefix, "{encryptionPrefix}", p)
 	}
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{w.etcdURL}, DialTimeout: 5 * time.Second})
 	if err != nil {

@@ -96,9 +96,12 @@ func (w *World) eventPath(ns, logical string) string {
 func (w *World) request(method, path string, body any, contentType string) error {
 	var client *http.Client
 	var base string
-	if w.server != nil {
+	switch {
+	case w.server != nil:
 		client, base = w.server.Client, w.server.BaseURL
-	} else {
+	case w.serverExited:
+		return fmt.Errorf("the scenario's API server exited %d while starting:\n%s", w.result.Code, tail([]byte(w.result.Output())))
+	default:
 		c, err := w.t.APIServer()
 		if err != nil {
 			return err
@@ -364,6 +367,9 @@ func (w *World) answerIndented() error {
 func (w *World) refusalNames(field string) error {
 	if err := w.needAnswer(); err != nil {
 		return err
+	}
+	if named, ok := w.t.Profile.APIServer.CauseFields[field]; ok {
+		field = named
 	}
 	causes, _ := getPath(w.http.obj, "details.causes")
 	list, _ := causes.([]any)

@@ -148,7 +148,11 @@ func (w *World) trustProvider(name string) error {
 		return err
 	}
 	if w.doc == nil {
-		w.doc = map[string]any{"apiVersion": w.t.Profile.ConfigCheck.APIVersion, "kind": "AuthenticationConfiguration", "jwt": []any{}}
+		v, err := w.t.Profile.ConfigAPIVersion()
+		if err != nil {
+			return err
+		}
+		w.doc = map[string]any{"apiVersion": v, "kind": "AuthenticationConfiguration", "jwt": []any{}}
 	}
 	list, ok := w.doc["jwt"].([]any)
 	if !ok {
@@ -203,7 +207,25 @@ func (w *World) authenticatorInitialized(name string) error {
 	if err != nil {
 		return err
 	}
-	return w.waitLog(fmt.Sprintf("JWT authenticator initialized\" issuer=%q", p.srv.URL))
+	if format := w.t.Profile.APIServer.JWTReadyLog; format != "" {
+		return w.waitLog(fmt.Sprintf(format, p.srv.URL))
+	}
+	deadline := time.Now().Add(logWait)
+	for !p.discoveryServed() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the API server did not read the discovery of %q within %s", name, logWait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The authenticator takes the keys' address from the discovery it has just read.
+	time.Sleep(time.Second)
+	return nil
+}
+
+func (p *oidcProvider) discoveryServed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.discovered) > 0
 }
 
 func (w *World) authenticatorFails(name, text string) error {
@@ -211,7 +233,8 @@ func (w *World) authenticatorFails(name, text string) error {
 	if err != nil {
 		return err
 	}
-	return w.waitLog("initializing plugin", fmt.Sprintf("issuer=%q", p.srv.URL), text)
+	// The issuer's URL, however the server quotes it (Kubernetes names it in the URL it fetched).
+	return w.waitLog("initializing plugin", p.srv.URL, text)
 }
 
 func (w *World) serverLogs(text string) error { return w.waitLog(text) }
@@ -320,8 +343,12 @@ func (w *World) tokenAuthenticatesAs(name, over, want string) error {
 	if err := json.Unmarshal([]byte(want), &expected); err != nil {
 		return fmt.Errorf("expected user %s: %w", want, err)
 	}
-	review := map[string]any{"apiVersion": "authentication.orch.io/v1", "kind": "TokenReview", "spec": map[string]any{"token": token}}
-	if err := w.request(http.MethodPost, "/apis/authentication.orch.io/v1/tokenreviews", review, "application/json"); err != nil {
+	group := w.t.Profile.APIServer.AuthenticationGroup
+	if group == "" {
+		return fmt.Errorf("profile %s: apiserver.authenticationGroup is needed to review tokens", w.t.Profile.Name)
+	}
+	review := map[string]any{"apiVersion": group + "/v1", "kind": "TokenReview", "spec": map[string]any{"token": token}}
+	if err := w.request(http.MethodPost, "/apis/"+group+"/v1/tokenreviews", review, "application/json"); err != nil {
 		return err
 	}
 	if w.http.code != http.StatusCreated {

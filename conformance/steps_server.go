@@ -34,7 +34,7 @@ func (w *World) startServer(args string) error {
 		return err
 	}
 	s, failed, _, err := w.t.StartOnFreePort(work, strings.Fields(args))
-	w.server, w.result = s, failed
+	w.server, w.result, w.serverExited = s, failed, failed != nil
 	return err
 }
 

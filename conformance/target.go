@@ -123,7 +123,7 @@ func (t *Target) startSuiteServer() error {
 		deadline := time.Now().Add(readyTimeout)
 		for {
 			if t.client, err = newClient(t.Expand(a.CAFile)); err == nil {
-				if err = probe(t.client, t.URL(t.GroupPath()), a.Token); err == nil {
+				if err = t.probeReady(t.client, strings.TrimRight(t.Expand(a.BaseURL), "/")); err == nil {
 					return nil
 				}
 			}
@@ -214,7 +214,7 @@ func (t *Target) StartServer(work string, port int, args []string) (*Server, *Re
 			s.Client, last = newClient(caFile)
 		}
 		if s.Client != nil {
-			if last = probe(s.Client, s.BaseURL+t.GroupPath(), a.Token); last == nil {
+			if last = t.probeReady(s.Client, s.BaseURL); last == nil {
 				return s, nil, nil
 			}
 		}
@@ -243,6 +243,24 @@ func (s *Server) Stop() {
 	s.log.Close()
 }
 
+// probeReady says whether the server at base serves the Event API and every ready path.
+func (t *Target) probeReady(client *http.Client, base string) error {
+	a := t.Profile.APIServer
+	if err := probe(client, base+t.GroupPath(), a.Token); err != nil {
+		return err
+	}
+	for _, path := range a.ReadyPaths {
+		if err := probe(client, base+path, a.Token); err != nil && !errors.Is(err, errAnswered) {
+			return err
+		}
+	}
+	return nil
+}
+
+// errAnswered is probe's error for an answer other than 200 and 404: the path exists, though the
+// scenario's authorizer does not let the suite read it.
+var errAnswered = errors.New("answered")
+
 func probe(client *http.Client, url, token string) error {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
@@ -254,8 +272,12 @@ func probe(client *http.Client, url, token string) error {
 		return err
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	default:
+		return fmt.Errorf("GET %s: %s (%w)", url, resp.Status, errAnswered)
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ Feature: Webhook authorization
     Given its webhook is a SubjectAccessReview server answering "denied"
     And its "authorizers[0].webhook.failurePolicy" is set to "<policy>"
     And its "authorizers[0].webhook.matchConditions" is set to [{"expression": "has(request.resourceAttributes)"}, {"expression": "<condition>"}]
-    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "open"}
+    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "alwaysallow"}
     When the API server is started with "--authorization-config={config} --anonymous-auth=false"
     And I list events
     Then the server answers <code>
@@ -41,7 +41,7 @@ Feature: Webhook authorization
     Given its webhook is a SubjectAccessReview server answering "allowed"
     And its "authorizers[0].webhook.failurePolicy" is set to "<policy>"
     And its "authorizers[0].webhook.timeout" is set to "1s"
-    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "open"}
+    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "alwaysallow"}
     When the API server is started with "--authorization-config={config} --anonymous-auth=false"
     And the webhook <failure>
     And I list events
@@ -96,7 +96,7 @@ Feature: Webhook authorization
   Scenario: by default every answer is cached, others than allowed ones for 30s
     Given its webhook is a SubjectAccessReview server answering "allowed"
     And the webhook answers "no opinion" in the other namespace
-    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "open"}
+    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "alwaysallow"}
     When the API server is started with "--authorization-config={config} --anonymous-auth=false"
     And I list events
     And I list events in the other namespace

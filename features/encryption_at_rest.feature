@@ -10,10 +10,10 @@ Feature: Encryption at rest
   Scenario: Entries are processed in order and *.* matches every resource
     Given the file "encryption.yaml":
       """
-      apiVersion: apiserver.config.orch.io/v1
+      apiVersion: {apiVersion}
       kind: EncryptionConfiguration
       resources:
-      - resources: [events.events.orch.io]
+      - resources: [events.{group}]
         providers:
         - aescbc: {keys: [{name: first, secret: AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=}]}
       - resources: ["*.*"]
@@ -23,25 +23,25 @@ Feature: Encryption at rest
     When the API server is started with "--etcd-servers={etcd} --encryption-provider-config={dir}/encryption.yaml"
     And an event "e1" exists
     And a pod "p1" is created
-    Then etcd holds the event "e1" stored with the prefix "orch:enc:aescbc:v1:first:"
-    And etcd holds the pod "p1" stored with the prefix "orch:enc:secretbox:v1:second:"
+    Then etcd holds the event "e1" stored with the prefix "{encryptionPrefix}aescbc:v1:first:"
+    And etcd holds the pod "p1" stored with the prefix "{encryptionPrefix}secretbox:v1:second:"
 
   @rule:encryption.wildcard.matches
   Scenario: *. matches the core resources and *.<group> the resources of the group
     Given the file "encryption.yaml":
       """
-      apiVersion: apiserver.config.orch.io/v1
+      apiVersion: {apiVersion}
       kind: EncryptionConfiguration
       resources:
       - resources: ["*."]
         providers:
         - aesgcm: {keys: [{name: core, secret: AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=}]}
-      - resources: ["*.events.orch.io"]
+      - resources: ["*.{group}"]
         providers:
         - secretbox: {keys: [{name: events, secret: AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=}]}
       """
     When the API server is started with "--etcd-servers={etcd} --encryption-provider-config={dir}/encryption.yaml"
     And an event "e1" exists
     And a pod "p1" is created
-    Then etcd holds the event "e1" stored with the prefix "orch:enc:secretbox:v1:events:"
-    And etcd holds the pod "p1" stored with the prefix "orch:enc:aesgcm:v1:core:"
+    Then etcd holds the event "e1" stored with the prefix "{encryptionPrefix}secretbox:v1:events:"
+    And etcd holds the pod "p1" stored with the prefix "{encryptionPrefix}aesgcm:v1:core:"

@@ -125,7 +125,7 @@ Feature: Node agent servers
     And a valid AuthorizationConfiguration file
     And its webhook is a SubjectAccessReview server answering "denied"
     And its "authorizers[0].webhook.matchConditions" is set to [{"expression": "request.user == 'mallory'"}]
-    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "open"}
+    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "alwaysallow"}
     And the API server is started with "--token-auth-file={dir}/tokens.csv --authorization-config={config} --anonymous-auth=false"
     When the agent runs in API-server mode against the scenario's API server with "--anonymous-auth=false --authentication-token-webhook --authorization-mode=<mode>"
     And requests carry the bearer token of "reader"
@@ -145,7 +145,7 @@ Feature: Node agent servers
     And its webhook is a SubjectAccessReview server answering "denied"
     And its "authorizers[0].webhook.matchConditions" is set to [{"expression": "request.user == 'mallory'"}]
     And its "authorizers[0].webhook.unauthorizedTTL" is set to "1s"
-    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "open"}
+    And its "authorizers[1]" is set to {"type": "AlwaysAllow", "name": "alwaysallow"}
     And the API server is started with "--token-auth-file={dir}/tokens.csv --authorization-config={config} --anonymous-auth=false"
     When the agent runs in API-server mode against the scenario's API server with "--anonymous-auth=false --authentication-token-webhook --authorization-mode=Webhook <flag>"
     And requests carry the bearer token of "mallory"

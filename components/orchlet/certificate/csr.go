@@ -13,20 +13,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+
+	orchcertificatesv1 "orch.io/orch/components/apis/certificates/v1"
 )
 
 // GroupVersion is where the API server serves certificate signing requests.
-var GroupVersion = schema.GroupVersion{Group: "certificates.orch.io", Version: "v1"}
+var GroupVersion = orchcertificatesv1.SchemeGroupVersion
 
 // The signers the agent asks, Kubernetes' kubelet signers renamed.
 const (
-	ClientSigner  = "orch.io/orch-apiserver-client-orchlet"
-	ServingSigner = "orch.io/orchlet-serving"
+	ClientSigner  = orchcertificatesv1.NodeClientSigner
+	ServingSigner = orchcertificatesv1.NodeServingSigner
 )
 
 var scheme = func() *runtime.Scheme {

@@ -15,20 +15,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	orchcertificatesv1 "orch.io/orch/components/apis/certificates/v1"
 	"orch.io/orch/components/authn"
 )
 
 // GroupVersion is certificates.orch.io/v1: Kubernetes' certificates.k8s.io/v1, renamed.
-var GroupVersion = schema.GroupVersion{Group: "certificates.orch.io", Version: "v1"}
+var GroupVersion = orchcertificatesv1.SchemeGroupVersion
 
-// The signers orch knows, Kubernetes' built-in ones renamed.
+// The signers orch knows (certificates/v1 names them for the server and the agent).
 const (
-	// NodeClientSigner issues the client certificates nodes reach the API server with.
-	NodeClientSigner = "orch.io/orch-apiserver-client-orchlet"
-	// NodeServingSigner issues the serving certificates of the nodes' HTTPS servers.
-	NodeServingSigner = "orch.io/orchlet-serving"
-	// ClientSigner issues client certificates for any user the API server's CA vouches for.
-	ClientSigner = "orch.io/orch-apiserver-client"
+	NodeClientSigner  = orchcertificatesv1.NodeClientSigner
+	NodeServingSigner = orchcertificatesv1.NodeServingSigner
+	ClientSigner      = orchcertificatesv1.ClientSigner
 )
 
 // Strategy is the rules of certificatesigningrequests. Clock stamps conditions.

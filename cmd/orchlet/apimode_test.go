@@ -81,7 +81,14 @@ current-context: orch
 
 func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitWithin(t, what, 20*time.Second, cond)
+}
+
+// waitWithin polls cond until it holds, failing t with its last error after within: the pace of
+// real processes and runtimes, not a clock the test moves.
+func waitWithin(t *testing.T, what string, within time.Duration, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	var last error
 	for time.Now().Before(deadline) {
 		ok, err := cond()
@@ -91,7 +98,7 @@ func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 		last = err
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	t.Fatalf("timed out after %v waiting for %s (last error: %v)", within, what, last)
 }
 
 // The agent registers its node, heartbeats, runs the pods bound to it and reports them, mirrors

@@ -69,20 +69,7 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(manifests, "e2e.yaml"), []byte(e2eManifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
-		t.Helper()
-		deadline := time.Now().Add(within)
-		var last error
-		for time.Now().Before(deadline) {
-			ok, err := cond()
-			if ok {
-				return
-			}
-			last = err
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("%s: not within %v (last error %v)", what, within, last)
-	}
+	eventually := func(what string, within time.Duration, cond func() (bool, error)) { waitWithin(t, what, within, cond) }
 	// dead is the crasher's dead instances, by attempt.
 	dead := func() map[uint32]bool {
 		_, ctrs := listPod(t, rs, podName)

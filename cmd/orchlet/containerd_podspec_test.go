@@ -94,20 +94,7 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 	})
 	client := &http.Client{Timeout: 2 * time.Second}
 	podsURL := "http://127.0.0.1:" + a.readOnly + "/pods"
-	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
-		t.Helper()
-		deadline := time.Now().Add(within)
-		var last error
-		for time.Now().Before(deadline) {
-			ok, err := cond()
-			if ok {
-				return
-			}
-			last = err
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("%s: not within %v (last error %v)", what, within, last)
-	}
+	eventually := func(what string, within time.Duration, cond func() (bool, error)) { waitWithin(t, what, within, cond) }
 	pod := func() (*corev1.Pod, error) {
 		list, err := getPods(client, podsURL)
 		if err != nil {

@@ -184,20 +184,7 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	})
 	client := &http.Client{Timeout: 2 * time.Second}
 	podsURL := "http://127.0.0.1:" + readOnly + "/pods"
-	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
-		t.Helper()
-		deadline := time.Now().Add(within)
-		var last error
-		for time.Now().Before(deadline) {
-			ok, err := cond()
-			if ok {
-				return
-			}
-			last = err
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("%s: not within %v (last error %v)", what, within, last)
-	}
+	eventually := func(what string, within time.Duration, cond func() (bool, error)) { waitWithin(t, what, within, cond) }
 	podName, pullsName := e2ePodName+"-"+e2eNode, "pulls-"+e2eNode
 	_, statErr := os.Stat(e2ePodsDir)
 	t.Cleanup(func() {

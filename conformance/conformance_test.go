@@ -14,10 +14,11 @@ import (
 )
 
 var (
-	targetFlag  = flag.String("target", "targets/orch.yaml", "target profile: how to reach the implementation under test")
-	reportsFlag = flag.String("reports", "", "directory for JUnit XML, cucumber JSON and conformance.md; empty writes none")
-	filterFlag  = flag.String("filter", "", "godog tag expression selecting scenarios, for example @component:agent")
-	compareFlag = flag.String("compare", "", "orch's rules.json and a peer's, comma-separated: print the comparison table and run nothing")
+	targetFlag      = flag.String("target", "targets/orch.yaml", "target profile: how to reach the implementation under test")
+	reportsFlag     = flag.String("reports", "", "directory for JUnit XML, cucumber JSON and conformance.md; empty writes none")
+	filterFlag      = flag.String("filter", "", "godog tag expression selecting scenarios, for example @component:agent")
+	concurrencyFlag = flag.Int("concurrency", 3, "scenarios run at once: those tagged "+ConcurrentTag+" side by side, every other one alone")
+	compareFlag     = flag.String("compare", "", "orch's rules.json and a peer's, comma-separated: print the comparison table and run nothing")
 )
 
 // featuresDir and catalogPath are relative to this package, where go test runs.
@@ -163,10 +164,11 @@ func TestConformance(t *testing.T) {
 	opts := godog.Options{
 		Format: format,
 		// Progress comes from the recorder; godog's own pretty output would repeat it.
-		Output: io.Discard,
-		Paths:  []string{featuresDir},
-		Tags:   *filterFlag,
-		Strict: true,
+		Output:      io.Discard,
+		Paths:       []string{featuresDir},
+		Tags:        *filterFlag,
+		Strict:      true,
+		Concurrency: *concurrencyFlag,
 	}
 	suite := godog.TestSuite{
 		Name:                "orch conformance",

@@ -14,6 +14,11 @@ import (
 // RuleTagPrefix starts a tag naming the catalog rule a scenario proves.
 const RuleTagPrefix = "@rule:"
 
+// ConcurrentTag marks a scenario that may run beside other scenarios so marked: it starts every
+// server, runtime and agent it needs on its own ports and directories, reads nothing shared, and
+// checks no rate or duration a busy machine could stretch. Every other scenario runs alone.
+const ConcurrentTag = "@concurrent"
+
 // ComponentTagPrefix starts a tag naming the target component a scenario needs.
 const ComponentTagPrefix = "@component:"
 

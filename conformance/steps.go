@@ -88,10 +88,16 @@ type World struct {
 func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 	return func(sc *godog.ScenarioContext) {
 		w := &World{t: t}
+		var release func()
 		for _, d := range StepDefs() {
 			sc.Step(d.Expr, d.Bind(w))
 		}
 		sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
+			tags := make([]string, len(p.Tags))
+			for i, tag := range p.Tags {
+				tags[i] = tag.Name
+			}
+			release = t.admit(tags)
 			*w = World{t: t, creds: "valid", suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
 			w.notApplicable = func(reason string) error {
 				rec.NotApplicable(p, reason)
@@ -128,6 +134,10 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 			}
 			if w.dir != "" {
 				os.RemoveAll(w.dir)
+			}
+			if release != nil {
+				release()
+				release = nil
 			}
 			return ctx, nil
 		})

@@ -32,6 +32,9 @@ type Target struct {
 	work    string
 	port    int
 
+	// scenarios admits scenarios tagged @concurrent side by side and every other one alone.
+	scenarios sync.RWMutex
+
 	startOnce sync.Once
 	startErr  error
 	server    *Server // the suite's API server, when the profile starts one
@@ -68,6 +71,18 @@ func OpenTarget(profilePath, root string) (*Target, error) {
 		}
 	}
 	return t, nil
+}
+
+// admit waits until a scenario with these tags may run, and returns what ends its turn.
+func (t *Target) admit(tags []string) (release func()) {
+	for _, tag := range tags {
+		if tag == ConcurrentTag {
+			t.scenarios.RLock()
+			return t.scenarios.RUnlock
+		}
+	}
+	t.scenarios.Lock()
+	return t.scenarios.Unlock
 }
 
 func (t *Target) bin() string { return filepath.Join(t.work, "bin") }

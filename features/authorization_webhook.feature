@@ -59,7 +59,7 @@ Feature: Webhook authorization
       | answers malformed JSON    | NoOpinion | 200  |
       | answers after the timeout | NoOpinion | 200  |
 
-  @rule:authz.webhook.cache
+  @concurrent @rule:authz.webhook.cache
   Scenario: answers are cached for their own TTLs
     Given its webhook is a SubjectAccessReview server answering "allowed"
     And the webhook answers "denied" in the other namespace
@@ -79,7 +79,7 @@ Feature: Webhook authorization
     And I list events
     Then the webhook was asked about events 4 times
 
-  @rule:authz.webhook.cache
+  @concurrent @rule:authz.webhook.cache
   Scenario: nothing is cached when caching is turned off
     Given its webhook is a SubjectAccessReview server answering "allowed"
     And the webhook answers "denied" in the other namespace
@@ -92,7 +92,7 @@ Feature: Webhook authorization
     And I list events in the other namespace
     Then the webhook was asked about events 4 times
 
-  @rule:authz.webhook.ttl.defaults
+  @concurrent @rule:authz.webhook.ttl.defaults
   Scenario: by default every answer is cached, others than allowed ones for 30s
     Given its webhook is a SubjectAccessReview server answering "allowed"
     And the webhook answers "no opinion" in the other namespace

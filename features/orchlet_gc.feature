@@ -46,7 +46,8 @@ Feature: Node agent garbage collection
   # Dead containers are collected at start and every minute: these scenarios wait for the
   # collection at 1m. The crasher exits at once and is restarted with crash-loop back-off: its
   # attempts 0 to 3 are dead by about 32s, attempt 4 only at about 72s.
-  @rule:orchlet.option.maximum-dead-containers.retained
+  # Each waits a minute for the collection, so both wait side by side.
+  @concurrent @rule:orchlet.option.maximum-dead-containers.retained
   Scenario: The collection keeps --maximum-dead-containers-per-container dead instances of a container
     Given the runtime's script:
       """
@@ -62,10 +63,10 @@ Feature: Node agent garbage collection
         containers:
         - {name: crasher, image: "busybox:1.36"}
       """
-    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --maximum-dead-containers-per-container=2"
+    When the agent runs with "--root-dir={dir}/root --pod-manifest-path={manifests} --file-check-frequency=1s --maximum-dead-containers-per-container=2"
     Then the runtime's exited containers "crasher" of pod "crash" go from 4 down to 2 within 75s
 
-  @rule:orchlet.option.minimum-container-ttl-duration.age
+  @concurrent @rule:orchlet.option.minimum-container-ttl-duration.age
   Scenario: A dead container younger than --minimum-container-ttl-duration is not collected
     Given the runtime's script:
       """
@@ -81,6 +82,6 @@ Feature: Node agent garbage collection
         containers:
         - {name: crasher, image: "busybox:1.36"}
       """
-    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --minimum-container-ttl-duration=45s"
+    When the agent runs with "--root-dir={dir}/root --pod-manifest-path={manifests} --file-check-frequency=1s --minimum-container-ttl-duration=45s"
     # At 1m only attempts 0 to 2 are 45s old: of them the newest stays, and attempt 3 with it.
     Then the runtime's exited containers "crasher" of pod "crash" go from 4 down to 2 within 75s

@@ -22,6 +22,11 @@ type Host struct {
 	// PidMax is kernel/pid_max (default 4194304); SystemProcesses run outside pods.
 	PidMax          int64 `json:"pidMax,omitempty"`
 	SystemProcesses int64 `json:"systemProcesses,omitempty"`
+	// Swap, CgroupVersion (default 2) and Sysctls (over Kubernetes' kernel defaults) are what the
+	// agent's start-up checks (--fail-swap-on, --fail-cgroupv1, --protect-kernel-defaults) find.
+	Swap          bool           `json:"swap,omitempty"`
+	CgroupVersion int            `json:"cgroupVersion,omitempty"`
+	Sysctls       map[string]int `json:"sysctls,omitempty"`
 }
 
 const (

@@ -97,6 +97,9 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		if opts.Action != options.ActionRun {
 			return nil, fmt.Errorf("sim: node %s: the options ask for help or the version, not a run", o.Name)
 		}
+		if err := checkHost(o.Name, o.Host, opts); err != nil {
+			return nil, err
+		}
 		cfg = opts.Config
 		separateDiskGC = opts.Gates.Enabled(featuregates.OrchletSeparateDiskGC)
 	}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -53,6 +54,11 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 		}
 		node, err := w.AddNode(sim.NodeOptions{Name: n.Name, Args: args, Script: n.Fakecri, Cores: n.Cores, API: n.API, Host: n.Host})
 		remove()
+		var refused *sim.StartRefused
+		if errors.As(err, &refused) {
+			w.Note(n.Name, "orchlet refused to start: %s", strings.ReplaceAll(refused.Err.Error(), "\n", "; "))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -154,7 +154,9 @@ func (s *csrStores) runCSRControllers(ctx context.Context, c Config) {
 	for ctx.Err() == nil {
 		events, err := s.csrs.Watch(ctx, "", generic.WatchOptions{})
 		if err != nil {
-			klog.ErrorS(err, "Watching certificate signing requests")
+			if !closed(c.Stopping) {
+				klog.ErrorS(err, "Watching certificate signing requests")
+			}
 			select {
 			case <-ctx.Done():
 			case <-ticker.C:

@@ -264,7 +264,7 @@ func (r *registry) runNamespaceController(ctx context.Context, c Config) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			if err := r.sweepNamespaces(ctx); err != nil && ctx.Err() == nil {
+			if err := r.sweepNamespaces(ctx); err != nil && ctx.Err() == nil && !closed(c.Stopping) {
 				klog.ErrorS(err, "Finishing terminating namespaces")
 			}
 		}
@@ -316,4 +316,15 @@ func (r *registry) emptyNamespace(ctx context.Context, namespace string) (bool, 
 
 func fieldRequired(path string) field.ErrorList {
 	return field.ErrorList{field.Required(field.NewPath(path), "")}
+}
+
+// closed tells whether the server is stopping: its storage may close under a sweep at any moment
+// from then on, and that failure is the shutdown's, not worth an error line.
+func closed(stopping <-chan struct{}) bool {
+	select {
+	case <-stopping:
+		return true
+	default:
+		return false
+	}
 }

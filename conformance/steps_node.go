@@ -72,6 +72,7 @@ func nodeSteps() []StepDef {
 		{`^the (HTTPS|read-only|health) server answers (GET|POST) "([^"]*)" with (\d+) "([^"]*)"$`, func(w *World) any { return w.serverAnswersText }},
 		{`^the (HTTPS|read-only|health) server answers (GET|POST) "([^"]*)" with anything but (\d+)$`, func(w *World) any { return w.serverAnswersNot }},
 		{`^nothing listens on the (HTTPS|read-only|health) port$`, func(w *World) any { return w.nothingListens }},
+		{`^the agent's block profile records where it blocked (within \d+s|after \d+s: nowhere)$`, func(w *World) any { return w.blockProfile }},
 		{`^a connection to the HTTPS server left idle for (\d+)s is (closed|still open)$`, func(w *World) any { return w.idleConnection }},
 	}
 }
@@ -761,6 +762,40 @@ func (w *World) serverAnswersNot(server, method, path string, code int) error {
 		return fmt.Errorf("%s %s on the %s server: %d %q", method, path, server, got, body)
 	}
 	return nil
+}
+
+// blockSample is a line of a Go block profile (debug=1) recording one place that blocked.
+var blockSample = regexp.MustCompile(`(?m)^\d+ \d+ @( 0x[0-9a-f]+)+$`)
+
+// blockProfile reads the HTTPS server's /debug/pprof/block: an agent's goroutines block on their
+// timers and channels all the time, so under block profiling samples come within seconds.
+func (w *World) blockProfile(when string) error {
+	var secs int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimPrefix(when, "within "), "after "), "%ds", &secs); err != nil {
+		return err
+	}
+	sampled := func() (bool, string, error) {
+		code, body, err := w.serverRequest("HTTPS", http.MethodGet, "/debug/pprof/block?debug=1")
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("GET /debug/pprof/block: %d %.300s", code, body)
+		}
+		return blockSample.Match(body), string(body), err
+	}
+	if strings.HasPrefix(when, "within") {
+		return eventually(time.Duration(secs)*time.Second, func() error {
+			got, body, err := sampled()
+			if err == nil && !got {
+				err = fmt.Errorf("the block profile has no sample:\n%.400s", body)
+			}
+			return err
+		})
+	}
+	time.Sleep(time.Duration(secs) * time.Second)
+	got, body, err := sampled()
+	if err == nil && got {
+		err = fmt.Errorf("the block profile has samples without --contention-profiling:\n%.400s", body)
+	}
+	return err
 }
 
 // nothingListens checks the port the step would have given the server refuses connections.

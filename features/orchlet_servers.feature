@@ -98,6 +98,17 @@ Feature: Node agent servers
     And the HTTPS server answers POST "/exec/default/web-node-conformance/app?command=echo&command=hello" with 405
     And the HTTPS server answers GET "/containerLogs/default/web-node-conformance/app" with 405
 
+  @rule:orchlet.option.contention-profiling.blocks
+  Scenario: --contention-profiling turns on block profiling, served under /debug/pprof/
+    When the agent runs with "--contention-profiling"
+    Then the HTTPS server answers GET "/debug/pprof/" with 200
+    And the agent's block profile records where it blocked within 10s
+
+  @rule:orchlet.option.contention-profiling.blocks
+  Scenario: Without --contention-profiling the block profile stays empty
+    When the agent runs with ""
+    Then the agent's block profile records where it blocked after 2s: nowhere
+
   @rule:orchlet.option.streaming-connection-idle-timeout.applies
   Scenario: A connection idle longer than --streaming-connection-idle-timeout is closed
     When the agent runs with "--streaming-connection-idle-timeout=1s"

@@ -82,7 +82,6 @@ var unhonouredSettings = []unhonoured{
 
 	{option: "image-credential-provider-config", flag: "ImageCredentialProviderConfig", missing: missingCredPlugs},
 	{option: "image-credential-provider-bin-dir", flag: "ImageCredentialProviderBinDir", missing: missingCredPlugs},
-	{option: "contention-profiling", field: "enableContentionProfiling", missing: "profiling handlers are not built"},
 }
 
 // Unhonoured refuses every setting that differs from its default although this orchlet does not act

@@ -51,7 +51,6 @@ var nonDefault = map[string][]string{
 	"make-iptables-util-chains":                {"--make-iptables-util-chains=false"},
 	"image-credential-provider-config":         {"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
 	"image-credential-provider-bin-dir":        {"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
-	"contention-profiling":                     {"--contention-profiling"},
 }
 
 func TestDefaultsAreHonoured(t *testing.T) {
@@ -62,6 +61,8 @@ func TestDefaultsAreHonoured(t *testing.T) {
 	// quota and seccomp default to the runtime and set the pids limit on the pod cgroup.
 	for _, args := range [][]string{
 		{"--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false"},
+		// The HTTPS server turns block profiling on (components/orchlet/server).
+		{"--contention-profiling"},
 		// The garbage collectors (imagegc, containergc) act on these.
 		{"--image-gc-high-threshold=90", "--image-gc-low-threshold=70", "--minimum-image-ttl-duration=5m",
 			"--maximum-dead-containers=10", "--maximum-dead-containers-per-container=2", "--minimum-container-ttl-duration=1m",

@@ -29,6 +29,7 @@ func (h *handlers) secureMux(debugging bool) *http.ServeMux {
 	mux.HandleFunc("GET /configz", h.configz)
 	if debugging {
 		h.debuggingPaths(mux)
+		profilingPaths(mux)
 	} else {
 		debuggingDisabled(mux)
 	}

@@ -63,6 +63,7 @@ func New(cfg *v1beta1.OrchletConfiguration, deps Deps) (*Servers, error) {
 	if listen == nil {
 		listen = net.Listen
 	}
+	contentionProfiling(cfg)
 	s := &Servers{clk: deps.Clock, listen: listen}
 	h := &handlers{deps: deps}
 	idle := cfg.StreamingConnectionIdleTimeout.Duration

@@ -27,6 +27,8 @@ func apiModeSteps() []StepDef {
 		{`^the agent's node is (Ready)$`, func(w *World) any { return w.nodeReady }},
 		{`^the agent's node has the label "([^"]*)"$`, func(w *World) any { return w.nodeLabel }},
 		{`^the agent's node has the taint "([^"]*)"$`, func(w *World) any { return w.nodeTaint }},
+		{`^the agent's node has the annotation "([^"]*)"$`, func(w *World) any { return w.nodeAnnotation }},
+		{`^the agent's node has no annotation "([^"]*)"$`, func(w *World) any { return w.nodeNoAnnotation }},
 		{`^the agent's node has no taints$`, func(w *World) any { return w.nodeNoTaints }},
 		{`^the agent's node reports the (InternalIP|Hostname) address "([^"]*)"$`, func(w *World) any { return w.nodeAddress }},
 		{`^the agent's node reports an InternalIP address of the host's default (IPv4) family$`, func(w *World) any { return w.nodeDefaultFamily }},
@@ -169,6 +171,30 @@ func (w *World) nodeLabel(label string) error {
 	return w.nodeEventually(func(n *corev1.Node) error {
 		if got, ok := n.Labels[k]; !ok || got != v {
 			return fmt.Errorf("node labels %v lack %s", n.Labels, label)
+		}
+		return nil
+	})
+}
+
+func (w *World) nodeAnnotation(annotation string) error {
+	k, v, _ := strings.Cut(w.agent().Rename(annotation), "=")
+	return w.nodeEventually(func(n *corev1.Node) error {
+		if got, ok := n.Annotations[k]; !ok || got != v {
+			return fmt.Errorf("node annotations %v lack %s=%s", n.Annotations, k, v)
+		}
+		return nil
+	})
+}
+
+// nodeNoAnnotation waits for the agent to have posted a status, then checks the annotation is absent.
+func (w *World) nodeNoAnnotation(key string) error {
+	if err := w.nodeReady("Ready"); err != nil {
+		return err
+	}
+	key = w.agent().Rename(key)
+	return w.nodeEventually(func(n *corev1.Node) error {
+		if v, ok := n.Annotations[key]; ok {
+			return fmt.Errorf("the node has the annotation %s=%s", key, v)
 		}
 		return nil
 	})

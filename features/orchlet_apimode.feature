@@ -30,6 +30,16 @@ Feature: Node agent in API-server mode
     Then the agent's node has the label "example.com/team=a"
     And the agent's node has the label "node.orch.io/pool=blue"
 
+  @rule:orchlet.option.enable-controller-attach-detach.no-attach
+  Scenario: By default the node is left to the attach/detach controller, which its annotation tells
+    When the agent runs in API-server mode with ""
+    Then the agent's node has the annotation "volumes.orch.io/controller-managed-attach-detach=true"
+
+  @rule:orchlet.option.enable-controller-attach-detach.no-attach
+  Scenario: --enable-controller-attach-detach=false registers the node without the annotation
+    When the agent runs in API-server mode with "--enable-controller-attach-detach=false"
+    Then the agent's node has no annotation "volumes.orch.io/controller-managed-attach-detach"
+
   @rule:orchlet.option.register-with-taints.needs-register-node
   Scenario: --register-with-taints taints a registered node
     When the agent runs in API-server mode with "--register-with-taints=dedicated=infra:NoSchedule"

@@ -355,7 +355,7 @@ func (w *World) attachAPI(n *Node, cores int) error {
 	a := &apiNode{backoff: nodestatus.RegisterBackoffStart, registerAt: w.Clock.Now(), syncAt: w.Clock.Now()}
 	a.status = nodestatus.New(nodestatus.Options{
 		Clock: w.Clock, Core: clients.Core, Heartbeat: clients.Heartbeat, Leases: clients.Leases, Node: n.Name,
-		Register: cfg.RegisterNode, Taints: cfg.RegisterWithTaints,
+		Register: cfg.RegisterNode, Taints: cfg.RegisterWithTaints, ControllerAttachDetach: cfg.EnableControllerAttach,
 		Labels: map[string]string{"orch.io/hostname": n.Name, "orch.io/os": "linux", "orch.io/arch": "amd64"},
 		Addresses: []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.%d.%d.%d", 1+i>>16, i>>8&0xff, i&0xff)},

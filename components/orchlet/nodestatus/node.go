@@ -54,6 +54,10 @@ const (
 	RenewInterval        = 10 * time.Second
 )
 
+// ControllerManagedAttachAnnotation on a Node says the attach/detach controller attaches and
+// detaches its volumes (Kubernetes' volumes.kubernetes.io/controller-managed-attach-detach).
+const ControllerManagedAttachAnnotation = "volumes.orch.io/controller-managed-attach-detach"
+
 // Registration retries back off from 100 ms to 7 s, as the kubelet's do.
 const (
 	RegisterBackoffStart = 100 * time.Millisecond
@@ -70,6 +74,9 @@ type Options struct {
 	Node      string
 	// Register creates the Node when absent (--register-node).
 	Register bool
+	// ControllerAttachDetach (--enable-controller-attach-detach) annotates the Node so that the
+	// attach/detach controller, not the agent, attaches its volumes; false removes the annotation.
+	ControllerAttachDetach bool
 	// Labels, Taints and ProviderID are set when the Node is registered; Labels are kept on it.
 	Labels     map[string]string
 	Taints     []corev1.Taint
@@ -170,6 +177,9 @@ func (c *Controller) Register(ctx context.Context) error {
 		ObjectMeta: metav1.ObjectMeta{Name: c.o.Node, Labels: maps.Clone(c.o.Labels)},
 		Spec:       corev1.NodeSpec{Taints: c.o.Taints, ProviderID: c.o.ProviderID},
 	}
+	if c.o.ControllerAttachDetach {
+		node.Annotations = map[string]string{ControllerManagedAttachAnnotation: "true"}
+	}
 	status, err := c.status(ctx)
 	if err != nil {
 		return err
@@ -199,6 +209,18 @@ func (c *Controller) Register(ctx context.Context) error {
 	}
 	if existing.Spec.ProviderID == "" && c.o.ProviderID != "" {
 		existing.Spec.ProviderID, changed = c.o.ProviderID, true
+	}
+	// The kubelet's reconcileCMADAnnotationWithExistingNode: the annotation follows the option.
+	if _, set := existing.Annotations[ControllerManagedAttachAnnotation]; set != c.o.ControllerAttachDetach || (set && existing.Annotations[ControllerManagedAttachAnnotation] != "true") {
+		if c.o.ControllerAttachDetach {
+			if existing.Annotations == nil {
+				existing.Annotations = map[string]string{}
+			}
+			existing.Annotations[ControllerManagedAttachAnnotation] = "true"
+		} else {
+			delete(existing.Annotations, ControllerManagedAttachAnnotation)
+		}
+		changed = true
 	}
 	if changed {
 		if existing, err = nodes.Update(ctx, existing, metav1.UpdateOptions{}); err != nil {

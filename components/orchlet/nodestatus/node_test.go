@@ -162,6 +162,45 @@ func TestRegisterReconcilesAnExistingNode(t *testing.T) {
 	}
 }
 
+// --enable-controller-attach-detach annotates the Node at registration and on a Node registered
+// before with the other setting, as the kubelet's reconcileCMADAnnotationWithExistingNode.
+func TestControllerAttachDetachAnnotation(t *testing.T) {
+	tests := []struct {
+		name     string
+		existing map[string]string // the annotations of a Node already there; nil: none registered
+		enabled  bool
+		want     string // the annotation's value; "" absent
+	}{
+		{"registered with it", nil, true, "true"},
+		{"registered without it", nil, false, ""},
+		{"turned on over a node without it", map[string]string{"keep": "me"}, true, "true"},
+		{"turned off over a node with it", map[string]string{ControllerManagedAttachAnnotation: "true", "keep": "me"}, false, ""},
+		{"a wrong value corrected", map[string]string{ControllerManagedAttachAnnotation: "false", "keep": "me"}, true, "true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			if tt.existing != nil {
+				n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: tt.existing}}
+				if _, err := e.clients.Core.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.controller(func(o *Options) { o.ControllerAttachDetach = tt.enabled }).Register(ctx); err != nil {
+				t.Fatal(err)
+			}
+			n := e.node(t)
+			if got := n.Annotations[ControllerManagedAttachAnnotation]; got != tt.want {
+				t.Fatalf("annotation %q, want %q (annotations %v)", got, tt.want, n.Annotations)
+			}
+			if tt.existing != nil && n.Annotations["keep"] != "me" {
+				t.Fatalf("other annotations lost: %v", n.Annotations)
+			}
+		})
+	}
+}
+
 func TestWithoutRegisterTheNodeMustExist(t *testing.T) {
 	e := newEnv(t)
 	err := e.controller(func(o *Options) { o.Register = false }).Register(context.Background())

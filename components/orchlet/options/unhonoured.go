@@ -27,7 +27,7 @@ const (
 	// The eviction manager polls every 10 s; Kubernetes' kernel notifications are cgroup v1's.
 	missingMemcgNotify = "cgroup v2 memory notifications are not supported; the eviction manager observes memory every 10s"
 	missingCgroups     = "cgroup and resource management are not built yet"
-	missingAPIMode     = "cloud providers and controller-managed volume attachment are not built yet"
+	missingAPIMode     = "cloud providers are not built yet"
 	onlyAPIMode        = "it acts only in API-server mode"
 	missingVolumes     = "volume plugins and volume statistics are not built yet"
 	missingNetwork     = "orchlet leaves pod networking to the runtime"
@@ -65,7 +65,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "kube-api-content-type", field: "contentType", missing: onlyAPIMode, apiOnly: true},
 	{option: "rotate-certificates", field: "rotateCertificates", missing: onlyAPIMode, apiOnly: true},
 	{option: "rotate-server-certificates", field: "serverTLSBootstrap", missing: onlyAPIMode, apiOnly: true},
-	{option: "enable-controller-attach-detach", field: "enableControllerAttachDetach", missing: missingAPIMode},
 	{option: "bootstrap-kubeconfig", flag: "BootstrapKubeconfig", missing: onlyAPIMode, apiOnly: true},
 	{option: "node-ip", flag: "NodeIP", missing: onlyAPIMode, apiOnly: true},
 	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},

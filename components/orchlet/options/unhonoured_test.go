@@ -37,7 +37,6 @@ var nonDefault = map[string][]string{
 	"kube-api-content-type":                    {"--kube-api-content-type=application/json"},
 	"rotate-certificates":                      {"--rotate-certificates"},
 	"rotate-server-certificates":               {"--rotate-server-certificates", "--feature-gates=RotateOrchletServerCertificate=true"},
-	"enable-controller-attach-detach":          {"--enable-controller-attach-detach=false"},
 	"bootstrap-kubeconfig":                     {"--bootstrap-kubeconfig=/etc/orch/bootstrap.conf"},
 	"node-ip":                                  {"--node-ip=10.0.0.5"},
 	"node-labels":                              {"--node-labels=example.com/team=a"},
@@ -63,6 +62,8 @@ func TestDefaultsAreHonoured(t *testing.T) {
 		{"--event-qps=7", "--max-pods=20", "--serialize-image-pulls=false"},
 		// The HTTPS server turns block profiling on (components/orchlet/server).
 		{"--contention-profiling"},
+		// Registration annotates the Node, or not (components/orchlet/nodestatus).
+		{"--enable-controller-attach-detach=false"},
 		// The garbage collectors (imagegc, containergc) act on these.
 		{"--image-gc-high-threshold=90", "--image-gc-low-threshold=70", "--minimum-image-ttl-duration=5m",
 			"--maximum-dead-containers=10", "--maximum-dead-containers-per-container=2", "--minimum-container-ttl-duration=1m",

@@ -251,6 +251,7 @@ func (w *World) next() (time.Time, bool) {
 		}
 		if e := n.Agent.Eviction; e != nil {
 			consider(e.NextDeadline())
+			consider(n.memcg.next(now))
 		}
 		if n.api != nil {
 			for _, t := range n.api.next() {

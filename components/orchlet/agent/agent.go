@@ -60,6 +60,10 @@ type Deps struct {
 	// node-level reclaim, nil for the agent's own garbage collectors (EnableGC).
 	Observer  eviction.Observer
 	Reclaimer eviction.Reclaimer
+	// Memcg are the host's memcg threshold notifications for --kernel-memcg-notification; nil
+	// when it has none, MemcgUnavailable saying why.
+	Memcg            *eviction.MemcgNotifications
+	MemcgUnavailable string
 	Logger    klog.Logger
 }
 

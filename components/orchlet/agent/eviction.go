@@ -26,7 +26,7 @@ func (a *Agent) newEviction(cfg *v1beta1.OrchletConfiguration, d Deps) error {
 	}
 	a.Eviction, err = eviction.NewManager(eviction.Options{
 		Clock: d.Clock, Config: ec, Observer: d.Observer, Reclaimer: reclaimer, Pods: a.Pods,
-		Recorder: a.Events, NodeName: d.NodeName, Logger: d.Logger,
+		Recorder: a.Events, NodeName: d.NodeName, Logger: d.Logger, Memcg: d.Memcg, MemcgUnavailable: d.MemcgUnavailable,
 	})
 	if err != nil {
 		return fmt.Errorf("eviction manager: %w", err)

@@ -24,8 +24,6 @@ type unhonoured struct {
 }
 
 const (
-	// The eviction manager polls every 10 s; Kubernetes' kernel notifications are cgroup v1's.
-	missingMemcgNotify = "cgroup v2 memory notifications are not supported; the eviction manager observes memory every 10s"
 	missingCgroups     = "cgroup and resource management are not built yet"
 	missingAPIMode     = "cloud providers and controller-managed volume attachment are not built yet"
 	onlyAPIMode        = "it acts only in API-server mode"
@@ -37,8 +35,6 @@ const (
 )
 
 var unhonouredSettings = []unhonoured{
-	{option: "kernel-memcg-notification", field: "kernelMemcgNotification", missing: missingMemcgNotify},
-
 	{option: "kubelet-cgroups", field: "kubeletCgroups", missing: missingCgroups},
 	{option: "system-cgroups", field: "systemCgroups", missing: missingCgroups},
 	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingCgroups},

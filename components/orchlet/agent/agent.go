@@ -64,7 +64,7 @@ type Deps struct {
 	// when it has none, MemcgUnavailable saying why.
 	Memcg            *eviction.MemcgNotifications
 	MemcgUnavailable string
-	Logger    klog.Logger
+	Logger           klog.Logger
 }
 
 // Agent is one node's orchlet in standalone mode.

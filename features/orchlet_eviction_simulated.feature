@@ -87,3 +87,37 @@ Feature: Node agent eviction over minutes, replayed in simulated time
       | transition                                 | changes | cleared      |
       | --eviction-pressure-transition-period=2m  | 2       | 00:05:20.000 |
       | --eviction-pressure-transition-period=30s | 6       | 00:03:50.000 |
+
+  @rule:orchlet.option.kernel-memcg-notification.notified
+  Scenario Outline: With --kernel-memcg-notification a memory threshold crossed is acted on at the crossing, not at the next 10s observation
+    Given the simulated node scenario "memcg.yaml":
+      """
+      description: |
+        A BestEffort pod's memory steps from 10Mi to 800Mi at 57s on a 1Gi node (200Mi outside pods),
+        taking memory.available under the 100Mi hard threshold between two of the eviction manager's
+        10s observations. The simulated host's memory cgroup notifies thresholds armed on its usage.
+      duration: 2m
+      omit: ["cri List*", "cri ContainerStatus *", "cri PodSandboxStatus *", "cri ImageStatus *", "cri Version *", "cri Status *",
+        "api get nodes *", "api update leases *", "api update nodes/status *", "source api MODIFIED *", "event create Normal *"]
+      nodes:
+        - name: node-a
+          api: true
+          args: {args}
+          host: {memory: 1Gi, systemMemory: 200Mi}
+          fakecri:
+            containers:
+              - match: {image: "grower*"}
+                usage: {memory: {steps: [{at: 0s, value: 10Mi}, {at: 52s, value: 800Mi}]}}
+      timeline:
+        - at: 5s
+          createPod: |
+            {apiVersion: v1, kind: Pod, metadata: {name: grower}, spec: {nodeName: node-a, containers: [{name: app, image: "grower:1"}]}}
+      """
+    When the simulator replays "memcg.yaml" with the agent options "--eviction-hard=memory.available<100Mi <notification>"
+    Then the simulated trace has a line "<at> node-a event create Warning Evicted default/grower: The node was low on resource: memory. *"
+    And the simulated trace has 1 line "* event create Warning Evicted *"
+
+    Examples:
+      | notification                      | at           |
+      | --kernel-memcg-notification       | 00:00:57.000 |
+      | --kernel-memcg-notification=false | 00:01:00.000 |

@@ -10,6 +10,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/volumestats"
 	"orch.io/orch/fakecri"
 )
 
@@ -141,6 +142,20 @@ func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta
 	return o, &simMemcg{node: n}
 }
 
+// diskUsage is what the simulated node's du sees under path: the files there by their size (log
+// files the runtime wrote, downward API files), and what fakecri's containers wrote to a volume
+// mounted from it.
+func diskUsage(rt *fakecri.Runtime) func(string) (volumestats.Usage, error) {
+	return func(path string) (volumestats.Usage, error) {
+		u, err := volumestats.ApparentUsage(path)
+		if err != nil {
+			return u, err
+		}
+		u.Bytes += rt.VolumeUsage(path)
+		return u, nil
+	}
+}
+
 // stepEviction runs the node's eviction round if one is due and reports whether it left the pod
 // workers work (an eviction to carry out), for which the world must settle again; its events are
 // written and its conditions traced in the same look.
@@ -149,6 +164,8 @@ func stepEviction(ctx context.Context, n *Node) bool {
 	if e == nil {
 		return false
 	}
+	// The volumes as measured at this instant are what a round now reads.
+	n.Agent.VolumeStats.Step(ctx)
 	n.memcg.check()
 	if e.Idle() {
 		return false

@@ -133,7 +133,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
 		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
-		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup},
+		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),
 		// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
 		PodNode: pods.Node{Name: o.Name, RootDir: filepath.Join(w.dir, "root", fmt.Sprint(i))},
 	})

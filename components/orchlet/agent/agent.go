@@ -21,6 +21,7 @@ import (
 	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
+	"orch.io/orch/components/orchlet/volumestats"
 )
 
 // Deps is the world the agent runs in; production passes the real ones, the simulator fakes.
@@ -64,6 +65,9 @@ type Deps struct {
 	// when it has none, MemcgUnavailable saying why.
 	Memcg            *eviction.MemcgNotifications
 	MemcgUnavailable string
+	// DiskUsage measures the pods' local volumes and log directories for the eviction manager;
+	// nil is volumestats.DiskUsage.
+	DiskUsage func(path string) (volumestats.Usage, error)
 	Logger           klog.Logger
 }
 
@@ -81,6 +85,8 @@ type Agent struct {
 	GC *GC
 	// Eviction is nil without an observer.
 	Eviction *eviction.Manager
+	// VolumeStats measures the pods' local volumes for the eviction manager; nil without it.
+	VolumeStats *volumestats.Calculator
 
 	clk         clock.Clock
 	node        string
@@ -173,7 +179,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		loops = append(loops, a.GC.Images.Run, a.GC.Containers.Run)
 	}
 	if a.Eviction != nil {
-		loops = append(loops, a.Eviction.Run)
+		loops = append(loops, a.Eviction.Run, a.VolumeStats.Run)
 	}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {

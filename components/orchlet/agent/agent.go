@@ -68,7 +68,7 @@ type Deps struct {
 	// DiskUsage measures the pods' local volumes and log directories for the eviction manager;
 	// nil is volumestats.DiskUsage.
 	DiskUsage func(path string) (volumestats.Usage, error)
-	Logger           klog.Logger
+	Logger    klog.Logger
 }
 
 // Agent is one node's orchlet in standalone mode.
@@ -141,6 +141,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
 		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode, Admit: a.admit,
+		SizeLimitsEnforced: d.Observer != nil && cfg.LocalStorageCapacityIsolation && cfg.VolumeStatsAggPeriod.Duration > 0,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)

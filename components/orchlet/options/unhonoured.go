@@ -70,7 +70,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: onlyAPIMode, apiOnly: true},
 
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
-	{option: "volume-stats-agg-period", field: "volumeStatsAggPeriod", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
 
 	{option: "hairpin-mode", field: "hairpinMode", missing: missingNetwork},

@@ -44,7 +44,6 @@ var nonDefault = map[string][]string{
 	"cloud-provider":                           {"--cloud-provider=external"},
 	"experimental-allocatable-ignore-eviction": {"--experimental-allocatable-ignore-eviction"},
 	"volume-plugin-dir":                        {"--volume-plugin-dir=/opt/volume"},
-	"volume-stats-agg-period":                  {"--volume-stats-agg-period=2m"},
 	"experimental-mounter-path":                {"--experimental-mounter-path=/bin/mount"},
 	"hairpin-mode":                             {"--hairpin-mode=none"},
 	"make-iptables-util-chains":                {"--make-iptables-util-chains=false"},
@@ -78,6 +77,16 @@ func TestDefaultsAreHonoured(t *testing.T) {
 		"--local-storage-capacity-isolation=false"}
 	if err := mustParse(t, eviction...).Unhonoured(); err != nil {
 		t.Fatalf("eviction settings refused: %v", err)
+	}
+}
+
+// The volume stats calculator measures the pods' volumes every period, none when it is 0 or
+// negative: every value is honoured.
+func TestVolumeStatsAggPeriodAccepted(t *testing.T) {
+	for _, v := range []string{"2m", "0", "-1s"} {
+		if err := mustParse(t, "--volume-stats-agg-period="+v).Unhonoured(); err != nil {
+			t.Errorf("--volume-stats-agg-period=%s refused: %v", v, err)
+		}
 	}
 }
 

@@ -121,3 +121,38 @@ Feature: Node agent eviction over minutes, replayed in simulated time
       | notification                      | at           |
       | --kernel-memcg-notification       | 00:00:57.000 |
       | --kernel-memcg-notification=false | 00:01:00.000 |
+
+  @rule:orchlet.option.volume-stats-agg-period.negative-disables
+  Scenario Outline: Volume usage is measured every --volume-stats-agg-period, and never when it is zero or negative
+    Given the simulated node scenario "emptydir.yaml":
+      """
+      description: |
+        writer writes 1Mi a second to its emptyDir "cache" (sizeLimit 100Mi) from 5s, passing the limit
+        at 1m45s. A pod over an emptyDir's sizeLimit is evicted at the first eviction round after a
+        volume measurement sees it; without measurements nothing sees it.
+      duration: 4m
+      omit: ["cri List*", "cri ContainerStatus *", "cri PodSandboxStatus *", "cri ImageStatus *", "cri Version *", "cri Status *",
+        "api get nodes *", "api update leases *", "api update nodes/status *", "source api MODIFIED *", "event create Normal *"]
+      nodes:
+        - name: node-a
+          api: true
+          args: {args}
+          fakecri:
+            containers:
+              - {match: {pod: "writer"}, usage: {volumes: {"/cache": {ramp: {from: 0, perSecond: 1Mi}}}}}
+      timeline:
+        - at: 5s
+          createPod: |
+            {apiVersion: v1, kind: Pod, metadata: {name: writer}, spec: {nodeName: node-a,
+              containers: [{name: app, image: "app:1", volumeMounts: [{name: cache, mountPath: /cache}]}],
+              volumes: [{name: cache, emptyDir: {sizeLimit: 100Mi}}]}}
+      """
+    When the simulator replays "emptydir.yaml" with the agent options "<period>"
+    Then the simulated trace has <evictions> line "<at> node-a event create Warning Evicted default/writer: Usage of EmptyDir volume *"
+
+    Examples:
+      | period                          | evictions | at           |
+      | --v=0                           | 1         | 00:02:00.000 |
+      | --volume-stats-agg-period=50s   | 1         | 00:02:30.000 |
+      | --volume-stats-agg-period=0     | 0         | *            |
+      | --volume-stats-agg-period=-1s   | 0         | *            |

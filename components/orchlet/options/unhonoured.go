@@ -27,7 +27,7 @@ const (
 	missingCgroups    = "cgroup and resource management are not built yet"
 	missingAPIMode    = "cloud providers and controller-managed volume attachment are not built yet"
 	onlyAPIMode       = "it acts only in API-server mode"
-	missingVolumes    = "volume plugins and volume statistics are not built yet"
+	missingVolumes    = "flexvolume plugins and mounter binaries are not built yet"
 	missingNetwork    = "orchlet leaves pod networking to the runtime"
 	missingCredPlugs  = "image credential provider plugins are not built yet"
 	missingNUMA       = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"

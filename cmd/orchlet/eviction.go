@@ -21,9 +21,8 @@ type criStats struct {
 }
 
 // newObserver observes this machine for the eviction manager: the root memory cgroup (v2, or v1's
-// memory controller) under /sys/fs/cgroup, /proc,
-// statfs of --root-dir, and the runtime's pod stats and image filesystem. With node allocatable
-// enforced on pods, the pods' memory is watched against capacity less the reservations.
+// memory controller) under /sys/fs/cgroup, /proc, statfs of --root-dir, and the runtime's pod
+// stats and image filesystem. With node allocatable enforced on pods, the pods' memory is watched against capacity less the reservations.
 func newObserver(o *options.Options, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
 	c := o.Config
 	obs := &eviction.CRIObserver{

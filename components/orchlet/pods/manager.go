@@ -136,12 +136,13 @@ type Manager struct {
 	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
 	limiter    *rate.Limiter                 // nil: pulls are not rate limited
 
-	inbox              handoff[sources.Update]
-	evictions          handoff[evictRequest]
-	admit              AdmitFunc
-	sizeLimitsEnforced bool
-	objects            Objects // nil: no API server to read configmaps and secrets from
-	wake               chan struct{}
+	inbox     handoff[sources.Update]
+	evictions handoff[evictRequest]
+	admit     AdmitFunc
+	objects   Objects // nil: no API server to read configmaps and secrets from
+	wake      chan struct{}
+
+	sizeLimitsEnforced bool // no SizeLimitNotEnforced warning
 
 	callMu       sync.Mutex
 	calls        Calls
@@ -211,36 +212,35 @@ func New(o Options) (*Manager, error) {
 	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
-		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS,
-		timeout:            c.RuntimeRequestTimeout.Duration,
-		syncFreq:           c.SyncFrequency.Duration,
-		relist:             DefaultRelistPeriod,
-		capacity:           Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
-		logsDir:            o.PodLogsDir,
-		sourcesReady:       o.SourcesReady,
-		cpus:               o.CPUs,
-		admit:              o.Admit,
-		sizeLimitsEnforced: o.SizeLimitsEnforced,
-		dns:                c.ClusterDNS,
-		domain:             c.ClusterDomain,
-		resolvConf:         c.ResolverConfig,
-		sysctls:            sysctls,
-		readyToStart:       gates.Enabled(featuregates.PodReadyToStartContainersCondition),
-		res:                res,
-		node:               o.Node,
-		cores:              o.Cores,
-		tmpfs:              map[types.UID]map[string]bool{},
-		wake:               make(chan struct{}, 1),
-		pods:               map[types.UID]*podState{},
-		queue:              map[itemKey]time.Time{},
-		touched:            map[types.UID]bool{},
-		parallel:           !c.SerializeImagePulls,
-		pulling:            map[pullKey]bool{},
-		pulled:             map[pullKey]pullResult{},
-		callsChanged:       make(chan struct{}),
-		changed:            make(chan struct{}),
-		seen:               map[string]seenObject{},
-		relisted:           map[string]seenObject{},
+		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS, sizeLimitsEnforced: o.SizeLimitsEnforced,
+		timeout:      c.RuntimeRequestTimeout.Duration,
+		syncFreq:     c.SyncFrequency.Duration,
+		relist:       DefaultRelistPeriod,
+		capacity:     Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
+		logsDir:      o.PodLogsDir,
+		sourcesReady: o.SourcesReady,
+		cpus:         o.CPUs,
+		admit:        o.Admit,
+		dns:          c.ClusterDNS,
+		domain:       c.ClusterDomain,
+		resolvConf:   c.ResolverConfig,
+		sysctls:      sysctls,
+		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
+		res:          res,
+		node:         o.Node,
+		cores:        o.Cores,
+		tmpfs:        map[types.UID]map[string]bool{},
+		wake:         make(chan struct{}, 1),
+		pods:         map[types.UID]*podState{},
+		queue:        map[itemKey]time.Time{},
+		touched:      map[types.UID]bool{},
+		parallel:     !c.SerializeImagePulls,
+		pulling:      map[pullKey]bool{},
+		pulled:       map[pullKey]pullResult{},
+		callsChanged: make(chan struct{}),
+		changed:      make(chan struct{}),
+		seen:         map[string]seenObject{},
+		relisted:     map[string]seenObject{},
 	}
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod

@@ -1,6 +1,7 @@
 package fakecri
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,5 +31,62 @@ func TestSandboxStatsWithoutACall(t *testing.T) {
 		if !proto.Equal(got[i], want.Stats[i]) {
 			t.Fatalf("sandbox %d: SandboxStats %v\nListPodSandboxStats %v", i, got[i], want.Stats[i])
 		}
+	}
+}
+
+// A container's volume writes land in the host directory of the mount at that container path,
+// count on the root filesystem, and stay at their exit value once the container exits.
+func TestVolumeUsage(t *testing.T) {
+	script, err := ParseScript([]byte(`
+containers:
+  - match: {name: writer}
+    usage: {volumes: {"/cache": {ramp: {from: 0, perSecond: 1Mi}}}}
+    exit: {after: 30s, code: 0}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, script)
+	rt, ctx := f.rt, f.ctx
+	f.pull("busybox")
+	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "u"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr, err := rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, SandboxConfig: &runtimeapi.PodSandboxConfig{},
+		Config: &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "writer"}, Image: &runtimeapi.ImageSpec{Image: "busybox"},
+			Mounts: []*runtimeapi.Mount{{ContainerPath: "/cache", HostPath: "/var/lib/orchlet/pods/u/volumes/cache"}, {ContainerPath: "/other", HostPath: "/other"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: ctr.ContainerId}); err != nil {
+		t.Fatal(err)
+	}
+	root := func() uint64 {
+		for _, f := range rt.Filesystems() {
+			if f.Name == "rootfs" {
+				return f.UsedBytes
+			}
+		}
+		t.Fatal("no rootfs")
+		return 0
+	}
+	base := root()
+	f.advance(10 * time.Second)
+	if got := rt.VolumeUsage("/var/lib/orchlet/pods/u/volumes/cache"); got != 10<<20 {
+		t.Fatalf("after 10s the volume holds %d, want 10Mi", got)
+	}
+	if got := rt.VolumeUsage("/other"); got != 0 {
+		t.Fatalf("another mount holds %d", got)
+	}
+	if got := root() - base; got != 10<<20 {
+		t.Fatalf("root filesystem grew %d, want 10Mi", got)
+	}
+	f.advance(time.Minute)
+	if got := rt.VolumeUsage("/var/lib/orchlet/pods/u/volumes/cache"); got != 30<<20 {
+		t.Fatalf("after the exit at 30s the volume holds %d, want 30Mi", got)
+	}
+	if _, err := ParseScript([]byte(`{containers: [{match: {name: x}, usage: {volumes: {"cache": 1Mi}}}]}`)); err == nil || !strings.Contains(err.Error(), "not an absolute container path") {
+		t.Fatalf("a relative volume path: %v", err)
 	}
 }

@@ -178,6 +178,10 @@ type Usage struct {
 	Disk   *Curve `json:"disk,omitempty"`   // writable layer bytes
 	Inodes *Curve `json:"inodes,omitempty"` // writable layer inodes
 	PIDs   *Curve `json:"pids,omitempty"`   // processes
+	// Volumes are bytes written under a mount, by the container path it is mounted at
+	// ("/cache"): they land in the mount's host directory (an emptyDir, say), where a node agent
+	// measuring it sees them (VolumeUsage), and stay there after the container exits.
+	Volumes map[string]*Curve `json:"volumes,omitempty"`
 }
 
 // ExecRule answers ExecSync. The first matching rule applies; with none,
@@ -314,6 +318,7 @@ type matcherC struct {
 
 type usageCurves struct {
 	memory, cpu, disk, inodes, pids *compiledCurve
+	volumes                         map[string]*compiledCurve
 }
 
 type containerRuleC struct {
@@ -381,6 +386,19 @@ func compileUsage(u *Usage, field string) (*usageCurves, error) {
 	if c.pids, err = compileCurve(u.PIDs, field+".pids"); err != nil {
 		return nil, err
 	}
+	for path, curve := range u.Volumes {
+		if !strings.HasPrefix(path, "/") {
+			return nil, fmt.Errorf("%s.volumes: %q is not an absolute container path", field, path)
+		}
+		cc, err := compileCurve(curve, field+".volumes["+path+"]")
+		if err != nil {
+			return nil, err
+		}
+		if c.volumes == nil {
+			c.volumes = map[string]*compiledCurve{}
+		}
+		c.volumes[path] = cc
+	}
 	return c, nil
 }
 
@@ -407,6 +425,9 @@ func (u *usageCurves) fill(d *usageCurves) *usageCurves {
 	}
 	if out.pids == nil {
 		out.pids = d.pids
+	}
+	if out.volumes == nil {
+		out.volumes = d.volumes
 	}
 	return &out
 }

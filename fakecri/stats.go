@@ -40,8 +40,41 @@ func clampAdd(base uint64, add float64, capacity uint64) uint64 {
 	return sat(v)
 }
 
-// fsUsageLocked adds up what images and writable layers use.
+// VolumeUsage is what the containers wrote, by their usage's volumes curves, under mounts of
+// hostPath: each running container's up to now, an exited one's up to its exit, until it is
+// removed.
+func (r *Runtime) VolumeUsage(hostPath string) uint64 {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reconcileLocked(now)
+	return sat(r.volumeWritesLocked(now, func(m *runtimeapi.Mount) bool { return m.GetHostPath() == hostPath }))
+}
+
+// volumeWritesLocked adds up the volume writes to the mounts of.
+func (r *Runtime) volumeWritesLocked(now time.Time, of func(*runtimeapi.Mount) bool) float64 {
+	var sum float64
+	for _, c := range r.ctrOrder {
+		if c.removed || c.usage == nil || len(c.usage.volumes) == 0 || c.startedAt.IsZero() {
+			continue
+		}
+		end := now
+		if c.state == runtimeapi.ContainerState_CONTAINER_EXITED && !c.finishedAt.IsZero() {
+			end = c.finishedAt
+		}
+		for _, m := range c.cfg.GetMounts() {
+			if curve, ok := c.usage.volumes[m.GetContainerPath()]; ok && of(m) {
+				sum += curve.at(end.Sub(c.startedAt))
+			}
+		}
+	}
+	return sum
+}
+
+// fsUsageLocked adds up what images, writable layers and volume writes (on the root
+// filesystem, where the node keeps pod volumes) use.
 func (r *Runtime) fsUsageLocked(c *compiled, now time.Time) fsUsage {
+	vb := r.volumeWritesLocked(now, func(*runtimeapi.Mount) bool { return true })
 	var imgBytes, imgInodes float64
 	for _, im := range r.imgOrder {
 		imgBytes += float64(im.size)
@@ -59,12 +92,12 @@ func (r *Runtime) fsUsageLocked(c *compiled, now time.Time) fsUsage {
 	if c.containersOnRoot {
 		return fsUsage{
 			image: fsUse{c.imageFs, clampAdd(c.imageFs.used, imgBytes, c.imageFs.capacity), clampAdd(c.imageFs.inodesUsed, imgInodes, c.imageFs.inodes)},
-			root:  fsUse{c.rootFs, clampAdd(c.rootFs.used, wb, c.rootFs.capacity), clampAdd(c.rootFs.inodesUsed, wi, c.rootFs.inodes)},
+			root:  fsUse{c.rootFs, clampAdd(c.rootFs.used, wb+vb, c.rootFs.capacity), clampAdd(c.rootFs.inodesUsed, wi, c.rootFs.inodes)},
 		}
 	}
 	return fsUsage{
 		image: fsUse{c.imageFs, clampAdd(c.imageFs.used, imgBytes+wb, c.imageFs.capacity), clampAdd(c.imageFs.inodesUsed, imgInodes+wi, c.imageFs.inodes)},
-		root:  fsUse{c.rootFs, c.rootFs.used, c.rootFs.inodesUsed},
+		root:  fsUse{c.rootFs, clampAdd(c.rootFs.used, vb, c.rootFs.capacity), c.rootFs.inodesUsed},
 	}
 }
 

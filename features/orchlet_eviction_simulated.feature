@@ -87,3 +87,72 @@ Feature: Node agent eviction over minutes, replayed in simulated time
       | transition                                 | changes | cleared      |
       | --eviction-pressure-transition-period=2m  | 2       | 00:05:20.000 |
       | --eviction-pressure-transition-period=30s | 6       | 00:03:50.000 |
+
+  @rule:orchlet.option.kernel-memcg-notification.notified
+  Scenario Outline: With --kernel-memcg-notification a memory threshold crossed is acted on at the crossing, not at the next 10s observation
+    Given the simulated node scenario "memcg.yaml":
+      """
+      description: |
+        A BestEffort pod's memory steps from 10Mi to 800Mi at 57s on a 1Gi node (200Mi outside pods),
+        taking memory.available under the 100Mi hard threshold between two of the eviction manager's
+        10s observations. The simulated host's memory cgroup notifies thresholds armed on its usage.
+      duration: 2m
+      omit: ["cri List*", "cri ContainerStatus *", "cri PodSandboxStatus *", "cri ImageStatus *", "cri Version *", "cri Status *",
+        "api get nodes *", "api update leases *", "api update nodes/status *", "source api MODIFIED *", "event create Normal *"]
+      nodes:
+        - name: node-a
+          api: true
+          args: {args}
+          host: {memory: 1Gi, systemMemory: 200Mi}
+          fakecri:
+            containers:
+              - match: {image: "grower*"}
+                usage: {memory: {steps: [{at: 0s, value: 10Mi}, {at: 52s, value: 800Mi}]}}
+      timeline:
+        - at: 5s
+          createPod: |
+            {apiVersion: v1, kind: Pod, metadata: {name: grower}, spec: {nodeName: node-a, containers: [{name: app, image: "grower:1"}]}}
+      """
+    When the simulator replays "memcg.yaml" with the agent options "--eviction-hard=memory.available<100Mi <notification>"
+    Then the simulated trace has a line "<at> node-a event create Warning Evicted default/grower: The node was low on resource: memory. *"
+    And the simulated trace has 1 line "* event create Warning Evicted *"
+
+    Examples:
+      | notification                      | at           |
+      | --kernel-memcg-notification       | 00:00:57.000 |
+      | --kernel-memcg-notification=false | 00:01:00.000 |
+
+  @rule:orchlet.option.volume-stats-agg-period.negative-disables
+  Scenario Outline: Volume usage is measured every --volume-stats-agg-period, and never when it is zero or negative
+    Given the simulated node scenario "emptydir.yaml":
+      """
+      description: |
+        writer writes 1Mi a second to its emptyDir "cache" (sizeLimit 100Mi) from 5s, passing the limit
+        at 1m45s. A pod over an emptyDir's sizeLimit is evicted at the first eviction round after a
+        volume measurement sees it; without measurements nothing sees it.
+      duration: 4m
+      omit: ["cri List*", "cri ContainerStatus *", "cri PodSandboxStatus *", "cri ImageStatus *", "cri Version *", "cri Status *",
+        "api get nodes *", "api update leases *", "api update nodes/status *", "source api MODIFIED *", "event create Normal *"]
+      nodes:
+        - name: node-a
+          api: true
+          args: {args}
+          fakecri:
+            containers:
+              - {match: {pod: "writer"}, usage: {volumes: {"/cache": {ramp: {from: 0, perSecond: 1Mi}}}}}
+      timeline:
+        - at: 5s
+          createPod: |
+            {apiVersion: v1, kind: Pod, metadata: {name: writer}, spec: {nodeName: node-a,
+              containers: [{name: app, image: "app:1", volumeMounts: [{name: cache, mountPath: /cache}]}],
+              volumes: [{name: cache, emptyDir: {sizeLimit: 100Mi}}]}}
+      """
+    When the simulator replays "emptydir.yaml" with the agent options "<period>"
+    Then the simulated trace has <evictions> line "<at> node-a event create Warning Evicted default/writer: Usage of EmptyDir volume *"
+
+    Examples:
+      | period                          | evictions | at           |
+      | --v=0                           | 1         | 00:02:00.000 |
+      | --volume-stats-agg-period=50s   | 1         | 00:02:30.000 |
+      | --volume-stats-agg-period=0     | 0         | *            |
+      | --volume-stats-agg-period=-1s   | 0         | *            |

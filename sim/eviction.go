@@ -10,6 +10,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/volumestats"
 	"orch.io/orch/fakecri"
 )
 
@@ -61,15 +62,23 @@ func (s *simNode) sandboxes() []*runtimeapi.PodSandboxStats {
 	return s.sandbox
 }
 
-func (s *simNode) Memory() (capacity, workingSet uint64, err error) {
+// Memory has no inactive file pages: usage is the working set.
+func (s *simNode) Memory() (capacity, usage, workingSet uint64, err error) {
+	ws := s.usage(false)
+	return s.host.memory(), ws, ws, nil
+}
+
+// usage is the memory the root cgroup holds (what runs outside pods and the pods), or the pods'
+// cgroup alone.
+func (s *simNode) usage(podsOnly bool) uint64 {
 	var ws uint64
-	if s.host.SystemMemory != nil {
+	if s.host.SystemMemory != nil && !podsOnly {
 		ws = uint64(s.host.SystemMemory.Value())
 	}
 	for _, sb := range s.sandboxes() {
 		ws += sb.GetLinux().GetMemory().GetWorkingSetBytes().GetValue()
 	}
-	return s.host.memory(), ws, nil
+	return ws
 }
 
 // Statfs answers for fakecri's filesystems by mountpoint; --root-dir is on its root filesystem.
@@ -118,7 +127,8 @@ func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse,
 // with node allocatable enforced on pods, their memory is watched against capacity less the
 // reservations; with OrchletSeparateDiskGC a container filesystem apart from the images' is
 // containerfs.
-func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta1.OrchletConfiguration, separateDiskGC bool) eviction.Observer {
+// The simulated host's memory controller notifies thresholds crossed (simMemcg).
+func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta1.OrchletConfiguration, separateDiskGC bool) (eviction.Observer, *simMemcg) {
 	var host Host
 	if h != nil {
 		host = *h
@@ -134,7 +144,21 @@ func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta
 		}
 		o.AllocatableMemory = uint64(max(alloc, 0))
 	}
-	return o
+	return o, &simMemcg{node: n}
+}
+
+// diskUsage is what the simulated node's du sees under path: the files there by their size (log
+// files the runtime wrote, downward API files), and what fakecri's containers wrote to a volume
+// mounted from it.
+func diskUsage(rt *fakecri.Runtime) func(string) (volumestats.Usage, error) {
+	return func(path string) (volumestats.Usage, error) {
+		u, err := volumestats.ApparentUsage(path)
+		if err != nil {
+			return u, err
+		}
+		u.Bytes += rt.VolumeUsage(path)
+		return u, nil
+	}
 }
 
 // stepEviction runs the node's eviction round if one is due and reports whether it left the pod
@@ -142,7 +166,13 @@ func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta
 // written and its conditions traced in the same look.
 func stepEviction(ctx context.Context, n *Node) bool {
 	e := n.Agent.Eviction
-	if e == nil || e.Idle() {
+	if e == nil {
+		return false
+	}
+	// The volumes as measured at this instant are what a round now reads.
+	n.Agent.VolumeStats.Step(ctx)
+	n.memcg.check()
+	if e.Idle() {
 		return false
 	}
 	// While a pod workers' Step is parked in a call it holds their lock: Idle would wait for it.

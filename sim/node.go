@@ -23,6 +23,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
@@ -62,6 +63,7 @@ type Node struct {
 	fs    *memFS
 	url   *manifestServer
 	api   *apiNode // nil in standalone mode
+	memcg *simMemcg
 
 	stepping bool
 	done     chan struct{}
@@ -123,6 +125,8 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
+	observer, memcg := newObserver(rt, w.Clock.Now, o.Host, cfg, separateDiskGC)
+	n.memcg = memcg
 	var sourcesReady func() bool
 	if o.API {
 		// As production: the runtime's pods wait for the API's pods before any is an orphan.
@@ -131,7 +135,8 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	n.Agent, err = agent.New(cfg, agent.Deps{
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
-		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: newObserver(rt, w.Clock.Now, o.Host, cfg, separateDiskGC),
+		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
+		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),
 		// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
 		PodNode: pods.Node{Name: o.Name, RootDir: filepath.Join(w.dir, "root", fmt.Sprint(i))},
 	})

@@ -251,6 +251,8 @@ func (w *World) next() (time.Time, bool) {
 		}
 		if e := n.Agent.Eviction; e != nil {
 			consider(e.NextDeadline())
+			consider(n.memcg.next(now))
+			consider(n.Agent.VolumeStats.NextDeadline())
 		}
 		if n.api != nil {
 			for _, t := range n.api.next() {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"path"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	cri "k8s.io/cri-api/pkg/apis"
+	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/eviction"
@@ -18,9 +20,9 @@ type criStats struct {
 	cri.ImageManagerService
 }
 
-// newObserver observes this machine for the eviction manager: cgroup v2 at /sys/fs/cgroup, /proc,
-// statfs of --root-dir, and the runtime's pod stats and image filesystem. With node allocatable
-// enforced on pods, the pods' memory is watched against capacity less the reservations.
+// newObserver observes this machine for the eviction manager: the root memory cgroup (v2, or v1's
+// memory controller) under /sys/fs/cgroup, /proc, statfs of --root-dir, and the runtime's pod
+// stats and image filesystem. With node allocatable enforced on pods, the pods' memory is watched against capacity less the reservations.
 func newObserver(o *options.Options, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
 	c := o.Config
 	obs := &eviction.CRIObserver{
@@ -44,4 +46,22 @@ func newObserver(o *options.Options, rs cri.RuntimeService, is cri.ImageManagerS
 		obs.AllocatableMemory = uint64(max(memory, 0))
 	}
 	return obs, nil
+}
+
+// hostMemcg is --kernel-memcg-notification on this machine: cgroup v1's memory controller arms
+// the memory thresholds, the allocatable one on the pods' cgroup (orchpods under --cgroup-root,
+// or its systemd slice); elsewhere the reason there is none.
+func hostMemcg(o *options.Options) (*eviction.MemcgNotifications, string) {
+	c := o.Config
+	if !c.KernelMemcgNotification {
+		return nil, ""
+	}
+	pods := ""
+	if c.CgroupsPerQOS {
+		pods = path.Join("/", c.CgroupRoot, "orchpods")
+		if c.CgroupDriver == "systemd" {
+			pods = "/orchpods.slice"
+		}
+	}
+	return eviction.HostMemcg("/sys/fs/cgroup", "/proc/mounts", pods, eviction.LinuxNotifierFactory{Logger: klog.Background()})
 }

@@ -144,8 +144,9 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if err != nil {
 		return nil, "", err
 	}
+	memcg, noMemcg := hostMemcg(o)
 	a, err := agent.New(c, agent.Deps{
-		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer,
+		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer, Memcg: memcg, MemcgUnavailable: noMemcg,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
 		RootDir: o.Flags.RootDir,
 		Version: o.Version.Major + "." + o.Version.Minor,

@@ -168,11 +168,11 @@ func TestRunRefusesRunOnceInAPIServerMode(t *testing.T) {
 // A setting the agent does not act on yet is refused when pods would run, and only then: checking a
 // configuration with --runonce and no source still accepts it.
 func TestRunRefusesUnhonouredSettings(t *testing.T) {
-	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--kernel-memcg-notification"), host.NewFake(), clock.NewMock())
-	if err == nil || !strings.Contains(err.Error(), "--kernel-memcg-notification (kernelMemcgNotification): this orchlet does not act on it yet (cgroup v2 memory notifications are not supported") {
-		t.Errorf("err = %v, want --kernel-memcg-notification refused", err)
+	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--kubelet-cgroups=/orchlet"), host.NewFake(), clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), "--kubelet-cgroups (kubeletCgroups): this orchlet does not act on it yet (cgroup and resource management") {
+		t.Errorf("err = %v, want --kubelet-cgroups refused", err)
 	}
-	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--kernel-memcg-notification"), host.NewFake(), clock.NewMock()); err != nil {
+	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--kubelet-cgroups=/orchlet"), host.NewFake(), clock.NewMock()); err != nil {
 		t.Errorf("validating alone: %v", err)
 	}
 }

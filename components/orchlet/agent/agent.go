@@ -21,6 +21,7 @@ import (
 	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
+	"orch.io/orch/components/orchlet/volumestats"
 )
 
 // Deps is the world the agent runs in; production passes the real ones, the simulator fakes.
@@ -60,6 +61,13 @@ type Deps struct {
 	// node-level reclaim, nil for the agent's own garbage collectors (EnableGC).
 	Observer  eviction.Observer
 	Reclaimer eviction.Reclaimer
+	// Memcg are the host's memcg threshold notifications for --kernel-memcg-notification; nil
+	// when it has none, MemcgUnavailable saying why.
+	Memcg            *eviction.MemcgNotifications
+	MemcgUnavailable string
+	// DiskUsage measures the pods' local volumes and log directories for the eviction manager;
+	// nil is volumestats.DiskUsage.
+	DiskUsage func(path string) (volumestats.Usage, error)
 	Logger    klog.Logger
 }
 
@@ -77,6 +85,8 @@ type Agent struct {
 	GC *GC
 	// Eviction is nil without an observer.
 	Eviction *eviction.Manager
+	// VolumeStats measures the pods' local volumes for the eviction manager; nil without it.
+	VolumeStats *volumestats.Calculator
 
 	clk         clock.Clock
 	node        string
@@ -131,6 +141,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
 		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode, Admit: a.admit,
+		SizeLimitsEnforced: d.Observer != nil && cfg.LocalStorageCapacityIsolation && cfg.VolumeStatsAggPeriod.Duration > 0,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod workers: %w", err)
@@ -169,7 +180,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		loops = append(loops, a.GC.Images.Run, a.GC.Containers.Run)
 	}
 	if a.Eviction != nil {
-		loops = append(loops, a.Eviction.Run)
+		loops = append(loops, a.Eviction.Run, a.VolumeStats.Run)
 	}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {

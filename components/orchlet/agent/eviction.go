@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/volumestats"
 )
 
 // newEviction starts the eviction manager on the pod workers when the agent has an observer.
@@ -20,13 +24,26 @@ func (a *Agent) newEviction(cfg *v1beta1.OrchletConfiguration, d Deps) error {
 	if err != nil {
 		return err
 	}
+	measure := d.DiskUsage
+	if measure == nil {
+		measure = volumestats.DiskUsage
+	}
+	a.VolumeStats, err = volumestats.New(volumestats.Options{Clock: d.Clock, Period: cfg.VolumeStatsAggPeriod.Duration, Pods: a.Pods, Measure: measure, Logger: d.Logger})
+	if err != nil {
+		return err
+	}
+	logsDir := d.PodLogsDir
+	if logsDir == "" {
+		logsDir = pods.DefaultPodLogsDir
+	}
+	observer := ephemeralObserver{Observer: d.Observer, pods: a.Pods, volumes: a.VolumeStats, logsDir: logsDir, measure: measure}
 	reclaimer := d.Reclaimer
 	if reclaimer == nil {
 		reclaimer = gcReclaimer{a}
 	}
 	a.Eviction, err = eviction.NewManager(eviction.Options{
-		Clock: d.Clock, Config: ec, Observer: d.Observer, Reclaimer: reclaimer, Pods: a.Pods,
-		Recorder: a.Events, NodeName: d.NodeName, Logger: d.Logger,
+		Clock: d.Clock, Config: ec, Observer: observer, Reclaimer: reclaimer, Pods: a.Pods,
+		Recorder: a.Events, NodeName: d.NodeName, Logger: d.Logger, Memcg: d.Memcg, MemcgUnavailable: d.MemcgUnavailable,
 	})
 	if err != nil {
 		return fmt.Errorf("eviction manager: %w", err)
@@ -70,4 +87,44 @@ func (r gcReclaimer) DeleteUnusedImages(ctx context.Context) error {
 	}
 	_, err := r.a.GC.Images.DeleteUnusedImages(ctx)
 	return err
+}
+
+// ephemeralObserver adds to each pod's stats what the runtime does not report, as the kubelet's
+// stats provider does: its containers' log directories, measured at each observation
+// (getPodContainerLogStats), and its local ephemeral volumes as the volume stats calculator last
+// measured them (none while --volume-stats-agg-period disables it).
+type ephemeralObserver struct {
+	eviction.Observer
+	pods    *pods.Manager
+	volumes *volumestats.Calculator
+	logsDir string
+	measure func(string) (volumestats.Usage, error)
+}
+
+func (o ephemeralObserver) Observe(ctx context.Context) (eviction.Stats, error) {
+	s, err := o.Observer.Observe(ctx)
+	if err != nil {
+		return s, err
+	}
+	active := map[types.UID]*corev1.Pod{}
+	for _, p := range o.pods.ActivePods() {
+		active[p.UID] = p
+	}
+	for i := range s.Pods {
+		ps := &s.Pods[i]
+		if pod := active[ps.UID]; pod != nil {
+			dir := filepath.Join(o.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+			for j := range ps.Containers {
+				c := &ps.Containers[j]
+				// A container that has not logged yet has no directory: no usage.
+				if u, err := o.measure(filepath.Join(dir, c.Name)); err == nil {
+					c.LogsBytes, c.LogsInodes = u.Bytes, u.Inodes
+				}
+			}
+		}
+		for _, v := range o.volumes.Volumes(ps.UID) {
+			ps.Volumes = append(ps.Volumes, eviction.VolumeStats{Name: v.Name, UsedBytes: v.Bytes, Inodes: v.Inodes})
+		}
+	}
+	return s, nil
 }

@@ -7,7 +7,8 @@ import (
 // ConfigFrom reads the eviction settings of the orchlet configuration: --eviction-hard (Kubernetes'
 // defaults when it is not given at all), --eviction-soft with --eviction-soft-grace-period,
 // --eviction-minimum-reclaim, --eviction-pressure-transition-period,
-// --eviction-max-pod-grace-period and --local-storage-capacity-isolation.
+// --eviction-max-pod-grace-period, --local-storage-capacity-isolation and
+// --kernel-memcg-notification.
 func ConfigFrom(c *v1beta1.OrchletConfiguration) (Config, error) {
 	hard := c.EvictionHard
 	if hard == nil {
@@ -22,6 +23,7 @@ func ConfigFrom(c *v1beta1.OrchletConfiguration) (Config, error) {
 		PressureTransitionPeriod:      c.EvictionPressureTransitionPeriod.Duration,
 		MaxPodGracePeriodSeconds:      int64(c.EvictionMaxPodGracePeriod),
 		LocalStorageCapacityIsolation: c.LocalStorageCapacityIsolation,
+		KernelMemcgNotification:       c.KernelMemcgNotification,
 	}, nil
 }
 

@@ -39,6 +39,9 @@ type Config struct {
 	// LocalStorageCapacityIsolation evicts pods over their ephemeral-storage limits or emptyDir
 	// size limits.
 	LocalStorageCapacityIsolation bool
+	// KernelMemcgNotification arms the memory thresholds with the kernel, so a crossing makes a
+	// round due at once (the Manager's; the core decides the same either way).
+	KernelMemcgNotification bool
 }
 
 // Eviction is a pod the core chose to evict.

@@ -11,40 +11,49 @@ import (
 	"syscall"
 )
 
-// HostNode reads the node itself: memory from cgroup v2 at CgroupRoot and from ProcRoot/meminfo,
-// filesystems with statfs, processes from ProcRoot.
+// HostNode reads the node itself: memory from the root memory cgroup at CgroupRoot (cgroup v2, or
+// v1's memory controller under it) and from ProcRoot/meminfo, filesystems with statfs, processes
+// from ProcRoot.
 type HostNode struct {
-	// CgroupRoot is where cgroup v2 is mounted (/sys/fs/cgroup); ProcRoot is /proc.
+	// CgroupRoot is where cgroups are mounted (/sys/fs/cgroup); ProcRoot is /proc.
 	CgroupRoot, ProcRoot string
 }
 
-// Memory is MemTotal, and the working set as Kubernetes computes it: usage (memory.current, or
-// MemTotal - MemFree on a root cgroup without it) less inactive_file (memory.stat, or
-// Inactive(file) of meminfo).
-func (h HostNode) Memory() (capacity, workingSet uint64, err error) {
+// Memory is MemTotal, the root memory cgroup's usage (cgroup v2's memory.current, v1's
+// memory/memory.usage_in_bytes, or MemTotal - MemFree without either), and the working set as
+// Kubernetes computes it: usage less inactive file pages (memory.stat's inactive_file, v1's
+// total_inactive_file, or Inactive(file) of meminfo).
+func (h HostNode) Memory() (capacity, usage, workingSet uint64, err error) {
 	info, err := readKV(filepath.Join(h.ProcRoot, "meminfo"), 1024)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	capacity, ok := info["MemTotal"]
 	if !ok {
-		return 0, 0, fmt.Errorf("%s has no MemTotal", filepath.Join(h.ProcRoot, "meminfo"))
+		return 0, 0, 0, fmt.Errorf("%s has no MemTotal", filepath.Join(h.ProcRoot, "meminfo"))
 	}
-	usage := sub(capacity, info["MemFree"])
-	if data, err := os.ReadFile(filepath.Join(h.CgroupRoot, "memory.current")); err == nil {
-		v, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", filepath.Join(h.CgroupRoot, "memory.current"), err)
-		}
-		usage = v
-	}
+	usage = sub(capacity, info["MemFree"])
 	inactive := info["Inactive(file)"]
-	if stat, err := readKV(filepath.Join(h.CgroupRoot, "memory.stat"), 1); err == nil {
-		if v, ok := stat["inactive_file"]; ok {
-			inactive = v
+	for _, cg := range []struct{ usage, stat, inactive string }{
+		{"memory.current", "memory.stat", "inactive_file"},
+		{"memory/memory.usage_in_bytes", "memory/memory.stat", "total_inactive_file"},
+	} {
+		path := filepath.Join(h.CgroupRoot, cg.usage)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
 		}
+		if usage, err = strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err != nil {
+			return 0, 0, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		if stat, err := readKV(filepath.Join(h.CgroupRoot, cg.stat), 1); err == nil {
+			if v, ok := stat[cg.inactive]; ok {
+				inactive = v
+			}
+		}
+		break
 	}
-	return capacity, sub(usage, inactive), nil
+	return capacity, usage, sub(usage, inactive), nil
 }
 
 // readKV reads "key value [kB]" lines, each value times unit.

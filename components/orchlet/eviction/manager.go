@@ -13,8 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-
-	"orch.io/orch/components/orchlet/periodic"
 )
 
 // MonitoringInterval is how often the manager observes, as the kubelet's housekeeping does.
@@ -68,6 +66,11 @@ type Options struct {
 	Recorder  Recorder
 	NodeName  string
 	Logger    klog.Logger
+	// Memcg arms the memory thresholds with the kernel when the configuration asks for it
+	// (--kernel-memcg-notification); nil when the host offers no memcg notifications, which
+	// MemcgUnavailable then says why, and memory is observed every MonitoringInterval only.
+	Memcg            *MemcgNotifications
+	MemcgUnavailable string
 }
 
 // Manager is the thin loop around Core: every MonitoringInterval it observes, asks for node-level
@@ -84,6 +87,11 @@ type Manager struct {
 	// cleanup are the pods evicted last round, waited for until cleanupBy.
 	cleanup   []types.UID
 	cleanupBy time.Time
+	// notifiers are the memory thresholds armed with the kernel, again from each round's
+	// observation once armedAt is notifierRefreshInterval old; events hears their crossings.
+	notifiers []*memoryThresholdNotifier
+	armedAt   time.Time
+	events    chan struct{}
 }
 
 // NewManager checks o and returns a manager whose first Step observes at once.
@@ -97,7 +105,19 @@ func NewManager(o Options) (*Manager, error) {
 	evictions := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "orchlet_evictions", Help: "Cumulative number of pod evictions by eviction signal",
 	}, []string{"eviction_signal"})
-	return &Manager{o: o, evictions: evictions, core: NewCore(o.Config), next: o.Clock.Now()}, nil
+	m := &Manager{o: o, evictions: evictions, core: NewCore(o.Config), next: o.Clock.Now(), events: make(chan struct{}, 1)}
+	if o.Config.KernelMemcgNotification {
+		if o.Memcg == nil {
+			o.Logger.Info("Eviction manager: the host offers no memcg threshold notifications; memory thresholds are polled every 10s", "reason", o.MemcgUnavailable)
+		} else {
+			for _, t := range o.Config.Thresholds {
+				if t.Signal == SignalMemoryAvailable || t.Signal == SignalAllocatableMemoryAvailable {
+					m.notifiers = append(m.notifiers, newMemoryThresholdNotifier(t, o.Memcg))
+				}
+			}
+		}
+	}
+	return m, nil
 }
 
 // Describe and Collect make the manager a prometheus.Collector of its metrics.
@@ -125,22 +145,62 @@ func (m *Manager) NextDeadline() (time.Time, bool) {
 	return m.next, true
 }
 
-// Idle is true when no round is due now.
+// Idle is true when no round is due now and no memory threshold crossing waits.
 func (m *Manager) Idle() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.o.Clock.Now().Before(m.next)
+	return m.o.Clock.Now().Before(m.next) && len(m.events) == 0
 }
 
-// Run does a round every MonitoringInterval until ctx ends.
+// Run does a round every MonitoringInterval, and at once when a memory threshold armed with the
+// kernel is crossed, until ctx ends.
 func (m *Manager) Run(ctx context.Context) error {
-	return periodic.Run(ctx, m.o.Clock, func(ctx context.Context) { m.Step(ctx) }, func() time.Time { next, _ := m.NextDeadline(); return next })
+	defer m.stopNotifiers()
+	for {
+		m.Step(ctx)
+		next, _ := m.NextDeadline()
+		t := m.o.Clock.Timer(next.Sub(m.o.Clock.Now()))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		case <-m.events:
+			t.Stop()
+			m.mu.Lock()
+			m.notified()
+			m.mu.Unlock()
+		}
+	}
 }
 
-// Step does a round if one is due and reports whether it did.
+// notified makes a round due now: a memory threshold was crossed (the kubelet's thresholdHandler
+// synchronizes at once). A round still waiting for evicted pods to be cleaned up waits on.
+func (m *Manager) notified() {
+	m.o.Logger.Info("Eviction manager: memory eviction threshold crossed")
+	if now := m.o.Clock.Now(); now.Before(m.next) {
+		m.next = now
+	}
+}
+
+func (m *Manager) stopNotifiers() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range m.notifiers {
+		n.stop()
+	}
+}
+
+// Step does a round if one is due, or a memory threshold crossing waits, and reports whether it
+// did.
 func (m *Manager) Step(ctx context.Context) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	select {
+	case <-m.events:
+		m.notified()
+	default:
+	}
 	now := m.o.Clock.Now()
 	if now.Before(m.next) {
 		return false
@@ -180,6 +240,7 @@ func (m *Manager) round(ctx context.Context, now time.Time) []types.UID {
 		log.Error(err, "Eviction manager: failed to observe the node")
 		return nil
 	}
+	m.armNotifiers(now, stats)
 	if len(stats.Unobserved) > 0 {
 		log.V(2).Info("Eviction manager: deciding without what could not be observed", "unobserved", stats.Unobserved)
 	}
@@ -214,6 +275,21 @@ func (m *Manager) round(ctx context.Context, now time.Time) []types.UID {
 		log.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(e.Pod), "signal", e.Signal, "gracePeriod", e.GracePeriodSeconds)
 	}
 	return evicted
+}
+
+// armNotifiers arms the memory thresholds again from this observation once the last arming is
+// notifierRefreshInterval old, as synchronize does; a threshold that cannot be armed is logged and
+// polled meanwhile.
+func (m *Manager) armNotifiers(now time.Time, s Stats) {
+	if len(m.notifiers) == 0 || (!m.armedAt.IsZero() && now.Sub(m.armedAt) < notifierRefreshInterval) {
+		return
+	}
+	m.armedAt = now
+	for _, n := range m.notifiers {
+		if err := n.updateThreshold(s, m.events); err != nil {
+			m.o.Logger.Info("Eviction manager: failed to update memory threshold notifier", "notifier", n.Description(), "err", err)
+		}
+	}
 }
 
 // reclaim runs the node-level reclaim functions in Kubernetes' order: containers, then images.

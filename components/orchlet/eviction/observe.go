@@ -12,8 +12,9 @@ import (
 
 // NodeSource is what the CRI does not say about the node: its memory, filesystems and processes.
 type NodeSource interface {
-	// Memory is the node's memory capacity and working set (usage less inactive file pages).
-	Memory() (capacity, workingSet uint64, err error)
+	// Memory is the node's memory capacity, usage and working set (usage less inactive file
+	// pages).
+	Memory() (capacity, usage, workingSet uint64, err error)
 	// Statfs is the filesystem that holds path.
 	Statfs(path string) (FsStats, error)
 	// Pids is pid_max and the number of processes (and threads) on the node.
@@ -48,10 +49,10 @@ type CRIObserver struct {
 func (o *CRIObserver) Observe(ctx context.Context) (Stats, error) {
 	var s Stats
 	miss := func(part string, err error) { s.Unobserved = append(s.Unobserved, fmt.Sprintf("%s: %v", part, err)) }
-	if capacity, ws, err := o.Node.Memory(); err != nil {
+	if capacity, usage, ws, err := o.Node.Memory(); err != nil {
 		miss("memory", err)
 	} else {
-		s.Memory = &MemoryStats{AvailableBytes: sub(capacity, ws), WorkingSetBytes: ws}
+		s.Memory = &MemoryStats{AvailableBytes: sub(capacity, ws), WorkingSetBytes: ws, UsageBytes: usage}
 	}
 	if nodefs, err := o.Node.Statfs(o.RootDir); err != nil {
 		miss("nodefs", err)
@@ -70,11 +71,12 @@ func (o *CRIObserver) Observe(ctx context.Context) (Stats, error) {
 	}
 	s.Pods = PodStatsFromCRI(sbs)
 	if o.AllocatableMemory > 0 {
-		var pods uint64
+		var pods, usage uint64
 		for _, p := range s.Pods {
 			pods += p.MemoryWorkingSetBytes
+			usage += p.MemoryUsageBytes
 		}
-		s.PodsMemory = &MemoryStats{AvailableBytes: sub(o.AllocatableMemory, pods), WorkingSetBytes: pods}
+		s.PodsMemory = &MemoryStats{AvailableBytes: sub(o.AllocatableMemory, pods), WorkingSetBytes: pods, UsageBytes: usage}
 	}
 	return s, nil
 }
@@ -131,6 +133,7 @@ func PodStatsFromCRI(sbs []*runtimeapi.PodSandboxStats) []PodStats {
 		ps := PodStats{
 			UID:                   types.UID(uid),
 			MemoryWorkingSetBytes: lx.GetMemory().GetWorkingSetBytes().GetValue(),
+			MemoryUsageBytes:      lx.GetMemory().GetUsageBytes().GetValue(),
 			Processes:             lx.GetProcess().GetProcessCount().GetValue(),
 		}
 		for _, c := range lx.GetContainers() {

@@ -37,15 +37,21 @@ func TestHostNode(t *testing.T) {
 	h := HostNode{CgroupRoot: cg, ProcRoot: proc}
 
 	// A root cgroup without memory.current or memory.stat: meminfo's usage less Inactive(file).
-	capacity, ws, err := h.Memory()
-	if err != nil || capacity != 1024000*1024 || ws != (1024000-24000-100000)*1024 {
-		t.Fatalf("Memory = %d, %d, %v", capacity, ws, err)
+	capacity, usage, ws, err := h.Memory()
+	if err != nil || capacity != 1024000*1024 || usage != (1024000-24000)*1024 || ws != (1024000-24000-100000)*1024 {
+		t.Fatalf("Memory = %d, %d, %d, %v", capacity, usage, ws, err)
+	}
+	// cgroup v1's memory controller: memory.usage_in_bytes less memory.stat's total_inactive_file.
+	write(t, filepath.Join(cg, "memory/memory.usage_in_bytes"), "600000000\n")
+	write(t, filepath.Join(cg, "memory/memory.stat"), "inactive_file 1\ntotal_inactive_file 50000000\n")
+	if capacity, usage, ws, err = h.Memory(); err != nil || capacity != 1024000*1024 || usage != 600000000 || ws != 550000000 {
+		t.Fatalf("Memory with cgroup v1 files = %d, %d, %d, %v; want the usage 600000000, working set 550000000", capacity, usage, ws, err)
 	}
 	// cgroup v2's: memory.current less memory.stat's inactive_file.
 	write(t, filepath.Join(cg, "memory.current"), "500000000\n")
 	write(t, filepath.Join(cg, "memory.stat"), "anon 1000\nfile 2000\ninactive_file 100000000\nactive_file 5\n")
-	if capacity, ws, err = h.Memory(); err != nil || capacity != 1024000*1024 || ws != 400000000 {
-		t.Fatalf("Memory with cgroup v2 files = %d, %d, %v; want the working set 400000000", capacity, ws, err)
+	if capacity, usage, ws, err = h.Memory(); err != nil || capacity != 1024000*1024 || usage != 500000000 || ws != 400000000 {
+		t.Fatalf("Memory with cgroup v2 files = %d, %d, %d, %v; want the working set 400000000", capacity, usage, ws, err)
 	}
 	max, running, err := h.Pids()
 	if err != nil || max != 4194304 || running != 1234 {
@@ -70,8 +76,8 @@ type fakeNode struct {
 	rootDir string
 }
 
-func (n fakeNode) Memory() (uint64, uint64, error) { return 1000 * mi, 300 * mi, nil }
-func (n fakeNode) Pids() (uint64, uint64, error)   { return 32768, 400, nil }
+func (n fakeNode) Memory() (uint64, uint64, uint64, error) { return 1000 * mi, 350 * mi, 300 * mi, nil }
+func (n fakeNode) Pids() (uint64, uint64, error)           { return 32768, 400, nil }
 func (n fakeNode) Statfs(path string) (FsStats, error) {
 	for _, f := range n.rt.Filesystems() {
 		if f.Mountpoint == path || (path == n.rootDir && f.Name == "rootfs") {

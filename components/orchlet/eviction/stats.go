@@ -38,9 +38,10 @@ func (s Stats) unobserved(part string) bool {
 	return false
 }
 
-// MemoryStats: Available is what is left of the capacity after the working set.
+// MemoryStats: Available is what is left of the capacity after the working set; Usage is the
+// memory cgroup's usage, inactive file pages included, which a kernel notification watches.
 type MemoryStats struct {
-	AvailableBytes, WorkingSetBytes uint64
+	AvailableBytes, WorkingSetBytes, UsageBytes uint64
 }
 
 // FsStats is a filesystem's bytes and inodes.
@@ -59,8 +60,10 @@ type PodStats struct {
 	UID types.UID
 	// MemoryWorkingSetBytes is the pod's, its containers' and its sandbox's.
 	MemoryWorkingSetBytes uint64
-	Processes             uint64
-	Containers            []ContainerStats
+	// MemoryUsageBytes counts inactive file pages too, as the pod cgroup's usage does.
+	MemoryUsageBytes uint64
+	Processes        uint64
+	Containers       []ContainerStats
 	// Volumes are the pod's local volumes (emptyDir) on nodefs.
 	Volumes []VolumeStats
 }

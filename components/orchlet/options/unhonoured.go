@@ -24,21 +24,17 @@ type unhonoured struct {
 }
 
 const (
-	// The eviction manager polls every 10 s; Kubernetes' kernel notifications are cgroup v1's.
-	missingMemcgNotify = "cgroup v2 memory notifications are not supported; the eviction manager observes memory every 10s"
-	missingCgroups     = "cgroup and resource management are not built yet"
-	missingAPIMode     = "cloud providers are not built yet"
-	onlyAPIMode        = "it acts only in API-server mode"
-	missingVolumes     = "volume plugins and volume statistics are not built yet"
-	missingNetwork     = "orchlet leaves pod networking to the runtime"
-	missingCredPlugs   = "image credential provider plugins are not built yet"
-	missingNUMA        = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
-	missingCPUOptions  = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
+	missingCgroups    = "cgroup and resource management are not built yet"
+	missingAPIMode    = "cloud providers are not built yet"
+	onlyAPIMode       = "it acts only in API-server mode"
+	missingVolumes    = "flexvolume plugins and mounter binaries are not built yet"
+	missingNetwork    = "orchlet leaves pod networking to the runtime"
+	missingCredPlugs  = "image credential provider plugins are not built yet"
+	missingNUMA       = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
+	missingCPUOptions = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
 )
 
 var unhonouredSettings = []unhonoured{
-	{option: "kernel-memcg-notification", field: "kernelMemcgNotification", missing: missingMemcgNotify},
-
 	{option: "kubelet-cgroups", field: "kubeletCgroups", missing: missingCgroups},
 	{option: "system-cgroups", field: "systemCgroups", missing: missingCgroups},
 	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingCgroups},
@@ -73,7 +69,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: onlyAPIMode, apiOnly: true},
 
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
-	{option: "volume-stats-agg-period", field: "volumeStatsAggPeriod", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
 
 	{option: "hairpin-mode", field: "hairpinMode", missing: missingNetwork},

@@ -11,7 +11,6 @@ import (
 // nonDefault gives each unhonoured option a valid value other than its default (with the companions
 // validation needs), so each can be shown refused.
 var nonDefault = map[string][]string{
-	"kernel-memcg-notification":                {"--kernel-memcg-notification"},
 	"kubelet-cgroups":                          {"--kubelet-cgroups=/orchlet"},
 	"system-cgroups":                           {"--system-cgroups=/system"},
 	"runtime-cgroups":                          {"--runtime-cgroups=/runtime"},
@@ -44,7 +43,6 @@ var nonDefault = map[string][]string{
 	"cloud-provider":                           {"--cloud-provider=external"},
 	"experimental-allocatable-ignore-eviction": {"--experimental-allocatable-ignore-eviction"},
 	"volume-plugin-dir":                        {"--volume-plugin-dir=/opt/volume"},
-	"volume-stats-agg-period":                  {"--volume-stats-agg-period=2m"},
 	"experimental-mounter-path":                {"--experimental-mounter-path=/bin/mount"},
 	"hairpin-mode":                             {"--hairpin-mode=none"},
 	"make-iptables-util-chains":                {"--make-iptables-util-chains=false"},
@@ -84,10 +82,21 @@ func TestDefaultsAreHonoured(t *testing.T) {
 	}
 }
 
-func TestKernelMemcgNotificationRefused(t *testing.T) {
-	err := mustParse(t, "--kernel-memcg-notification").Unhonoured()
-	if err == nil || !strings.Contains(err.Error(), "--kernel-memcg-notification (kernelMemcgNotification): this orchlet does not act on it yet (cgroup v2 memory notifications are not supported") {
-		t.Fatalf("err = %v", err)
+// The volume stats calculator measures the pods' volumes every period, none when it is 0 or
+// negative: every value is honoured.
+func TestVolumeStatsAggPeriodAccepted(t *testing.T) {
+	for _, v := range []string{"2m", "0", "-1s"} {
+		if err := mustParse(t, "--volume-stats-agg-period="+v).Unhonoured(); err != nil {
+			t.Errorf("--volume-stats-agg-period=%s refused: %v", v, err)
+		}
+	}
+}
+
+// The eviction manager arms memory thresholds with the kernel where the host has cgroup v1's
+// memory controller, and polls with a log line saying so elsewhere: the option is honoured.
+func TestKernelMemcgNotificationAccepted(t *testing.T) {
+	if err := mustParse(t, "--kernel-memcg-notification").Unhonoured(); err != nil {
+		t.Fatalf("--kernel-memcg-notification refused: %v", err)
 	}
 }
 

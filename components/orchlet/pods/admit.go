@@ -156,10 +156,15 @@ func allContainers(pod *corev1.Pod) []corev1.Container {
 }
 
 // ReasonSizeLimitNotEnforced warns that an emptyDir's sizeLimit on the node's disk is recorded
-// only: the kubelet enforces it by evicting the pod, and this orchlet does not evict.
+// only: the kubelet enforces it by evicting the pod, which this orchlet does only with an eviction
+// manager, --local-storage-capacity-isolation and volume stats (a positive
+// --volume-stats-agg-period).
 const ReasonSizeLimitNotEnforced = "SizeLimitNotEnforced"
 
 func (m *Manager) warnSizeLimits(pod *corev1.Pod) {
+	if m.sizeLimitsEnforced {
+		return
+	}
 	for i, v := range pod.Spec.Volumes {
 		if ed := v.EmptyDir; ed != nil && ed.Medium == corev1.StorageMediumDefault && ed.SizeLimit != nil {
 			m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonSizeLimitNotEnforced, "Admit",

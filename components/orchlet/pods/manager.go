@@ -82,6 +82,9 @@ type Options struct {
 	Node Node
 	// Admit, when set, admits each new pod before the other handlers (the eviction manager's).
 	Admit AdmitFunc
+	// SizeLimitsEnforced says the eviction manager evicts a pod over an emptyDir's sizeLimit: no
+	// SizeLimitNotEnforced warning then.
+	SizeLimitsEnforced bool
 	// Logger defaults to klog's.
 	Logger klog.Logger
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
@@ -138,6 +141,8 @@ type Manager struct {
 	admit     AdmitFunc
 	objects   Objects // nil: no API server to read configmaps and secrets from
 	wake      chan struct{}
+
+	sizeLimitsEnforced bool // no SizeLimitNotEnforced warning
 
 	callMu       sync.Mutex
 	calls        Calls
@@ -207,7 +212,7 @@ func New(o Options) (*Manager, error) {
 	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
-		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS,
+		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS, sizeLimitsEnforced: o.SizeLimitsEnforced,
 		timeout:      c.RuntimeRequestTimeout.Duration,
 		syncFreq:     c.SyncFrequency.Duration,
 		relist:       DefaultRelistPeriod,

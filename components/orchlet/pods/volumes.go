@@ -136,6 +136,9 @@ func (m *Manager) volumePath(pod *corev1.Pod, v *corev1.Volume) string {
 	return filepath.Join(m.podDir(pod), "volumes", projectedPlugin, v.Name)
 }
 
+// VolumeDir is where the pod's volume lives on the node, for the volume stats calculator.
+func (m *Manager) VolumeDir(pod *corev1.Pod, v *corev1.Volume) string { return m.volumePath(pod, v) }
+
 // setUpVolumes is the volume manager's WaitForAttachAndMount for the supported plugins: emptyDir
 // made world-writable (on a tmpfs for medium Memory), hostPath checked by type, downward API
 // files written. A failure is the kubelet's FailedMount event, and the pod waits.

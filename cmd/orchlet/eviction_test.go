@@ -1,0 +1,40 @@
+package main
+
+import (
+	"testing"
+
+	"orch.io/orch/components/orchlet/eviction"
+)
+
+// --kernel-memcg-notification arms thresholds on this host's cgroup v1 memory controller, the
+// allocatable one on the pods' cgroup; without the option nothing is armed, and a host without
+// the controller says why.
+func TestHostMemcg(t *testing.T) {
+	if m, why := hostMemcg(parse(t, "--enable-server=false")); m != nil || why != "" {
+		t.Fatalf("without the option: %+v, %q", m, why)
+	}
+	for _, tc := range []struct {
+		args []string
+		pods string
+	}{
+		{[]string{"--kernel-memcg-notification"}, "/orchpods"},
+		{[]string{"--kernel-memcg-notification", "--cgroup-root=/node"}, "/node/orchpods"},
+		{[]string{"--kernel-memcg-notification", "--cgroup-driver=systemd"}, "/orchpods.slice"},
+		{[]string{"--kernel-memcg-notification", "--cgroups-per-qos=false", "--enforce-node-allocatable="}, ""},
+	} {
+		m, why := hostMemcg(parse(t, append(tc.args, "--enable-server=false")...))
+		if m == nil {
+			// This host has no cgroup v1 memory controller: the reason is all there is to see.
+			if why == "" {
+				t.Fatalf("%v: no notifications and no reason", tc.args)
+			}
+			continue
+		}
+		if m.PodsCgroup != tc.pods || m.MemoryRoot == "" {
+			t.Errorf("%v: %+v, want the pods' cgroup %q", tc.args, m, tc.pods)
+		}
+		if _, ok := m.Factory.(eviction.LinuxNotifierFactory); !ok {
+			t.Errorf("%v: factory %T", tc.args, m.Factory)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package peerkubelet
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestErrorLines(t *testing.T) {
+	const known = "aaaa"
+	created := func(id string) bool { return id == known }
+	for _, tc := range []struct {
+		name, line string
+		reported   bool // an error line at all
+		hostFault  bool
+	}{
+		{name: "info line", line: `I1125 13:33:26.195870   27219 server.go:1258] "Started kubelet"`},
+		{name: "warning line", line: `W1125 13:33:26.195870   27219 server.go:1258] "whatever"`},
+		{name: "rlimit", reported: true, hostFault: true,
+			line: `E1125 13:33:26.195870   27219 server.go:1258] "Failed to set rlimit on max file handles" err="operation not permitted"`},
+		{name: "image GC first round", reported: true, hostFault: true,
+			line: `E1125 13:33:26.232906   27219 kubelet.go:1615] "Image garbage collection failed once. Stats initialization may not have completed yet" err="invalid capacity 0 on image filesystem"`},
+		{name: "image GC failing every round is fakecri's", reported: true,
+			line: `E1125 13:38:26.232906   27219 kubelet.go:1611] "Image garbage collection failed multiple times in a row" err="invalid capacity 0 on image filesystem"`},
+		{name: "pleg not healthy later is fakecri's", reported: true,
+			line: `E1125 13:33:26.201608   27219 kubelet.go:2452] "Skipping pod synchronization" err="PLEG is not healthy: pleg was last seen active 3m0s ago"`},
+		{name: "stale id", reported: true, hostFault: true,
+			line: `E1125 13:33:26.787213   27219 log.go:32] "ContainerStatus from runtime service failed" err="rpc error: code = NotFound desc = not found" containerID="bbbb"`},
+		{name: "NotFound for an id fakecri made", reported: true,
+			line: `E1125 13:33:26.787213   27219 log.go:32] "ContainerStatus from runtime service failed" err="rpc error: code = NotFound desc = not found" containerID="aaaa"`},
+		{name: "anything else", reported: true,
+			line: `E1125 13:33:26.787213   27219 cri_stats_provider.go:1] "Failed to get the info of the filesystem with mountpoint" mountpoint="/nowhere"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ErrorLines(strings.NewReader(tc.line+"\n"), created)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(got) == 1) != tc.reported {
+				t.Fatalf("got %+v, reported want %v", got, tc.reported)
+			}
+			if tc.reported && (got[0].Reason != "") != tc.hostFault {
+				t.Fatalf("reason %q, host fault want %v", got[0].Reason, tc.hostFault)
+			}
+		})
+	}
+}

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim bench-peers peers conformance-peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -139,6 +139,18 @@ conformance-peers: peers
 	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/orch -filter='$(FILTER)'
 	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath $(PEER_TARGET)) -reports=$(CURDIR)/reports/peers/peer -filter='$(FILTER)'
 	$(GO) test -count=1 -v -run '^$$' ./conformance/ -args -compare=$(CURDIR)/reports/peers/orch/rules.json,$(CURDIR)/reports/peers/peer/rules.json | grep -v '^ok\s' | tee $(CURDIR)/reports/peers/table.txt
+
+## peers-kubelet-fakecri: Kubernetes' kubelet (built by `peers`) in standalone mode on bin/fakecri with
+## three static pods for KUBELET_RUN: the pods Running in its /pods, every CRI method of the reference
+## capture called without error at its rate, no kubelet error line that is not the host's (needs root;
+## about KUBELET_RUN plus 10 s). Evidence under reports/peers/kubelet-fakecri/.
+KUBELET_RUN     ?= 70s
+PEERS_REFERENCE ?= $(firstword $(wildcard $(CURDIR)/../shared/reference/kubelet-cri-call-counts.txt $(CURDIR)/../../shared/reference/kubelet-cri-call-counts.txt))
+peers-kubelet-fakecri: peers
+	$(GO) build -o $(BIN)/fakecri ./cmd/fakecri
+	$(GO) vet -tags peers ./conformance/peerkubelet/
+	ORCH_PEERS=$(PEERS) $(GO) test -tags peers -count=1 -v -timeout 30m -run '^TestKubeletOnFakecri$$' ./conformance/peerkubelet/ -args \
+	  -duration=$(KUBELET_RUN) -fakecri=$(abspath $(BIN))/fakecri -reference=$(PEERS_REFERENCE) -report=$(CURDIR)/reports/peers/kubelet-fakecri
 
 ## fuzz-config: fuzz every configuration loader for FUZZTIME each (new corpus lands in testdata/fuzz)
 FUZZTIME ?= 5m

@@ -24,7 +24,7 @@ var HostFaults = []HostFault{
 		"the host is a container: the kubelet cannot read the PID namespace of PID 1"},
 	{regexp.MustCompile(`"Failed to read data from checkpoint" err="checkpoint is not found" checkpoint="kubelet_internal_checkpoint"`),
 		"a fresh --root-dir: the CPU/memory managers' checkpoint is written on first start"},
-	{regexp.MustCompile(`"Skipping pod synchronization" err="\[container runtime status check may not have completed yet, PLEG is not healthy: pleg has yet to be successful\]"`),
+	{regexp.MustCompile(`"Skipping pod synchronization" err="\[?container runtime status check may not have completed yet(, PLEG is not healthy: pleg has yet to be successful\])?"`),
 		"start-up order: the sync loop's first round runs before the first relist and runtime status check"},
 	{regexp.MustCompile(`"Image garbage collection failed once\. Stats initialization may not have completed yet" err="invalid capacity 0 on image filesystem"`),
 		"the first image GC round runs at start, before cadvisor's first sample of the image filesystem's mountpoint; the test checks /stats/summary reports its capacity afterwards"},

@@ -21,6 +21,8 @@ func TestErrorLines(t *testing.T) {
 			line: `E1125 13:33:26.232906   27219 kubelet.go:1615] "Image garbage collection failed once. Stats initialization may not have completed yet" err="invalid capacity 0 on image filesystem"`},
 		{name: "image GC failing every round is fakecri's", reported: true,
 			line: `E1125 13:38:26.232906   27219 kubelet.go:1611] "Image garbage collection failed multiple times in a row" err="invalid capacity 0 on image filesystem"`},
+		{name: "runtime status not checked yet, at start", reported: true, hostFault: true,
+			line: `E1125 13:37:33.835474    1097 kubelet.go:2452] "Skipping pod synchronization" err="container runtime status check may not have completed yet"`},
 		{name: "pleg not healthy later is fakecri's", reported: true,
 			line: `E1125 13:33:26.201608   27219 kubelet.go:2452] "Skipping pod synchronization" err="PLEG is not healthy: pleg was last seen active 3m0s ago"`},
 		{name: "stale id", reported: true, hostFault: true,

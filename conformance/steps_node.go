@@ -326,7 +326,12 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 	if strings.Contains(args, "--enable-server=false") {
 		n.ports["HTTPS"] = 0
 	}
-	argv := append(w.t.expandAll(a.Command), w.t.expandAll(a.Standalone)...)
+	// {dir} in the standalone arguments is the scenario's directory (a kubelet's --root-dir).
+	standalone := make([]string, len(a.Standalone))
+	for i, arg := range a.Standalone {
+		standalone[i] = strings.ReplaceAll(arg, "{dir}", w.dir)
+	}
+	argv := append(w.t.expandAll(a.Command), w.t.expandAll(standalone)...)
 	argv = append(append(argv, a.Args(base)...), a.Args(args)...)
 	p, err := w.startProcess(w.dir, argv)
 	if err != nil {
@@ -341,6 +346,18 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 		}
 		if !strings.Contains(p.out.output(), a.RunningText) {
 			return fmt.Errorf("the agent did not say %q:\n%s", a.RunningText, p.out.output())
+		}
+		// An agent may say it runs before its servers listen (Kubernetes' kubelet logs "Started
+		// kubelet" first): a running agent is one whose enabled servers accept connections.
+		for server, port := range n.ports {
+			if port == 0 {
+				continue
+			}
+			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+			if err != nil {
+				return fmt.Errorf("the agent's %s server does not listen yet: %v", server, err)
+			}
+			c.Close()
 		}
 		return nil
 	})

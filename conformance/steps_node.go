@@ -326,12 +326,7 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 	if strings.Contains(args, "--enable-server=false") {
 		n.ports["HTTPS"] = 0
 	}
-	// {dir} in the standalone arguments is the scenario's directory (a kubelet's --root-dir).
-	standalone := make([]string, len(a.Standalone))
-	for i, arg := range a.Standalone {
-		standalone[i] = strings.ReplaceAll(arg, "{dir}", w.dir)
-	}
-	argv := append(w.t.expandAll(a.Command), w.t.expandAll(standalone)...)
+	argv := append(w.t.expandAll(a.Command), w.t.expandAll(w.inDir(a.Standalone))...)
 	argv = append(append(argv, a.Args(base)...), a.Args(args)...)
 	p, err := w.startProcess(w.dir, argv)
 	if err != nil {
@@ -361,6 +356,16 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 		}
 		return nil
 	})
+}
+
+// inDir replaces {dir} in a profile's arguments with the scenario's directory (where a kubelet keeps
+// its --root-dir).
+func (w *World) inDir(args []string) []string {
+	out := make([]string, len(args))
+	for i, arg := range args {
+		out[i] = strings.ReplaceAll(arg, "{dir}", w.dir)
+	}
+	return out
 }
 
 // agentOutput is the running agent's output, for error messages.
@@ -416,6 +421,7 @@ func (w *World) reportsPod(name, phase string) error {
 }
 
 func (w *World) reportsRejected(name, reason string) error {
+	reason = w.agent().RejectReason(reason)
 	return eventually(settle, func() error {
 		pods, err := w.podList()
 		if err != nil {
@@ -455,6 +461,7 @@ func (w *World) reportsNoPod(name string) error {
 
 // counts tallies the pods Running and those Failed for reason.
 func (w *World) counts(reason string) (running, rejected int, err error) {
+	reason = w.agent().RejectReason(reason)
 	pods, err := w.podList()
 	for _, p := range pods {
 		switch {

@@ -43,10 +43,43 @@ type ErrorLine struct {
 	Reason string
 }
 
-// ErrorLines reads a klog log and returns its error lines. A ContainerStatus NotFound for an id the
-// runtime never created (created reports whether it did) is a stale symlink of another run in
-// /var/log/containers, which the kubelet's container GC asks about before removing it.
-func ErrorLines(r io.Reader, created func(id string) bool) ([]ErrorLine, error) {
+// Call is what the check reads of one of fakecri's recorded calls (its GET /v1/calls).
+type Call struct {
+	Method, Code, Request, Response, Error string
+}
+
+// StaleIDs are the container ids fakecri answered NotFound to ContainerStatus before creating a
+// container of that id, if ever: ids of symlinks in /var/log/containers that other runs left (fakecri's
+// ids repeat from run to run, so a later run may create the same id after the kubelet asked).
+func StaleIDs(calls []Call) map[string]bool {
+	created, stale := map[string]bool{}, map[string]bool{}
+	for _, c := range calls {
+		switch {
+		case c.Method == "CreateContainer" && c.Code == "OK":
+			created[c.Response] = true
+		case c.Method == "ContainerStatus" && c.Code == "NotFound":
+			if id := containerID(c.Request); !created[id] {
+				stale[id] = true
+			}
+		}
+	}
+	return stale
+}
+
+// containerID reads the id from a ContainerStatus request summary ("container_id=… verbose=false").
+func containerID(request string) string {
+	for _, f := range strings.Fields(request) {
+		if id, ok := strings.CutPrefix(f, "container_id="); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// ErrorLines reads a klog log and returns its error lines. A ContainerStatus NotFound for a stale
+// id (see StaleIDs) is a symlink of another run in /var/log/containers, which the kubelet's
+// container GC asks about before removing it.
+func ErrorLines(r io.Reader, stale func(id string) bool) ([]ErrorLine, error) {
 	var out []ErrorLine
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -57,7 +90,7 @@ func ErrorLines(r io.Reader, created func(id string) bool) ([]ErrorLine, error) 
 		}
 		e := ErrorLine{Text: line}
 		if m := containerStatusNotFound.FindStringSubmatch(line); m != nil {
-			if !created(m[1]) {
+			if stale(m[1]) {
 				e.Reason = "a stale /var/log/containers symlink of another run on this host: the kubelet's container GC asks the runtime about its id, then removes it"
 			}
 		} else {

@@ -6,8 +6,7 @@ import (
 )
 
 func TestErrorLines(t *testing.T) {
-	const known = "aaaa"
-	created := func(id string) bool { return id == known }
+	stale := func(id string) bool { return id == "bbbb" }
 	for _, tc := range []struct {
 		name, line string
 		reported   bool // an error line at all
@@ -33,7 +32,7 @@ func TestErrorLines(t *testing.T) {
 			line: `E1125 13:33:26.787213   27219 cri_stats_provider.go:1] "Failed to get the info of the filesystem with mountpoint" mountpoint="/nowhere"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ErrorLines(strings.NewReader(tc.line+"\n"), created)
+			got, err := ErrorLines(strings.NewReader(tc.line+"\n"), stale)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,6 +41,36 @@ func TestErrorLines(t *testing.T) {
 			}
 			if tc.reported && (got[0].Reason != "") != tc.hostFault {
 				t.Fatalf("reason %q, host fault want %v", got[0].Reason, tc.hostFault)
+			}
+		})
+	}
+}
+
+func TestStaleIDs(t *testing.T) {
+	status := func(id, code string) Call {
+		return Call{Method: "ContainerStatus", Request: "container_id=" + id + " verbose=false", Code: code}
+	}
+	create := func(id string) Call { return Call{Method: "CreateContainer", Code: "OK", Response: id} }
+	for _, tc := range []struct {
+		name  string
+		calls []Call
+		want  []string
+	}{
+		{name: "never created", calls: []Call{status("a", "NotFound")}, want: []string{"a"}},
+		{name: "asked before a container of that id is created", calls: []Call{status("a", "NotFound"), create("a"), status("a", "OK")}, want: []string{"a"}},
+		{name: "created, then not found: fakecri's", calls: []Call{create("a"), status("a", "NotFound")}},
+		{name: "found", calls: []Call{create("a"), status("a", "OK")}},
+		{name: "a failed create makes nothing", calls: []Call{{Method: "CreateContainer", Code: "Unknown", Response: "a"}, status("a", "NotFound")}, want: []string{"a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := StaleIDs(tc.calls)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for _, id := range tc.want {
+				if !got[id] {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
 			}
 		})
 	}

@@ -27,6 +27,7 @@ var (
 	duration   = flag.Duration("duration", 70*time.Second, "how long the kubelet runs on fakecri, from its start")
 	reference  = flag.String("reference", "../../../shared/reference/kubelet-cri-call-counts.txt", "the kubelet's CRI call counts on containerd, first minute")
 	reportDir  = flag.String("report", "", "a directory for the evidence (counts table, pods, error lines, the kubelet's log); none: only the test log")
+	extra      = flag.String("extra-script", "", "a file of fakecri script sections (node, images, faults) added to the test's own, to see the checks catch a runtime fault")
 )
 
 const node = "peer-node"
@@ -106,7 +107,15 @@ func TestKubeletOnFakecri(t *testing.T) {
 	for name, m := range manifests {
 		writeFile(t, filepath.Join(dir, "manifests", name), m)
 	}
-	writeFile(t, filepath.Join(dir, "script.yaml"), script)
+	full := script
+	if *extra != "" {
+		b, err := os.ReadFile(*extra)
+		if err != nil {
+			t.Fatalf("-extra-script: %v", err)
+		}
+		full += string(b)
+	}
+	writeFile(t, filepath.Join(dir, "script.yaml"), full)
 	sock := filepath.Join(dir, "cri.sock")
 	control := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -209,8 +218,8 @@ authorization: {mode: AlwaysAllow}
 	}
 	var log struct {
 		Calls []struct {
-			Method, Code, Request, Response, Error string
-			Start                                  time.Time
+			Call
+			Start time.Time
 		}
 		Dropped int
 	}
@@ -220,12 +229,11 @@ authorization: {mode: AlwaysAllow}
 	if log.Dropped > 0 || len(log.Calls) == 0 {
 		t.Fatalf("fakecri kept %d calls and dropped %d", len(log.Calls), log.Dropped)
 	}
-	created := map[string]bool{}
-	for _, c := range log.Calls {
-		if c.Method == "CreateContainer" && c.Code == "OK" {
-			created[c.Response] = true
-		}
+	calls := make([]Call, len(log.Calls))
+	for i, c := range log.Calls {
+		calls[i] = c.Call
 	}
+	staleIDs := StaleIDs(calls)
 	first, total, failed := map[string]int{}, map[string]int{}, map[string]int{}
 	begin, stale := log.Calls[0].Start, 0
 	for _, c := range log.Calls {
@@ -236,7 +244,7 @@ authorization: {mode: AlwaysAllow}
 		if c.Code == "OK" {
 			continue
 		}
-		if c.Method == "ContainerStatus" && c.Code == "NotFound" && !created[strings.TrimPrefix(strings.Fields(c.Request)[0], "container_id=")] {
+		if c.Method == "ContainerStatus" && c.Code == "NotFound" && staleIDs[containerID(c.Request)] {
 			stale++
 			continue
 		}
@@ -256,7 +264,7 @@ authorization: {mode: AlwaysAllow}
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := ErrorLines(lf, func(id string) bool { return created[id] })
+	lines, err := ErrorLines(lf, func(id string) bool { return staleIDs[id] })
 	lf.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +284,7 @@ authorization: {mode: AlwaysAllow}
 	sort.Strings(reasons)
 
 	report := fmt.Sprintf("The kubelet on fakecri for %s (calls over %s), static pods Running %.1fs after start; "+
-		"%d ContainerStatus NotFound for ids fakecri never made (stale /var/log/containers links).\n\n%s\nError lines that are the host's:\n%s\n",
+		"%d ContainerStatus NotFound for ids fakecri had not made (stale /var/log/containers links).\n\n%s\nError lines that are the host's:\n%s\n",
 		duration.String(), run.Round(time.Second), running.Seconds(), stale, table, strings.Join(reasons, "\n"))
 	t.Log("\n" + report)
 	if *reportDir != "" {

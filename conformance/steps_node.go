@@ -481,7 +481,7 @@ func (w *World) reportsCounts(running, rejected int, reason string) error {
 			return err
 		}
 		if r != running || x != rejected {
-			return fmt.Errorf("%d Running and %d rejected with %s, want %d and %d", r, x, reason, running, rejected)
+			return fmt.Errorf("%d Running and %d rejected with %s, want %d and %d", r, x, w.agent().RejectReason(reason), running, rejected)
 		}
 		return nil
 	})

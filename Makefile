@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim bench-peers peers conformance-peers fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -139,6 +139,37 @@ conformance-peers: peers
 	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/orch -filter='$(FILTER)'
 	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath $(PEER_TARGET)) -reports=$(CURDIR)/reports/peers/peer -filter='$(FILTER)'
 	$(GO) test -count=1 -v -run '^$$' ./conformance/ -args -compare=$(CURDIR)/reports/peers/orch/rules.json,$(CURDIR)/reports/peers/peer/rules.json | grep -v '^ok\s' | tee $(CURDIR)/reports/peers/table.txt
+
+## peers-kubelet-fakecri: Kubernetes' kubelet (built by `peers`) in standalone mode on bin/fakecri with
+## three static pods for KUBELET_RUN: the pods Running in its /pods, every CRI method of the reference
+## capture called without error at its rate, no kubelet error line that is not the host's (needs root;
+## about KUBELET_RUN plus 10 s). Evidence under reports/peers/kubelet-fakecri/.
+KUBELET_RUN     ?= 70s
+PEERS_REFERENCE ?= $(firstword $(wildcard $(CURDIR)/../shared/reference/kubelet-cri-call-counts.txt $(CURDIR)/../../shared/reference/kubelet-cri-call-counts.txt))
+peers-kubelet-fakecri: peers
+	$(GO) build -o $(BIN)/fakecri ./cmd/fakecri
+	$(GO) vet -tags peers ./conformance/peerkubelet/
+	ORCH_PEERS=$(PEERS) $(GO) test -tags peers -count=1 -v -timeout 30m -run '^TestKubeletOnFakecri$$' ./conformance/peerkubelet/ -args \
+	  -duration=$(KUBELET_RUN) -fakecri=$(abspath $(BIN))/fakecri -reference=$(PEERS_REFERENCE) -report=$(CURDIR)/reports/peers/kubelet-fakecri
+
+## orchlet-at: the agent rules (FILTER, default @component:agent) against this checkout's orchlet and
+## against orchlet built at ORCHLET_AT (a commit; `git archive` of it built into ORCHLET_AT_CACHE, once
+## per commit), everything else from this checkout (conformance/targets/orchlet-at.example.yaml), then
+## the rule diff: "orch" is this checkout, "the peer" the other commit. Reports under reports/peers/at-*.
+ORCHLET_AT       ?=
+ORCHLET_AT_CACHE ?= $(HOME)/.cache/orch-orchlet-at
+orchlet-at:
+	@test -n "$(ORCHLET_AT)" || { echo "orchlet-at: set ORCHLET_AT=<commit>"; exit 2; }
+	commit=$$(git rev-parse --verify '$(ORCHLET_AT)^{commit}') && dir=$(ORCHLET_AT_CACHE)/$$commit && \
+	if [ ! -x $$dir/orchlet ]; then \
+	  rm -rf $$dir/src && mkdir -p $$dir/src && git archive $$commit | tar -x -C $$dir/src && \
+	  (cd $$dir/src && $(GO) build -o $$dir/orchlet ./cmd/orchlet) || exit 1; \
+	fi && \
+	filter='$(or $(FILTER),@component:agent)' && \
+	{ $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/at-head -filter="$$filter"; \
+	  ORCHLET_AT_BIN=$$dir/orchlet $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath conformance/targets/orchlet-at.example.yaml) -reports=$(CURDIR)/reports/peers/at-commit -filter="$$filter"; \
+	  echo "orchlet at $$commit ($(ORCHLET_AT)) beside this checkout's"; }
+	$(GO) test -count=1 -v -run '^$$' ./conformance/ -args -compare=$(CURDIR)/reports/peers/at-head/rules.json,$(CURDIR)/reports/peers/at-commit/rules.json | grep -v '^ok\s' | tee $(CURDIR)/reports/peers/at-table.txt
 
 ## fuzz-config: fuzz every configuration loader for FUZZTIME each (new corpus lands in testdata/fuzz)
 FUZZTIME ?= 5m

@@ -243,3 +243,20 @@ func TestAgentRename(t *testing.T) {
 		}
 	}
 }
+
+// A profile's reject reasons replace only the reasons they name; without any, the scenario's stands.
+func TestRejectReason(t *testing.T) {
+	kubelet := &AgentProfile{RejectReasons: map[string]string{"OutOfpods": "UnexpectedAdmissionError"}}
+	for _, tc := range []struct {
+		a        *AgentProfile
+		in, want string
+	}{
+		{&AgentProfile{}, "OutOfpods", "OutOfpods"},
+		{kubelet, "OutOfpods", "UnexpectedAdmissionError"},
+		{kubelet, "NodeAffinity", "NodeAffinity"},
+	} {
+		if got := tc.a.RejectReason(tc.in); got != tc.want {
+			t.Errorf("RejectReason(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -115,7 +115,11 @@ type AgentProfile struct {
 	RunningText string   `json:"runningText,omitempty"`
 	// Standalone are arguments under which the agent runs pods in standalone mode on the runtime
 	// and serves its servers; the scenario adds the endpoint, addresses, ports and pod sources.
+	// In Run and Standalone, {dir} is the scenario's directory.
 	Standalone []string `json:"standalone,omitempty"`
+	// RejectReasons maps a reason the scenarios give a refused static pod to the one the agent
+	// gives, where they differ; orch's profile has none, so orch is held to the scenarios' reasons.
+	RejectReasons map[string]string `json:"rejectReasons,omitempty"`
 	// EventLog says where standalone mode records events: "output" is one JSON line
 	// {"verb":"create|update","event":{...}} per write on the agent's output; empty: nowhere a
 	// scenario can read, and the event-recording scenarios are not applicable.
@@ -185,6 +189,14 @@ func (p *Profile) Components() []string {
 		}
 	}
 	return out
+}
+
+// RejectReason is the agent's reason for a refused static pod where the scenarios say reason.
+func (a *AgentProfile) RejectReason(reason string) string {
+	if r, ok := a.RejectReasons[reason]; ok {
+		return r
+	}
+	return reason
 }
 
 // OptionName spells a SPEC.md option (with or without dashes) the way the agent does.

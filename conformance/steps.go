@@ -133,6 +133,7 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 				w.cleanup[i]()
 			}
 			if w.dir != "" {
+				unmountUnder(w.dir)
 				os.RemoveAll(w.dir)
 			}
 			if release != nil {

@@ -320,7 +320,7 @@ func (w *World) agentHoldsLock(lock, args string) error {
 	if len(a.Run) == 0 || a.RunningText == "" {
 		return fmt.Errorf("the profile does not say how to keep the agent running")
 	}
-	argv := append(w.t.expandAll(a.Command), w.t.expandAll(a.Run)...)
+	argv := append(w.t.expandAll(a.Command), w.t.expandAll(w.inDir(a.Run))...)
 	argv = append(argv, a.Args(args+" --lock-file="+filepath.Join(w.dir, lock))...)
 	// A running agent runs on a runtime, even without pods.
 	if w.n != nil && w.n.runtimes["runtime"] != nil {

@@ -327,7 +327,7 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 	if strings.Contains(args, "--enable-server=false") {
 		n.ports["HTTPS"] = 0
 	}
-	argv := append(w.t.expandAll(a.Command), w.t.expandAll(a.Standalone)...)
+	argv := append(w.t.expandAll(a.Command), w.t.expandAll(w.inDir(a.Standalone))...)
 	argv = append(append(argv, a.Args(base)...), a.Args(args)...)
 	p, err := w.startProcess(w.dir, argv)
 	if err != nil {
@@ -343,8 +343,30 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 		if !strings.Contains(p.out.output(), a.RunningText) {
 			return fmt.Errorf("the agent did not say %q:\n%s", a.RunningText, p.out.output())
 		}
+		// An agent may say it runs before its servers listen (Kubernetes' kubelet logs "Started
+		// kubelet" first): a running agent is one whose enabled servers accept connections.
+		for server, port := range n.ports {
+			if port == 0 {
+				continue
+			}
+			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+			if err != nil {
+				return fmt.Errorf("the agent's %s server does not listen yet: %v", server, err)
+			}
+			c.Close()
+		}
 		return nil
 	})
+}
+
+// inDir replaces {dir} in a profile's arguments with the scenario's directory (where a kubelet keeps
+// its --root-dir).
+func (w *World) inDir(args []string) []string {
+	out := make([]string, len(args))
+	for i, arg := range args {
+		out[i] = strings.ReplaceAll(arg, "{dir}", w.dir)
+	}
+	return out
 }
 
 // agentOutput is the running agent's output, for error messages.
@@ -400,6 +422,7 @@ func (w *World) reportsPod(name, phase string) error {
 }
 
 func (w *World) reportsRejected(name, reason string) error {
+	reason = w.agent().RejectReason(reason)
 	return eventually(settle, func() error {
 		pods, err := w.podList()
 		if err != nil {
@@ -439,6 +462,7 @@ func (w *World) reportsNoPod(name string) error {
 
 // counts tallies the pods Running and those Failed for reason.
 func (w *World) counts(reason string) (running, rejected int, err error) {
+	reason = w.agent().RejectReason(reason)
 	pods, err := w.podList()
 	for _, p := range pods {
 		switch {
@@ -458,7 +482,7 @@ func (w *World) reportsCounts(running, rejected int, reason string) error {
 			return err
 		}
 		if r != running || x != rejected {
-			return fmt.Errorf("%d Running and %d rejected with %s, want %d and %d", r, x, reason, running, rejected)
+			return fmt.Errorf("%d Running and %d rejected with %s, want %d and %d", r, x, w.agent().RejectReason(reason), running, rejected)
 		}
 		return nil
 	})

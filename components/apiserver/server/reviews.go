@@ -76,7 +76,12 @@ func (rv reviews) tokenReview(req *restful.Request, resp *restful.Response) {
 	if strings.ContainsAny(token, " \t\r\n") {
 		review.Status.Error = authn.ErrInvalidToken.Error()
 	} else {
-		probe, err := http.NewRequestWithContext(req.Request.Context(), http.MethodGet, "/", nil)
+		ctx := req.Request.Context()
+		if len(review.Spec.Audiences) > 0 {
+			// Audience-aware authenticators (service account tokens) check the token against these.
+			ctx = authn.WithAudiences(ctx, review.Spec.Audiences)
+		}
+		probe, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
 		if err != nil {
 			endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewInternalError(err))
 			return

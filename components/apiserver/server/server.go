@@ -71,6 +71,9 @@ type Config struct {
 	// Signing, when set, is the CA the server's signer issues approved certificate signing
 	// requests with; without it none is signed.
 	Signing *Signing
+	// ServiceAccounts, when set, issues service account tokens (serviceaccounts/token) and runs
+	// the default service account controller.
+	ServiceAccounts *ServiceAccounts
 }
 
 // HealthCheck is a named check of /healthz and /readyz.

@@ -217,7 +217,7 @@ func (t tokens) nodeRestriction(ctx context.Context, namespace string, tr *authe
 	if !isNode {
 		return nil
 	}
-	gr := corev1.Resource("serviceaccounts/token")
+	gr := corev1.Resource("serviceaccounts")
 	forbid := func(msg string) error { return apierrors.NewForbidden(gr, tr.Name, errors.New(msg)) }
 	ref := tr.Spec.BoundObjectRef
 	switch {

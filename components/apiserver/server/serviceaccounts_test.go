@@ -151,7 +151,7 @@ func TestTokenRequestClaims(t *testing.T) {
 	}{
 		{"defaults", tokenRequest(), 3600, testIssuer, false, ""},
 		{"ten minutes, two audiences", tokenRequest(expiring(600), func(tr *authenticationv1.TokenRequest) { tr.Spec.Audiences = []string{"a", "b"} }), 600, []string{"a", "b"}, false, ""},
-		{"longer than the maximum", tokenRequest(expiring(3*3600)), 2 * 3600, testIssuer, false, "requested expiration of 10800 seconds shortened to 7200 seconds"},
+		{"longer than the maximum", tokenRequest(expiring(3 * 3600)), 2 * 3600, testIssuer, false, "requested expiration of 10800 seconds shortened to 7200 seconds"},
 		{"bound to a pod", tokenRequest(boundTo("web", pod.UID)), 3600, testIssuer, true, ""},
 		{"bound to a pod, no uid", tokenRequest(boundTo("web", "")), 3600, testIssuer, true, ""},
 	} {

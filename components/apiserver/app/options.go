@@ -89,6 +89,7 @@ func NewOptions() *Options {
 		AuthorizationMode:           "AlwaysAllow",
 		EncryptionReloadInterval:    10 * time.Second,
 		ClusterSigningDuration:      defaultClusterSigningDuration,
+		ServiceAccounts:             serviceAccountOptions{Lookup: true},
 	}
 }
 

@@ -27,10 +27,9 @@ type serviceAccountOptions struct {
 	APIAudiences   []string
 }
 
-// addServiceAccountFlags registers the service account options on fs, with Kubernetes' defaults.
+// addServiceAccountFlags registers the service account options on fs.
 func (o *Options) addServiceAccountFlags(fs *pflag.FlagSet) {
 	s := &o.ServiceAccounts
-	s.Lookup = true
 	fs.StringArrayVar(&s.Issuers, "service-account-issuer", s.Issuers, "Identifier of the service account token issuer. The issuer will assert this identifier in \"iss\" claim of issued tokens. This value is a string or URI. When this flag is specified multiple times, the first is used to generate tokens and all are used to determine which issuers are accepted.")
 	fs.StringArrayVar(&s.KeyFiles, "service-account-key-file", s.KeyFiles, "File containing PEM-encoded x509 RSA or ECDSA private or public keys, used to verify ServiceAccount tokens. The specified file can contain multiple keys, and the flag can be specified multiple times with different files. Required with --service-account-signing-key-file.")
 	fs.StringVar(&s.SigningKeyFile, "service-account-signing-key-file", s.SigningKeyFile, "Path to the file that contains the current private key of the service account token issuer. The issuer will sign issued ID tokens with this private key.")

@@ -35,6 +35,7 @@ type registry struct {
 	leases                                         *generic.Store
 	configMaps, secrets                            *generic.Store
 	serviceAccounts                                *generic.Store
+	issuesTokens                                   bool
 	events                                         *generic.Store
 	csrs                                           *csrStores
 	node                                           *NodeAuthorization

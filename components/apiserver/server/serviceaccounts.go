@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
@@ -85,6 +86,7 @@ func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy, 
 		return err
 	}
 	r.serviceAccounts = store
+	r.issuesTokens = c.ServiceAccounts != nil
 	res := endpoints.Resource{Store: store, Singular: "serviceaccount", ShortNames: []string{"sa"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}}
 	if sa := c.ServiceAccounts; sa != nil {
 		sa.serviceAccounts.Store(store)
@@ -268,6 +270,33 @@ func podTokenAudiences(pod *corev1.Pod, api []string) []string {
 		}
 	}
 	return auds
+}
+
+// admitServiceAccount is Kubernetes' ServiceAccount admission of a new pod, when the server
+// issues tokens: a pod naming no service account runs as its namespace's default one, which must
+// exist, and a mirror pod names none.
+func (r *registry) admitServiceAccount(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || !r.issuesTokens {
+		return nil
+	}
+	spec := &pod.Spec
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
+	}
+	if _, mirror := pod.Annotations[MirrorPodAnnotation]; mirror {
+		if spec.ServiceAccountName != "" {
+			return apierrors.NewForbidden(gr, pod.Name, errors.New("a mirror pod may not reference service accounts"))
+		}
+		return nil
+	}
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = core.DefaultServiceAccountName
+	}
+	if _, err := r.serviceAccounts.Get(ctx, pod.Namespace, spec.ServiceAccountName); err != nil {
+		return apierrors.NewForbidden(gr, pod.Name, fmt.Errorf("error looking up service account %s/%s: %w", pod.Namespace, spec.ServiceAccountName, err))
+	}
+	return nil
 }
 
 // runServiceAccountController makes sure every active namespace has its default service account,

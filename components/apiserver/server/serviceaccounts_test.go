@@ -133,6 +133,7 @@ func TestTokenRequestClaims(t *testing.T) {
 	e := newEnv(t, withTokens(t, rsaKey(t), 2*time.Hour))
 	sa := &corev1.ServiceAccount{}
 	decode(t, e.mustCreate(saPath, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}), sa)
+	e.mustCreate(saPath, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "someone"}})
 	node := &corev1.Node{}
 	decode(t, e.mustCreate("/api/v1/nodes", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}), node)
 	pod := e.mustCreate("/api/v1/namespaces/default/pods", podBody("web", func(p *corev1.Pod) {
@@ -413,7 +414,9 @@ func TestNodeCreatesTokensOfItsPods(t *testing.T) {
 	e.do("GET", saPath+"/builder", nil, as("node-a")...).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
 }
 
-// Each namespace gets its default service account, as Kubernetes' serviceaccounts controller does.
+// Each namespace gets its default service account, as Kubernetes' serviceaccounts controller
+// does, and a pod runs as a service account that exists, the default one unless it names another
+// (Kubernetes' ServiceAccount admission).
 func TestDefaultServiceAccounts(t *testing.T) {
 	e := newEnv(t, withTokens(t, rsaKey(t), 0))
 	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
@@ -422,4 +425,26 @@ func TestDefaultServiceAccounts(t *testing.T) {
 		return e.do("GET", "/api/v1/namespaces/team/serviceaccounts/default", nil).code == http.StatusOK &&
 			e.do("GET", saPath+"/default", nil).code == http.StatusOK
 	})
+	const pods = "/api/v1/namespaces/team/pods"
+	if p := e.mustCreate(pods, podBody("plain")).pod(t); p.Spec.ServiceAccountName != "default" || p.Spec.DeprecatedServiceAccount != "default" {
+		t.Errorf("a pod naming no service account runs as %q (%q)", p.Spec.ServiceAccountName, p.Spec.DeprecatedServiceAccount)
+	}
+	e.mustCreate("/api/v1/namespaces/team/serviceaccounts", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "old"}})
+	if p := e.mustCreate(pods, podBody("deprecated", func(p *corev1.Pod) { p.Spec.DeprecatedServiceAccount = "old" })).pod(t); p.Spec.ServiceAccountName != "old" {
+		t.Errorf("spec.serviceAccount old: runs as %q", p.Spec.ServiceAccountName)
+	}
+	s := e.do("POST", pods, podBody("lost", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "nobody" })).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+	if want := `pods "lost" is forbidden: error looking up service account team/nobody: serviceaccounts "nobody" not found`; s.Message != want {
+		t.Errorf("message\n  %s\nwant\n  %s", s.Message, want)
+	}
+	s = e.do("POST", pods, podBody("mirror", func(p *corev1.Pod) {
+		p.Annotations = map[string]string{MirrorPodAnnotation: "x"}
+		p.Spec.ServiceAccountName = "old"
+	})).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+	if want := `pods "mirror" is forbidden: a mirror pod may not reference service accounts`; s.Message != want {
+		t.Errorf("message\n  %s\nwant\n  %s", s.Message, want)
+	}
+	if p := e.mustCreate(pods, podBody("mirror", func(p *corev1.Pod) { p.Annotations = map[string]string{MirrorPodAnnotation: "x"} })).pod(t); p.Spec.ServiceAccountName != "" {
+		t.Errorf("a mirror pod runs as %q", p.Spec.ServiceAccountName)
+	}
 }

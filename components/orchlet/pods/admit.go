@@ -65,7 +65,7 @@ func (m *Manager) unsupported(pod *corev1.Pod) string {
 // apiObjectReference is podutil.HasAPIObjectReference: the first kind of API object the pod
 // refers to, by resource name.
 func apiObjectReference(pod *corev1.Pod) string {
-	if pod.Spec.ServiceAccountName != "" {
+	if pod.Spec.ServiceAccountName != "" || pod.Spec.DeprecatedServiceAccount != "" {
 		return "serviceaccounts"
 	}
 	for _, v := range pod.Spec.Volumes {

@@ -87,8 +87,10 @@ func (m *Manager) unsupportedVolume(pod *corev1.Pod) string {
 				switch {
 				case s.DownwardAPI != nil:
 				case (s.ConfigMap != nil || s.Secret != nil) && m.objects != nil:
+				case s.ServiceAccountToken != nil && m.tokens != nil:
+				case m.objects != nil && m.tokens != nil:
+					return fmt.Sprintf("%s.projected.sources[%d]: volume %q: only downwardAPI, configMap, secret and serviceAccountToken sources are supported by this orchlet", at, j, v.Name)
 				case m.objects != nil:
-					// serviceAccountToken and the others stay refused: no tokens are issued.
 					return fmt.Sprintf("%s.projected.sources[%d]: volume %q: only downwardAPI, configMap and secret sources are supported by this orchlet", at, j, v.Name)
 				default:
 					return fmt.Sprintf("%s.projected.sources[%d]: volume %q: only downwardAPI sources are supported by this orchlet", at, j, v.Name)
@@ -312,6 +314,9 @@ func (m *Manager) tearDownVolumes(pod *corev1.Pod) error {
 		delete(m.tmpfs[pod.UID], dir)
 	}
 	delete(m.tmpfs, pod.UID)
+	if m.tokens != nil {
+		m.tokens.forget(string(pod.UID))
+	}
 	if err := os.RemoveAll(m.podDir(pod)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -535,8 +540,9 @@ func (m *Manager) downwardAPIFiles(p *podState, items []corev1.DownwardAPIVolume
 }
 
 type fileContent struct {
-	data []byte
-	mode fs.FileMode
+	data  []byte
+	mode  fs.FileMode
+	owner *int64 // nil: the agent's
 }
 
 // atomicWrite is AtomicWriter.Write: the files go into a fresh ..<timestamp> directory, a ..data
@@ -570,6 +576,11 @@ func atomicWrite(dir string, files map[string]fileContent, stamp string) error {
 		}
 		if err := os.Chmod(full, f.mode); err != nil {
 			return err
+		}
+		if f.owner != nil {
+			if err := os.Lchown(full, int(*f.owner), -1); err != nil {
+				return err
+			}
 		}
 	}
 	if err := os.Chmod(ts, 0o755); err != nil {

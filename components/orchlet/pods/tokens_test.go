@@ -199,7 +199,9 @@ func TestStaticPodsRefuseServiceAccounts(t *testing.T) {
 	}{
 		{"serviceAccountName", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "x" }},
 		{"serviceAccount", func(p *corev1.Pod) { p.Spec.DeprecatedServiceAccount = "x" }},
-		{"token projection", func(p *corev1.Pod) { p.Spec.Volumes = []corev1.Volume{tokenVolume(corev1.ServiceAccountTokenProjection{Path: "t"})} }},
+		{"token projection", func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{tokenVolume(corev1.ServiceAccountTokenProjection{Path: "t"})}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, tokens := tokenHarness(t)

@@ -157,7 +157,7 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	clk.Add(11 * time.Second)
 	var second []byte
 	waitFor(t, "the token renewed", func() (bool, error) {
-		clk.Add(time.Second)
+		clk.Add(10 * time.Second)
 		second, err = os.ReadFile(file)
 		return err == nil && string(second) != string(first), err
 	})

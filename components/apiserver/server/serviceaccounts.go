@@ -133,9 +133,17 @@ func (t tokens) issue(ctx context.Context, w http.ResponseWriter, namespace, nam
 	if tr.Namespace != "" && tr.Namespace != namespace {
 		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), tr.Namespace, "must match the service account namespace if specified")})
 	}
+	// NodeRestriction is admission of the request as sent, before the server defaults it.
+	if err := t.nodeRestriction(ctx, namespace, name, tr); err != nil {
+		return nil, err
+	}
 	sa, err := t.ServiceAccount(ctx, namespace, name)
 	if err != nil {
 		return nil, err
+	}
+	if tr.UID != "" && tr.UID != sa.UID {
+		// TokenRequestServiceAccountUIDValidation, on as in Kubernetes.
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: gk.Group, Resource: gk.Kind}, name, fmt.Errorf("the UID in the token request (%s) does not match the UID of the service account (%s)", tr.UID, sa.UID))
 	}
 	if len(tr.Spec.Audiences) == 0 {
 		tr.Spec.Audiences = slices.Clone(t.Audiences)
@@ -151,9 +159,6 @@ func (t tokens) issue(ctx context.Context, w http.ResponseWriter, namespace, nam
 	tr.Status = authenticationv1.TokenRequestStatus{}
 	if errs := validateTokenRequest(tr); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(gk, "", errs)
-	}
-	if err := t.nodeRestriction(ctx, namespace, tr); err != nil {
-		return nil, err
 	}
 	binding := serviceaccount.Binding{ServiceAccount: sa}
 	if ref := tr.Spec.BoundObjectRef; ref != nil {
@@ -208,9 +213,10 @@ func validateTokenRequest(tr *authenticationv1.TokenRequest) field.ErrorList {
 }
 
 // nodeRestriction is NodeRestriction's admission of a node's TokenRequest (with the Node
-// authorization mode): bound to a pod, by uid, that runs on the node, for audiences the pod's
-// service account token volumes name (ServiceAccountNodeAudienceRestriction).
-func (t tokens) nodeRestriction(ctx context.Context, namespace string, tr *authenticationv1.TokenRequest) error {
+// authorization mode): bound to a pod, by uid, that runs on the node, for no audience or one a
+// service account token projection of the pod names (ServiceAccountNodeAudienceRestriction; orch
+// has no RBAC to grant a node more audiences).
+func (t tokens) nodeRestriction(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) error {
 	if t.r.node == nil {
 		return nil
 	}
@@ -220,56 +226,57 @@ func (t tokens) nodeRestriction(ctx context.Context, namespace string, tr *authe
 		return nil
 	}
 	gr := corev1.Resource("serviceaccounts")
-	forbid := func(msg string) error { return apierrors.NewForbidden(gr, tr.Name, errors.New(msg)) }
+	forbid := func(err error) error { return apierrors.NewForbidden(gr, name, err) }
 	ref := tr.Spec.BoundObjectRef
 	switch {
 	case node == "":
-		return forbid(fmt.Sprintf("could not determine node from user %q", user.Name))
-	case ref == nil:
-		return forbid("node requested token not bound to a pod")
+		return forbid(fmt.Errorf("could not determine node from user %q", user.Name))
+	case ref == nil || ref.APIVersion != "v1" || ref.Kind != "Pod" || ref.Name == "":
+		return forbid(errors.New("node requested token not bound to a pod"))
 	case ref.UID == "":
-		return forbid("node requested token with a pod binding without a uid")
-	case ref.Kind != "Pod":
-		return forbid("node requested token not bound to a pod")
+		return forbid(errors.New("node requested token with a pod binding without a uid"))
 	}
 	pod, err := t.Pod(ctx, namespace, ref.Name)
-	if err != nil {
+	if apierrors.IsNotFound(err) {
 		return err
 	}
+	if err != nil {
+		return forbid(err)
+	}
 	if ref.UID != pod.UID {
-		return forbid(fmt.Sprintf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+		return forbid(fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
 	}
 	if pod.Spec.NodeName != node {
-		return forbid("node requested token bound to a pod scheduled on a different node")
+		return forbid(errors.New("node requested token bound to a pod scheduled on a different node"))
 	}
-	allowed := podTokenAudiences(pod, t.Audiences)
-	for _, aud := range tr.Spec.Audiences {
-		if !slices.Contains(allowed, aud) {
-			return forbid(fmt.Sprintf("serviceaccount %q does not have access to the audience %q", tr.Name, aud))
-		}
+	var audience string
+	switch len(tr.Spec.Audiences) {
+	case 0:
+	case 1:
+		audience = tr.Spec.Audiences[0]
+	default:
+		return forbid(errors.New("node may only request 0 or 1 audiences"))
+	}
+	if !podReferencesAudience(pod, audience) {
+		return forbid(fmt.Errorf("audience %q not found in pod spec volume, %s is not authorized to request tokens for this audience", audience, user.Name))
 	}
 	return nil
 }
 
-// podTokenAudiences are the audiences the pod's projected service account tokens name, an
-// unnamed one being the API's.
-func podTokenAudiences(pod *corev1.Pod, api []string) []string {
-	var auds []string
+// podReferencesAudience tells whether one of the pod's service account token projections is for
+// audience ("" for the API's).
+func podReferencesAudience(pod *corev1.Pod, audience string) bool {
 	for _, v := range pod.Spec.Volumes {
 		if v.Projected == nil {
 			continue
 		}
 		for _, s := range v.Projected.Sources {
-			if t := s.ServiceAccountToken; t != nil {
-				if t.Audience == "" {
-					auds = append(auds, api...)
-				} else {
-					auds = append(auds, t.Audience)
-				}
+			if s.ServiceAccountToken != nil && s.ServiceAccountToken.Audience == audience {
+				return true
 			}
 		}
 	}
-	return auds
+	return false
 }
 
 // admitServiceAccount is Kubernetes' ServiceAccount admission of a new pod, when the server

@@ -205,6 +205,8 @@ func TestTokenRequestClaims(t *testing.T) {
 		{"no such service account", saPath + "/nobody/token", tokenRequest(), 404, metav1.StatusReasonNotFound, `serviceaccounts "nobody" not found`},
 		{"a pod of another service account", saPath + "/builder/token", tokenRequest(boundTo("other", other.UID)), 400, metav1.StatusReasonBadRequest, `cannot bind token for serviceaccount "builder" to pod running with different serviceaccount name.`},
 		{"a pod's old uid", saPath + "/builder/token", tokenRequest(boundTo("web", "old")), 409, metav1.StatusReasonConflict, "the UID in the bound object reference (old) does not match the UID in record"},
+		{"a service account's old uid", saPath + "/builder/token", tokenRequest(func(tr *authenticationv1.TokenRequest) { tr.UID = "old" }), 409, metav1.StatusReasonConflict,
+			"the UID in the token request (old) does not match the UID of the service account ("},
 		{"no such pod", saPath + "/builder/token", tokenRequest(boundTo("gone", "")), 404, metav1.StatusReasonNotFound, `pods "gone" not found`},
 		{"bound to a secret", saPath + "/builder/token", tokenRequest(func(tr *authenticationv1.TokenRequest) {
 			tr.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Secret", Name: "s"}
@@ -391,7 +393,10 @@ func TestNodeCreatesTokensOfItsPods(t *testing.T) {
 		{"its pod's, API audience", "builder", tokenRequest(boundTo("mine", mine.UID)), ""},
 		{"its pod's, a volume's audience", "builder", tokenRequest(boundTo("mine", mine.UID), auds("vault")), ""},
 		{"an audience no volume names", "builder", tokenRequest(boundTo("mine", mine.UID), auds("bank")),
-			`serviceaccounts "builder" is forbidden: serviceaccount "builder" does not have access to the audience "bank"`},
+			`serviceaccounts "builder" is forbidden: audience "bank" not found in pod spec volume, system:node:node-a is not authorized to request tokens for this audience`},
+		{"the API's audience, named", "builder", tokenRequest(boundTo("mine", mine.UID), auds(testIssuer)),
+			`audience "https://orch.example" not found in pod spec volume`},
+		{"two audiences", "builder", tokenRequest(boundTo("mine", mine.UID), auds("vault", "bank")), "node may only request 0 or 1 audiences"},
 		{"not bound", "builder", tokenRequest(), `serviceaccounts "builder" is forbidden: node requested token not bound to a pod`},
 		{"bound without a uid", "builder", tokenRequest(boundTo("mine", "")), "node requested token with a pod binding without a uid"},
 		{"bound to another node's pod", "builder", tokenRequest(boundTo("theirs", theirs.UID)), "node requested token bound to a pod scheduled on a different node"},

@@ -87,12 +87,14 @@ func issuedAt(t *testing.T, token string) float64 {
 
 // In API-server mode a pod's serviceAccountToken projection holds a token of its service account
 // bound to it, which the server authenticates; past 80% of its life, on the agent's clock, the
-// agent writes a new one.
+// agent writes a new one. Its image comes from a registry that wants the pull secret's credentials.
 func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	clk := clock.NewMock()
 	clk.Set(time.Now())
 	kubeconfig, client, _ := apiServer(t, nil, withServiceAccountTokens(t, clk))
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
+	// The registry of private/app wants credentials, which only the pull secret has.
+	rt, err := fakecri.New(fakecri.Options{Seed: 1, Script: &fakecri.Script{Images: []fakecri.ImageRule{
+		{Match: "registry.example.com/private/*", Auth: &fakecri.Auth{Username: "puller", Password: "s3cret"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,12 +112,18 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	if _, err := client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	pull := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull"}, Type: corev1.SecretTypeDockerConfigJson,
+		StringData: map[string]string{corev1.DockerConfigJsonKey: `{"auths": {"https://registry.example.com": {"username": "puller", "password": "s3cret"}}}`}}
+	if _, err := client.CoreV1().Secrets("default").Create(ctx, pull, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	life := int64(600)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.PodSpec{
 		NodeName: "node-a", ServiceAccountName: "builder",
 		Volumes: []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &life}}}}}}},
-		Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", VolumeMounts: []corev1.VolumeMount{{Name: "token", MountPath: "/var/run/secrets/tokens"}}}},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}},
+		Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/private/app:1", VolumeMounts: []corev1.VolumeMount{{Name: "token", MountPath: "/var/run/secrets/tokens"}}}},
 	}}
 	created, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
@@ -134,6 +142,9 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 		}
 		return hostPath != "", nil
 	})
+	if pulls := rt.Calls(fakecri.CallFilter{Method: "PullImage"}); len(pulls) == 0 || !strings.Contains(pulls[len(pulls)-1].Request, "auth_user=puller") {
+		t.Errorf("pulls %+v, want one with the pull secret's user", pulls)
+	}
 	file := filepath.Join(hostPath, "token")
 	first, err := os.ReadFile(file)
 	if err != nil {

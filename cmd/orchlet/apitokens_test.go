@@ -123,7 +123,7 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 		Volumes: []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &life}}}}}}},
 		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}},
-		Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/private/app:1", VolumeMounts: []corev1.VolumeMount{{Name: "token", MountPath: "/var/run/secrets/tokens"}}}},
+		Containers:       []corev1.Container{{Name: "app", Image: "registry.example.com/private/app:1", VolumeMounts: []corev1.VolumeMount{{Name: "token", MountPath: "/var/run/secrets/tokens"}}}},
 	}}
 	created, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {

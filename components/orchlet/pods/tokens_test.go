@@ -219,3 +219,34 @@ func TestStaticPodsRefuseServiceAccounts(t *testing.T) {
 		})
 	}
 }
+
+// The kubelet's refresh rule: past 80% of the token's life or 24h after it was issued, whichever
+// comes first, each less the jitter (up to 10s).
+func TestTokenRequiresRefresh(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		life   time.Duration
+		age    time.Duration
+		jitter float64
+		want   bool
+	}{
+		{"an hour's token at 47m", time.Hour, 47 * time.Minute, 0, false},
+		{"an hour's token at 48m", time.Hour, 48*time.Minute + time.Second, 0, true},
+		{"an hour's token at 47m55s, 9s of jitter", time.Hour, 47*time.Minute + 55*time.Second, 0.99, true},
+		{"two days' token at 23h59m", 48 * time.Hour, 23*time.Hour + 59*time.Minute, 0, false},
+		{"two days' token after 24h", 48 * time.Hour, 24*time.Hour + time.Second, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewMock()
+			issued := clk.Now()
+			clk.Add(tc.age)
+			tm := &tokenManager{clock: clk, jitter: func() float64 { return tc.jitter }}
+			secs := int64(tc.life / time.Second)
+			tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs},
+				Status: authenticationv1.TokenRequestStatus{ExpirationTimestamp: metav1.NewTime(issued.Add(tc.life))}}
+			if got := tm.requiresRefresh(tr); got != tc.want {
+				t.Errorf("requiresRefresh = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

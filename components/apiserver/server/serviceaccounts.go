@@ -92,7 +92,8 @@ func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy, 
 		sa.serviceAccounts.Store(store)
 		sa.pods.Store(r.pods)
 		t := tokens{ServiceAccounts: sa, r: r, clock: c.Clock}
-		res.Subresources = []endpoints.Subresource{{Name: "token", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "TokenRequest", Handler: t.create}}
+		res.Subresources = []endpoints.Subresource{{Name: "token", Method: http.MethodPost, Verbs: []string{"create"}, Kind: tokenRequestGVK.Kind,
+			Group: tokenRequestGVK.Group, Version: tokenRequestGVK.Version, Handler: t.create}}
 		go r.runServiceAccountController(c)
 	}
 	for i := range r.groups {

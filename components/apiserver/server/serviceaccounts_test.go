@@ -141,6 +141,17 @@ func TestTokenRequestClaims(t *testing.T) {
 		p.Spec.NodeName = "node-a"
 	})).pod(t)
 	other := e.mustCreate("/api/v1/namespaces/default/pods", podBody("other", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "someone" })).pod(t)
+	var core metav1.APIResourceList
+	decode(t, e.do("GET", "/api/v1", nil), &core)
+	var token *metav1.APIResource
+	for i, r := range core.APIResources {
+		if r.Name == "serviceaccounts/token" {
+			token = &core.APIResources[i]
+		}
+	}
+	if token == nil || token.Group != "authentication.orch.io" || token.Version != "v1" || token.Kind != "TokenRequest" || !token.Namespaced || strings.Join(token.Verbs, ",") != "create" {
+		t.Errorf("discovery of the token subresource: %+v", token)
+	}
 	now := e.clock.Now().Unix()
 	for _, tc := range []struct {
 		name     string

@@ -152,7 +152,7 @@ func TestTokenRefresh(t *testing.T) {
 }
 
 // When one user runs every container, the token file is theirs and 0600, as the kubelet makes it;
-// with an fsGroup it is 0600 before the group gets it.
+// with an fsGroup it is 0600 before the group may read it (0640).
 func TestTokenFileOwner(t *testing.T) {
 	user, group := int64(1234), int64(2000)
 	if os.Geteuid() != 0 {
@@ -172,7 +172,7 @@ func TestTokenFileOwner(t *testing.T) {
 			p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To(user)}
 			p.Spec.Containers[1].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To(user + 1)}
 		}, self, 0o644, -1},
-		{"fsGroup", func(p *corev1.Pod) { p.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To(group)} }, self, 0o660, group},
+		{"fsGroup", func(p *corev1.Pod) { p.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To(group)} }, self, 0o640, group},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := tokenHarness(t)

@@ -157,16 +157,18 @@ func (m *Manager) setUpVolume(ctx context.Context, p *podState, v *corev1.Volume
 	if err := m.setUpVolumeFiles(ctx, p, v); err != nil {
 		return err
 	}
-	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume.
+	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume; all but
+	// emptyDir are read-only to it.
 	if sc := p.pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil && v.HostPath == nil {
-		return setVolumeOwnership(m.volumePath(p.pod, v), *sc.FSGroup)
+		return setVolumeOwnership(m.volumePath(p.pod, v), *sc.FSGroup, v.EmptyDir == nil)
 	}
 	return nil
 }
 
 // setVolumeOwnership is volume.SetVolumeOwnership with the Always policy: every file gets the
-// group, group read-write, and directories the setgid bit so new files inherit it.
-func setVolumeOwnership(dir string, fsGroup int64) error {
+// group, group read-write (read-only for a read-only volume), and directories the setgid bit so
+// new files inherit it.
+func setVolumeOwnership(dir string, fsGroup int64, readOnly bool) error {
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -179,6 +181,9 @@ func setVolumeOwnership(dir string, fsGroup int64) error {
 			return err
 		}
 		mask := fs.FileMode(0o660)
+		if readOnly {
+			mask = 0o440
+		}
 		if info.IsDir() {
 			mask |= fs.ModeSetgid | 0o110
 		}

@@ -357,7 +357,7 @@ func TestFSGroupOwnership(t *testing.T) {
 		mode os.FileMode
 	}{
 		{filepath.Join(root, "orch.io~empty-dir", "e"), os.ModeDir | os.ModeSetgid | 0o777},
-		{filepath.Join(root, "orch.io~downward-api", "d", "name"), 0o664},
+		{filepath.Join(root, "orch.io~downward-api", "d", "name"), 0o644}, // read-only: the group reads
 	} {
 		fi, err := os.Stat(c.path)
 		if err != nil {

@@ -122,6 +122,13 @@ func TestServiceAccountValidation(t *testing.T) {
 			}
 		})
 	}
+	// Only the names of listed secrets are kept, as Kubernetes' cleanSecretReferences.
+	sa := &corev1.ServiceAccount{}
+	decode(t, e.mustCreate(saPath, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ci"},
+		Secrets: []corev1.ObjectReference{{Name: "s", Namespace: "other", Kind: "Secret", UID: "u"}}}), sa)
+	if len(sa.Secrets) != 1 || sa.Secrets[0] != (corev1.ObjectReference{Name: "s"}) {
+		t.Errorf("secrets %+v, want the name alone", sa.Secrets)
+	}
 	// Without a signing key there is no token subresource.
 	e.do("POST", saPath+"/builder.ci/token", tokenRequest()).expectStatus(t, http.StatusNotFound, metav1.StatusReasonNotFound)
 }

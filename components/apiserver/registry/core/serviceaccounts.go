@@ -23,13 +23,27 @@ type ServiceAccountStrategy struct{}
 func (ServiceAccountStrategy) Resource() schema.GroupVersionResource {
 	return GroupVersion.WithResource("serviceaccounts")
 }
-func (ServiceAccountStrategy) Kind() string                         { return "ServiceAccount" }
-func (ServiceAccountStrategy) NamespaceScoped() bool                { return true }
-func (ServiceAccountStrategy) New() runtime.Object                  { return &corev1.ServiceAccount{} }
-func (ServiceAccountStrategy) NewList() runtime.Object              { return &corev1.ServiceAccountList{} }
-func (ServiceAccountStrategy) AllowCreateOnUpdate() bool            { return false }
-func (ServiceAccountStrategy) PrepareForCreate(runtime.Object)      {}
-func (ServiceAccountStrategy) PrepareForUpdate(_, _ runtime.Object) {}
+func (ServiceAccountStrategy) Kind() string              { return "ServiceAccount" }
+func (ServiceAccountStrategy) NamespaceScoped() bool     { return true }
+func (ServiceAccountStrategy) New() runtime.Object       { return &corev1.ServiceAccount{} }
+func (ServiceAccountStrategy) NewList() runtime.Object   { return &corev1.ServiceAccountList{} }
+func (ServiceAccountStrategy) AllowCreateOnUpdate() bool { return false }
+
+// PrepareForCreate and PrepareForUpdate keep only the names of the secrets a service account
+// lists, as Kubernetes' cleanSecretReferences.
+func (ServiceAccountStrategy) PrepareForCreate(obj runtime.Object) {
+	cleanSecretReferences(obj.(*corev1.ServiceAccount))
+}
+
+func (ServiceAccountStrategy) PrepareForUpdate(obj, _ runtime.Object) {
+	cleanSecretReferences(obj.(*corev1.ServiceAccount))
+}
+
+func cleanSecretReferences(sa *corev1.ServiceAccount) {
+	for i, s := range sa.Secrets {
+		sa.Secrets[i] = corev1.ObjectReference{Name: s.Name}
+	}
+}
 
 func (ServiceAccountStrategy) Validate(obj runtime.Object) field.ErrorList {
 	sa := obj.(*corev1.ServiceAccount)

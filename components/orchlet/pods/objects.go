@@ -160,9 +160,10 @@ func readsObjects(v *corev1.Volume) bool {
 	return false
 }
 
-// refreshObjectVolumes rewrites the set-up volumes that read configmaps and secrets, as the
-// kubelet's volume manager remounts them on each sync of a running pod: an object changed reaches
-// the files within a sync period; a file that would not change is not rewritten.
+// refreshObjectVolumes rewrites the set-up volumes that read configmaps, secrets and tokens, as
+// the kubelet's volume manager remounts them on each sync of a running pod: an object changed (a
+// token due for renewal) reaches the files within a sync period; a file that would not change is
+// not rewritten.
 func (m *Manager) refreshObjectVolumes(ctx context.Context, p *podState) {
 	if m.objects == nil && m.tokens == nil {
 		return

@@ -279,8 +279,8 @@ func TestServiceAccountTokenAuthentication(t *testing.T) {
 
 	bound := e.token("builder", boundTo("web", pod.UID))
 	status := e.review(bound)
-	if !status.Authenticated || status.Error != "" {
-		t.Fatalf("bound token: %+v", status)
+	if !status.Authenticated || status.Error != "" || strings.Join(status.Audiences, ",") != testIssuer {
+		t.Fatalf("bound token: %+v, want the API's audience", status)
 	}
 	u := status.User
 	if u.Username != "system:serviceaccount:default:builder" || u.UID != string(sa.UID) ||
@@ -328,7 +328,7 @@ func TestServiceAccountTokenAuthentication(t *testing.T) {
 	}{
 		{"another audience", e.token("builder", func(tr *authenticationv1.TokenRequest) { tr.Spec.Audiences = []string{"vault"} }), nil,
 			`token audiences ["vault"] is invalid for the target audiences ["https://orch.example"]`},
-		{"the audience asked", e.token("builder", func(tr *authenticationv1.TokenRequest) { tr.Spec.Audiences = []string{"vault"} }), []string{"vault"}, ""},
+		{"the audience asked", e.token("builder", func(tr *authenticationv1.TokenRequest) { tr.Spec.Audiences = []string{"vault"} }), []string{"vault", "bank"}, ""},
 		{"not the audience asked", bound, []string{"vault"}, `token audiences ["https://orch.example"] is invalid for the target audiences ["vault"]`},
 		{"signed by another key", forgedToken, nil, "crypto"},
 		{"of another issuer", strangerToken, nil, "invalid bearer token"},
@@ -336,8 +336,9 @@ func TestServiceAccountTokenAuthentication(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := e.review(tc.token, tc.audiences...)
 			if tc.err == "" {
-				if !s.Authenticated {
-					t.Fatalf("%+v", s)
+				// Only the audiences both the token and the review name.
+				if !s.Authenticated || strings.Join(s.Audiences, ",") != "vault" {
+					t.Fatalf("%+v, want audiences [vault]", s)
 				}
 				return
 			}

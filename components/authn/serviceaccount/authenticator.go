@@ -75,10 +75,15 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	if !ok {
 		requested = a.audiences
 	}
-	if !intersects(tokenAudiences, requested) {
+	granted := intersection(tokenAudiences, requested)
+	if len(granted) == 0 {
 		return nil, false, fmt.Errorf("token audiences %q is invalid for the target audiences %q", tokenAudiences, requested)
 	}
-	return a.validate(ctx, public, private)
+	user, ok, err := a.validate(ctx, public, private)
+	if ok {
+		authn.GrantAudiences(ctx, granted)
+	}
+	return user, ok, err
 }
 
 // keysFor are the keys whose id the token names first, else all of them.
@@ -184,11 +189,13 @@ func unverifiedIssuer(token string) string {
 	return c.Issuer
 }
 
-func intersects(a, b []string) bool {
+// intersection is the audiences of a also in b, in a's order.
+func intersection(a, b []string) []string {
+	var out []string
 	for _, x := range a {
-		if slices.Contains(b, x) {
-			return true
+		if slices.Contains(b, x) && !slices.Contains(out, x) {
+			out = append(out, x)
 		}
 	}
-	return false
+	return out
 }

@@ -2,7 +2,6 @@ package serviceaccount
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -28,19 +27,6 @@ const (
 // Username is the user name of the service account namespace/name.
 func Username(namespace, name string) string {
 	return UserPrefix + namespace + ":" + name
-}
-
-// SplitUsername is the namespace and name of a service account's user name; ok false for another user.
-func SplitUsername(user string) (namespace, name string, ok bool) {
-	rest, found := strings.CutPrefix(user, UserPrefix)
-	if !found {
-		return "", "", false
-	}
-	namespace, name, found = strings.Cut(rest, ":")
-	if !found || namespace == "" || name == "" || strings.Contains(name, ":") {
-		return "", "", false
-	}
-	return namespace, name, true
 }
 
 // privateClaims are Kubernetes' private claims, under orch.io rather than kubernetes.io.

@@ -208,6 +208,16 @@ func TestTokenRequestClaims(t *testing.T) {
 			if got, want := mustJSON(t, c["orch.io"]), mustJSON(t, private); got != want {
 				t.Errorf("orch.io claims %s, want %s", got, want)
 			}
+			if tc.pod {
+				// The node is recorded in the user's extra, not checked.
+				u := e.review(out.Status.Token).User
+				if got := u.Extra[serviceaccount.NodeNameKey]; len(got) != 1 || got[0] != "node-a" {
+					t.Errorf("extra %v", u.Extra)
+				}
+				if got := u.Extra[serviceaccount.NodeUIDKey]; len(got) != 1 || got[0] != string(node.UID) {
+					t.Errorf("extra %v", u.Extra)
+				}
+			}
 		})
 	}
 	for _, tc := range []struct {

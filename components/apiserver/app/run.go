@@ -90,8 +90,8 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 }
 
 // buildAuthenticator puts the authenticators in Kubernetes' order: client certificates, the token
-// file, service account tokens (serviceAccounts, when set), the JWT authenticators of --authentication-config in their list order, then anonymous
-// access.
+// file, service account tokens (serviceAccounts, when set), the JWT authenticators of
+// --authentication-config in their list order, then anonymous access.
 func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, metrics prometheus.Registerer, serviceAccounts authn.Authenticator) (authn.Authenticator, error) {
 	clientCerts, err := clientCertAuthenticator(o)
 	if err != nil {

@@ -219,6 +219,9 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 	if err != nil {
 		return err
 	}
+	if err := publishServingCA(cfg.ServiceAccounts, certFile); err != nil {
+		return err
+	}
 	tlsConfig, err := servingTLS(o, cert)
 	if err != nil {
 		return err

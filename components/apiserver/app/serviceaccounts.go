@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -104,4 +105,19 @@ func serviceAccountTokens(o *Options, clk clock.Clock) (func(*server.Config), au
 	}
 	a := serviceaccount.NewAuthenticator(s.Issuers, keys, audiences, sa, clk)
 	return func(c *server.Config) { c.ServiceAccounts = sa }, authn.Bearer(a), nil
+}
+
+// publishServingCA gives sa, when the server issues tokens, the serving certificates (the
+// generated self-signed one, or --tls-cert-file's chain) as the root CA pods verify the server
+// with: the orch-root-ca.crt configmaps and the token volume mounted into pods hold them.
+func publishServingCA(sa *server.ServiceAccounts, certFile string) error {
+	if sa == nil {
+		return nil
+	}
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		return err
+	}
+	sa.SetRootCA(pem)
+	return nil
 }

@@ -35,7 +35,8 @@ type registry struct {
 	leases                                         *generic.Store
 	configMaps, secrets                            *generic.Store
 	serviceAccounts                                *generic.Store
-	issuesTokens                                   bool
+	tokens                                         *ServiceAccounts // nil: no tokens issued
+	nameSuffix                                     func() string    // of the token volumes mounted into pods
 	events                                         *generic.Store
 	csrs                                           *csrStores
 	node                                           *NodeAuthorization

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
@@ -50,7 +53,13 @@ type ServiceAccounts struct {
 	MaxExpiration time.Duration
 
 	serviceAccounts, pods atomic.Pointer[generic.Store]
+	rootCA                atomic.Pointer[[]byte]
 }
+
+// SetRootCA sets the certificates (PEM) with which pods verify the server: every namespace's
+// orch-root-ca.crt configmap holds them, as Kubernetes' root CA publisher publishes
+// kube-root-ca.crt, and the token volume mounted into pods projects them.
+func (s *ServiceAccounts) SetRootCA(pem []byte) { s.rootCA.Store(&pem) }
 
 // ServiceAccount reads a service account (a serviceaccount.Getter).
 func (s *ServiceAccounts) ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
@@ -86,7 +95,11 @@ func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy, 
 		return err
 	}
 	r.serviceAccounts = store
-	r.issuesTokens = c.ServiceAccounts != nil
+	r.tokens = c.ServiceAccounts
+	r.nameSuffix = c.NameSuffix
+	if r.nameSuffix == nil {
+		r.nameSuffix = func() string { return utilrand.String(5) }
+	}
 	res := endpoints.Resource{Store: store, Singular: "serviceaccount", ShortNames: []string{"sa"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}}
 	if sa := c.ServiceAccounts; sa != nil {
 		sa.serviceAccounts.Store(store)
@@ -285,7 +298,7 @@ func podReferencesAudience(pod *corev1.Pod, audience string) bool {
 // exist, and a mirror pod names none.
 func (r *registry) admitServiceAccount(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || !r.issuesTokens {
+	if !ok || r.tokens == nil {
 		return nil
 	}
 	spec := &pod.Spec
@@ -301,14 +314,80 @@ func (r *registry) admitServiceAccount(ctx context.Context, gr schema.GroupResou
 	if spec.ServiceAccountName == "" {
 		spec.ServiceAccountName = core.DefaultServiceAccountName
 	}
-	if _, err := r.serviceAccounts.Get(ctx, pod.Namespace, spec.ServiceAccountName); err != nil {
+	obj, err := r.serviceAccounts.Get(ctx, pod.Namespace, spec.ServiceAccountName)
+	if err != nil {
 		return apierrors.NewForbidden(gr, pod.Name, fmt.Errorf("error looking up service account %s/%s: %w", pod.Namespace, spec.ServiceAccountName, err))
+	}
+	if shouldAutomount(obj.(*corev1.ServiceAccount), pod) {
+		r.mountServiceAccountToken(pod, r.tokens.rootCA.Load() != nil)
 	}
 	return nil
 }
 
-// runServiceAccountController makes sure every active namespace has its default service account,
-// as Kubernetes' serviceaccounts controller does, every namespaceSweepInterval until the server stops.
+// Names of the token volume the server mounts into pods, Kubernetes' renamed.
+const (
+	apiAccessVolumePrefix = "orch-api-access-"
+	apiAccessMountPath    = "/var/run/secrets/orch.io/serviceaccount"
+	rootCAConfigMap       = "orch-root-ca.crt"
+	// apiAccessTokenSeconds is Kubernetes' WarnOnlyBoundTokenExpirationSeconds, an hour and 7s.
+	apiAccessTokenSeconds = 3607
+)
+
+// shouldAutomount is Kubernetes': the pod's choice, else the service account's, else true.
+func shouldAutomount(sa *corev1.ServiceAccount, pod *corev1.Pod) bool {
+	if pod.Spec.AutomountServiceAccountToken != nil {
+		return *pod.Spec.AutomountServiceAccountToken
+	}
+	if sa.AutomountServiceAccountToken != nil {
+		return *sa.AutomountServiceAccountToken
+	}
+	return true
+}
+
+// mountServiceAccountToken is the ServiceAccount admission's: every container without a mount at
+// /var/run/secrets/orch.io/serviceaccount gets the projected orch-api-access-<random> volume
+// there, read-only: a token, the root CA (when the server knows it: always under app.Run) and the
+// namespace.
+func (r *registry) mountServiceAccountToken(pod *corev1.Pod, rootCA bool) {
+	name := ""
+	for _, v := range pod.Spec.Volumes {
+		if strings.HasPrefix(v.Name, apiAccessVolumePrefix) {
+			name = v.Name
+			break
+		}
+	}
+	hasVolume := name != ""
+	if !hasVolume {
+		name = apiAccessVolumePrefix + r.nameSuffix()
+	}
+	mount := corev1.VolumeMount{Name: name, ReadOnly: true, MountPath: apiAccessMountPath}
+	needed := false
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if !slices.ContainsFunc(list[i].VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == apiAccessMountPath }) {
+				list[i].VolumeMounts = append(list[i].VolumeMounts, mount)
+				needed = true
+			}
+		}
+	}
+	if hasVolume || !needed {
+		return
+	}
+	mode, seconds := int32(corev1.ProjectedVolumeSourceDefaultMode), int64(apiAccessTokenSeconds)
+	sources := []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &seconds}}}
+	if rootCA {
+		sources = append(sources, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: rootCAConfigMap}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}})
+	}
+	sources = append(sources, corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+		{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}})
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+		Projected: &corev1.ProjectedVolumeSource{DefaultMode: &mode, Sources: sources}}})
+}
+
+// runServiceAccountController makes sure every active namespace has its default service account
+// and root CA configmap, as Kubernetes' serviceaccounts controller and root CA publisher do, every
+// namespaceSweepInterval until the server stops.
 func (r *registry) runServiceAccountController(c Config) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -318,7 +397,7 @@ func (r *registry) runServiceAccountController(c Config) {
 	ticker := c.Clock.Ticker(namespaceSweepInterval)
 	defer ticker.Stop()
 	for {
-		if err := r.ensureDefaultServiceAccounts(ctx); err != nil && ctx.Err() == nil {
+		if err := r.ensureDefaultServiceAccounts(ctx, c.ServiceAccounts); err != nil && ctx.Err() == nil {
 			klog.ErrorS(err, "Creating default service accounts")
 		}
 		select {
@@ -329,15 +408,22 @@ func (r *registry) runServiceAccountController(c Config) {
 	}
 }
 
-func (r *registry) ensureDefaultServiceAccounts(ctx context.Context) error {
+func (r *registry) ensureDefaultServiceAccounts(ctx context.Context, sa *ServiceAccounts) error {
 	list, err := r.namespaces.List(ctx, "", generic.ListOptions{})
 	if err != nil {
 		return err
+	}
+	var ca []byte
+	if p := sa.rootCA.Load(); p != nil {
+		ca = *p
 	}
 	for _, obj := range generic.Items(list) {
 		ns := obj.(*corev1.Namespace)
 		if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
 			continue
+		}
+		if err := r.publishRootCA(ctx, ns.Name, ca); err != nil {
+			return err
 		}
 		if _, err := r.serviceAccounts.Get(ctx, ns.Name, core.DefaultServiceAccountName); !apierrors.IsNotFound(err) {
 			continue
@@ -348,4 +434,33 @@ func (r *registry) ensureDefaultServiceAccounts(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// publishRootCA keeps the namespace's orch-root-ca.crt configmap holding ca (none while it is not
+// known), as Kubernetes' root CA publisher keeps kube-root-ca.crt.
+func (r *registry) publishRootCA(ctx context.Context, namespace string, ca []byte) error {
+	if ca == nil {
+		return nil
+	}
+	want := map[string]string{"ca.crt": string(ca)}
+	obj, err := r.configMaps.Get(ctx, namespace, rootCAConfigMap)
+	switch {
+	case apierrors.IsNotFound(err):
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: rootCAConfigMap, Namespace: namespace}, Data: want}
+		if _, err := r.configMaps.Create(ctx, namespace, cm, false); err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
+			return err
+		}
+		return nil
+	case err != nil:
+		return err
+	}
+	if maps.Equal(obj.(*corev1.ConfigMap).Data, want) {
+		return nil
+	}
+	_, err = r.configMaps.GuaranteedUpdate(ctx, namespace, rootCAConfigMap, func(obj runtime.Object) (runtime.Object, error) {
+		cm := obj.(*corev1.ConfigMap)
+		cm.Data, cm.BinaryData = want, nil
+		return cm, nil
+	})
+	return err
 }

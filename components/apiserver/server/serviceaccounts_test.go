@@ -482,3 +482,79 @@ func TestDefaultServiceAccounts(t *testing.T) {
 		t.Errorf("a mirror pod runs as %q", p.Spec.ServiceAccountName)
 	}
 }
+
+// A pod gets its service account's token mounted, as Kubernetes' ServiceAccount admission mounts
+// it: a projected orch-api-access-<random> volume of a token, the root CA and the namespace,
+// read-only at /var/run/secrets/orch.io/serviceaccount in every container that has nothing there,
+// unless the pod or else its service account says not to; every namespace gets the root CA in its
+// orch-root-ca.crt configmap.
+func TestServiceAccountTokenAutomount(t *testing.T) {
+	var sa *ServiceAccounts
+	e := newEnv(t, withTokens(t, rsaKey(t), 0), func(c *Config) {
+		sa = c.ServiceAccounts
+		sa.SetRootCA([]byte("the CA\n"))
+		c.NameSuffix = func() string { return "abcde" }
+	})
+	no := false
+	e.mustCreate(saPath, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "quiet"}, AutomountServiceAccountToken: &no})
+	eventually(t, func() bool {
+		e.clock.Add(namespaceSweepInterval)
+		return e.do("GET", saPath+"/default", nil).code == http.StatusOK
+	})
+	cm := &corev1.ConfigMap{}
+	decode(t, e.do("GET", "/api/v1/namespaces/default/configmaps/orch-root-ca.crt", nil), cm)
+	if cm.Data["ca.crt"] != "the CA\n" {
+		t.Errorf("root CA configmap %v", cm.Data)
+	}
+	const pods = "/api/v1/namespaces/default/pods"
+	const mountPath = "/var/run/secrets/orch.io/serviceaccount"
+	p := e.mustCreate(pods, podBody("plain", func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "own", Image: "busybox",
+			VolumeMounts: []corev1.VolumeMount{{Name: "mine", MountPath: mountPath}}})
+		p.Spec.Volumes = []corev1.Volume{{Name: "mine", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	})).pod(t)
+	want := `{"name":"orch-api-access-abcde","projected":{"sources":[` +
+		`{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},` +
+		`{"configMap":{"name":"orch-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}},` +
+		`{"downwardAPI":{"items":[{"path":"namespace","fieldRef":{"apiVersion":"v1","fieldPath":"metadata.namespace"}}]}}],"defaultMode":420}}`
+	if len(p.Spec.Volumes) != 2 || mustJSON(t, p.Spec.Volumes[1]) != want {
+		t.Fatalf("volumes %s\nwant the token volume %s", mustJSON(t, p.Spec.Volumes), want)
+	}
+	mount := `[{"name":"orch-api-access-abcde","readOnly":true,"mountPath":"` + mountPath + `"}]`
+	if got := mustJSON(t, p.Spec.InitContainers[0].VolumeMounts); got != mount {
+		t.Errorf("init container mounts %s", got)
+	}
+	if got := mustJSON(t, p.Spec.Containers[0].VolumeMounts); got != mount {
+		t.Errorf("container mounts %s", got)
+	}
+	if got := p.Spec.Containers[1].VolumeMounts; len(got) != 1 || got[0].Name != "mine" {
+		t.Errorf("a container with its own mount there got %v", got)
+	}
+	yes := true
+	for _, tc := range []struct {
+		name  string
+		edit  func(*corev1.Pod)
+		mount bool
+	}{
+		{"the pod says no", func(p *corev1.Pod) { p.Spec.AutomountServiceAccountToken = &no }, false},
+		{"its service account says no", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "quiet" }, false},
+		{"the pod overrides its service account", func(p *corev1.Pod) {
+			p.Spec.ServiceAccountName, p.Spec.AutomountServiceAccountToken = "quiet", &yes
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := e.mustCreate(pods, podBody(strings.ReplaceAll(tc.name, " ", "-"), tc.edit)).pod(t)
+			if mounted := len(p.Spec.Volumes) == 1; mounted != tc.mount {
+				t.Errorf("volumes %s, want mounted %v", mustJSON(t, p.Spec.Volumes), tc.mount)
+			}
+		})
+	}
+	// A new root CA reaches the configmaps.
+	sa.SetRootCA([]byte("a new CA\n"))
+	eventually(t, func() bool {
+		e.clock.Add(namespaceSweepInterval)
+		decode(t, e.do("GET", "/api/v1/namespaces/default/configmaps/orch-root-ca.crt", nil), cm)
+		return cm.Data["ca.crt"] == "a new CA\n"
+	})
+}

@@ -43,6 +43,7 @@ func withServiceAccountTokens(t *testing.T, clk clock.Clock) func(*server.Config
 	}
 	return func(c *server.Config) {
 		sa := &server.ServiceAccounts{Issuer: issuer, Audiences: []string{tokenIssuer}}
+		sa.SetRootCA([]byte("the cluster CA\n"))
 		c.Clock, c.ServiceAccounts = clk, sa
 		tokens := serviceaccount.NewAuthenticator([]string{tokenIssuer}, []crypto.PublicKey{key.Public()}, sa.Audiences, sa, clk)
 		c.Authenticator = authn.Union(authn.Bearer(tokens), authn.Anonymous())
@@ -87,7 +88,8 @@ func issuedAt(t *testing.T, token string) float64 {
 
 // In API-server mode a pod's serviceAccountToken projection holds a token of its service account
 // bound to it, which the server authenticates; past 80% of its life, on the agent's clock, the
-// agent writes a new one. Its image comes from a registry that wants the pull secret's credentials.
+// agent writes a new one. The server mounts a token of its own choosing, with the root CA and the
+// namespace. Its image comes from a registry that wants the pull secret's credentials.
 func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	clk := clock.NewMock()
 	clk.Set(time.Now())
@@ -129,19 +131,31 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hostPath string
-	waitFor(t, "the container created with the token volume", func() (bool, error) {
+	var hostPath, apiAccess string
+	waitFor(t, "the container created with the token volumes", func() (bool, error) {
 		cfg := criConfig(t, rt, "web", "app")
 		if cfg == nil {
 			return false, nil
 		}
 		for _, m := range cfg.Mounts {
-			if m.ContainerPath == "/var/run/secrets/tokens" {
+			switch m.ContainerPath {
+			case "/var/run/secrets/tokens":
 				hostPath = m.HostPath
+			case "/var/run/secrets/orch.io/serviceaccount":
+				apiAccess = m.HostPath
 			}
 		}
-		return hostPath != "", nil
+		return hostPath != "" && apiAccess != "", nil
 	})
+	// The volume the server mounted: a token of the pod, the root CA, the namespace.
+	for file, want := range map[string]string{"ca.crt": "the cluster CA\n", "namespace": "default"} {
+		if data, err := os.ReadFile(filepath.Join(apiAccess, file)); err != nil || string(data) != want {
+			t.Errorf("%s: %q %v, want %q", file, data, err, want)
+		}
+	}
+	if auto, err := os.ReadFile(filepath.Join(apiAccess, "token")); err != nil || !tokenReview(t, client, string(auto)).Authenticated {
+		t.Errorf("the mounted token %q (%v) does not authenticate", auto, err)
+	}
 	if pulls := rt.Calls(fakecri.CallFilter{Method: "PullImage"}); len(pulls) == 0 || !strings.Contains(pulls[len(pulls)-1].Request, "auth_user=puller") {
 		t.Errorf("pulls %+v, want one with the pull secret's user", pulls)
 	}

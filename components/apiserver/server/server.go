@@ -112,6 +112,7 @@ func New(c Config) (http.Handler, error) {
 		go reg.retryNamespaces(controllerCtx, c)
 	}
 	go reg.runNamespaceController(controllerCtx, c)
+	go reg.runServiceAccountController(controllerCtx, c)
 	go reg.csrs.runCSRControllers(controllerCtx, c)
 
 	container := restful.NewContainer()

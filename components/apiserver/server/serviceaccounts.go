@@ -88,7 +88,7 @@ func getFrom(ctx context.Context, p *atomic.Pointer[generic.Store], namespace, n
 }
 
 // addServiceAccounts serves core/v1 serviceaccounts and, when the server issues tokens, their
-// token subresource; the default service account controller runs then too.
+// token subresource.
 func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy, generic.AdmitFunc) (*generic.Store, error)) error {
 	store, err := newStore(core.ServiceAccountStrategy{}, r.admit)
 	if err != nil {
@@ -107,7 +107,6 @@ func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy, 
 		t := tokens{ServiceAccounts: sa, r: r, clock: c.Clock}
 		res.Subresources = []endpoints.Subresource{{Name: "token", Method: http.MethodPost, Verbs: []string{"create"}, Kind: tokenRequestGVK.Kind,
 			Group: tokenRequestGVK.Group, Version: tokenRequestGVK.Version, Handler: t.create}}
-		go r.runServiceAccountController(c)
 	}
 	for i := range r.groups {
 		if r.groups[i].GroupVersion == core.GroupVersion {
@@ -387,13 +386,11 @@ func (r *registry) mountServiceAccountToken(pod *corev1.Pod, rootCA bool) {
 
 // runServiceAccountController makes sure every active namespace has its default service account
 // and root CA configmap, as Kubernetes' serviceaccounts controller and root CA publisher do, every
-// namespaceSweepInterval until the server stops.
-func (r *registry) runServiceAccountController(c Config) {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-c.Stopping
-		cancel()
-	}()
+// namespaceSweepInterval until ctx ends. It runs when the server issues tokens.
+func (r *registry) runServiceAccountController(ctx context.Context, c Config) {
+	if c.ServiceAccounts == nil {
+		return
+	}
 	ticker := c.Clock.Ticker(namespaceSweepInterval)
 	defer ticker.Stop()
 	for {

@@ -37,7 +37,8 @@ func post(t *testing.T, client kubernetes.Interface, path string, in, out any) {
 }
 
 // With --service-account-issuer, --service-account-signing-key-file and --service-account-key-file
-// orch-apiserver issues tokens with the key, authenticates them, and makes default service accounts.
+// orch-apiserver issues tokens with the key, authenticates them, makes default service accounts and
+// publishes its serving certificate as the root CA.
 func TestRunIssuesServiceAccountTokens(t *testing.T) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -98,5 +99,23 @@ func TestRunIssuesServiceAccountTokens(t *testing.T) {
 	}
 	if created.Spec.ServiceAccountName != "default" {
 		t.Errorf("a pod naming no service account runs as %q", created.Spec.ServiceAccountName)
+	}
+	if v := created.Spec.Volumes; len(v) != 1 || v[0].Projected == nil || len(v[0].Projected.Sources) != 3 {
+		t.Errorf("volumes %+v, want the token volume mounted", v)
+	}
+	// Pods verify the server with its serving certificate, published in every namespace.
+	serving, err := os.ReadFile(s.certFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		cm, err := client.CoreV1().ConfigMaps("default").Get(ctx, "orch-root-ca.crt", metav1.GetOptions{})
+		if err == nil && cm.Data["ca.crt"] == string(serving) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orch-root-ca.crt: %v %v", cm, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -250,3 +250,34 @@ func TestTokenRequiresRefresh(t *testing.T) {
 		})
 	}
 }
+
+// A projected volume is a tmpfs where the node can mount one, as the projected plugin's wrapped
+// memory emptyDir: a token never reaches the node's disk.
+func TestTokenVolumeOnTmpfs(t *testing.T) {
+	tmpfs := &fakeTmpfs{mounted: map[string]int64{}}
+	h := newHarness(t, nil, config(nil), func(o *Options) {
+		o.Node = Node{RootDir: t.TempDir(), Tmpfs: tmpfs, MemoryCapacity: 8 << 30}
+	})
+	h.m.SetObjects(&fakeObjects{})
+	h.m.SetTokens(&fakeTokens{clock: h.mock})
+	pod := newPod("p", ctr("c", "i"))
+	pod.Spec.Volumes = []corev1.Volume{tokenVolume(corev1.ServiceAccountTokenProjection{Path: "token"})}
+	h.add(pod)
+	h.runUntil(time.Second)
+	if data, _ := h.tokenFile("token"); data != "tok-1" {
+		t.Fatalf("token %q", data)
+	}
+	tmpfs.mu.Lock()
+	log := strings.Join(tmpfs.log, ",")
+	tmpfs.mu.Unlock()
+	if log != "mount v" {
+		t.Fatalf("tmpfs mounts %s, want the projected volume's", log)
+	}
+	h.remove(pod)
+	h.runUntil(time.Minute)
+	tmpfs.mu.Lock()
+	defer tmpfs.mu.Unlock()
+	if len(tmpfs.mounted) != 0 {
+		t.Errorf("still mounted after the pod went: %v", tmpfs.mounted)
+	}
+}

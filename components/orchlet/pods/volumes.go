@@ -209,8 +209,9 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.V
 		return os.Chmod(dir, 0o777)
 	case v.DownwardAPI != nil:
 		return m.writeDownwardAPI(p, dir, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
-	case v.Secret != nil && m.node.Tmpfs != nil:
-		// The secret plugin wraps a memory emptyDir: a secret never reaches the node's disk.
+	case (v.Secret != nil || v.Projected != nil) && m.node.Tmpfs != nil:
+		// The secret and projected plugins wrap a memory emptyDir: a secret or a token never
+		// reaches the node's disk.
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return err
 		}

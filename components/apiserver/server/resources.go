@@ -35,7 +35,7 @@ type registry struct {
 	leases                                         *generic.Store
 	configMaps, secrets                            *generic.Store
 	serviceAccounts                                *generic.Store
-	tokens                                         *ServiceAccounts // nil: no tokens issued
+	issuer                                         *ServiceAccounts // nil: no tokens issued
 	nameSuffix                                     func() string    // of the token volumes mounted into pods
 	events                                         *generic.Store
 	csrs                                           *csrStores

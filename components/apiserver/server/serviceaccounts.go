@@ -95,7 +95,7 @@ func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy, 
 		return err
 	}
 	r.serviceAccounts = store
-	r.tokens = c.ServiceAccounts
+	r.issuer = c.ServiceAccounts
 	r.nameSuffix = c.NameSuffix
 	if r.nameSuffix == nil {
 		r.nameSuffix = func() string { return utilrand.String(5) }
@@ -297,7 +297,7 @@ func podReferencesAudience(pod *corev1.Pod, audience string) bool {
 // exist, and a mirror pod names none.
 func (r *registry) admitServiceAccount(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || r.tokens == nil {
+	if !ok || r.issuer == nil {
 		return nil
 	}
 	spec := &pod.Spec
@@ -318,7 +318,7 @@ func (r *registry) admitServiceAccount(ctx context.Context, gr schema.GroupResou
 		return apierrors.NewForbidden(gr, pod.Name, fmt.Errorf("error looking up service account %s/%s: %w", pod.Namespace, spec.ServiceAccountName, err))
 	}
 	if shouldAutomount(obj.(*corev1.ServiceAccount), pod) {
-		r.mountServiceAccountToken(pod, r.tokens.rootCA.Load() != nil)
+		r.mountServiceAccountToken(pod, r.issuer.rootCA.Load() != nil)
 	}
 	return nil
 }

@@ -375,6 +375,8 @@ func TestBadFlagsRefuseToStart(t *testing.T) {
 		{"signing certificate without key", []string{"--cluster-signing-cert-file", "ca.crt"}, 1, []string{"--cluster-signing-cert-file and --cluster-signing-key-file must be given together"}},
 		{"zero signing duration", []string{"--cluster-signing-duration", "0s"}, 1, []string{"--cluster-signing-duration 0s must be positive"}},
 		{"signing files missing", []string{"--cluster-signing-cert-file", "missing.crt", "--cluster-signing-key-file", "missing.key"}, 1, []string{"--cluster-signing-cert-file/--cluster-signing-key-file", "missing.crt"}},
+		{"service account keys missing", []string{"--service-account-issuer", "https://orch.example", "--service-account-signing-key-file", "missing.key", "--service-account-key-file", "missing.key"}, 1,
+			[]string{"--service-account-key-file missing.key"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The flag under test comes last: pflag keeps the last value of a repeated flag.
@@ -420,7 +422,8 @@ func TestHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--help exited %d", code)
 	}
-	for _, flag := range []string{"--secure-port", "--data-dir", "--etcd-servers", "--authorization-mode", "--version", "--cluster-signing-cert-file", "--cluster-signing-duration"} {
+	for _, flag := range []string{"--secure-port", "--data-dir", "--etcd-servers", "--authorization-mode", "--version", "--cluster-signing-cert-file", "--cluster-signing-duration",
+		"--service-account-issuer", "--service-account-signing-key-file", "--service-account-key-file", "--service-account-max-token-expiration", "--service-account-lookup", "--api-audiences"} {
 		if !strings.Contains(stderr, flag) {
 			t.Errorf("--help does not describe %s:\n%s", flag, stderr)
 		}

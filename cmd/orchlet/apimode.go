@@ -62,6 +62,7 @@ func newAPIMode(o *options.Options, clk clock.Clock, clients *apiclient.Clients,
 		Pressure: a.Pressure,
 	})
 	a.Pods.SetObjects(apiclient.Objects{Client: clients.Core})
+	a.Pods.SetTokens(apiclient.Objects{Client: clients.Core})
 	m.pods = apipods.New(apipods.Options{
 		Clock: clk, Core: clients.Core, Node: node, NodeUID: nodeUID(m.node), Workers: a.Pods, Logger: klog.Background(),
 	})

@@ -32,16 +32,21 @@ import (
 
 // apiServer starts orch-apiserver's handler on memory storage over real TLS and writes a
 // kubeconfig for it; it answers the kubeconfig's path and clients. While down is set, every
-// request fails with 503, as from a server that went away.
-func apiServer(t testing.TB, down *atomic.Bool) (string, kubernetes.Interface, *apiclient.Clients) {
+// request fails with 503, as from a server that went away. tune, if given, adjusts the server's
+// configuration.
+func apiServer(t testing.TB, down *atomic.Bool, tune ...func(*server.Config)) (string, kubernetes.Interface, *apiclient.Clients) {
 	t.Helper()
 	clk := clock.New()
 	st := memory.New(clk)
 	stopping := make(chan struct{})
-	h, err := server.New(server.Config{
+	sc := server.Config{
 		Clock: clk, Storage: st, EventTTL: time.Hour, Authenticator: authn.Union(authn.Anonymous()), Authorizer: authz.AlwaysAllow(),
 		MinRequestTimeout: 30 * time.Minute, BookmarkInterval: time.Minute, Stopping: stopping,
-	})
+	}
+	for _, f := range tune {
+		f(&sc)
+	}
+	h, err := server.New(sc)
 	if err != nil {
 		t.Fatal(err)
 	}

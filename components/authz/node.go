@@ -67,7 +67,7 @@ func Node(pods PodGetter) Authorizer {
 }
 
 // ObjectRefs tells whether a pod bound to node refers to the object namespace/name of resource
-// (configmaps or secrets), as the edges of Kubernetes' node authorizer graph do.
+// (configmaps, secrets, or serviceaccounts it runs as), as the edges of Kubernetes' node authorizer graph do.
 type ObjectRefs func(ctx context.Context, node, namespace, resource, name string) (bool, error)
 
 // NodeWithObjects is Node that also lets a node read the configmaps and secrets its pods refer
@@ -129,6 +129,9 @@ func (n nodeAuthorizer) Authorize(ctx context.Context, a Attributes) (Decision, 
 	if podObjects[resource] && a.Subresource == "" && readVerbs[a.Verb] {
 		return n.authorizeObject(ctx, node, a)
 	}
+	if resource == "/serviceaccounts" {
+		return n.authorizeCreateToken(ctx, node, a)
+	}
 	if resource == coordinationGroup+"/leases" && !nodeRole[resource+"/"][a.Verb] {
 		return DecisionNoOpinion, "can only get, create, update, patch, or delete a node lease", nil
 	}
@@ -159,6 +162,18 @@ func (n nodeAuthorizer) authorizeObject(ctx context.Context, node string, a Attr
 		return DecisionNoOpinion, fmt.Sprintf("no relationship found between node '%s' and this object", node), nil
 	}
 	return DecisionAllow, "", nil
+}
+
+// authorizeCreateToken is Kubernetes' authorizeCreateToken: a node creates tokens of the service
+// accounts its pods run as, one by name, and nothing else of service accounts.
+func (n nodeAuthorizer) authorizeCreateToken(ctx context.Context, node string, a Attributes) (Decision, string, error) {
+	if a.Verb != "create" || a.Name == "" {
+		return DecisionNoOpinion, "can only create tokens for individual service accounts", nil
+	}
+	if a.Subresource != "token" {
+		return DecisionNoOpinion, "can only create token subresource of serviceaccount", nil
+	}
+	return n.authorizeObject(ctx, node, a)
 }
 
 // NodeRestriction is Kubernetes' NodeRestriction admission for the writes whose object the

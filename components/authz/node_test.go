@@ -170,6 +170,11 @@ func TestNodeAuthorizer(t *testing.T) {
 		{"create subjectaccessreview", res("create", "authorization.orch.io", "subjectaccessreviews", "", "", ""), DecisionAllow, "", ""},
 		{"list tokenreviews", res("list", "authentication.orch.io", "tokenreviews", "", "", ""), DecisionNoOpinion, "", ""},
 
+		// Service accounts: only tokens, one by name (of its pods' accounts: the server's test).
+		{"get serviceaccount", res("get", "", "serviceaccounts", "", "default", "sa"), DecisionNoOpinion, "can only create tokens for individual service accounts", ""},
+		{"create token, no name", res("create", "", "serviceaccounts", "token", "default", ""), DecisionNoOpinion, "can only create tokens for individual service accounts", ""},
+		{"create another subresource", res("create", "", "serviceaccounts", "other", "default", "sa"), DecisionNoOpinion, "can only create token subresource of serviceaccount", ""},
+
 		// Everything else is left to the next authorizer.
 		{"secrets", res("get", "", "secrets", "", "default", "s"), DecisionNoOpinion, "", ""},
 		{"non-resource", Attributes{User: nodeUser("node-a"), Verb: "get", Path: "/healthz"}, DecisionNoOpinion, "", ""},

@@ -66,6 +66,9 @@ type Options struct {
 	// configuration files forbid.
 	AnonymousAuthSet     bool
 	AuthorizationModeSet bool
+
+	// ServiceAccounts are the --service-account-* and --api-audiences options (serviceaccounts.go).
+	ServiceAccounts serviceAccountOptions
 }
 
 // NewOptions returns the defaults: an embedded etcd under ./orch-data, HTTPS on 6443 with a
@@ -86,6 +89,7 @@ func NewOptions() *Options {
 		AuthorizationMode:           "AlwaysAllow",
 		EncryptionReloadInterval:    10 * time.Second,
 		ClusterSigningDuration:      defaultClusterSigningDuration,
+		ServiceAccounts:             serviceAccountOptions{Lookup: true},
 	}
 }
 
@@ -125,6 +129,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Lookup("admission-control").Hidden = false
 	fs.StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "File with a TracingConfiguration (apiserver.config.orch.io/v1).")
 	o.addSigningFlags(fs)
+	o.addServiceAccountFlags(fs)
 }
 
 // RecordExplicit notes which flags fs saw on the command line, for the rules that depend on it.
@@ -178,6 +183,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--min-request-timeout %d must be positive", o.MinRequestTimeout))
 	}
 	errs = append(errs, o.validateSigningFlags()...)
+	errs = append(errs, o.validateServiceAccountFlags()...)
 	if _, err := authz.ParseModes(o.AuthorizationMode); err != nil {
 		errs = append(errs, err)
 	}

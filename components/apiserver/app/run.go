@@ -48,7 +48,11 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	}
 	// One registry for /metrics: the process's, the server's and the configuration reloads'.
 	metrics := server.NewRegistry()
-	authenticator, err := buildAuthenticator(ctx, o, files, clk, metrics)
+	serviceAccounts, serviceAccountAuth, err := serviceAccountTokens(o, clk)
+	if err != nil {
+		return err
+	}
+	authenticator, err := buildAuthenticator(ctx, o, files, clk, metrics, serviceAccountAuth)
 	if err != nil {
 		return err
 	}
@@ -82,13 +86,13 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, metrics, ready, admit, traced, signing)
+	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, metrics, ready, admit, traced, signing, serviceAccounts)
 }
 
 // buildAuthenticator puts the authenticators in Kubernetes' order: client certificates, the token
-// file, the JWT authenticators of --authentication-config in their list order, then anonymous
-// access.
-func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, metrics prometheus.Registerer) (authn.Authenticator, error) {
+// file, service account tokens (serviceAccounts, when set), the JWT authenticators of
+// --authentication-config in their list order, then anonymous access.
+func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, metrics prometheus.Registerer, serviceAccounts authn.Authenticator) (authn.Authenticator, error) {
 	clientCerts, err := clientCertAuthenticator(o)
 	if err != nil {
 		return nil, err
@@ -100,6 +104,9 @@ func buildAuthenticator(ctx context.Context, o *Options, files *configFiles, clk
 			return nil, fmt.Errorf("--token-auth-file: %w", err)
 		}
 		list = append(list, tf)
+	}
+	if serviceAccounts != nil {
+		list = append(list, serviceAccounts)
 	}
 	jwts, err := jwtAuthenticator(ctx, files, clk, metrics)
 	if err != nil {
@@ -210,6 +217,9 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 	}
 	cert, err := certs.LoadServing(certFile, keyFile)
 	if err != nil {
+		return err
+	}
+	if err := publishServingCA(cfg.ServiceAccounts, certFile); err != nil {
 		return err
 	}
 	tlsConfig, err := servingTLS(o, cert)

@@ -36,10 +36,13 @@ type Resource struct {
 type Subresource struct {
 	Name string
 	// Method is POST (binding, eviction) or PUT (finalize).
-	Method  string
-	Verbs   []string
-	Kind    string
-	Handler func(req *restful.Request, resp *restful.Response)
+	Method string
+	Verbs  []string
+	Kind   string
+	// Group and Version, when set, are those of Kind, of another group than the resource's
+	// (serviceaccounts/token takes an authentication.orch.io/v1 TokenRequest), as discovery says.
+	Group, Version string
+	Handler        func(req *restful.Request, resp *restful.Response)
 }
 
 // GroupVersion serves the resources of one group version.
@@ -79,7 +82,7 @@ func (g GroupVersion) APIResourceList() *metav1.APIResourceList {
 		}
 		for _, sub := range r.Subresources {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: name + "/" + sub.Name, Namespaced: namespaced, Kind: sub.Kind, Verbs: sub.Verbs,
+				Name: name + "/" + sub.Name, Namespaced: namespaced, Kind: sub.Kind, Verbs: sub.Verbs, Group: sub.Group, Version: sub.Version,
 			})
 		}
 	}

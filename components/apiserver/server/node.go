@@ -84,6 +84,9 @@ func (r *registry) admit(ctx context.Context, gr schema.GroupResource, obj, old 
 		if err := r.admitNamespace(ctx, gr, obj); err != nil {
 			return err
 		}
+		if err := r.admitServiceAccount(ctx, gr, obj); err != nil {
+			return err
+		}
 	}
 	if r.node == nil {
 		return nil

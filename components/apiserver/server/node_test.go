@@ -19,7 +19,7 @@ import (
 
 // nodeEnv serves with the Node mode first in mode (a --authorization-mode value), and tokens for
 // node-a, node-b and an administrator.
-func nodeEnv(t *testing.T, mode string) *env {
+func nodeEnv(t *testing.T, mode string, tune ...func(*Config)) *env {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens.csv")
 	tokens := "node-a,system:node:node-a,n-a,system:nodes\nnode-b,system:node:node-b,n-b,system:nodes\nadmin,admin,u-1,admins\n"
@@ -42,11 +42,11 @@ func nodeEnv(t *testing.T, mode string) *env {
 		}
 		return authz.DecisionNoOpinion, "", nil
 	})
-	return newEnv(t, func(c *Config) {
+	return newEnv(t, append([]func(*Config){func(c *Config) {
 		c.Authenticator = authn.Union(tf)
 		c.Authorizer = authz.Union(admin, az)
 		c.Node = node
-	})
+	}}, tune...)...)
 }
 
 func as(token string) []string { return []string{"Authorization", "Bearer " + token} }

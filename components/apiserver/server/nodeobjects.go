@@ -11,7 +11,7 @@ import (
 	"orch.io/orch/components/apiserver/registry/generic"
 )
 
-// References tells whether a pod bound to node refers to the configmap or secret namespace/name
+// References tells whether a pod bound to node refers to the configmap, secret or service account namespace/name
 // (an authz.ObjectRefs): the pod-to-object edges of Kubernetes' node authorizer graph, read from
 // the pods store at the time of the request.
 func (n *NodeAuthorization) References(ctx context.Context, node, namespace, resource, name string) (bool, error) {
@@ -24,8 +24,11 @@ func (n *NodeAuthorization) References(ctx context.Context, node, namespace, res
 		return false, err
 	}
 	for _, obj := range generic.Items(list) {
-		secrets, configMaps := podObjectNames(&obj.(*corev1.Pod).Spec)
+		spec := &obj.(*corev1.Pod).Spec
+		secrets, configMaps := podObjectNames(spec)
 		switch {
+		case resource == "serviceaccounts" && spec.ServiceAccountName == name:
+			return true, nil
 		case resource == "secrets" && slices.Contains(secrets, name),
 			resource == "configmaps" && slices.Contains(configMaps, name):
 			return true, nil

@@ -34,6 +34,9 @@ type registry struct {
 	pods, podStatus, podBinding                    *generic.Store
 	leases                                         *generic.Store
 	configMaps, secrets                            *generic.Store
+	serviceAccounts                                *generic.Store
+	issuer                                         *ServiceAccounts // nil: no tokens issued
+	nameSuffix                                     func() string    // of the token volumes mounted into pods
 	events                                         *generic.Store
 	csrs                                           *csrStores
 	node                                           *NodeAuthorization
@@ -114,6 +117,9 @@ func newRegistry(c Config) (*registry, error) {
 		{GroupVersion: coordination.GroupVersion, Resources: []endpoints.Resource{
 			{Store: r.leases, Singular: "lease", SelectableFields: []string{"metadata.name", "metadata.namespace"}},
 		}},
+	}
+	if err := r.addServiceAccounts(c, newStore); err != nil {
+		return nil, err
 	}
 	if err := r.addCertificates(c, newStore); err != nil {
 		return nil, err
@@ -300,7 +306,7 @@ func (r *registry) sweepNamespaces(ctx context.Context) error {
 // emptyNamespace deletes what namespace holds and tells whether nothing is left.
 func (r *registry) emptyNamespace(ctx context.Context, namespace string) (bool, error) {
 	empty := true
-	for _, s := range []*generic.Store{r.events, r.pods, r.leases, r.configMaps, r.secrets} {
+	for _, s := range []*generic.Store{r.events, r.pods, r.leases, r.configMaps, r.secrets, r.serviceAccounts} {
 		list, err := s.DeleteCollection(ctx, namespace, generic.ListOptions{}, generic.DeleteOptions{})
 		if err != nil {
 			return false, err

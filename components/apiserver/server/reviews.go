@@ -76,7 +76,13 @@ func (rv reviews) tokenReview(req *restful.Request, resp *restful.Response) {
 	if strings.ContainsAny(token, " \t\r\n") {
 		review.Status.Error = authn.ErrInvalidToken.Error()
 	} else {
-		probe, err := http.NewRequestWithContext(req.Request.Context(), http.MethodGet, "/", nil)
+		ctx := req.Request.Context()
+		if len(review.Spec.Audiences) > 0 {
+			// Audience-aware authenticators (service account tokens) check the token against these.
+			ctx = authn.WithAudiences(ctx, review.Spec.Audiences)
+		}
+		ctx, granted := authn.WithGrantedAudiences(ctx)
+		probe, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
 		if err != nil {
 			endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewInternalError(err))
 			return
@@ -95,9 +101,13 @@ func (rv reviews) tokenReview(req *restful.Request, resp *restful.Response) {
 				}
 				review.Status.User.Extra[k] = v
 			}
-			// The token file and client certificates hold for any audience, as Kubernetes'
-			// audience-agnostic authenticators do: the token is good for those asked about.
+			// An audience-aware authenticator says which audiences the token holds for; the token
+			// file and client certificates hold for any, as Kubernetes' audience-agnostic
+			// authenticators do: the token is good for those asked about.
 			review.Status.Audiences = review.Spec.Audiences
+			if auds, ok := granted(); ok {
+				review.Status.Audiences = auds
+			}
 		}
 	}
 	review.TypeMeta = metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}

@@ -71,6 +71,9 @@ type Config struct {
 	// Signing, when set, is the CA the server's signer issues approved certificate signing
 	// requests with; without it none is signed.
 	Signing *Signing
+	// ServiceAccounts, when set, issues service account tokens (serviceaccounts/token) and runs
+	// the default service account controller.
+	ServiceAccounts *ServiceAccounts
 }
 
 // HealthCheck is a named check of /healthz and /readyz.
@@ -109,6 +112,7 @@ func New(c Config) (http.Handler, error) {
 		go reg.retryNamespaces(controllerCtx, c)
 	}
 	go reg.runNamespaceController(controllerCtx, c)
+	go reg.runServiceAccountController(controllerCtx, c)
 	go reg.csrs.runCSRControllers(controllerCtx, c)
 
 	container := restful.NewContainer()

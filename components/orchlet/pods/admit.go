@@ -18,8 +18,9 @@ const ReasonFailedToRetrieveImagePullSecret = "FailedToRetrieveImagePullSecret"
 // admitSpec rejects for good a pod this agent cannot run as written, with a Warning event naming
 // the field, and says whether the pod was admitted.
 func (m *Manager) admitSpec(p *podState) bool {
-	if secrets := p.pod.Spec.ImagePullSecrets; len(secrets) > 0 {
-		// As the kubelet does when it cannot read them: a warning, and pulls without them.
+	if secrets := p.pod.Spec.ImagePullSecrets; len(secrets) > 0 && m.objects == nil {
+		// As the kubelet does when it cannot read them: a warning, and pulls without them. With
+		// an API server they are read at each pull (pullsecrets.go).
 		names := make([]string, len(secrets))
 		for i, s := range secrets {
 			names[i] = s.Name
@@ -65,7 +66,7 @@ func (m *Manager) unsupported(pod *corev1.Pod) string {
 // apiObjectReference is podutil.HasAPIObjectReference: the first kind of API object the pod
 // refers to, by resource name.
 func apiObjectReference(pod *corev1.Pod) string {
-	if pod.Spec.ServiceAccountName != "" {
+	if pod.Spec.ServiceAccountName != "" || pod.Spec.DeprecatedServiceAccount != "" {
 		return "serviceaccounts"
 	}
 	for _, v := range pod.Spec.Volumes {

@@ -99,15 +99,19 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 			return "", false
 		}
 	}
+	auths, err := m.pullAuths(ctx, pod, c.Image)
+	if err != nil {
+		return m.pullEnded(p, c, cs, pullResult{key: key, err: err, started: now, ended: now})
+	}
 	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulling, "Pull", "Pulling image %q", c.Image)
 	if m.parallel {
-		m.startPull(ctx, key, spec, sbCfg, now)
+		m.startPull(ctx, key, spec, auths, sbCfg, now)
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
 		return "", false
 	}
 	var pulled string
-	err := m.callWithin(ctx, 0, func(ctx context.Context) (err error) {
-		pulled, err = m.img.PullImage(ctx, spec, nil, sbCfg)
+	err = m.callWithin(ctx, 0, func(ctx context.Context) (err error) {
+		pulled, err = m.pullImage(ctx, spec, auths, sbCfg)
 		return err
 	})
 	return m.pullEnded(p, c, cs, pullResult{key: key, ref: pulled, err: err, started: now, ended: m.clk.Now()})
@@ -130,11 +134,11 @@ func (m *Manager) pullEnded(p *podState, c *corev1.Container, cs *ctrState, r pu
 
 // startPull runs a pull in the background (serializeImagePulls false); the Step after it ends
 // hands its result to the pod's next sync. The pull has no deadline, as in the foreground.
-func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.ImageSpec, sbCfg *runtimeapi.PodSandboxConfig, started time.Time) {
+func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.ImageSpec, auths []*runtimeapi.AuthConfig, sbCfg *runtimeapi.PodSandboxConfig, started time.Time) {
 	m.pulling[key] = true
 	m.callStarted(false, time.Time{})
 	go func() {
-		ref, err := m.img.PullImage(withoutDeadline{ctx}, spec, nil, sbCfg)
+		ref, err := m.pullImage(withoutDeadline{ctx}, spec, auths, sbCfg)
 		r := pullResult{key: key, ref: ref, err: err, started: started, ended: m.clk.Now()}
 		m.pullDone.add(r)
 		m.callEnded(false)

@@ -139,7 +139,8 @@ type Manager struct {
 	inbox     handoff[sources.Update]
 	evictions handoff[evictRequest]
 	admit     AdmitFunc
-	objects   Objects // nil: no API server to read configmaps and secrets from
+	objects   Objects       // nil: no API server to read configmaps and secrets from
+	tokens    *tokenManager // nil: no API server to ask for service account tokens
 	wake      chan struct{}
 
 	sizeLimitsEnforced bool // no SizeLimitNotEnforced warning

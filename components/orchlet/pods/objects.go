@@ -134,6 +134,8 @@ func (m *Manager) writeObjectVolume(ctx context.Context, p *podState, v *corev1.
 				err = m.objectFiles(ctx, p, true, src.Secret.Name, src.Secret.Items, mode, src.Secret.Optional, files)
 			case src.DownwardAPI != nil:
 				err = m.downwardAPIFiles(p, src.DownwardAPI.Items, mode, files)
+			case src.ServiceAccountToken != nil:
+				err = m.tokenFile(ctx, p, src.ServiceAccountToken, *mode, files)
 			}
 		}
 	}
@@ -143,14 +145,14 @@ func (m *Manager) writeObjectVolume(ctx context.Context, p *podState, v *corev1.
 	return atomicWrite(m.volumePath(p.pod, v), files, m.clk.Now().Format("2006_01_02_15_04_05."))
 }
 
-// readsObjects tells whether v is a volume whose files come from the API's objects.
+// readsObjects tells whether v is a volume whose files come from the API's objects (tokens included).
 func readsObjects(v *corev1.Volume) bool {
 	if v.ConfigMap != nil || v.Secret != nil {
 		return true
 	}
 	if v.Projected != nil {
 		for _, s := range v.Projected.Sources {
-			if s.ConfigMap != nil || s.Secret != nil {
+			if s.ConfigMap != nil || s.Secret != nil || s.ServiceAccountToken != nil {
 				return true
 			}
 		}
@@ -158,11 +160,12 @@ func readsObjects(v *corev1.Volume) bool {
 	return false
 }
 
-// refreshObjectVolumes rewrites the set-up volumes that read configmaps and secrets, as the
-// kubelet's volume manager remounts them on each sync of a running pod: an object changed reaches
-// the files within a sync period; a file that would not change is not rewritten.
+// refreshObjectVolumes rewrites the set-up volumes that read configmaps, secrets and tokens, as
+// the kubelet's volume manager remounts them on each sync of a running pod: an object changed (a
+// token due for renewal) reaches the files within a sync period; a file that would not change is
+// not rewritten.
 func (m *Manager) refreshObjectVolumes(ctx context.Context, p *podState) {
-	if m.objects == nil {
+	if m.objects == nil && m.tokens == nil {
 		return
 	}
 	for i := range p.pod.Spec.Volumes {

@@ -87,8 +87,10 @@ func (m *Manager) unsupportedVolume(pod *corev1.Pod) string {
 				switch {
 				case s.DownwardAPI != nil:
 				case (s.ConfigMap != nil || s.Secret != nil) && m.objects != nil:
+				case s.ServiceAccountToken != nil && m.tokens != nil:
+				case m.objects != nil && m.tokens != nil:
+					return fmt.Sprintf("%s.projected.sources[%d]: volume %q: only downwardAPI, configMap, secret and serviceAccountToken sources are supported by this orchlet", at, j, v.Name)
 				case m.objects != nil:
-					// serviceAccountToken and the others stay refused: no tokens are issued.
 					return fmt.Sprintf("%s.projected.sources[%d]: volume %q: only downwardAPI, configMap and secret sources are supported by this orchlet", at, j, v.Name)
 				default:
 					return fmt.Sprintf("%s.projected.sources[%d]: volume %q: only downwardAPI sources are supported by this orchlet", at, j, v.Name)
@@ -158,16 +160,18 @@ func (m *Manager) setUpVolume(ctx context.Context, p *podState, v *corev1.Volume
 	if err := m.setUpVolumeFiles(ctx, p, v); err != nil {
 		return err
 	}
-	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume.
+	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume; all but
+	// emptyDir are read-only to it.
 	if sc := p.pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil && v.HostPath == nil {
-		return setVolumeOwnership(m.volumePath(p.pod, v), *sc.FSGroup)
+		return setVolumeOwnership(m.volumePath(p.pod, v), *sc.FSGroup, v.EmptyDir == nil)
 	}
 	return nil
 }
 
 // setVolumeOwnership is volume.SetVolumeOwnership with the Always policy: every file gets the
-// group, group read-write, and directories the setgid bit so new files inherit it.
-func setVolumeOwnership(dir string, fsGroup int64) error {
+// group, group read-write (read-only for a read-only volume), and directories the setgid bit so
+// new files inherit it.
+func setVolumeOwnership(dir string, fsGroup int64, readOnly bool) error {
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -180,6 +184,9 @@ func setVolumeOwnership(dir string, fsGroup int64) error {
 			return err
 		}
 		mask := fs.FileMode(0o660)
+		if readOnly {
+			mask = 0o440
+		}
 		if info.IsDir() {
 			mask |= fs.ModeSetgid | 0o110
 		}
@@ -205,8 +212,9 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.V
 		return os.Chmod(dir, 0o777)
 	case v.DownwardAPI != nil:
 		return m.writeDownwardAPI(p, dir, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
-	case v.Secret != nil && m.node.Tmpfs != nil:
-		// The secret plugin wraps a memory emptyDir: a secret never reaches the node's disk.
+	case (v.Secret != nil || v.Projected != nil) && m.node.Tmpfs != nil:
+		// The secret and projected plugins wrap a memory emptyDir: a secret or a token never
+		// reaches the node's disk.
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return err
 		}
@@ -315,6 +323,9 @@ func (m *Manager) tearDownVolumes(pod *corev1.Pod) error {
 		delete(m.tmpfs[pod.UID], dir)
 	}
 	delete(m.tmpfs, pod.UID)
+	if m.tokens != nil {
+		m.tokens.forget(string(pod.UID))
+	}
 	if err := os.RemoveAll(m.podDir(pod)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -538,8 +549,9 @@ func (m *Manager) downwardAPIFiles(p *podState, items []corev1.DownwardAPIVolume
 }
 
 type fileContent struct {
-	data []byte
-	mode fs.FileMode
+	data  []byte
+	mode  fs.FileMode
+	owner *int64 // nil: the agent's
 }
 
 // atomicWrite is AtomicWriter.Write: the files go into a fresh ..<timestamp> directory, a ..data
@@ -573,6 +585,11 @@ func atomicWrite(dir string, files map[string]fileContent, stamp string) error {
 		}
 		if err := os.Chmod(full, f.mode); err != nil {
 			return err
+		}
+		if f.owner != nil {
+			if err := os.Lchown(full, int(*f.owner), -1); err != nil {
+				return err
+			}
 		}
 	}
 	if err := os.Chmod(ts, 0o755); err != nil {

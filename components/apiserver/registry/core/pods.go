@@ -54,6 +54,12 @@ func DefaultPodSpec(spec *corev1.PodSpec) {
 	if spec.SchedulerName == "" {
 		spec.SchedulerName = "default-scheduler"
 	}
+	// The v1 conversion: serviceAccount is the deprecated name of serviceAccountName and mirrors it.
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
+	}
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName
+	defaultTokenProjections(spec)
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}
 	}
@@ -189,6 +195,7 @@ func ValidatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 		}
 		volumes.Insert(v.Name)
 	}
+	errs = append(errs, validateTokenProjections(spec, path)...)
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(path.Child("containers"), ""))
 	}

@@ -43,6 +43,23 @@ func (w *World) containerSeccomp(container, pod, profile string) error {
 	})
 }
 
+// containerImageMount finds an image volume's mount in the container's configuration: the image
+// by the name the pod gave, mounted by the runtime rather than from a host path.
+func (w *World) containerImageMount(container, pod, image, path string) error {
+	return eventually(settle, func() error {
+		cfg, err := w.containerConfig(container, pod)
+		if err != nil {
+			return err
+		}
+		for _, m := range cfg.GetMounts() {
+			if m.GetContainerPath() == path && m.GetImage().GetUserSpecifiedImage() == image && m.GetHostPath() == "" && m.GetReadonly() {
+				return nil
+			}
+		}
+		return errStop{fmt.Errorf("container %s of pod %s has no read-only mount of the image %s at %s: %v", container, pod, image, path, cfg.GetMounts())}
+	})
+}
+
 func (w *World) containerQuota(container, pod string, quota, period int64) error {
 	return eventually(settle, func() error {
 		cfg, err := w.containerConfig(container, pod)

@@ -34,6 +34,7 @@ func podSteps() []StepDef {
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has the seccomp profile (RuntimeDefault|Unconfined)$`, func(w *World) any { return w.containerSeccomp }},
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has the CPU quota (\d+) over the period (\d+)$`, func(w *World) any { return w.containerQuota }},
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has no CPU quota$`, func(w *World) any { return w.containerNoQuota }},
+		{`^the runtime's container "([^"]*)" of pod "([^"]*)" mounts the image "([^"]*)" read-only at "([^"]*)"$`, func(w *World) any { return w.containerImageMount }},
 		{`^the runtime's sandbox of pod "([^"]*)" has the cgroup parent "([^"]*)"$`, func(w *World) any { return w.sandboxCgroupParent }},
 	}
 }

@@ -654,6 +654,52 @@ Feature: Node agent feature gates
       | gate | stage | default |
       | AltGracefulNodeShutdown | BETA | true |
 
+  # ImageVolume is a beta gate off by default: without it a pod mounting an image is refused.
+  @rule:versioning.gates.all-beta @component:runtime
+  Scenario Outline: AllBeta turns on the beta gates that are off by default, as ImageVolume
+    Given a container runtime
+    And the manifest "models.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: models}
+      spec:
+        containers:
+        - name: app
+          image: "busybox:1.36"
+          volumeMounts: [{name: weights, mountPath: /weights}]
+        volumes:
+        - {name: weights, image: {reference: "weights:1"}}
+      """
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s <gates>"
+    Then the agent reports pod "models" <outcome>
+
+    Examples:
+      | gates                                          | outcome                            |
+      | --feature-gates=AllBeta=true                   | Running                            |
+      | --feature-gates=ImageVolume=true               | Running                            |
+      |                                                | rejected with "UnsupportedPodSpec" |
+      | --feature-gates=AllBeta=true,ImageVolume=false | rejected with "UnsupportedPodSpec" |
+
+  @rule:versioning.gates.all-beta @component:runtime
+  Scenario: Under AllBeta the image volume reaches the runtime as a read-only image mount
+    Given a container runtime
+    And the manifest "models.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: models}
+      spec:
+        containers:
+        - name: app
+          image: "busybox:1.36"
+          volumeMounts: [{name: weights, mountPath: /weights}]
+        volumes:
+        - {name: weights, image: {reference: "weights:1"}}
+      """
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --feature-gates=AllBeta=true"
+    Then the runtime's container "app" of pod "models" mounts the image "weights:1" read-only at "/weights"
+
   @rule:versioning.gates.all-alpha
   Scenario: AllAlpha turns on the alpha gate an option needs
     When the agent starts with "--feature-gates=AllAlpha=true --qos-reserved=memory=50%"

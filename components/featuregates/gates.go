@@ -30,6 +30,7 @@ const (
 	AllBeta                            = "AllBeta"
 	ContextualLogging                  = "ContextualLogging"
 	ImageMaximumGCAge                  = "ImageMaximumGCAge"
+	ImageVolume                        = "ImageVolume"
 	LoggingAlphaOptions                = "LoggingAlphaOptions"
 	LoggingBetaOptions                 = "LoggingBetaOptions"
 	OrchletSeparateDiskGC              = "OrchletSeparateDiskGC"

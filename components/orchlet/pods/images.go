@@ -28,10 +28,13 @@ type pullResult struct {
 // pullPolicy is c's policy, defaulted as Kubernetes does: Always for an untagged or :latest image
 // without a digest, IfNotPresent otherwise.
 func pullPolicy(c *corev1.Container) corev1.PullPolicy {
-	if c.ImagePullPolicy != "" {
-		return c.ImagePullPolicy
+	return defaultPullPolicy(c.ImagePullPolicy, c.Image)
+}
+
+func defaultPullPolicy(policy corev1.PullPolicy, image string) corev1.PullPolicy {
+	if policy != "" {
+		return policy
 	}
-	image := c.Image
 	if strings.Contains(image, "@") {
 		return corev1.PullIfNotPresent
 	}
@@ -42,16 +45,29 @@ func pullPolicy(c *corev1.Container) corev1.PullPolicy {
 	return corev1.PullIfNotPresent
 }
 
-// ensureImage makes c's image present as its pull policy says and returns the image reference to
-// create the container from. When the image cannot be had now it sets why the container waits,
+// pullTarget is an image to make present: a container's, or an image volume's.
+type pullTarget struct {
+	image  string
+	policy corev1.PullPolicy
+	ref    *corev1.ObjectReference // the events' object: the container, or the pod for a volume
+	key    pullKey
+	back   *backoff // the image's pull back-off
+}
+
+func containerPull(p *podState, c *corev1.Container, cs *ctrState) pullTarget {
+	return pullTarget{image: c.Image, policy: pullPolicy(c), ref: containerRef(p.pod, c.Name),
+		key: pullKey{uid: p.pod.UID, container: c.Name, image: c.Image}, back: &cs.pull}
+}
+
+// ensureImage makes t's image present as its pull policy says and returns the image reference to
+// create the container from. When the image cannot be had now it sets why the container cs waits,
 // queues the pod again when that can change and returns false.
-func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Container, cs *ctrState, sbCfg *runtimeapi.PodSandboxConfig) (string, bool) {
+func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs *ctrState, sbCfg *runtimeapi.PodSandboxConfig) (string, bool) {
 	pod := p.pod
-	ref := containerRef(pod, c.Name)
-	key := pullKey{uid: pod.UID, container: c.Name, image: c.Image}
+	ref, key := t.ref, t.key
 	if r, ok := m.pulled[key]; ok {
 		delete(m.pulled, key)
-		return m.pullEnded(p, c, cs, r)
+		return m.pullEnded(p, t, cs, r)
 	}
 	if m.podPulling(pod.UID) {
 		// As Kubernetes' pod workers start a pod's containers one after the other, each waiting
@@ -59,7 +75,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
 		return "", false
 	}
-	spec := &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image}
+	spec := &runtimeapi.ImageSpec{Image: t.image, UserSpecifiedImage: t.image}
 	var present string
 	if err := m.request(ctx, func(ctx context.Context) error {
 		resp, err := m.img.ImageStatus(ctx, spec, false)
@@ -67,25 +83,24 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 		return err
 	}); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitErrImagePull, Message: err.Error()}
-		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Failed to inspect image %q: %v", c.Image, err)
-		m.retryPull(p, cs)
+		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Failed to inspect image %q: %v", t.image, err)
+		m.retryPull(p, t.back)
 		return "", false
 	}
-	policy := pullPolicy(c)
-	if present != "" && policy != corev1.PullAlways {
-		m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Container image %q already present on machine", c.Image)
+	if present != "" && t.policy != corev1.PullAlways {
+		m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Container image %q already present on machine", t.image)
 		return present, true
 	}
-	if policy == corev1.PullNever {
-		msg := "Container image \"" + c.Image + "\" is not present with pull policy of Never"
+	if t.policy == corev1.PullNever {
+		msg := "Container image \"" + t.image + "\" is not present with pull policy of Never"
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: ReasonNeverPull, Message: msg}
 		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonNeverPull, "Pull", "%s", msg)
 		return "", false
 	}
 	now := m.clk.Now()
-	if until, wait := cs.pull.waitSince(cs.pull.last, now); wait {
-		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitImageBackOff, Message: "Back-off pulling image \"" + c.Image + "\""}
-		m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonBackOff, "Pull", "Back-off pulling image %q", c.Image)
+	if until, wait := t.back.waitSince(t.back.last, now); wait {
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitImageBackOff, Message: "Back-off pulling image \"" + t.image + "\""}
+		m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonBackOff, "Pull", "Back-off pulling image %q", t.image)
 		m.enqueue(p.syncKey(), until)
 		return "", false
 	}
@@ -99,11 +114,11 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 			return "", false
 		}
 	}
-	auths, err := m.pullAuths(ctx, pod, c.Image)
+	auths, err := m.pullAuths(ctx, pod, t.image)
 	if err != nil {
-		return m.pullEnded(p, c, cs, pullResult{key: key, err: err, started: now, ended: now})
+		return m.pullEnded(p, t, cs, pullResult{key: key, err: err, started: now, ended: now})
 	}
-	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulling, "Pull", "Pulling image %q", c.Image)
+	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulling, "Pull", "Pulling image %q", t.image)
 	if m.parallel {
 		m.startPull(ctx, key, spec, auths, sbCfg, now)
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
@@ -114,21 +129,20 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 		pulled, err = m.pullImage(ctx, spec, auths, sbCfg)
 		return err
 	})
-	return m.pullEnded(p, c, cs, pullResult{key: key, ref: pulled, err: err, started: now, ended: m.clk.Now()})
+	return m.pullEnded(p, t, cs, pullResult{key: key, ref: pulled, err: err, started: now, ended: m.clk.Now()})
 }
 
-// pullEnded records how c's pull ended and returns the image reference when it succeeded.
-func (m *Manager) pullEnded(p *podState, c *corev1.Container, cs *ctrState, r pullResult) (string, bool) {
-	ref := containerRef(p.pod, c.Name)
+// pullEnded records how t's pull ended and returns the image reference when it succeeded.
+func (m *Manager) pullEnded(p *podState, t pullTarget, cs *ctrState, r pullResult) (string, bool) {
 	if r.err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitErrImagePull, Message: r.err.Error()}
-		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Failed to pull image %q: %v", c.Image, r.err)
-		m.rec.Eventf(ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Error: %s", waitErrImagePull)
-		m.retryPull(p, cs)
+		m.rec.Eventf(t.ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Failed to pull image %q: %v", t.image, r.err)
+		m.rec.Eventf(t.ref, corev1.EventTypeWarning, ReasonFailed, "Pull", "Error: %s", waitErrImagePull)
+		m.retryPull(p, t.back)
 		return "", false
 	}
-	cs.pull = backoff{}
-	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Successfully pulled image %q in %v", c.Image, r.ended.Sub(r.started))
+	*t.back = backoff{}
+	m.rec.Eventf(t.ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Successfully pulled image %q in %v", t.image, r.ended.Sub(r.started))
 	return r.ref, true
 }
 
@@ -171,8 +185,8 @@ func (m *Manager) podPulling(uid types.UID) bool {
 	return false
 }
 
-func (m *Manager) retryPull(p *podState, cs *ctrState) {
+func (m *Manager) retryPull(p *podState, b *backoff) {
 	now := m.clk.Now()
-	cs.pull.next(now, now)
-	m.enqueue(p.syncKey(), now.Add(cs.pull.delay))
+	b.next(now, now)
+	m.enqueue(p.syncKey(), now.Add(b.delay))
 }

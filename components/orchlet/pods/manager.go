@@ -117,6 +117,8 @@ type Manager struct {
 	fs        fs.FS // the node's files: termination messages and logs
 	// readyToStart is the PodReadyToStartContainersCondition gate: pods show that condition.
 	readyToStart bool
+	// imageVolumes is the ImageVolume gate: pods may mount images as volumes.
+	imageVolumes bool
 	timeout      time.Duration
 	syncFreq     time.Duration
 	relist       time.Duration
@@ -227,6 +229,7 @@ func New(o Options) (*Manager, error) {
 		resolvConf:   c.ResolverConfig,
 		sysctls:      sysctls,
 		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
+		imageVolumes: gates.Enabled(featuregates.ImageVolume),
 		res:          res,
 		node:         o.Node,
 		cores:        o.Cores,

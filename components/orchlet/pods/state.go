@@ -69,6 +69,10 @@ type podState struct {
 	// evictMessage.
 	evicted                   *evicted
 	evictReason, evictMessage string
+	// imageVolumes are the image references of the pod's image volumes made present, by volume;
+	// volumePulls their pull back-offs.
+	imageVolumes map[string]string
+	volumePulls  map[string]*backoff
 }
 
 // ctrState is what the manager remembers of one container of a pod across its instances.

@@ -739,8 +739,8 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 		m.enqueue(p.syncKey(), p.holdUntil) // a postStart sleep runs: look again at its end
 		return false, nil
 	}
-	ref, ok := m.ensureImage(ctx, p, c, cs, sbCfg)
-	if !ok {
+	ref, ok := m.ensureImage(ctx, p, containerPull(p, c, cs), cs, sbCfg)
+	if !ok || !m.ensureImageVolumes(ctx, p, c, cs, sbCfg) {
 		return false, nil
 	}
 	cfg, err := m.containerConfig(ctx, p, c, ref, attempt)

@@ -77,6 +77,10 @@ func (m *Manager) unsupportedVolume(pod *corev1.Pod) string {
 			default:
 				return fmt.Sprintf("%s.emptyDir.medium: %s: volume %q: only the node's disk and Memory are supported", at, v.EmptyDir.Medium, v.Name)
 			}
+		case "image":
+			if !m.imageVolumes {
+				return fmt.Sprintf("%s: volume %q of type image needs the ImageVolume feature gate", at, v.Name)
+			}
 		case "hostPath", "downwardAPI":
 		case "configMap", "secret":
 			if m.objects == nil {
@@ -162,7 +166,7 @@ func (m *Manager) setUpVolume(ctx context.Context, p *podState, v *corev1.Volume
 	}
 	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume; all but
 	// emptyDir are read-only to it.
-	if sc := p.pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil && v.HostPath == nil {
+	if sc := p.pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil && v.HostPath == nil && v.Image == nil {
 		return setVolumeOwnership(m.volumePath(p.pod, v), *sc.FSGroup, v.EmptyDir == nil)
 	}
 	return nil
@@ -197,6 +201,8 @@ func setVolumeOwnership(dir string, fsGroup int64, readOnly bool) error {
 func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.Volume) error {
 	dir := m.volumePath(p.pod, v)
 	switch {
+	case v.Image != nil:
+		return nil // the runtime mounts the image; its pull comes with the container that mounts it
 	case v.HostPath != nil:
 		return checkHostPathType(v.HostPath.Path, v.HostPath.Type)
 	case v.EmptyDir != nil:
@@ -348,6 +354,17 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container) ([]*runtimea
 		v := vols[vm.Name]
 		if v == nil {
 			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
+		}
+		if v.Image != nil {
+			if filepath.IsAbs(vm.SubPath) || strings.HasPrefix(filepath.Clean(vm.SubPath), "..") {
+				return nil, fmt.Errorf("volumeMount %q: subPath %q must be a relative path not going above the volume", vm.Name, vm.SubPath)
+			}
+			propagation, err := mountPropagation(vm.MountPropagation, privileged)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, imageMount(vm, v, p.imageVolumes[v.Name], propagation))
+			continue
 		}
 		hostPath := m.volumePath(pod, v)
 		if vm.SubPath != "" {

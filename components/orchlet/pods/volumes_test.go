@@ -55,6 +55,7 @@ func TestRefusedPods(t *testing.T) {
 		}(), "spec.containers[0].envFrom: reading API objects is not supported by this orchlet"},
 		{"secret volume", withVolume(corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}}), `spec.volumes[0]: volume "v" of type secret is not supported by this orchlet`},
 		{"nfs volume", withVolume(corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{}}), `spec.volumes[0]: volume "v" of type nfs is not supported by this orchlet`},
+		{"image volume without the gate", withVolume(corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "data:1"}}), `spec.volumes[0]: volume "v" of type image needs the ImageVolume feature gate`},
 		{"projected token", withVolume(corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}}}}),
 			`spec.volumes[0].projected.sources[0]: volume "v": only downwardAPI sources are supported by this orchlet`},
 		{"memory emptyDir without tmpfs", withVolume(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}),

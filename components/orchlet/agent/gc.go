@@ -31,6 +31,8 @@ type GCSettings struct {
 	MaxDeadPerContainer, MaxDead int32
 	// MaxImageAge applies imageMaximumGCAge: the ImageMaximumGCAge gate is on.
 	MaxImageAge bool
+	// ImageVolumes counts images mounted as volumes as in use: the ImageVolume gate is on.
+	ImageVolumes bool
 	// FsInfo sizes the image filesystem: statfs on a node, the fake runtime in a simulation.
 	FsInfo imagegc.FsInfo
 	// PodLogsDir and SourcesReady are the agent's (Deps); the collector also waits for the
@@ -50,6 +52,7 @@ func GCSettingsFrom(o *options.Options) GCSettings {
 		MaxDeadPerContainer: o.Flags.MaximumDeadContainersPerContainer,
 		MaxDead:             o.Flags.MaximumDeadContainers,
 		MaxImageAge:         o.Gates.Enabled(featuregates.ImageMaximumGCAge),
+		ImageVolumes:        o.Gates.Enabled(featuregates.ImageVolume),
 	}
 }
 
@@ -66,6 +69,7 @@ func (a *Agent) EnableGC(cfg *v1beta1.OrchletConfiguration, s GCSettings) error 
 	images, err := imagegc.New(imagegc.Options{
 		Clock: a.clk, Runtime: a.runtime, Images: a.images, FsInfo: s.FsInfo, Recorder: a.Events,
 		NodeName: a.node, SandboxImage: s.SandboxImage, Policy: p, Logger: a.logger, Metrics: s.Metrics,
+		ImageVolumes: s.ImageVolumes,
 	})
 	if err != nil {
 		return fmt.Errorf("image garbage collection: %w", err)

@@ -91,6 +91,9 @@ type Options struct {
 	Logger       klog.Logger
 	// Metrics, when set, gets orchlet_image_garbage_collected_total.
 	Metrics prometheus.Registerer
+	// ImageVolumes (the ImageVolume gate) counts the images containers mount as volumes as in use,
+	// read from each container's status (the kubelet's handleImageVolumes).
+	ImageVolumes bool
 }
 
 // Reasons an image was collected, the kubelet's ImageGarbageCollectedTotalReason values.
@@ -333,6 +336,17 @@ func (m *Manager) detectImages(ctx context.Context, detectTime time.Time) (map[s
 			id = c.GetImageRef()
 		}
 		inUse[id] = true
+		if m.o.ImageVolumes {
+			st, err := m.o.Runtime.ContainerStatus(ctx, c.GetId(), false)
+			if err != nil {
+				return nil, fmt.Errorf("get container status: %w", err)
+			}
+			for _, mount := range st.GetStatus().GetMounts() {
+				if id := mount.GetImage().GetImage(); id != "" {
+					inUse[id] = true
+				}
+			}
+		}
 	}
 	// The sandbox image is always in use, as the kubelet treated --pod-infra-container-image
 	// before runtimes pinned it.

@@ -429,3 +429,34 @@ func TestCollectedBySpace(t *testing.T) {
 		t.Fatalf("metrics:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// With ImageVolume, an image a container mounts as a volume is in use, as the kubelet's
+// handleImageVolumes reads it from the container's status; without the gate it is not looked at.
+func TestImageMountedAsVolumeIsInUse(t *testing.T) {
+	for _, gate := range []bool{true, false} {
+		h := newHarness(t, 590, []string{"app:100", "data:100", "free:100"}, "", Policy{HighThresholdPercent: 50, LowThresholdPercent: 0})
+		h.m.o.ImageVolumes = gate
+		st, err := h.is.ImageStatus(h.ctx, &runtimeapi.ImageSpec{Image: "data:1"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "uid-p"}}
+		sb, err := h.rs.RunPodSandbox(h.ctx, sbCfg, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &runtimeapi.ContainerConfig{Metadata: &runtimeapi.ContainerMetadata{Name: "c"}, Image: &runtimeapi.ImageSpec{Image: "app:1"},
+			Mounts: []*runtimeapi.Mount{{ContainerPath: "/data", Image: &runtimeapi.ImageSpec{Image: st.GetImage().GetId(), UserSpecifiedImage: "data:1"}, Readonly: true}}}
+		if _, err := h.rs.CreateContainer(h.ctx, sb, cfg, sbCfg); err != nil {
+			t.Fatal(err)
+		}
+		h.m.Step(h.ctx)
+		want := []string{"app", "data"}
+		if !gate {
+			want = []string{"app"}
+		}
+		if got := h.images(); !slices.Equal(got, want) {
+			t.Fatalf("ImageVolume %v: images left %v, want %v", gate, got, want)
+		}
+	}
+}

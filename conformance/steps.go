@@ -10,6 +10,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"orch.io/orch/components/apiserver/tracing/tracingtest"
+	"orch.io/orch/conformance/hostmounts"
 )
 
 // StepDef is one step definition: its expression, and Bind, which returns the step function bound
@@ -133,7 +134,7 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 				w.cleanup[i]()
 			}
 			if w.dir != "" {
-				unmountUnder(w.dir)
+				_ = hostmounts.UnmountUnder(w.dir) // what stays mounted keeps its directory: nothing worse
 				os.RemoveAll(w.dir)
 			}
 			if release != nil {

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"orch.io/orch/conformance/hostmounts"
 )
 
 var (
@@ -142,7 +144,11 @@ authorization: {mode: AlwaysAllow}
 `, filepath.Join(dir, "podlogs")))
 	kubeletLog := filepath.Join(dir, "kubelet.log")
 	// Registered before the kubelet's stop, so it runs after it.
-	t.Cleanup(func() { unmountUnder(t, dir) })
+	t.Cleanup(func() {
+		if err := hostmounts.UnmountUnder(dir); err != nil {
+			t.Log(err)
+		}
+	})
 	started := time.Now()
 	k := start(t, kubeletLog, kubelet,
 		"--config="+filepath.Join(dir, "kubelet.yaml"),
@@ -443,27 +449,6 @@ func removeLogLinks(t *testing.T, dir string) {
 			if err := os.Remove(p); err != nil {
 				t.Log(err)
 			}
-		}
-	}
-}
-
-// unmountUnder undoes the kubelet's mounts under dir (it bind-mounts its --root-dir onto itself), so
-// the temporary directory can be removed.
-func unmountUnder(t *testing.T, dir string) {
-	b, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		t.Log(err)
-		return
-	}
-	var under []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
-			under = append(under, f[1])
-		}
-	}
-	for i := len(under) - 1; i >= 0; i-- {
-		if err := syscall.Unmount(under[i], syscall.MNT_DETACH); err != nil {
-			t.Logf("unmount %s: %v", under[i], err)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func nodeSteps() []StepDef {
 		{`^all the runtime's (\w+) calls overlap$`, func(w *World) any { return w.callsAllOverlap }},
 		{`^the runtime cancelled the (\w+) call after (\d+)s$`, func(w *World) any { return w.callCancelled }},
 		{`^the agent's output reports the (\w+) failure$`, func(w *World) any { return w.outputReportsFailure }},
-		{`^the runtime sees pod "([^"]*)" synced at least every (\d+)s for (\d+)s$`, func(w *World) any { return w.syncedEvery }},
+		{`^the agent remakes the "([^"]*)" directory of pod "([^"]*)" under its root directory within (\d+)s, (\d+) times in a row$`, func(w *World) any { return w.remakesPodDir }},
 		{`^the agent's events keep to a burst of (\d+) and (\d+) per second$`, func(w *World) any { return w.eventsKeepTo }},
 		{`^requests carry the client certificate "([^"]*)"$`, func(w *World) any { return w.useClientCert }},
 		{`^the (HTTPS|read-only|health) server answers (GET|POST) "([^"]*)" with (\d+)$`, func(w *World) any { return w.serverAnswers }},
@@ -684,38 +684,43 @@ func (w *World) outputReportsFailure(method string) error {
 	})
 }
 
-// syncedEvery watches the runtime's call log for the calls that read one pod's sandboxes (their
-// request names the pod's uid) and checks no gap between them exceeds period over the window.
-func (w *World) syncedEvery(pod string, period, window int) error {
+// podDataDir is a directory of a pod's under the agent's --root-dir, which the kubelet's SyncPod
+// makes at every sync of the pod (makePodDataDirs): removed, it comes back by the pod's next sync.
+func (w *World) podDataDir(name, pod string) (string, error) {
 	pods, err := w.podList()
 	if err != nil {
-		return err
+		return "", err
 	}
 	p := findPod(pods, pod)
 	if p == nil {
-		return fmt.Errorf("the agent reports no pod %s", pod)
+		return "", fmt.Errorf("the agent reports no pod %s", pod)
 	}
-	from := time.Now()
-	time.Sleep(time.Duration(window) * time.Second)
-	cs, err := w.calls("runtime", "ListPodSandbox")
+	prefix := w.agent().OptionName("root-dir") + "="
+	for _, a := range w.node().agent.cmd.Args {
+		if root, ok := strings.CutPrefix(a, prefix); ok {
+			return filepath.Join(root, "pods", string(p.UID), name), nil
+		}
+	}
+	return "", fmt.Errorf("the scenario's agent runs without %s", strings.TrimSuffix(prefix, "="))
+}
+
+// remakesPodDir removes the directory and waits for it to come back, times times: a sync of the
+// running pod every period or sooner.
+func (w *World) remakesPodDir(name, pod string, within, times int) error {
+	dir, err := w.podDataDir(name, pod)
 	if err != nil {
 		return err
 	}
-	last := from
-	limit := time.Duration(period)*time.Second + 500*time.Millisecond
-	seen := 0
-	for _, c := range cs {
-		if c.Start.Before(from) || !strings.Contains(c.Request, string(p.UID)) {
-			continue
+	for i := 0; i < times; i++ {
+		if err := os.Remove(dir); err != nil {
+			return err
 		}
-		if gap := c.Start.Sub(last); gap > limit {
-			return fmt.Errorf("pod %s went %s without a sync", pod, gap)
+		if err := eventually(time.Duration(within)*time.Second, func() error {
+			_, err := os.Stat(dir)
+			return err
+		}); err != nil {
+			return fmt.Errorf("removal %d: %s not made again within %ds: %w", i+1, dir, within, err)
 		}
-		last = c.Start
-		seen++
-	}
-	if gap := from.Add(time.Duration(window) * time.Second).Sub(last); gap > limit || seen == 0 {
-		return fmt.Errorf("pod %s went %s without a sync at the end of the window (%d syncs)", pod, gap, seen)
 	}
 	return nil
 }

@@ -120,11 +120,13 @@ Feature: Node agent pod sources and pod workers
     When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --pods-per-core=0"
     Then the agent reports 1 pod per core and one more Running
 
+  # A sync of a running pod makes its data directories under --root-dir (the kubelet's
+  # makePodDataDirs): one removed comes back by the next sync, three times in a row.
   @rule:orchlet.option.sync-frequency.resync
   Scenario: Running pods are synced at least every --sync-frequency
-    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --sync-frequency=1s"
+    When the agent runs with "--root-dir={dir}/root --pod-manifest-path={manifests} --file-check-frequency=1s --sync-frequency=1s"
     Then the agent reports pod "web" Running
-    And the runtime sees pod "web" synced at least every 1s for 3s
+    And the agent remakes the "plugins" directory of pod "web" under its root directory within 3s, 3 times in a row
 
   @rule:orchlet.option.cluster-dns.pods @rule:orchlet.option.cluster-domain.search
   Scenario: A ClusterFirst pod gets the --cluster-dns servers and the --cluster-domain search domains before the node's

@@ -383,6 +383,10 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		return m.killPod(ctx, p, sbs, ctrs)
 	}
 	m.checkDeadline(p)
+	if err := m.makePodDataDirs(pod); err != nil {
+		m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonFailed, "Sync", "error making pod data directories: %v", err)
+		return err
+	}
 	var ready *runtimeapi.PodSandbox
 	var attempt uint32
 	for _, s := range sbs {

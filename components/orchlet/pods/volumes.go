@@ -125,6 +125,19 @@ func (m *Manager) podDir(pod *corev1.Pod) string {
 	return filepath.Join(m.node.RootDir, "pods", string(pod.UID))
 }
 
+// makePodDataDirs makes the pod's directory and its volumes and plugins directories at every sync,
+// as the kubelet's SyncPod does: a directory removed under a running pod comes back by its next
+// sync.
+func (m *Manager) makePodDataDirs(pod *corev1.Pod) error {
+	dir := m.podDir(pod)
+	for _, d := range []string{dir, filepath.Join(dir, "volumes"), filepath.Join(dir, "plugins")} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // volumePath is where a volume lives on the host: its hostPath, or its directory under the pod's.
 func (m *Manager) volumePath(pod *corev1.Pod, v *corev1.Volume) string {
 	switch {

@@ -446,3 +446,30 @@ func TestSubPathStaysInVolume(t *testing.T) {
 		}
 	}
 }
+
+// The pod's data directories are made at every sync, as the kubelet's makePodDataDirs: one removed
+// under a running pod is back by the next periodic sync (--sync-frequency, a minute here), not
+// before.
+func TestPodDataDirsRemadeAtEverySync(t *testing.T) {
+	root := t.TempDir()
+	h := newHarness(t, nil, config(nil), func(o *Options) { o.Node.RootDir = root })
+	h.add(newPod("web", ctr("app", "nginx")))
+	h.runUntil(time.Second)
+	plugins := filepath.Join(root, "pods", "uid-web", "plugins")
+	for _, d := range []string{plugins, filepath.Join(root, "pods", "uid-web", "volumes")} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o750 {
+			t.Fatalf("%s after the first sync: %v %v", d, fi, err)
+		}
+	}
+	if err := os.Remove(plugins); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(30 * time.Second)
+	if _, err := os.Stat(plugins); err == nil {
+		t.Fatal("remade before any sync")
+	}
+	h.runUntil(62 * time.Second)
+	if _, err := os.Stat(plugins); err != nil {
+		t.Fatalf("not remade by the periodic sync: %v", err)
+	}
+}

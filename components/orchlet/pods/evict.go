@@ -94,11 +94,11 @@ func (m *Manager) applyEvictions() {
 		p.evicted = &evicted{grace: max(r.grace, 0)}
 		p.status.Phase, p.status.Reason, p.status.Message = corev1.PodFailed, r.reason, r.message
 		p.evictReason, p.evictMessage = r.reason, r.message
-		m.touched[r.uid] = true
+		m.touch(r.uid)
 		m.admitted--
 		for name := range p.ctrs {
 			for _, t := range []probeType{probeStartup, probeReadiness, probeLiveness} {
-				delete(m.queue, p.probeKey(name, t))
+				m.dequeue(p.probeKey(name, t))
 			}
 		}
 		m.enqueue(p.syncKey(), now)

@@ -49,8 +49,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 	pod := p.pod
 	ref := containerRef(pod, c.Name)
 	key := pullKey{uid: pod.UID, container: c.Name, image: c.Image}
-	if r, ok := m.pulled[key]; ok {
-		delete(m.pulled, key)
+	if r, ok := m.takePulled(key); ok {
 		return m.pullEnded(p, c, cs, r)
 	}
 	if m.podPulling(pod.UID) {
@@ -131,7 +130,9 @@ func (m *Manager) pullEnded(p *podState, c *corev1.Container, cs *ctrState, r pu
 // startPull runs a pull in the background (serializeImagePulls false); the Step after it ends
 // hands its result to the pod's next sync. The pull has no deadline, as in the foreground.
 func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.ImageSpec, sbCfg *runtimeapi.PodSandboxConfig, started time.Time) {
+	m.shared.Lock()
 	m.pulling[key] = true
+	m.shared.Unlock()
 	m.callStarted(false, time.Time{})
 	go func() {
 		ref, err := m.img.PullImage(withoutDeadline{ctx}, spec, nil, sbCfg)
@@ -146,6 +147,8 @@ func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.I
 func (m *Manager) applyPulls() {
 	done := m.pullDone.take()
 	now := m.clk.Now()
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	for _, r := range done {
 		delete(m.pulling, r.key)
 		p := m.pods[r.key.uid]
@@ -153,18 +156,29 @@ func (m *Manager) applyPulls() {
 			continue
 		}
 		m.pulled[r.key] = r
-		m.enqueue(p.syncKey(), now)
+		m.enqueueLocked(p.syncKey(), now)
 	}
 }
 
 // podPulling reports whether a background pull of one of the pod's containers runs.
 func (m *Manager) podPulling(uid types.UID) bool {
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	for k := range m.pulling {
 		if k.uid == uid {
 			return true
 		}
 	}
 	return false
+}
+
+// takePulled hands over, once, the result of a background pull that ended.
+func (m *Manager) takePulled(key pullKey) (pullResult, bool) {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	r, ok := m.pulled[key]
+	delete(m.pulled, key)
+	return r, ok
 }
 
 func (m *Manager) retryPull(p *podState, cs *ctrState) {

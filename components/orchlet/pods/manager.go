@@ -86,6 +86,10 @@ type Options struct {
 	Logger klog.Logger
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
 	CPUs CPUAssigner
+	// Workers is how many pods Step syncs at once, each pod's work still one item at a time in
+	// order, as the kubelet's pod workers; 0 or 1 does every item in one deterministic order (a
+	// simulator's).
+	Workers int
 }
 
 // readNodeFile reads an absolute path (a relative one is taken from the working directory) from
@@ -141,6 +145,7 @@ type Manager struct {
 
 	callMu       sync.Mutex
 	calls        Calls
+	stepCalls    int // Step's calls in progress, from its pod workers
 	callsChanged chan struct{}
 
 	pullDone handoff[pullResult] // background pulls that ended, for the next Step
@@ -152,6 +157,11 @@ type Manager struct {
 	cleanedUp map[types.UID]bool // evicted, their containers and sandboxes stopped
 	version   uint64
 	changed   chan struct{} // closed and replaced at each publish
+
+	workers int // pods synced at once; 1: one item at a time
+	// shared guards what the pod workers of one Step share: the queue, touched, pods (written
+	// by workers only in teardown), pulled, pulling and tmpfs.
+	shared sync.Mutex
 
 	step        sync.Mutex // one Step at a time; guards everything below
 	pods        map[types.UID]*podState
@@ -185,6 +195,9 @@ func New(o Options) (*Manager, error) {
 	}
 	if o.Config == nil {
 		errs = append(errs, errors.New("pods: a configuration is required"))
+	}
+	if o.Workers < 0 {
+		errs = append(errs, fmt.Errorf("pods: Workers %d must not be negative", o.Workers))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -224,6 +237,7 @@ func New(o Options) (*Manager, error) {
 		res:          res,
 		node:         o.Node,
 		cores:        o.Cores,
+		workers:      max(o.Workers, 1),
 		tmpfs:        map[types.UID]map[string]bool{},
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
@@ -312,6 +326,9 @@ func (m *Manager) Step(ctx context.Context) int {
 	// Published after each item, not only at the end: a Step held for minutes by a pull shows
 	// the pods it admitted, and those it already synced, meanwhile.
 	m.publishTouched()
+	if m.workers > 1 {
+		return m.stepParallel(ctx)
+	}
 	n := 0
 	for {
 		k, ok := m.popDue(m.clk.Now())
@@ -393,6 +410,7 @@ func (m *Manager) callStarted(step bool, deadline time.Time) {
 	defer m.callMu.Unlock()
 	m.calls.InFlight++
 	if step {
+		m.stepCalls++
 		m.calls.InStep, m.calls.StepDeadline = true, deadline
 	}
 	m.callsChangedLocked()
@@ -403,7 +421,10 @@ func (m *Manager) callEnded(step bool) {
 	defer m.callMu.Unlock()
 	m.calls.InFlight--
 	if step {
-		m.calls.InStep, m.calls.StepDeadline = false, time.Time{}
+		m.stepCalls--
+		if m.stepCalls == 0 {
+			m.calls.InStep, m.calls.StepDeadline = false, time.Time{}
+		}
 	}
 	m.callsChangedLocked()
 }
@@ -605,13 +626,13 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		}
 		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
 	case kindSync:
-		p := m.pods[k.uid]
+		p := m.pod(k.uid)
 		if p == nil {
 			return
 		}
 		m.sync(ctx, p)
 	case kindProbe:
-		p := m.pods[k.uid]
+		p := m.pod(k.uid)
 		if p == nil || p.removed {
 			return
 		}

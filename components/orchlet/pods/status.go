@@ -52,7 +52,7 @@ func (m *Manager) setStatus(p *podState, statuses map[string]*runtimeapi.Contain
 	}
 	st.Conditions = m.conditions(p, st)
 	if !reflect.DeepEqual(p.status, st) { // built the same way each time: no semantic equality needed
-		m.touched[pod.UID] = true
+		m.touch(pod.UID)
 	}
 	p.status = st
 }

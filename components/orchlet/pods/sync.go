@@ -315,9 +315,10 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 	}
 	for name := range p.ctrs {
 		for t := probeStartup; t < numProbeTypes; t++ {
-			delete(m.queue, p.probeKey(name, t))
+			m.dequeue(p.probeKey(name, t))
 		}
 	}
+	m.shared.Lock()
 	delete(m.pods, p.pod.UID)
 	m.touched[p.pod.UID] = true // published as stopped
 	for k := range m.pulled {
@@ -325,6 +326,7 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 			delete(m.pulled, k)
 		}
 	}
+	m.shared.Unlock()
 	m.log.Info("Pod torn down", "pod", klog.KObj(p.pod))
 	return nil
 }

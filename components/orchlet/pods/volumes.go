@@ -219,16 +219,19 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.V
 
 // mountTmpfs mounts a tmpfs of size on dir once for the pod's lifetime; teardown unmounts it.
 func (m *Manager) mountTmpfs(p *podState, dir string, size int64) error {
+	// The outer map is shared by the pod workers; a pod's own set only its worker touches.
+	m.shared.Lock()
 	mounted := m.tmpfs[p.pod.UID]
+	if mounted == nil {
+		mounted = map[string]bool{}
+		m.tmpfs[p.pod.UID] = mounted
+	}
+	m.shared.Unlock()
 	if mounted[dir] {
 		return nil
 	}
 	if err := m.node.Tmpfs.MountTmpfs(dir, size); err != nil {
 		return err
-	}
-	if mounted == nil {
-		mounted = map[string]bool{}
-		m.tmpfs[p.pod.UID] = mounted
 	}
 	mounted[dir] = true
 	return nil
@@ -305,13 +308,18 @@ func checkHostPathType(path string, t *corev1.HostPathType) error {
 // tearDownVolumes unmounts the pod's tmpfs volumes and removes its directory, as the kubelet's
 // cleanupOrphanedPodDirs does once the pod is gone; hostPath volumes are the host's and stay.
 func (m *Manager) tearDownVolumes(pod *corev1.Pod) error {
-	for dir := range m.tmpfs[pod.UID] {
+	m.shared.Lock()
+	mounted := m.tmpfs[pod.UID]
+	m.shared.Unlock()
+	for dir := range mounted {
 		if err := m.node.Tmpfs.Unmount(dir); err != nil {
 			return fmt.Errorf("unmounting %s: %w", dir, err)
 		}
-		delete(m.tmpfs[pod.UID], dir)
+		delete(mounted, dir)
 	}
+	m.shared.Lock()
 	delete(m.tmpfs, pod.UID)
+	m.shared.Unlock()
 	if err := os.RemoveAll(m.podDir(pod)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -83,7 +83,12 @@ func (m *Manager) CleanedUp(uid types.UID) bool {
 // applyEvictions marks the pods evicted and queues their kill.
 func (m *Manager) applyEvictions() {
 	now := m.clk.Now()
-	for _, r := range m.evictions.take() {
+	rs := m.evictions.take()
+	for i, r := range rs {
+		if m.busy[r.uid] {
+			m.evictions.putBack(rs[i:]...) // applied once the pod's sync in progress ends
+			return
+		}
 		p := m.pods[r.uid]
 		if p == nil || p.removed || p.rejected != "" || p.evicted != nil {
 			m.statusMu.Lock()

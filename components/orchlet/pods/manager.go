@@ -159,6 +159,10 @@ type Manager struct {
 	changed   chan struct{} // closed and replaced at each publish
 
 	workers int // pods synced at once; 1: one item at a time
+	// busy holds the pods a worker is syncing, done hears of each one it finishes; only Step
+	// reads or changes busy.
+	busy map[types.UID]bool
+	done chan types.UID
 	// shared guards what the pod workers of one Step share: the queue, touched, pods (written
 	// by workers only in teardown), pulled, pulling and tmpfs.
 	shared sync.Mutex
@@ -167,7 +171,7 @@ type Manager struct {
 	pods        map[types.UID]*podState
 	admitted    int
 	queue       map[itemKey]time.Time
-	runtimeName string                 // from Version, the prefix of container IDs in status
+	runtimeName string                 // from Version, the prefix of container IDs in status; under shared
 	seen        map[string]seenObject  // by id, the runtime objects of the agent's pods at the last relist
 	relisted    map[string]seenObject  // the map the next relist fills, reused
 	lastList    []listed               // every object the last relist saw, in its order
@@ -238,6 +242,8 @@ func New(o Options) (*Manager, error) {
 		node:         o.Node,
 		cores:        o.Cores,
 		workers:      max(o.Workers, 1),
+		busy:         map[types.UID]bool{},
+		done:         make(chan types.UID, max(o.Workers, 1)),
 		tmpfs:        map[types.UID]map[string]bool{},
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
@@ -337,6 +343,7 @@ func (m *Manager) Step(ctx context.Context) int {
 		}
 		n++
 		m.do(ctx, k)
+		m.reap(k.uid)
 		m.publishTouched()
 	}
 	return n
@@ -346,6 +353,8 @@ func (m *Manager) Step(ctx context.Context) int {
 func (m *Manager) NextDeadline() (time.Time, bool) {
 	m.step.Lock()
 	defer m.step.Unlock()
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	var next time.Time
 	found := false
 	for _, due := range m.queue {
@@ -367,6 +376,8 @@ func (m *Manager) Idle() bool {
 		return false
 	}
 	now := m.clk.Now()
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	for _, due := range m.queue {
 		if !due.After(now) {
 			return false
@@ -507,21 +518,31 @@ func (m *Manager) Stopped(uid types.UID) bool {
 // publishTouched copies again only the pods touched since the last publish: an item that only
 // relisted and found nothing new publishes nothing.
 func (m *Manager) publishTouched() {
-	if len(m.touched) == 0 {
-		return
-	}
+	m.shared.Lock()
+	fresh := false
 	for uid := range m.touched {
+		if m.busy[uid] {
+			continue // a worker is changing its status: published once it is done
+		}
 		if p := m.pods[uid]; p != nil {
 			p.snap = nil
 		}
+		delete(m.touched, uid)
+		fresh = true
 	}
-	clear(m.touched)
+	m.shared.Unlock()
+	if !fresh {
+		return
+	}
 	out := make([]*corev1.Pod, 0, len(m.pods))
 	stopping := map[types.UID]bool{}
 	for uid, p := range m.pods {
 		if p.removed {
 			stopping[uid] = true
 			continue
+		}
+		if p.snap == nil && m.busy[uid] {
+			continue // never published yet, and its worker is changing it
 		}
 		if p.snap == nil {
 			p.snap = p.pod.DeepCopy()
@@ -559,8 +580,14 @@ func (m *Manager) publishTouched() {
 func (m *Manager) applyUpdates() {
 	us := m.inbox.take()
 	now := m.clk.Now()
-	for _, u := range us {
-		m.touched[u.Pod.UID] = true
+	for i, u := range us {
+		if m.busy[u.Pod.UID] {
+			// As the kubelet's pod workers, an update waits for the pod's sync in progress;
+			// those after it wait too, so that they apply in order.
+			m.inbox.putBack(us[i:]...)
+			return
+		}
+		m.touch(u.Pod.UID)
 		p := m.pods[u.Pod.UID]
 		switch u.Op {
 		case sources.OpRemove:
@@ -568,7 +595,9 @@ func (m *Manager) applyUpdates() {
 				continue
 			}
 			if p.rejected != "" {
+				m.shared.Lock()
 				delete(m.pods, u.Pod.UID)
+				m.shared.Unlock()
 				continue
 			}
 			if p.evicted == nil {
@@ -596,7 +625,9 @@ func (m *Manager) applyUpdates() {
 				continue
 			}
 			p = newPodState(u.Pod.DeepCopy(), now)
+			m.shared.Lock()
 			m.pods[u.Pod.UID] = p
+			m.shared.Unlock()
 			if !m.admitEviction(p) || !m.admitSysctls(p) || !m.admitSpec(p) {
 				continue
 			}

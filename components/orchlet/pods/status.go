@@ -66,7 +66,7 @@ func (m *Manager) containerStatus(p *podState, c *corev1.Container, rs *runtimea
 		out.LastTerminationState.Terminated = cs.lastTerm.DeepCopy()
 	}
 	if rs != nil {
-		out.ContainerID = m.runtimeName + "://" + rs.Id
+		out.ContainerID = m.containerID(rs.Id)
 		out.ImageID = rs.ImageRef
 		out.RestartCount = int32(rs.GetMetadata().GetAttempt())
 	}

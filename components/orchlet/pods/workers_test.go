@@ -191,3 +191,70 @@ func TestWorkersDoWhatOneLoopDoes(t *testing.T) {
 		t.Fatalf("too few calls to prove anything: %v", c1)
 	}
 }
+
+// heldRuntime holds the slow pod's RunPodSandbox until the fast pod's container was created (or
+// a wall-clock bound passed).
+type heldRuntime struct {
+	cri.RuntimeService
+	slow, fast string
+	created    chan struct{}
+	once       sync.Once
+	timedOut   bool
+}
+
+func (r *heldRuntime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, handler string) (string, error) {
+	if cfg.Metadata.Uid == r.slow {
+		select {
+		case <-r.created:
+		case <-time.After(10 * time.Second):
+			r.timedOut = true
+		}
+	}
+	return r.RuntimeService.RunPodSandbox(ctx, cfg, handler)
+}
+
+func (r *heldRuntime) CreateContainer(ctx context.Context, sandbox string, cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	id, err := r.RuntimeService.CreateContainer(ctx, sandbox, cfg, sbCfg)
+	if sbCfg.Metadata.Uid == r.fast {
+		r.once.Do(func() { close(r.created) })
+	}
+	return id, err
+}
+
+// TestWorkersDoNotWaitForEachOther: a pod goes on to its containers as soon as its own sandbox is
+// up, while another pod's sandbox is still being made; and an update of a pod being synced (its
+// removal) is applied once its worker is done.
+func TestWorkersDoNotWaitForEachOther(t *testing.T) {
+	var r *heldRuntime
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
+		o.Workers = 4
+		r = &heldRuntime{RuntimeService: o.Runtime, slow: "uid-slow", fast: "uid-fast", created: make(chan struct{})}
+		o.Runtime = r
+	})
+	slow := newPod("slow", ctr("app", "app:1"))
+	h.add(slow, newPod("fast", ctr("app", "app:1")))
+	done := make(chan struct{})
+	go func() {
+		h.m.Step(h.ctx)
+		close(done)
+	}()
+	// The slow pod's removal arrives while its worker waits in RunPodSandbox.
+	<-r.created
+	h.remove(slow)
+	<-done
+	h.runUntil(10 * time.Second)
+	if r.timedOut {
+		t.Fatal("the slow pod's sandbox held up the fast pod's containers")
+	}
+	if pods := h.m.Pods(); len(pods) != 1 || pods[0].Name != "fast" || pods[0].Status.Phase != corev1.PodRunning {
+		t.Errorf("pods = %v, want fast Running alone", pods)
+	}
+	for _, s := range h.sandboxes() {
+		if s.Metadata.Name == "slow" && s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			t.Errorf("the removed pod's sandbox is still ready")
+		}
+	}
+	if n := len(h.calls("RemovePodSandbox", "")); n != 1 {
+		t.Errorf("RemovePodSandbox calls = %d, want 1 (the removed pod torn down)", n)
+	}
+}

@@ -105,10 +105,13 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, c *corev1.Contai
 		return "", false
 	}
 	var pulled string
+	// serializeImagePulls: one pull at a time on the node, whichever pod workers want images.
+	m.serialPull.Lock()
 	err := m.callWithin(ctx, 0, func(ctx context.Context) (err error) {
 		pulled, err = m.img.PullImage(ctx, spec, nil, sbCfg)
 		return err
 	})
+	m.serialPull.Unlock()
 	return m.pullEnded(p, c, cs, pullResult{key: key, ref: pulled, err: err, started: now, ended: m.clk.Now()})
 }
 

@@ -163,6 +163,8 @@ type Manager struct {
 	// reads or changes busy.
 	busy map[types.UID]bool
 	done chan types.UID
+	// serialPull makes the workers' pulls one at a time (serializeImagePulls).
+	serialPull sync.Mutex
 	// shared guards what the pod workers of one Step share: the queue, touched, pods (written
 	// by workers only in teardown), pulled, pulling and tmpfs.
 	shared sync.Mutex

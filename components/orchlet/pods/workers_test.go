@@ -12,6 +12,7 @@ import (
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/fakecri"
 )
 
@@ -256,5 +257,59 @@ func TestWorkersDoNotWaitForEachOther(t *testing.T) {
 	}
 	if n := len(h.calls("RemovePodSandbox", "")); n != 1 {
 		t.Errorf("RemovePodSandbox calls = %d, want 1 (the removed pod torn down)", n)
+	}
+}
+
+// countingImages records the most PullImage calls in flight at once; each takes a little wall
+// time so that pulls that may overlap do.
+type countingImages struct {
+	cri.ImageManagerService
+	mu             sync.Mutex
+	inFlight, most int
+}
+
+func (c *countingImages) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	c.mu.Lock()
+	c.inFlight++
+	c.most = max(c.most, c.inFlight)
+	c.mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+	defer func() {
+		c.mu.Lock()
+		c.inFlight--
+		c.mu.Unlock()
+	}()
+	return c.ImageManagerService.PullImage(ctx, image, auth, sbCfg)
+}
+
+// TestWorkersKeepSerializeImagePulls: the pod workers pull one image at a time with
+// serializeImagePulls, several at once without.
+func TestWorkersKeepSerializeImagePulls(t *testing.T) {
+	for _, tc := range []struct {
+		serialize bool
+		want      int
+	}{{true, 1}, {false, 3}} {
+		t.Run(fmt.Sprintf("serializeImagePulls=%v", tc.serialize), func(t *testing.T) {
+			var imgs *countingImages
+			cfg := config(func(c *v1beta1.OrchletConfiguration) { c.SerializeImagePulls = tc.serialize })
+			h := newHarness(t, &fakecri.Script{}, cfg, func(o *Options) {
+				o.Workers = 4
+				imgs = &countingImages{ImageManagerService: o.Images}
+				o.Images = imgs
+			})
+			h.add(newPod("a", ctr("app", "a:1")), newPod("b", ctr("app", "b:1")), newPod("c", ctr("app", "c:1")))
+			h.runUntil(5 * time.Second)
+			if imgs.most != tc.want {
+				t.Errorf("most pulls at once = %d, want %d", imgs.most, tc.want)
+			}
+			if n := len(h.calls("PullImage", "")); n != 3 {
+				t.Errorf("PullImage calls = %d, want 3", n)
+			}
+			for _, p := range h.m.Pods() {
+				if p.Status.Phase != corev1.PodRunning {
+					t.Errorf("pod %s is %s, want Running", p.Name, p.Status.Phase)
+				}
+			}
+		})
 	}
 }

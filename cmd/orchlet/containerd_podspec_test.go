@@ -86,7 +86,7 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 	manifest := filepath.Join(manifests, "web.yaml")
 	a := startServing(t, "--container-runtime-endpoint", endpoint, "--pod-manifest-path", manifests,
 		"--file-check-frequency=1s", "--hostname-override="+e2eNode, "--fail-swap-on=false",
-		"--cgroup-driver=cgroupfs", "--cert-dir="+t.TempDir(), "--root-dir="+t.TempDir())
+		"--cgroup-driver=cgroupfs", "--pod-max-pids=64", "--cert-dir="+t.TempDir(), "--root-dir="+t.TempDir())
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("orchlet stderr:\n%s", a.stderr.String())
@@ -186,6 +186,10 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 
 	// The app's limits in its cgroup files: 64Mi, and 250m as a 25ms quota per 100ms period.
 	cg := cgroupFiles(t, ctd.taskPID(t, ids["app"]))
+	// --pod-max-pids on the pod cgroup, the container's parent, on cgroup v1 as on v2.
+	if got := cg.read(t, "pids", "../pids.max"); got != "64" {
+		t.Errorf("the pod cgroup's pids.max %q, want 64 (--pod-max-pids)", got)
+	}
 	if cg.v2 {
 		if got := cg.read(t, "memory", "memory.max"); got != "67108864" {
 			t.Errorf("memory.max %s, want 67108864", got)

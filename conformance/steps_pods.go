@@ -35,6 +35,7 @@ func podSteps() []StepDef {
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has the CPU quota (\d+) over the period (\d+)$`, func(w *World) any { return w.containerQuota }},
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has no CPU quota$`, func(w *World) any { return w.containerNoQuota }},
 		{`^the runtime's sandbox of pod "([^"]*)" has the cgroup parent "([^"]*)"$`, func(w *World) any { return w.sandboxCgroupParent }},
+		{`^the host's cgroup of pod "([^"]*)" has "([^"]*)" "([^"]*)"$`, func(w *World) any { return w.podCgroupFile }},
 	}
 }
 

@@ -165,8 +165,8 @@ type Manager struct {
 	done chan types.UID
 	// serialPull makes the workers' pulls one at a time (serializeImagePulls).
 	serialPull sync.Mutex
-	// shared guards what the pod workers of one Step share: the queue, touched, pods (written
-	// by workers only in teardown), pulled, pulling and tmpfs.
+	// shared guards what Step and its pod workers share: the queue, touched, pods (which only
+	// Step changes), pulled, pulling, tmpfs and runtimeName.
 	shared sync.Mutex
 
 	step        sync.Mutex // one Step at a time; guards everything below

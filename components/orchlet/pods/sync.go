@@ -54,7 +54,10 @@ func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 // relistRuntime lists the runtime and queues a sync of every pod whose objects changed since the last
 // relist, and a teardown of every pod of the agent's that is no longer desired.
 func (m *Manager) relistRuntime(ctx context.Context) {
-	if m.containerID("") == "://" {
+	m.shared.Lock()
+	named := m.runtimeName != ""
+	m.shared.Unlock()
+	if !named {
 		if err := m.request(ctx, func(ctx context.Context) error {
 			v, err := m.rt.Version(ctx, "v1")
 			m.shared.Lock()

@@ -41,7 +41,7 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 			return n, err
 		}
 		_, selinuxErr := os.Stat(filepath.Join(real.SysRoot, "fs", "selinux", "enforce"))
-		n.RootDir, n.CgroupV2, n.SELinux, n.Tmpfs = o.Flags.RootDir, version == 2, selinuxErr == nil, hostTmpfs()
+		n.RootDir, n.CgroupV2, n.SELinux, n.Tmpfs, n.SubPaths = o.Flags.RootDir, version == 2, selinuxErr == nil, hostTmpfs(), hostSubPaths()
 		n.HugePageSizes = hugePageSizes(filepath.Join(real.SysRoot, "kernel", "mm", "hugepages"))
 		n.ThermalThrottlePaths = thermalThrottlePaths(real.SysRoot)
 		if c.CgroupsPerQOS {

@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -102,6 +104,35 @@ func (w *World) sandboxCgroupParent(pod, parent string) error {
 		want := strings.ReplaceAll(parent, "{uid}", cfg.GetMetadata().GetUid())
 		if got := cfg.GetLinux().GetCgroupParent(); got != want {
 			return errStop{fmt.Errorf("the sandbox of pod %s has the cgroup parent %q, want %q", pod, got, want)}
+		}
+		return nil
+	})
+}
+
+// podCgroupFile reads a file of the pod's cgroup on this host, the one the sandbox's cgroup parent
+// (cgroupfs driver) names: in the unified hierarchy on cgroup v2, in the file's controller's (the
+// name's prefix, pids of pids.max) on v1.
+func (w *World) podCgroupFile(pod, file, want string) error {
+	return eventually(settle, func() error {
+		cfg, err := w.sandboxConfig(pod)
+		if err != nil {
+			return err
+		}
+		parent := cfg.GetLinux().GetCgroupParent()
+		if parent == "" {
+			return errStop{fmt.Errorf("the sandbox of pod %s names no cgroup parent", pod)}
+		}
+		dir := filepath.Join("/sys/fs/cgroup", parent)
+		if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
+			controller, _, _ := strings.Cut(file, ".")
+			dir = filepath.Join("/sys/fs/cgroup", controller, parent)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			return fmt.Errorf("the cgroup of pod %s: %w", pod, err)
+		}
+		if got := strings.TrimSpace(string(data)); got != want {
+			return errStop{fmt.Errorf("the cgroup of pod %s has %s %q, want %q", pod, file, got, want)}
 		}
 		return nil
 	})

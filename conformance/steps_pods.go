@@ -36,6 +36,7 @@ func podSteps() []StepDef {
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" has no CPU quota$`, func(w *World) any { return w.containerNoQuota }},
 		{`^the runtime's container "([^"]*)" of pod "([^"]*)" mounts the image "([^"]*)" read-only at "([^"]*)"$`, func(w *World) any { return w.containerImageMount }},
 		{`^the runtime's sandbox of pod "([^"]*)" has the cgroup parent "([^"]*)"$`, func(w *World) any { return w.sandboxCgroupParent }},
+		{`^the host's cgroup of pod "([^"]*)" has "([^"]*)" "([^"]*)"$`, func(w *World) any { return w.podCgroupFile }},
 	}
 }
 

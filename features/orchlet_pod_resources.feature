@@ -71,3 +71,11 @@ Feature: Node agent pod security and resources on the runtime
     When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cgroups-per-qos=false --enforce-node-allocatable="
     Then the agent reports pod "web" Running
     And the runtime's sandbox of pod "web" has the cgroup parent ""
+
+  @rule:orchlet.option.pod-max-pids.limit
+  Scenario: --pod-max-pids is the pids limit of each pod's cgroup on the host
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cgroup-driver=cgroupfs --pod-max-pids=64"
+    Then the agent reports pod "web" Running
+    And the agent reports pod "capped" Running
+    And the host's cgroup of pod "web" has "pids.max" "64"
+    And the host's cgroup of pod "capped" has "pids.max" "64"

@@ -35,14 +35,14 @@ spec:
   - name: init
     image: ` + e2eImage + `
     imagePullPolicy: IfNotPresent
-    command: [sh, -c, "echo written-by-init > /data/order"]
+    command: [sh, -c, "echo written-by-init > /data/order; mkdir /data/sub; echo in-sub > /data/sub/f"]
     volumeMounts: [{name: data, mountPath: /data}]
   containers:
   - name: app
     image: ` + e2eImage + `
     imagePullPolicy: IfNotPresent
-    command: [sh, -c, "cat /data/order || exit 3; trap 'echo term >> /mark/log; exit 0' TERM; while :; do sleep 1 & wait; done"]
-    volumeMounts: [{name: data, mountPath: /data}, {name: mark, mountPath: /mark}]
+    command: [sh, -c, "cat /data/order || exit 3; cat /sub/f || exit 4; trap 'echo term >> /mark/log; exit 0' TERM; while :; do sleep 1 & wait; done"]
+    volumeMounts: [{name: data, mountPath: /data}, {name: mark, mountPath: /mark}, {name: data, mountPath: /sub, subPath: sub}]
     resources:
       requests: {cpu: 250m, memory: 64Mi}
       limits: {cpu: 250m, memory: 64Mi}
@@ -86,7 +86,7 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 	manifest := filepath.Join(manifests, "web.yaml")
 	a := startServing(t, "--container-runtime-endpoint", endpoint, "--pod-manifest-path", manifests,
 		"--file-check-frequency=1s", "--hostname-override="+e2eNode, "--fail-swap-on=false",
-		"--cgroup-driver=cgroupfs", "--cert-dir="+t.TempDir(), "--root-dir="+t.TempDir())
+		"--cgroup-driver=cgroupfs", "--pod-max-pids=64", "--cert-dir="+t.TempDir(), "--root-dir="+t.TempDir())
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("orchlet stderr:\n%s", a.stderr.String())
@@ -143,10 +143,15 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 	if appSt.StartedAt < initSt.FinishedAt {
 		t.Errorf("app started at %d, before init finished at %d", appSt.StartedAt, initSt.FinishedAt)
 	}
-	eventually("the app's log shows what init wrote", 5*time.Second, func() (bool, error) {
+	eventually("the app's log shows what init wrote, in the emptyDir and in its subPath", 5*time.Second, func() (bool, error) {
 		lines := logLines(appSt.LogPath)
-		return len(lines) > 0 && lines[0] == "written-by-init", fmt.Errorf("app log %q", lines)
+		return len(lines) > 1 && lines[0] == "written-by-init" && lines[1] == "in-sub", fmt.Errorf("app log %q", lines)
 	})
+	// The subPath reaches the runtime as the kubelet's bind mount of it, the app's third mount.
+	subpathBind := "/volume-subpaths/data/app/2 "
+	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); !strings.Contains(string(mounts), subpathBind) {
+		t.Errorf("no bind mount of the subPath (%s) on the host", subpathBind)
+	}
 
 	// Readiness gates Ready: not ready while /tmp/ready is missing (several probe periods), ready
 	// once it is there.
@@ -186,6 +191,10 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 
 	// The app's limits in its cgroup files: 64Mi, and 250m as a 25ms quota per 100ms period.
 	cg := cgroupFiles(t, ctd.taskPID(t, ids["app"]))
+	// --pod-max-pids on the pod cgroup, the container's parent, on cgroup v1 as on v2.
+	if got := cg.read(t, "pids", "../pids.max"); got != "64" {
+		t.Errorf("the pod cgroup's pids.max %q, want 64 (--pod-max-pids)", got)
+	}
 	if cg.v2 {
 		if got := cg.read(t, "memory", "memory.max"); got != "67108864" {
 			t.Errorf("memory.max %s, want 67108864", got)
@@ -215,6 +224,9 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 		sbs, ctrs := listPod(t, rs, podName)
 		return len(sbs)+len(ctrs) == 0, fmt.Errorf("%d sandboxes, %d containers", len(sbs), len(ctrs))
 	})
+	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), subpathBind) {
+		t.Errorf("the subPath's bind mount (%s) outlived the pod", subpathBind)
+	}
 	if got, err := os.ReadFile(filepath.Join(mark, "log")); err != nil || string(got) != "prestop\nterm\n" {
 		t.Errorf("marks on the hostPath: %q (%v), want the preStop's then the TERM handler's", got, err)
 	}

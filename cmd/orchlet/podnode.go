@@ -18,8 +18,8 @@ import (
 // podNodeOf is what the pod workers need to know of this machine: its addresses, memory, cgroup
 // version, huge page sizes and SELinux, and where pod cgroups and volumes go. A host that is not
 // the real one (a test's) is a simulated machine: nothing of the real one is read or written, and
-// the workers keep volumes in a temporary directory. Pod cgroups are made only on the unified
-// hierarchy; --pod-max-pids, which only a pod cgroup enforces, is refused elsewhere.
+// the workers keep volumes in a temporary directory. Pod cgroups are made, on cgroup v1 or v2, with
+// --cgroups-per-qos; --pod-max-pids, which only a pod cgroup enforces, is refused without.
 func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, error) {
 	c := o.Config
 	addrs, err := nodeAddresses(o.Flags.NodeIP, nodeName)
@@ -41,15 +41,19 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 			return n, err
 		}
 		_, selinuxErr := os.Stat(filepath.Join(real.SysRoot, "fs", "selinux", "enforce"))
-		n.RootDir, n.CgroupV2, n.SELinux, n.Tmpfs = o.Flags.RootDir, version == 2, selinuxErr == nil, hostTmpfs()
+		n.RootDir, n.CgroupV2, n.SELinux, n.Tmpfs, n.SubPaths = o.Flags.RootDir, version == 2, selinuxErr == nil, hostTmpfs(), hostSubPaths()
 		n.HugePageSizes = hugePageSizes(filepath.Join(real.SysRoot, "kernel", "mm", "hugepages"))
 		n.ThermalThrottlePaths = thermalThrottlePaths(real.SysRoot)
-		if n.CgroupV2 && c.CgroupsPerQOS {
-			n.Cgroups = pods.CgroupV2{Root: filepath.Join(real.SysRoot, "fs", "cgroup")}
+		if c.CgroupsPerQOS {
+			root := filepath.Join(real.SysRoot, "fs", "cgroup")
+			n.Cgroups = pods.CgroupV1{Root: root}
+			if n.CgroupV2 {
+				n.Cgroups = pods.CgroupV2{Root: root}
+			}
 		}
 	}
 	if c.PodPidsLimit > 0 && n.Cgroups == nil {
-		return n, errors.New("--pod-max-pids (podPidsLimit): enforced on the pod cgroup, which this orchlet makes only on the unified cgroup hierarchy (v2) with --cgroups-per-qos")
+		return n, errors.New("--pod-max-pids (podPidsLimit): enforced on the pod cgroup, which is made only with --cgroups-per-qos")
 	}
 	return n, nil
 }

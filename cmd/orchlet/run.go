@@ -27,6 +27,10 @@ import (
 // lockRetry is how often a lock file held by another process is tried again.
 const lockRetry = time.Second
 
+// podWorkers is how many pods a real node syncs at once. The kubelet runs a goroutine per pod;
+// a bound keeps a burst of pods from flooding the runtime with more calls than it runs at once.
+const podWorkers = 16
+
 // Run takes the lock file, runs the start-up checks and logs the effective configuration at -v=2.
 // With --runonce and no pod source there is nothing to run and it returns; otherwise it runs the
 // agent in standalone mode on the CRI runtime, with its servers, until ctx ends, or until another
@@ -148,7 +152,7 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer, Memcg: memcg, MemcgUnavailable: noMemcg,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
-		RootDir: o.Flags.RootDir,
+		RootDir: o.Flags.RootDir, PodWorkers: podWorkers,
 		Version: o.Version.Major + "." + o.Version.Minor,
 	})
 	return a, nodeName, err

@@ -57,6 +57,9 @@ type Deps struct {
 	CPUTopology func() (*cpumanager.Topology, error)
 	// PodNode is what the pod workers know of the machine; the zero value is a simulated node.
 	PodNode pods.Node
+	// PodWorkers is how many pods are synced at once (pods.Options.Workers); 0 syncs one item
+	// at a time in a deterministic order, as a simulator needs.
+	PodWorkers int
 	// Observer, when set, runs the eviction manager on what it observes; Reclaimer is its
 	// node-level reclaim, nil for the agent's own garbage collectors (EnableGC).
 	Observer  eviction.Observer
@@ -140,7 +143,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
 		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
-		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode, Admit: a.admit,
+		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode, Admit: a.admit, Workers: d.PodWorkers,
 		SizeLimitsEnforced: d.Observer != nil && cfg.LocalStorageCapacityIsolation && cfg.VolumeStatsAggPeriod.Duration > 0,
 	})
 	if err != nil {

@@ -208,6 +208,8 @@ func (m *Manager) updateQOSCgroups() error {
 		return nil
 	}
 	var burstable int64
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	for _, p := range m.pods {
 		if p.rejected != "" || p.removed || podQOS(p.pod) != corev1.PodQOSBurstable {
 			continue

@@ -83,7 +83,12 @@ func (m *Manager) CleanedUp(uid types.UID) bool {
 // applyEvictions marks the pods evicted and queues their kill.
 func (m *Manager) applyEvictions() {
 	now := m.clk.Now()
-	for _, r := range m.evictions.take() {
+	rs := m.evictions.take()
+	for i, r := range rs {
+		if m.busy[r.uid] {
+			m.evictions.putBack(rs[i:]...) // applied once the pod's sync in progress ends
+			return
+		}
 		p := m.pods[r.uid]
 		if p == nil || p.removed || p.rejected != "" || p.evicted != nil {
 			m.statusMu.Lock()
@@ -94,11 +99,11 @@ func (m *Manager) applyEvictions() {
 		p.evicted = &evicted{grace: max(r.grace, 0)}
 		p.status.Phase, p.status.Reason, p.status.Message = corev1.PodFailed, r.reason, r.message
 		p.evictReason, p.evictMessage = r.reason, r.message
-		m.touched[r.uid] = true
+		m.touch(r.uid)
 		m.admitted--
 		for name := range p.ctrs {
 			for _, t := range []probeType{probeStartup, probeReadiness, probeLiveness} {
-				delete(m.queue, p.probeKey(name, t))
+				m.dequeue(p.probeKey(name, t))
 			}
 		}
 		m.enqueue(p.syncKey(), now)

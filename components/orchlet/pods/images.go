@@ -65,8 +65,7 @@ func containerPull(p *podState, c *corev1.Container, cs *ctrState) pullTarget {
 func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs *ctrState, sbCfg *runtimeapi.PodSandboxConfig) (string, bool) {
 	pod := p.pod
 	ref, key := t.ref, t.key
-	if r, ok := m.pulled[key]; ok {
-		delete(m.pulled, key)
+	if r, ok := m.takePulled(key); ok {
 		return m.pullEnded(p, t, cs, r)
 	}
 	if m.podPulling(pod.UID) {
@@ -125,10 +124,13 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs
 		return "", false
 	}
 	var pulled string
+	// serializeImagePulls: one pull at a time on the node, whichever pod workers want images.
+	m.serialPull.Lock()
 	err = m.callWithin(ctx, 0, func(ctx context.Context) (err error) {
 		pulled, err = m.pullImage(ctx, spec, auths, sbCfg)
 		return err
 	})
+	m.serialPull.Unlock()
 	return m.pullEnded(p, t, cs, pullResult{key: key, ref: pulled, err: err, started: now, ended: m.clk.Now()})
 }
 
@@ -149,7 +151,9 @@ func (m *Manager) pullEnded(p *podState, t pullTarget, cs *ctrState, r pullResul
 // startPull runs a pull in the background (serializeImagePulls false); the Step after it ends
 // hands its result to the pod's next sync. The pull has no deadline, as in the foreground.
 func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.ImageSpec, auths []*runtimeapi.AuthConfig, sbCfg *runtimeapi.PodSandboxConfig, started time.Time) {
+	m.shared.Lock()
 	m.pulling[key] = true
+	m.shared.Unlock()
 	m.callStarted(false, time.Time{})
 	go func() {
 		ref, err := m.pullImage(withoutDeadline{ctx}, spec, auths, sbCfg)
@@ -164,6 +168,8 @@ func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.I
 func (m *Manager) applyPulls() {
 	done := m.pullDone.take()
 	now := m.clk.Now()
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	for _, r := range done {
 		delete(m.pulling, r.key)
 		p := m.pods[r.key.uid]
@@ -171,18 +177,29 @@ func (m *Manager) applyPulls() {
 			continue
 		}
 		m.pulled[r.key] = r
-		m.enqueue(p.syncKey(), now)
+		m.enqueueLocked(p.syncKey(), now)
 	}
 }
 
 // podPulling reports whether a background pull of one of the pod's containers runs.
 func (m *Manager) podPulling(uid types.UID) bool {
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	for k := range m.pulling {
 		if k.uid == uid {
 			return true
 		}
 	}
 	return false
+}
+
+// takePulled hands over, once, the result of a background pull that ended.
+func (m *Manager) takePulled(key pullKey) (pullResult, bool) {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	r, ok := m.pulled[key]
+	delete(m.pulled, key)
+	return r, ok
 }
 
 func (m *Manager) retryPull(p *podState, b *backoff) {

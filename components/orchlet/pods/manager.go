@@ -89,6 +89,10 @@ type Options struct {
 	Logger klog.Logger
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
 	CPUs CPUAssigner
+	// Workers is how many pods Step syncs at once, each pod's work still one item at a time in
+	// order, as the kubelet's pod workers; 0 or 1 does every item in one deterministic order (a
+	// simulator's).
+	Workers int
 }
 
 // readNodeFile reads an absolute path (a relative one is taken from the working directory) from
@@ -149,6 +153,7 @@ type Manager struct {
 
 	callMu       sync.Mutex
 	calls        Calls
+	stepCalls    int // Step's calls in progress, from its pod workers
 	callsChanged chan struct{}
 
 	pullDone handoff[pullResult] // background pulls that ended, for the next Step
@@ -161,11 +166,22 @@ type Manager struct {
 	version   uint64
 	changed   chan struct{} // closed and replaced at each publish
 
+	workers int // pods synced at once; 1: one item at a time
+	// busy holds the pods a worker is syncing, done hears of each one it finishes; only Step
+	// reads or changes busy.
+	busy map[types.UID]bool
+	done chan types.UID
+	// serialPull makes the workers' pulls one at a time (serializeImagePulls).
+	serialPull sync.Mutex
+	// shared guards what Step and its pod workers share: the queue, touched, pods (which only
+	// Step changes), pulled, pulling, tmpfs and runtimeName.
+	shared sync.Mutex
+
 	step        sync.Mutex // one Step at a time; guards everything below
 	pods        map[types.UID]*podState
 	admitted    int
 	queue       map[itemKey]time.Time
-	runtimeName string                 // from Version, the prefix of container IDs in status
+	runtimeName string                 // from Version, the prefix of container IDs in status; under shared
 	seen        map[string]seenObject  // by id, the runtime objects of the agent's pods at the last relist
 	relisted    map[string]seenObject  // the map the next relist fills, reused
 	lastList    []listed               // every object the last relist saw, in its order
@@ -193,6 +209,9 @@ func New(o Options) (*Manager, error) {
 	}
 	if o.Config == nil {
 		errs = append(errs, errors.New("pods: a configuration is required"))
+	}
+	if o.Workers < 0 {
+		errs = append(errs, fmt.Errorf("pods: Workers %d must not be negative", o.Workers))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -233,6 +252,9 @@ func New(o Options) (*Manager, error) {
 		res:          res,
 		node:         o.Node,
 		cores:        o.Cores,
+		workers:      max(o.Workers, 1),
+		busy:         map[types.UID]bool{},
+		done:         make(chan types.UID, max(o.Workers, 1)),
 		tmpfs:        map[types.UID]map[string]bool{},
 		wake:         make(chan struct{}, 1),
 		pods:         map[types.UID]*podState{},
@@ -321,6 +343,9 @@ func (m *Manager) Step(ctx context.Context) int {
 	// Published after each item, not only at the end: a Step held for minutes by a pull shows
 	// the pods it admitted, and those it already synced, meanwhile.
 	m.publishTouched()
+	if m.workers > 1 {
+		return m.stepParallel(ctx)
+	}
 	n := 0
 	for {
 		k, ok := m.popDue(m.clk.Now())
@@ -329,6 +354,7 @@ func (m *Manager) Step(ctx context.Context) int {
 		}
 		n++
 		m.do(ctx, k)
+		m.reap(k.uid)
 		m.publishTouched()
 	}
 	return n
@@ -338,6 +364,8 @@ func (m *Manager) Step(ctx context.Context) int {
 func (m *Manager) NextDeadline() (time.Time, bool) {
 	m.step.Lock()
 	defer m.step.Unlock()
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	var next time.Time
 	found := false
 	for _, due := range m.queue {
@@ -359,6 +387,8 @@ func (m *Manager) Idle() bool {
 		return false
 	}
 	now := m.clk.Now()
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	for _, due := range m.queue {
 		if !due.After(now) {
 			return false
@@ -402,6 +432,7 @@ func (m *Manager) callStarted(step bool, deadline time.Time) {
 	defer m.callMu.Unlock()
 	m.calls.InFlight++
 	if step {
+		m.stepCalls++
 		m.calls.InStep, m.calls.StepDeadline = true, deadline
 	}
 	m.callsChangedLocked()
@@ -412,7 +443,10 @@ func (m *Manager) callEnded(step bool) {
 	defer m.callMu.Unlock()
 	m.calls.InFlight--
 	if step {
-		m.calls.InStep, m.calls.StepDeadline = false, time.Time{}
+		m.stepCalls--
+		if m.stepCalls == 0 {
+			m.calls.InStep, m.calls.StepDeadline = false, time.Time{}
+		}
 	}
 	m.callsChangedLocked()
 }
@@ -495,21 +529,31 @@ func (m *Manager) Stopped(uid types.UID) bool {
 // publishTouched copies again only the pods touched since the last publish: an item that only
 // relisted and found nothing new publishes nothing.
 func (m *Manager) publishTouched() {
-	if len(m.touched) == 0 {
-		return
-	}
+	m.shared.Lock()
+	fresh := false
 	for uid := range m.touched {
+		if m.busy[uid] {
+			continue // a worker is changing its status: published once it is done
+		}
 		if p := m.pods[uid]; p != nil {
 			p.snap = nil
 		}
+		delete(m.touched, uid)
+		fresh = true
 	}
-	clear(m.touched)
+	m.shared.Unlock()
+	if !fresh {
+		return
+	}
 	out := make([]*corev1.Pod, 0, len(m.pods))
 	stopping := map[types.UID]bool{}
 	for uid, p := range m.pods {
 		if p.removed {
 			stopping[uid] = true
 			continue
+		}
+		if p.snap == nil && m.busy[uid] {
+			continue // never published yet, and its worker is changing it
 		}
 		if p.snap == nil {
 			p.snap = p.pod.DeepCopy()
@@ -547,8 +591,14 @@ func (m *Manager) publishTouched() {
 func (m *Manager) applyUpdates() {
 	us := m.inbox.take()
 	now := m.clk.Now()
-	for _, u := range us {
-		m.touched[u.Pod.UID] = true
+	for i, u := range us {
+		if m.busy[u.Pod.UID] {
+			// As the kubelet's pod workers, an update waits for the pod's sync in progress;
+			// those after it wait too, so that they apply in order.
+			m.inbox.putBack(us[i:]...)
+			return
+		}
+		m.touch(u.Pod.UID)
 		p := m.pods[u.Pod.UID]
 		switch u.Op {
 		case sources.OpRemove:
@@ -556,7 +606,9 @@ func (m *Manager) applyUpdates() {
 				continue
 			}
 			if p.rejected != "" {
+				m.shared.Lock()
 				delete(m.pods, u.Pod.UID)
+				m.shared.Unlock()
 				continue
 			}
 			if p.evicted == nil {
@@ -584,7 +636,9 @@ func (m *Manager) applyUpdates() {
 				continue
 			}
 			p = newPodState(u.Pod.DeepCopy(), now)
+			m.shared.Lock()
 			m.pods[u.Pod.UID] = p
+			m.shared.Unlock()
 			if !m.admitEviction(p) || !m.admitSysctls(p) || !m.admitSpec(p) {
 				continue
 			}
@@ -614,13 +668,13 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		}
 		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
 	case kindSync:
-		p := m.pods[k.uid]
+		p := m.pod(k.uid)
 		if p == nil {
 			return
 		}
 		m.sync(ctx, p)
 	case kindProbe:
-		p := m.pods[k.uid]
+		p := m.pod(k.uid)
 		if p == nil || p.removed {
 			return
 		}

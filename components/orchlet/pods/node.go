@@ -36,6 +36,19 @@ type Node struct {
 	Cgroups PodCgroups
 	// Tmpfs mounts emptyDir volumes of medium Memory; nil refuses them.
 	Tmpfs Mounter
+	// SubPaths bind-mounts each volume mount's subPath where the runtime mounts it from, as the
+	// kubelet's subpather does; nil gives the runtime the path below the volume itself.
+	SubPaths SubPathMounter
+}
+
+// SubPathMounter is the kubelet's subpath.Interface on a host that can mount.
+type SubPathMounter interface {
+	// BindSubPath opens subPath below volume without following a symlink at any step, so that
+	// what it opens cannot lie outside the volume, and bind-mounts it on target, made as a file or
+	// a directory as the source is. A target that is already mounted is mounted again.
+	BindSubPath(volume, subPath, target string) error
+	// Unmount undoes BindSubPath; a target that is not mounted is not an error.
+	Unmount(target string) error
 }
 
 // resourceSettings are the cgroup and resource options, read once.

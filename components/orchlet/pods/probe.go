@@ -115,7 +115,7 @@ func (m *Manager) watch(p *podState, c *corev1.Container, cs *ctrState, id strin
 	cs.probedID = id
 	cs.probes[probeReadiness].published = -1
 	cs.probes[probeLiveness].published = 1
-	m.touched[p.pod.UID] = true
+	m.touch(p.pod.UID)
 	now := m.clk.Now()
 	for t := probeStartup; t < numProbeTypes; t++ {
 		pr := t.of(c)
@@ -134,7 +134,7 @@ func (m *Manager) watch(p *podState, c *corev1.Container, cs *ctrState, id strin
 func (m *Manager) unwatch(p *podState, name string, cs *ctrState) {
 	cs.probedID, cs.probes, cs.kill, cs.killNote = "", [numProbeTypes]probeResult{}, probeNone, ""
 	for t := probeStartup; t < numProbeTypes; t++ {
-		delete(m.queue, p.probeKey(name, t))
+		m.dequeue(p.probeKey(name, t))
 	}
 }
 
@@ -185,7 +185,7 @@ func (m *Manager) probe(ctx context.Context, p *podState, name string, t probeTy
 	}
 	if r.published != result {
 		r.published = result
-		m.touched[p.pod.UID] = true
+		m.touch(p.pod.UID)
 		// A change of readiness or startedness changes the status, and a started sidecar lets
 		// the next init container start: the pod's sync looks at once.
 		m.enqueue(p.syncKey(), now)

@@ -29,6 +29,13 @@ type itemKey struct {
 
 // enqueue makes k due at t, or earlier if it is already queued for an earlier time.
 func (m *Manager) enqueue(k itemKey, t time.Time) {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	m.enqueueLocked(k, t)
+}
+
+// enqueueLocked is enqueue with m.shared held.
+func (m *Manager) enqueueLocked(k itemKey, t time.Time) {
 	if due, ok := m.queue[k]; ok && !t.Before(due) {
 		return
 	}
@@ -38,11 +45,18 @@ func (m *Manager) enqueue(k itemKey, t time.Time) {
 // popDue removes and returns the first item due by now in the stable order: due time, then pod
 // namespace/name, then container name, then kind, then UID.
 func (m *Manager) popDue(now time.Time) (itemKey, bool) {
+	return m.popDueWhere(now, nil)
+}
+
+// popDueWhere is popDue among the items ok accepts (nil: all).
+func (m *Manager) popDueWhere(now time.Time, ok func(itemKey) bool) (itemKey, bool) {
+	m.shared.Lock()
+	defer m.shared.Unlock()
 	var best itemKey
 	var bestDue time.Time
 	found := false
 	for k, due := range m.queue {
-		if due.After(now) {
+		if due.After(now) || (ok != nil && !ok(k)) {
 			continue
 		}
 		if !found || before(due, k, bestDue, best) {
@@ -53,6 +67,34 @@ func (m *Manager) popDue(now time.Time) (itemKey, bool) {
 		delete(m.queue, best)
 	}
 	return best, found
+}
+
+// containerID is the ID a status shows for the runtime's container id: <runtime>://<id>.
+func (m *Manager) containerID(id string) string {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	return m.runtimeName + "://" + id
+}
+
+// dequeue drops k from the queue.
+func (m *Manager) dequeue(k itemKey) {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	delete(m.queue, k)
+}
+
+// touch marks the pod uid for the next publish.
+func (m *Manager) touch(uid types.UID) {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	m.touched[uid] = true
+}
+
+// pod is the state of the pod uid, nil when the manager has none.
+func (m *Manager) pod(uid types.UID) *podState {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	return m.pods[uid]
 }
 
 func before(da time.Time, a itemKey, db time.Time, b itemKey) bool {
@@ -87,6 +129,13 @@ func (h *handoff[T]) add(items ...T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.items = append(h.items, items...)
+}
+
+// putBack returns items not yet handled to the front of the list.
+func (h *handoff[T]) putBack(items ...T) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.items = append(append([]T(nil), items...), h.items...)
 }
 
 func (h *handoff[T]) take() []T {

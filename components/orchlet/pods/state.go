@@ -50,6 +50,7 @@ type podState struct {
 	startTime time.Time
 	rejected  string // admission failure message; the pod never runs
 	removed   bool   // left the sources (or was found orphaned): tear it down
+	gone      bool   // torn down: to be forgotten once its worker is done
 	sandboxID string
 	podIP     string
 	ctrs      map[string]*ctrState

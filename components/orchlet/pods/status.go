@@ -52,7 +52,7 @@ func (m *Manager) setStatus(p *podState, statuses map[string]*runtimeapi.Contain
 	}
 	st.Conditions = m.conditions(p, st)
 	if !reflect.DeepEqual(p.status, st) { // built the same way each time: no semantic equality needed
-		m.touched[pod.UID] = true
+		m.touch(pod.UID)
 	}
 	p.status = st
 }
@@ -66,7 +66,7 @@ func (m *Manager) containerStatus(p *podState, c *corev1.Container, rs *runtimea
 		out.LastTerminationState.Terminated = cs.lastTerm.DeepCopy()
 	}
 	if rs != nil {
-		out.ContainerID = m.runtimeName + "://" + rs.Id
+		out.ContainerID = m.containerID(rs.Id)
 		out.ImageID = rs.ImageRef
 		out.RestartCount = int32(rs.GetMetadata().GetAttempt())
 	}

@@ -54,10 +54,15 @@ func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 // relistRuntime lists the runtime and queues a sync of every pod whose objects changed since the last
 // relist, and a teardown of every pod of the agent's that is no longer desired.
 func (m *Manager) relistRuntime(ctx context.Context) {
-	if m.runtimeName == "" {
+	m.shared.Lock()
+	named := m.runtimeName != ""
+	m.shared.Unlock()
+	if !named {
 		if err := m.request(ctx, func(ctx context.Context) error {
 			v, err := m.rt.Version(ctx, "v1")
+			m.shared.Lock()
 			m.runtimeName = v.GetRuntimeName()
+			m.shared.Unlock()
 			return err
 		}); err != nil {
 			m.log.Error(err, "Asking the runtime its version failed")
@@ -110,7 +115,9 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 			// An orphan: a pod of ours no source names, to tear down.
 			p := newPodState(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: o.uid}}, now)
 			p.removed = true
+			m.shared.Lock()
 			m.pods[o.uid] = p
+			m.shared.Unlock()
 			mark(o.uid)
 			return
 		}
@@ -315,18 +322,30 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 	}
 	for name := range p.ctrs {
 		for t := probeStartup; t < numProbeTypes; t++ {
-			delete(m.queue, p.probeKey(name, t))
+			m.dequeue(p.probeKey(name, t))
 		}
 	}
-	delete(m.pods, p.pod.UID)
-	m.touched[p.pod.UID] = true // published as stopped
+	p.gone = true
+	m.log.Info("Pod torn down", "pod", klog.KObj(p.pod))
+	return nil
+}
+
+// reap forgets the pod uid once its teardown finished. It runs after the pod's item, where no
+// worker holds the pod: only the loop that hands out the items changes the pods map.
+func (m *Manager) reap(uid types.UID) {
+	p := m.pods[uid]
+	if p == nil || !p.gone {
+		return
+	}
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	delete(m.pods, uid)
+	m.touched[uid] = true // published as stopped
 	for k := range m.pulled {
-		if k.uid == p.pod.UID {
+		if k.uid == uid {
 			delete(m.pulled, k)
 		}
 	}
-	m.log.Info("Pod torn down", "pod", klog.KObj(p.pod))
-	return nil
 }
 
 // sortContainers orders containers by name, then attempt, so teardown acts in a stable order.
@@ -703,7 +722,7 @@ func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.Po
 	}
 	now := m.clk.Now()
 	finished := time.Unix(0, st.FinishedAt)
-	cs.lastTerm = m.terminated(c, st, m.runtimeName+"://"+l.Id)
+	cs.lastTerm = m.terminated(c, st, m.containerID(l.Id))
 	if until, wait := cs.crash.waitSince(finished, now); wait {
 		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.delay, c.Name, pod.Name, pod.Namespace, pod.UID)
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCrashLoop, Message: msg}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -249,16 +250,19 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.V
 
 // mountTmpfs mounts a tmpfs of size on dir once for the pod's lifetime; teardown unmounts it.
 func (m *Manager) mountTmpfs(p *podState, dir string, size int64) error {
+	// The outer map is shared by the pod workers; a pod's own set only its worker touches.
+	m.shared.Lock()
 	mounted := m.tmpfs[p.pod.UID]
+	if mounted == nil {
+		mounted = map[string]bool{}
+		m.tmpfs[p.pod.UID] = mounted
+	}
+	m.shared.Unlock()
 	if mounted[dir] {
 		return nil
 	}
 	if err := m.node.Tmpfs.MountTmpfs(dir, size); err != nil {
 		return err
-	}
-	if mounted == nil {
-		mounted = map[string]bool{}
-		m.tmpfs[p.pod.UID] = mounted
 	}
 	mounted[dir] = true
 	return nil
@@ -335,15 +339,23 @@ func checkHostPathType(path string, t *corev1.HostPathType) error {
 // tearDownVolumes unmounts the pod's tmpfs volumes and removes its directory, as the kubelet's
 // cleanupOrphanedPodDirs does once the pod is gone; hostPath volumes are the host's and stay.
 func (m *Manager) tearDownVolumes(pod *corev1.Pod) error {
-	for dir := range m.tmpfs[pod.UID] {
+	m.shared.Lock()
+	mounted := m.tmpfs[pod.UID]
+	m.shared.Unlock()
+	for dir := range mounted {
 		if err := m.node.Tmpfs.Unmount(dir); err != nil {
 			return fmt.Errorf("unmounting %s: %w", dir, err)
 		}
-		delete(m.tmpfs[pod.UID], dir)
+		delete(mounted, dir)
 	}
+	m.shared.Lock()
 	delete(m.tmpfs, pod.UID)
+	m.shared.Unlock()
 	if m.tokens != nil {
 		m.tokens.forget(string(pod.UID))
+	}
+	if err := m.cleanSubPaths(pod); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(m.podDir(pod)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -363,7 +375,7 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container) ([]*runtimea
 	privileged := c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
 	var out []*runtimeapi.Mount
 	mountsHosts := false
-	for _, vm := range c.VolumeMounts {
+	for i, vm := range c.VolumeMounts {
 		v := vols[vm.Name]
 		if v == nil {
 			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
@@ -405,6 +417,15 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container) ([]*runtimea
 			if err1 == nil && err2 == nil && real != base && !strings.HasPrefix(real, base+string(filepath.Separator)) {
 				return nil, fmt.Errorf("subpath %q not within volume path %q", real, base)
 			}
+		}
+		if vm.SubPath != "" && m.node.SubPaths != nil {
+			// As the kubelet's doBindSubPath: the runtime mounts a bind of what was checked,
+			// under --root-dir/pods/<uid>/volume-subpaths/<volume>/<container>/<index>.
+			target := filepath.Join(m.podDir(pod), volumeSubpaths, v.Name, c.Name, strconv.Itoa(i))
+			if err := m.node.SubPaths.BindSubPath(m.volumePath(pod, v), vm.SubPath, target); err != nil {
+				return nil, fmt.Errorf("error creating subPath %q of volumeMount %q: %w", vm.SubPath, vm.Name, err)
+			}
+			hostPath = target
 		}
 		propagation, err := mountPropagation(vm.MountPropagation, privileged)
 		if err != nil {
@@ -679,4 +700,25 @@ func sameFiles(dir string, files map[string]fileContent) bool {
 		return nil
 	})
 	return err == nil && n == len(files)
+}
+
+// volumeSubpaths is the kubelet's directory of subPath bind mounts under a pod's.
+const volumeSubpaths = "volume-subpaths"
+
+// cleanSubPaths unmounts the pod's subPath binds, volume-subpaths/<volume>/<container>/<index>,
+// as the kubelet's CleanSubPaths, before the pod's directory goes.
+func (m *Manager) cleanSubPaths(pod *corev1.Pod) error {
+	if m.node.SubPaths == nil {
+		return nil
+	}
+	targets, err := filepath.Glob(filepath.Join(m.podDir(pod), volumeSubpaths, "*", "*", "*"))
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if err := m.node.SubPaths.Unmount(t); err != nil {
+			return fmt.Errorf("unmounting subpath %s: %w", t, err)
+		}
+	}
+	return nil
 }

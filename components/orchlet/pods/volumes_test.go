@@ -473,3 +473,54 @@ func TestPodDataDirsRemadeAtEverySync(t *testing.T) {
 		t.Fatalf("not remade by the periodic sync: %v", err)
 	}
 }
+
+// recordingSubPaths stands in for the host's subPath mounter: it records the binds and unmounts.
+type recordingSubPaths struct {
+	mu               sync.Mutex
+	binds, unmounted []string
+}
+
+func (r *recordingSubPaths) BindSubPath(volume, subPath, target string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.binds = append(r.binds, filepath.Join(volume, subPath)+" -> "+target)
+	return os.MkdirAll(target, 0o750)
+}
+
+func (r *recordingSubPaths) Unmount(target string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unmounted = append(r.unmounted, target)
+	return nil
+}
+
+// With a subPath mounter the runtime mounts the bind under volume-subpaths/<volume>/<container>/
+// <index>, as the kubelet's doBindSubPath, and the binds are unmounted when the pod goes.
+func TestSubPathBindMounted(t *testing.T) {
+	sp := &recordingSubPaths{}
+	root := t.TempDir()
+	h := newHarness(t, nil, config(nil), func(o *Options) { o.Node = Node{RootDir: root, SubPaths: sp} })
+	vol := t.TempDir()
+	ct := ctr("c", "i")
+	ct.VolumeMounts = []corev1.VolumeMount{{Name: "v", MountPath: "/whole"}, {Name: "v", MountPath: "/v", SubPath: "a/b"}}
+	pod := newPod("p", ct)
+	pod.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: vol}}}}
+	h.add(pod)
+	h.runUntil(time.Second)
+	target := filepath.Join(root, "pods", "uid-p", "volume-subpaths", "v", "c", "1")
+	if want := []string{filepath.Join(vol, "a/b") + " -> " + target}; !slices.Equal(sp.binds, want) {
+		t.Errorf("binds %v, want %v", sp.binds, want)
+	}
+	ctrs := sent[*runtimeapi.CreateContainerRequest](h, "CreateContainer")
+	if len(ctrs) != 1 {
+		t.Fatalf("%d containers; events %q", len(ctrs), h.rec.lines())
+	}
+	if ms := ctrs[0].Config.Mounts; len(ms) < 2 || ms[0].HostPath != vol || ms[1].HostPath != target {
+		t.Fatalf("mounts %v, want the whole volume %s, then the bind %s", ms, vol, target)
+	}
+	h.remove(pod)
+	h.runUntil(time.Minute)
+	if !slices.Equal(sp.unmounted, []string{target}) {
+		t.Errorf("unmounted %v, want %v", sp.unmounted, []string{target})
+	}
+}

@@ -513,20 +513,22 @@ func (h *resourceHandlers) watch(req *restful.Request, resp *restful.Response) {
 		return
 	}
 	defer cancel()
+	mediaType, protobuf := negotiateProtobuf(r)
+	opts.JSON = !protobuf
 	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), opts)
 	if err != nil {
 		fail(req, resp, err)
 		return
 	}
-	if mediaType, ok := negotiateProtobuf(r); ok {
+	if protobuf {
 		streamProtobuf(resp.ResponseWriter, mediaType, stream)
 		return
 	}
-	streamFrames(resp.ResponseWriter, stream, func(ev generic.WatchEvent) watchFrame {
+	streamFrames(resp.ResponseWriter, stream, func(ev generic.WatchEvent) (watchFrame, []byte) {
 		if ev.Status != nil {
-			return watchFrame{Type: string(ev.Type), Object: ev.Status}
+			return watchFrame{Type: string(ev.Type), Object: ev.Status}, nil
 		}
-		return watchFrame{Type: string(ev.Type), Object: ev.Object}
+		return watchFrame{Type: string(ev.Type), Object: ev.Object}, ev.JSON
 	})
 }
 

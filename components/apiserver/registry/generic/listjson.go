@@ -73,18 +73,9 @@ var errUnsplicedList = errors.New("a list's items are not last in its JSON form"
 // appendItemJSON appends kv as a list item: the stored JSON without kind and apiVersion, with its
 // resourceVersion spliced in. A value not in encode's layout takes the general way.
 func (s *Store) appendItemJSON(dst, prefix []byte, kv storage.KeyValue) ([]byte, error) {
-	v := kv.Value
-	at := bytes.Index(v, creationMarker)
-	if g := bytes.Index(v, generationMarker); g >= 0 && (at < 0 || g < at) {
-		at = g
-	}
-	if bytes.HasPrefix(v, prefix) && at > 0 && !bytes.Contains(v[:at], rvMarker) {
+	if at, ok := rvPlace(kv.Value, prefix); ok {
 		dst = append(dst, `{"metadata":{`...)
-		dst = append(dst, v[len(prefix):at]...)
-		dst = append(dst, `"resourceVersion":"`...)
-		dst = strconv.AppendInt(dst, kv.ModRevision, 10)
-		dst = append(dst, `",`...)
-		return append(dst, v[at:]...), nil
+		return spliceRV(dst, kv.Value[len(prefix):], at-len(prefix), kv.ModRevision), nil
 	}
 	obj, err := s.decode(kv)
 	if err != nil {
@@ -96,4 +87,35 @@ func (s *Store) appendItemJSON(dst, prefix []byte, kv storage.KeyValue) ([]byte,
 		return nil, internal(err)
 	}
 	return append(dst, data...), nil
+}
+
+// objectJSON is kv as a whole object (kind and apiVersion kept) with its resourceVersion spliced
+// in; false when the value is not in encode's layout.
+func (s *Store) objectJSON(kv storage.KeyValue) ([]byte, bool) {
+	at, ok := rvPlace(kv.Value, s.storedPrefix())
+	if !ok {
+		return nil, false
+	}
+	return spliceRV(make([]byte, 0, len(kv.Value)+40), kv.Value, at, kv.ModRevision), true
+}
+
+// rvPlace finds where encode's layout of v, which begins with prefix, takes a resourceVersion.
+func rvPlace(v, prefix []byte) (int, bool) {
+	at := bytes.Index(v, creationMarker)
+	if g := bytes.Index(v, generationMarker); g >= 0 && (at < 0 || g < at) {
+		at = g
+	}
+	if !bytes.HasPrefix(v, prefix) || at <= len(prefix) || bytes.Contains(v[:at], rvMarker) {
+		return 0, false
+	}
+	return at, true
+}
+
+// spliceRV appends v with "resourceVersion":"rev", inserted at at.
+func spliceRV(dst, v []byte, at int, rev int64) []byte {
+	dst = append(dst, v[:at]...)
+	dst = append(dst, `"resourceVersion":"`...)
+	dst = strconv.AppendInt(dst, rev, 10)
+	dst = append(dst, `",`...)
+	return append(dst, v[at:]...)
 }

@@ -25,6 +25,9 @@ type WatchEvent struct {
 	Type   watch.EventType
 	Object runtime.Object
 	Status *metav1.Status
+	// JSON, with WatchOptions.JSON, is the object encoded (kind, apiVersion and resourceVersion
+	// set) in place of Object.
+	JSON []byte
 }
 
 // Watch streams the changes to objects in namespace ("" for all) as Kubernetes does: without a
@@ -145,6 +148,20 @@ func (w *watcher) translate(change storage.WatchEvent) (WatchEvent, bool) {
 		return ErrorEvent(apierrors.NewInternalError(change.Err)), true
 	}
 	w.lastRevision = change.KV.ModRevision
+	if w.opts.JSON && !w.opts.Selecting() {
+		// Without selectors every change is delivered as it is: the stored JSON with its
+		// resourceVersion spliced in is the frame's object, with no decode and encode per watcher.
+		if data, ok := w.store.objectJSON(change.KV); ok {
+			t := watch.Modified
+			switch {
+			case change.Type == storage.Delete:
+				t = watch.Deleted
+			case change.Created:
+				t = watch.Added
+			}
+			return WatchEvent{Type: t, JSON: data}, true
+		}
+	}
 	obj, err := w.store.decode(change.KV)
 	if err != nil {
 		return ErrorEvent(apierrors.NewInternalError(err)), true

@@ -227,12 +227,12 @@ func (h *resourceHandlers) listOrWatch(req *restful.Request, resp *restful.Respo
 	}
 	_, protobuf := negotiateProtobuf(req.Request)
 	if format, ok := negotiate(req.Request); ok && format == formatJSON && !protobuf {
-		data, err := h.Store.ListJSON(req.Request.Context(), req.PathParameter("namespace"), opts)
+		list, err := h.Store.PrepareListJSON(req.Request.Context(), req.PathParameter("namespace"), opts)
 		if err != nil {
 			fail(req, resp, err)
 			return
 		}
-		writeJSON(resp.ResponseWriter, req.Request, http.StatusOK, data)
+		writeJSONList(resp.ResponseWriter, req.Request, list)
 		return
 	}
 	list, err := h.Store.List(req.Request.Context(), req.PathParameter("namespace"), opts)

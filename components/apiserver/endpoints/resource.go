@@ -309,9 +309,14 @@ func (h *resourceHandlers) create(req *restful.Request, resp *restful.Response) 
 		fail(req, resp, err)
 		return
 	}
-	out, err := h.Store.Create(r.Context(), req.PathParameter("namespace"), in, dryRun)
+	out, data, err := h.Store.CreateJSON(r.Context(), req.PathParameter("namespace"), in, dryRun)
 	if err != nil {
 		fail(req, resp, err)
+		return
+	}
+	_, protobuf := negotiateProtobuf(req.Request)
+	if format, ok := negotiate(req.Request); ok && data != nil && format == formatJSON && !protobuf {
+		writeJSON(resp.ResponseWriter, req.Request, http.StatusCreated, data)
 		return
 	}
 	h.respondObject(req, resp, http.StatusCreated, out)

@@ -94,3 +94,29 @@ func TestWatchJSONEqualsEncodedObjects(t *testing.T) {
 func nameOf(obj runtime.Object) string {
 	return obj.(interface{ GetName() string }).GetName()
 }
+
+// CreateJSON answers the created object's JSON cut from its stored bytes: exactly what encoding
+// the object it answers gives; a dry run stores nothing and has no stored bytes to cut.
+func TestCreateJSONEqualsEncodedObject(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		strategy generic.Strategy
+		object   func(int) runtime.Object
+	}{{events.Strategy{}, event}, {core.PodStrategy{}, pod}} {
+		s, _ := newStore(t, tc.strategy)
+		obj, data, err := s.CreateJSON(generic.WithManager(ctx, "orchload"), "default", tc.object(1), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, want) {
+			t.Fatalf("%s: CreateJSON\n%s\nwant\n%s", tc.strategy.Kind(), data, want)
+		}
+		if _, data, err := s.CreateJSON(ctx, "default", tc.object(2), true); err != nil || data != nil {
+			t.Fatalf("%s: dry run answered JSON %q, %v", tc.strategy.Kind(), data, err)
+		}
+	}
+}

@@ -46,13 +46,13 @@ func (c Config) watchRequest(r *http.Request, selectable func(string) bool) (gen
 	}
 	ctx, cancel := c.Clock.WithTimeout(r.Context(), timeout)
 	if c.Stopping != nil {
-		go func() {
-			select {
-			case <-c.Stopping:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		// Not a goroutine per watch: an idle watch should cost as little as it can.
+		stop := context.AfterFunc(c.Stopping, cancel)
+		cancelTimeout := cancel
+		cancel = func() {
+			stop()
+			cancelTimeout()
+		}
 	}
 	return generic.WatchOptions{
 		ListOptions: opts, AllowBookmarks: bookmarks != nil && *bookmarks, SendInitialEvents: sendInitial,

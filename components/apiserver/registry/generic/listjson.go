@@ -50,6 +50,7 @@ type JSONList struct {
 	head   []byte // up to and including the items' opening bracket
 	prefix []byte // how stored values begin
 	kvs    []storage.KeyValue
+	at     []int // where each item's resourceVersion goes (see rvPlace)
 	// general holds the items not in encode's layout, encoded beforehand so that writing the list
 	// can fail only on its writer.
 	general map[int][]byte
@@ -60,7 +61,9 @@ type JSONList struct {
 func (s *Store) PrepareListJSON(ctx context.Context, namespace string, o ListOptions) (*JSONList, error) {
 	l := &JSONList{prefix: s.storedPrefix()}
 	lm, err := s.scan(ctx, namespace, o, func(kv storage.KeyValue, _ runtime.Object) error {
-		if at, ok := rvPlace(kv.Value, l.prefix); ok {
+		at, ok := rvPlace(kv.Value, l.prefix)
+		l.at = append(l.at, at)
+		if ok {
 			l.size += len(itemOpen) - len(l.prefix) + at + len(rvOpen) + digits(kv.ModRevision) + len(rvClose) + len(kv.Value) - at
 		} else {
 			data, err := s.generalItemJSON(kv)
@@ -120,9 +123,8 @@ func (l *JSONList) WriteTo(w io.Writer) (int64, error) {
 		if data, ok := l.general[i]; ok {
 			buf = append(buf, data...)
 		} else {
-			at, _ := rvPlace(kv.Value, l.prefix)
 			buf = append(buf, itemOpen...)
-			buf = spliceRV(buf, kv.Value[len(l.prefix):], at-len(l.prefix), kv.ModRevision)
+			buf = spliceRV(buf, kv.Value[len(l.prefix):], l.at[i]-len(l.prefix), kv.ModRevision)
 		}
 		if len(buf) >= listChunk {
 			if err := flush(); err != nil {
@@ -162,8 +164,14 @@ func (s *Store) objectJSON(kv storage.KeyValue) ([]byte, bool) {
 
 // rvPlace finds where encode's layout of v, which begins with prefix, takes a resourceVersion.
 func rvPlace(v, prefix []byte) (int, bool) {
+	// generation, when written, comes before creationTimestamp: only the bytes before it are
+	// searched, not the whole object (an event has no generation).
 	at := bytes.Index(v, creationMarker)
-	if g := bytes.Index(v, generationMarker); g >= 0 && (at < 0 || g < at) {
+	end := at
+	if end < 0 {
+		end = len(v)
+	}
+	if g := bytes.Index(v[:end], generationMarker); g >= 0 {
 		at = g
 	}
 	if !bytes.HasPrefix(v, prefix) || at <= len(prefix) || bytes.Contains(v[:at], rvMarker) {

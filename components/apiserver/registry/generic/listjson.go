@@ -28,24 +28,10 @@ func (s *Store) storedPrefix() []byte {
 	return []byte(`{"kind":"` + s.gvk.Kind + `","apiVersion":"` + s.gvk.GroupVersion().String() + `","metadata":{`)
 }
 
-// ListJSON answers what List answers, encoded as JSON. Each object goes out as it is stored, with
-// its resourceVersion spliced in, rather than decoded and encoded again: that is most of the cost
-// of listing thousands of objects.
-func (s *Store) ListJSON(ctx context.Context, namespace string, o ListOptions) ([]byte, error) {
-	l, err := s.PrepareListJSON(ctx, namespace, o)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	buf.Grow(l.Len())
-	if _, err := l.WriteTo(&buf); err != nil {
-		return nil, internal(err)
-	}
-	return buf.Bytes(), nil
-}
-
-// JSONList is a LIST answer ready to be written as JSON, a piece at a time: a server streams it
-// rather than holding the whole body (156 MiB for 100,000 events) in memory.
+// JSONList is what List answers, ready to be written as JSON a piece at a time: a server streams
+// it rather than holding the whole body (156 MiB for 100,000 events) in memory. Each object goes
+// out as it is stored, with its resourceVersion spliced in, rather than decoded and encoded again:
+// that is most of the cost of listing thousands of objects.
 type JSONList struct {
 	head   []byte // up to and including the items' opening bracket
 	prefix []byte // how stored values begin
@@ -57,7 +43,7 @@ type JSONList struct {
 	size    int
 }
 
-// PrepareListJSON reads what ListJSON answers; nothing is encoded until it is written.
+// PrepareListJSON reads the list List would answer; nothing is encoded until it is written.
 func (s *Store) PrepareListJSON(ctx context.Context, namespace string, o ListOptions) (*JSONList, error) {
 	l := &JSONList{prefix: s.storedPrefix()}
 	lm, err := s.scan(ctx, namespace, o, func(kv storage.KeyValue, _ runtime.Object) error {

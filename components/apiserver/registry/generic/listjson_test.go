@@ -62,6 +62,17 @@ func newStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.Store) 
 	return generic.New(generic.Options{Strategy: s, Storage: st, Clock: clk, TTL: time.Hour}), st
 }
 
+// listJSON is the whole JSON of the list PrepareListJSON reads.
+func listJSON(ctx context.Context, s *generic.Store, ns string, o generic.ListOptions) ([]byte, error) {
+	l, err := s.PrepareListJSON(ctx, ns, o)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	_, err = l.WriteTo(&buf)
+	return buf.Bytes(), err
+}
+
 // ListJSON splices stored bytes instead of decoding them; for every resource and whatever the
 // options, it must answer exactly the bytes of encoding List's answer. Pods carry
 // metadata.generation, which comes before creationTimestamp: the resourceVersion goes before it.
@@ -109,7 +120,7 @@ func TestListJSONEqualsEncodedList(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := s.ListJSON(ctx, ns, o)
+				got, err := listJSON(ctx, s, ns, o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -145,7 +156,7 @@ func BenchmarkListEvents10k(b *testing.B) {
 	})
 	b.Run("ListJSON", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = s.ListJSON(ctx, "default", generic.ListOptions{})
+			_, _ = listJSON(ctx, s, "default", generic.ListOptions{})
 		}
 	})
 }

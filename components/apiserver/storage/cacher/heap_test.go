@@ -9,6 +9,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/memory"
 )
 
@@ -40,5 +41,36 @@ func BenchmarkHeapPerCachedEvent(b *testing.B) {
 		b.ReportMetric(perEvent-float64(len(value)), "overhead-bytes/event")
 		runtime.KeepAlive(c)
 		_ = c.Close()
+	}
+}
+
+// An open watch that keeps up costs no goroutine: the cache hands changes into its channel, and a
+// goroutine delivers only the backlog of a reader that lags.
+func TestIdleWatchesHaveNoGoroutine(t *testing.T) {
+	c, _ := newCache(t, Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	before := runtime.NumGoroutine()
+	var watches []<-chan storage.WatchEvent
+	for range 200 {
+		ch, err := c.Watch(ctx, "/registry/events/", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		watches = append(watches, ch)
+	}
+	for i := range 3 {
+		key := fmt.Sprintf("/registry/events/ns/e%d", i)
+		if _, err := c.Create(ctx, key, []byte("v"), 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range watches {
+			if ev := next(t, ch); ev.KV.Key != key {
+				t.Fatalf("got %+v, want %s", ev, key)
+			}
+		}
+	}
+	if n := runtime.NumGoroutine() - before; n > 10 {
+		t.Fatalf("200 open watches run %d more goroutines", n)
 	}
 }

@@ -151,7 +151,7 @@ func (w *watcher) translate(change storage.WatchEvent) (WatchEvent, bool) {
 	if w.opts.JSON && !w.opts.Selecting() {
 		// Without selectors every change is delivered as it is: the stored JSON with its
 		// resourceVersion spliced in is the frame's object, with no decode and encode per watcher.
-		if data, ok := w.store.objectJSON(change.KV); ok {
+		if data, ok := w.store.changeJSON(change.KV); ok {
 			t := watch.Modified
 			switch {
 			case change.Type == storage.Delete:
@@ -192,6 +192,26 @@ func (w *watcher) translate(change storage.WatchEvent) (WatchEvent, bool) {
 		return WatchEvent{Type: watch.Deleted, Object: old}, true
 	}
 	return WatchEvent{}, false
+}
+
+// changeJSON is a change's object as JSON, as objectJSON cuts it, for the change at a revision.
+type changeJSON struct {
+	revision int64
+	key      string
+	data     []byte
+}
+
+// changeJSON is objectJSON of a change, shared by the watchers that send it: they must not change
+// it.
+func (s *Store) changeJSON(kv storage.KeyValue) ([]byte, bool) {
+	if c := s.lastChange.Load(); c != nil && c.revision == kv.ModRevision && c.key == kv.Key {
+		return c.data, true
+	}
+	data, ok := s.objectJSON(kv)
+	if ok {
+		s.lastChange.Store(&changeJSON{revision: kv.ModRevision, key: kv.Key, data: data})
+	}
+	return data, ok
 }
 
 // ErrorEvent is the ERROR frame that ends a watch with err.

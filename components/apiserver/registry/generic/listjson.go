@@ -160,7 +160,7 @@ func rvPlace(v, prefix []byte) (int, bool) {
 	if g := bytes.Index(v[:end], generationMarker); g >= 0 {
 		at = g
 	}
-	if !bytes.HasPrefix(v, prefix) || at <= len(prefix) || bytes.Contains(v[:at], rvMarker) {
+	if !bytes.HasPrefix(v, prefix) || at < len(prefix) || bytes.Contains(v[:at], rvMarker) {
 		return 0, false
 	}
 	return at, true

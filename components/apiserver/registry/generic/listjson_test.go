@@ -73,7 +73,7 @@ func listJSON(ctx context.Context, s *generic.Store, ns string, o generic.ListOp
 	return buf.Bytes(), err
 }
 
-// ListJSON splices stored bytes instead of decoding them; for every resource and whatever the
+// A JSONList splices stored bytes instead of decoding them; for every resource and whatever the
 // options, it must answer exactly the bytes of encoding List's answer. Pods carry
 // metadata.generation, which comes before creationTimestamp: the resourceVersion goes before it.
 func TestListJSONEqualsEncodedList(t *testing.T) {
@@ -125,7 +125,7 @@ func TestListJSONEqualsEncodedList(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Fatalf("ListJSON:\n%s\nwant (encoded List):\n%s", got, want)
+					t.Fatalf("JSONList:\n%s\nwant (encoded List):\n%s", got, want)
 				}
 				// A server sends the Content-Length before the list: it must be exact.
 				l, err := s.PrepareListJSON(ctx, ns, o)

@@ -28,13 +28,13 @@ import (
 // peerToken is the bearer token orchload gives itself on Kubernetes' API server.
 const peerToken = "orchload-token"
 
-// serveEtcd runs an embedded etcd (the same one orch-apiserver embeds) under dir until SIGTERM,
-// printing its client URL: Kubernetes' API server runs on it as a process of its own, so its memory
-// and CPU can be read beside the API server's.
+// serveEtcd runs an embedded etcd (orch-apiserver's, with etcd's defaults as Kubernetes runs it)
+// under dir until SIGTERM, printing its client URL: Kubernetes' API server runs on it as a process of
+// its own, so its memory and CPU can be read beside the API server's.
 func serveEtcd(dir string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := etcd3.StartEmbedded(ctx, dir)
+	e, err := etcd3.StartEmbeddedEtcdDefaults(ctx, dir)
 	if err != nil {
 		return err
 	}

@@ -97,8 +97,7 @@ func decodeObject(w http.ResponseWriter, data []byte, mode fieldValidation, obj 
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): json parse error: %v (%s)", gvk.Kind, err, excerpt(data)))
 	}
-	var tm metav1.TypeMeta
-	_ = json.Unmarshal(data, &tm)
+	tm := typeMetaOf(obj, data)
 	if tm.Kind != "" && tm.Kind != gvk.Kind {
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): kind %q is not %s", gvk.Kind, tm.Kind, gvk.Kind))
 	}
@@ -120,6 +119,19 @@ func decodeObject(w http.ResponseWriter, data []byte, mode fieldValidation, obj 
 		}
 	}
 	return nil
+}
+
+// typeMetaOf is the kind and apiVersion data named, read from obj where decoding it filled them in
+// (every API object inlines its TypeMeta) rather than by parsing data again.
+func typeMetaOf(obj any, data []byte) metav1.TypeMeta {
+	if o, ok := obj.(interface{ GetObjectKind() schema.ObjectKind }); ok {
+		if tm, ok := o.GetObjectKind().(*metav1.TypeMeta); ok {
+			return *tm
+		}
+	}
+	var tm metav1.TypeMeta
+	_ = json.Unmarshal(data, &tm)
+	return tm
 }
 
 // excerpt is the start of a body quoted in a parse error, as Kubernetes quotes it.

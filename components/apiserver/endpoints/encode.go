@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // prettyByDefault answers command-line user agents with indented JSON, as Kubernetes does.
@@ -96,6 +98,25 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, data []byte) {
 		}
 	}
 	writeBody(w, code, "application/json", data)
+}
+
+// writeJSONList answers with a list, written a piece at a time rather than from a copy of the
+// whole body (indented output, when asked for, is made from such a copy).
+func writeJSONList(w http.ResponseWriter, r *http.Request, l *generic.JSONList) {
+	if wantsPretty(r) {
+		var buf bytes.Buffer
+		_, _ = l.WriteTo(&buf)
+		writeJSON(w, r, http.StatusOK, buf.Bytes())
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-cache, private")
+	h.Set("Content-Length", strconv.Itoa(l.Len()+1))
+	w.WriteHeader(http.StatusOK)
+	if _, err := l.WriteTo(w); err == nil {
+		_, _ = w.Write([]byte{'\n'})
+	}
 }
 
 func writeBody(w http.ResponseWriter, code int, contentType string, data []byte) {

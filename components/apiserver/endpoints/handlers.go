@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -23,9 +24,9 @@ type Config struct {
 	Jitter func() float64
 	// BookmarkInterval is how often a watch that allows bookmarks gets one.
 	BookmarkInterval time.Duration
-	// Stopping closes when the server begins to shut down; open watches end then, as in
+	// Stopping is done when the server begins to shut down; open watches end then, as in
 	// Kubernetes, so shutdown does not wait for clients to hang up.
-	Stopping <-chan struct{}
+	Stopping context.Context
 }
 
 // respond answers with obj in the negotiated format, or 406 when the client accepts none orch makes.

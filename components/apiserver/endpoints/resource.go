@@ -230,12 +230,12 @@ func (h *resourceHandlers) listOrWatch(req *restful.Request, resp *restful.Respo
 	}
 	_, protobuf := negotiateProtobuf(req.Request)
 	if format, ok := negotiate(req.Request); ok && format == formatJSON && !protobuf {
-		data, err := h.Store.ListJSON(req.Request.Context(), req.PathParameter("namespace"), opts)
+		list, err := h.Store.PrepareListJSON(req.Request.Context(), req.PathParameter("namespace"), opts)
 		if err != nil {
 			fail(req, resp, err)
 			return
 		}
-		writeJSON(resp.ResponseWriter, req.Request, http.StatusOK, data)
+		writeJSONList(resp.ResponseWriter, req.Request, list)
 		return
 	}
 	list, err := h.Store.List(req.Request.Context(), req.PathParameter("namespace"), opts)
@@ -312,9 +312,14 @@ func (h *resourceHandlers) create(req *restful.Request, resp *restful.Response) 
 		fail(req, resp, err)
 		return
 	}
-	out, err := h.Store.Create(r.Context(), req.PathParameter("namespace"), in, dryRun)
+	out, data, err := h.Store.CreateJSON(r.Context(), req.PathParameter("namespace"), in, dryRun)
 	if err != nil {
 		fail(req, resp, err)
+		return
+	}
+	_, protobuf := negotiateProtobuf(req.Request)
+	if format, ok := negotiate(req.Request); ok && data != nil && format == formatJSON && !protobuf {
+		writeJSON(resp.ResponseWriter, req.Request, http.StatusCreated, data)
 		return
 	}
 	h.respondObject(req, resp, http.StatusCreated, out)
@@ -516,20 +521,22 @@ func (h *resourceHandlers) watch(req *restful.Request, resp *restful.Response) {
 		return
 	}
 	defer cancel()
+	mediaType, protobuf := negotiateProtobuf(r)
+	opts.JSON = !protobuf
 	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), opts)
 	if err != nil {
 		fail(req, resp, err)
 		return
 	}
-	if mediaType, ok := negotiateProtobuf(r); ok {
+	if protobuf {
 		streamProtobuf(resp.ResponseWriter, mediaType, stream)
 		return
 	}
-	streamFrames(resp.ResponseWriter, stream, func(ev generic.WatchEvent) watchFrame {
+	streamFrames(resp.ResponseWriter, stream, func(ev generic.WatchEvent) (watchFrame, []byte) {
 		if ev.Status != nil {
-			return watchFrame{Type: string(ev.Type), Object: ev.Status}
+			return watchFrame{Type: string(ev.Type), Object: ev.Status}, nil
 		}
-		return watchFrame{Type: string(ev.Type), Object: ev.Object}
+		return watchFrame{Type: string(ev.Type), Object: ev.Object}, ev.JSON
 	})
 }
 

@@ -46,13 +46,13 @@ func (c Config) watchRequest(r *http.Request, selectable func(string) bool) (gen
 	}
 	ctx, cancel := c.Clock.WithTimeout(r.Context(), timeout)
 	if c.Stopping != nil {
-		go func() {
-			select {
-			case <-c.Stopping:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		// Not a goroutine per watch: an idle watch should cost as little as it can.
+		stop := context.AfterFunc(c.Stopping, cancel)
+		cancelTimeout := cancel
+		cancel = func() {
+			stop()
+			cancelTimeout()
+		}
 	}
 	return generic.WatchOptions{
 		ListOptions: opts, AllowBookmarks: bookmarks != nil && *bookmarks, SendInitialEvents: sendInitial,
@@ -61,8 +61,9 @@ func (c Config) watchRequest(r *http.Request, selectable func(string) bool) (gen
 }
 
 // streamFrames writes a watch stream as newline-delimited JSON frames over a chunked response,
-// flushing whenever no further event is already waiting.
-func streamFrames[T any](w http.ResponseWriter, stream <-chan T, frame func(T) watchFrame) {
+// flushing whenever no further event is already waiting. A frame whose object comes already
+// encoded (raw) is written around it, not encoded again.
+func streamFrames[T any](w http.ResponseWriter, stream <-chan T, frame func(T) (watchFrame, []byte)) {
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache, private")
@@ -71,9 +72,18 @@ func streamFrames[T any](w http.ResponseWriter, stream <-chan T, frame func(T) w
 		flusher.Flush()
 	}
 	enc := json.NewEncoder(w)
+	var buf []byte
 	for ev := range stream {
-		f := frame(ev)
-		if err := enc.Encode(&f); err != nil {
+		f, raw := frame(ev)
+		var err error
+		if raw != nil {
+			buf = append(append(append(buf[:0], `{"type":"`...), f.Type...), `","object":`...)
+			buf = append(append(buf, raw...), "}\n"...)
+			_, err = w.Write(buf)
+		} else {
+			err = enc.Encode(&f)
+		}
+		if err != nil {
 			return // the client left
 		}
 		if flusher != nil && len(stream) == 0 {

@@ -100,6 +100,7 @@ func New(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	// controllerCtx ends when shutdown begins: the controllers stop, and open watches end.
 	controllerCtx, stopControllers := context.WithCancel(context.Background())
 	go func() {
 		<-c.Stopping
@@ -120,7 +121,7 @@ func New(c Config) (http.Handler, error) {
 	container.ServiceErrorHandler(serviceError)
 	endpointsConfig := endpoints.Config{
 		Clock: c.Clock, MinRequestTimeout: c.MinRequestTimeout,
-		Jitter: c.Jitter, BookmarkInterval: c.BookmarkInterval, Stopping: c.Stopping,
+		Jitter: c.Jitter, BookmarkInterval: c.BookmarkInterval, Stopping: controllerCtx,
 	}
 	for _, gv := range reg.groups {
 		container.Add(gv.WebService(endpointsConfig))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,15 +28,41 @@ func (s *Store) storedPrefix() []byte {
 	return []byte(`{"kind":"` + s.gvk.Kind + `","apiVersion":"` + s.gvk.GroupVersion().String() + `","metadata":{`)
 }
 
-// ListJSON answers what List answers, encoded as JSON. Each object goes out as it is stored, with
-// its resourceVersion spliced in, rather than decoded and encoded again: that is most of the cost
-// of listing thousands of objects.
-func (s *Store) ListJSON(ctx context.Context, namespace string, o ListOptions) ([]byte, error) {
-	var kvs []storage.KeyValue
-	size := 0
+// JSONList is what List answers, ready to be written as JSON a piece at a time: a server streams
+// it rather than holding the whole body (156 MiB for 100,000 events) in memory. Each object goes
+// out as it is stored, with its resourceVersion spliced in, rather than decoded and encoded again:
+// that is most of the cost of listing thousands of objects.
+type JSONList struct {
+	head   []byte // up to and including the items' opening bracket
+	prefix []byte // how stored values begin
+	kvs    []storage.KeyValue
+	at     []int // where each item's resourceVersion goes (see rvPlace)
+	// general holds the items not in encode's layout, encoded beforehand so that writing the list
+	// can fail only on its writer.
+	general map[int][]byte
+	size    int
+}
+
+// PrepareListJSON reads the list List would answer; nothing is encoded until it is written.
+func (s *Store) PrepareListJSON(ctx context.Context, namespace string, o ListOptions) (*JSONList, error) {
+	l := &JSONList{prefix: s.storedPrefix()}
 	lm, err := s.scan(ctx, namespace, o, func(kv storage.KeyValue, _ runtime.Object) error {
-		kvs = append(kvs, kv)
-		size += len(kv.Value) + 40
+		at, ok := rvPlace(kv.Value, l.prefix)
+		l.at = append(l.at, at)
+		if ok {
+			l.size += len(itemOpen) - len(l.prefix) + at + len(rvOpen) + digits(kv.ModRevision) + len(rvClose) + len(kv.Value) - at
+		} else {
+			data, err := s.generalItemJSON(kv)
+			if err != nil {
+				return err
+			}
+			if l.general == nil {
+				l.general = map[int][]byte{}
+			}
+			l.general[len(l.kvs)] = data
+			l.size += len(data)
+		}
+		l.kvs = append(l.kvs, kv)
 		return nil
 	})
 	if err != nil {
@@ -53,39 +80,52 @@ func (s *Store) ListJSON(ctx context.Context, namespace string, o ListOptions) (
 	if !bytes.HasSuffix(head, []byte(`"items":null}`)) {
 		return nil, internal(errUnsplicedList)
 	}
-	head = bytes.TrimSuffix(head, []byte("null}"))
-	prefix := s.storedPrefix()
-	out := make([]byte, 0, len(head)+size+3)
-	out = append(append(out, head...), '[')
-	for i, kv := range kvs {
+	l.head = append(bytes.TrimSuffix(head, []byte("null}")), '[')
+	l.size += len(l.head) + max(len(l.kvs)-1, 0) + len("]}")
+	return l, nil
+}
+
+// Len is the length of the list's JSON.
+func (l *JSONList) Len() int { return l.size }
+
+// listChunk is how much of a list is encoded before it is handed to the writer.
+const listChunk = 32 << 10
+
+// WriteTo writes the list's JSON to w.
+func (l *JSONList) WriteTo(w io.Writer) (int64, error) {
+	var written int64
+	buf := make([]byte, 0, listChunk+4096)
+	flush := func() error {
+		n, err := w.Write(buf)
+		written += int64(n)
+		buf = buf[:0]
+		return err
+	}
+	buf = append(buf, l.head...)
+	for i, kv := range l.kvs {
 		if i > 0 {
-			out = append(out, ',')
+			buf = append(buf, ',')
 		}
-		if out, err = s.appendItemJSON(out, prefix, kv); err != nil {
-			return nil, err
+		if data, ok := l.general[i]; ok {
+			buf = append(buf, data...)
+		} else {
+			buf = append(buf, itemOpen...)
+			buf = spliceRV(buf, kv.Value[len(l.prefix):], l.at[i]-len(l.prefix), kv.ModRevision)
+		}
+		if len(buf) >= listChunk {
+			if err := flush(); err != nil {
+				return written, err
+			}
 		}
 	}
-	return append(out, "]}"...), nil
+	buf = append(buf, "]}"...)
+	return written, flush()
 }
 
 var errUnsplicedList = errors.New("a list's items are not last in its JSON form")
 
-// appendItemJSON appends kv as a list item: the stored JSON without kind and apiVersion, with its
-// resourceVersion spliced in. A value not in encode's layout takes the general way.
-func (s *Store) appendItemJSON(dst, prefix []byte, kv storage.KeyValue) ([]byte, error) {
-	v := kv.Value
-	at := bytes.Index(v, creationMarker)
-	if g := bytes.Index(v, generationMarker); g >= 0 && (at < 0 || g < at) {
-		at = g
-	}
-	if bytes.HasPrefix(v, prefix) && at > 0 && !bytes.Contains(v[:at], rvMarker) {
-		dst = append(dst, `{"metadata":{`...)
-		dst = append(dst, v[len(prefix):at]...)
-		dst = append(dst, `"resourceVersion":"`...)
-		dst = strconv.AppendInt(dst, kv.ModRevision, 10)
-		dst = append(dst, `",`...)
-		return append(dst, v[at:]...), nil
-	}
+// generalItemJSON is kv as a list item, decoded and encoded: a value not in encode's layout.
+func (s *Store) generalItemJSON(kv storage.KeyValue) ([]byte, error) {
 	obj, err := s.decode(kv)
 	if err != nil {
 		return nil, err
@@ -95,5 +135,55 @@ func (s *Store) appendItemJSON(dst, prefix []byte, kv storage.KeyValue) ([]byte,
 	if err != nil {
 		return nil, internal(err)
 	}
-	return append(dst, data...), nil
+	return data, nil
+}
+
+// objectJSON is kv as a whole object (kind and apiVersion kept) with its resourceVersion spliced
+// in; false when the value is not in encode's layout.
+func (s *Store) objectJSON(kv storage.KeyValue) ([]byte, bool) {
+	at, ok := rvPlace(kv.Value, s.storedPrefix())
+	if !ok {
+		return nil, false
+	}
+	return spliceRV(make([]byte, 0, len(kv.Value)+40), kv.Value, at, kv.ModRevision), true
+}
+
+// rvPlace finds where encode's layout of v, which begins with prefix, takes a resourceVersion.
+func rvPlace(v, prefix []byte) (int, bool) {
+	// generation, when written, comes before creationTimestamp: only the bytes before it are
+	// searched, not the whole object (an event has no generation).
+	at := bytes.Index(v, creationMarker)
+	end := at
+	if end < 0 {
+		end = len(v)
+	}
+	if g := bytes.Index(v[:end], generationMarker); g >= 0 {
+		at = g
+	}
+	if !bytes.HasPrefix(v, prefix) || at < len(prefix) || bytes.Contains(v[:at], rvMarker) {
+		return 0, false
+	}
+	return at, true
+}
+
+// The pieces a list item is cut and spliced with.
+const (
+	itemOpen = `{"metadata":{`
+	rvOpen   = `"resourceVersion":"`
+	rvClose  = `",`
+)
+
+// spliceRV appends v with "resourceVersion":"rev", inserted at at.
+func spliceRV(dst, v []byte, at int, rev int64) []byte {
+	dst = append(dst, v[:at]...)
+	dst = append(dst, rvOpen...)
+	dst = strconv.AppendInt(dst, rev, 10)
+	dst = append(dst, rvClose...)
+	return append(dst, v[at:]...)
+}
+
+// digits is the length of n in decimal.
+func digits(n int64) int {
+	var b [20]byte
+	return len(strconv.AppendInt(b[:0], n, 10))
 }

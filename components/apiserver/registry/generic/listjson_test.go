@@ -62,7 +62,18 @@ func newStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.Store) 
 	return generic.New(generic.Options{Strategy: s, Storage: st, Clock: clk, TTL: time.Hour}), st
 }
 
-// ListJSON splices stored bytes instead of decoding them; for every resource and whatever the
+// listJSON is the whole JSON of the list PrepareListJSON reads.
+func listJSON(ctx context.Context, s *generic.Store, ns string, o generic.ListOptions) ([]byte, error) {
+	l, err := s.PrepareListJSON(ctx, ns, o)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	_, err = l.WriteTo(&buf)
+	return buf.Bytes(), err
+}
+
+// A JSONList splices stored bytes instead of decoding them; for every resource and whatever the
 // options, it must answer exactly the bytes of encoding List's answer. Pods carry
 // metadata.generation, which comes before creationTimestamp: the resourceVersion goes before it.
 func TestListJSONEqualsEncodedList(t *testing.T) {
@@ -109,12 +120,20 @@ func TestListJSONEqualsEncodedList(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := s.ListJSON(ctx, ns, o)
+				got, err := listJSON(ctx, s, ns, o)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Fatalf("ListJSON:\n%s\nwant (encoded List):\n%s", got, want)
+					t.Fatalf("JSONList:\n%s\nwant (encoded List):\n%s", got, want)
+				}
+				// A server sends the Content-Length before the list: it must be exact.
+				l, err := s.PrepareListJSON(ctx, ns, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l.Len() != len(want) {
+					t.Fatalf("Len %d, want %d", l.Len(), len(want))
 				}
 			})
 		}
@@ -137,7 +156,7 @@ func BenchmarkListEvents10k(b *testing.B) {
 	})
 	b.Run("ListJSON", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = s.ListJSON(ctx, "default", generic.ListOptions{})
+			_, _ = listJSON(ctx, s, "default", generic.ListOptions{})
 		}
 	})
 }
@@ -162,5 +181,48 @@ func BenchmarkCreateEvent(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// writeCounter records what a list is written to, and in how many writes.
+type writeCounter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// A list larger than one chunk goes to its writer in several writes, none larger than needed,
+// which together are the encoded list.
+func TestJSONListWrittenInPieces(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t, events.Strategy{})
+	for i := 0; i < 300; i++ {
+		if _, err := s.Create(ctx, "default", event(i), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.List(ctx, "default", generic.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.PrepareListJSON(ctx, "default", generic.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w writeCounter
+	n, err := l.WriteTo(&w)
+	if err != nil || n != int64(len(want)) || !bytes.Equal(w.Bytes(), want) {
+		t.Fatalf("WriteTo: %d bytes, %v; equal to the encoded list: %v", n, err, bytes.Equal(w.Bytes(), want))
+	}
+	if w.writes < len(want)/(40<<10) || w.writes > len(want)/(32<<10)+1 {
+		t.Fatalf("%d bytes in %d writes, want pieces of 32-40 KiB", len(want), w.writes)
 	}
 }

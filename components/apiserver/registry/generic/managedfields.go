@@ -264,7 +264,7 @@ func (s *Store) Apply(ctx context.Context, namespace, name string, patch *unstru
 			if err != nil {
 				return nil, false, err
 			}
-			out, err := s.create(ctx, namespace, obj, dryRun, false)
+			out, _, err := s.create(ctx, namespace, obj, dryRun, false)
 			if apierrors.IsAlreadyExists(err) {
 				continue // created concurrently: apply over it instead
 			}

@@ -37,6 +37,9 @@ type WatchOptions struct {
 	SendInitialEvents *bool
 	// BookmarkInterval is how often a bookmark is sent when AllowBookmarks; 0 disables.
 	BookmarkInterval time.Duration
+	// JSON asks for changes as their JSON (WatchEvent.JSON) where it can be cut from the stored form
+	// without decoding, for a client that writes JSON: Object is then nil.
+	JSON bool
 }
 
 // ContinueExpiredMessage is Kubernetes' 410 text for a continue token whose snapshot was compacted.

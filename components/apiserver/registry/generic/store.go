@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -68,6 +69,9 @@ type Store struct {
 	gvk        schema.GroupVersionKind
 	lazyFields *lazyFields
 	shapes     *createShapes
+	// lastChange is the JSON of the latest change a JSON watch sent: every watcher sends the same
+	// change at about the same time, and all but the first reuse it.
+	lastChange *atomic.Pointer[changeJSON]
 }
 
 // UpdateStrategy is what differs between writes to an object and to one of its subresources.
@@ -86,6 +90,7 @@ func New(o Options) *Store {
 		gvk:        gvr.GroupVersion().WithKind(o.Strategy.Kind()),
 		lazyFields: &lazyFields{},
 		shapes:     &createShapes{},
+		lastChange: &atomic.Pointer[changeJSON]{},
 	}
 	if s.newUID == nil {
 		s.newUID = func() types.UID { return types.UID(uuid.NewString()) }
@@ -224,22 +229,29 @@ func (s *Store) checkNamespace(m metav1.Object, namespace string) error {
 
 // Create stores a new object. With dryRun it validates and answers without storing.
 func (s *Store) Create(ctx context.Context, namespace string, in runtime.Object, dryRun bool) (runtime.Object, error) {
+	obj, _, err := s.create(ctx, namespace, in, dryRun, true)
+	return obj, err
+}
+
+// CreateJSON is Create also answering the created object's JSON, cut from the bytes stored rather
+// than encoded a second time; nil for a dry run, or when the stored form cannot be cut.
+func (s *Store) CreateJSON(ctx context.Context, namespace string, in runtime.Object, dryRun bool) (runtime.Object, []byte, error) {
 	return s.create(ctx, namespace, in, dryRun, true)
 }
 
-// create is Create; record tells whether the write's manager is recorded in managedFields (an
+// create is CreateJSON; record tells whether the write's manager is recorded in managedFields (an
 // apply has recorded itself).
-func (s *Store) create(ctx context.Context, namespace string, in runtime.Object, dryRun, record bool) (runtime.Object, error) {
+func (s *Store) create(ctx context.Context, namespace string, in runtime.Object, dryRun, record bool) (runtime.Object, []byte, error) {
 	m := accessor(in)
 	if err := s.checkNamespace(m, namespace); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if m.GetResourceVersion() != "" {
-		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+		return nil, nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
 	if s.admit != nil {
 		if err := s.admit(ctx, s.groupResource(), in, nil); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	generate := m.GetName() == "" && m.GetGenerateName() != ""
@@ -258,7 +270,7 @@ func (s *Store) create(ctx context.Context, namespace string, in runtime.Object,
 		if record {
 			var err error
 			if obj, err = s.recordUpdate(ctx, nil, obj); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			om = accessor(obj)
 		}
@@ -268,30 +280,31 @@ func (s *Store) create(ctx context.Context, namespace string, in runtime.Object,
 			rs.SetRequester(obj, user)
 		}
 		if errs := s.strategy.Validate(obj); len(errs) > 0 {
-			return nil, s.invalid(om.GetName(), errs)
+			return nil, nil, s.invalid(om.GetName(), errs)
 		}
 		if err := s.validate(ctx, admission.Create, obj); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if dryRun {
-			return obj, nil
+			return obj, nil, nil
 		}
 		data, err := s.encode(obj)
 		if err != nil {
-			return nil, internal(err)
+			return nil, nil, internal(err)
 		}
 		rev, err := s.storage.Create(ctx, s.key(om.GetNamespace(), om.GetName()), data, s.ttl)
 		if errors.Is(err, storage.ErrKeyExists) {
 			if generate && attempt+1 < generateNameAttempts {
 				continue
 			}
-			return nil, apierrors.NewAlreadyExists(s.groupResource(), om.GetName())
+			return nil, nil, apierrors.NewAlreadyExists(s.groupResource(), om.GetName())
 		}
 		if err != nil {
-			return nil, StorageError(err)
+			return nil, nil, StorageError(err)
 		}
 		om.SetResourceVersion(strconv.FormatInt(rev, 10))
-		return obj, nil
+		out, _ := s.objectJSON(storage.KeyValue{Value: data, ModRevision: rev})
+		return obj, out, nil
 	}
 }
 

@@ -25,6 +25,9 @@ type WatchEvent struct {
 	Type   watch.EventType
 	Object runtime.Object
 	Status *metav1.Status
+	// JSON, with WatchOptions.JSON, is the object encoded (kind, apiVersion and resourceVersion
+	// set) in place of Object.
+	JSON []byte
 }
 
 // Watch streams the changes to objects in namespace ("" for all) as Kubernetes does: without a
@@ -145,6 +148,20 @@ func (w *watcher) translate(change storage.WatchEvent) (WatchEvent, bool) {
 		return ErrorEvent(apierrors.NewInternalError(change.Err)), true
 	}
 	w.lastRevision = change.KV.ModRevision
+	if w.opts.JSON && !w.opts.Selecting() {
+		// Without selectors every change is delivered as it is: the stored JSON with its
+		// resourceVersion spliced in is the frame's object, with no decode and encode per watcher.
+		if data, ok := w.store.changeJSON(change.KV); ok {
+			t := watch.Modified
+			switch {
+			case change.Type == storage.Delete:
+				t = watch.Deleted
+			case change.Created:
+				t = watch.Added
+			}
+			return WatchEvent{Type: t, JSON: data}, true
+		}
+	}
 	obj, err := w.store.decode(change.KV)
 	if err != nil {
 		return ErrorEvent(apierrors.NewInternalError(err)), true
@@ -175,6 +192,26 @@ func (w *watcher) translate(change storage.WatchEvent) (WatchEvent, bool) {
 		return WatchEvent{Type: watch.Deleted, Object: old}, true
 	}
 	return WatchEvent{}, false
+}
+
+// changeJSON is a change's object as JSON, as objectJSON cuts it, for the change at a revision.
+type changeJSON struct {
+	revision int64
+	key      string
+	data     []byte
+}
+
+// changeJSON is objectJSON of a change, shared by the watchers that send it: they must not change
+// it.
+func (s *Store) changeJSON(kv storage.KeyValue) ([]byte, bool) {
+	if c := s.lastChange.Load(); c != nil && c.revision == kv.ModRevision && c.key == kv.Key {
+		return c.data, true
+	}
+	data, ok := s.objectJSON(kv)
+	if ok {
+		s.lastChange.Store(&changeJSON{revision: kv.ModRevision, key: kv.Key, data: data})
+	}
+	return data, ok
 }
 
 // ErrorEvent is the ERROR frame that ends a watch with err.

@@ -330,21 +330,19 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, fromRevision int64) (
 		c.mu.Unlock()
 		return c.inner.Watch(ctx, prefix, fromRevision)
 	}
-	w := newWatcher(prefix, fromRevision)
+	w := newWatcher(ctx, prefix, fromRevision)
+	var replay []storage.WatchEvent
 	for _, ev := range c.changes {
 		if ev.KV.ModRevision > fromRevision && strings.HasPrefix(ev.KV.Key, prefix) {
-			w.queue = append(w.queue, ev)
+			replay = append(replay, ev)
 		}
 	}
-	c.watchers[w] = struct{}{}
-	c.mu.Unlock()
-
-	out := make(chan storage.WatchEvent)
-	go func() {
-		w.pump(ctx, out)
+	w.start(replay, func() {
 		c.mu.Lock()
 		delete(c.watchers, w)
 		c.mu.Unlock()
-	}()
-	return out, nil
+	})
+	c.watchers[w] = struct{}{}
+	c.mu.Unlock()
+	return w.ch, nil
 }

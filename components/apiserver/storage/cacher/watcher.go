@@ -7,37 +7,82 @@ import (
 	"orch.io/orch/components/apiserver/storage"
 )
 
-// watcher is one client's queue of changes, fed by the cache and drained by its own goroutine, so
-// a slow reader delays nobody else.
+// handOver is how many changes a watcher's channel holds: the cache hands changes over into it
+// directly, and a watcher gets a goroutine of its own only while its reader lags behind that.
+const handOver = 16
+
+// watcher is one client's channel of changes. The cache sends into it without blocking; what does
+// not fit waits in a queue that a goroutine of the watcher's own delivers, so a slow reader delays
+// nobody else and an idle watch costs no goroutine.
 type watcher struct {
+	ctx    context.Context // the watch's; the watcher ends with it
 	prefix string
 	from   int64 // changes at or before this revision are not the watcher's
+	ch     chan storage.WatchEvent
 
-	mu    sync.Mutex
-	queue []storage.WatchEvent
-	ended bool
-	last  error // the final event's Err once ended; nil for a clean close
-	wake  chan struct{}
+	mu      sync.Mutex
+	queue   []storage.WatchEvent // changes after those in ch, in order
+	pumping bool                 // a goroutine delivers the queue; only it sends or closes then
+	ended   bool
+	closed  bool
+	last    error // the final event's Err once ended; nil for a clean close
 }
 
-func newWatcher(prefix string, from int64) *watcher {
-	return &watcher{prefix: prefix, from: from, wake: make(chan struct{}, 1)}
+func newWatcher(ctx context.Context, prefix string, from int64) *watcher {
+	return &watcher{ctx: ctx, prefix: prefix, from: from, ch: make(chan storage.WatchEvent, handOver)}
 }
 
-// push queues ev; false when the queue was full, which ends the watcher with ErrWatcherTooSlow.
+// start delivers replay, the changes the watcher missed, and ends the watcher when its context
+// ends, calling gone then.
+func (w *watcher) start(replay []storage.WatchEvent, gone func()) {
+	w.mu.Lock()
+	for i, ev := range replay {
+		if !w.trySend(ev) {
+			w.queue = append(w.queue, replay[i:]...)
+			w.pump()
+			break
+		}
+	}
+	w.mu.Unlock()
+	context.AfterFunc(w.ctx, func() {
+		gone()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.ended, w.last, w.queue = true, nil, nil
+		w.closeIdle()
+	})
+}
+
+// trySend hands ev to the channel if nothing waits before it and there is room; w.mu is held.
+func (w *watcher) trySend(ev storage.WatchEvent) bool {
+	if w.pumping || len(w.queue) > 0 {
+		return false
+	}
+	select {
+	case w.ch <- ev:
+		return true
+	default:
+		return false
+	}
+}
+
+// push delivers or queues ev; false when limit changes were already waiting, which ends the watcher
+// with ErrWatcherTooSlow.
 func (w *watcher) push(ev storage.WatchEvent, limit int) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ended {
 		return false
 	}
-	if len(w.queue) >= limit {
-		w.ended, w.last = true, storage.ErrWatcherTooSlow
-		w.signal()
+	if len(w.ch)+len(w.queue) >= limit {
+		w.ended, w.last, w.queue = true, storage.ErrWatcherTooSlow, nil
+		w.pump()
 		return false
 	}
-	w.queue = append(w.queue, ev)
-	w.signal()
+	if !w.trySend(ev) {
+		w.queue = append(w.queue, ev)
+		w.pump()
+	}
 	return true
 }
 
@@ -45,54 +90,77 @@ func (w *watcher) push(ev storage.WatchEvent, limit int) bool {
 func (w *watcher) end(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.ended {
-		w.ended, w.last = true, err
-		w.signal()
+	if w.ended {
+		return
+	}
+	w.ended, w.last = true, err
+	if len(w.queue) == 0 && err == nil {
+		w.closeIdle()
+		return
+	}
+	w.pump()
+}
+
+// closeIdle closes the channel unless the delivering goroutine owns it; w.mu is held.
+func (w *watcher) closeIdle() {
+	if !w.pumping && !w.closed {
+		w.closed = true
+		close(w.ch)
 	}
 }
 
-func (w *watcher) signal() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
+// pump starts the delivering goroutine unless it runs; w.mu is held.
+func (w *watcher) pump() {
+	if w.pumping || w.closed {
+		return
 	}
+	w.pumping = true
+	go w.deliver()
 }
 
-// pump delivers the queue to out until the watcher ends or ctx does, then closes out. A watcher
-// dropped for being slow gets ErrWatcherTooSlow as its last event, without the changes it missed.
-func (w *watcher) pump(ctx context.Context, out chan<- storage.WatchEvent) {
-	defer close(out)
+// deliver sends the queue, then the final error of an ended watcher and closes its channel; it
+// returns as soon as the queue is empty on a watcher still open.
+func (w *watcher) deliver() {
 	for {
 		w.mu.Lock()
 		batch := w.queue
 		w.queue = nil
 		ended, last := w.ended, w.last
-		if ended && last != nil {
-			batch = nil
+		if len(batch) == 0 && !ended {
+			w.pumping = false
+			w.mu.Unlock()
+			return
 		}
 		w.mu.Unlock()
 		for _, ev := range batch {
 			select {
-			case out <- ev:
-			case <-ctx.Done():
-				w.end(nil)
+			case w.ch <- ev:
+			case <-w.ctx.Done():
+				w.finish()
 				return
 			}
 		}
-		if ended {
-			if last != nil {
-				select {
-				case out <- storage.WatchEvent{Err: last}:
-				case <-ctx.Done():
-				}
+		if len(batch) > 0 {
+			continue // more may have been queued meanwhile, and ended may have changed
+		}
+		if last != nil {
+			select {
+			case w.ch <- storage.WatchEvent{Err: last}:
+			case <-w.ctx.Done():
 			}
-			return
 		}
-		select {
-		case <-w.wake:
-		case <-ctx.Done():
-			w.end(nil)
-			return
-		}
+		w.finish()
+		return
+	}
+}
+
+// finish closes the channel of an ended watcher from the delivering goroutine.
+func (w *watcher) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ended, w.pumping, w.queue = true, false, nil
+	if !w.closed {
+		w.closed = true
+		close(w.ch)
 	}
 }

@@ -283,3 +283,26 @@ func BenchmarkCreateParallel(b *testing.B) { benchmarkCreateParallel(b, 0) }
 
 // With a TTL: lease reuse keeps this close to the plain figure.
 func BenchmarkCreateParallelTTL(b *testing.B) { benchmarkCreateParallel(b, time.Hour) }
+
+// orch's embedded member, which never has followers, keeps few raft entries past a snapshot; the
+// etcd Kubernetes' API server is measured on keeps etcd's default.
+func TestEmbeddedCatchUpEntries(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(context.Context, string) (*Embedded, error)
+		want  uint64
+	}{
+		{"orch's embedded member", StartEmbedded, singleMemberCatchUpEntries},
+		{"etcd's defaults", StartEmbeddedEtcdDefaults, 5000},
+	} {
+		e, err := tc.start(t.Context(), filepath.Join(t.TempDir(), "etcd"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := e.etcd.Server.Cfg.SnapshotCatchUpEntries
+		_ = e.Close()
+		if got != tc.want {
+			t.Errorf("%s: %d raft entries kept past a snapshot, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -695,13 +695,17 @@ func (w *World) podDataDir(name, pod string) (string, error) {
 	if p == nil {
 		return "", fmt.Errorf("the agent reports no pod %s", pod)
 	}
-	prefix := w.agent().OptionName("root-dir") + "="
+	// The last --root-dir wins, as flags do: the profile may give one before the scenario's.
+	prefix, root := w.agent().OptionName("root-dir")+"=", ""
 	for _, a := range w.node().agent.cmd.Args {
-		if root, ok := strings.CutPrefix(a, prefix); ok {
-			return filepath.Join(root, "pods", string(p.UID), name), nil
+		if r, ok := strings.CutPrefix(a, prefix); ok {
+			root = r
 		}
 	}
-	return "", fmt.Errorf("the scenario's agent runs without %s", strings.TrimSuffix(prefix, "="))
+	if root == "" {
+		return "", fmt.Errorf("the scenario's agent runs without %s", strings.TrimSuffix(prefix, "="))
+	}
+	return filepath.Join(root, "pods", string(p.UID), name), nil
 }
 
 // remakesPodDir removes the directory and waits for it to come back, times times: a sync of the

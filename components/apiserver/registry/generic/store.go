@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -71,7 +70,7 @@ type Store struct {
 	shapes     *createShapes
 	// lastChange is the JSON of the latest change a JSON watch sent: every watcher sends the same
 	// change at about the same time, and all but the first reuse it.
-	lastChange *atomic.Pointer[changeJSON]
+	lastChange *lastChangeJSON
 }
 
 // UpdateStrategy is what differs between writes to an object and to one of its subresources.
@@ -90,7 +89,7 @@ func New(o Options) *Store {
 		gvk:        gvr.GroupVersion().WithKind(o.Strategy.Kind()),
 		lazyFields: &lazyFields{},
 		shapes:     &createShapes{},
-		lastChange: &atomic.Pointer[changeJSON]{},
+		lastChange: &lastChangeJSON{},
 	}
 	if s.newUID == nil {
 		s.newUID = func() types.UID { return types.UID(uuid.NewString()) }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -201,15 +203,33 @@ type changeJSON struct {
 	data     []byte
 }
 
+// lastChangeJSON holds the latest change's JSON; mu makes watchers that miss it together wait for
+// the one cutting it rather than each cut a copy.
+type lastChangeJSON struct {
+	last atomic.Pointer[changeJSON]
+	mu   sync.Mutex
+}
+
 // changeJSON is objectJSON of a change, shared by the watchers that send it: they must not change
 // it.
 func (s *Store) changeJSON(kv storage.KeyValue) ([]byte, bool) {
-	if c := s.lastChange.Load(); c != nil && c.revision == kv.ModRevision && c.key == kv.Key {
+	hit := func() *changeJSON {
+		if c := s.lastChange.last.Load(); c != nil && c.revision == kv.ModRevision && c.key == kv.Key {
+			return c
+		}
+		return nil
+	}
+	if c := hit(); c != nil {
+		return c.data, true
+	}
+	s.lastChange.mu.Lock()
+	defer s.lastChange.mu.Unlock()
+	if c := hit(); c != nil {
 		return c.data, true
 	}
 	data, ok := s.objectJSON(kv)
 	if ok {
-		s.lastChange.Store(&changeJSON{revision: kv.ModRevision, key: kv.Key, data: data})
+		s.lastChange.last.Store(&changeJSON{revision: kv.ModRevision, key: kv.Key, data: data})
 	}
 	return data, ok
 }

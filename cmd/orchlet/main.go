@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/benbjohnson/clock"
@@ -24,7 +25,21 @@ var (
 	buildDate  = ""
 )
 
+// defaultGCPercent is the collector's target when GOGC is not set. The agent's live heap is a few
+// MiB (about 6 at 100 pods), so Go's usual growth of 100% shows as resident memory above it; at 50
+// the resident set at 100 pods on fakecri is 3 MiB lower (58 against 61 MiB), for a collector that
+// runs over a small heap.
+const defaultGCPercent = 50
+
+// applyGCPercent sets defaultGCPercent unless GOGC says otherwise.
+func applyGCPercent() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(defaultGCPercent)
+	}
+}
+
 func main() {
+	applyGCPercent()
 	os.Exit(orchlet(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -81,7 +81,11 @@ current-context: orch
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kubeconfig, clients.Core, clients
+	admin, err := kubernetes.NewForConfig(clients.Config) // on the agent's shared limiter
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, admin, clients
 }
 
 func waitFor(t *testing.T, what string, cond func() (bool, error)) {

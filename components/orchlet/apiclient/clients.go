@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -65,10 +64,10 @@ type Settings struct {
 // Clients are the agent's connections to the API server.
 type Clients struct {
 	Config *rest.Config
-	Core   kubernetes.Interface
+	Core   *CoreV1Client
 	// Heartbeat and Leases carry node status and lease renewals; like the kubelet's heartbeat
 	// client they are not limited by QPS/Burst, so a busy agent still heartbeats on time.
-	Heartbeat kubernetes.Interface
+	Heartbeat *CoreV1Client
 	Leases    *rest.RESTClient
 	// Events is unthrottled here: the event recorder applies --event-qps and --event-burst.
 	Events *rest.RESTClient
@@ -108,15 +107,18 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	if s.UserAgent != "" {
 		cfg.UserAgent = s.UserAgent
 	}
-	core, err := kubernetes.NewForConfig(cfg)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = rest.DefaultKubernetesUserAgent() // as client-go's clientset sends
+	}
+	core, err := newCoreV1(cfg)
 	if err != nil {
 		return nil, err
 	}
 	// One limiter for every throttled client, as the kubelet's clients share one configuration.
-	cfg.RateLimiter = core.CoreV1().RESTClient().GetRateLimiter()
+	cfg.RateLimiter = core.RESTClient().GetRateLimiter()
 	heartbeatCfg := rest.CopyConfig(cfg)
 	heartbeatCfg.RateLimiter, heartbeatCfg.QPS, heartbeatCfg.Burst = nil, -1, 0
-	heartbeat, err := kubernetes.NewForConfig(heartbeatCfg)
+	heartbeat, err := newCoreV1(heartbeatCfg)
 	if err != nil {
 		return nil, err
 	}

@@ -13,10 +13,13 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	k8seventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/server"
@@ -56,10 +59,11 @@ func newClients(t *testing.T, contentType string) (*Clients, *wire) {
 	seen := &wire{}
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r)
-		seen.add(r.Method + " " + r.URL.Path + " sent=" + r.Header.Get("Content-Type") + " accept=" + r.Header.Get("Accept") + " got=" + w.Header().Get("Content-Type"))
+		seen.add(r.Method + " " + r.URL.Path + " sent=" + r.Header.Get("Content-Type") + " accept=" + r.Header.Get("Accept") + " got=" + w.Header().Get("Content-Type") +
+			" agent=" + r.Header.Get("User-Agent"))
 	}))
 	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
-	c, err := New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, Settings{ContentType: contentType})
+	c, err := New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, Settings{ContentType: contentType, UserAgent: "orchlet/v1.2.3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +71,14 @@ func newClients(t *testing.T, contentType string) (*Clients, *wire) {
 }
 
 // With the agent's default content type, every request and answer for pods, nodes and leases is
-// Kubernetes' protobuf under orch's media type (watches included); events stay JSON.
+// Kubernetes' protobuf under orch's media type (the pod informer's list and watch included);
+// events stay JSON. Every request carries the agent's user agent.
 func TestProtobufOnTheWire(t *testing.T) {
 	c, seen := newClients(t, ProtobufMediaType)
 	ctx := context.Background()
-	pods := c.Core.CoreV1().Pods("default")
-	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", "n1").String()})
+	pods := c.Core.Pods("default")
+	lw := cache.NewListWatchFromClient(c.Core.RESTClient(), "pods", metav1.NamespaceAll, fields.OneTermEqualSelector("spec.nodeName", "n1"))
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,12 +96,24 @@ func TestProtobufOnTheWire(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no watch event")
 	}
-	created.Status.Phase = corev1.PodRunning
-	if updated, err := pods.UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil || updated.Status.Phase != corev1.PodRunning {
-		t.Fatalf("update status: %v", err)
+	patch := `{"metadata":{"uid":"` + string(created.UID) + `"},"status":{"phase":"Running"}}`
+	if patched, err := pods.Patch(ctx, "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil || patched.Status.Phase != corev1.PodRunning {
+		t.Fatalf("patch status: %v", err)
 	}
-	if list, err := pods.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 1 {
+	if list, err := lw.ListWithContext(ctx, metav1.ListOptions{}); err != nil || len(list.(*corev1.PodList).Items) != 1 {
 		t.Fatalf("list: %v", err)
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	if node, err = c.Core.Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create node: %v", err)
+	}
+	node.Labels = map[string]string{"orch.io/hostname": "n1"}
+	if node, err = c.Core.Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil || node.Labels["orch.io/hostname"] != "n1" {
+		t.Fatalf("update node: %v", err)
+	}
+	node.Status.Phase = corev1.NodeRunning
+	if node, err = c.Heartbeat.Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil || node.Status.Phase != corev1.NodeRunning {
+		t.Fatalf("update node status: %v", err)
 	}
 	zero, uid := int64(0), created.UID
 	if err := pods.Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
@@ -120,6 +138,9 @@ func TestProtobufOnTheWire(t *testing.T) {
 		if isEvent == protobuf {
 			t.Errorf("wrong encoding: %s", line)
 		}
+		if !strings.HasSuffix(line, " agent=orchlet/v1.2.3") {
+			t.Errorf("wrong user agent: %s", line)
+		}
 	}
 	if !strings.Contains(seen.String(), "POST /api/v1/namespaces/default/pods sent=application/vnd.orch.protobuf") {
 		t.Errorf("create body not protobuf:\n%s", seen)
@@ -129,11 +150,52 @@ func TestProtobufOnTheWire(t *testing.T) {
 // With application/json everything is JSON, as before.
 func TestJSONOnTheWire(t *testing.T) {
 	c, seen := newClients(t, "application/json")
-	if _, err := c.Core.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+	if _, err := c.Core.Pods("default").Create(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(seen.String(), "got=application/json") || strings.Contains(seen.String(), "protobuf") {
 		t.Errorf("wire:\n%s", seen)
+	}
+}
+
+// The server's Status comes back as client-go's typed clients return it, an *apierrors.StatusError,
+// in either encoding: the agent tells NotFound, AlreadyExists and Conflict apart by it.
+func TestStatusErrors(t *testing.T) {
+	for _, contentType := range []string{ProtobufMediaType, "application/json"} {
+		t.Run(contentType, func(t *testing.T) {
+			c, _ := newClients(t, contentType)
+			ctx := context.Background()
+			pods := c.Core.Pods("default")
+			if _, err := pods.Get(ctx, "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("get of a missing pod: %v", err)
+			}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}}}
+			if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+				t.Fatalf("second create: %v", err)
+			}
+			zero, other := int64(0), types.UID("not-the-pod")
+			err := pods.Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &other}})
+			if !apierrors.IsConflict(err) {
+				t.Fatalf("delete with another uid: %v", err)
+			}
+			if _, err := pods.Patch(ctx, "gone", types.MergePatchType, []byte(`{"status":{"phase":"Running"}}`), metav1.PatchOptions{}, "status"); !apierrors.IsNotFound(err) {
+				t.Fatalf("status patch of a missing pod: %v", err)
+			}
+			if _, err := c.Heartbeat.Nodes().Get(ctx, "n1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("get of a missing node: %v", err)
+			}
+			objects := Objects{Client: c.Core}
+			if _, err := objects.GetConfigMap(ctx, "default", "cfg"); !apierrors.IsNotFound(err) || err.Error() != `configmap "cfg" not found` {
+				t.Fatalf("missing configmap: %v", err)
+			}
+			if _, err := objects.GetSecret(ctx, "default", "sec"); !apierrors.IsNotFound(err) || err.Error() != `secret "sec" not found` {
+				t.Fatalf("missing secret: %v", err)
+			}
+		})
 	}
 }
 
@@ -163,14 +225,14 @@ func TestZeroQPSMeansDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Config.QPS != DefaultQPS || c.Config.Burst != DefaultBurst || c.Core.CoreV1().RESTClient().GetRateLimiter().QPS() != DefaultQPS {
-		t.Fatalf("qps %v burst %d limiter %v", c.Config.QPS, c.Config.Burst, c.Core.CoreV1().RESTClient().GetRateLimiter().QPS())
+	if c.Config.QPS != DefaultQPS || c.Config.Burst != DefaultBurst || c.Core.RESTClient().GetRateLimiter().QPS() != DefaultQPS {
+		t.Fatalf("qps %v burst %d limiter %v", c.Config.QPS, c.Config.Burst, c.Core.RESTClient().GetRateLimiter().QPS())
 	}
 	c, err = New(&rest.Config{Host: "https://127.0.0.1:1"}, Settings{QPS: 5, Burst: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Core.CoreV1().RESTClient().GetRateLimiter().QPS() != 5 || c.Heartbeat.CoreV1().RESTClient().GetRateLimiter() != nil && c.Heartbeat.CoreV1().RESTClient().GetRateLimiter().QPS() == 5 {
+	if c.Core.RESTClient().GetRateLimiter().QPS() != 5 || c.Heartbeat.RESTClient().GetRateLimiter() != nil && c.Heartbeat.RESTClient().GetRateLimiter().QPS() == 5 {
 		t.Fatalf("the heartbeat client shares the limit")
 	}
 }

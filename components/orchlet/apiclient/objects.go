@@ -6,18 +6,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Objects reads the configmaps and secrets of the node's pods from the API server, a get each
 // time (the kubelet's Get strategy); a missing one is NotFound in the kubelet's words
 // (`configmap "x" not found`), which a container waiting on it shows.
 type Objects struct {
-	Client kubernetes.Interface
+	Client *CoreV1Client
 }
 
 func (o Objects) GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	cm, err := o.Client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	cm, err := o.Client.ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, apierrors.NewNotFound(corev1.Resource("configmap"), name)
 	}
@@ -25,7 +24,7 @@ func (o Objects) GetConfigMap(ctx context.Context, namespace, name string) (*cor
 }
 
 func (o Objects) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	s, err := o.Client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	s, err := o.Client.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, apierrors.NewNotFound(corev1.Resource("secret"), name)
 	}

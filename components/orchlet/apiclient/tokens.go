@@ -21,7 +21,7 @@ func (o Objects) CreateToken(ctx context.Context, namespace, name string, tr *au
 	if err != nil {
 		return nil, err
 	}
-	raw, err := o.Client.CoreV1().RESTClient().Post().
+	raw, err := o.Client.RESTClient().Post().
 		Namespace(namespace).Resource("serviceaccounts").Name(name).SubResource("token").
 		SetHeader("Content-Type", "application/json").SetHeader("Accept", "application/json").
 		Body(body).Do(ctx).Raw()

@@ -16,10 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -49,7 +49,7 @@ type Workers interface {
 // Options configure a Syncer.
 type Options struct {
 	Clock clock.Clock
-	Core  kubernetes.Interface
+	Core  *apiclient.CoreV1Client
 	Node  string
 	// NodeUID is the registered Node's uid, empty before registration.
 	NodeUID func() types.UID
@@ -89,7 +89,7 @@ func New(o Options) *Syncer {
 // ctx ends. The watch re-lists and resumes by itself when the API server goes away and comes back;
 // pods keep running meanwhile. A simulator instead calls Observe and Sync itself.
 func (s *Syncer) Run(ctx context.Context) error {
-	lw := cache.NewListWatchFromClient(s.o.Core.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
+	lw := cache.NewListWatchFromClient(s.o.Core.RESTClient(), "pods", metav1.NamespaceAll,
 		fields.OneTermEqualSelector("spec.nodeName", s.o.Node))
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
@@ -268,7 +268,7 @@ func (s *Syncer) confirmDeletions(ctx context.Context) {
 	sortPods(done) // in a fixed order, so a simulation's requests are
 	for _, pod := range done {
 		zero, uid := int64(0), pod.UID
-		err := s.o.Core.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		err := s.o.Core.Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid},
 		})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
@@ -297,7 +297,7 @@ func (s *Syncer) postStatus(ctx context.Context, namespace, name string, key, ui
 	if err != nil {
 		return err
 	}
-	_, err = s.o.Core.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = s.o.Core.Pods(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	if apierrors.IsNotFound(err) {
 		return nil // deleted meanwhile: its removal reaches the workers through the watch
 	}
@@ -314,7 +314,7 @@ func (s *Syncer) postStatus(ctx context.Context, namespace, name string, key, ui
 // annotation holds the static pod's uid, bound to this node and owned by the Node; then its status.
 func (s *Syncer) syncMirror(ctx context.Context, static *corev1.Pod) error {
 	name := fullName(static)
-	pods := s.o.Core.CoreV1().Pods(static.Namespace)
+	pods := s.o.Core.Pods(static.Namespace)
 	s.mu.Lock()
 	mirror := s.mirrors[name]
 	s.mu.Unlock()
@@ -382,7 +382,7 @@ func (s *Syncer) dropMirrors(ctx context.Context, static map[string]bool) {
 	sortPods(stale)
 	for _, m := range stale {
 		zero, uid := int64(0), m.UID
-		err := s.o.Core.CoreV1().Pods(m.Namespace).Delete(ctx, m.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+		err := s.o.Core.Pods(m.Namespace).Delete(ctx, m.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			s.o.Logger.Error(err, "Deleting a mirror pod failed; will retry", "pod", klog.KObj(m))
 			continue

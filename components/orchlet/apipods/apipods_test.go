@@ -20,6 +20,7 @@ import (
 	"orch.io/orch/components/apiserver/storage/memory"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
+	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -59,7 +60,12 @@ func newSyncer(t *testing.T) (*Syncer, *workers, kubernetes.Interface) {
 	}
 	srv := httptest.NewTLSServer(h)
 	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := apiclient.New(cfg, apiclient.Settings{ContentType: apiclient.ProtobufMediaType})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +74,7 @@ func newSyncer(t *testing.T) (*Syncer, *workers, kubernetes.Interface) {
 		t.Fatal(err)
 	}
 	w := &workers{running: map[types.UID]bool{}}
-	s := New(Options{Clock: clk, Core: client, Node: "n1", NodeUID: func() types.UID { return node.UID }, Workers: w, Logger: klog.Background()})
+	s := New(Options{Clock: clk, Core: clients.Core, Node: "n1", NodeUID: func() types.UID { return node.UID }, Workers: w, Logger: klog.Background()})
 	return s, w, client
 }
 

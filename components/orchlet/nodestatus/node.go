@@ -17,11 +17,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/apiclient"
 )
 
 // pressureConditions are the kubelet's setters' (MemoryPressureCondition, DiskPressureCondition,
@@ -68,8 +69,8 @@ const (
 type Options struct {
 	Clock clock.Clock
 	// Core registers the node; Heartbeat posts its status and Leases renews its lease.
-	Core      kubernetes.Interface
-	Heartbeat kubernetes.Interface
+	Core      *apiclient.CoreV1Client
+	Heartbeat *apiclient.CoreV1Client
 	Leases    rest.Interface
 	Node      string
 	// Register creates the Node when absent (--register-node).
@@ -165,7 +166,7 @@ func (c *Controller) step(ctx context.Context, what string, fn func(context.Cont
 // Register creates the Node, or, when it exists, reconciles what the agent owns on it: its labels
 // and an unset providerID. Without Register it only checks that the Node exists.
 func (c *Controller) Register(ctx context.Context) error {
-	nodes := c.o.Core.CoreV1().Nodes()
+	nodes := c.o.Core.Nodes()
 	if !c.o.Register {
 		n, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
 		if err == nil {
@@ -234,7 +235,7 @@ func (c *Controller) Register(ctx context.Context) error {
 
 // SyncStatus posts the node's current status.
 func (c *Controller) SyncStatus(ctx context.Context) error {
-	nodes := c.o.Heartbeat.CoreV1().Nodes()
+	nodes := c.o.Heartbeat.Nodes()
 	node, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
 	if err != nil {
 		return err

@@ -81,7 +81,7 @@ func (e *env) controller(tune ...func(*Options)) *Controller {
 
 func (e *env) node(t *testing.T) *corev1.Node {
 	t.Helper()
-	n, err := e.clients.Core.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	n, err := e.clients.Core.Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestRegisterReconcilesAnExistingNode(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	existing := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"orch.io/hostname": "old", "keep": "me"}}}
-	if _, err := e.clients.Core.CoreV1().Nodes().Create(ctx, existing, metav1.CreateOptions{}); err != nil {
+	if _, err := e.clients.Core.Nodes().Create(ctx, existing, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.controller(func(o *Options) { o.ProviderID = "machine-1" }).Register(ctx); err != nil {
@@ -183,7 +183,7 @@ func TestControllerAttachDetachAnnotation(t *testing.T) {
 			ctx := context.Background()
 			if tt.existing != nil {
 				n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: tt.existing}}
-				if _, err := e.clients.Core.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+				if _, err := e.clients.Core.Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -207,7 +207,7 @@ func TestWithoutRegisterTheNodeMustExist(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("err = %v, want NotFound", err)
 	}
-	if _, err := e.clients.Core.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := e.clients.Core.Nodes().Get(context.Background(), "n1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("a node was created without --register-node: %v", err)
 	}
 }
@@ -301,7 +301,7 @@ func TestRunOnTheClock(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	heartbeat := func() time.Time {
-		n, err := e.clients.Core.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		n, err := e.clients.Core.Nodes().Get(ctx, "n1", metav1.GetOptions{})
 		if err != nil {
 			return time.Time{}
 		}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -50,8 +49,8 @@ func managerFrom(ctx context.Context) (string, bool) {
 }
 
 // fieldManager records managedFields and merges server-side applies with Kubernetes' own library
-// (apimachinery's managedfields over structured-merge-diff, with client-go's schemas of the
-// Kubernetes types orch's kinds share).
+// (apimachinery's managedfields over structured-merge-diff, with the schemas of the Kubernetes
+// types orch's kinds share, cut from client-go's: typeschema.go).
 type fieldManager struct {
 	store *Store
 	fm    *managedfields.FieldManager
@@ -74,7 +73,11 @@ func typeConverter(gvk schema.GroupVersionKind, example runtime.Object) (managed
 	if _, err := scheme.ToOpenAPIDefinitionName(gvk); err != nil {
 		return nil, err
 	}
-	tc := applyconfigurations.NewTypeConverter(scheme)
+	parser, err := typeSchema()
+	if err != nil {
+		return nil, fmt.Errorf("parsing the type schema: %w", err)
+	}
+	tc := managedfields.NewSchemeTypeConverter(scheme, parser)
 	// A kind whose schema the converter lacks would only show on its first write.
 	probe := example.DeepCopyObject()
 	probe.GetObjectKind().SetGroupVersionKind(gvk)

@@ -12,6 +12,7 @@ import (
 	"go/token"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -200,8 +201,16 @@ func Trim(full []byte, roots []string, source string) ([]byte, error) {
 	if !bytes.HasSuffix(out.Bytes(), []byte("\n")) {
 		out.WriteString("\n")
 	}
-	if _, err := typed.NewParser(typed.YAMLObject(out.String())); err != nil {
+	// The cut must spell each kept type as full does.
+	trimmed, err := typed.NewParser(typed.YAMLObject(out.String()))
+	if err != nil {
 		return nil, fmt.Errorf("parsing the trimmed schema of %s: %w", source, err)
+	}
+	for _, def := range trimmed.Schema.Types {
+		orig, _ := p.Schema.FindNamedType(def.Name)
+		if !keep[def.Name] || !reflect.DeepEqual(def, orig) {
+			return nil, fmt.Errorf("the schema of %s: type %s was cut wrong", source, def.Name)
+		}
 	}
 	return out.Bytes(), nil
 }

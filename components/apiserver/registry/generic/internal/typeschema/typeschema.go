@@ -1,6 +1,7 @@
 // Package typeschema cuts, from the structured-merge-diff schema of every Kubernetes type that
 // client-go's apply configurations carry, the types orch-apiserver's kinds reach: linking and
-// parsing the whole of it cost orch-apiserver 20 MiB of resident memory and 20 MB of binary.
+// parsing the whole of it cost orch-apiserver 17 MB of binary and 13 MiB resident once it had
+// recorded one managedFields.
 package typeschema
 
 import (

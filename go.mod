@@ -8,7 +8,6 @@ require (
 	github.com/cucumber/godog v0.15.1
 	github.com/emicklei/go-restful/v3 v3.14.0
 	github.com/go-jose/go-jose/v4 v4.1.8
-	github.com/google/btree v1.1.3
 	github.com/google/cel-go v0.31.0
 	github.com/google/uuid v1.6.0
 	github.com/onsi/ginkgo/v2 v2.34.0

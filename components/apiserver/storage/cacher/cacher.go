@@ -3,12 +3,12 @@ package cacher
 import (
 	"context"
 	"errors"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"github.com/google/btree"
 
 	"orch.io/orch/components/apiserver/storage"
 )
@@ -42,10 +42,11 @@ type Cacher struct {
 	done       chan struct{}
 
 	mu       sync.Mutex
-	objects  *btree.BTreeG[storage.KeyValue] // by key: a write is O(log n) however many objects
-	changes  []storage.WatchEvent            // the window, oldest first
-	rev      int64                           // the revision the cache reflects
-	since    int64                           // changes after this revision are all in the window
+	objects  map[string]storage.KeyValue
+	keys     storage.KeyIndex[storage.KeyValue] // objects' keys in order, for LISTs
+	changes  []storage.WatchEvent               // the window, oldest first
+	rev      int64                              // the revision the cache reflects
+	since    int64                              // changes after this revision are all in the window
 	watchers map[*watcher]struct{}
 	stopped  bool          // no longer following: everything goes to the store
 	closed   bool          // the store is closed
@@ -107,10 +108,13 @@ func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.objects = newObjects()
-	for _, kv := range items {
-		c.objects.ReplaceOrInsert(kv)
+	c.objects = make(map[string]storage.KeyValue, len(items))
+	keys := make([]string, len(items))
+	for i, kv := range items {
+		c.objects[kv.Key] = kv
+		keys[i] = kv.Key
 	}
+	c.keys.Reset(keys)
 	c.changes = c.changes[:0]
 	c.since = rev
 	c.stopped = false
@@ -160,11 +164,18 @@ func (c *Cacher) apply(ev storage.WatchEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := ev.KV.Key
+	_, had := c.objects[key]
 	switch ev.Type {
 	case storage.Put:
-		c.objects.ReplaceOrInsert(ev.KV)
+		c.objects[key] = ev.KV
+		if !had {
+			c.keys.Add(key, c.objects)
+		}
 	case storage.Delete:
-		c.objects.Delete(storage.KeyValue{Key: key})
+		delete(c.objects, key)
+		if had {
+			c.keys.Removed()
+		}
 	}
 	c.changes = append(c.changes, ev)
 	if len(c.changes) > c.window {
@@ -177,10 +188,6 @@ func (c *Cacher) apply(ev storage.WatchEvent) {
 		}
 	}
 	c.advance(ev.KV.ModRevision)
-}
-
-func newObjects() *btree.BTreeG[storage.KeyValue] {
-	return btree.NewG(32, func(a, b storage.KeyValue) bool { return a.Key < b.Key })
 }
 
 // advance moves the cache to rev and wakes LISTs waiting for it.
@@ -269,18 +276,20 @@ func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64)
 	if c.stopped || c.rev < current {
 		return storage.ListResult{}, false
 	}
-	res := storage.ListResult{Revision: c.rev}
-	c.objects.AscendGreaterOrEqual(storage.KeyValue{Key: max(prefix, o.StartKey)}, func(kv storage.KeyValue) bool {
-		if !strings.HasPrefix(kv.Key, prefix) {
-			return false
-		}
-		if o.Limit > 0 && int64(len(res.Items)) >= o.Limit {
-			res.Remaining++
-		} else {
-			res.Items = append(res.Items, kv)
-		}
-		return true
-	})
+	keys := c.keys.Sorted(c.objects)
+	i := sort.SearchStrings(keys, max(prefix, o.StartKey))
+	end := i
+	for end < len(keys) && strings.HasPrefix(keys[end], prefix) {
+		end++
+	}
+	n := end - i
+	if o.Limit > 0 && int64(n) > o.Limit {
+		n = int(o.Limit)
+	}
+	res := storage.ListResult{Revision: c.rev, Items: make([]storage.KeyValue, n), Remaining: int64(end - i - n)}
+	for j := range n {
+		res.Items[j] = c.objects[keys[i+j]]
+	}
 	return res, true
 }
 

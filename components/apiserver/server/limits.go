@@ -233,7 +233,7 @@ var stackSink byte
 
 // growStack grows a new goroutine's stack to handlerStack in one copy while it is still shallow:
 // left to grow on demand it doubles several times deep in the handler, each time copying and
-// adjusting every frame, about 5% of a create's CPU.
+// adjusting every frame: 5% of the server's CPU under orchload's creates, 2% with this.
 //
 //go:noinline
 func growStack() {

@@ -41,7 +41,7 @@ const (
 // Accept naming nothing orch produces is refused.
 func negotiate(r *http.Request) (responseFormat, bool) {
 	accept := r.Header.Get("Accept")
-	if accept == "" {
+	if accept == "" || accept == "application/json" { // what most requests send, without parsing
 		return formatJSON, true
 	}
 	for _, entry := range strings.Split(accept, ",") {

@@ -68,7 +68,11 @@ func isProtobuf(mediaType string) bool {
 // negotiateProtobuf tells whether the client prefers protobuf to everything else orch makes for
 // this request, and the media type it named.
 func negotiateProtobuf(r *http.Request) (string, bool) {
-	for _, entry := range strings.Split(r.Header.Get("Accept"), ",") {
+	accept := r.Header.Get("Accept")
+	if accept == "" || accept == "application/json" { // what most requests send, without parsing
+		return "", false
+	}
+	for _, entry := range strings.Split(accept, ",") {
 		parts := strings.Split(entry, ";")
 		mediaType := strings.TrimSpace(parts[0])
 		if isProtobuf(mediaType) {

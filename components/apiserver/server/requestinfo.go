@@ -13,8 +13,17 @@ import (
 // RequestInfoResolver does: resource requests under /api/v1/ and /apis/<group>/<version>/,
 // everything else a non-resource request with the lower-case method as its verb.
 func requestAttributes(r *http.Request) authz.Attributes {
-	a := authz.Attributes{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	a := authz.Attributes{Path: r.URL.Path, Verb: lowerMethod(r.Method)}
+	// Every middleware reads the attributes: the path is cut into an array on the stack rather
+	// than split into a new slice each time. A resource path has at most 8 segments
+	// (apis/<group>/<version>/namespaces/<ns>/<resource>/<name>/<subresource>); more are not read.
+	var segments [8]string
+	parts := segments[:0]
+	for p, more := strings.Trim(r.URL.Path, "/"), true; more && len(parts) < len(segments); {
+		var part string
+		part, p, more = strings.Cut(p, "/")
+		parts = append(parts, part)
+	}
 	var rest []string
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
@@ -73,4 +82,23 @@ func requestAttributes(r *http.Request) authz.Attributes {
 		}
 	}
 	return a
+}
+
+// lowerMethod is strings.ToLower(method), without allocating for the usual methods.
+func lowerMethod(method string) string {
+	switch method {
+	case http.MethodGet:
+		return "get"
+	case http.MethodPost:
+		return "post"
+	case http.MethodPut:
+		return "put"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	case http.MethodHead:
+		return "head"
+	}
+	return strings.ToLower(method)
 }

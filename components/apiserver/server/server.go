@@ -117,7 +117,7 @@ func New(c Config) (http.Handler, error) {
 	go reg.csrs.runCSRControllers(controllerCtx, c)
 
 	container := restful.NewContainer()
-	container.Router(restful.CurlyRouter{})
+	container.Router(&routeCache{})
 	container.ServiceErrorHandler(serviceError)
 	endpointsConfig := endpoints.Config{
 		Clock: c.Clock, MinRequestTimeout: c.MinRequestTimeout,

@@ -1,6 +1,7 @@
 package generic
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"sync"
@@ -23,10 +24,22 @@ type createShapes struct {
 	fields map[string]metav1.FieldsV1
 }
 
-// shapeOf is data, a JSON object, with every scalar outside arrays replaced by one character:
-// keys, nesting, nulls and arrays (whole) remain. It fails on what is not JSON.
-func shapeOf(data []byte) ([]byte, error) {
-	out := make([]byte, 0, len(data)/2)
+// shapeBuffer holds a create's JSON and shape while its fields are looked up: kept for the next
+// create rather than allocated each time, about 2 KB an event.
+type shapeBuffer struct {
+	json  bytes.Buffer
+	shape []byte
+}
+
+var shapeBuffers = sync.Pool{New: func() any { return new(shapeBuffer) }}
+
+// maxPooledShape bounds the buffers kept: a rare large object's are let go.
+const maxPooledShape = 64 << 10
+
+// appendShape appends to out the shape of data, a JSON object: data with every scalar outside
+// arrays replaced by one character; keys, nesting, nulls and arrays (whole) remain. It fails on
+// what is not JSON.
+func appendShape(out []byte, data []byte) ([]byte, error) {
 	// inObject[i] tells whether the i-th open container is an object; expectKey whether the next
 	// string in it is a key.
 	var inObject []bool
@@ -141,18 +154,24 @@ func skipValue(data []byte, i int) (int, error) {
 // Update: from the fields remembered for its shape, or typed and remembered.
 func (s *Store) recordCreate(f *fieldManager, next runtime.Object, manager string) (runtime.Object, error) {
 	s.setTypeMeta(next)
-	data, err := json.Marshal(next)
-	if err != nil {
+	buf := shapeBuffers.Get().(*shapeBuffer)
+	defer func() {
+		if buf.json.Cap() <= maxPooledShape {
+			shapeBuffers.Put(buf)
+		}
+	}()
+	buf.json.Reset()
+	// Encode is Marshal with a newline after, which appendShape skips, into a buffer kept for the next.
+	if err := json.NewEncoder(&buf.json).Encode(next); err != nil {
 		return nil, internal(err)
 	}
-	shape, err := shapeOf(data)
-	if err != nil {
+	var err error
+	if buf.shape, err = appendShape(buf.shape[:0], buf.json.Bytes()); err != nil {
 		return nil, internal(err)
 	}
-	key := string(shape)
 	now := metav1.NewTime(s.clock.Now().Truncate(time.Second))
 	s.shapes.mu.Lock()
-	fields, ok := s.shapes.fields[key]
+	fields, ok := s.shapes.fields[string(buf.shape)]
 	s.shapes.mu.Unlock()
 	if ok {
 		accessor(next).SetManagedFields([]metav1.ManagedFieldsEntry{{
@@ -172,7 +191,7 @@ func (s *Store) recordCreate(f *fieldManager, next runtime.Object, manager strin
 			s.shapes.fields = map[string]metav1.FieldsV1{}
 		}
 		if len(s.shapes.fields) < maxShapes {
-			s.shapes.fields[key] = *entries[0].FieldsV1.DeepCopy()
+			s.shapes.fields[string(buf.shape)] = *entries[0].FieldsV1.DeepCopy()
 		}
 		s.shapes.mu.Unlock()
 	}

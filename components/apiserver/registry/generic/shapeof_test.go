@@ -9,14 +9,14 @@ func TestShapeOf(t *testing.T) {
 		{`{"l":[{"name":"a","port":80},"s"],"n":-1.5e3}`, `{"l":[{"name":"a","port":80},"s"],"n":_}`},
 		{` { "a" : "x" } `, `{"a":_}`},
 	} {
-		got, err := shapeOf([]byte(tc.in))
+		got, err := appendShape(nil, []byte(tc.in))
 		if err != nil || string(got) != tc.want {
-			t.Errorf("shapeOf(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
+			t.Errorf("appendShape(%s) = %s, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
 	for _, bad := range []string{`{"a":"x`, `{"a":[1,2}`, `{"a":nul}`, `{"a":1`, `}`} {
-		if _, err := shapeOf([]byte(bad)); err == nil {
-			t.Errorf("shapeOf(%s) answered no error", bad)
+		if _, err := appendShape(nil, []byte(bad)); err == nil {
+			t.Errorf("appendShape(%s) answered no error", bad)
 		}
 	}
 }

@@ -43,10 +43,10 @@ type Cacher struct {
 
 	mu       sync.Mutex
 	objects  map[string]storage.KeyValue
-	keys     []string             // objects' keys, sorted
-	changes  []storage.WatchEvent // the window, oldest first
-	rev      int64                // the revision the cache reflects
-	since    int64                // changes after this revision are all in the window
+	keys     storage.KeyIndex[storage.KeyValue] // objects' keys in order, for LISTs
+	changes  []storage.WatchEvent               // the window, oldest first
+	rev      int64                              // the revision the cache reflects
+	since    int64                              // changes after this revision are all in the window
 	watchers map[*watcher]struct{}
 	stopped  bool          // no longer following: everything goes to the store
 	closed   bool          // the store is closed
@@ -109,11 +109,12 @@ func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.objects = make(map[string]storage.KeyValue, len(items))
-	c.keys = c.keys[:0]
-	for _, kv := range items {
+	keys := make([]string, len(items))
+	for i, kv := range items {
 		c.objects[kv.Key] = kv
-		c.keys = append(c.keys, kv.Key)
+		keys[i] = kv.Key
 	}
+	c.keys.Reset(keys)
 	c.changes = c.changes[:0]
 	c.since = rev
 	c.stopped = false
@@ -168,16 +169,12 @@ func (c *Cacher) apply(ev storage.WatchEvent) {
 	case storage.Put:
 		c.objects[key] = ev.KV
 		if !had {
-			i := sort.SearchStrings(c.keys, key)
-			c.keys = append(c.keys, "")
-			copy(c.keys[i+1:], c.keys[i:])
-			c.keys[i] = key
+			c.keys.Add(key, c.objects)
 		}
 	case storage.Delete:
 		delete(c.objects, key)
 		if had {
-			i := sort.SearchStrings(c.keys, key)
-			c.keys = append(c.keys[:i], c.keys[i+1:]...)
+			c.keys.Removed()
 		}
 	}
 	c.changes = append(c.changes, ev)
@@ -279,9 +276,10 @@ func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64)
 	if c.stopped || c.rev < current {
 		return storage.ListResult{}, false
 	}
-	i := sort.SearchStrings(c.keys, max(prefix, o.StartKey))
+	keys := c.keys.Sorted(c.objects)
+	i := sort.SearchStrings(keys, max(prefix, o.StartKey))
 	end := i
-	for end < len(c.keys) && strings.HasPrefix(c.keys[end], prefix) {
+	for end < len(keys) && strings.HasPrefix(keys[end], prefix) {
 		end++
 	}
 	n := end - i
@@ -290,7 +288,7 @@ func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64)
 	}
 	res := storage.ListResult{Revision: c.rev, Items: make([]storage.KeyValue, n), Remaining: int64(end - i - n)}
 	for j := range n {
-		res.Items[j] = c.objects[c.keys[i+j]]
+		res.Items[j] = c.objects[keys[i+j]]
 	}
 	return res, true
 }

@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -88,7 +87,7 @@ type Store struct {
 	rev        int64 // current revision
 	compactRev int64 // oldest readable revision
 	keys       map[string]*history
-	index      keyIndex
+	index      storage.KeyIndex[*history]
 
 	// log holds one event per revision in (compactRev, rev], in order, from log[logStart].
 	log      []storage.WatchEvent
@@ -201,7 +200,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 	if h == nil {
 		h = &history{}
 		s.keys[key] = h
-		s.index.add(key)
+		s.index.Add(key, s.keys)
 	}
 	rev := s.rev + 1
 	v := version{modRev: rev, createRev: rev, value: bytes.Clone(value)}
@@ -324,7 +323,7 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 		return storage.ListResult{}, storage.ErrFutureRevision
 	}
 	res := storage.ListResult{Revision: rev}
-	keys := s.index.sorted(s.keys)
+	keys := s.index.Sorted(s.keys)
 	for i := sort.SearchStrings(keys, start); i < len(keys) && strings.HasPrefix(keys[i], prefix); i++ {
 		v := s.keys[keys[i]].at(rev)
 		if v == nil {
@@ -406,7 +405,7 @@ func (s *Store) compactKeyLocked(key string, r int64) {
 	h.versions = vs[drop:]
 	if len(h.versions) == 0 {
 		delete(s.keys, key)
-		s.index.removed()
+		s.index.Removed()
 	}
 }
 
@@ -597,47 +596,4 @@ func (s *Store) dropWatcherLocked(w *watcher) {
 func cloneEvent(ev storage.WatchEvent) storage.WatchEvent {
 	ev.KV.Value = bytes.Clone(ev.KV.Value)
 	return ev
-}
-
-// ---- ordered key index ----
-
-// keyIndex keeps the keys of the history map in order. Additions are batched and merged when a List
-// needs the order, so writes stay O(1).
-type keyIndex struct {
-	keys    []string
-	pending []string
-	stale   bool // keys may name keys gone from the map
-}
-
-func (x *keyIndex) add(key string) { x.pending = append(x.pending, key) }
-func (x *keyIndex) removed()       { x.stale = true }
-
-func (x *keyIndex) sorted(present map[string]*history) []string {
-	if len(x.pending) == 0 && !x.stale {
-		return x.keys
-	}
-	slices.Sort(x.pending)
-	out := make([]string, 0, len(x.keys)+len(x.pending))
-	push := func(k string) {
-		if _, ok := present[k]; !ok {
-			return
-		}
-		if n := len(out); n > 0 && out[n-1] == k {
-			return
-		}
-		out = append(out, k)
-	}
-	i, j := 0, 0
-	for i < len(x.keys) || j < len(x.pending) {
-		if j == len(x.pending) || (i < len(x.keys) && x.keys[i] <= x.pending[j]) {
-			push(x.keys[i])
-			i++
-		} else {
-			push(x.pending[j])
-			j++
-		}
-	}
-	clear(x.pending)
-	x.keys, x.pending, x.stale = out, x.pending[:0], false
-	return x.keys
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"orch.io/orch/cmd/internal/linkcheck"
 )
 
 // binary is the orchlet built once for this test binary.
@@ -51,17 +53,7 @@ func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // The agent links client-go's REST client with core/v1 alone: the clientset, with every API group
 // and its discovery and openapi, doubled its binary and its idle memory (issue 13).
 func TestBinaryLinksNoClientset(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		for _, heavy := range []string{"k8s.io/client-go/kubernetes", "k8s.io/client-go/discovery", "k8s.io/client-go/applyconfigurations", "k8s.io/api/apps"} {
-			if pkg == heavy || strings.HasPrefix(pkg, heavy+"/") {
-				t.Errorf("orchlet links %s", pkg)
-			}
-		}
-	}
+	linkcheck.NoHeavyDeps(t, "orchlet")
 }
 
 func TestBinaryHelpAndVersion(t *testing.T) {

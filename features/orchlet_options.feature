@@ -956,9 +956,9 @@ Feature: Node agent options
     Then it refuses to start naming "--max-pods"
 
   @rule:orchlet.option.exit-on-lock-contention.exits @component:runtime
-  Scenario: with --exit-on-lock-contention an agent gives way to a contender, which does not start
+  Scenario: with --exit-on-lock-contention an agent gives way to a contender, which waits for the lock and starts
     Given a container runtime
     And an agent runs holding the lock file "orchlet.lock" with "--exit-on-lock-contention"
     When another agent starts with the lock file "orchlet.lock" and "--exit-on-lock-contention"
-    Then it refuses to start naming "--lock-file"
+    Then it starts
     And the running agent exits

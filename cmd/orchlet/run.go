@@ -241,8 +241,8 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	return failed, nil
 }
 
-// takeLock takes --lock-file if set. A lock held elsewhere is refused under --exit-on-lock-contention
-// and waited for otherwise.
+// takeLock takes --lock-file if set, waiting while another process holds it, as the kubelet does
+// with or without --exit-on-lock-contention: the holder gives way when it runs with that flag.
 func takeLock(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) (host.Lock, error) {
 	path := o.Flags.LockFile
 	if path == "" {
@@ -256,8 +256,6 @@ func takeLock(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 			return lock, nil
 		case !errors.Is(err, host.ErrLocked):
 			return nil, fmt.Errorf("--lock-file: %s: %w", path, err)
-		case o.Flags.ExitOnLockContention:
-			return nil, fmt.Errorf("--lock-file: %s is held by another process and --exit-on-lock-contention is set", path)
 		}
 		if ticker == nil {
 			klog.InfoS("Waiting for the lock file held by another process", "path", path)

@@ -33,8 +33,6 @@ func TestRunRefusesOnHostChecks(t *testing.T) {
 		{"cgroup v1", []string{"--fail-cgroupv1"}, func(f *host.Fake) { f.Cgroup = 1 }, "--fail-cgroupv1: the host uses cgroup v1"},
 		{"kernel tunable", []string{"--protect-kernel-defaults"}, func(f *host.Fake) { f.Sysctls["kernel/panic_on_oops"] = 0 },
 			"--protect-kernel-defaults: kernel tunable kernel/panic_on_oops is 0, want 1"},
-		{"lock held", []string{"--lock-file=/run/orchlet.lock", "--exit-on-lock-contention"}, func(f *host.Fake) { f.SetHeld("/run/orchlet.lock", true) },
-			"--lock-file: /run/orchlet.lock is held by another process and --exit-on-lock-contention is set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,36 +102,42 @@ func TestRunExitsOnLockContention(t *testing.T) {
 	}
 }
 
+// A contender waits for the holder to give way, with --exit-on-lock-contention too: the flag says
+// what the holder does, and the contender is the agent meant to take over.
 func TestRunWaitsForAHeldLock(t *testing.T) {
-	h := host.NewFake()
-	h.SetHeld("/l", true)
-	clk := clock.NewMock()
-	cancel, done := runAsync(parse(t, withRuntime(t, "--lock-file=/l")...), h, clk)
-	defer cancel()
-	for range 3 {
-		clk.Add(time.Second)
-		time.Sleep(time.Millisecond)
-	}
-	select {
-	case err := <-done:
-		t.Fatalf("Run returned while another process held the lock: %v", err)
-	default:
-	}
-	if h.Contend("/l") {
-		t.Fatal("Run holds a lock another process holds")
-	}
-	h.SetHeld("/l", false)
-	deadline := time.Now().Add(5 * time.Second)
-	for !h.Contend("/l") { // true once Run holds the lock
-		if time.Now().After(deadline) {
-			t.Fatal("Run never took the freed lock")
-		}
-		clk.Add(time.Second)
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	if err := wait(t, done); err != nil {
-		t.Fatal(err)
+	for _, args := range [][]string{{"--lock-file=/l"}, {"--lock-file=/l", "--exit-on-lock-contention"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			h := host.NewFake()
+			h.SetHeld("/l", true)
+			clk := clock.NewMock()
+			cancel, done := runAsync(parse(t, withRuntime(t, args...)...), h, clk)
+			defer cancel()
+			for range 3 {
+				clk.Add(time.Second)
+				time.Sleep(time.Millisecond)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("Run returned while another process held the lock: %v", err)
+			default:
+			}
+			if h.Contend("/l") {
+				t.Fatal("Run holds a lock another process holds")
+			}
+			h.SetHeld("/l", false)
+			deadline := time.Now().Add(5 * time.Second)
+			for !h.Contend("/l") { // true once Run holds the lock
+				if time.Now().After(deadline) {
+					t.Fatal("Run never took the freed lock")
+				}
+				clk.Add(time.Second)
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+			if err := wait(t, done); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 

@@ -37,7 +37,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require k8s.io/component-helpers v0.37.2 // indirect
+require (
+	github.com/klauspost/compress v1.20.1 // indirect
+	k8s.io/component-helpers v0.37.2 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.3 // indirect

@@ -42,11 +42,12 @@ type Cacher struct {
 	done       chan struct{}
 
 	mu       sync.Mutex
-	objects  map[string]storage.KeyValue
-	keys     storage.KeyIndex[storage.KeyValue] // objects' keys in order, for LISTs
-	changes  []storage.WatchEvent               // the window, oldest first
-	rev      int64                              // the revision the cache reflects
-	since    int64                              // changes after this revision are all in the window
+	packer   *packer // from the first value the cache sees
+	objects  map[string]entry
+	keys     storage.KeyIndex[entry] // objects' keys in order, for LISTs
+	changes  []change                // the window, oldest first
+	rev      int64                   // the revision the cache reflects
+	since    int64                   // changes after this revision are all in the window
 	watchers map[*watcher]struct{}
 	stopped  bool          // no longer following: everything goes to the store
 	closed   bool          // the store is closed
@@ -108,10 +109,14 @@ func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.objects = make(map[string]storage.KeyValue, len(items))
+	c.objects = make(map[string]entry, len(items))
 	keys := make([]string, len(items))
 	for i, kv := range items {
-		c.objects[kv.Key] = kv
+		p, err := c.packerFor(kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		c.objects[kv.Key] = p.entry(kv)
 		keys[i] = kv.Key
 	}
 	c.keys.Reset(keys)
@@ -133,10 +138,9 @@ func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) 
 		// changes is nil when New could not load: go straight to loading again.
 		if changes != nil {
 			for ev := range changes {
-				if ev.Err != nil {
+				if ev.Err != nil || !c.apply(ev) {
 					break
 				}
-				c.apply(ev)
 			}
 			c.halt(false)
 			if ctx.Err() != nil {
@@ -160,14 +164,34 @@ func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) 
 	}
 }
 
-func (c *Cacher) apply(ev storage.WatchEvent) {
+// packerFor answers the cache's packer, made with v as its dictionary if the cache has none yet;
+// c.mu is held.
+func (c *Cacher) packerFor(v []byte) (*packer, error) {
+	if c.packer == nil {
+		p, err := newPacker(v)
+		if err != nil {
+			return nil, err
+		}
+		c.packer = p
+	}
+	return c.packer, nil
+}
+
+// apply records ev and hands it to the watchers; false when it cannot be kept, which the cache
+// takes as a failed watch.
+func (c *Cacher) apply(ev storage.WatchEvent) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	p, err := c.packerFor(ev.KV.Value)
+	if err != nil {
+		return false
+	}
+	ch := p.change(ev)
 	key := ev.KV.Key
 	_, had := c.objects[key]
 	switch ev.Type {
 	case storage.Put:
-		c.objects[key] = ev.KV
+		c.objects[key] = ch.entry
 		if !had {
 			c.keys.Add(key, c.objects)
 		}
@@ -177,9 +201,10 @@ func (c *Cacher) apply(ev storage.WatchEvent) {
 			c.keys.Removed()
 		}
 	}
-	c.changes = append(c.changes, ev)
+	c.changes = append(c.changes, ch)
 	if len(c.changes) > c.window {
-		c.since = c.changes[0].KV.ModRevision
+		c.since = c.changes[0].entry.modRevision
+		c.changes[0] = change{}
 		c.changes = c.changes[1:]
 	}
 	for w := range c.watchers {
@@ -188,6 +213,7 @@ func (c *Cacher) apply(ev storage.WatchEvent) {
 		}
 	}
 	c.advance(ev.KV.ModRevision)
+	return true
 }
 
 // advance moves the cache to rev and wakes LISTs waiting for it.
@@ -264,17 +290,19 @@ func (c *Cacher) List(ctx context.Context, prefix string, o storage.ListOptions)
 	if err != nil {
 		return storage.ListResult{}, err
 	}
-	if res, ok := c.listCached(prefix, o, current); ok {
-		return res, nil
+	if res, ok, err := c.listCached(prefix, o, current); ok || err != nil {
+		return res, err
 	}
 	return c.inner.List(ctx, prefix, o)
 }
 
-func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64) (storage.ListResult, bool) {
+// listCached answers from memory when the cache has caught up with current; the objects are
+// chosen under the lock and unpacked after it, so a large LIST does not hold up the watchers.
+func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64) (storage.ListResult, bool, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.stopped || c.rev < current {
-		return storage.ListResult{}, false
+		c.mu.Unlock()
+		return storage.ListResult{}, false, nil
 	}
 	keys := c.keys.Sorted(c.objects)
 	i := sort.SearchStrings(keys, max(prefix, o.StartKey))
@@ -286,11 +314,22 @@ func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64)
 	if o.Limit > 0 && int64(n) > o.Limit {
 		n = int(o.Limit)
 	}
-	res := storage.ListResult{Revision: c.rev, Items: make([]storage.KeyValue, n), Remaining: int64(end - i - n)}
+	res := storage.ListResult{Revision: c.rev, Remaining: int64(end - i - n)}
+	entries := make([]entry, n)
 	for j := range n {
-		res.Items[j] = c.objects[keys[i+j]]
+		entries[j] = c.objects[keys[i+j]]
 	}
-	return res, true
+	keys, p := keys[i:i+n:i+n], c.packer
+	c.mu.Unlock()
+	if n == 0 {
+		return res, true, nil
+	}
+	items, err := p.keyValues(keys, entries)
+	if err != nil {
+		return storage.ListResult{}, false, err
+	}
+	res.Items = items
+	return res, true, nil
 }
 
 // Watch serves changes under prefix after fromRevision from memory: the window's changes first,
@@ -330,8 +369,13 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, fromRevision int64) (
 	}
 	w := newWatcher(ctx, prefix, fromRevision)
 	var replay []storage.WatchEvent
-	for _, ev := range c.changes {
-		if ev.KV.ModRevision > fromRevision && strings.HasPrefix(ev.KV.Key, prefix) {
+	for _, ch := range c.changes {
+		if ch.entry.modRevision > fromRevision && strings.HasPrefix(ch.key, prefix) {
+			ev, err := c.packer.watchEvent(ch)
+			if err != nil {
+				c.mu.Unlock()
+				return nil, err
+			}
 			replay = append(replay, ev)
 		}
 	}

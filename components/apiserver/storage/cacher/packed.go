@@ -1,0 +1,146 @@
+package cacher
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/klauspost/compress/s2"
+
+	"orch.io/orch/components/apiserver/storage"
+)
+
+// packer keeps the cache's values compressed with S2 against a dictionary: the first value the
+// cache saw. Objects of one resource repeat most of each other's bytes (field names, managedFields,
+// the controllers and objects they name), so an event of 1.6 KB keeps about 300 bytes, and S2,
+// which has no entropy stage, reads it back at the speed of a copy.
+type packer struct {
+	dict    *s2.Dict
+	scratch []byte // pack's output before it is copied to its exact size; the cache's lock guards it
+}
+
+// dictStart is how much of the first value names where values typically begin.
+const dictStart = 32
+
+func newPacker(first []byte) (*packer, error) {
+	dict := append([]byte(nil), first...) // the caller's bytes may be a store's buffer
+	for len(dict) < s2.MinDictSize {
+		dict = append(dict, "{}"...)
+	}
+	if len(dict) > s2.MaxDictSize {
+		dict = dict[:s2.MaxDictSize]
+	}
+	d := s2.MakeDict(dict, dict[:min(dictStart, len(dict))])
+	if d == nil {
+		return nil, fmt.Errorf("cacher: no S2 dictionary from a value of %d bytes", len(first))
+	}
+	return &packer{dict: d}, nil
+}
+
+// pack compresses v into a slice of its own exact size; nil stays nil, so an absent previous value
+// stays absent. The cache's lock is held.
+func (p *packer) pack(v []byte) []byte {
+	if v == nil {
+		return nil
+	}
+	p.scratch = p.dict.Encode(p.scratch[:cap(p.scratch)], v)
+	return append([]byte(nil), p.scratch...)
+}
+
+// unpackedLen is the length of the value packed in b.
+func unpackedLen(b []byte) (int, error) {
+	n, err := s2.DecodedLen(b)
+	if err != nil {
+		return 0, fmt.Errorf("cacher: a cached value of %d bytes does not unpack: %w", len(b), err)
+	}
+	return n, nil
+}
+
+// unpack appends the value packed in b to dst.
+func (p *packer) unpack(dst, b []byte) ([]byte, error) {
+	if b == nil {
+		return dst, nil
+	}
+	n, err := unpackedLen(b)
+	if err != nil {
+		return dst, err
+	}
+	if dst == nil {
+		dst = []byte{} // an empty value is not an absent one
+	}
+	dst = slices.Grow(dst, n)
+	if _, err := p.dict.Decode(dst[len(dst):len(dst)+n], b); err != nil {
+		return dst, fmt.Errorf("cacher: a cached value does not unpack: %w", err)
+	}
+	return dst[:len(dst)+n], nil
+}
+
+// entry is a cached object: storage.KeyValue with its value packed, a type of its own so that
+// packed bytes can never be answered as a value.
+type entry struct {
+	packed         []byte
+	createRevision int64
+	modRevision    int64
+	stale          bool
+}
+
+func (p *packer) entry(kv storage.KeyValue) entry {
+	return entry{packed: p.pack(kv.Value), createRevision: kv.CreateRevision, modRevision: kv.ModRevision, stale: kv.Stale}
+}
+
+// keyValue unpacks e, appending its value to buf, and answers the KeyValue and buf's new end.
+func (p *packer) keyValue(key string, e entry, buf []byte) (storage.KeyValue, []byte, error) {
+	start := len(buf)
+	buf, err := p.unpack(buf, e.packed)
+	if err != nil {
+		return storage.KeyValue{}, buf, fmt.Errorf("%w (key %s)", err, key)
+	}
+	kv := storage.KeyValue{Key: key, Value: buf[start:len(buf):len(buf)], CreateRevision: e.createRevision, ModRevision: e.modRevision, Stale: e.stale}
+	return kv, buf, nil
+}
+
+// change is a window's watch event with its values packed.
+type change struct {
+	typ     storage.EventType
+	created bool
+	key     string
+	entry   entry
+	prev    []byte
+}
+
+func (p *packer) change(ev storage.WatchEvent) change {
+	return change{typ: ev.Type, created: ev.Created, key: ev.KV.Key, entry: p.entry(ev.KV), prev: p.pack(ev.PrevValue)}
+}
+
+func (p *packer) watchEvent(c change) (storage.WatchEvent, error) {
+	kv, _, err := p.keyValue(c.key, c.entry, nil)
+	if err != nil {
+		return storage.WatchEvent{}, err
+	}
+	prev, err := p.unpack(nil, c.prev)
+	if err != nil {
+		return storage.WatchEvent{}, err
+	}
+	return storage.WatchEvent{Type: c.typ, Created: c.created, KV: kv, PrevValue: prev}, nil
+}
+
+// keyValues unpacks entries, named by keys, into one buffer sized from their headers: a
+// LIST of many objects costs one allocation for their bytes.
+func (p *packer) keyValues(keys []string, entries []entry) ([]storage.KeyValue, error) {
+	size := 0
+	for _, e := range entries {
+		n, err := unpackedLen(e.packed)
+		if err != nil {
+			return nil, err
+		}
+		size += n
+	}
+	buf := make([]byte, 0, size)
+	items := make([]storage.KeyValue, len(entries))
+	for i, e := range entries {
+		var err error
+		if items[i], buf, err = p.keyValue(keys[i], e, buf); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}

@@ -1,0 +1,78 @@
+package cacher
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"orch.io/orch/components/apiserver/storage"
+)
+
+// Whatever the cache saw first, every value comes back byte for byte, and an absent value stays
+// absent.
+func TestPackRoundTrip(t *testing.T) {
+	large := bytes.Repeat(testEvent(7), 1500) // 2.4 MB: past the largest dictionary S2 takes
+	binary := make([]byte, 4096)
+	for i := range binary {
+		binary[i] = byte(i * 7919 >> 3)
+	}
+	values := map[string][]byte{
+		"nil": nil, "empty": {}, "one byte": []byte("x"), "event": testEvent(1), "another event": testEvent(12345),
+		"large": large, "binary": binary,
+	}
+	for firstName, first := range map[string][]byte{"no value": nil, "one byte": []byte("{"), "an event": testEvent(0), "a large value": large} {
+		p, err := newPacker(first)
+		if err != nil {
+			t.Fatalf("dictionary from %s: %v", firstName, err)
+		}
+		for name, v := range values {
+			packed := p.pack(v)
+			got, err := p.unpack(nil, packed)
+			if err != nil {
+				t.Fatalf("dictionary from %s, %s: %v", firstName, name, err)
+			}
+			if !bytes.Equal(got, v) || (v == nil) != (got == nil) {
+				t.Errorf("dictionary from %s, %s: got %d bytes (nil %t), want %d (nil %t)", firstName, name, len(got), got == nil, len(v), v == nil)
+			}
+		}
+	}
+}
+
+// A LIST's values share one buffer, each capped at its own end: appending to one (as a caller
+// splicing it might) cannot overwrite the next.
+func TestKeyValuesAreIndependent(t *testing.T) {
+	p, err := newPacker(testEvent(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	var entries []entry
+	for i := range 3 {
+		keys = append(keys, fmt.Sprintf("/registry/events/ns/e%d", i))
+		entries = append(entries, p.entry(storage.KeyValue{Key: keys[i], Value: testEvent(i), CreateRevision: int64(i + 1), ModRevision: int64(i + 10), Stale: i == 1}))
+	}
+	items, err := p.keyValues(keys, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = append(items[0].Value, "overwritten"...)
+	for i, kv := range items {
+		want := storage.KeyValue{Key: keys[i], Value: testEvent(i), CreateRevision: int64(i + 1), ModRevision: int64(i + 10), Stale: i == 1}
+		if kv.Key != want.Key || !bytes.Equal(kv.Value, want.Value) || kv.CreateRevision != want.CreateRevision || kv.ModRevision != want.ModRevision || kv.Stale != want.Stale {
+			t.Errorf("item %d: got %s rev %d/%d stale %t, %d bytes", i, kv.Key, kv.CreateRevision, kv.ModRevision, kv.Stale, len(kv.Value))
+		}
+	}
+}
+
+// A corrupt packed value is an error naming the key, never a wrong value.
+func TestCorruptPackedValue(t *testing.T) {
+	p, err := newPacker(testEvent(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := p.entry(storage.KeyValue{Key: "/k", Value: testEvent(1)})
+	e.packed = e.packed[:len(e.packed)/2]
+	if _, err := p.keyValues([]string{"/k"}, []entry{e}); err == nil {
+		t.Fatal("a truncated value unpacked")
+	}
+}

@@ -10,6 +10,7 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/google/cel-go v0.31.0
 	github.com/google/uuid v1.6.0
+	github.com/klauspost/compress v1.20.1
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	github.com/prometheus/client_golang v1.25.0
@@ -37,10 +38,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require (
-	github.com/klauspost/compress v1.20.1 // indirect
-	k8s.io/component-helpers v0.37.2 // indirect
-)
+require k8s.io/component-helpers v0.37.2 // indirect
 
 require (
 	cel.dev/expr v0.25.3 // indirect

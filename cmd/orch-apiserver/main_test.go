@@ -429,32 +429,3 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
-
-// gcPercent reads the collector's target from the server's Go metrics.
-func gcPercent(t *testing.T, p *process) string {
-	t.Helper()
-	resp, err := p.client.Get(p.url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for line := range strings.Lines(string(body)) {
-		if v, ok := strings.CutPrefix(line, "go_gc_gogc_percent "); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	t.Fatalf("no go_gc_gogc_percent in /metrics (%d):\n%.300s", resp.StatusCode, body)
-	return ""
-}
-
-// The server collects garbage at GOGC=50 unless GOGC says otherwise.
-func TestGCPercent(t *testing.T) {
-	if got := gcPercent(t, startBinary(t, t.TempDir())); got != "50" {
-		t.Fatalf("without GOGC: go_gc_gogc_percent %s, want 50", got)
-	}
-	t.Setenv("GOGC", "100")
-	if got := gcPercent(t, startBinary(t, t.TempDir())); got != "100" {
-		t.Fatalf("with GOGC=100: go_gc_gogc_percent %s, want 100", got)
-	}
-}

@@ -33,3 +33,18 @@ func TestCompare(t *testing.T) {
 		t.Error("a spec without the peer side was accepted")
 	}
 }
+
+// Memory per idle watcher is measured only with enough watches to show in the server's RSS; with
+// fewer the report says so rather than print noise.
+func TestIdleWatcherMemoryNeedsEnoughWatches(t *testing.T) {
+	var out strings.Builder
+	report{Watch: &watchResult{Watchers: 100}}.print(&out)
+	if !strings.Contains(out.String(), "not measured: 100 watches are too few") {
+		t.Errorf("100 watches:\n%s", out.String())
+	}
+	out.Reset()
+	report{Watch: &watchResult{Watchers: 2000, IdleWatcherKiB: 80}}.print(&out)
+	if !strings.Contains(out.String(), "80.0 KiB of server RSS per open watch (2000 watches)") {
+		t.Errorf("2000 watches:\n%s", out.String())
+	}
+}

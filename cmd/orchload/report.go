@@ -58,6 +58,8 @@ func (r report) print(out io.Writer) {
 	}
 	if wa := r.Watch; wa != nil && wa.IdleWatcherKiB > 0 {
 		fmt.Fprintf(w, "memory per idle watcher\t%.1f KiB of server RSS per open watch (%d watches)\t(for the record)\t\n", wa.IdleWatcherKiB, wa.Watchers)
+	} else if wa != nil && wa.Watchers < minWatchersForMemory {
+		fmt.Fprintf(w, "memory per idle watcher\tnot measured: %d watches are too few to show in the RSS (--watchers %d or more)\t(for the record)\t\n", wa.Watchers, minWatchersForMemory)
 	}
 	if wa := r.Watch; wa != nil {
 		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tp50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d%s\tp99 < %.0f ms, all delivered\t%s\n",

@@ -42,9 +42,14 @@ type watchResult struct {
 	ErrorSamples []string `json:"errorSamples,omitempty"`
 	ServerCPUMs  float64  `json:"serverCpuMsPerEvent,omitempty"`
 	// IdleWatcherKiB is what the server process's RSS grew per watch while the watches were open
-	// and idle; 0 when the server is not this tool's child.
+	// and idle; 0 when the server is not this tool's child or there were too few watches to tell.
 	IdleWatcherKiB float64 `json:"idleWatcherKiB,omitempty"`
 }
+
+// minWatchersForMemory is how many open watches it takes for their memory to show in the server's
+// RSS: with 100, the few MiB they take are lost in what the collector happens to hold (orch-apiserver
+// measured 2-66 KiB per watch from one run to the next, kube-apiserver 0.4-2.2 KiB).
+const minWatchersForMemory = 1000
 
 // runWatch opens watchers watches on the empty namespace ns from its current resourceVersion, then
 // creates events at rate per second from one client and measures, for every (watcher, event) pair,
@@ -81,7 +86,7 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 			return res, fmt.Errorf("opening a watch: %w", w.err)
 		}
 	}
-	if !math.IsNaN(rssBefore) {
+	if !math.IsNaN(rssBefore) && watchers >= minWatchersForMemory {
 		time.Sleep(time.Second) // the watches settle: their first frames are flushed
 		if after, err := t.rss(); err == nil && after > rssBefore {
 			res.IdleWatcherKiB = (after - rssBefore) * 1024 / float64(watchers)

@@ -112,11 +112,7 @@ func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
 	c.objects = make(map[string]entry, len(items))
 	keys := make([]string, len(items))
 	for i, kv := range items {
-		p, err := c.packerFor(kv.Value)
-		if err != nil {
-			return nil, err
-		}
-		c.objects[kv.Key] = p.entry(kv)
+		c.objects[kv.Key] = c.packerFor(kv.Value).entry(kv)
 		keys[i] = kv.Key
 	}
 	c.keys.Reset(keys)
@@ -138,9 +134,10 @@ func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) 
 		// changes is nil when New could not load: go straight to loading again.
 		if changes != nil {
 			for ev := range changes {
-				if ev.Err != nil || !c.apply(ev) {
+				if ev.Err != nil {
 					break
 				}
+				c.apply(ev)
 			}
 			c.halt(false)
 			if ctx.Err() != nil {
@@ -166,27 +163,17 @@ func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) 
 
 // packerFor answers the cache's packer, made with v as its dictionary if the cache has none yet;
 // c.mu is held.
-func (c *Cacher) packerFor(v []byte) (*packer, error) {
+func (c *Cacher) packerFor(v []byte) *packer {
 	if c.packer == nil {
-		p, err := newPacker(v)
-		if err != nil {
-			return nil, err
-		}
-		c.packer = p
+		c.packer = newPacker(v)
 	}
-	return c.packer, nil
+	return c.packer
 }
 
-// apply records ev and hands it to the watchers; false when it cannot be kept, which the cache
-// takes as a failed watch.
-func (c *Cacher) apply(ev storage.WatchEvent) bool {
+func (c *Cacher) apply(ev storage.WatchEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, err := c.packerFor(ev.KV.Value)
-	if err != nil {
-		return false
-	}
-	ch := p.change(ev)
+	ch := c.packerFor(ev.KV.Value).change(ev)
 	key := ev.KV.Key
 	_, had := c.objects[key]
 	switch ev.Type {
@@ -213,7 +200,6 @@ func (c *Cacher) apply(ev storage.WatchEvent) bool {
 		}
 	}
 	c.advance(ev.KV.ModRevision)
-	return true
 }
 
 // advance moves the cache to rev and wakes LISTs waiting for it.

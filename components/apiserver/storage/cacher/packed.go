@@ -21,19 +21,14 @@ type packer struct {
 // dictStart is how much of the first value names where values typically begin.
 const dictStart = 32
 
-func newPacker(first []byte) (*packer, error) {
-	dict := append([]byte(nil), first...) // the caller's bytes may be a store's buffer
+func newPacker(first []byte) *packer {
+	// MakeDict refuses a dictionary shorter than MinDictSize and keeps only the last MaxDictSize
+	// bytes; the first bytes of a value are the ones worth keeping.
+	dict := append([]byte(nil), first[:min(len(first), s2.MaxDictSize)]...) // first may be a store's buffer
 	for len(dict) < s2.MinDictSize {
 		dict = append(dict, "{}"...)
 	}
-	if len(dict) > s2.MaxDictSize {
-		dict = dict[:s2.MaxDictSize]
-	}
-	d := s2.MakeDict(dict, dict[:min(dictStart, len(dict))])
-	if d == nil {
-		return nil, fmt.Errorf("cacher: no S2 dictionary from a value of %d bytes", len(first))
-	}
-	return &packer{dict: d}, nil
+	return &packer{dict: s2.MakeDict(dict, dict[:min(dictStart, len(dict))])}
 }
 
 // pack compresses v into a slice of its own exact size; nil stays nil, so an absent previous value

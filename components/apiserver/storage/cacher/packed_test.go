@@ -21,10 +21,7 @@ func TestPackRoundTrip(t *testing.T) {
 		"large": large, "binary": binary,
 	}
 	for firstName, first := range map[string][]byte{"no value": nil, "one byte": []byte("{"), "an event": testEvent(0), "a large value": large} {
-		p, err := newPacker(first)
-		if err != nil {
-			t.Fatalf("dictionary from %s: %v", firstName, err)
-		}
+		p := newPacker(first)
 		for name, v := range values {
 			packed := p.pack(v)
 			got, err := p.unpack(nil, packed)
@@ -41,10 +38,7 @@ func TestPackRoundTrip(t *testing.T) {
 // A LIST's values share one buffer, each capped at its own end: appending to one (as a caller
 // splicing it might) cannot overwrite the next.
 func TestKeyValuesAreIndependent(t *testing.T) {
-	p, err := newPacker(testEvent(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newPacker(testEvent(0))
 	var keys []string
 	var entries []entry
 	for i := range 3 {
@@ -66,10 +60,7 @@ func TestKeyValuesAreIndependent(t *testing.T) {
 
 // A corrupt packed value is an error naming the key, never a wrong value.
 func TestCorruptPackedValue(t *testing.T) {
-	p, err := newPacker(testEvent(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newPacker(testEvent(0))
 	e := p.entry(storage.KeyValue{Key: "/k", Value: testEvent(1)})
 	e.packed = e.packed[:len(e.packed)/2]
 	if _, err := p.keyValues([]string{"/k"}, []entry{e}); err == nil {

@@ -232,7 +232,9 @@ func (w *webhook) review(ctx context.Context, spec authorizationv1.SubjectAccess
 	case err == nil:
 		return status, resultSuccess, nil
 	case ctx.Err() != nil:
-		return status, resultCanceled, fmt.Errorf("%s: %w", w.describe(), err)
+		// The caller's cancellation is what ended the call, whatever the transport made of it
+		// (an aborted stream, or an answer cut short that no longer parses).
+		return status, resultCanceled, fmt.Errorf("%s: %w: %w", w.describe(), ctx.Err(), err)
 	case callCtx.Err() != nil:
 		return status, resultTimeout, fmt.Errorf("%s: %w: %w", w.describe(), context.Cause(callCtx), err)
 	case errors.Is(err, context.DeadlineExceeded) || utilnet.IsTimeout(err) || code == http.StatusGatewayTimeout:

@@ -58,7 +58,7 @@ func main() {
 	fs.IntVar(&o.listRuns, "list-runs", 10, "Timed full LISTs.")
 	fs.IntVar(&o.watchers, "watchers", 100, "Concurrent watches, each on its own connection.")
 	fs.IntVar(&o.watchEvents, "watch-events", 500, "Events created while the watches are open.")
-	fs.Float64Var(&o.watchRate, "watch-rate", 100, "Creates per second during the watch benchmark.")
+	fs.Float64Var(&o.watchRate, "watch-rate", 200, "Creates per second during the watch benchmark.")
 	fs.Float64Var(&o.maxErrorRatio, "max-error-ratio", 0.01, "Fraction of failed requests above which the run fails.")
 	fs.StringSliceVar(&o.only, "only", []string{"create", "list", "watch"}, "Benchmarks to run, of create, list and watch (one alone is handy under a profiler).")
 	fs.StringVar(&o.jsonFile, "json", "", "Also write the figures as JSON to this file.")

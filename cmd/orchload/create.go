@@ -78,7 +78,7 @@ func runCreate(ctx context.Context, t target, ns, prefix string, clients int, wa
 	cpu := t.cpuPer()
 	start := time.Now()
 	measureFrom, end := start.Add(warmup), start.Add(warmup+duration)
-	url := eventsURL(t, ns)
+	url, events := eventsURL(t, ns), newEventTemplate(t.group, ns)
 	var (
 		errs errorLog
 		wg   sync.WaitGroup
@@ -92,7 +92,7 @@ func runCreate(ctx context.Context, t target, ns, prefix string, clients int, wa
 			defer c.CloseIdleConnections()
 			var mine []time.Duration
 			for seq := 0; ctx.Err() == nil; seq++ {
-				body := newEvent(t.group, ns, fmt.Sprintf("%s-c%d-%d", prefix, i, seq), seq, time.Now())
+				body := events.newEvent(fmt.Sprintf("%s-c%d-%d", prefix, i, seq), seq, time.Now())
 				sent := time.Now()
 				if !sent.Before(end) {
 					break
@@ -141,7 +141,7 @@ func runCreate(ctx context.Context, t target, ns, prefix string, clients int, wa
 // fill creates n events in ns with the given number of clients, as fast as the server takes them.
 func fill(ctx context.Context, t target, ns, prefix string, clients, n int) (created int, errs *errorLog) {
 	errs = &errorLog{}
-	url := eventsURL(t, ns)
+	url, events := eventsURL(t, ns), newEventTemplate(t.group, ns)
 	var next, ok atomic.Int64
 	var wg sync.WaitGroup
 	for range clients {
@@ -153,7 +153,7 @@ func fill(ctx context.Context, t target, ns, prefix string, clients, n int) (cre
 				if seq >= n {
 					return
 				}
-				if err := post(ctx, c, url, newEvent(t.group, ns, fmt.Sprintf("%s-%d", prefix, seq), seq, time.Now())); err != nil {
+				if err := post(ctx, c, url, events.newEvent(fmt.Sprintf("%s-%d", prefix, seq), seq, time.Now())); err != nil {
 					errs.add(err, true)
 					continue
 				}

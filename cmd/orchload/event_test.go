@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,8 +13,9 @@ import (
 // Every generated event must pass the server's create validation and weigh about 1 KB.
 func TestNewEventIsValidAndRealistic(t *testing.T) {
 	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	events := newEventTemplate(eventsv1.GroupName, "orchload-watch-abc123")
 	for _, seq := range []int{0, 1, 9, 10, 49, 12345} {
-		b := newEvent(eventsv1.GroupName, "orchload-watch-abc123", "watch-abc123-12345", seq, now)
+		b := events.newEvent("watch-abc123-12345", seq, now)
 		if len(b) < 900 || len(b) > 1300 {
 			t.Errorf("seq %d: %d bytes, want about 1 KB", seq, len(b))
 		}
@@ -34,12 +36,32 @@ func TestNewEventIsValidAndRealistic(t *testing.T) {
 	warnings := 0
 	for seq := range 100 {
 		var e eventsv1.Event
-		_ = json.Unmarshal(newEvent(eventsv1.GroupName, "default", "x", seq, now), &e)
+		_ = json.Unmarshal(events.newEvent("x", seq, now), &e)
 		if e.Type == "Warning" {
 			warnings++
 		}
 	}
 	if warnings != 10 {
 		t.Errorf("%d warnings in 100 events, want 10", warnings)
+	}
+}
+
+// The template writes exactly what encoding the event by reflection writes, for either group.
+func TestEventTemplateEncodesTheEvent(t *testing.T) {
+	for _, group := range []string{eventsv1.GroupName, "events.k8s.io"} {
+		events := newEventTemplate(group, "orchload-create-x1")
+		for seq := range 120 {
+			now := time.Date(2026, 11, 28, 16, 30, 0, seq*1013, time.FixedZone("CET", 3600))
+			name := "create-x1-c3-" + strconv.Itoa(seq)
+			pod, seqText, warning := eventVariety(seq)
+			e := eventObject(group, "orchload-create-x1", name, pod, seqText, warning, now)
+			want, err := json.Marshal(&e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := events.newEvent(name, seq, now); string(got) != string(want) {
+				t.Fatalf("%s seq %d:\n got %s\nwant %s", group, seq, got, want)
+			}
+		}
 	}
 }

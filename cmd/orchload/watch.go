@@ -96,9 +96,10 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 	// Bodies are made before the clock starts so only the request is timed.
 	bodies := make([][]byte, events)
 	names := make([]string, events)
+	template := newEventTemplate(t.group, ns)
 	for i := range bodies {
 		names[i] = fmt.Sprintf("%s-%d", prefix, i)
-		bodies[i] = newEvent(t.group, ns, names[i], i, time.Now())
+		bodies[i] = template.newEvent(names[i], i, time.Now())
 	}
 	sent := make(map[string]time.Time, events)
 	var errs errorLog

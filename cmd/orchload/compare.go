@@ -47,6 +47,12 @@ var figures = []figure{
 		}
 		return r.Watch.Latency.P99Ms, true
 	}},
+	{"watch events sent/s", true, func(r *report) (float64, bool) {
+		if r.Watch == nil || r.Watch.SentPerS == 0 {
+			return 0, false
+		}
+		return r.Watch.SentPerS, true
+	}},
 	{"KiB per idle watcher", false, func(r *report) (float64, bool) {
 		if r.Watch == nil || r.Watch.IdleWatcherKiB == 0 {
 			return 0, false

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Ratios read so that above 1 is orch doing better, from the medians of each side's runs.
@@ -46,5 +48,41 @@ func TestIdleWatcherMemoryNeedsEnoughWatches(t *testing.T) {
 	report{Watch: &watchResult{Watchers: 2000, IdleWatcherKiB: 80}}.print(&out)
 	if !strings.Contains(out.String(), "80.0 KiB of server RSS per open watch (2000 watches)") {
 		t.Errorf("2000 watches:\n%s", out.String())
+	}
+}
+
+// A watch run whose creates could not go out at the rate asked (a server busy delivering to many
+// watchers slows its creates) says so and misses its target, however low its latencies.
+func TestWatchVerdictNeedsTheRateHeld(t *testing.T) {
+	start := time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC)
+	interval := 5 * time.Millisecond // 200/s
+	for _, tc := range []struct {
+		name    string
+		n       int
+		took    time.Duration
+		want    float64
+		verdict string
+	}{
+		{"kept pace, the last answered at once", 500, 2495 * time.Millisecond, 200, "met"},
+		{"kept pace, the last answered late", 500, 2520 * time.Millisecond, 198.4, "met"},
+		{"fell behind", 400, 65 * time.Second, 6.15, "MISSED"},
+		{"nothing sent", 0, time.Second, 0, "MISSED"},
+	} {
+		got := sentRate(tc.n, start, start.Add(tc.took), interval)
+		if got < tc.want-0.05 || got > tc.want+0.05 {
+			t.Errorf("%s: sent at %.2f/s, want %.2f", tc.name, got, tc.want)
+		}
+		var out strings.Builder
+		wa := &watchResult{Watchers: 100, Events: tc.n, RatePerS: 200, SentPerS: got, Latency: summary{P99Ms: 8}, Complete: true}
+		report{Watch: wa, Targets: defaultTargets}.print(&out)
+		line := ""
+		for l := range strings.Lines(out.String()) {
+			if strings.HasPrefix(l, "watch,") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, fmt.Sprintf("sent at %.1f/s", got)) || !strings.HasSuffix(strings.TrimSpace(line), tc.verdict) {
+			t.Errorf("%s: want the rate sent and %s in\n%s", tc.name, tc.verdict, line)
+		}
 	}
 }

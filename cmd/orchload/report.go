@@ -62,9 +62,9 @@ func (r report) print(out io.Writer) {
 		fmt.Fprintf(w, "memory per idle watcher\tnot measured: %d watches are too few to show in the RSS (--watchers %d or more)\t(for the record)\t\n", wa.Watchers, minWatchersForMemory)
 	}
 	if wa := r.Watch; wa != nil {
-		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tp50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d%s\tp99 < %.0f ms, all delivered\t%s\n",
-			wa.Watchers, wa.Events, wa.RatePerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors, cpuNote(wa.ServerCPUMs, "event"),
-			tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete))
+		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tsent at %.1f/s  p50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d%s\tp99 < %.0f ms, all delivered, the rate held\t%s\n",
+			wa.Watchers, wa.Events, wa.RatePerS, wa.SentPerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors, cpuNote(wa.ServerCPUMs, "event"),
+			tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete && wa.rateHeld()))
 	}
 	if m, after := r.Memory, r.MemoryAfterLists; m != nil && after != nil {
 		fmt.Fprintf(w, "memory with the LIST's %d events\tRSS %.1f MiB (anonymous %.1f) before the LISTs, %.1f MiB after them  peak %.1f MiB\t< %.0f MiB at %d\t%s\n",

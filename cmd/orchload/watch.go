@@ -30,10 +30,13 @@ type watcher struct {
 }
 
 type watchResult struct {
-	Namespace    string   `json:"namespace"`
-	Watchers     int      `json:"watchers"`
-	Events       int      `json:"events"`
-	RatePerS     float64  `json:"ratePerSecond"`
+	Namespace string  `json:"namespace"`
+	Watchers  int     `json:"watchers"`
+	Events    int     `json:"events"`
+	RatePerS  float64 `json:"ratePerSecond"`
+	// SentPerS is the rate the creates were answered at: below RatePerS when the server, busy
+	// delivering, could not take them as fast, and then the latencies are not at RatePerS.
+	SentPerS     float64  `json:"sentPerSecond"`
 	Latency      summary  `json:"latency"`
 	Expected     int      `json:"expectedDeliveries"`
 	Delivered    int      `json:"delivered"`
@@ -45,6 +48,20 @@ type watchResult struct {
 	// and idle; 0 when the server is not this tool's child or there were too few watches to tell.
 	IdleWatcherKiB float64 `json:"idleWatcherKiB,omitempty"`
 }
+
+// sentRate is the rate n creates paced interval apart went out at, from start until the last was
+// answered: one interval is allowed for the last, so a server that keeps up shows the rate asked.
+func sentRate(n int, start, end time.Time, interval time.Duration) float64 {
+	took := end.Sub(start)
+	if n == 0 || took <= 0 {
+		return 0
+	}
+	return float64(n) / max(took, time.Duration(n)*interval).Seconds()
+}
+
+// rateHeld tells whether the creates went out at the rate asked, within the 5% pacing by sleeps
+// may lose.
+func (r watchResult) rateHeld() bool { return r.SentPerS >= 0.95*r.RatePerS }
 
 // minWatchersForMemory is how many open watches it takes for their memory to show in the server's
 // RSS: with 100, the few MiB they take are lost in what the collector happens to hold (orch-apiserver
@@ -118,6 +135,7 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 		}
 		sent[names[i]] = at
 	}
+	res.SentPerS = sentRate(len(sent), start, time.Now(), interval)
 
 	// Wait until every watcher saw every event, or for a grace period when some never will (a
 	// failed create, a lost frame) so the report can say what is missing.

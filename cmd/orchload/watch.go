@@ -30,13 +30,11 @@ type watcher struct {
 }
 
 type watchResult struct {
-	Namespace string  `json:"namespace"`
-	Watchers  int     `json:"watchers"`
-	Events    int     `json:"events"`
-	RatePerS  float64 `json:"ratePerSecond"`
-	// SentPerS is the rate the creates were answered at: below RatePerS when the server, busy
-	// delivering, could not take them as fast, and then the latencies are not at RatePerS.
-	SentPerS     float64  `json:"sentPerSecond"`
+	Namespace    string   `json:"namespace"`
+	Watchers     int      `json:"watchers"`
+	Events       int      `json:"events"`
+	RatePerS     float64  `json:"ratePerSecond"`
+	SentPerS     float64  `json:"sentPerSecond"` // below RatePerS when the server, busy delivering, took creates slower
 	Latency      summary  `json:"latency"`
 	Expected     int      `json:"expectedDeliveries"`
 	Delivered    int      `json:"delivered"`

@@ -523,16 +523,17 @@ func (h *resourceHandlers) watch(req *restful.Request, resp *restful.Response) {
 	defer cancel()
 	mediaType, protobuf := negotiateProtobuf(r)
 	opts.JSON = !protobuf
-	stream, err := h.Store.Watch(ctx, req.PathParameter("namespace"), opts)
+	stream, err := h.Store.WatchStream(ctx, req.PathParameter("namespace"), opts)
 	if err != nil {
 		fail(req, resp, err)
 		return
 	}
+	defer stream.Stop()
 	if protobuf {
-		streamProtobuf(resp.ResponseWriter, mediaType, stream)
+		streamProtobuf(resp.ResponseWriter, mediaType, stream.Next)
 		return
 	}
-	streamFrames(resp.ResponseWriter, stream, func(ev generic.WatchEvent) (watchFrame, []byte) {
+	streamFrames(resp.ResponseWriter, stream.Next, func(ev generic.WatchEvent) (watchFrame, []byte) {
 		if ev.Status != nil {
 			return watchFrame{Type: string(ev.Type), Object: ev.Status}, nil
 		}
@@ -540,16 +541,15 @@ func (h *resourceHandlers) watch(req *restful.Request, resp *restful.Response) {
 	})
 }
 
-// streamProtobuf writes a watch stream as Kubernetes' length-delimited protobuf frames.
-func streamProtobuf(w http.ResponseWriter, mediaType string, stream <-chan generic.WatchEvent) {
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", mediaType+";stream=watch")
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
-	if flusher != nil {
-		flusher.Flush()
-	}
-	for ev := range stream {
+// streamProtobuf writes a watch stream as Kubernetes' length-delimited protobuf frames, flushing
+// whenever next would wait for the following event.
+func streamProtobuf(w http.ResponseWriter, mediaType string, next func(idle func()) (generic.WatchEvent, bool)) {
+	flush := startStream(w, mediaType+";stream=watch")
+	for {
+		ev, ok := next(flush)
+		if !ok {
+			return
+		}
 		var obj runtime.Object = ev.Object
 		if ev.Status != nil {
 			obj = ev.Status
@@ -560,9 +560,6 @@ func streamProtobuf(w http.ResponseWriter, mediaType string, stream <-chan gener
 		}
 		if _, err := w.Write(frame); err != nil {
 			return // the client left
-		}
-		if flusher != nil && len(stream) == 0 {
-			flusher.Flush()
 		}
 	}
 }

@@ -61,19 +61,17 @@ func (c Config) watchRequest(r *http.Request, selectable func(string) bool) (gen
 }
 
 // streamFrames writes a watch stream as newline-delimited JSON frames over a chunked response,
-// flushing whenever no further event is already waiting. A frame whose object comes already
+// flushing whenever next would wait for the following event. A frame whose object comes already
 // encoded (raw) is written around it, not encoded again.
-func streamFrames[T any](w http.ResponseWriter, stream <-chan T, frame func(T) (watchFrame, []byte)) {
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
-	if flusher != nil {
-		flusher.Flush()
-	}
+func streamFrames[T any](w http.ResponseWriter, next func(idle func()) (T, bool), frame func(T) (watchFrame, []byte)) {
+	flush := startStream(w, "application/json")
 	enc := json.NewEncoder(w)
 	var buf []byte
-	for ev := range stream {
+	for {
+		ev, ok := next(flush)
+		if !ok {
+			return
+		}
 		f, raw := frame(ev)
 		var err error
 		if raw != nil {
@@ -86,8 +84,19 @@ func streamFrames[T any](w http.ResponseWriter, stream <-chan T, frame func(T) (
 		if err != nil {
 			return // the client left
 		}
-		if flusher != nil && len(stream) == 0 {
-			flusher.Flush()
-		}
 	}
+}
+
+// startStream sends a watch response's headers at once and answers the function that flushes
+// what was written since (nil when w cannot flush).
+func startStream(w http.ResponseWriter, contentType string) func() {
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	if flusher == nil {
+		return nil
+	}
+	flusher.Flush()
+	return flusher.Flush
 }

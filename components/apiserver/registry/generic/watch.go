@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,39 +37,68 @@ type WatchEvent struct {
 // resourceVersion (or with "0") it first sends the current state as ADDED; with one it sends what
 // changed after it, or one ERROR 410 when that version is too old. The channel closes when ctx ends.
 func (s *Store) Watch(ctx context.Context, namespace string, o WatchOptions) (<-chan WatchEvent, error) {
+	stream, err := s.WatchStream(ctx, namespace, o)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan WatchEvent, 16)
+	go func() {
+		defer close(out)
+		defer stream.Stop()
+		for {
+			ev, ok := stream.Next(nil)
+			if !ok || !send(ctx, out, ev) {
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// WatchStream is Watch read in the reader's own goroutine: a server's watch then costs no
+// goroutine between the store's changes and the client's connection, and no hop per change.
+func (s *Store) WatchStream(ctx context.Context, namespace string, o WatchOptions) (*WatchStream, error) {
 	sendInitial, from, err := WatchStart(o)
 	if err != nil {
 		return nil, err
 	}
-	var initial []runtime.Object
+	st := &WatchStream{ctx: ctx, w: watcher{store: s, opts: o}}
 	if sendInitial {
 		list, err := s.List(ctx, namespace, ListOptions{Labels: o.Labels, Fields: o.Fields})
 		if err != nil {
 			return nil, err
 		}
-		initial = Items(list)
 		lm, _ := metaListRV(list)
 		from, _ = strconv.ParseInt(lm, 10, 64)
+		for _, obj := range Items(list) {
+			s.setTypeMeta(obj)
+			st.queued = append(st.queued, WatchEvent{Type: watch.Added, Object: obj})
+		}
 	} else if from == 0 {
 		if from, err = s.storage.Revision(ctx); err != nil {
 			return nil, StorageError(err)
 		}
 	}
-	out := make(chan WatchEvent, 16)
+	st.w.lastRevision = from
 	changes, err := s.storage.Watch(ctx, s.listPrefix(namespace), from)
 	if errors.Is(err, storage.ErrCompacted) {
-		go func() {
-			defer close(out)
-			send(ctx, out, ErrorEvent(apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old.")))
-		}()
-		return out, nil
+		st.queued = []WatchEvent{ErrorEvent(apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old."))}
+		return st, nil
 	}
 	if err != nil {
 		return nil, StorageError(err)
 	}
-	w := &watcher{store: s, opts: o, out: out, lastRevision: from}
-	go w.run(ctx, initial, o.SendInitialEvents != nil && *o.SendInitialEvents, changes)
-	return out, nil
+	st.changes = changes
+	if o.SendInitialEvents != nil && *o.SendInitialEvents {
+		b := st.w.bookmark()
+		accessor(b.Object).SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true", K8sInitialEventsEndAnnotation: "true"})
+		st.queued = append(st.queued, b)
+	}
+	if o.AllowBookmarks && o.BookmarkInterval > 0 {
+		st.ticker = s.clock.Ticker(o.BookmarkInterval)
+		st.ticks = st.ticker.C
+	}
+	return st, nil
 }
 
 func metaListRV(list runtime.Object) (string, error) {
@@ -79,57 +109,83 @@ func metaListRV(list runtime.Object) (string, error) {
 	return lm.GetResourceVersion(), nil
 }
 
+// WatchStream is one watch's events, read with Next by one goroutine.
+type WatchStream struct {
+	ctx     context.Context
+	w       watcher
+	queued  []WatchEvent // sent before any change: the initial state, its bookmark, or an ERROR
+	changes <-chan storage.WatchEvent
+	ticker  *clock.Ticker
+	ticks   <-chan time.Time
+	ended   bool
+}
+
+// Next returns the stream's next event; false once the stream has ended (its context ended, the
+// store dropped it, or an ERROR was returned). idle, when set, is called each time Next is about to
+// wait for a change, so a writer can flush what it holds exactly when nothing else is ready.
+func (st *WatchStream) Next(idle func()) (WatchEvent, bool) {
+	for !st.ended {
+		if st.ctx.Err() != nil {
+			st.ended = true
+			break
+		}
+		if len(st.queued) > 0 {
+			ev := st.queued[0]
+			st.queued = st.queued[1:]
+			st.ended = ev.Type == watch.Error || (len(st.queued) == 0 && st.changes == nil)
+			return ev, true
+		}
+		if st.changes == nil {
+			break
+		}
+		var change storage.WatchEvent
+		var ok bool
+		select {
+		case <-st.ctx.Done():
+			st.ended = true
+			continue
+		case <-st.ticks:
+			return st.w.bookmark(), true
+		case change, ok = <-st.changes:
+		default:
+			if idle != nil {
+				idle()
+			}
+			select {
+			case <-st.ctx.Done():
+				st.ended = true
+				continue
+			case <-st.ticks:
+				return st.w.bookmark(), true
+			case change, ok = <-st.changes:
+			}
+		}
+		// A watcher the store dropped for falling behind ends without an ERROR frame: the client
+		// re-watches from the last resourceVersion it saw, as after any closed stream.
+		if !ok || errors.Is(change.Err, storage.ErrWatcherTooSlow) {
+			st.ended = true
+			continue
+		}
+		if ev, deliver := st.w.translate(change); deliver {
+			st.ended = ev.Type == watch.Error
+			return ev, true
+		}
+	}
+	return WatchEvent{}, false
+}
+
+// Stop releases what the stream holds besides its context.
+func (st *WatchStream) Stop() {
+	if st.ticker != nil {
+		st.ticker.Stop()
+	}
+}
+
+// watcher translates one watch's changes.
 type watcher struct {
 	store        *Store
 	opts         WatchOptions
-	out          chan<- WatchEvent
 	lastRevision int64
-}
-
-func (w *watcher) run(ctx context.Context, initial []runtime.Object, endBookmark bool, changes <-chan storage.WatchEvent) {
-	defer close(w.out)
-	for _, obj := range initial {
-		w.store.setTypeMeta(obj)
-		if !send(ctx, w.out, WatchEvent{Type: watch.Added, Object: obj}) {
-			return
-		}
-	}
-	if endBookmark {
-		b := w.bookmark()
-		accessor(b.Object).SetAnnotations(map[string]string{InitialEventsEndAnnotation: "true", K8sInitialEventsEndAnnotation: "true"})
-		if !send(ctx, w.out, b) {
-			return
-		}
-	}
-	var ticks <-chan time.Time
-	if w.opts.AllowBookmarks && w.opts.BookmarkInterval > 0 {
-		ticker := w.store.clock.Ticker(w.opts.BookmarkInterval)
-		defer ticker.Stop()
-		ticks = ticker.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticks:
-			if !send(ctx, w.out, w.bookmark()) {
-				return
-			}
-		case change, ok := <-changes:
-			// A watcher the store dropped for falling behind ends without an ERROR frame: the
-			// client re-watches from the last resourceVersion it saw, as after any closed stream.
-			if !ok || errors.Is(change.Err, storage.ErrWatcherTooSlow) {
-				return
-			}
-			ev, deliver := w.translate(change)
-			if deliver && !send(ctx, w.out, ev) {
-				return
-			}
-			if ev.Type == watch.Error {
-				return
-			}
-		}
-	}
 }
 
 func (w *watcher) bookmark() WatchEvent {

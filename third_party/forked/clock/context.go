@@ -77,7 +77,11 @@ func (c *timerCtx) Deadline() (deadline time.Time, ok bool) { return c.deadline,
 
 func (c *timerCtx) Done() <-chan struct{} { return c.done }
 
-func (c *timerCtx) Err() error { return c.err }
+func (c *timerCtx) Err() error {
+	c.Lock()
+	defer c.Unlock()
+	return c.err
+}
 
 func (c *timerCtx) Value(key interface{}) interface{} { return c.parent.Value(key) }
 

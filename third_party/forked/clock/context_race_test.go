@@ -1,0 +1,30 @@
+package clock
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Err may be called from any goroutine while the deadline passes or the parent is canceled: the
+// race detector fails this test when Err reads the error without the context's lock.
+func TestMock_WithDeadlineErrWhileCanceled(t *testing.T) {
+	m := NewMock()
+	parent, cancelParent := context.WithCancel(context.Background())
+	byDeadline, cancel1 := m.WithTimeout(context.Background(), time.Second)
+	defer cancel1()
+	byParent, cancel2 := m.WithTimeout(parent, time.Hour)
+	defer cancel2()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for byDeadline.Err() == nil || byParent.Err() == nil {
+		}
+	}()
+	m.Add(time.Second)
+	cancelParent()
+	<-done
+	if byDeadline.Err() != context.DeadlineExceeded || byParent.Err() != context.Canceled {
+		t.Errorf("errors %v and %v, want %v and %v", byDeadline.Err(), byParent.Err(), context.DeadlineExceeded, context.Canceled)
+	}
+}

@@ -356,11 +356,21 @@ func (t *internalTimer) Tick(now time.Time) {
 	defer t.mock.gosched()
 
 	t.mock.mu.Lock()
+	if t.stopped {
+		// Stopped, or fired already: two goroutines moving the clock at once (Timer with a
+		// duration <= 0 runs the next timer itself) can both pick the same timer as the next.
+		t.mock.mu.Unlock()
+		return
+	}
 	if t.fn != nil {
 		// defer function execution until the lock is released, and
 		defer func() { go t.fn() }()
 	} else {
-		t.c <- now
+		// Never wait holding the clock's lock: a full channel holds a tick nobody read.
+		select {
+		case t.c <- now:
+		default:
+		}
 	}
 	t.mock.removeClockTimer((*internalTimer)(t))
 	t.stopped = true

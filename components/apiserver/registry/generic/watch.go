@@ -122,7 +122,8 @@ type WatchStream struct {
 
 // Next returns the stream's next event; false once the stream has ended (its context ended, the
 // store dropped it, or an ERROR was returned). idle, when set, is called each time Next is about to
-// wait for a change, so a writer can flush what it holds exactly when nothing else is ready.
+// wait for a change (none is buffered), so a writer can flush what it holds when nothing else is
+// ready.
 func (st *WatchStream) Next(idle func()) (WatchEvent, bool) {
 	for !st.ended {
 		if st.ctx.Err() != nil {
@@ -138,6 +139,9 @@ func (st *WatchStream) Next(idle func()) (WatchEvent, bool) {
 		if st.changes == nil {
 			break
 		}
+		if idle != nil && len(st.changes) == 0 {
+			idle()
+		}
 		var change storage.WatchEvent
 		var ok bool
 		select {
@@ -147,18 +151,6 @@ func (st *WatchStream) Next(idle func()) (WatchEvent, bool) {
 		case <-st.ticks:
 			return st.w.bookmark(), true
 		case change, ok = <-st.changes:
-		default:
-			if idle != nil {
-				idle()
-			}
-			select {
-			case <-st.ctx.Done():
-				st.ended = true
-				continue
-			case <-st.ticks:
-				return st.w.bookmark(), true
-			case change, ok = <-st.changes:
-			}
 		}
 		// A watcher the store dropped for falling behind ends without an ERROR frame: the client
 		// re-watches from the last resourceVersion it saw, as after any closed stream.

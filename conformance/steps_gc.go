@@ -141,8 +141,11 @@ func (w *World) exitedCut(container, pod string, from, to, seconds int) error {
 			return fmt.Errorf("%d exited instances of %s, none removed yet", n, container)
 		case most < from:
 			return errStop{fmt.Errorf("exited instances of %s went from %d to %d, before reaching %d", container, most, n, from)}
-		case n != to:
+		case n < to:
 			return errStop{fmt.Errorf("exited instances of %s went from %d to %d, want %d", container, most, n, to)}
+		case n != to:
+			// The collection removes one instance at a time: this is its way down.
+			return fmt.Errorf("exited instances of %s went from %d to %d so far, want %d", container, most, n, to)
 		}
 		return nil
 	})

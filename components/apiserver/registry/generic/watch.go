@@ -133,11 +133,8 @@ func (st *WatchStream) Next(idle func()) (WatchEvent, bool) {
 		if len(st.queued) > 0 {
 			ev := st.queued[0]
 			st.queued = st.queued[1:]
-			st.ended = ev.Type == watch.Error || (len(st.queued) == 0 && st.changes == nil)
+			st.ended = ev.Type == watch.Error // a stream without changes queues only an ERROR
 			return ev, true
-		}
-		if st.changes == nil {
-			break
 		}
 		if idle != nil && len(st.changes) == 0 {
 			idle()
@@ -146,8 +143,7 @@ func (st *WatchStream) Next(idle func()) (WatchEvent, bool) {
 		var ok bool
 		select {
 		case <-st.ctx.Done():
-			st.ended = true
-			continue
+			continue // ended above
 		case <-st.ticks:
 			return st.w.bookmark(), true
 		case change, ok = <-st.changes:

@@ -118,15 +118,24 @@ bench-node: $(PEERS)/kube-apiserver
 	ORCH_PEER_KUBELET=$(PEERS)/kubelet $(GO) test -tags e2e,benchnode -count=1 -v -timeout 40m -run '^TestBenchNode$$' ./cmd/orchlet/
 
 ## bench-peers: orch-apiserver and Kubernetes' kube-apiserver on its own etcd, measured by orchload in
-## one sitting, alternating, twice each; prints every figure and the ratios (above 1: orch better)
+## one sitting, alternating, twice each: the default suite (8 clients, LIST of 10,000, 100 watchers),
+## then issue 17's scale runs (64 clients, LIST of 100,000, 10,000 watchers; PEERS_SCALE=no skips
+## them: about 3 minutes instead of 20); prints every figure, the ratios (above 1: orch better) and
+## each target
+PEERS_SCALE ?= yes
+PEER_RUNS_SCALE = "c64:--only create --clients 64" "list100k:--only list --list-events 100000 --list-runs 3" "w10k:--only watch --watchers 10000 --watch-events 200"
 bench-peers: peers
 	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
 	$(GO) build -o $(BIN)/orchload ./cmd/orchload
+	rm -f $(BIN)/peers-*.json
 	for i in 1 2; do \
-	  $(BIN)/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/peers-orch-$$i.json $(BENCHFLAGS) || exit 1; \
-	  $(BIN)/orchload --kube-apiserver-bin $(PEERS)/kube-apiserver --json $(BIN)/peers-kube-$$i.json $(BENCHFLAGS) || exit 1; \
+	  for run in "default:" $(if $(filter yes,$(PEERS_SCALE)),$(PEER_RUNS_SCALE)); do \
+	    name=$${run%%:*}; flags=$${run#*:}; \
+	    $(BIN)/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/peers-orch-$$name-$$i.json $$flags $(BENCHFLAGS) || exit 1; \
+	    $(BIN)/orchload --kube-apiserver-bin $(PEERS)/kube-apiserver --json $(BIN)/peers-kube-$$name-$$i.json $$flags $(BENCHFLAGS) || exit 1; \
+	  done; \
 	done
-	$(BIN)/orchload --compare $(BIN)/peers-orch-1.json,$(BIN)/peers-orch-2.json:$(BIN)/peers-kube-1.json,$(BIN)/peers-kube-2.json
+	$(BIN)/orchload --compare $$(ls -tr $(BIN)/peers-orch-*.json | paste -sd,):$$(ls -tr $(BIN)/peers-kube-*.json | paste -sd,)
 
 ## conformance-peers: the suite against orch and against a Kubernetes peer built by `peers`
 ## (PEER_TARGET: kube-apiserver.yaml, or kubelet.yaml), one after the other, reports under

@@ -10,25 +10,65 @@ import (
 	"time"
 )
 
-// Ratios read so that above 1 is orch doing better, from the medians of each side's runs.
+// Ratios read so that above 1 is orch doing better, from the medians of each side's runs; each
+// configuration is a row of its own with issue 17's target for it, so one call compares the
+// default suite and the scale runs together.
 func TestCompare(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, perSecond, listP50 float64) string {
+	write := func(name string, r report) string {
 		p := filepath.Join(dir, name)
-		data, _ := json.Marshal(report{Create: &createResult{PerSecond: perSecond}, List: &listResult{Latency: summary{P50Ms: listP50}}})
+		data, _ := json.Marshal(r)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	spec := write("o1", 4000, 10) + "," + write("o2", 2000, 30) + ":" + write("p1", 1000, 60) + "," + write("p2", 500, 60)
+	creates := func(clients int, perSecond, cpu float64) report {
+		return report{Create: &createResult{Clients: clients, PerSecond: perSecond, ServerCPUMs: cpu}}
+	}
+	watch := func(watchers int, sent, p99 float64) report {
+		return report{Watch: &watchResult{Watchers: watchers, RatePerS: 200, SentPerS: sent, Latency: summary{P99Ms: p99}}}
+	}
+	orch := []string{
+		write("o1", report{Create: &createResult{Clients: 8, PerSecond: 4000, ServerCPUMs: 0.12}, List: &listResult{Items: 10000, Latency: summary{P50Ms: 10}},
+			MemoryAtEnd: &memoryResult{RSSMiB: 100}}),
+		write("o2", report{Create: &createResult{Clients: 8, PerSecond: 2000, ServerCPUMs: 0.14}, List: &listResult{Items: 10000, Latency: summary{P50Ms: 30}},
+			MemoryAtEnd: &memoryResult{RSSMiB: 120}}),
+		write("o64", creates(64, 3000, 0.3)),
+		write("ow100", watch(100, 200, 5)),
+		write("ow10k", watch(10000, 3, 100)),
+	}
+	peer := []string{
+		write("p1", report{Create: &createResult{Clients: 8, PerSecond: 1000, ServerCPUMs: 1}, List: &listResult{Items: 10000, Latency: summary{P50Ms: 60}},
+			MemoryAtEnd: &memoryResult{RSSMiB: 400}}),
+		write("p2", report{Create: &createResult{Clients: 8, PerSecond: 500, ServerCPUMs: 1}, List: &listResult{Items: 10000, Latency: summary{P50Ms: 60}},
+			MemoryAtEnd: &memoryResult{RSSMiB: 500}}),
+		write("p64", creates(64, 1000, 1)),
+		write("pw100", watch(100, 150, 40)),
+		write("pw10k", watch(10000, 90, 10000)),
+	}
 	var out strings.Builder
-	if err := compare(&out, spec); err != nil {
+	if err := compare(&out, strings.Join(orch, ",")+":"+strings.Join(peer, ",")); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"creates/s", "4000, 2000", "1000, 500", "4.00x", "LIST p50 ms", "3.00x"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
+	rows := map[string]string{}
+	for l := range strings.Lines(out.String()) {
+		label, _, _ := strings.Cut(l, "  ")
+		rows[label] = strings.Join(strings.Fields(l), " ")
+	}
+	for label, want := range map[string]string{
+		"creates/s, 8 clients":                                   "4000, 2000 1000, 500 4.00x >= 4x: met",
+		"creates/s, 64 clients":                                  "3000 1000 3.00x >= 4x: not met",
+		"server CPU ms per create, 8 clients":                    "0.12, 0.14 1, 1 7.69x orch <= 0.15: met",
+		"server CPU ms per create, 64 clients":                   "0.3 1 3.33x",
+		"LIST p50 ms, 10000 events":                              "10, 30 60, 60 3.00x >= 3x: met",
+		"watch p99 ms, 100 watchers at 200/s":                    "5 40 8.00x >= 10x: not met",
+		"watch p99 ms, 10000 watchers at 200/s":                  "100 1e+04 100.00x >= 10x: not met (orch did not hold the rate)",
+		"watch events sent/s, 10000 watchers at 200/s":           "3 90 0.03x",
+		"RSS MiB at the end, after create 8 clients, LIST 10000": "100, 120 400, 500 4.09x >= 4x: met",
+	} {
+		if got := rows[label]; !strings.HasSuffix(got, want) {
+			t.Errorf("row %q: %q, want it to end %q\n%s", label, got, want, out.String())
 		}
 	}
 	if err := compare(&out, "only-one-side.json"); err == nil {

@@ -189,6 +189,10 @@ func run(ctx context.Context, o options) error {
 		rep.Server = t.url
 	}
 	err = measure(ctx, o, t, srv, &rep)
+	if err != nil && srv != nil {
+		// The server's side of a failure is in its log, which stop removes.
+		err = fmt.Errorf("%w; the server's log ends:\n%s", err, srv.logTail(20))
+	}
 	rep.LoadEnd = loadAverage()
 	rep.print(os.Stdout)
 	if o.jsonFile != "" {

@@ -32,6 +32,14 @@ func verdict(met bool) string {
 	return "MISSED"
 }
 
+// reopenedNote shows how many watches opened only at a later attempt.
+func reopenedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  %d opens retried", n)
+}
+
 // cpuNote shows the server's CPU per operation when the tool could read it.
 func cpuNote(msPerOp float64, op string) string {
 	if msPerOp == 0 {
@@ -62,8 +70,8 @@ func (r report) print(out io.Writer) {
 		fmt.Fprintf(w, "memory per idle watcher\tnot measured: %d watches are too few to show in the RSS (--watchers %d or more)\t(for the record)\t\n", wa.Watchers, minWatchersForMemory)
 	}
 	if wa := r.Watch; wa != nil {
-		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tsent at %.1f/s  p50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d%s\tp99 < %.0f ms, all delivered, the rate held\t%s\n",
-			wa.Watchers, wa.Events, wa.RatePerS, wa.SentPerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors, cpuNote(wa.ServerCPUMs, "event"),
+		fmt.Fprintf(w, "watch, %d watchers, %d events at %g/s\tsent at %.1f/s  p50 %.2f  p99 %.2f  max %.2f ms  delivered %d/%d  errors %d%s%s\tp99 < %.0f ms, all delivered, the rate held\t%s\n",
+			wa.Watchers, wa.Events, wa.RatePerS, wa.SentPerS, wa.Latency.P50Ms, wa.Latency.P99Ms, wa.Latency.MaxMs, wa.Delivered, wa.Expected, wa.Errors, reopenedNote(wa.Reopened), cpuNote(wa.ServerCPUMs, "event"),
 			tg.WatchP99Ms, verdict(wa.Latency.P99Ms < tg.WatchP99Ms && wa.Complete && wa.rateHeld()))
 	}
 	if m, after := r.Memory, r.MemoryAfterLists; m != nil && after != nil {

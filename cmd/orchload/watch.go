@@ -24,10 +24,16 @@ type watchFrame struct {
 
 // watcher is one watch stream and the receive time of each ADDED event on it, by name.
 type watcher struct {
-	got  map[string]time.Time
-	err  error
-	full chan struct{} // closed once every expected event arrived
+	got      map[string]time.Time
+	err      error
+	reopened int           // failed attempts to open the watch before it opened
+	full     chan struct{} // closed once every expected event arrived
 }
+
+// openAttempts is how often a watch is opened before its failure fails the run: thousands opened at
+// once, a server may drop a few connections (kube-apiserver did, with 10,000), and a client such as
+// client-go's reflector opens again. The report counts these.
+const openAttempts = 3
 
 type watchResult struct {
 	Namespace    string   `json:"namespace"`
@@ -45,6 +51,8 @@ type watchResult struct {
 	// IdleWatcherKiB is what the server process's RSS grew per watch while the watches were open
 	// and idle; 0 when the server is not this tool's child or there were too few watches to tell.
 	IdleWatcherKiB float64 `json:"idleWatcherKiB,omitempty"`
+	// Reopened counts watches the server failed to open at the first attempt (see openAttempts).
+	Reopened int `json:"watchOpensRetried,omitempty"`
 }
 
 // sentRate is the rate n creates paced interval apart went out at, from start until the last was
@@ -98,8 +106,9 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 	opened.Wait()
 	for _, w := range ws {
 		if w.err != nil {
-			return res, fmt.Errorf("opening a watch: %w", w.err)
+			return res, fmt.Errorf("opening a watch (%d attempts): %w", openAttempts, w.err)
 		}
+		res.Reopened += w.reopened
 	}
 	if !math.IsNaN(rssBefore) && watchers >= minWatchersForMemory {
 		time.Sleep(time.Second) // the watches settle: their first frames are flushed
@@ -173,14 +182,21 @@ func runWatch(ctx context.Context, t target, ns, prefix string, watchers, events
 // run reads one watch stream until ctx ends, calling opened once the server has answered.
 func (w *watcher) run(ctx context.Context, c *http.Client, url string, expected int, opened func()) {
 	defer c.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		w.err = err
-		opened()
-		return
+	var resp *http.Response
+	var err error
+	for attempt := 1; ; attempt++ {
+		var req *http.Request
+		if req, err = http.NewRequestWithContext(ctx, http.MethodGet, url, nil); err != nil {
+			break
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err = c.Do(req)
+		if err == nil || attempt == openAttempts || ctx.Err() != nil {
+			break
+		}
+		w.reopened++
+		time.Sleep(time.Second)
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.Do(req)
 	if err == nil && resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
 		err = fmt.Errorf("watch answered %d", resp.StatusCode)

@@ -46,6 +46,10 @@ type ListOptions struct {
 	StartKey string
 	// Limit caps the number of items; 0 means no limit.
 	Limit int64
+	// Packed lets a store that keeps its values packed (the watch cache) answer them in Values,
+	// each unpacked when it is read, rather than all unpacked into Items at once: a LIST of
+	// 100,000 events need not hold 156 MiB of them. Other stores ignore it.
+	Packed bool
 }
 
 // ListResult is a page of a snapshot.
@@ -55,6 +59,15 @@ type ListResult struct {
 	Revision int64
 	// Remaining counts the keys after this page in the same snapshot; 0 when the page is the last.
 	Remaining int64
+	// Values, when set (only ever for a ListOptions.Packed list), holds the items' values, and the
+	// Items' own Values are nil.
+	Values Values
+}
+
+// Values reads the values of a page's items one at a time.
+type Values interface {
+	// Value appends item i's value to dst. The same item reads the same value every time.
+	Value(i int, dst []byte) ([]byte, error)
 }
 
 // EventType says what a watch event reports.

@@ -28,7 +28,7 @@ func (s *Store) Matches(obj runtime.Object, o ListOptions) bool {
 // one consistent snapshot: later pages read the revision of the first through the continue token.
 func (s *Store) List(ctx context.Context, namespace string, o ListOptions) (runtime.Object, error) {
 	var items []runtime.Object
-	listMeta, err := s.scan(ctx, namespace, o, func(kv storage.KeyValue, obj runtime.Object) error {
+	listMeta, err := s.scan(ctx, namespace, o, false, func(kv storage.KeyValue, obj runtime.Object, _ storedValue) error {
 		if obj == nil {
 			var err error
 			if obj, err = s.decode(kv); err != nil {
@@ -72,9 +72,19 @@ func Items(list runtime.Object) []runtime.Object {
 	return items
 }
 
+// storedValue finds an item's value again once scan's keep has returned, for a packed scan: the
+// KeyValue keep is given holds the value only until then. A zero storedValue: the KeyValue's
+// value is its own and stays.
+type storedValue struct {
+	values storage.Values
+	i      int
+}
+
 // scan reads the page List answers, calling keep for each stored object the selectors match (with
 // the object decoded when matching needed it, nil otherwise), and answers the list's metadata.
-func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep func(storage.KeyValue, runtime.Object) error) (metav1.ListMeta, error) {
+// packed asks the store for values unpacked one at a time (storage.ListOptions.Packed), for a
+// keep that does not hold on to the values it is given.
+func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, packed bool, keep func(storage.KeyValue, runtime.Object, storedValue) error) (metav1.ListMeta, error) {
 	var lm metav1.ListMeta
 	prefix := s.listPrefix(namespace)
 	revision, start, err := Snapshot(ctx, s.storage.Revision, prefix, o)
@@ -83,17 +93,25 @@ func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep 
 	}
 	filter := o.Selecting()
 	var kept int64
+	var value []byte // a packed page's values, one at a time
 	for {
 		want := int64(0)
 		if o.Limit > 0 {
 			want = o.Limit - kept
 		}
-		page, err := s.storage.List(ctx, prefix, storage.ListOptions{Revision: revision, StartKey: start, Limit: want})
+		page, err := s.storage.List(ctx, prefix, storage.ListOptions{Revision: revision, StartKey: start, Limit: want, Packed: packed})
 		if err != nil {
 			return lm, ListError(ctx, s.storage.Revision, err, o, prefix, start)
 		}
 		revision = page.Revision
 		for i, kv := range page.Items {
+			var stored storedValue
+			if page.Values != nil {
+				if value, err = page.Values.Value(i, value[:0]); err != nil {
+					return lm, StorageError(err)
+				}
+				kv.Value, stored = value, storedValue{page.Values, i}
+			}
 			var obj runtime.Object
 			if filter {
 				if obj, err = s.decode(kv); err != nil {
@@ -103,7 +121,7 @@ func (s *Store) scan(ctx context.Context, namespace string, o ListOptions, keep 
 					continue
 				}
 			}
-			if err := keep(kv, obj); err != nil {
+			if err := keep(kv, obj, stored); err != nil {
 				return lm, err
 			}
 			kept++

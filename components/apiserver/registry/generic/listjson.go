@@ -32,11 +32,16 @@ func (s *Store) storedPrefix() []byte {
 // it rather than holding the whole body (156 MiB for 100,000 events) in memory. Each object goes
 // out as it is stored, with its resourceVersion spliced in, rather than decoded and encoded again:
 // that is most of the cost of listing thousands of objects.
+//
+// Values the watch cache keeps packed stay packed until they are written: each is unpacked once
+// to find where its resourceVersion goes and how long the list is, and again as it is written,
+// rather than all of them held unpacked from the LIST to its last byte.
 type JSONList struct {
 	head   []byte // up to and including the items' opening bracket
 	prefix []byte // how stored values begin
 	kvs    []storage.KeyValue
-	at     []int // where each item's resourceVersion goes (see rvPlace)
+	stored []storedValue // where each item's value is read from when its kv has none
+	at     []int         // where each item's resourceVersion goes (see rvPlace)
 	// general holds the items not in encode's layout, encoded beforehand so that writing the list
 	// can fail only on its writer.
 	general map[int][]byte
@@ -46,7 +51,7 @@ type JSONList struct {
 // PrepareListJSON reads the list List would answer; nothing is encoded until it is written.
 func (s *Store) PrepareListJSON(ctx context.Context, namespace string, o ListOptions) (*JSONList, error) {
 	l := &JSONList{prefix: s.storedPrefix()}
-	lm, err := s.scan(ctx, namespace, o, func(kv storage.KeyValue, _ runtime.Object) error {
+	lm, err := s.scan(ctx, namespace, o, true, func(kv storage.KeyValue, _ runtime.Object, stored storedValue) error {
 		at, ok := rvPlace(kv.Value, l.prefix)
 		l.at = append(l.at, at)
 		if ok {
@@ -62,7 +67,11 @@ func (s *Store) PrepareListJSON(ctx context.Context, namespace string, o ListOpt
 			l.general[len(l.kvs)] = data
 			l.size += len(data)
 		}
+		if stored.values != nil {
+			kv.Value = nil // scan's buffer, read again from stored when written
+		}
 		l.kvs = append(l.kvs, kv)
+		l.stored = append(l.stored, stored)
 		return nil
 	})
 	if err != nil {
@@ -91,9 +100,11 @@ func (l *JSONList) Len() int { return l.size }
 // listChunk is how much of a list is encoded before it is handed to the writer.
 const listChunk = 32 << 10
 
-// WriteTo writes the list's JSON to w.
+// WriteTo writes the list's JSON to w. A packed value that fails to unpack the second time (it did
+// once, when the list was prepared) ends the list short of its length.
 func (l *JSONList) WriteTo(w io.Writer) (int64, error) {
 	var written int64
+	var value []byte
 	buf := make([]byte, 0, listChunk+4096)
 	flush := func() error {
 		n, err := w.Write(buf)
@@ -109,8 +120,16 @@ func (l *JSONList) WriteTo(w io.Writer) (int64, error) {
 		if data, ok := l.general[i]; ok {
 			buf = append(buf, data...)
 		} else {
+			v := kv.Value
+			if st := l.stored[i]; st.values != nil {
+				var err error
+				if value, err = st.values.Value(st.i, value[:0]); err != nil {
+					return written, err
+				}
+				v = value
+			}
 			buf = append(buf, itemOpen...)
-			buf = spliceRV(buf, kv.Value[len(l.prefix):], l.at[i]-len(l.prefix), kv.ModRevision)
+			buf = spliceRV(buf, v[len(l.prefix):], l.at[i]-len(l.prefix), kv.ModRevision)
 		}
 		if len(buf) >= listChunk {
 			if err := flush(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,8 @@ import (
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/registry/generic"
+	"orch.io/orch/components/apiserver/storage"
+	"orch.io/orch/components/apiserver/storage/cacher"
 	"orch.io/orch/components/apiserver/storage/memory"
 )
 
@@ -62,6 +66,35 @@ func newStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.Store) 
 	return generic.New(generic.Options{Strategy: s, Storage: st, Clock: clk, TTL: time.Hour}), st
 }
 
+// packedLists counts the LISTs a store answered with packed values.
+type packedLists struct {
+	storage.Interface
+	n atomic.Int64
+}
+
+func (p *packedLists) List(ctx context.Context, prefix string, o storage.ListOptions) (storage.ListResult, error) {
+	res, err := p.Interface.List(ctx, prefix, o)
+	if res.Values != nil {
+		p.n.Add(1)
+	}
+	return res, err
+}
+
+// newCachedStore is newStore with a watch cache between the store and its storage, as the server
+// builds it, counting the LISTs the cache answered packed.
+func newCachedStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.Store, *packedLists) {
+	clk := clock.NewMock()
+	clk.Set(time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC))
+	st := memory.New(clk)
+	cached, err := cacher.New(st, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cached.Close() })
+	counted := &packedLists{Interface: cached}
+	return generic.New(generic.Options{Strategy: s, Storage: counted, Clock: clk, TTL: time.Hour}), st, counted
+}
+
 // listJSON is the whole JSON of the list PrepareListJSON reads.
 func listJSON(ctx context.Context, s *generic.Store, ns string, o generic.ListOptions) ([]byte, error) {
 	l, err := s.PrepareListJSON(ctx, ns, o)
@@ -74,9 +107,18 @@ func listJSON(ctx context.Context, s *generic.Store, ns string, o generic.ListOp
 }
 
 // A JSONList splices stored bytes instead of decoding them; for every resource and whatever the
-// options, it must answer exactly the bytes of encoding List's answer. Pods carry
-// metadata.generation, which comes before creationTimestamp: the resourceVersion goes before it.
+// options, it must answer exactly the bytes of encoding List's answer, from a store's values and
+// from a watch cache's packed ones alike. Pods carry metadata.generation, which comes before
+// creationTimestamp: the resourceVersion goes before it.
 func TestListJSONEqualsEncodedList(t *testing.T) {
+	for _, cached := range []bool{false, true} {
+		t.Run(map[bool]string{false: "store", true: "watch cache"}[cached], func(t *testing.T) {
+			testListJSONEqualsEncodedList(t, cached)
+		})
+	}
+}
+
+func testListJSONEqualsEncodedList(t *testing.T, cached bool) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		strategy generic.Strategy
@@ -89,7 +131,16 @@ func TestListJSONEqualsEncodedList(t *testing.T) {
 		{core.PodStrategy{}, pod, `{"metadata":{"generation":2,"name":"f","namespace":"default","creationTimestamp":null},"apiVersion":"v1","kind":"Pod","spec":{"containers":null}}`},
 		{core.NamespaceStrategy{}, namespace, ""},
 	} {
-		s, st := newStore(t, tc.strategy)
+		var (
+			s      *generic.Store
+			st     *memory.Store
+			packed *packedLists
+		)
+		if cached {
+			s, st, packed = newCachedStore(t, tc.strategy)
+		} else {
+			s, st = newStore(t, tc.strategy)
+		}
 		ns := ""
 		if tc.strategy.NamespaceScoped() {
 			ns = "default"
@@ -102,6 +153,17 @@ func TestListJSONEqualsEncodedList(t *testing.T) {
 		if tc.foreign != "" {
 			if _, err := st.Create(ctx, s.KeyRoot()+"default/f", []byte(tc.foreign), 0); err != nil {
 				t.Fatal(err)
+			}
+		}
+		if cached {
+			// The cache answers once it has caught up with the store; the store does until then.
+			for deadline := time.Now().Add(5 * time.Second); packed.n.Load() == 0; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the watch cache never answered a LIST packed")
+				}
+				if _, err := listJSON(ctx, s, ns, generic.ListOptions{}); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		for name, o := range map[string]generic.ListOptions{
@@ -120,9 +182,16 @@ func TestListJSONEqualsEncodedList(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				var before int64
+				if cached {
+					before = packed.n.Load()
+				}
 				got, err := listJSON(ctx, s, ns, o)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if cached && packed.n.Load() == before {
+					t.Fatal("the list was not read packed")
 				}
 				if !bytes.Equal(got, want) {
 					t.Fatalf("JSONList:\n%s\nwant (encoded List):\n%s", got, want)
@@ -159,6 +228,35 @@ func BenchmarkListEvents10k(b *testing.B) {
 			_, _ = listJSON(ctx, s, "default", generic.ListOptions{})
 		}
 	})
+	// Written as a server writes it, from the store and from the watch cache, whose values stay
+	// packed until each is written: B/op shows whether the list is held unpacked whole.
+	cs, _, packed := newCachedStore(b, events.Strategy{})
+	for i := 0; i < 10000; i++ {
+		if _, err := cs.Create(ctx, "default", event(i), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); packed.n.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the watch cache never answered a LIST packed")
+		}
+		if _, err := listJSON(ctx, cs, "default", generic.ListOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for name, st := range map[string]*generic.Store{"store": s, "watch cache": cs} {
+		b.Run("ListJSON written/"+name, func(b *testing.B) {
+			for b.Loop() {
+				l, err := st.PrepareListJSON(ctx, "default", generic.ListOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := l.WriteTo(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkCreateEvent is one event's create through the store, with and without a field manager

@@ -310,6 +310,10 @@ func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64)
 	if n == 0 {
 		return res, true, nil
 	}
+	if o.Packed {
+		res.Items, res.Values = p.packedItems(keys, entries)
+		return res, true, nil
+	}
 	items, err := p.keyValues(keys, entries)
 	if err != nil {
 		return storage.ListResult{}, false, err

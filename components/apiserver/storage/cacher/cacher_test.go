@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -217,6 +218,59 @@ func TestListFromCache(t *testing.T) {
 	}
 	if _, err := c.List(ctx, "/registry/events/ns/", storage.ListOptions{Revision: rev - 1}); err != nil || inner.lists.Load() != before+1 {
 		t.Fatalf("a LIST at a past revision: %v, store lists %d", err, inner.lists.Load()-before)
+	}
+}
+
+// A packed LIST answers the same page as an unpacked one, its values read one at a time from
+// Values; a packed LIST the store answers (a past revision) has its values in its items.
+func TestPackedListReadsValuesOneAtATime(t *testing.T) {
+	c, _ := newCache(t, Options{})
+	ctx := t.Context()
+	var rev int64
+	for i := range 5 {
+		var err error
+		value := []byte(fmt.Sprintf(`{"kind":"Event","n":%d,"note":"%s"}`, i, strings.Repeat("x", i*40)))
+		if rev, err = c.Create(ctx, fmt.Sprintf("/registry/events/ns/e%d", i), value, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSynced(t, c, rev)
+	o := storage.ListOptions{StartKey: "/registry/events/ns/e1", Limit: 3}
+	want, err := c.List(ctx, "/registry/events/ns/", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Packed = true
+	got, err := c.List(ctx, "/registry/events/ns/", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Values == nil || len(got.Items) != 3 || got.Revision != want.Revision || got.Remaining != want.Remaining {
+		t.Fatalf("packed page: %d items, revision %d, remaining %d, values %v; want 3, %d, %d and values", len(got.Items), got.Revision, got.Remaining, got.Values, want.Revision, want.Remaining)
+	}
+	var buf []byte
+	for i, kv := range got.Items {
+		if kv.Value != nil {
+			t.Errorf("item %d carries its value in a packed page", i)
+		}
+		w := want.Items[i]
+		if buf, err = got.Values.Value(i, buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+		if kv.Key != w.Key || kv.ModRevision != w.ModRevision || kv.CreateRevision != w.CreateRevision || string(buf) != string(w.Value) {
+			t.Errorf("item %d: %s@%d %q, want %s@%d %q", i, kv.Key, kv.ModRevision, buf, w.Key, w.ModRevision, w.Value)
+		}
+	}
+	again, err := got.Values.Value(0, []byte("kept:"))
+	if err != nil || string(again) != "kept:"+string(want.Items[0].Value) {
+		t.Errorf("Value appends to dst: %q, %v", again, err)
+	}
+	past, err := c.List(ctx, "/registry/events/ns/", storage.ListOptions{Revision: rev, Packed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if past.Values != nil || len(past.Items) != 5 || string(past.Items[1].Value) != string(want.Items[0].Value) {
+		t.Fatalf("a packed LIST the store answered: values %v, %d items", past.Values, len(past.Items))
 	}
 }
 

@@ -3,7 +3,8 @@
 // memory, and serves every watcher and every latest-revision LIST from there, so a thousand watchers
 // cost the backing store one watch. Watchers are fed through queues of their own: a watcher that
 // cannot keep up is dropped (ErrWatcherTooSlow) and never holds up the others. Values are kept
-// compressed against a dictionary of the resource's first object (packed.go). What the cache cannot
+// compressed against a dictionary of the resource's first object (packed.go); a LIST that asks for
+// them packed (storage.ListOptions.Packed) reads each value as it writes it. What the cache cannot
 // answer exactly (a past revision, a key outside its prefix, a LIST while it lags behind the store)
 // goes to the backing store, so every answer keeps the storage contract.
 package cacher

@@ -139,3 +139,28 @@ func (p *packer) keyValues(keys []string, entries []entry) ([]storage.KeyValue, 
 	}
 	return items, nil
 }
+
+// packedItems answers entries, named by keys, as a packed list's items (without their values) and
+// the values that unpack each on demand.
+func (p *packer) packedItems(keys []string, entries []entry) ([]storage.KeyValue, storage.Values) {
+	items := make([]storage.KeyValue, len(entries))
+	for i, e := range entries {
+		items[i] = storage.KeyValue{Key: keys[i], CreateRevision: e.createRevision, ModRevision: e.modRevision, Stale: e.stale}
+	}
+	return items, packedValues{p: p, keys: keys, entries: entries}
+}
+
+// packedValues are a list's values, unpacked one at a time as they are read.
+type packedValues struct {
+	p       *packer
+	keys    []string
+	entries []entry
+}
+
+func (v packedValues) Value(i int, dst []byte) ([]byte, error) {
+	out, err := v.p.unpack(dst, v.entries[i].packed)
+	if err != nil {
+		return dst, fmt.Errorf("%w (key %s)", err, v.keys[i])
+	}
+	return out, nil
+}

@@ -60,10 +60,14 @@ func namespace(i int) runtime.Object {
 }
 
 func newStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.Store) {
+	clk, st := newMemory()
+	return generic.New(generic.Options{Strategy: s, Storage: st, Clock: clk, TTL: time.Hour}), st
+}
+
+func newMemory() (*clock.Mock, *memory.Store) {
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC))
-	st := memory.New(clk)
-	return generic.New(generic.Options{Strategy: s, Storage: st, Clock: clk, TTL: time.Hour}), st
+	return clk, memory.New(clk)
 }
 
 // packedLists counts the LISTs a store answered with packed values.
@@ -83,9 +87,7 @@ func (p *packedLists) List(ctx context.Context, prefix string, o storage.ListOpt
 // newCachedStore is newStore with a watch cache between the store and its storage, as the server
 // builds it, counting the LISTs the cache answered packed.
 func newCachedStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.Store, *packedLists) {
-	clk := clock.NewMock()
-	clk.Set(time.Date(2026, 11, 25, 11, 0, 0, 0, time.UTC))
-	st := memory.New(clk)
+	clk, st := newMemory()
 	cached, err := cacher.New(st, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +95,20 @@ func newCachedStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.S
 	t.Cleanup(func() { _ = cached.Close() })
 	counted := &packedLists{Interface: cached}
 	return generic.New(generic.Options{Strategy: s, Storage: counted, Clock: clk, TTL: time.Hour}), st, counted
+}
+
+// waitPacked lists until the watch cache answers packed: it does once it has caught up with the
+// store, which answers until then.
+func waitPacked(t testing.TB, s *generic.Store, ns string, packed *packedLists) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); packed.n.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch cache never answered a LIST packed")
+		}
+		if _, err := listJSON(context.Background(), s, ns, generic.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // listJSON is the whole JSON of the list PrepareListJSON reads.
@@ -156,15 +172,7 @@ func testListJSONEqualsEncodedList(t *testing.T, cached bool) {
 			}
 		}
 		if cached {
-			// The cache answers once it has caught up with the store; the store does until then.
-			for deadline := time.Now().Add(5 * time.Second); packed.n.Load() == 0; time.Sleep(5 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the watch cache never answered a LIST packed")
-				}
-				if _, err := listJSON(ctx, s, ns, generic.ListOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			waitPacked(t, s, ns, packed)
 		}
 		for name, o := range map[string]generic.ListOptions{
 			"everything":        {},
@@ -236,14 +244,7 @@ func BenchmarkListEvents10k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); packed.n.Load() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("the watch cache never answered a LIST packed")
-		}
-		if _, err := listJSON(ctx, cs, "default", generic.ListOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	waitPacked(b, cs, "default", packed)
 	for name, st := range map[string]*generic.Store{"store": s, "watch cache": cs} {
 		b.Run("ListJSON written/"+name, func(b *testing.B) {
 			for b.Loop() {

@@ -29,20 +29,23 @@ func TestCompare(t *testing.T) {
 	watch := func(watchers int, sent, p99 float64) report {
 		return report{Watch: &watchResult{Watchers: watchers, RatePerS: 200, SentPerS: sent, Latency: summary{P99Ms: p99}}}
 	}
+	// suite is a run of the default suite: creates with 8 clients, a LIST of 10,000 and memory.
+	suite := func(perSecond, cpu, listP50, rss, rssAfterLists, rssAtEnd float64, events int) report {
+		return report{
+			Create: &createResult{Clients: 8, PerSecond: perSecond, ServerCPUMs: cpu}, List: &listResult{Items: 10000, Runs: 10, Latency: summary{P50Ms: listP50}},
+			Memory: &memoryResult{RSSMiB: rss}, MemoryAfterLists: &memoryResult{RSSMiB: rssAfterLists}, MemoryAtEnd: &memoryResult{RSSMiB: rssAtEnd, Events: events},
+		}
+	}
 	orch := []string{
-		write("o1", report{Create: &createResult{Clients: 8, PerSecond: 4000, ServerCPUMs: 0.12}, List: &listResult{Items: 10000, Runs: 10, Latency: summary{P50Ms: 10}},
-			Memory: &memoryResult{RSSMiB: 80}, MemoryAfterLists: &memoryResult{RSSMiB: 110}, MemoryAtEnd: &memoryResult{RSSMiB: 100, Events: 40000}}),
-		write("o2", report{Create: &createResult{Clients: 8, PerSecond: 2000, ServerCPUMs: 0.14}, List: &listResult{Items: 10000, Runs: 10, Latency: summary{P50Ms: 30}},
-			Memory: &memoryResult{RSSMiB: 90}, MemoryAfterLists: &memoryResult{RSSMiB: 120}, MemoryAtEnd: &memoryResult{RSSMiB: 120, Events: 44000}}),
+		write("o1", suite(4000, 0.12, 10, 80, 110, 100, 40000)),
+		write("o2", suite(2000, 0.14, 30, 90, 120, 120, 44000)),
 		write("o64", creates(64, 3000, 0.3)),
 		write("ow100", watch(100, 200, 5)),
 		write("ow10k", watch(10000, 3, 100)),
 	}
 	peer := []string{
-		write("p1", report{Create: &createResult{Clients: 8, PerSecond: 1000, ServerCPUMs: 1}, List: &listResult{Items: 10000, Runs: 10, Latency: summary{P50Ms: 60}},
-			Memory: &memoryResult{RSSMiB: 330}, MemoryAfterLists: &memoryResult{RSSMiB: 500}, MemoryAtEnd: &memoryResult{RSSMiB: 400, Events: 20000}}),
-		write("p2", report{Create: &createResult{Clients: 8, PerSecond: 500, ServerCPUMs: 1}, List: &listResult{Items: 10000, Runs: 10, Latency: summary{P50Ms: 60}},
-			Memory: &memoryResult{RSSMiB: 350}, MemoryAfterLists: &memoryResult{RSSMiB: 520}, MemoryAtEnd: &memoryResult{RSSMiB: 500, Events: 22000}}),
+		write("p1", suite(1000, 1, 60, 330, 500, 400, 20000)),
+		write("p2", suite(500, 1, 60, 350, 520, 500, 22000)),
 		write("p64", creates(64, 1000, 1)),
 		write("pw100", watch(100, 150, 40)),
 		write("pw10k", watch(10000, 90, 10000)),

@@ -120,6 +120,21 @@ func waitSynced(t *testing.T, c *Cacher, rev int64) {
 	}
 }
 
+// createSynced creates n keys /registry/events/ns/e<i> with value(i) and waits until the cache
+// reflects them; it answers the last revision.
+func createSynced(t *testing.T, c *Cacher, n int, value func(int) string) int64 {
+	t.Helper()
+	var rev int64
+	for i := range n {
+		var err error
+		if rev, err = c.Create(t.Context(), fmt.Sprintf("/registry/events/ns/e%d", i), []byte(value(i)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSynced(t, c, rev)
+	return rev
+}
+
 // A hundred watchers cost the backing store one watch, and each sees every change in order.
 func TestWatchersShareOneBackingWatch(t *testing.T) {
 	c, inner := newCache(t, Options{})
@@ -197,14 +212,7 @@ func TestSlowWatcherIsDropped(t *testing.T) {
 func TestListFromCache(t *testing.T) {
 	c, inner := newCache(t, Options{})
 	ctx := t.Context()
-	var rev int64
-	for i := range 5 {
-		var err error
-		if rev, err = c.Create(ctx, fmt.Sprintf("/registry/events/ns/e%d", i), []byte(fmt.Sprint(i)), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitSynced(t, c, rev)
+	rev := createSynced(t, c, 5, func(i int) string { return fmt.Sprint(i) })
 	before := inner.lists.Load()
 	page, err := c.List(ctx, "/registry/events/ns/", storage.ListOptions{Limit: 2, StartKey: "/registry/events/ns/e1"})
 	if err != nil {
@@ -226,15 +234,9 @@ func TestListFromCache(t *testing.T) {
 func TestPackedListReadsValuesOneAtATime(t *testing.T) {
 	c, _ := newCache(t, Options{})
 	ctx := t.Context()
-	var rev int64
-	for i := range 5 {
-		var err error
-		value := []byte(fmt.Sprintf(`{"kind":"Event","n":%d,"note":"%s"}`, i, strings.Repeat("x", i*40)))
-		if rev, err = c.Create(ctx, fmt.Sprintf("/registry/events/ns/e%d", i), value, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitSynced(t, c, rev)
+	rev := createSynced(t, c, 5, func(i int) string {
+		return fmt.Sprintf(`{"kind":"Event","n":%d,"note":"%s"}`, i, strings.Repeat("x", i*40))
+	})
 	o := storage.ListOptions{StartKey: "/registry/events/ns/e1", Limit: 3}
 	want, err := c.List(ctx, "/registry/events/ns/", o)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/registry/generic"
+	"orch.io/orch/components/apiserver/storage/memory"
 )
 
 // A JSON watch cuts each change's object from the stored bytes; it must carry exactly what encoding
@@ -28,14 +29,7 @@ func TestWatchJSONEqualsEncodedObjects(t *testing.T) {
 		{core.PodStrategy{}, pod, `{"metadata":{"generation":2,"name":"f","namespace":"default","creationTimestamp":null},"apiVersion":"v1","kind":"Pod","spec":{"containers":null}}`},
 	} {
 		t.Run(tc.strategy.Kind(), func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			s, st := newStore(t, tc.strategy)
-			rev, err := st.Revision(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			from := generic.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10)}
+			ctx, s, st, from := newStoreFromNow(t, tc.strategy)
 			raw, err := s.Watch(ctx, "default", generic.WatchOptions{ListOptions: from, JSON: true})
 			if err != nil {
 				t.Fatal(err)
@@ -124,14 +118,7 @@ func TestCreateJSONEqualsEncodedObject(t *testing.T) {
 // Watchers sending the same change share its JSON rather than each cutting a copy: at 10,000
 // watchers a copy each is 16 MB of garbage per event.
 func TestWatchersShareAChangesJSON(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, st := newStore(t, events.Strategy{})
-	rev, err := st.Revision(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := generic.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10)}
+	ctx, s, _, from := newStoreFromNow(t, events.Strategy{})
 	var watches []<-chan generic.WatchEvent
 	for range 3 {
 		w, err := s.Watch(ctx, "default", generic.WatchOptions{ListOptions: from, JSON: true})
@@ -149,4 +136,17 @@ func TestWatchersShareAChangesJSON(t *testing.T) {
 			t.Fatalf("watcher %d has its own copy of the change's JSON", i+1)
 		}
 	}
+}
+
+// newStoreFromNow is newStore with a context that ends with the test and list options reading from
+// the store's current revision, where a watch of only what follows starts.
+func newStoreFromNow(t *testing.T, strategy generic.Strategy) (context.Context, *generic.Store, *memory.Store, generic.ListOptions) {
+	t.Helper()
+	ctx := t.Context()
+	s, st := newStore(t, strategy)
+	rev, err := st.Revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, s, st, generic.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10)}
 }

@@ -2,7 +2,6 @@ package generic_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/watch"
@@ -14,14 +13,10 @@ import (
 // A watch stream calls its reader's idle function only when it is about to wait: changes already
 // waiting go out together, and the reader flushes once after them. It ends when its context does.
 func TestWatchStreamIsIdleOnlyBeforeWaiting(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	s, st := newStore(t, events.Strategy{})
-	rev, err := st.Revision(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := s.WatchStream(ctx, "default", generic.WatchOptions{ListOptions: generic.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10)}, JSON: true})
+	_, s, _, from := newStoreFromNow(t, events.Strategy{})
+	stream, err := s.WatchStream(ctx, "default", generic.WatchOptions{ListOptions: from, JSON: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ bench-node: $(PEERS)/kube-apiserver
 ## bench-peers: orch-apiserver and Kubernetes' kube-apiserver on its own etcd, measured by orchload in
 ## one sitting, alternating, twice each: the default suite (8 clients, LIST of 10,000, 100 watchers),
 ## then issue 17's scale runs (64 clients, LIST of 100,000, 10,000 watchers; PEERS_SCALE=no skips
-## them: about 3 minutes instead of 20); prints every figure, the ratios (above 1: orch better) and
+## them: about 3 minutes instead of 11); prints every figure, the ratios (above 1: orch better) and
 ## each target
 PEERS_SCALE ?= yes
 PEER_RUNS_SCALE = "c64:--only create --clients 64" "list100k:--only list --list-events 100000 --list-runs 3" "w10k:--only watch --watchers 10000 --watch-events 200"

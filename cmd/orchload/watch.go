@@ -35,6 +35,9 @@ type watcher struct {
 // client-go's reflector opens again. The report counts these.
 const openAttempts = 3
 
+// reopenPause is how long a watch that failed to open waits before the next attempt.
+var reopenPause = time.Second
+
 type watchResult struct {
 	Namespace    string   `json:"namespace"`
 	Watchers     int      `json:"watchers"`
@@ -195,7 +198,10 @@ func (w *watcher) run(ctx context.Context, c *http.Client, url string, expected 
 			break
 		}
 		w.reopened++
-		time.Sleep(time.Second)
+		select {
+		case <-ctx.Done():
+		case <-time.After(reopenPause):
+		}
 	}
 	if err == nil && resp.StatusCode != http.StatusOK {
 		resp.Body.Close()

@@ -31,6 +31,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/benbjohnson/clock"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -137,7 +138,9 @@ func (s *Store) put(ctx context.Context, key string, value []byte, ttl time.Dura
 		} else if keepLease {
 			opts = append(opts, clientv3.WithIgnoreLease())
 		}
-		resp, err := s.client.Txn(ctx).If(cmps...).Then(clientv3.OpPut(key, string(value), opts...)).Else(orElse...).Commit()
+		// OpPut copies the value it is given, so it reads value in place rather than from a copy.
+		put := clientv3.OpPut(key, unsafe.String(unsafe.SliceData(value), len(value)), opts...)
+		resp, err := s.client.Txn(ctx).If(cmps...).Then(put).Else(orElse...).Commit()
 		if err != nil && lease != 0 && attempt == 0 && errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			s.leases.forget(lease)
 			continue

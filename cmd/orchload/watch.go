@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,62 @@ type watchFrame struct {
 			Name string `json:"name"`
 		} `json:"metadata"`
 	} `json:"object"`
+}
+
+// addedPrefix and nameMarker are where both servers put an ADDED frame's type and its object's
+// name: the type first, and the object's metadata, name first, before any other field of the object
+// holds a "metadata" (the kind and apiVersion come before it, or nothing does).
+var (
+	addedPrefix = []byte(`{"type":"ADDED","object":{`)
+	typePrefix  = []byte(`{"type":"`)
+	nameMarker  = []byte(`"metadata":{"name":"`)
+)
+
+// addedName answers the name of the event an ADDED frame carries, and false for a frame of any
+// other type. It reads the name where both servers write it rather than decoding the frame: with
+// 10,000 watchers, decoding every 1.7 KB frame was 43% of orchload's CPU, taken from the server
+// measured beside it on the same cores. A frame laid out otherwise, or not ending as a whole frame
+// does, is decoded; the rest of a frame read the quick way is not checked (the conformance suite
+// checks what watches send, this tool times when it arrives).
+func addedName(line []byte) (string, bool, error) {
+	if bytes.HasSuffix(bytes.TrimRight(line, "\r\n"), []byte("}}")) {
+		if name, added, ok := quickName(line); ok {
+			return name, added, nil
+		}
+	}
+	var f watchFrame
+	if err := json.Unmarshal(line, &f); err != nil {
+		return "", false, err
+	}
+	return f.Object.Metadata.Name, f.Type == "ADDED", nil
+}
+
+// quickName reads an ADDED frame's name, or tells a frame of another type, where both servers
+// write them; false when the frame is laid out otherwise.
+func quickName(line []byte) (name string, added, ok bool) {
+	if bytes.HasPrefix(line, addedPrefix) {
+		at := bytes.Index(line, nameMarker)
+		if at < 0 {
+			return "", false, false
+		}
+		name, ok = plainString(line[at+len(nameMarker):])
+		return name, true, ok
+	}
+	if rest, found := bytes.CutPrefix(line, typePrefix); found {
+		t, plain := plainString(rest)
+		return "", false, plain && t != "ADDED"
+	}
+	return "", false, false
+}
+
+// plainString is the JSON string b begins inside of (after its opening quote), when it has no
+// escapes.
+func plainString(b []byte) (string, bool) {
+	end := bytes.IndexByte(b, '"')
+	if end < 0 || bytes.IndexByte(b[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(b[:end]), true
 }
 
 // watcher is one watch stream and the receive time of each ADDED event on it, by name.
@@ -214,21 +271,30 @@ func (w *watcher) run(ctx context.Context, c *http.Client, url string, expected 
 	}
 	defer resp.Body.Close()
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	var long []byte
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
 		at := time.Now()
 		if err != nil {
 			return // the tool cancelled the watch, or the server ended it
 		}
-		var f watchFrame
-		if err := json.Unmarshal(line, &f); err != nil {
+		name, added, err := addedName(line)
+		if err != nil {
 			w.err = errors.Join(w.err, err)
 			continue
 		}
-		if f.Type != "ADDED" {
+		if !added {
 			continue
 		}
-		w.got[f.Object.Metadata.Name] = at
+		w.got[name] = at
 		if len(w.got) == expected {
 			close(w.full)
 		}

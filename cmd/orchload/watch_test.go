@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -62,5 +65,50 @@ func TestWatchOpenIsRetried(t *testing.T) {
 				t.Errorf("err %v, %d events read, want the one event", w.err, len(w.got))
 			}
 		})
+	}
+}
+
+// The name of an ADDED frame's event is read where both servers write it, and a frame laid out
+// any other way is decoded: both answer what decoding the whole frame answers.
+func TestAddedName(t *testing.T) {
+	for _, tc := range []struct {
+		name, frame, want string
+		added, wantErr    bool
+	}{
+		{"orch's layout", `{"type":"ADDED","object":{"metadata":{"name":"e-1","namespace":"n","managedFields":[{"manager":"m"}]},"regarding":{"name":"pod"}}}`, "e-1", true, false},
+		{"kube's layout", `{"type":"ADDED","object":{"kind":"Event","apiVersion":"events.k8s.io/v1","metadata":{"name":"e-2","namespace":"n"},"regarding":{"name":"pod"}}}`, "e-2", true, false},
+		{"name not first", `{"type":"ADDED","object":{"metadata":{"namespace":"n","name":"e-3"}}}`, "e-3", true, false},
+		{"escaped name", `{"type":"ADDED","object":{"metadata":{"name":"e\u002d4"}}}`, "e-4", true, false},
+		{"type not first", `{"object":{"metadata":{"name":"e-5"}},"type":"ADDED"}`, "e-5", true, false},
+		{"added, spaced", `{"type":"ADDED", "object":{"metadata":{"name":"e-9"}}}`, "e-9", true, false},
+		{"modified", `{"type":"MODIFIED","object":{"metadata":{"name":"e-6"}}}`, "", false, false},
+		{"bookmark", `{"type":"BOOKMARK","object":{"kind":"Event","metadata":{"resourceVersion":"9"}}}`, "", false, false},
+		{"cut short", `{"type":"ADDED","object":{"metadata":{"name":"e-7"`, "", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, added, err := addedName([]byte(tc.frame + "\n"))
+			if (err != nil) != tc.wantErr || added != tc.added || (added && name != tc.want) {
+				t.Errorf("addedName = %q, %v, %v; want %q, %v, error %v", name, added, err, tc.want, tc.added, tc.wantErr)
+			}
+		})
+	}
+}
+
+// Every frame Kubernetes' API server sent in captured watches (testdata: a stream of ADDED,
+// MODIFIED and DELETED, one with bookmarks, an ERROR) reads the same either way.
+func TestAddedNameOfKubeFrames(t *testing.T) {
+	data, err := os.ReadFile("testdata/kube-watch-frames.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range bytes.Lines(data) {
+		var f watchFrame
+		if err := json.Unmarshal(line, &f); err != nil {
+			t.Fatal(err)
+		}
+		name, added, err := addedName(line)
+		if err != nil || added != (f.Type == "ADDED") || (added && name != f.Object.Metadata.Name) {
+			t.Errorf("addedName = %q, %v, %v; the decoded frame is a %s of %q", name, added, err, f.Type, f.Object.Metadata.Name)
+		}
 	}
 }

@@ -120,8 +120,9 @@ bench-node: $(PEERS)/kube-apiserver
 ## bench-peers: orch-apiserver and Kubernetes' kube-apiserver on its own etcd, measured by orchload in
 ## one sitting, alternating, twice each: the default suite (8 clients, LIST of 10,000, 100 watchers),
 ## then issue 17's scale runs (64 clients, LIST of 100,000, 10,000 watchers; PEERS_SCALE=no skips
-## them: about 3 minutes instead of 11); prints every figure, the ratios (above 1: orch better) and
-## each target
+## them: about 3 minutes instead of 11); creates on orchload's bare HTTP/2 TLS server (--floor: the
+## server CPU a create costs before any API server works); prints every figure, the ratios (above 1:
+## orch better) and each target
 PEERS_SCALE ?= yes
 PEER_RUNS_SCALE = "c64:--only create --clients 64" "list100k:--only list --list-events 100000 --list-runs 3" "w10k:--only watch --watchers 10000 --watch-events 200"
 bench-peers: peers
@@ -135,6 +136,7 @@ bench-peers: peers
 	    $(BIN)/orchload --kube-apiserver-bin $(PEERS)/kube-apiserver --json $(BIN)/peers-kube-$$name-$$i.json $$flags $(BENCHFLAGS) || exit 1; \
 	  done; \
 	done
+	$(BIN)/orchload --floor --only create --json $(BIN)/peers-floor.json $(BENCHFLAGS)
 	$(BIN)/orchload --compare $$(ls -tr $(BIN)/peers-orch-*.json | paste -sd,):$$(ls -tr $(BIN)/peers-kube-*.json | paste -sd,)
 
 ## conformance-peers: the suite against orch and against a Kubernetes peer built by `peers`

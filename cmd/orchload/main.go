@@ -25,6 +25,7 @@ import (
 type options struct {
 	server, ca, bin, jsonFile string
 	peerBin, serveEtcd        string
+	floor, serveFloor         bool
 	compare                   string
 	insecure, start           bool
 	clients                   int
@@ -50,6 +51,9 @@ func main() {
 	fs.StringVar(&o.peerBin, "kube-apiserver-bin", "", "Start Kubernetes' kube-apiserver from this binary on an etcd of its own (memory and CPU are the two together) and measure it the same way, with events.k8s.io events: the peer orch is compared with.")
 	fs.StringVar(&o.serveEtcd, "serve-etcd", "", "Run an embedded etcd under this directory until SIGTERM, printing its client URL (what --kube-apiserver-bin runs the peer on).")
 	_ = fs.MarkHidden("serve-etcd")
+	fs.BoolVar(&o.floor, "floor", false, "Start a bare Go HTTP/2 TLS server of this tool's own, which answers a create with 201 and the request's body, and measure creates on it (--only create): the least server CPU a create costs before an API server does anything.")
+	fs.BoolVar(&o.serveFloor, "serve-floor", false, "Serve what --floor measures until SIGTERM, printing its URL.")
+	_ = fs.MarkHidden("serve-floor")
 	fs.StringVar(&o.compare, "compare", "", "Print the figures of orch's --json reports beside the peer's, with ratios, and exit: ORCH.json[,...]:PEER.json[,...].")
 	fs.IntVar(&o.clients, "clients", 8, "Concurrent creating clients, each with its own keep-alive connection.")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "Creates before the measured window, not counted.")
@@ -83,6 +87,13 @@ func main() {
 		}
 		return
 	}
+	if o.serveFloor {
+		if err := serveFloor(); err != nil {
+			fmt.Fprintln(os.Stderr, "orchload:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := o.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -99,13 +110,16 @@ func main() {
 func (o options) validate() error {
 	var errs []error
 	given := 0
-	for _, b := range []bool{o.start, o.server != "", o.peerBin != ""} {
+	for _, b := range []bool{o.start, o.server != "", o.peerBin != "", o.floor} {
 		if b {
 			given++
 		}
 	}
 	if given != 1 {
-		errs = append(errs, errors.New("give exactly one of --start, --server and --kube-apiserver-bin"))
+		errs = append(errs, errors.New("give exactly one of --start, --server, --kube-apiserver-bin and --floor"))
+	}
+	if o.floor && (len(o.only) != 1 || o.only[0] != "create") {
+		errs = append(errs, errors.New("--floor measures creates only: add --only create"))
 	}
 	if o.server != "" && !isLoopbackURL(o.server) {
 		errs = append(errs, fmt.Errorf("--server %s: only https://127.0.0.1, https://[::1] or https://localhost targets are allowed", o.server))
@@ -178,6 +192,12 @@ func run(ctx context.Context, o options) error {
 		}
 		defer srv.stop()
 		rep.Server = fmt.Sprintf("%s (kube-apiserver %s, pid %d, on etcd pid %d, started by orchload)", t.url, o.peerBin, srv.cmd.Process.Pid, srv.etcd.cmd.Process.Pid)
+	case o.floor:
+		if srv, t, err = startFloor(); err != nil {
+			return err
+		}
+		defer srv.stop()
+		rep.Server = fmt.Sprintf("%s (orchload's bare HTTP/2 TLS server, pid %d: the floor)", t.url, srv.cmd.Process.Pid)
 	default:
 		t.url, t.group = strings.TrimSuffix(o.server, "/"), "events.orch.io"
 		if t.tls, err = tlsConfig(o.ca, o.insecure); err != nil {
@@ -188,7 +208,11 @@ func run(ctx context.Context, o options) error {
 		}
 		rep.Server = t.url
 	}
-	err = measure(ctx, o, t, srv, &rep)
+	held := srv
+	if o.floor {
+		held = nil // it keeps no events: its memory says nothing
+	}
+	err = measure(ctx, o, t, held, &rep)
 	if err != nil && srv != nil {
 		// The server's side of a failure is in its log, which stop removes.
 		err = fmt.Errorf("%w; the server's log ends:\n%s", err, srv.logTail(20))

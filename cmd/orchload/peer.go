@@ -107,17 +107,27 @@ func startPeer(ctx context.Context, bin string) (*process, target, error) {
 
 // startEtcd starts this binary as an etcd under dir and reads its client URL.
 func startEtcd(dir string) (*process, string, error) {
+	p, endpoint, err := startSelf(filepath.Join(dir, "etcd"), filepath.Join(dir, "etcd.log"), "--serve-etcd", filepath.Join(dir, "etcd"))
+	if err != nil {
+		return nil, "", fmt.Errorf("etcd: %w", err)
+	}
+	return p, endpoint, nil
+}
+
+// startSelf runs this tool again with args, its stderr to logPath, and answers the first line it
+// prints: where it serves.
+func startSelf(dir, logPath string, args ...string) (*process, string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
-	p := &process{dir: filepath.Join(dir, "etcd"), logPath: filepath.Join(dir, "etcd.log"), done: make(chan struct{})}
+	p := &process{dir: dir, logPath: logPath, done: make(chan struct{})}
 	logFile, err := os.Create(p.logPath)
 	if err != nil {
 		return nil, "", err
 	}
 	defer logFile.Close()
-	p.cmd = exec.Command(self, "--serve-etcd", p.dir)
+	p.cmd = exec.Command(self, args...)
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err
@@ -140,7 +150,7 @@ func startEtcd(dir string) (*process, string, error) {
 		}
 	case <-time.After(time.Minute):
 	}
-	return nil, "", p.failed(errors.New("etcd did not say where it serves"))
+	return nil, "", p.failed(errors.New("it did not say where it serves"))
 }
 
 // createNamespace creates ns unless it exists.

@@ -82,6 +82,46 @@ func TestStore(t *testing.T) {
 	}
 }
 
+// A certificate renewed again within the same second (a lifetime shorter than the signer's
+// backdate renews at once, over and over) replaces the pair the current link names as a whole:
+// a reader never finds it empty or cut short.
+func TestStoreUpdateInOneSecond(t *testing.T) {
+	clk := clock.NewMock()
+	clk.Set(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	ca := certstest.NewCA(t, "ca")
+	s := NewStore(t.TempDir(), "orchlet-client", "", "", clk)
+	pairs := []certstest.Pair{ca.Client(t, "a"), ca.Client(t, "b")}
+	if _, err := s.Update(pairs[0].CertPEM, pairs[0].KeyPEM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	failed := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-done:
+				close(failed)
+				return
+			default:
+			}
+			if _, err := s.Current(); err != nil {
+				failed <- err
+				return
+			}
+		}
+	}()
+	for i := range 300 {
+		p := pairs[i%2]
+		if _, err := s.Update(p.CertPEM, p.KeyPEM); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if err := <-failed; err != nil {
+		t.Fatalf("a reader during the updates: %v", err)
+	}
+}
+
 // A request a person denies ends the wait with client-go's words; one approved and signed answers
 // its certificate, for the key sent.
 func TestObtainAgainstAPIServer(t *testing.T) {

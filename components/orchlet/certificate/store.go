@@ -52,7 +52,17 @@ func (s *Store) Current() (*tls.Certificate, error) {
 }
 
 func load(certFile, keyFile string) (*tls.Certificate, error) {
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	var pair tls.Certificate
+	var err error
+	if certFile == keyFile {
+		// One read: a pair replaced between reading its certificate and its key would mix two.
+		var data []byte
+		if data, err = os.ReadFile(certFile); err == nil {
+			pair, err = tls.X509KeyPair(data, data)
+		}
+	} else {
+		pair, err = tls.LoadX509KeyPair(certFile, keyFile)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("loading certificate %s and key %s: %w", certFile, keyFile, err)
 	}
@@ -71,12 +81,19 @@ func (s *Store) Update(certPEM, keyPEM []byte) (*tls.Certificate, error) {
 	}
 	name := s.prefix + "-" + s.clock.Now().UTC().Format("2006-01-02-15-04-05") + ".pem"
 	path := filepath.Join(s.dir, name)
-	if err := os.WriteFile(path, append(append([]byte{}, certPEM...), keyPEM...), 0o600); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", path, err)
+	// A pair renewed within the same second has the name the link may already point at: it is
+	// written beside it and renamed over it, so a reader finds the old pair or the new one whole.
+	written := filepath.Join(s.dir, s.prefix+"-writing.pem")
+	if err := os.WriteFile(written, append(append([]byte{}, certPEM...), keyPEM...), 0o600); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", written, err)
 	}
-	pair, err := load(path, path)
+	pair, err := load(written, written)
 	if err != nil {
+		_ = os.Remove(written)
 		return nil, err
+	}
+	if err := os.Rename(written, path); err != nil {
+		return nil, fmt.Errorf("replacing %s: %w", path, err)
 	}
 	// A new link renamed over the old one: readers see the old pair or the new one, never none.
 	tmp := filepath.Join(s.dir, s.prefix+"-updated.pem")

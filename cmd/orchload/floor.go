@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,7 +57,7 @@ func startFloor() (*process, target, error) {
 	}
 	p, url, err := startSelf(dir, filepath.Join(dir, "floor.log"), "--serve-floor")
 	if err != nil {
-		return nil, target{}, fmt.Errorf("the floor server: %w", err)
+		return nil, target{}, errors.Join(fmt.Errorf("the floor server: %w", err), os.RemoveAll(dir))
 	}
 	t := target{url: url, group: "events.orch.io", tls: &tls.Config{InsecureSkipVerify: true}, cpu: p.cpuTime, rss: p.rssMiB}
 	return p, t, nil

@@ -24,10 +24,14 @@ import (
 // MaxRequestBodyBytes is Kubernetes' limit on a request body: 3 MiB.
 const MaxRequestBodyBytes = 3 * 1024 * 1024
 
+// exactBodyBytes is the largest body read into a slice of its declared length before it arrives.
+const exactBodyBytes = 64 << 10
+
 func readBody(r *http.Request) ([]byte, error) {
-	if n := r.ContentLength; n >= 0 && n <= MaxRequestBodyBytes {
+	if n := r.ContentLength; n >= 0 && n <= exactBodyBytes {
 		// The server ends the body at its Content-Length, so one read into a slice of that size
-		// is the whole body, without ReadAll's growing copies.
+		// is the whole body, without ReadAll's growing copies. Only up to exactBodyBytes: a
+		// larger Content-Length is only a claim, and memory is spent on the bytes that arrive.
 		data := make([]byte, n)
 		if _, err := io.ReadFull(r.Body, data); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body failed: %v", err))

@@ -24,6 +24,8 @@ func TestReadBody(t *testing.T) {
 		{name: "chunked", body: strings.NewReader(body), contentLength: -1, want: body},
 		{name: "empty", body: http.NoBody, contentLength: 0, want: ""},
 		{name: "shorter than declared", body: strings.NewReader(body), contentLength: int64(len(body)) + 1, status: http.StatusBadRequest},
+		{name: "declared past the exact read", body: strings.NewReader(strings.Repeat("x", exactBodyBytes+1)), contentLength: exactBodyBytes + 1, want: strings.Repeat("x", exactBodyBytes+1)},
+		{name: "claiming 3 MiB, sending less", body: strings.NewReader(body), contentLength: MaxRequestBodyBytes, want: body},
 		{name: "chunked over the limit", body: bytes.NewReader(make([]byte, MaxRequestBodyBytes+1)), contentLength: -1, status: http.StatusRequestEntityTooLarge},
 		{name: "declared over the limit", body: bytes.NewReader(make([]byte, MaxRequestBodyBytes+1)), contentLength: MaxRequestBodyBytes + 1, status: http.StatusRequestEntityTooLarge},
 	}

@@ -68,6 +68,29 @@ func TestWatchOpenIsRetried(t *testing.T) {
 	}
 }
 
+// Frames longer than the reader's buffer are read whole, between short ones.
+func TestWatchReadsLongFrames(t *testing.T) {
+	long := strings.Repeat("n", 200<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(rw, `{"type":"ADDED","object":{"metadata":{"name":"e1"}}}`)
+		fmt.Fprintf(rw, `{"type":"ADDED","object":{"metadata":{"name":"e2"},"note":"%s"}}`+"\n", long)
+		fmt.Fprintf(rw, `{"type":"ADDED","object":{"note":"%s","metadata":{"name":"e3"}}}`+"\n", long)
+		fmt.Fprintln(rw, `{"type":"ADDED","object":{"metadata":{"name":"e4"}}}`)
+	}))
+	defer srv.Close()
+	w := &watcher{got: map[string]time.Time{}, full: make(chan struct{})}
+	w.run(t.Context(), srv.Client(), srv.URL, 4, func() {})
+	if w.err != nil || len(w.got) != 4 {
+		t.Fatalf("err %v, read %v; want e1 to e4", w.err, w.got)
+	}
+	for _, name := range []string{"e1", "e2", "e3", "e4"} {
+		if _, ok := w.got[name]; !ok {
+			t.Errorf("%s not read: %v", name, w.got)
+		}
+	}
+}
+
 // The name of an ADDED frame's event is read where both servers write it, and a frame laid out
 // any other way is decoded: both answer what decoding the whole frame answers.
 func TestAddedName(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/events"
-	"orch.io/orch/components/orchlet/periodic"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/periodic"
 )
 
 // Period is how often containers are collected: the kubelet's ContainerGCPeriod.

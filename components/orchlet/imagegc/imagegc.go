@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/events"
-	"orch.io/orch/components/orchlet/periodic"
+	"orch.io/orch/components/periodic"
 )
 
 // Period is how often images are collected: the kubelet's ImageGCPeriod.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"orch.io/orch/components/orchlet/periodic"
+	"orch.io/orch/components/periodic"
 )
 
 // Pods are the pods whose volumes are measured; *pods.Manager is one.

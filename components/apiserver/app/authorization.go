@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apis/apiserver/config"
 	apiv1 "orch.io/orch/components/apis/apiserver/v1"
-	"orch.io/orch/components/apiserver/config"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authz"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/memory"
 	"orch.io/orch/components/apiserver/storage/storagetest"

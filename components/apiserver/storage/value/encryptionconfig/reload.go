@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 )
 
 // Reloader follows an encryption configuration file for

@@ -127,7 +127,8 @@ type authorizationReloader struct {
 	lastReload *prometheus.GaugeVec
 	idHash     string
 
-	// Touched by check only, which runs on one goroutine.
+	// Touched by check only, which runs on one goroutine. lastData is nil until the first read:
+	// an empty file then is content to check like any other.
 	lastData   []byte
 	lastConfig *apiv1.AuthorizationConfiguration
 }
@@ -187,7 +188,7 @@ func (r *authorizationReloader) check() {
 		r.recordReload("failure")
 		return
 	}
-	if bytes.Equal(data, r.lastData) {
+	if r.lastData != nil && bytes.Equal(data, r.lastData) {
 		return
 	}
 	r.lastData = data

@@ -340,6 +340,23 @@ func TestAuthorizationReloadCheck(t *testing.T) {
 	}
 }
 
+// An emptied file is a failed reload, counted once, even when it is the first content read after
+// the start: the file loaded at start was not empty.
+func TestAuthorizationReloadEmptiedFile(t *testing.T) {
+	f := newReloadFixture(t, "- type: AlwaysAllow\n  name: open\n")
+	if err := os.WriteFile(f.path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.r.check()
+	f.r.check()
+	if n := f.reloads(t, "failure"); n != 1 {
+		t.Errorf("failed reloads %v, want 1", n)
+	}
+	if d := f.decide(t, "bob"); d != authz.DecisionAllow {
+		t.Errorf("bob: %v after the file was emptied, want the chain kept (Allow)", d)
+	}
+}
+
 func TestAPIServerID(t *testing.T) {
 	id := apiserverID()
 	if !strings.HasPrefix(id, "apiserver-") || len(id) != len("apiserver-")+26 || id != strings.ToLower(id) {

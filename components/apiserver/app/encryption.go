@@ -35,7 +35,7 @@ func encryptAtRest(ctx context.Context, o *Options, files *configFiles, clk cloc
 		refuse := func(e *config.Encryption) error {
 			return errors.Join((&configFiles{encryption: e}).encryptionUnsupported()...)
 		}
-		reloader, err := encryptionconfig.NewReloader(files.encryption.File, dynamic, opts, refuse)
+		reloader, err := encryptionconfig.NewReloader(files.encryption.File, files.encryption.Config, dynamic, opts, refuse)
 		if err != nil {
 			dynamic.Stop()
 			return nil, nil, nil, fmt.Errorf("--encryption-provider-config: %w", err)

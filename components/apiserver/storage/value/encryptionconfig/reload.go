@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"time"
 
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/apiserver/config"
+	apiv1 "orch.io/orch/components/apis/apiserver/v1"
 )
 
 // Reloader follows an encryption configuration file for
@@ -26,13 +28,19 @@ type Reloader struct {
 	refuse func(*config.Encryption) error
 }
 
-// NewReloader follows path, whose content now is the configuration in force in dynamic.
-func NewReloader(path string, dynamic *Dynamic, o Options, refuse func(*config.Encryption) error) (*Reloader, error) {
+// NewReloader follows path, from which loaded, the configuration in force in dynamic, was read.
+// The file is read again: only content that still says what was loaded counts as in force, so a
+// change made meanwhile is put in force at the first read.
+func NewReloader(path string, loaded *apiv1.EncryptionConfiguration, dynamic *Dynamic, o Options, refuse func(*config.Encryption) error) (*Reloader, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Reloader{path: path, dynamic: dynamic, opts: o, hash: sha256.Sum256(data), refuse: refuse}, nil
+	r := &Reloader{path: path, dynamic: dynamic, opts: o, refuse: refuse}
+	if again, err := config.ParseEncryption(path, data); err == nil && reflect.DeepEqual(again.Config, loaded) {
+		r.hash = sha256.Sum256(data)
+	}
+	return r, nil
 }
 
 // Run checks the file every interval until ctx ends.

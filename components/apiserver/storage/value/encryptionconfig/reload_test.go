@@ -42,7 +42,7 @@ func TestReloadOnTheClock(t *testing.T) {
 	d := NewDynamic(first)
 	t.Cleanup(d.Stop)
 	refused := errors.New("refused by the server")
-	r, err := NewReloader(path, d, opts, func(e *config.Encryption) error {
+	r, err := NewReloader(path, enc.Config, d, opts, func(e *config.Encryption) error {
 		if len(e.Config.Resources[0].Resources) > 1 {
 			return refused
 		}
@@ -93,4 +93,35 @@ func TestReloadOnTheClock(t *testing.T) {
 	}
 	writeConfig(t, path, gcm)
 	waitFor("orch:enc:aesgcm:v1:one:")
+}
+
+// A file changed between its load at start and the reloader's start is put in force at the first
+// read, as any later change is.
+func TestReloadChangedBeforeStart(t *testing.T) {
+	clk := clock.NewMock()
+	path := filepath.Join(t.TempDir(), "enc.yaml")
+	writeConfig(t, path, "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: "+key32+"}]}}]\n")
+	enc, err := config.LoadEncryption(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Clock: clk}
+	first, err := Build(enc.Config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDynamic(first)
+	t.Cleanup(d.Stop)
+	writeConfig(t, path, "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: "+key32+"}]}}]\n")
+	r, err := NewReloader(path, enc.Config, d, opts, func(*config.Encryption) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := r.Sync(context.Background()); !changed || err != nil {
+		t.Fatalf("first read: changed=%v err=%v, want the change put in force", changed, err)
+	}
+	gr := schema.GroupResource{Group: "events.orch.io", Resource: "events"}
+	if out := write(t, d.TransformerFor(gr), "/registry/events.orch.io/events/ns/a"); !strings.HasPrefix(string(out), "orch:enc:aescbc:v1:two:") {
+		t.Fatalf("writes use %q, want the changed file's aescbc key", out[:len("orch:enc:aescbc:v1:two:")])
+	}
 }

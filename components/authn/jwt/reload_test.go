@@ -304,3 +304,8 @@ func TestReloadChangedBeforeStart(t *testing.T) {
 		return ok && user.Name == "new:alice"
 	})
 }
+
+// hash is Kubernetes' label form of a file's hash, as last_config_info carries it.
+func hash(data []byte) string {
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(data))
+}

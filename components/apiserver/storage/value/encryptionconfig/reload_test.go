@@ -39,21 +39,17 @@ func TestReloadOnTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := NewDynamic(first)
-	t.Cleanup(d.Stop)
 	refused := errors.New("refused by the server")
-	r, err := NewReloader(path, enc.Config, d, opts, func(e *config.Encryption) error {
+	d := NewReloader(path, enc.Config, first, opts, 10*time.Second, func(e *config.Encryption) error {
 		if len(e.Config.Resources[0].Resources) > 1 {
 			return refused
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(d.Stop)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go r.Run(ctx, 10*time.Second)
+	go d.Run(ctx)
 
 	gr := schema.GroupResource{Group: "events.orch.io", Resource: "events"}
 	writes := func() string {
@@ -83,7 +79,7 @@ func TestReloadOnTheClock(t *testing.T) {
 
 	for _, bad := range []string{"resources: [\n", "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: x, secret: c2hvcnQ=}]}}]\n", "- resources: [a, b]\n  providers: [{identity: {}}]\n"} {
 		writeConfig(t, path, bad)
-		changed, err := r.Sync(context.Background())
+		changed, err := d.Check(context.Background())
 		if changed || err == nil {
 			t.Fatalf("%q: changed=%v err=%v", bad, changed, err)
 		}
@@ -110,14 +106,10 @@ func TestReloadChangedBeforeStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := NewDynamic(first)
-	t.Cleanup(d.Stop)
 	writeConfig(t, path, "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: "+key32+"}]}}]\n")
-	r, err := NewReloader(path, enc.Config, d, opts, func(*config.Encryption) error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if changed, err := r.Sync(context.Background()); !changed || err != nil {
+	d := NewReloader(path, enc.Config, first, opts, 10*time.Second, func(*config.Encryption) error { return nil })
+	t.Cleanup(d.Stop)
+	if changed, err := d.Check(context.Background()); !changed || err != nil {
 		t.Fatalf("first read: changed=%v err=%v, want the change put in force", changed, err)
 	}
 	gr := schema.GroupResource{Group: "events.orch.io", Resource: "events"}

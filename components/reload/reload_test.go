@@ -13,6 +13,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"orch.io/orch/components/authz/authztest"
 )
 
 // value is what a test file configures: its trimmed text.
@@ -92,39 +94,15 @@ func (e *env) reloads(status string) float64 {
 	return metric(e.t, e.reg, "apiserver_test_config_controller_automatic_reloads_total", "status", status)
 }
 
-// metric is the value of the series of name with labels (and the test server's identity), 0 when
+// metric is the value of the series of name with labels and the test server's identity, 0 when
 // there is none.
 func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	want := map[string]string{"apiserver_id_hash": hash([]byte("apiserver-test"))}
+	for i := 0; i+1 < len(labels); i += 2 {
+		want[labels[i]] = labels[i+1]
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			if got["apiserver_id_hash"] != hash([]byte("apiserver-test")) {
-				t.Fatalf("%s: apiserver_id_hash %q", name, got["apiserver_id_hash"])
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if got[labels[i]] != labels[i+1] {
-					continue series
-				}
-			}
-			if m.Counter != nil {
-				return m.Counter.GetValue()
-			}
-			return m.Gauge.GetValue()
-		}
-	}
-	return 0
+	return authztest.Metric(t, reg, name, want)
 }
 
 // Each read decides: the same bytes are no reload, nor is content that means what is in force;

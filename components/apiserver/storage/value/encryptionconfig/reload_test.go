@@ -22,14 +22,12 @@ func writeConfig(t *testing.T, path, resources string) {
 	}
 }
 
-// The file is read on the clock: a valid change is in force from the next read on, an invalid or
-// refused one leaves the configuration in force, and a change back is picked up again.
-func TestReloadOnTheClock(t *testing.T) {
-	clk := clock.NewMock()
+// loadedAtStart writes resources to a file, loads it and builds its transformers on clk, as the
+// server does at start.
+func loadedAtStart(t *testing.T, clk clock.Clock, resources string) (string, *config.Encryption, *Transformers, Options) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "enc.yaml")
-	gcm := "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
-	cbc := "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: " + key32 + "}]}}, {aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
-	writeConfig(t, path, gcm)
+	writeConfig(t, path, resources)
 	enc, err := config.LoadEncryption(path)
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +37,16 @@ func TestReloadOnTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, enc, first, opts
+}
+
+// The file is read on the clock: a valid change is in force from the next read on, an invalid or
+// refused one leaves the configuration in force, and a change back is picked up again.
+func TestReloadOnTheClock(t *testing.T) {
+	gcm := "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
+	cbc := "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: " + key32 + "}]}}, {aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
+	clk := clock.NewMock()
+	path, enc, first, opts := loadedAtStart(t, clk, gcm)
 	refused := errors.New("refused by the server")
 	d := NewReloader(path, enc.Config, first, opts, 10*time.Second, func(e *config.Encryption) error {
 		if len(e.Config.Resources[0].Resources) > 1 {
@@ -94,18 +102,7 @@ func TestReloadOnTheClock(t *testing.T) {
 // A file changed between its load at start and the reloader's start is put in force at the first
 // read, as any later change is.
 func TestReloadChangedBeforeStart(t *testing.T) {
-	clk := clock.NewMock()
-	path := filepath.Join(t.TempDir(), "enc.yaml")
-	writeConfig(t, path, "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: "+key32+"}]}}]\n")
-	enc, err := config.LoadEncryption(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{Clock: clk}
-	first, err := Build(enc.Config, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, enc, first, opts := loadedAtStart(t, clock.NewMock(), "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: "+key32+"}]}}]\n")
 	writeConfig(t, path, "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: "+key32+"}]}}]\n")
 	d := NewReloader(path, enc.Config, first, opts, 10*time.Second, func(*config.Encryption) error { return nil })
 	t.Cleanup(d.Stop)

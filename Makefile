@@ -186,7 +186,7 @@ orchlet-at:
 FUZZTIME ?= 5m
 fuzz-config:
 	for f in FuzzParseAuthentication FuzzParseAuthorization FuzzParseEncryption FuzzParseAdmission FuzzParseTracing FuzzCELExpression; do \
-		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/apiserver/config/ || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/apis/apiserver/config/ || exit 1; \
 	done
 
 ## fuzz-jwt: fuzz orch-apiserver's JWT authentication for FUZZTIME: no token of any shape gets in

@@ -384,81 +384,70 @@ func (r *Runtime) createContainerLocked(c *compiled, sb *sandbox, cfg *runtimeap
 // CreateContainer creates a container in a ready sandbox from a present image.
 func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
 	return call(ctx, r, mCreateContainer, req, func(ctx context.Context, req *runtimeapi.CreateContainerRequest, cc *callCtx) (*runtimeapi.CreateContainerResponse, error) {
-		c := r.cur.Load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
-		if err != nil {
-			return nil, err
-		}
-		ct, err := r.createContainerLocked(c, sb, req.GetConfig(), req.GetSandboxConfig(), now)
-		if err != nil {
-			return nil, err
-		}
-		cc.resp = ct.id
-		return &runtimeapi.CreateContainerResponse{ContainerId: ct.id}, nil
+		return onSandbox(r, cc, req.PodSandboxId, notFound, func(c *compiled, sb *sandbox, now time.Time) (*runtimeapi.CreateContainerResponse, error) {
+			ct, err := r.createContainerLocked(c, sb, req.GetConfig(), req.GetSandboxConfig(), now)
+			if err != nil {
+				return nil, err
+			}
+			cc.resp = ct.id
+			return &runtimeapi.CreateContainerResponse{ContainerId: ct.id}, nil
+		})
 	})
 }
 
 // StartContainer starts a created container; it then runs as its script says.
 func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
 	return call(ctx, r, mStartContainer, req, func(ctx context.Context, req *runtimeapi.StartContainerRequest, cc *callCtx) (*runtimeapi.StartContainerResponse, error) {
-		sc := r.cur.Load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		c, err := r.lookupContainerLocked(req.ContainerId)
-		if err != nil {
-			return nil, err
-		}
-		if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
-			return nil, status.Errorf(codes.FailedPrecondition, "failed to set starting state for container %q: container is in %s state", c.id, c.state)
-		}
-		if c.sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
-			return nil, status.Errorf(codes.FailedPrecondition, "sandbox container %q is not running", c.sb.id)
-		}
-		for _, rule := range sc.containers {
-			if rule.m.matches(r, c) {
-				c.rule = rule
-				break
-			}
-		}
-		if c.rule != nil && c.rule.StartError != "" {
-			msg := c.rule.StartError
-			c.state = runtimeapi.ContainerState_CONTAINER_EXITED
-			c.finishedAt, c.exitCode, c.reason, c.message = now, 128, "StartError", msg
-			close(c.exited)
-			c.refreshEntry()
-			r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, c.id, c.sb, now)
-			cc.resp = "StartError"
-			return nil, status.Errorf(codes.Unknown, "failed to start containerd task %q: %s", c.id, msg)
-		}
-		var u *usageCurves
-		if c.rule != nil {
-			u = c.rule.usage
-		}
-		c.usage = u.fill(sc.defaultUsage)
-		if err := r.startLogLocked(c); err != nil {
-			c.state = runtimeapi.ContainerState_CONTAINER_EXITED
-			c.finishedAt, c.exitCode, c.reason, c.message = now, 128, "StartError", err.Error()
-			close(c.exited)
-			c.refreshEntry()
-			r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, c.id, c.sb, now)
-			cc.resp = "StartError"
-			return nil, status.Errorf(codes.Unknown, "failed to start containerd task %q: %v", c.id, err)
-		}
-		c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
-		c.startedAt = now
-		c.pid = uint32(1000 + c.seq%60000)
-		c.refreshEntry()
-		r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, c.id, c.sb, now)
-		r.planLocked(c, now)
-		cc.resp = c.state.String()
-		return &runtimeapi.StartContainerResponse{}, nil
+		return onContainer(r, cc, req.ContainerId, notFound, func(sc *compiled, c *container, now time.Time) (*runtimeapi.StartContainerResponse, error) {
+			return r.startContainerLocked(sc, c, cc, now)
+		})
 	})
+}
+
+// startContainerLocked starts c, which the script's first matching rule then drives.
+func (r *Runtime) startContainerLocked(sc *compiled, c *container, cc *callCtx, now time.Time) (*runtimeapi.StartContainerResponse, error) {
+	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
+		return nil, status.Errorf(codes.FailedPrecondition, "failed to set starting state for container %q: container is in %s state", c.id, c.state)
+	}
+	if c.sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, status.Errorf(codes.FailedPrecondition, "sandbox container %q is not running", c.sb.id)
+	}
+	for _, rule := range sc.containers {
+		if rule.m.matches(r, c) {
+			c.rule = rule
+			break
+		}
+	}
+	if c.rule != nil && c.rule.StartError != "" {
+		return nil, r.startFailedLocked(c, cc, now, c.rule.StartError)
+	}
+	var u *usageCurves
+	if c.rule != nil {
+		u = c.rule.usage
+	}
+	c.usage = u.fill(sc.defaultUsage)
+	if err := r.startLogLocked(c); err != nil {
+		return nil, r.startFailedLocked(c, cc, now, err.Error())
+	}
+	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
+	c.startedAt = now
+	c.pid = uint32(1000 + c.seq%60000)
+	c.refreshEntry()
+	r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, c.id, c.sb, now)
+	r.planLocked(c, now)
+	cc.resp = c.state.String()
+	return &runtimeapi.StartContainerResponse{}, nil
+}
+
+// startFailedLocked ends c, whose task could not start for the reason msg, and answers why.
+func (r *Runtime) startFailedLocked(c *container, cc *callCtx, now time.Time, msg string) error {
+	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
+	c.finishedAt, c.exitCode, c.reason, c.message = now, 128, "StartError", msg
+	close(c.exited)
+	c.refreshEntry()
+	r.eventLocked(runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, c.id, c.sb, now)
+	cc.resp = "StartError"
+	return status.Errorf(codes.Unknown, "failed to start containerd task %q: %s", c.id, msg)
 }
 
 // StopContainer sends the container SIGTERM and waits, on the clock, for it
@@ -468,45 +457,22 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 // (the agent may retry a stop whose container is already gone).
 func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
 	return call(ctx, r, mStopContainer, req, func(ctx context.Context, req *runtimeapi.StopContainerRequest, cc *callCtx) (*runtimeapi.StopContainerResponse, error) {
-		r.mu.Lock()
-		now := r.now()
-		r.reconcileLocked(now)
-		c, err := r.lookupContainerLocked(req.ContainerId)
-		if status.Code(err) == codes.NotFound {
-			cc.resp = "absent"
-			r.mu.Unlock()
-			return &runtimeapi.StopContainerResponse{}, nil
-		}
-		if err != nil {
-			r.mu.Unlock()
-			return nil, err
-		}
-		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			cc.resp = c.state.String()
-			r.mu.Unlock()
-			return &runtimeapi.StopContainerResponse{}, nil
-		}
-		grace := time.Duration(req.Timeout) * time.Second
-		var delay time.Duration
-		var code int32
-		if c.rule != nil && c.rule.Stop != nil {
-			delay, code = c.rule.Stop.Delay.D(), c.rule.Stop.ExitCode
-		}
-		p := &exitPlan{stop: true, at: now.Add(delay), code: code, reason: reasonFor(code)}
-		if grace <= 0 || delay >= grace {
-			p = &exitPlan{stop: true, at: now.Add(max(grace, 0)), code: 137, reason: "Error"}
-		}
-		if c.plan == nil || p.at.Before(c.plan.at) {
-			c.gen++
-			c.plan = p
-			if !p.at.After(now) {
-				r.exitLocked(c, now, p.code, p.reason, p.message)
-			} else {
-				r.scheduleLocked(c, p.at)
+		// Under the lock the stop is planned; the wait for the exit is outside it.
+		var c *container
+		var wait *exitPlan
+		var now time.Time
+		resp, err := onContainer(r, cc, req.ContainerId, done, func(_ *compiled, ct *container, t time.Time) (*runtimeapi.StopContainerResponse, error) {
+			if ct.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				cc.resp = ct.state.String()
+				return &runtimeapi.StopContainerResponse{}, nil
 			}
+			c, now = ct, t
+			wait = r.stopLocked(c, time.Duration(req.Timeout)*time.Second, now)
+			return nil, nil
+		})
+		if c == nil {
+			return resp, err
 		}
-		wait := c.plan
-		r.mu.Unlock()
 		if wait != nil && wait.at.After(now) {
 			// it may also end sooner (killed with its sandbox, or by KillContainer)
 			if _, err := r.sleepOr(ctx, wait.at.Sub(now), c.exited); err != nil {
@@ -523,35 +489,48 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 	})
 }
 
+// stopLocked plans the exit of running c on SIGTERM with grace to exit before it is killed,
+// unless an earlier exit is planned, and answers the plan in force.
+func (r *Runtime) stopLocked(c *container, grace time.Duration, now time.Time) *exitPlan {
+	var delay time.Duration
+	var code int32
+	if c.rule != nil && c.rule.Stop != nil {
+		delay, code = c.rule.Stop.Delay.D(), c.rule.Stop.ExitCode
+	}
+	p := &exitPlan{stop: true, at: now.Add(delay), code: code, reason: reasonFor(code)}
+	if grace <= 0 || delay >= grace {
+		p = &exitPlan{stop: true, at: now.Add(max(grace, 0)), code: 137, reason: "Error"}
+	}
+	if c.plan == nil || p.at.Before(c.plan.at) {
+		c.gen++
+		c.plan = p
+		if !p.at.After(now) {
+			r.exitLocked(c, now, p.code, p.reason, p.message)
+		} else {
+			r.scheduleLocked(c, p.at)
+		}
+	}
+	return c.plan
+}
+
 // RemoveContainer removes a container, killing it first when it runs (a
 // running one is refused when the script sets node.forceRemove false);
 // removing an absent container succeeds.
 func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
 	return call(ctx, r, mRemoveContainer, req, func(ctx context.Context, req *runtimeapi.RemoveContainerRequest, cc *callCtx) (*runtimeapi.RemoveContainerResponse, error) {
-		sc := r.cur.Load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		c, err := r.lookupContainerLocked(req.ContainerId)
-		if status.Code(err) == codes.NotFound {
-			cc.resp = "absent"
-			return &runtimeapi.RemoveContainerResponse{}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			if !sc.forceRemove {
-				return nil, status.Errorf(codes.FailedPrecondition, "failed to remove container %q: container is running, stop it first", c.id)
+		return onContainer(r, cc, req.ContainerId, done, func(sc *compiled, c *container, now time.Time) (*runtimeapi.RemoveContainerResponse, error) {
+			if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				if !sc.forceRemove {
+					return nil, status.Errorf(codes.FailedPrecondition, "failed to remove container %q: container is running, stop it first", c.id)
+				}
+				r.exitLocked(c, now, 137, "Error", "")
 			}
-			r.exitLocked(c, now, 137, "Error", "")
-		}
-		r.removeContainerLocked(c, now)
-		// Which instance went, so a trace of garbage collection reads by name.
-		md := c.sb.cfg.GetMetadata()
-		cc.resp = fmt.Sprintf("%s/%s %s attempt=%d", md.GetNamespace(), md.GetName(), c.cfg.GetMetadata().GetName(), c.cfg.GetMetadata().GetAttempt())
-		return &runtimeapi.RemoveContainerResponse{}, nil
+			r.removeContainerLocked(c, now)
+			// Which instance went, so a trace of garbage collection reads by name.
+			md := c.sb.cfg.GetMetadata()
+			cc.resp = fmt.Sprintf("%s/%s %s attempt=%d", md.GetNamespace(), md.GetName(), c.cfg.GetMetadata().GetName(), c.cfg.GetMetadata().GetAttempt())
+			return &runtimeapi.RemoveContainerResponse{}, nil
+		})
 	})
 }
 
@@ -560,9 +539,8 @@ func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveCon
 const wireMin = 128
 
 func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter, wantWire bool) ([]*runtimeapi.Container, mem.BufferSlice) {
-	r.mu.Lock()
+	r.lockAtNow()
 	defer r.mu.Unlock()
-	r.reconcileLocked(r.now())
 	src := r.ctrOrder
 	if f.GetPodSandboxId() != "" {
 		sb, err := r.lookupSandboxLocked(f.PodSandboxId)
@@ -636,19 +614,14 @@ func (r *Runtime) StreamContainers(req *runtimeapi.StreamContainersRequest, stre
 // ContainerStatus returns the container's status.
 func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
 	return call(ctx, r, mContainerStatus, req, func(ctx context.Context, req *runtimeapi.ContainerStatusRequest, cc *callCtx) (*runtimeapi.ContainerStatusResponse, error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.reconcileLocked(r.now())
-		c, err := r.lookupContainerLocked(req.ContainerId)
-		if err != nil {
-			return nil, err
-		}
-		resp := &runtimeapi.ContainerStatusResponse{Status: r.containerStatusLocked(c)}
-		if req.Verbose {
-			resp.Info = map[string]string{"info": r.containerInfoLocked(c)}
-		}
-		cc.resp = c.state.String()
-		return resp, nil
+		return onContainer(r, cc, req.ContainerId, notFound, func(_ *compiled, c *container, _ time.Time) (*runtimeapi.ContainerStatusResponse, error) {
+			resp := &runtimeapi.ContainerStatusResponse{Status: r.containerStatusLocked(c)}
+			if req.Verbose {
+				resp.Info = map[string]string{"info": r.containerInfoLocked(c)}
+			}
+			cc.resp = c.state.String()
+			return resp, nil
+		})
 	})
 }
 
@@ -657,54 +630,52 @@ func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.Container
 // already above it is OOM-killed.
 func (r *Runtime) UpdateContainerResources(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
 	return call(ctx, r, mUpdateContainerResources, req, func(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest, cc *callCtx) (*runtimeapi.UpdateContainerResourcesResponse, error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		c, err := r.lookupContainerLocked(req.ContainerId)
-		if err != nil {
-			return nil, err
-		}
-		if c.state == runtimeapi.ContainerState_CONTAINER_EXITED || c.state == runtimeapi.ContainerState_CONTAINER_UNKNOWN {
-			return nil, status.Errorf(codes.FailedPrecondition, "failed to update resources of container %q: container is in %s state", c.id, c.state)
-		}
-		if req.Linux != nil {
-			c.resources = proto.Clone(req.Linux).(*runtimeapi.LinuxContainerResources)
-		}
-		if len(req.Annotations) > 0 {
-			a := make(map[string]string, len(c.annotations)+len(req.Annotations))
-			for k, v := range c.annotations {
-				a[k] = v
-			}
-			for k, v := range req.Annotations {
-				a[k] = v
-			}
-			c.annotations = a
-			c.refreshEntry()
-		}
-		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			keep := c.plan
-			r.planLocked(c, now)
-			// a pending stop is not undone by new limits
-			if keep != nil && keep.stop && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING && (c.plan == nil || keep.at.Before(c.plan.at)) {
-				c.gen++
-				c.plan = keep
-				r.scheduleLocked(c, keep.at)
-			}
-		}
-		cc.resp = c.state.String()
-		return &runtimeapi.UpdateContainerResourcesResponse{}, nil
+		return onContainer(r, cc, req.ContainerId, notFound, func(_ *compiled, c *container, now time.Time) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+			return r.updateResourcesLocked(c, req, cc, now)
+		})
 	})
+}
+
+// updateResourcesLocked gives c its new limits and annotations; limits below what it uses act at
+// once.
+func (r *Runtime) updateResourcesLocked(c *container, req *runtimeapi.UpdateContainerResourcesRequest, cc *callCtx, now time.Time) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+	if c.state == runtimeapi.ContainerState_CONTAINER_EXITED || c.state == runtimeapi.ContainerState_CONTAINER_UNKNOWN {
+		return nil, status.Errorf(codes.FailedPrecondition, "failed to update resources of container %q: container is in %s state", c.id, c.state)
+	}
+	if req.Linux != nil {
+		c.resources = proto.Clone(req.Linux).(*runtimeapi.LinuxContainerResources)
+	}
+	if len(req.Annotations) > 0 {
+		a := make(map[string]string, len(c.annotations)+len(req.Annotations))
+		for k, v := range c.annotations {
+			a[k] = v
+		}
+		for k, v := range req.Annotations {
+			a[k] = v
+		}
+		c.annotations = a
+		c.refreshEntry()
+	}
+	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		keep := c.plan
+		r.planLocked(c, now)
+		// a pending stop is not undone by new limits
+		if keep != nil && keep.stop && c.state == runtimeapi.ContainerState_CONTAINER_RUNNING && (c.plan == nil || keep.at.Before(c.plan.at)) {
+			c.gen++
+			c.plan = keep
+			r.scheduleLocked(c, keep.at)
+		}
+	}
+	cc.resp = c.state.String()
+	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
 }
 
 // KillContainer ends a running container now, as if its process died
 // (for a simulator: a crash at a moment of its choosing). Reason defaults
 // to Completed or Error by exit code.
 func (r *Runtime) KillContainer(id string, exitCode int32, reason, message string) error {
-	r.mu.Lock()
+	_, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	now := r.now()
-	r.reconcileLocked(now)
 	c, err := r.lookupContainerLocked(id)
 	if err != nil {
 		return err

@@ -470,27 +470,24 @@ func (r *Runtime) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRe
 // ImageFsInfo reports the image filesystem and the one holding writable layers.
 func (r *Runtime) ImageFsInfo(ctx context.Context, req *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
 	return call(ctx, r, mImageFsInfo, req, func(ctx context.Context, req *runtimeapi.ImageFsInfoRequest, cc *callCtx) (*runtimeapi.ImageFsInfoResponse, error) {
-		c := r.cur.Load()
-		now := r.now()
-		r.mu.Lock()
-		r.reconcileLocked(now)
-		u := r.fsUsageLocked(c, now)
-		r.mu.Unlock()
-		mk := func(f fsUse) *runtimeapi.FilesystemUsage {
-			return &runtimeapi.FilesystemUsage{
-				Timestamp:  ts(now),
-				FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: f.cfg.mountpoint},
-				UsedBytes:  &runtimeapi.UInt64Value{Value: f.used},
-				InodesUsed: &runtimeapi.UInt64Value{Value: f.inodesUsed},
+		return locked(r, func(c *compiled, now time.Time) (*runtimeapi.ImageFsInfoResponse, error) {
+			u := r.fsUsageLocked(c, now)
+			mk := func(f fsUse) *runtimeapi.FilesystemUsage {
+				return &runtimeapi.FilesystemUsage{
+					Timestamp:  ts(now),
+					FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: f.cfg.mountpoint},
+					UsedBytes:  &runtimeapi.UInt64Value{Value: f.used},
+					InodesUsed: &runtimeapi.UInt64Value{Value: f.inodesUsed},
+				}
 			}
-		}
-		resp := &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{mk(u.image)}}
-		if c.containersOnRoot {
-			resp.ContainerFilesystems = []*runtimeapi.FilesystemUsage{mk(u.root)}
-		} else {
-			resp.ContainerFilesystems = []*runtimeapi.FilesystemUsage{mk(u.image)}
-		}
-		cc.resp = fmt.Sprintf("image_used=%d", u.image.used)
-		return resp, nil
+			resp := &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{mk(u.image)}}
+			if c.containersOnRoot {
+				resp.ContainerFilesystems = []*runtimeapi.FilesystemUsage{mk(u.root)}
+			} else {
+				resp.ContainerFilesystems = []*runtimeapi.FilesystemUsage{mk(u.image)}
+			}
+			cc.resp = fmt.Sprintf("image_used=%d", u.image.used)
+			return resp, nil
+		})
 	})
 }

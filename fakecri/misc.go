@@ -129,32 +129,18 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		if len(req.Cmd) == 0 {
 			return nil, status.Error(codes.InvalidArgument, "cmd is required")
 		}
-		sc := r.cur.Load()
-		r.mu.Lock()
-		now := r.now()
-		r.reconcileLocked(now)
-		c, err := r.lookupContainerLocked(req.ContainerId)
-		if err != nil {
-			r.mu.Unlock()
+		// Under the lock the command's rule is chosen; its delay passes outside it.
+		var c *container
+		var rule *execRuleC
+		if _, err := onContainer(r, cc, req.ContainerId, notFound, func(sc *compiled, ct *container, now time.Time) (*runtimeapi.ExecSyncResponse, error) {
+			if ct.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				return nil, status.Errorf(codes.FailedPrecondition, "container %q is in %s state", ct.id, ct.state)
+			}
+			c, rule = ct, r.execRuleLocked(sc, ct, strings.Join(req.Cmd, " "), now)
+			return nil, nil
+		}); err != nil {
 			return nil, err
 		}
-		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			r.mu.Unlock()
-			return nil, status.Errorf(codes.FailedPrecondition, "container %q is in %s state", c.id, c.state)
-		}
-		joined := strings.Join(req.Cmd, " ")
-		el := now.Sub(c.startedAt)
-		var rule *execRuleC
-		for _, e := range sc.exec {
-			if el < e.From.D() || e.Until > 0 && el >= e.Until.D() {
-				continue
-			}
-			if e.cmd.match(joined) && e.m.matches(r, c) {
-				rule = e
-				break
-			}
-		}
-		r.mu.Unlock()
 		resp := &runtimeapi.ExecSyncResponse{}
 		var delay time.Duration
 		if rule != nil {
@@ -190,6 +176,20 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 	})
 }
 
+// execRuleLocked is the first exec rule of the script that answers cmd in running c now.
+func (r *Runtime) execRuleLocked(sc *compiled, c *container, cmd string, now time.Time) *execRuleC {
+	el := now.Sub(c.startedAt)
+	for _, e := range sc.exec {
+		if el < e.From.D() || e.Until > 0 && el >= e.Until.D() {
+			continue
+		}
+		if e.cmd.match(cmd) && e.m.matches(r, c) {
+			return e
+		}
+	}
+	return nil
+}
+
 func unimplementedStreaming(name string) error {
 	return status.Errorf(codes.Unimplemented,
 		"fakecri serves no streaming endpoint: %s is not implemented (use ExecSync for commands)", name)
@@ -220,20 +220,15 @@ func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRe
 // the agent renamed the file to rotate it: lines written from now on go to a new file there.
 func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
 	return call(ctx, r, mReopenContainerLog, req, func(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest, cc *callCtx) (*runtimeapi.ReopenContainerLogResponse, error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.reconcileLocked(r.now())
-		c, err := r.lookupContainerLocked(req.ContainerId)
-		if err != nil {
-			return nil, err
-		}
-		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
-		}
-		if err := c.reopenLogLocked(r.now()); err != nil {
-			return nil, status.Errorf(codes.Unknown, "failed to create and open log file: %v", err)
-		}
-		return &runtimeapi.ReopenContainerLogResponse{}, nil
+		return onContainer(r, cc, req.ContainerId, notFound, func(_ *compiled, c *container, now time.Time) (*runtimeapi.ReopenContainerLogResponse, error) {
+			if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
+			}
+			if err := c.reopenLogLocked(now); err != nil {
+				return nil, status.Errorf(codes.Unknown, "failed to create and open log file: %v", err)
+			}
+			return &runtimeapi.ReopenContainerLogResponse{}, nil
+		})
 	})
 }
 
@@ -272,26 +267,20 @@ func (r *Runtime) Checkpoints() []string {
 // location (no file is written).
 func (r *Runtime) CheckpointContainer(ctx context.Context, req *runtimeapi.CheckpointContainerRequest) (*runtimeapi.CheckpointContainerResponse, error) {
 	return call(ctx, r, mCheckpointContainer, req, func(ctx context.Context, req *runtimeapi.CheckpointContainerRequest, cc *callCtx) (*runtimeapi.CheckpointContainerResponse, error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		c, err := r.lookupContainerLocked(req.ContainerId)
-		if err != nil {
-			return nil, err
-		}
-		if req.Location == "" {
-			return nil, status.Error(codes.InvalidArgument, "checkpoint location is required")
-		}
-		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-			return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
-		}
-		r.checkpoints[req.Location] = &checkpoint{
-			path: req.Location, at: now, sandboxCfg: c.sb.cfg, handler: c.sb.handler,
-			containers: []*runtimeapi.ContainerConfig{c.cfg},
-		}
-		cc.resp = req.Location
-		return &runtimeapi.CheckpointContainerResponse{}, nil
+		return onContainer(r, cc, req.ContainerId, notFound, func(_ *compiled, c *container, now time.Time) (*runtimeapi.CheckpointContainerResponse, error) {
+			if req.Location == "" {
+				return nil, status.Error(codes.InvalidArgument, "checkpoint location is required")
+			}
+			if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
+			}
+			r.checkpoints[req.Location] = &checkpoint{
+				path: req.Location, at: now, sandboxCfg: c.sb.cfg, handler: c.sb.handler,
+				containers: []*runtimeapi.ContainerConfig{c.cfg},
+			}
+			cc.resp = req.Location
+			return &runtimeapi.CheckpointContainerResponse{}, nil
+		})
 	})
 }
 
@@ -299,90 +288,91 @@ func (r *Runtime) CheckpointContainer(ctx context.Context, req *runtimeapi.Check
 // containers (or those named) at output_path (no file is written).
 func (r *Runtime) CheckpointPod(ctx context.Context, req *runtimeapi.CheckpointPodRequest) (*runtimeapi.CheckpointPodResponse, error) {
 	return call(ctx, r, mCheckpointPod, req, func(ctx context.Context, req *runtimeapi.CheckpointPodRequest, cc *callCtx) (*runtimeapi.CheckpointPodResponse, error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
+		return onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *compiled, sb *sandbox, now time.Time) (*runtimeapi.CheckpointPodResponse, error) {
+			return r.checkpointPodLocked(sb, req, cc, now)
+		})
+	})
+}
+
+// checkpointPodLocked records a checkpoint of ready sb.
+func (r *Runtime) checkpointPodLocked(sb *sandbox, req *runtimeapi.CheckpointPodRequest, cc *callCtx, now time.Time) (*runtimeapi.CheckpointPodResponse, error) {
+	if req.OutputPath == "" {
+		return nil, status.Error(codes.InvalidArgument, "output_path is required")
+	}
+	if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %q is not ready", sb.id)
+	}
+	cp := &checkpoint{path: req.OutputPath, at: now, sandboxCfg: sb.cfg, handler: sb.handler}
+	want := map[string]bool{}
+	for _, id := range req.ContainerIds {
+		c, err := r.lookupContainerLocked(id)
 		if err != nil {
 			return nil, err
 		}
-		if req.OutputPath == "" {
-			return nil, status.Error(codes.InvalidArgument, "output_path is required")
+		if c.sb != sb {
+			return nil, status.Errorf(codes.InvalidArgument, "container %q is not in pod sandbox %q", c.id, sb.id)
 		}
-		if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
-			return nil, status.Errorf(codes.FailedPrecondition, "pod sandbox %q is not ready", sb.id)
+		want[c.id] = true
+	}
+	for _, c := range sb.containers {
+		if len(want) > 0 && !want[c.id] {
+			continue
 		}
-		cp := &checkpoint{path: req.OutputPath, at: now, sandboxCfg: sb.cfg, handler: sb.handler}
-		want := map[string]bool{}
-		for _, id := range req.ContainerIds {
-			c, err := r.lookupContainerLocked(id)
-			if err != nil {
-				return nil, err
+		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+			if len(want) > 0 {
+				return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
 			}
-			if c.sb != sb {
-				return nil, status.Errorf(codes.InvalidArgument, "container %q is not in pod sandbox %q", c.id, sb.id)
-			}
-			want[c.id] = true
+			continue
 		}
-		for _, c := range sb.containers {
-			if len(want) > 0 && !want[c.id] {
-				continue
-			}
-			if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-				if len(want) > 0 {
-					return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
-				}
-				continue
-			}
-			cp.containers = append(cp.containers, c.cfg)
-		}
-		r.checkpoints[req.OutputPath] = cp
-		cc.resp = fmt.Sprintf("containers=%d", len(cp.containers))
-		return &runtimeapi.CheckpointPodResponse{}, nil
-	})
+		cp.containers = append(cp.containers, c.cfg)
+	}
+	r.checkpoints[req.OutputPath] = cp
+	cc.resp = fmt.Sprintf("containers=%d", len(cp.containers))
+	return &runtimeapi.CheckpointPodResponse{}, nil
 }
 
 // RestorePod recreates a checkpointed pod: a ready sandbox with its
 // containers Created, for the caller to start.
 func (r *Runtime) RestorePod(ctx context.Context, req *runtimeapi.RestorePodRequest) (*runtimeapi.RestorePodResponse, error) {
 	return call(ctx, r, mRestorePod, req, func(ctx context.Context, req *runtimeapi.RestorePodRequest, cc *callCtx) (*runtimeapi.RestorePodResponse, error) {
-		sc := r.cur.Load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		cp := r.checkpoints[req.CheckpointPath]
-		if cp == nil {
-			return nil, status.Errorf(codes.NotFound, "checkpoint %q not found", req.CheckpointPath)
-		}
-		cfg, handler := cp.sandboxCfg, cp.handler
-		if req.Config != nil {
-			cfg = req.Config
-		}
-		if req.RuntimeHandler != "" {
-			handler = req.RuntimeHandler
-		}
-		ctrs := cp.containers
-		if len(req.ContainerConfigs) > 0 {
-			ctrs = req.ContainerConfigs
-		}
-		sb, err := r.runSandboxLocked(sc, cfg, handler)
+		return locked(r, func(sc *compiled, now time.Time) (*runtimeapi.RestorePodResponse, error) {
+			return r.restorePodLocked(sc, req, cc, now)
+		})
+	})
+}
+
+// restorePodLocked recreates the pod of a checkpoint, with what the request changes of it.
+func (r *Runtime) restorePodLocked(sc *compiled, req *runtimeapi.RestorePodRequest, cc *callCtx, now time.Time) (*runtimeapi.RestorePodResponse, error) {
+	cp := r.checkpoints[req.CheckpointPath]
+	if cp == nil {
+		return nil, status.Errorf(codes.NotFound, "checkpoint %q not found", req.CheckpointPath)
+	}
+	cfg, handler := cp.sandboxCfg, cp.handler
+	if req.Config != nil {
+		cfg = req.Config
+	}
+	if req.RuntimeHandler != "" {
+		handler = req.RuntimeHandler
+	}
+	ctrs := cp.containers
+	if len(req.ContainerConfigs) > 0 {
+		ctrs = req.ContainerConfigs
+	}
+	sb, err := r.runSandboxLocked(sc, cfg, handler)
+	if err != nil {
+		return nil, err
+	}
+	resp := &runtimeapi.RestorePodResponse{PodSandboxId: sb.id}
+	for _, ccfg := range ctrs {
+		ct, err := r.createContainerLocked(sc, sb, proto.Clone(ccfg).(*runtimeapi.ContainerConfig), sb.cfg, now)
 		if err != nil {
+			// undo: a failed restore leaves nothing behind
+			r.stopSandboxLocked(sb, now)
+			r.removeSandboxLocked(sb, now)
 			return nil, err
 		}
-		resp := &runtimeapi.RestorePodResponse{PodSandboxId: sb.id}
-		for _, ccfg := range ctrs {
-			ct, err := r.createContainerLocked(sc, sb, proto.Clone(ccfg).(*runtimeapi.ContainerConfig), sb.cfg, now)
-			if err != nil {
-				// undo: a failed restore leaves nothing behind
-				r.stopSandboxLocked(sb, now)
-				r.removeSandboxLocked(sb, now)
-				return nil, err
-			}
-			resp.RestoredContainers = append(resp.RestoredContainers, &runtimeapi.RestoredContainer{Name: ccfg.GetMetadata().GetName(), ContainerId: ct.id})
-		}
-		cc.resp = sb.id
-		return resp, nil
-	})
+		resp.RestoredContainers = append(resp.RestoredContainers, &runtimeapi.RestoredContainer{Name: ccfg.GetMetadata().GetName(), ContainerId: ct.id})
+	}
+	cc.resp = sb.id
+	return resp, nil
 }

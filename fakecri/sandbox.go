@@ -217,16 +217,14 @@ func (r *Runtime) removeSandboxLocked(sb *sandbox, now time.Time) {
 // RunPodSandbox creates and starts a sandbox; it is ready on return.
 func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
 	return call(ctx, r, mRunPodSandbox, req, func(ctx context.Context, req *runtimeapi.RunPodSandboxRequest, cc *callCtx) (*runtimeapi.RunPodSandboxResponse, error) {
-		c := r.cur.Load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.reconcileLocked(r.now())
-		sb, err := r.runSandboxLocked(c, req.GetConfig(), req.GetRuntimeHandler())
-		if err != nil {
-			return nil, err
-		}
-		cc.resp = sb.id
-		return &runtimeapi.RunPodSandboxResponse{PodSandboxId: sb.id}, nil
+		return locked(r, func(c *compiled, _ time.Time) (*runtimeapi.RunPodSandboxResponse, error) {
+			sb, err := r.runSandboxLocked(c, req.GetConfig(), req.GetRuntimeHandler())
+			if err != nil {
+				return nil, err
+			}
+			cc.resp = sb.id
+			return &runtimeapi.RunPodSandboxResponse{PodSandboxId: sb.id}, nil
+		})
 	})
 }
 
@@ -234,20 +232,10 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 // Stopping a stopped or an unknown sandbox succeeds, as the CRI asks.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
 	return call(ctx, r, mStopPodSandbox, req, func(ctx context.Context, req *runtimeapi.StopPodSandboxRequest, cc *callCtx) (*runtimeapi.StopPodSandboxResponse, error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
-		if status.Code(err) == codes.NotFound {
-			cc.resp = "absent"
+		return onSandbox(r, cc, req.PodSandboxId, done, func(_ *compiled, sb *sandbox, now time.Time) (*runtimeapi.StopPodSandboxResponse, error) {
+			r.stopSandboxLocked(sb, now)
 			return &runtimeapi.StopPodSandboxResponse{}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.stopSandboxLocked(sb, now)
-		return &runtimeapi.StopPodSandboxResponse{}, nil
+		})
 	})
 }
 
@@ -256,60 +244,43 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSan
 // an absent one is already removed.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
 	return call(ctx, r, mRemovePodSandbox, req, func(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest, cc *callCtx) (*runtimeapi.RemovePodSandboxResponse, error) {
-		c := r.cur.Load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
-		if status.Code(err) == codes.NotFound {
-			cc.resp = "absent"
-			return &runtimeapi.RemovePodSandboxResponse{}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if sb.state == runtimeapi.PodSandboxState_SANDBOX_READY {
-			if !c.forceRemove {
-				running := 0
-				for _, ct := range sb.containers {
-					if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-						running++
+		return onSandbox(r, cc, req.PodSandboxId, done, func(c *compiled, sb *sandbox, now time.Time) (*runtimeapi.RemovePodSandboxResponse, error) {
+			if sb.state == runtimeapi.PodSandboxState_SANDBOX_READY {
+				if !c.forceRemove {
+					running := 0
+					for _, ct := range sb.containers {
+						if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
+							running++
+						}
 					}
+					return nil, status.Errorf(codes.FailedPrecondition,
+						"sandbox container %q is not fully stopped (%d running containers): stop the sandbox first", sb.id, running)
 				}
-				return nil, status.Errorf(codes.FailedPrecondition,
-					"sandbox container %q is not fully stopped (%d running containers): stop the sandbox first", sb.id, running)
+				r.stopSandboxLocked(sb, now)
 			}
-			r.stopSandboxLocked(sb, now)
-		}
-		r.removeSandboxLocked(sb, now)
-		return &runtimeapi.RemovePodSandboxResponse{}, nil
+			r.removeSandboxLocked(sb, now)
+			return &runtimeapi.RemovePodSandboxResponse{}, nil
+		})
 	})
 }
 
 // PodSandboxStatus returns the sandbox's status and its containers' statuses.
 func (r *Runtime) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
 	return call(ctx, r, mPodSandboxStatus, req, func(ctx context.Context, req *runtimeapi.PodSandboxStatusRequest, cc *callCtx) (*runtimeapi.PodSandboxStatusResponse, error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
-		if err != nil {
-			return nil, err
-		}
-		resp := &runtimeapi.PodSandboxStatusResponse{
-			Status:    r.sandboxStatusLocked(sb),
-			Timestamp: ts(now),
-		}
-		for _, c := range sb.containers {
-			resp.ContainersStatuses = append(resp.ContainersStatuses, r.containerStatusLocked(c))
-		}
-		if req.Verbose {
-			resp.Info = map[string]string{"info": r.sandboxInfoLocked(sb)}
-		}
-		cc.resp = sb.state.String()
-		return resp, nil
+		return onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *compiled, sb *sandbox, now time.Time) (*runtimeapi.PodSandboxStatusResponse, error) {
+			resp := &runtimeapi.PodSandboxStatusResponse{
+				Status:    r.sandboxStatusLocked(sb),
+				Timestamp: ts(now),
+			}
+			for _, c := range sb.containers {
+				resp.ContainersStatuses = append(resp.ContainersStatuses, r.containerStatusLocked(c))
+			}
+			if req.Verbose {
+				resp.Info = map[string]string{"info": r.sandboxInfoLocked(sb)}
+			}
+			cc.resp = sb.state.String()
+			return resp, nil
+		})
 	})
 }
 
@@ -352,9 +323,8 @@ func matchLabels(sel, labels map[string]string) bool {
 }
 
 func (r *Runtime) listSandboxes(f *runtimeapi.PodSandboxFilter) []*runtimeapi.PodSandbox {
-	r.mu.Lock()
+	r.lockAtNow()
 	defer r.mu.Unlock()
-	r.reconcileLocked(r.now())
 	src := r.sbOrder
 	if cands, ok := r.sbLabels.candidates(f.GetLabelSelector()); ok {
 		src = cands

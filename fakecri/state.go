@@ -67,11 +67,8 @@ type ImageState struct {
 
 // State returns a snapshot at the current clock time.
 func (r *Runtime) State() State {
-	c := r.cur.Load()
-	now := r.now()
-	r.mu.Lock()
+	c, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	r.reconcileLocked(now)
 	st := State{Now: now, PodCIDR: c.podCIDR.String()}
 	if r.podCIDR.IsValid() {
 		st.PodCIDR = r.podCIDR.String()

@@ -44,10 +44,8 @@ func clampAdd(base uint64, add float64, capacity uint64) uint64 {
 // hostPath: each running container's up to now, an exited one's up to its exit, until it is
 // removed.
 func (r *Runtime) VolumeUsage(hostPath string) uint64 {
-	now := r.now()
-	r.mu.Lock()
+	_, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	r.reconcileLocked(now)
 	return sat(r.volumeWritesLocked(now, func(m *runtimeapi.Mount) bool { return m.GetHostPath() == hostPath }))
 }
 
@@ -119,11 +117,8 @@ type FilesystemStats struct {
 // Filesystems reports capacity and use of the image and root filesystems
 // (the CRI carries no capacities; this is what cadvisor would add).
 func (r *Runtime) Filesystems() []FilesystemStats {
-	c := r.cur.Load()
-	now := r.now()
-	r.mu.Lock()
+	c, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	r.reconcileLocked(now)
 	return r.filesystemsLocked(c, now)
 }
 
@@ -255,25 +250,15 @@ func (r *Runtime) sandboxStatsLocked(c *compiled, sb *sandbox, now time.Time) *r
 // running uses no CPU or memory but keeps its writable layer.
 func (r *Runtime) ContainerStats(ctx context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
 	return call(ctx, r, mContainerStats, req, func(ctx context.Context, req *runtimeapi.ContainerStatsRequest, cc *callCtx) (*runtimeapi.ContainerStatsResponse, error) {
-		c := r.cur.Load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		ct, err := r.lookupContainerLocked(req.ContainerId)
-		if err != nil {
-			return nil, err
-		}
-		return &runtimeapi.ContainerStatsResponse{Stats: r.containerStatsLocked(c, ct, now)}, nil
+		return onContainer(r, cc, req.ContainerId, notFound, func(c *compiled, ct *container, now time.Time) (*runtimeapi.ContainerStatsResponse, error) {
+			return &runtimeapi.ContainerStatsResponse{Stats: r.containerStatsLocked(c, ct, now)}, nil
+		})
 	})
 }
 
 func (r *Runtime) listContainerStats(f *runtimeapi.ContainerStatsFilter) []*runtimeapi.ContainerStats {
-	c := r.cur.Load()
-	r.mu.Lock()
+	c, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	now := r.now()
-	r.reconcileLocked(now)
 	var out []*runtimeapi.ContainerStats
 	for _, ct := range r.ctrOrder {
 		if ct.removed {
@@ -319,25 +304,15 @@ func (r *Runtime) StreamContainerStats(req *runtimeapi.StreamContainerStatsReque
 // PodSandboxStats reports the sandbox's usage: its containers plus its own.
 func (r *Runtime) PodSandboxStats(ctx context.Context, req *runtimeapi.PodSandboxStatsRequest) (*runtimeapi.PodSandboxStatsResponse, error) {
 	return call(ctx, r, mPodSandboxStats, req, func(ctx context.Context, req *runtimeapi.PodSandboxStatsRequest, cc *callCtx) (*runtimeapi.PodSandboxStatsResponse, error) {
-		c := r.cur.Load()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		now := r.now()
-		r.reconcileLocked(now)
-		sb, err := r.lookupSandboxLocked(req.PodSandboxId)
-		if err != nil {
-			return nil, err
-		}
-		return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStatsLocked(c, sb, now)}, nil
+		return onSandbox(r, cc, req.PodSandboxId, notFound, func(c *compiled, sb *sandbox, now time.Time) (*runtimeapi.PodSandboxStatsResponse, error) {
+			return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStatsLocked(c, sb, now)}, nil
+		})
 	})
 }
 
 func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runtimeapi.PodSandboxStats {
-	c := r.cur.Load()
-	r.mu.Lock()
+	c, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	now := r.now()
-	r.reconcileLocked(now)
 	var out []*runtimeapi.PodSandboxStats
 	for _, sb := range r.sbOrder {
 		if sb.removed {
@@ -404,11 +379,8 @@ func (r *Runtime) ListMetricDescriptors(ctx context.Context, req *runtimeapi.Lis
 }
 
 func (r *Runtime) sandboxMetrics() []*runtimeapi.PodSandboxMetrics {
-	c := r.cur.Load()
-	r.mu.Lock()
+	c, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	now := r.now()
-	r.reconcileLocked(now)
 	t := ts(now)
 	var out []*runtimeapi.PodSandboxMetrics
 	for _, sb := range r.sbOrder {

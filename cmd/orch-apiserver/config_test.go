@@ -12,7 +12,7 @@ import (
 // the binary runs in a scratch directory.
 func fixture(t *testing.T, rel string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "components", "apiserver", "config", "testdata", rel))
+	p, err := filepath.Abs(filepath.Join("..", "..", "components", "apis", "apiserver", "config", "testdata", rel))
 	if err != nil {
 		t.Fatal(err)
 	}

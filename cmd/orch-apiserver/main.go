@@ -13,8 +13,8 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/spf13/pflag"
 
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/apiserver/app"
-	"orch.io/orch/components/apiserver/config"
 )
 
 func main() {

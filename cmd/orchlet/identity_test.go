@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/flowcontrol"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/apiserver/storage/memory"
 	"orch.io/orch/components/authn"

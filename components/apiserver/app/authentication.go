@@ -2,11 +2,8 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"os"
 
 	"github.com/benbjohnson/clock"
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"orch.io/orch/components/authn"
@@ -21,15 +18,9 @@ func jwtAuthenticator(ctx context.Context, files *configFiles, clk clock.Clock, 
 	if a == nil {
 		return nil, nil
 	}
-	reloader, err := jwt.NewReloader(ctx, a, clk, metrics, apiServerID())
+	reloader, err := jwt.NewReloader(ctx, a, clk, metrics, apiserverID())
 	if err != nil {
 		return nil, err
 	}
 	return authn.Bearer(reloader), nil
-}
-
-// apiServerID identifies this server in metrics as Kubernetes does: from the host name.
-func apiServerID() string {
-	hostname, _ := os.Hostname()
-	return "apiserver-" + uuid.NewHash(sha256.New(), uuid.Nil, []byte(hostname), 5).String()
 }

@@ -1,26 +1,26 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apis/apiserver/config"
 	apiv1 "orch.io/orch/components/apis/apiserver/v1"
-	"orch.io/orch/components/apiserver/config"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authz"
+	"orch.io/orch/components/reload"
 )
 
 // authorizationReloadInterval is how often the --authorization-config file is checked for changes,
@@ -113,114 +113,81 @@ func webhookAuthorizer(name string, w *apiv1.WebhookConfiguration, conditions []
 
 // authorizationReloader is the authorizer of an --authorization-config file, rebuilt when the file
 // changes: a valid new file replaces the whole chain at once, so each request sees one chain or
-// the other; an invalid one is logged and the chain kept.
+// the other; an invalid one is logged and the chain kept. A file that reads differently but means
+// the same is no reload.
 type authorizationReloader struct {
-	file    string
+	*reload.Reloader[authorizers]
 	clk     clock.Clock
-	metrics *authz.Metrics
-	current atomic.Pointer[authz.Authorizer]
+	metrics *reload.Metrics
 	// node links a Node authorizer to the server's pods, across reloads.
 	node *server.NodeAuthorization
-
-	// Kubernetes' reload metrics, labelled with a hash of the server's identity.
-	reloads    *prometheus.CounterVec
-	lastReload *prometheus.GaugeVec
-	idHash     string
-
-	// Touched by check only, which runs on one goroutine.
-	lastData   []byte
-	lastConfig *apiv1.AuthorizationConfiguration
 }
 
+// authorizers are the chain of one file, with the configuration it was built from.
+type authorizers struct {
+	authz.Authorizer
+	config *apiv1.AuthorizationConfiguration
+}
+
+// errNodeChanged refuses a file that adds or removes the Node authorizer: NodeRestriction is on or
+// off for the server's lifetime, with it.
+var errNodeChanged = errors.New("the Node authorizer is added or removed only by a restart")
+
 func newAuthorizationReloader(a *config.Authorization, clk clock.Clock, reg prometheus.Registerer, serverID string) (*authorizationReloader, error) {
-	r := &authorizationReloader{
-		file:    a.File,
-		clk:     clk,
-		metrics: authz.NewMetrics(reg),
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_authorization_config_controller_automatic_reloads_total",
-			Help: "Total number of automatic reloads of authorization configuration split by status and apiserver identity.",
-		}, []string{"status", "apiserver_id_hash"}),
-		lastReload: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "apiserver_authorization_config_controller_automatic_reload_last_timestamp_seconds",
-			Help: "Timestamp of the last automatic reload of authorization configuration split by status and apiserver identity.",
-		}, []string{"status", "apiserver_id_hash"}),
-		idHash:     idHash(serverID),
-		lastConfig: a.Config,
-		node:       &server.NodeAuthorization{},
-	}
-	reg.MustRegister(r.reloads, r.lastReload)
-	chain, err := authorizerChain(a, clk, r.metrics, r.node)
+	decisions := authz.NewMetrics(reg)
+	metrics, err := reload.NewMetrics(reg, "authorization", serverID, false)
 	if err != nil {
 		return nil, err
 	}
-	r.current.Store(&chain)
-	return r, nil
+	node := &server.NodeAuthorization{}
+	chain, err := authorizerChain(a, clk, decisions, node)
+	if err != nil {
+		return nil, err
+	}
+	file := a.File
+	r := reload.New(reload.Options[authorizers]{
+		File: file, Interval: authorizationReloadInterval, Clock: clk, Metrics: metrics,
+		Load: func(_ context.Context, data []byte, current *authorizers) (*authorizers, error) {
+			loaded, err := config.ParseAuthorization(file, data)
+			if err != nil {
+				return nil, err
+			}
+			if reflect.DeepEqual(loaded.Config, current.config) {
+				return nil, reload.ErrSameMeaning
+			}
+			if hasNodeAuthorizer(loaded.Config) != hasNodeAuthorizer(current.config) {
+				return nil, errNodeChanged
+			}
+			chain, err := authorizerChain(loaded, clk, decisions, node)
+			if err != nil {
+				return nil, err
+			}
+			return &authorizers{chain, loaded.Config}, nil
+		},
+		Log: func(o reload.Outcome[authorizers]) {
+			const failed = "Reloading the authorization configuration; keeping the current authorizers"
+			switch {
+			case o.Err == nil:
+				klog.InfoS("Reloaded the authorization configuration", "file", file, "authorizers", len(o.Value.config.Authorizers))
+			case errors.Is(o.Err, errNodeChanged):
+				klog.ErrorS(nil, failed+": "+o.Err.Error(), "file", file)
+			default:
+				klog.ErrorS(o.Err, failed, "file", file)
+			}
+		},
+	}, &authorizers{chain, a.Config}, nil)
+	return &authorizationReloader{Reloader: r, clk: clk, metrics: metrics, node: node}, nil
 }
 
 func (r *authorizationReloader) Authorize(ctx context.Context, a authz.Attributes) (authz.Decision, string, error) {
-	return (*r.current.Load()).Authorize(ctx, a)
+	return r.Current().Authorize(ctx, a)
 }
 
 // run checks the file every authorizationReloadInterval on the clock until ctx ends. The loaded
 // file counts as the first successful load, as in Kubernetes.
 func (r *authorizationReloader) run(ctx context.Context) {
-	r.recordReload("success")
-	ticker := r.clk.Ticker(authorizationReloadInterval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			r.check()
-		}
-	}
-}
-
-// check reloads the file if its content changed. A file that cannot be read, loaded or built is a
-// failed reload; one that reads the same as before, or means the same, is no reload at all.
-func (r *authorizationReloader) check() {
-	data, err := os.ReadFile(r.file)
-	if err != nil {
-		klog.ErrorS(err, "Reloading the authorization configuration; keeping the current authorizers", "file", r.file)
-		r.recordReload("failure")
-		return
-	}
-	if bytes.Equal(data, r.lastData) {
-		return
-	}
-	r.lastData = data
-	loaded, err := config.ParseAuthorization(r.file, data)
-	if err != nil {
-		klog.ErrorS(err, "Reloading the authorization configuration; keeping the current authorizers", "file", r.file)
-		r.recordReload("failure")
-		return
-	}
-	if reflect.DeepEqual(loaded.Config, r.lastConfig) {
-		return
-	}
-	if hasNodeAuthorizer(loaded.Config) != hasNodeAuthorizer(r.lastConfig) {
-		// NodeRestriction is on or off for the server's lifetime, with the Node authorizer.
-		klog.ErrorS(nil, "Reloading the authorization configuration; keeping the current authorizers: the Node authorizer is added or removed only by a restart", "file", r.file)
-		r.recordReload("failure")
-		return
-	}
-	chain, err := authorizerChain(loaded, r.clk, r.metrics, r.node)
-	if err != nil {
-		klog.ErrorS(err, "Reloading the authorization configuration; keeping the current authorizers", "file", r.file)
-		r.recordReload("failure")
-		return
-	}
-	r.lastConfig = loaded.Config
-	r.current.Store(&chain)
-	klog.InfoS("Reloaded the authorization configuration", "file", r.file, "authorizers", len(loaded.Config.Authorizers))
-	r.recordReload("success")
-}
-
-func (r *authorizationReloader) recordReload(status string) {
-	r.reloads.WithLabelValues(status, r.idHash).Inc()
-	r.lastReload.WithLabelValues(status, r.idHash).Set(float64(r.clk.Now().UnixNano()) / 1e9)
+	r.metrics.Record(reload.Success, r.clk.Now())
+	r.Run(ctx)
 }
 
 // apiserverID is the server's identity as Kubernetes derives it: stable across restarts on one
@@ -237,12 +204,4 @@ func apiserverID() string {
 	}
 	sum := sha256.Sum256(data)
 	return "apiserver-" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
-}
-
-// idHash is the apiserver_id_hash label of an identity.
-func idHash(id string) string {
-	if id == "" {
-		return ""
-	}
-	return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(id)))
 }

@@ -143,7 +143,7 @@ func writeFile(t *testing.T, path, content string) {
 
 // The API server refuses to call its own SubjectAccessReview API: InClusterConfig stops it at start.
 func TestAuthorizationConfigInClusterRefused(t *testing.T) {
-	file, err := filepath.Abs("../config/testdata/authorization/invalid/connection-in-cluster-refused.yaml")
+	file, err := filepath.Abs("../../apis/apiserver/config/testdata/authorization/invalid/connection-in-cluster-refused.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

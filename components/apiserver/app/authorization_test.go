@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	authorizationv1 "k8s.io/api/authorization/v1"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
@@ -221,7 +222,7 @@ func newReloadFixture(t *testing.T, entries ...string) *reloadFixture {
 func (f *reloadFixture) reloads(t *testing.T, status string) float64 {
 	t.Helper()
 	return authztest.Metric(t, f.reg, "apiserver_authorization_config_controller_automatic_reloads_total",
-		map[string]string{"status": status, "apiserver_id_hash": idHash("apiserver-test")})
+		map[string]string{"status": status, "apiserver_id_hash": fmt.Sprintf("sha256:%x", sha256.Sum256([]byte("apiserver-test")))})
 }
 
 func (f *reloadFixture) decide(t *testing.T, user string) authz.Decision {
@@ -324,9 +325,9 @@ func TestAuthorizationReloadCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newReloadFixture(t, valid)
-			f.r.check() // the first look records the content, as the file already loaded
+			f.r.Check(context.Background()) // the first look records the content, as the file already loaded
 			tt.change(t, f.path)
-			f.r.check()
+			f.r.Check(context.Background())
 			if d := f.decide(t, "bob"); d != tt.wantBob {
 				t.Errorf("bob: %v, want %v", d, tt.wantBob)
 			}
@@ -340,6 +341,23 @@ func TestAuthorizationReloadCheck(t *testing.T) {
 	}
 }
 
+// An emptied file is a failed reload, counted once, even when it is the first content read after
+// the start: the file loaded at start was not empty.
+func TestAuthorizationReloadEmptiedFile(t *testing.T) {
+	f := newReloadFixture(t, "- type: AlwaysAllow\n  name: open\n")
+	if err := os.WriteFile(f.path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.r.Check(context.Background())
+	f.r.Check(context.Background())
+	if n := f.reloads(t, "failure"); n != 1 {
+		t.Errorf("failed reloads %v, want 1", n)
+	}
+	if d := f.decide(t, "bob"); d != authz.DecisionAllow {
+		t.Errorf("bob: %v after the file was emptied, want the chain kept (Allow)", d)
+	}
+}
+
 func TestAPIServerID(t *testing.T) {
 	id := apiserverID()
 	if !strings.HasPrefix(id, "apiserver-") || len(id) != len("apiserver-")+26 || id != strings.ToLower(id) {
@@ -347,11 +365,5 @@ func TestAPIServerID(t *testing.T) {
 	}
 	if apiserverID() != id {
 		t.Error("apiserverID is not stable")
-	}
-	if got, want := idHash("apiserver-x"), "sha256:"; !strings.HasPrefix(got, want) || len(got) != len(want)+64 {
-		t.Errorf("idHash = %q", got)
-	}
-	if idHash("") != "" {
-		t.Error("idHash of no identity is not empty")
 	}
 }

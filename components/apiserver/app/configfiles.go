@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authn/jwt"
 )

@@ -13,7 +13,7 @@ import (
 // An AuthenticationConfiguration's anonymous conditions replace --anonymous-auth: anonymous
 // requests reach only the listed paths.
 func TestAnonymousConditionsFromAuthenticationConfig(t *testing.T) {
-	file, err := filepath.Abs("../config/testdata/authentication/valid/anonymous-only.yaml")
+	file, err := filepath.Abs("../../apis/apiserver/config/testdata/authentication/valid/anonymous-only.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestAnonymousConditionsFromAuthenticationConfig(t *testing.T) {
 
 // A valid file the server can honour does not stop it: an AdmissionConfiguration naming no plugin.
 func TestHonourableAdmissionConfigStarts(t *testing.T) {
-	file, err := filepath.Abs("../config/testdata/admission/valid/no-plugins.yaml")
+	file, err := filepath.Abs("../../apis/apiserver/config/testdata/admission/valid/no-plugins.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,11 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/transform"
+	"orch.io/orch/components/apiserver/storage/value"
 	"orch.io/orch/components/apiserver/storage/value/encryptionconfig"
 )
 
@@ -30,26 +31,27 @@ func encryptAtRest(ctx context.Context, o *Options, files *configFiles, clk cloc
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--encryption-provider-config %s: %w", files.encryption.File, err)
 	}
-	dynamic := encryptionconfig.NewDynamic(built)
+	var providers interface {
+		value.ResourceTransformers
+		HealthChecks() []encryptionconfig.HealthCheck
+		Stop()
+	} = built
 	if o.EncryptionProviderConfigAutomaticReload {
 		refuse := func(e *config.Encryption) error {
 			return errors.Join((&configFiles{encryption: e}).encryptionUnsupported()...)
 		}
-		reloader, err := encryptionconfig.NewReloader(files.encryption.File, dynamic, opts, refuse)
-		if err != nil {
-			dynamic.Stop()
-			return nil, nil, nil, fmt.Errorf("--encryption-provider-config: %w", err)
-		}
-		go reloader.Run(ctx, o.EncryptionReloadInterval)
+		reloader := encryptionconfig.NewReloader(files.encryption.File, files.encryption.Config, built, opts, o.EncryptionReloadInterval, refuse)
+		go reloader.Run(ctx)
+		providers = reloader
 	}
 	checks := func() []server.HealthCheck {
 		var out []server.HealthCheck
-		for _, c := range dynamic.HealthChecks() {
+		for _, c := range providers.HealthChecks() {
 			out = append(out, server.HealthCheck{Name: c.Name, Check: c.Check})
 		}
 		return out
 	}
-	return transform.New(store, dynamic), checks, dynamic.Stop, nil
+	return transform.New(store, providers), checks, providers.Stop, nil
 }
 
 // encryptionUnsupported names the providers of the encryption file this server refuses: KMS v1,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -220,6 +221,47 @@ func TestAuthenticationReloadMetricsServed(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+}
+
+// One server's reload metrics, of the authentication and the authorization file alike, carry one
+// identity: Kubernetes' apiserver_id_hash names the server, not the file.
+func TestReloadMetricsNameOneServer(t *testing.T) {
+	p := jwttest.NewProvider(t)
+	authzFile := filepath.Join(t.TempDir(), "authz.yaml")
+	if err := os.WriteFile(authzFile, []byte("apiVersion: apiserver.config.orch.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: AlwaysAllow\n  name: open\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, func(o *app.Options) {
+		o.AuthenticationConfig = jwtAuthConfig(t, p)
+		o.AuthorizationConfig = authzFile
+	})
+	client, err := rest.HTTPClientFor(s.restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idHash := regexp.MustCompile(`(?m)^(apiserver_authentication_config_controller_last_config_info|apiserver_authorization_config_controller_automatic_reloads_total)\{.*apiserver_id_hash="([^"]*)"`)
+	var ids map[string]string
+	for deadline := time.Now().Add(10 * time.Second); len(ids) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics names the server as %v, want both reload metrics", ids)
+		}
+		resp, err := client.Get("https://" + s.addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = map[string]string{}
+		for _, m := range idHash.FindAllStringSubmatch(string(body), -1) {
+			ids[m[1]] = m[2]
+		}
+	}
+	if ids["apiserver_authentication_config_controller_last_config_info"] != ids["apiserver_authorization_config_controller_automatic_reloads_total"] {
+		t.Errorf("the reload metrics name two servers: %v", ids)
 	}
 }
 

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -50,6 +52,30 @@ type ListOptions struct {
 	// each unpacked when it is read, rather than all unpacked into Items at once: a LIST of
 	// 100,000 events need not hold 156 MiB of them. Other stores ignore it.
 	Packed bool
+}
+
+// Validate refuses options no store can answer for a list under prefix: a negative limit or
+// revision, or a start key outside the prefix. Every implementation checks them first, with these
+// messages, so a caller gets the same answer whichever store it has.
+func (o ListOptions) Validate(prefix string) error {
+	if o.Limit < 0 {
+		return fmt.Errorf("storage: negative limit %d", o.Limit)
+	}
+	if o.Revision < 0 {
+		return fmt.Errorf("storage: negative revision %d", o.Revision)
+	}
+	if o.StartKey != "" && !strings.HasPrefix(o.StartKey, prefix) {
+		return fmt.Errorf("storage: start key %q is not under prefix %q", o.StartKey, prefix)
+	}
+	return nil
+}
+
+// Start is the first key a valid list under prefix reads: StartKey when set, else prefix.
+func (o ListOptions) Start(prefix string) string {
+	if o.StartKey != "" {
+		return o.StartKey
+	}
+	return prefix
 }
 
 // ListResult is a page of a snapshot.

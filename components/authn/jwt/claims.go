@@ -10,7 +10,7 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/authn"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/benbjohnson/clock"
 	jose "github.com/go-jose/go-jose/v4"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authn/jwt/jwttest"
 )

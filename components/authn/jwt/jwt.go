@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apis/apiserver/config"
 	apiv1 "orch.io/orch/components/apis/apiserver/v1"
-	"orch.io/orch/components/apiserver/config"
 	"orch.io/orch/components/authn"
 )
 

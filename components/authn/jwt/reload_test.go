@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 )
 
 // reloadEnv is an authentication configuration file, its reloader and the reloader's metrics.
@@ -303,4 +303,9 @@ func TestReloadChangedBeforeStart(t *testing.T) {
 		user, ok, _ := r.AuthenticateToken(context.Background(), e.token(nil))
 		return ok && user.Name == "new:alice"
 	})
+}
+
+// hash is Kubernetes' label form of a file's hash, as last_config_info carries it.
+func hash(data []byte) string {
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(data))
 }

@@ -267,9 +267,13 @@ func (c *Cacher) Close() error {
 
 // List answers a LIST of the latest revision from memory when the cache has caught up with the
 // backing store's current revision, which makes it as consistent as a read of the store; a LIST at
-// a past revision, outside the prefix, or while the cache lags is the store's.
+// a past revision, outside the prefix, or while the cache lags is the store's. Options no store
+// can answer are refused first, as every store refuses them.
 func (c *Cacher) List(ctx context.Context, prefix string, o storage.ListOptions) (storage.ListResult, error) {
-	if o.Revision != 0 || !c.covers(prefix) || (o.StartKey != "" && !strings.HasPrefix(o.StartKey, prefix)) {
+	if err := o.Validate(prefix); err != nil {
+		return storage.ListResult{}, err
+	}
+	if o.Revision != 0 || !c.covers(prefix) {
 		return c.inner.List(ctx, prefix, o)
 	}
 	current, err := c.inner.Revision(ctx)
@@ -291,7 +295,7 @@ func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64)
 		return storage.ListResult{}, false, nil
 	}
 	keys := c.keys.Sorted(c.objects)
-	i := sort.SearchStrings(keys, max(prefix, o.StartKey))
+	i := sort.SearchStrings(keys, o.Start(prefix))
 	end := i
 	for end < len(keys) && strings.HasPrefix(keys[end], prefix) {
 		end++

@@ -10,6 +10,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"orch.io/orch/components/periodic"
 )
 
 const (
@@ -38,18 +40,14 @@ func StartCompactor(ctx context.Context, client *clientv3.Client, clk clock.Cloc
 	go func() {
 		defer close(done)
 		var round, rev int64
-		for {
-			select {
-			case <-clk.After(interval):
-			case <-ctx.Done():
-				return
-			}
+		_ = periodic.Every(ctx, clk, interval, false, func(ctx context.Context) bool {
 			var err error
 			round, rev, err = compact(ctx, client, round, rev)
 			if err != nil && ctx.Err() == nil {
 				lg.Warn("etcd3: compaction failed", zap.Int64("revision", rev), zap.Error(err))
 			}
-		}
+			return false
+		})
 	}()
 	return done
 }

@@ -27,7 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -257,19 +256,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 	if err := s.check(); err != nil {
 		return storage.ListResult{}, err
 	}
-	if opts.Limit < 0 {
-		return storage.ListResult{}, fmt.Errorf("storage: negative limit %d", opts.Limit)
+	if err := opts.Validate(prefix); err != nil {
+		return storage.ListResult{}, err
 	}
-	if opts.Revision < 0 {
-		return storage.ListResult{}, fmt.Errorf("storage: negative revision %d", opts.Revision)
-	}
-	start := prefix
-	if opts.StartKey != "" {
-		if !strings.HasPrefix(opts.StartKey, prefix) {
-			return storage.ListResult{}, fmt.Errorf("storage: start key %q is not under prefix %q", opts.StartKey, prefix)
-		}
-		start = opts.StartKey
-	}
+	start := opts.Start(prefix)
 	ops := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(prefix))}
 	if opts.Limit > 0 {
 		ops = append(ops, clientv3.WithLimit(opts.Limit))

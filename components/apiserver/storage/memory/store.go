@@ -29,7 +29,6 @@ import (
 	"container/heap"
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -295,19 +294,10 @@ func (s *Store) commitLocked(ev storage.WatchEvent) {
 
 // List implements storage.Interface.
 func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOptions) (storage.ListResult, error) {
-	if opts.Limit < 0 {
-		return storage.ListResult{}, fmt.Errorf("storage: negative limit %d", opts.Limit)
+	if err := opts.Validate(prefix); err != nil {
+		return storage.ListResult{}, err
 	}
-	if opts.Revision < 0 {
-		return storage.ListResult{}, fmt.Errorf("storage: negative revision %d", opts.Revision)
-	}
-	start := prefix
-	if opts.StartKey != "" {
-		if !strings.HasPrefix(opts.StartKey, prefix) {
-			return storage.ListResult{}, fmt.Errorf("storage: start key %q is not under prefix %q", opts.StartKey, prefix)
-		}
-		start = opts.StartKey
-	}
+	start := opts.Start(prefix)
 	if err := s.begin(ctx); err != nil {
 		return storage.ListResult{}, err
 	}

@@ -71,7 +71,7 @@ func Run(t *testing.T, h Harness) {
 		{"RevisionsIncrease", testRevisionsIncrease},
 		{"ListPrefix", testListPrefix},
 		{"ListPagingOneSnapshot", testListPaging},
-		{"ListStartKeyOutsidePrefix", testListStartKeyOutsidePrefix},
+		{"ListRefusesBadOptions", testListRefusesBadOptions},
 		{"ListOldRevision", testListOldRevision},
 		{"CompactAndFutureRevision", testCompact},
 		{"WatchFromNow", testWatchFromNow},
@@ -478,12 +478,26 @@ func testListPaging(t *testing.T, h Harness) {
 	}
 }
 
-func testListStartKeyOutsidePrefix(t *testing.T, h Harness) {
+// Options no store can answer are refused with ListOptions.Validate's error, also by a store that
+// could answer from memory: the watch that sees the write first lets a cache catch up with it.
+func testListRefusesBadOptions(t *testing.T, h Harness) {
 	f, ctx := fixture(t, h)
 	s, p := f.Store, f.Prefix
-	mustCreate(t, ctx, s, p+"/b/1", "v")
-	if _, err := s.List(ctx, p+"/a/", storage.ListOptions{StartKey: p + "/b/1"}); err == nil {
-		t.Fatal("List with a StartKey outside the prefix succeeded")
+	before, err := s.Revision(ctx)
+	ok(t, err)
+	w, err := s.Watch(ctx, p+"/", before)
+	ok(t, err)
+	rev := mustCreate(t, ctx, s, p+"/b/1", "v")
+	expectEvent(t, w, storage.Put, true, p+"/b/1", "v", rev, rev)
+	for _, opts := range []storage.ListOptions{
+		{StartKey: p + "/b/1"},
+		{Limit: -1},
+		{Revision: -1},
+	} {
+		want := opts.Validate(p + "/a/")
+		if _, err := s.List(ctx, p+"/a/", opts); err == nil || err.Error() != want.Error() {
+			t.Errorf("List with %+v: error %v, want %v", opts, err, want)
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/memory"
 	"orch.io/orch/components/apiserver/storage/storagetest"
@@ -19,7 +19,7 @@ import (
 
 const key32 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 
-func transformers(t *testing.T, resources string) *encryptionconfig.Dynamic {
+func transformers(t *testing.T, resources string) *encryptionconfig.Transformers {
 	t.Helper()
 	enc, err := config.ParseEncryption("t.yaml", []byte("apiVersion: apiserver.config.orch.io/v1\nkind: EncryptionConfiguration\nresources:\n"+resources))
 	if err != nil {
@@ -29,9 +29,8 @@ func transformers(t *testing.T, resources string) *encryptionconfig.Dynamic {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := encryptionconfig.NewDynamic(built)
-	t.Cleanup(d.Stop)
-	return d
+	t.Cleanup(built.Stop)
+	return built
 }
 
 // The wrapper keeps the storage contract: the whole conformance suite runs through it, every

@@ -9,7 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/apiserver/storage/value"
 )
 

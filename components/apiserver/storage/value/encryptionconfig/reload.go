@@ -2,90 +2,87 @@ package encryptionconfig
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
+	apiv1 "orch.io/orch/components/apis/apiserver/v1"
+	"orch.io/orch/components/apiserver/storage/value"
+	"orch.io/orch/components/reload"
 )
 
 // Reloader follows an encryption configuration file for
 // --encryption-provider-config-automatic-reload: it reads the file on the clock and, when its
 // content changed and is valid with every KMS provider healthy, puts it in force without a
-// restart. A change that fails is logged and the configuration in force stays.
+// restart. A change that fails is logged and the configuration in force stays; as Kubernetes'
+// controller does, the same content is tried again at the next read. Lookups take no lock: they
+// are on every storage operation.
 type Reloader struct {
-	path    string
-	dynamic *Dynamic
-	opts    Options
-	hash    [sha256.Size]byte
-	// refuse names settings the server refuses (KMS v1), as at start.
-	refuse func(*config.Encryption) error
+	*reload.Reloader[Transformers]
 }
 
-// NewReloader follows path, whose content now is the configuration in force in dynamic.
-func NewReloader(path string, dynamic *Dynamic, o Options, refuse func(*config.Encryption) error) (*Reloader, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// NewReloader follows path, read every interval once Run runs. loaded, from which initial was
+// built, is the configuration read from it at start; refuse names settings the server refuses
+// (KMS v1), as at start.
+func NewReloader(path string, loaded *apiv1.EncryptionConfiguration, initial *Transformers, o Options, interval time.Duration, refuse func(*config.Encryption) error) *Reloader {
+	parse := func(data []byte) (*apiv1.EncryptionConfiguration, error) {
+		enc, err := config.ParseEncryption(path, data)
+		if err != nil {
+			return nil, err
+		}
+		return enc.Config, nil
 	}
-	return &Reloader{path: path, dynamic: dynamic, opts: o, hash: sha256.Sum256(data), refuse: refuse}, nil
+	r := reload.New(reload.Options[Transformers]{
+		File: path, Interval: interval, Clock: o.Clock,
+		Load: func(_ context.Context, data []byte, _ *Transformers) (*Transformers, error) {
+			enc, err := config.ParseEncryption(path, data)
+			if err == nil {
+				err = refuse(enc)
+			}
+			if err != nil {
+				return nil, reload.Retry(err)
+			}
+			next, err := Build(enc.Config, o)
+			if err != nil {
+				return nil, reload.Retry(err)
+			}
+			return next, nil
+		},
+		// As Kubernetes does, a configuration whose KMS plugins are not healthy is not put in
+		// force: it could not write.
+		Ready: func(ctx context.Context, next *Transformers) error {
+			var errs []error
+			for _, c := range next.HealthChecks() {
+				if err := c.Check(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
+				}
+			}
+			return errors.Join(errs...)
+		},
+		Stop:  (*Transformers).Stop,
+		Grace: func(old *Transformers) time.Duration { return 2 * old.kmsTimeouts },
+		Log: func(o reload.Outcome[Transformers]) {
+			if o.Err != nil {
+				klog.ErrorS(o.Err, "Encryption configuration not reloaded; the one in force stays", "file", path)
+				return
+			}
+			klog.InfoS("Encryption configuration reloaded", "file", path)
+		},
+	}, initial, reload.Applied(path, loaded, parse))
+	return &Reloader{r}
 }
 
-// Run checks the file every interval until ctx ends.
-func (r *Reloader) Run(ctx context.Context, interval time.Duration) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.opts.Clock.After(interval):
-		}
-		if changed, err := r.Sync(ctx); err != nil {
-			klog.ErrorS(err, "Encryption configuration not reloaded; the one in force stays", "file", r.path)
-		} else if changed {
-			klog.InfoS("Encryption configuration reloaded", "file", r.path)
-		}
-	}
+// TransformerFor is the resource's transformer in the configuration in force.
+func (r *Reloader) TransformerFor(gr schema.GroupResource) value.Transformer {
+	return r.Current().TransformerFor(gr)
 }
 
-// Sync puts the file's configuration in force if its content changed, reporting whether it did.
-func (r *Reloader) Sync(ctx context.Context) (bool, error) {
-	data, err := os.ReadFile(r.path)
-	if err != nil {
-		return false, err
-	}
-	hash := sha256.Sum256(data)
-	if hash == r.hash {
-		return false, nil
-	}
-	enc, err := config.ParseEncryption(r.path, data)
-	if err != nil {
-		return false, err
-	}
-	if err := r.refuse(enc); err != nil {
-		return false, err
-	}
-	next, err := Build(enc.Config, r.opts)
-	if err != nil {
-		return false, err
-	}
-	// As Kubernetes does, a configuration whose KMS plugins are not healthy is not put in force:
-	// it could not write.
-	var errs []error
-	for _, c := range next.HealthChecks() {
-		if err := c.Check(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		next.Stop()
-		return false, err
-	}
-	old := r.dynamic.Set(next)
-	r.hash = hash
-	r.opts.Clock.AfterFunc(2*old.kmsTimeouts, old.Stop)
-	return true, nil
-}
+// HealthChecks are the checks of the configuration in force.
+func (r *Reloader) HealthChecks() []HealthCheck { return r.Current().HealthChecks() }
+
+// Stop stops the configuration in force.
+func (r *Reloader) Stop() { r.Current().Stop() }

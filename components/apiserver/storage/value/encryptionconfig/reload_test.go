@@ -12,7 +12,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 )
 
 func writeConfig(t *testing.T, path, resources string) {
@@ -22,14 +22,12 @@ func writeConfig(t *testing.T, path, resources string) {
 	}
 }
 
-// The file is read on the clock: a valid change is in force from the next read on, an invalid or
-// refused one leaves the configuration in force, and a change back is picked up again.
-func TestReloadOnTheClock(t *testing.T) {
-	clk := clock.NewMock()
+// loadedAtStart writes resources to a file, loads it and builds its transformers on clk, as the
+// server does at start.
+func loadedAtStart(t *testing.T, clk clock.Clock, resources string) (string, *config.Encryption, *Transformers, Options) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "enc.yaml")
-	gcm := "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
-	cbc := "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: " + key32 + "}]}}, {aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
-	writeConfig(t, path, gcm)
+	writeConfig(t, path, resources)
 	enc, err := config.LoadEncryption(path)
 	if err != nil {
 		t.Fatal(err)
@@ -39,21 +37,27 @@ func TestReloadOnTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := NewDynamic(first)
-	t.Cleanup(d.Stop)
+	return path, enc, first, opts
+}
+
+// The file is read on the clock: a valid change is in force from the next read on, an invalid or
+// refused one leaves the configuration in force, and a change back is picked up again.
+func TestReloadOnTheClock(t *testing.T) {
+	gcm := "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
+	cbc := "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: " + key32 + "}]}}, {aesgcm: {keys: [{name: one, secret: " + key32 + "}]}}]\n"
+	clk := clock.NewMock()
+	path, enc, first, opts := loadedAtStart(t, clk, gcm)
 	refused := errors.New("refused by the server")
-	r, err := NewReloader(path, d, opts, func(e *config.Encryption) error {
+	d := NewReloader(path, enc.Config, first, opts, 10*time.Second, func(e *config.Encryption) error {
 		if len(e.Config.Resources[0].Resources) > 1 {
 			return refused
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(d.Stop)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go r.Run(ctx, 10*time.Second)
+	go d.Run(ctx)
 
 	gr := schema.GroupResource{Group: "events.orch.io", Resource: "events"}
 	writes := func() string {
@@ -83,7 +87,7 @@ func TestReloadOnTheClock(t *testing.T) {
 
 	for _, bad := range []string{"resources: [\n", "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: x, secret: c2hvcnQ=}]}}]\n", "- resources: [a, b]\n  providers: [{identity: {}}]\n"} {
 		writeConfig(t, path, bad)
-		changed, err := r.Sync(context.Background())
+		changed, err := d.Check(context.Background())
 		if changed || err == nil {
 			t.Fatalf("%q: changed=%v err=%v", bad, changed, err)
 		}
@@ -93,4 +97,20 @@ func TestReloadOnTheClock(t *testing.T) {
 	}
 	writeConfig(t, path, gcm)
 	waitFor("orch:enc:aesgcm:v1:one:")
+}
+
+// A file changed between its load at start and the reloader's start is put in force at the first
+// read, as any later change is.
+func TestReloadChangedBeforeStart(t *testing.T) {
+	path, enc, first, opts := loadedAtStart(t, clock.NewMock(), "- resources: [\"*.*\"]\n  providers: [{aesgcm: {keys: [{name: one, secret: "+key32+"}]}}]\n")
+	writeConfig(t, path, "- resources: [\"*.*\"]\n  providers: [{aescbc: {keys: [{name: two, secret: "+key32+"}]}}]\n")
+	d := NewReloader(path, enc.Config, first, opts, 10*time.Second, func(*config.Encryption) error { return nil })
+	t.Cleanup(d.Stop)
+	if changed, err := d.Check(context.Background()); !changed || err != nil {
+		t.Fatalf("first read: changed=%v err=%v, want the change put in force", changed, err)
+	}
+	gr := schema.GroupResource{Group: "events.orch.io", Resource: "events"}
+	if out := write(t, d.TransformerFor(gr), "/registry/events.orch.io/events/ns/a"); !strings.HasPrefix(string(out), "orch:enc:aescbc:v1:two:") {
+		t.Fatalf("writes use %q, want the changed file's aescbc key", out[:len("orch:enc:aescbc:v1:two:")])
+	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"orch.io/orch/components/apiserver/config"
+	"orch.io/orch/components/apis/apiserver/config"
 )
 
 // CheckFiles is what `orch-apiserver check-config FILE...` runs: one line per valid file on

@@ -1,0 +1,70 @@
+package fakecri
+
+import (
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// ifAbsent says how a handler answers for a sandbox or container that is not there.
+type ifAbsent bool
+
+const (
+	// notFound answers the lookup's NotFound.
+	notFound ifAbsent = false
+	// done answers an empty response, "absent" in the call log: the CRI asks stops and removes to
+	// succeed on what is already gone, since the agent retries them.
+	done ifAbsent = true
+)
+
+// lockAtNow is the opening of every call that reads or changes the runtime's state: it loads the
+// script in force (a script swapped meanwhile applies from the next call), takes the lock and
+// brings the runtime up to the clock's now (exits that fell due, log lines). It answers the script
+// and that now; the caller unlocks.
+func (r *Runtime) lockAtNow() (*compiled, time.Time) {
+	sc := r.cur.Load()
+	r.mu.Lock()
+	now := r.now()
+	r.reconcileLocked(now)
+	return sc, now
+}
+
+// locked runs fn after lockAtNow, under the lock.
+func locked[Resp any](r *Runtime, fn func(sc *compiled, now time.Time) (Resp, error)) (Resp, error) {
+	sc, now := r.lockAtNow()
+	defer r.mu.Unlock()
+	return fn(sc, now)
+}
+
+// onSandbox is locked on the sandbox id names (by id or unique prefix).
+func onSandbox[Resp any](r *Runtime, cc *callCtx, id string, absent ifAbsent, fn func(sc *compiled, sb *sandbox, now time.Time) (*Resp, error)) (*Resp, error) {
+	return locked(r, func(sc *compiled, now time.Time) (*Resp, error) {
+		sb, err := r.lookupSandboxLocked(id)
+		if err != nil {
+			return answerAbsent[Resp](cc, absent, err)
+		}
+		return fn(sc, sb, now)
+	})
+}
+
+// onContainer is locked on the container id names (by id or unique prefix).
+func onContainer[Resp any](r *Runtime, cc *callCtx, id string, absent ifAbsent, fn func(sc *compiled, c *container, now time.Time) (*Resp, error)) (*Resp, error) {
+	return locked(r, func(sc *compiled, now time.Time) (*Resp, error) {
+		c, err := r.lookupContainerLocked(id)
+		if err != nil {
+			return answerAbsent[Resp](cc, absent, err)
+		}
+		return fn(sc, c, now)
+	})
+}
+
+// answerAbsent answers a failed lookup: its error, or for done an empty response when the
+// object is not there.
+func answerAbsent[Resp any](cc *callCtx, absent ifAbsent, err error) (*Resp, error) {
+	if absent == done && status.Code(err) == codes.NotFound {
+		cc.resp = "absent"
+		return new(Resp), nil
+	}
+	return nil, err
+}

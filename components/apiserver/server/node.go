@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	orchletapis "orch.io/orch/components/apis/orchlet"
-	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/authn"
@@ -48,27 +46,22 @@ func (n *NodeAuthorization) Pod(ctx context.Context, namespace, name string) (*c
 	return obj.(*corev1.Pod), nil
 }
 
-// withNodeRestriction refuses, once the request is authorized, a node's write that NodeRestriction
-// forbids whatever the authorizers allowed: another node's Node or Lease, a pod not bound to it.
-func withNodeRestriction(next http.Handler, n *NodeAuthorization) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, _ := authn.UserFrom(r.Context())
-		if _, isNode := authz.NodeIdentity(user); !isNode {
-			next.ServeHTTP(w, r)
-			return
+// nodeRestriction is NodeRestriction's judgement of a node's request by its path, with the pods
+// read from n.
+func nodeRestriction(n *NodeAuthorization) func(context.Context, authz.Attributes) error {
+	return func(ctx context.Context, attrs authz.Attributes) error {
+		if _, isNode := authz.NodeIdentity(attrs.User); !isNode {
+			return nil
 		}
-		attrs := requestAttributes(r)
-		attrs.User = user
-		reason, err := authz.NodeRestriction(r.Context(), attrs, n.Pod)
+		reason, err := authz.NodeRestriction(ctx, attrs, n.Pod)
 		switch {
 		case err != nil:
-			endpoints.WriteError(w, r, apierrors.NewInternalError(err))
+			return apierrors.NewInternalError(err)
 		case reason != "":
-			endpoints.WriteError(w, r, apierrors.NewForbidden(schema.GroupResource{Group: attrs.APIGroup, Resource: attrs.Resource}, attrs.Name, errors.New(reason)))
-		default:
-			next.ServeHTTP(w, r)
+			return apierrors.NewForbidden(schema.GroupResource{Group: attrs.APIGroup, Resource: attrs.Resource}, attrs.Name, errors.New(reason))
 		}
-	})
+		return nil
+	}
 }
 
 // admit is the server's admission of writes. A create (old nil) of a namespaced object passes

@@ -24,6 +24,7 @@ import (
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/filters"
 	"orch.io/orch/components/apiserver/openapi"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/tracing"
@@ -56,7 +57,7 @@ type Config struct {
 	// on, so load balancers move away while requests are still served.
 	Terminating <-chan struct{}
 	// Limits cap concurrent requests and their duration.
-	Limits Limits
+	Limits filters.Limits
 	// ExtraHealthChecks, when set, gives checks /healthz and /readyz run after the server's own
 	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
 	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
@@ -151,17 +152,17 @@ func New(c Config) (http.Handler, error) {
 
 	var h http.Handler = mux
 	if c.Node != nil {
-		h = withNodeRestriction(h, c.Node)
+		h = filters.WithAdmission(h, nodeRestriction(c.Node))
 	}
 	if c.TracerProvider != nil {
-		h = withTracing(h, c.TracerProvider)
+		h = filters.WithTracing(h, c.TracerProvider)
 	}
-	h = withAuthorization(h, c.Authorizer)
-	h = newInFlight(c.Limits, c.Metrics).wrap(h)
-	h = withAuthentication(h, c.Authenticator)
-	h = withRequestTimeout(h, c.Clock, c.Limits.RequestTimeout)
-	h = newRequestMetrics(c.Metrics).wrap(c.Clock, h)
-	h = withPanicRecovery(h)
+	h = filters.WithAuthorization(h, c.Authorizer)
+	h = filters.WithMaxInFlightLimit(h, c.Limits, c.Metrics)
+	h = filters.WithAuthentication(h, c.Authenticator)
+	h = filters.WithRequestTimeout(h, c.Clock, c.Limits.RequestTimeout)
+	h = filters.WithRequestMetrics(h, c.Clock, c.Metrics)
+	h = filters.WithPanicRecovery(h)
 	return h, nil
 }
 
@@ -291,70 +292,5 @@ func healthHandler(name string, checks []HealthCheck, extra func() []HealthCheck
 			return
 		}
 		fmt.Fprint(w, "ok")
-	})
-}
-
-func withAuthentication(next http.Handler, a authn.Authenticator) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, ok, err := a.AuthenticateRequest(r)
-		if err != nil {
-			// The reason is for the operator; the client learns only that it is not authenticated.
-			klog.ErrorS(err, "Unable to authenticate the request")
-		}
-		if err != nil || !ok {
-			endpoints.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
-			return
-		}
-		r.Header.Del("Authorization") // credentials stop at the edge
-		next.ServeHTTP(w, r.WithContext(authn.WithUser(r.Context(), user)))
-	})
-}
-
-// htmlSanitizer keeps error texts from looking like HTML, as Kubernetes' does.
-var htmlSanitizer = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;")
-
-func withAuthorization(next http.Handler, a authz.Authorizer) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		attrs := requestAttributes(r)
-		attrs.User, _ = authn.UserFrom(r.Context())
-		decision, reason, err := a.Authorize(r.Context(), attrs)
-		if decision == authz.DecisionAllow {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if err != nil {
-			// As Kubernetes: an authorizer that could not decide (a webhook down or timing out, a match
-			// condition that could not be evaluated) and nothing after it allowing is a server error,
-			// not a verdict on the user, answered in Kubernetes' plain text.
-			klog.ErrorS(err, "Authorization failed", "path", r.URL.Path)
-			w.Header().Set("Content-Type", "text/plain")
-			w.Header().Set("X-Content-Type-Options", "nosniff")
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, "Internal Server Error: %q: %v", htmlSanitizer.Replace(r.RequestURI), err)
-			return
-		}
-		status := apierrors.NewForbidden(eventsv1.Resource, attrs.Name, errors.New(reason))
-		status.ErrStatus.Message = authz.ForbiddenMessage(attrs, reason)
-		if attrs.ResourceRequest {
-			status.ErrStatus.Details = &metav1.StatusDetails{Name: attrs.Name, Group: attrs.APIGroup, Kind: attrs.Resource}
-		} else {
-			status.ErrStatus.Details = nil
-		}
-		endpoints.WriteError(w, r, status)
-	})
-}
-
-// withPanicRecovery turns a handler panic into a 500 Status instead of a dropped connection.
-func withPanicRecovery(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				endpoints.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("panic: %v", v)))
-			}
-		}()
-		next.ServeHTTP(w, r)
 	})
 }

@@ -27,6 +27,9 @@ import (
 	"orch.io/orch/components/apiserver/storage/cacher"
 )
 
+// The events' protobuf form is events.k8s.io/v1's, named by their strategy.
+var _ endpoints.ProtobufForm = events.Strategy{}
+
 // registry is every resource the server keeps.
 type registry struct {
 	namespaces, namespaceStatus, namespaceFinalize *generic.Store
@@ -58,14 +61,10 @@ func newRegistry(c Config) (*registry, error) {
 			case <-cached.Stopped():
 			}
 		}()
-		o := generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: admit, Validating: c.Admit}
-		if _, isEvents := s.(events.Strategy); isEvents {
-			o.TTL = c.EventTTL
-		}
-		return generic.New(o), nil
+		return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: admit, Validating: c.Admit}), nil
 	}
 	var err error
-	if r.events, err = newStore(events.Strategy{}, nil); err != nil {
+	if r.events, err = newStore(events.Strategy{TTL: c.EventTTL}, nil); err != nil {
 		return nil, err
 	}
 	if r.namespaces, err = newStore(core.NamespaceStrategy{}, nil); err != nil {

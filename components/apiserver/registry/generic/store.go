@@ -43,8 +43,6 @@ type Options struct {
 	// Validating, when set, is the configured admission chain: it judges each create and update
 	// (dry runs too, as in Kubernetes) once the object passed validation, before it is stored.
 	Validating func(context.Context, admission.Attributes) error
-	// TTL, when set, is how long an object is kept after its last write (events).
-	TTL time.Duration
 }
 
 // AdmitFunc decides whether obj, an object of gr about to be written, may be: created when old is
@@ -84,12 +82,15 @@ func New(o Options) *Store {
 	gvr := o.Strategy.Resource()
 	s := &Store{
 		strategy: o.Strategy, updates: o.Strategy, storage: o.Storage, clock: o.Clock,
-		newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit, validating: o.Validating, ttl: o.TTL,
+		newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit, validating: o.Validating,
 		keyRoot:    KeyRoot(gvr.GroupResource()),
 		gvk:        gvr.GroupVersion().WithKind(o.Strategy.Kind()),
 		lazyFields: &lazyFields{},
 		shapes:     &createShapes{},
 		lastChange: &lastChangeJSON{},
+	}
+	if e, ok := o.Strategy.(ExpiringStrategy); ok {
+		s.ttl = e.TimeToLive()
 	}
 	if s.newUID == nil {
 		s.newUID = func() types.UID { return types.UID(uuid.NewString()) }

@@ -61,7 +61,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
-	admit, err := admissionChain(o, files, clk)
+	admit, err := enabledAdmission(o, files, clk)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func withEventRateLimit(t testing.TB, limits string) func(*Config) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Admit = admission.Chain{p}.Validate
+		c.Admission = map[string]admission.Interface{eventratelimit.PluginName: p}
 	}
 }
 

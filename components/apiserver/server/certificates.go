@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -11,20 +10,16 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/registry/certificates"
 	"orch.io/orch/components/apiserver/registry/generic"
@@ -44,7 +39,7 @@ type Signing struct {
 // csrStores are certificatesigningrequests and their status and approval subresources.
 type csrStores struct {
 	csrs, status, approval *generic.Store
-	authorizer             authz.Authorizer
+	admission              admission.Chain
 }
 
 // csrResyncInterval is how often every request is looked at again, beside the watch: a request
@@ -53,15 +48,16 @@ const csrResyncInterval = 10 * time.Second
 
 // addCertificates serves certificates.orch.io/v1 and starts its controllers: the approver of node
 // client requests, and the signer when c.Signing is set.
-func (r *registry) addCertificates(c Config, newStore func(generic.Strategy, generic.AdmitFunc) (*generic.Store, error)) error {
-	s := &csrStores{authorizer: c.Authorizer}
-	csrs, err := newStore(certificates.Strategy{Clock: c.Clock}, s.admit)
+func (r *registry) addCertificates(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
+	s := &csrStores{admission: r.admission}
+	csrs, err := newStore(certificates.Strategy{Clock: c.Clock})
 	if err != nil {
 		return err
 	}
 	s.csrs = csrs
-	s.status = csrs.WithUpdates(certificates.StatusStrategy{Clock: c.Clock})
-	s.approval = csrs.WithUpdates(certificates.ApprovalStrategy{Clock: c.Clock})
+	s.status = csrs.WithUpdates("status", certificates.StatusStrategy{Clock: c.Clock})
+	// The approval subresource admits its request itself, before it writes.
+	s.approval = csrs.WithUpdates("approval", certificates.ApprovalStrategy{Clock: c.Clock}).WithoutAdmission()
 	r.csrs = s
 	r.groups = append(r.groups, endpoints.GroupVersion{GroupVersion: certificates.GroupVersion, Resources: []endpoints.Resource{
 		{Store: csrs, Status: s.status, Singular: "certificatesigningrequest", ShortNames: []string{"csr"},
@@ -85,7 +81,11 @@ func (s *csrStores) approve(req *restful.Request, resp *restful.Response) {
 		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
 		return
 	}
-	if err := s.authorizeSigner(ctx, "approve", name, current.(*certificatesv1.CertificateSigningRequest).Spec.SignerName); err != nil {
+	user, _ := authn.UserFrom(ctx)
+	if err := s.admission.Admit(ctx, admission.Attributes{
+		Operation: admission.Update, Kind: certificates.GroupVersion.WithKind("CertificateSigningRequest").GroupKind(), Resource: csrResource,
+		Subresource: "approval", Name: name, Object: &csr, OldObject: current, User: user,
+	}); err != nil {
 		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
 		return
 	}
@@ -97,54 +97,7 @@ func (s *csrStores) approve(req *restful.Request, resp *restful.Response) {
 	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusOK, out)
 }
 
-// admit is Kubernetes' CertificateSubjectRestriction and CertificateSigning admission for
-// requests' writes: nobody asks the API server client signer for a system:masters certificate,
-// and only a user who may sign for the request's signer sets its certificate. The server's own
-// controllers, which write without a request's user, are not judged.
-func (s *csrStores) admit(ctx context.Context, _ schema.GroupResource, obj, old runtime.Object) error {
-	if _, fromRequest := authn.UserFrom(ctx); !fromRequest {
-		return nil
-	}
-	csr := obj.(*certificatesv1.CertificateSigningRequest)
-	if old == nil {
-		if csr.Spec.SignerName != certificates.ClientSigner {
-			return nil
-		}
-		req, err := certificates.ParseCSR(csr.Spec.Request)
-		if err != nil {
-			return nil // validation names what is wrong with it
-		}
-		if slices.Contains(req.Subject.Organization, "system:masters") {
-			return apierrors.NewForbidden(csrResource, csr.Name, fmt.Errorf("use of %s signer with system:masters group is not allowed", csr.Spec.SignerName))
-		}
-		return nil
-	}
-	if bytes.Equal(csr.Status.Certificate, old.(*certificatesv1.CertificateSigningRequest).Status.Certificate) {
-		return nil
-	}
-	return s.authorizeSigner(ctx, "sign", csr.Name, csr.Spec.SignerName)
-}
-
 var csrResource = certificates.GroupVersion.WithResource("certificatesigningrequests").GroupResource()
-
-// authorizeSigner asks whether the request's user may verb (approve, sign) for signer: on the
-// signers resource named signer, or its domain's wildcard <domain>/*, as Kubernetes does.
-func (s *csrStores) authorizeSigner(ctx context.Context, verb, name, signer string) error {
-	user, _ := authn.UserFrom(ctx)
-	names := []string{signer}
-	if domain, _, ok := strings.Cut(signer, "/"); ok {
-		names = append(names, domain+"/*")
-	}
-	for _, n := range names {
-		decision, _, err := s.authorizer.Authorize(ctx, authz.Attributes{
-			User: user, Verb: verb, APIGroup: certificates.GroupVersion.Group, APIVersion: "*", Resource: "signers", Name: n, ResourceRequest: true,
-		})
-		if err == nil && decision == authz.DecisionAllow {
-			return nil
-		}
-	}
-	return apierrors.NewForbidden(csrResource, name, fmt.Errorf("user not permitted to %s requests with signerName %q", verb, signer))
-}
 
 // runCSRControllers approves and signs requests as they come, until ctx ends.
 func (s *csrStores) runCSRControllers(ctx context.Context, c Config) {

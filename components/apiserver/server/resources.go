@@ -12,13 +12,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/klog/v2"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/registry/coordination"
 	"orch.io/orch/components/apiserver/registry/core"
@@ -38,18 +39,25 @@ type registry struct {
 	leases                                         *generic.Store
 	configMaps, secrets                            *generic.Store
 	serviceAccounts                                *generic.Store
-	issuer                                         *ServiceAccounts // nil: no tokens issued
-	nameSuffix                                     func() string    // of the token volumes mounted into pods
+	nameSuffix                                     func() string // of the token volumes mounted into pods
+	admission                                      admission.Chain
 	events                                         *generic.Store
 	csrs                                           *csrStores
-	node                                           *NodeAuthorization
 	groups                                         []endpoints.GroupVersion
 }
 
 // newRegistry builds the stores, each on a watch cache of its own over c.Storage.
 func newRegistry(c Config) (*registry, error) {
-	r := &registry{node: c.Node}
-	newStore := func(s generic.Strategy, admit generic.AdmitFunc) (*generic.Store, error) {
+	r := &registry{}
+	r.nameSuffix = c.NameSuffix
+	if r.nameSuffix == nil {
+		r.nameSuffix = func() string { return utilrand.String(5) }
+	}
+	var err error
+	if r.admission, err = r.admissionChain(c); err != nil {
+		return nil, err
+	}
+	newStore := func(s generic.Strategy) (*generic.Store, error) {
 		cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
 		if err != nil {
 			return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
@@ -61,38 +69,37 @@ func newRegistry(c Config) (*registry, error) {
 			case <-cached.Stopped():
 			}
 		}()
-		return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admit: admit, Validating: c.Admit}), nil
+		return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission}), nil
 	}
-	var err error
-	if r.events, err = newStore(events.Strategy{TTL: c.EventTTL}, nil); err != nil {
+	if r.events, err = newStore(events.Strategy{TTL: c.EventTTL}); err != nil {
 		return nil, err
 	}
-	if r.namespaces, err = newStore(core.NamespaceStrategy{}, nil); err != nil {
+	if r.namespaces, err = newStore(core.NamespaceStrategy{}); err != nil {
 		return nil, err
 	}
-	if r.nodes, err = newStore(core.NodeStrategy{Clock: c.Clock}, r.admit); err != nil {
+	if r.nodes, err = newStore(core.NodeStrategy{Clock: c.Clock}); err != nil {
 		return nil, err
 	}
-	if r.pods, err = newStore(core.PodStrategy{}, r.admit); err != nil {
+	if r.pods, err = newStore(core.PodStrategy{}); err != nil {
 		return nil, err
 	}
 	if c.Node != nil {
 		c.Node.pods.Store(r.pods)
 	}
-	if r.leases, err = newStore(coordination.LeaseStrategy{}, r.admit); err != nil {
+	if r.leases, err = newStore(coordination.LeaseStrategy{}); err != nil {
 		return nil, err
 	}
-	if r.configMaps, err = newStore(core.ConfigMapStrategy{}, r.admit); err != nil {
+	if r.configMaps, err = newStore(core.ConfigMapStrategy{}); err != nil {
 		return nil, err
 	}
-	if r.secrets, err = newStore(core.SecretStrategy{}, r.admit); err != nil {
+	if r.secrets, err = newStore(core.SecretStrategy{}); err != nil {
 		return nil, err
 	}
-	r.namespaceStatus = r.namespaces.WithUpdates(core.NamespaceStatusStrategy{})
-	r.namespaceFinalize = r.namespaces.WithUpdates(core.NamespaceFinalizeStrategy{})
-	r.nodeStatus = r.nodes.WithUpdates(core.NodeStatusStrategy{NodeStrategy: core.NodeStrategy{Clock: c.Clock}})
-	r.podStatus = r.pods.WithUpdates(core.PodStatusStrategy{})
-	r.podBinding = r.pods.WithUpdates(core.PodBindingStrategy{})
+	r.namespaceStatus = r.namespaces.WithUpdates("status", core.NamespaceStatusStrategy{})
+	r.namespaceFinalize = r.namespaces.WithUpdates("finalize", core.NamespaceFinalizeStrategy{}).WithoutAdmission()
+	r.nodeStatus = r.nodes.WithUpdates("status", core.NodeStatusStrategy{NodeStrategy: core.NodeStrategy{Clock: c.Clock}})
+	r.podStatus = r.pods.WithUpdates("status", core.PodStatusStrategy{})
+	r.podBinding = r.pods.WithUpdates("binding", core.PodBindingStrategy{}).WithoutAdmission()
 
 	r.groups = []endpoints.GroupVersion{
 		{GroupVersion: eventsv1.SchemeGroupVersion, Resources: []endpoints.Resource{
@@ -124,28 +131,6 @@ func newRegistry(c Config) (*registry, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// admitNamespace is Kubernetes' NamespaceLifecycle: nothing is created in a namespace that does
-// not exist or is being deleted.
-func (r *registry) admitNamespace(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	namespace, name := m.GetNamespace(), m.GetName()
-	ns, err := r.namespaces.Get(ctx, "", namespace)
-	if err != nil {
-		return err
-	}
-	if ns.(*corev1.Namespace).Status.Phase == corev1.NamespaceTerminating {
-		status := apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", namespace))
-		status.ErrStatus.Details.Causes = append(status.ErrStatus.Details.Causes, metav1.StatusCause{
-			Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", namespace), Field: "metadata.namespace",
-		})
-		return status
-	}
-	return nil
 }
 
 // ensureNamespaces creates the namespaces that exist from the start, where missing.

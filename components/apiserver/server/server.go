@@ -62,8 +62,9 @@ type Config struct {
 	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
 	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
 	ExtraHealthChecks func() []HealthCheck
-	// Admit, when set, is the admission chain every create and update passes once validated.
-	Admit func(context.Context, admission.Attributes) error
+	// Admission are the admission plugins enabled by flag (EventRateLimit), by name; the server
+	// adds those it always runs and orders them as Kubernetes does.
+	Admission map[string]admission.Interface
 	// TracerProvider, when set, traces every request and the storage calls it makes.
 	TracerProvider trace.TracerProvider
 	// Node, set with the Node authorization mode, gets the pods store its authorizer reads, and
@@ -151,8 +152,8 @@ func New(c Config) (http.Handler, error) {
 	}))
 
 	var h http.Handler = mux
-	if c.Node != nil {
-		h = filters.WithAdmission(h, nodeRestriction(c.Node))
+	if reg.admission.JudgesRequests() {
+		h = filters.WithAdmission(h, reg.admission.AdmitRequest)
 	}
 	if c.TracerProvider != nil {
 		h = filters.WithTracing(h, c.TracerProvider)

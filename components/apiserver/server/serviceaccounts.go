@@ -2,12 +2,10 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,16 +17,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authn/serviceaccount"
-	"orch.io/orch/components/authz"
 )
 
 // TokenRequest's limits and default, as Kubernetes' ValidateTokenRequest and v1 defaulting.
@@ -89,17 +86,12 @@ func getFrom(ctx context.Context, p *atomic.Pointer[generic.Store], namespace, n
 
 // addServiceAccounts serves core/v1 serviceaccounts and, when the server issues tokens, their
 // token subresource.
-func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy, generic.AdmitFunc) (*generic.Store, error)) error {
-	store, err := newStore(core.ServiceAccountStrategy{}, r.admit)
+func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
+	store, err := newStore(core.ServiceAccountStrategy{})
 	if err != nil {
 		return err
 	}
 	r.serviceAccounts = store
-	r.issuer = c.ServiceAccounts
-	r.nameSuffix = c.NameSuffix
-	if r.nameSuffix == nil {
-		r.nameSuffix = func() string { return utilrand.String(5) }
-	}
 	res := endpoints.Resource{Store: store, Singular: "serviceaccount", ShortNames: []string{"sa"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}}
 	if sa := c.ServiceAccounts; sa != nil {
 		sa.serviceAccounts.Store(store)
@@ -146,8 +138,12 @@ func (t tokens) issue(ctx context.Context, w http.ResponseWriter, namespace, nam
 	if tr.Namespace != "" && tr.Namespace != namespace {
 		return nil, apierrors.NewInvalid(gk, name, field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), tr.Namespace, "must match the service account namespace if specified")})
 	}
-	// NodeRestriction is admission of the request as sent, before the server defaults it.
-	if err := t.nodeRestriction(ctx, namespace, name, tr); err != nil {
+	// Admission judges the request as sent, before the server defaults it (NodeRestriction).
+	user, _ := authn.UserFrom(ctx)
+	if err := t.r.admission.Admit(ctx, admission.Attributes{
+		Operation: admission.Create, Kind: gk, Resource: corev1.Resource("serviceaccounts"), Subresource: "token",
+		Namespace: namespace, Name: name, Object: tr, User: user,
+	}); err != nil {
 		return nil, err
 	}
 	sa, err := t.ServiceAccount(ctx, namespace, name)
@@ -225,165 +221,6 @@ func validateTokenRequest(tr *authenticationv1.TokenRequest) field.ErrorList {
 	return errs
 }
 
-// nodeRestriction is NodeRestriction's admission of a node's TokenRequest (with the Node
-// authorization mode): bound to a pod, by uid, that runs on the node, for no audience or one a
-// service account token projection of the pod names (ServiceAccountNodeAudienceRestriction; orch
-// has no RBAC to grant a node more audiences).
-func (t tokens) nodeRestriction(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) error {
-	if t.r.node == nil {
-		return nil
-	}
-	user, _ := authn.UserFrom(ctx)
-	node, isNode := authz.NodeIdentity(user)
-	if !isNode {
-		return nil
-	}
-	gr := corev1.Resource("serviceaccounts")
-	forbid := func(err error) error { return apierrors.NewForbidden(gr, name, err) }
-	ref := tr.Spec.BoundObjectRef
-	switch {
-	case node == "":
-		return forbid(fmt.Errorf("could not determine node from user %q", user.Name))
-	case ref == nil || ref.APIVersion != "v1" || ref.Kind != "Pod" || ref.Name == "":
-		return forbid(errors.New("node requested token not bound to a pod"))
-	case ref.UID == "":
-		return forbid(errors.New("node requested token with a pod binding without a uid"))
-	}
-	pod, err := t.Pod(ctx, namespace, ref.Name)
-	if apierrors.IsNotFound(err) {
-		return err
-	}
-	if err != nil {
-		return forbid(err)
-	}
-	if ref.UID != pod.UID {
-		return forbid(fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
-	}
-	if pod.Spec.NodeName != node {
-		return forbid(errors.New("node requested token bound to a pod scheduled on a different node"))
-	}
-	var audience string
-	switch len(tr.Spec.Audiences) {
-	case 0:
-	case 1:
-		audience = tr.Spec.Audiences[0]
-	default:
-		return forbid(errors.New("node may only request 0 or 1 audiences"))
-	}
-	if !podReferencesAudience(pod, audience) {
-		return forbid(fmt.Errorf("audience %q not found in pod spec volume, %s is not authorized to request tokens for this audience", audience, user.Name))
-	}
-	return nil
-}
-
-// podReferencesAudience tells whether one of the pod's service account token projections is for
-// audience ("" for the API's).
-func podReferencesAudience(pod *corev1.Pod, audience string) bool {
-	for _, v := range pod.Spec.Volumes {
-		if v.Projected == nil {
-			continue
-		}
-		for _, s := range v.Projected.Sources {
-			if s.ServiceAccountToken != nil && s.ServiceAccountToken.Audience == audience {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// admitServiceAccount is Kubernetes' ServiceAccount admission of a new pod, when the server
-// issues tokens: a pod naming no service account runs as its namespace's default one, which must
-// exist, and a mirror pod names none.
-func (r *registry) admitServiceAccount(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || r.issuer == nil {
-		return nil
-	}
-	spec := &pod.Spec
-	if spec.ServiceAccountName == "" {
-		spec.ServiceAccountName = spec.DeprecatedServiceAccount
-	}
-	if _, mirror := pod.Annotations[MirrorPodAnnotation]; mirror {
-		if spec.ServiceAccountName != "" {
-			return apierrors.NewForbidden(gr, pod.Name, errors.New("a mirror pod may not reference service accounts"))
-		}
-		return nil
-	}
-	if spec.ServiceAccountName == "" {
-		spec.ServiceAccountName = core.DefaultServiceAccountName
-	}
-	obj, err := r.serviceAccounts.Get(ctx, pod.Namespace, spec.ServiceAccountName)
-	if err != nil {
-		return apierrors.NewForbidden(gr, pod.Name, fmt.Errorf("error looking up service account %s/%s: %w", pod.Namespace, spec.ServiceAccountName, err))
-	}
-	if shouldAutomount(obj.(*corev1.ServiceAccount), pod) {
-		r.mountServiceAccountToken(pod, r.issuer.rootCA.Load() != nil)
-	}
-	return nil
-}
-
-// Names of the token volume the server mounts into pods, Kubernetes' renamed.
-const (
-	apiAccessVolumePrefix = "orch-api-access-"
-	apiAccessMountPath    = "/var/run/secrets/orch.io/serviceaccount"
-	rootCAConfigMap       = "orch-root-ca.crt"
-	// apiAccessTokenSeconds is Kubernetes' WarnOnlyBoundTokenExpirationSeconds, an hour and 7s.
-	apiAccessTokenSeconds = 3607
-)
-
-// shouldAutomount is Kubernetes': the pod's choice, else the service account's, else true.
-func shouldAutomount(sa *corev1.ServiceAccount, pod *corev1.Pod) bool {
-	if pod.Spec.AutomountServiceAccountToken != nil {
-		return *pod.Spec.AutomountServiceAccountToken
-	}
-	if sa.AutomountServiceAccountToken != nil {
-		return *sa.AutomountServiceAccountToken
-	}
-	return true
-}
-
-// mountServiceAccountToken is the ServiceAccount admission's: every container without a mount at
-// /var/run/secrets/orch.io/serviceaccount gets the projected orch-api-access-<random> volume
-// there, read-only: a token, the root CA (when the server knows it: always under app.Run) and the
-// namespace.
-func (r *registry) mountServiceAccountToken(pod *corev1.Pod, rootCA bool) {
-	name := ""
-	for _, v := range pod.Spec.Volumes {
-		if strings.HasPrefix(v.Name, apiAccessVolumePrefix) {
-			name = v.Name
-			break
-		}
-	}
-	hasVolume := name != ""
-	if !hasVolume {
-		name = apiAccessVolumePrefix + r.nameSuffix()
-	}
-	mount := corev1.VolumeMount{Name: name, ReadOnly: true, MountPath: apiAccessMountPath}
-	needed := false
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if !slices.ContainsFunc(list[i].VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == apiAccessMountPath }) {
-				list[i].VolumeMounts = append(list[i].VolumeMounts, mount)
-				needed = true
-			}
-		}
-	}
-	if hasVolume || !needed {
-		return
-	}
-	mode, seconds := int32(corev1.ProjectedVolumeSourceDefaultMode), int64(apiAccessTokenSeconds)
-	sources := []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &seconds}}}
-	if rootCA {
-		sources = append(sources, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
-			LocalObjectReference: corev1.LocalObjectReference{Name: rootCAConfigMap}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}})
-	}
-	sources = append(sources, corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
-		{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}})
-	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
-		Projected: &corev1.ProjectedVolumeSource{DefaultMode: &mode, Sources: sources}}})
-}
-
 // runServiceAccountController makes sure every active namespace has its default service account
 // and root CA configmap, as Kubernetes' serviceaccounts controller and root CA publisher do, every
 // namespaceSweepInterval until ctx ends. It runs when the server issues tokens.
@@ -440,10 +277,10 @@ func (r *registry) publishRootCA(ctx context.Context, namespace string, ca []byt
 		return nil
 	}
 	want := map[string]string{"ca.crt": string(ca)}
-	obj, err := r.configMaps.Get(ctx, namespace, rootCAConfigMap)
+	obj, err := r.configMaps.Get(ctx, namespace, core.RootCAConfigMap)
 	switch {
 	case apierrors.IsNotFound(err):
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: rootCAConfigMap, Namespace: namespace}, Data: want}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: core.RootCAConfigMap, Namespace: namespace}, Data: want}
 		if _, err := r.configMaps.Create(ctx, namespace, cm, false); err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
 			return err
 		}
@@ -454,7 +291,7 @@ func (r *registry) publishRootCA(ctx context.Context, namespace string, ca []byt
 	if maps.Equal(obj.(*corev1.ConfigMap).Data, want) {
 		return nil
 	}
-	_, err = r.configMaps.GuaranteedUpdate(ctx, namespace, rootCAConfigMap, func(obj runtime.Object) (runtime.Object, error) {
+	_, err = r.configMaps.GuaranteedUpdate(ctx, namespace, core.RootCAConfigMap, func(obj runtime.Object) (runtime.Object, error) {
 		cm := obj.(*corev1.ConfigMap)
 		cm.Data, cm.BinaryData = want, nil
 		return cm, nil

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authn/serviceaccount"
 )
@@ -472,13 +473,13 @@ func TestDefaultServiceAccounts(t *testing.T) {
 		t.Errorf("message\n  %s\nwant\n  %s", s.Message, want)
 	}
 	s = e.do("POST", pods, podBody("mirror", func(p *corev1.Pod) {
-		p.Annotations = map[string]string{MirrorPodAnnotation: "x"}
+		p.Annotations = map[string]string{core.MirrorPodAnnotation: "x"}
 		p.Spec.ServiceAccountName = "old"
 	})).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
 	if want := `pods "mirror" is forbidden: a mirror pod may not reference service accounts`; s.Message != want {
 		t.Errorf("message\n  %s\nwant\n  %s", s.Message, want)
 	}
-	if p := e.mustCreate(pods, podBody("mirror", func(p *corev1.Pod) { p.Annotations = map[string]string{MirrorPodAnnotation: "x"} })).pod(t); p.Spec.ServiceAccountName != "" {
+	if p := e.mustCreate(pods, podBody("mirror", func(p *corev1.Pod) { p.Annotations = map[string]string{core.MirrorPodAnnotation: "x"} })).pod(t); p.Spec.ServiceAccountName != "" {
 		t.Errorf("a mirror pod runs as %q", p.Spec.ServiceAccountName)
 	}
 }

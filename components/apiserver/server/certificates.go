@@ -9,17 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net/http"
 	"time"
 
-	restful "github.com/emicklei/go-restful/v3"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
-	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/registry/certificates"
 	"orch.io/orch/components/apiserver/registry/generic"
@@ -39,7 +36,6 @@ type Signing struct {
 // csrStores are certificatesigningrequests and their status and approval subresources.
 type csrStores struct {
 	csrs, status, approval *generic.Store
-	admission              admission.Chain
 }
 
 // csrResyncInterval is how often every request is looked at again, beside the watch: a request
@@ -49,55 +45,23 @@ const csrResyncInterval = 10 * time.Second
 // addCertificates serves certificates.orch.io/v1 and starts its controllers: the approver of node
 // client requests, and the signer when c.Signing is set.
 func (r *registry) addCertificates(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
-	s := &csrStores{admission: r.admission}
 	csrs, err := newStore(certificates.Strategy{Clock: c.Clock})
 	if err != nil {
 		return err
 	}
-	s.csrs = csrs
-	s.status = csrs.WithUpdates("status", certificates.StatusStrategy{Clock: c.Clock})
-	// The approval subresource admits its request itself, before it writes.
-	s.approval = csrs.WithUpdates("approval", certificates.ApprovalStrategy{Clock: c.Clock}).WithoutAdmission()
+	approval := certificates.ApprovalStrategy{Clock: c.Clock}
+	s := &csrStores{
+		csrs: csrs, status: csrs.WithUpdates("status", certificates.StatusStrategy{Clock: c.Clock}),
+		approval: certificates.ApprovalView(csrs, approval),
+	}
 	r.csrs = s
 	r.groups = append(r.groups, endpoints.GroupVersion{GroupVersion: certificates.GroupVersion, Resources: []endpoints.Resource{
 		{Store: csrs, Status: s.status, Singular: "certificatesigningrequest", ShortNames: []string{"csr"},
 			SelectableFields: certificates.SelectableFieldNames,
-			Subresources:     []endpoints.Subresource{{Name: "approval", Method: http.MethodPut, Verbs: []string{"update"}, Kind: "CertificateSigningRequest", Handler: s.approve}}},
+			Subresources:     []endpoints.Subresource{certificates.NewApprovalREST(csrs, r.admission, approval).Subresource()}},
 	}})
 	return nil
 }
-
-// approve is certificatesigningrequests/approval: only the conditions change, and only by a user
-// who may approve requests of the request's signer (Kubernetes' CertificateApproval admission).
-func (s *csrStores) approve(req *restful.Request, resp *restful.Response) {
-	var csr certificatesv1.CertificateSigningRequest
-	if err := endpoints.DecodeBody(req.Request, &csr, certificates.GroupVersion.WithKind("CertificateSigningRequest")); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	ctx, name := req.Request.Context(), req.PathParameter("name")
-	current, err := s.csrs.Get(ctx, "", name)
-	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	user, _ := authn.UserFrom(ctx)
-	if err := s.admission.Admit(ctx, admission.Attributes{
-		Operation: admission.Update, Kind: certificates.GroupVersion.WithKind("CertificateSigningRequest").GroupKind(), Resource: csrResource,
-		Subresource: "approval", Name: name, Object: &csr, OldObject: current, User: user,
-	}); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	out, _, err := s.approval.Update(ctx, "", name, &csr, len(req.Request.URL.Query()["dryRun"]) > 0)
-	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusOK, out)
-}
-
-var csrResource = certificates.GroupVersion.WithResource("certificatesigningrequests").GroupResource()
 
 // runCSRControllers approves and signs requests as they come, until ctx ends.
 func (s *csrStores) runCSRControllers(ctx context.Context, c Config) {

@@ -3,18 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"net/http"
 	"slices"
 	"time"
 
-	restful "github.com/emicklei/go-restful/v3"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/klog/v2"
 
@@ -35,7 +30,7 @@ var _ endpoints.ProtobufForm = events.Strategy{}
 type registry struct {
 	namespaces, namespaceStatus, namespaceFinalize *generic.Store
 	nodes, nodeStatus                              *generic.Store
-	pods, podStatus, podBinding                    *generic.Store
+	pods, podStatus                                *generic.Store
 	leases                                         *generic.Store
 	configMaps, secrets                            *generic.Store
 	serviceAccounts                                *generic.Store
@@ -99,7 +94,6 @@ func newRegistry(c Config) (*registry, error) {
 	r.namespaceFinalize = r.namespaces.WithUpdates("finalize", core.NamespaceFinalizeStrategy{}).WithoutAdmission()
 	r.nodeStatus = r.nodes.WithUpdates("status", core.NodeStatusStrategy{NodeStrategy: core.NodeStrategy{Clock: c.Clock}})
 	r.podStatus = r.pods.WithUpdates("status", core.PodStatusStrategy{})
-	r.podBinding = r.pods.WithUpdates("binding", core.PodBindingStrategy{}).WithoutAdmission()
 
 	r.groups = []endpoints.GroupVersion{
 		{GroupVersion: eventsv1.SchemeGroupVersion, Resources: []endpoints.Resource{
@@ -108,15 +102,12 @@ func newRegistry(c Config) (*registry, error) {
 		{GroupVersion: core.GroupVersion, Resources: []endpoints.Resource{
 			{Store: r.namespaces, Status: r.namespaceStatus, Singular: "namespace", ShortNames: []string{"ns"},
 				SelectableFields: []string{"metadata.name", "status.phase"},
-				Subresources:     []endpoints.Subresource{{Name: "finalize", Method: http.MethodPut, Verbs: []string{"update"}, Kind: "Namespace", Handler: r.finalize}}},
+				Subresources:     []endpoints.Subresource{core.NewFinalizeREST(r.namespaces).Subresource()}},
 			{Store: r.nodes, Status: r.nodeStatus, Singular: "node", ShortNames: []string{"no"},
 				SelectableFields: []string{"metadata.name", "spec.unschedulable"}},
 			{Store: r.pods, Status: r.podStatus, Singular: "pod", ShortNames: []string{"po"},
 				SelectableFields: core.PodSelectableFieldNames,
-				Subresources: []endpoints.Subresource{
-					{Name: "binding", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Binding", Handler: r.bind},
-					{Name: "eviction", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Eviction", Handler: r.evict},
-				}},
+				Subresources:     []endpoints.Subresource{core.NewBindingREST(r.pods).Subresource(), core.NewEvictionREST(r.pods).Subresource()}},
 			{Store: r.configMaps, Singular: "configmap", ShortNames: []string{"cm"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}},
 			{Store: r.secrets, Singular: "secret", SelectableFields: []string{"metadata.name", "metadata.namespace", "type"}},
 		}},
@@ -158,86 +149,6 @@ func (r *registry) retryNamespaces(ctx context.Context, c Config) {
 			}
 		}
 	}
-}
-
-func created(req *restful.Request, resp *restful.Response) {
-	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusCreated, &metav1.Status{
-		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated,
-	})
-}
-
-// bind is pods/binding: a pod gets its node once.
-func (r *registry) bind(req *restful.Request, resp *restful.Response) {
-	var b corev1.Binding
-	if err := endpoints.DecodeBody(req.Request, &b, corev1.SchemeGroupVersion.WithKind("Binding")); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	name := req.PathParameter("name")
-	if b.Target.Name == "" {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, name, fieldRequired("target.name")))
-		return
-	}
-	_, err := r.podBinding.GuaranteedUpdate(req.Request.Context(), req.PathParameter("namespace"), name, func(obj runtime.Object) (runtime.Object, error) {
-		pod := obj.(*corev1.Pod)
-		if pod.DeletionTimestamp != nil {
-			return nil, apierrors.NewConflict(corev1.Resource("pods/binding"), name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", name))
-		}
-		if pod.Spec.NodeName != "" {
-			return nil, apierrors.NewConflict(corev1.Resource("pods/binding"), name, fmt.Errorf("pod %s is already assigned to node %q", name, pod.Spec.NodeName))
-		}
-		pod.Spec.NodeName = b.Target.Name
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
-		return pod, nil
-	})
-	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	created(req, resp)
-}
-
-// evict is pods/eviction: a delete with the eviction's options. orch has no disruption budgets,
-// so an eviction is always allowed.
-func (r *registry) evict(req *restful.Request, resp *restful.Response) {
-	var e policyv1.Eviction
-	if err := endpoints.DecodeBody(req.Request, &e, policyv1.SchemeGroupVersion.WithKind("Eviction")); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	name := req.PathParameter("name")
-	if e.Name != "" && e.Name != name {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewBadRequest("name in URL does not match name in Eviction object"))
-		return
-	}
-	var opts generic.DeleteOptions
-	if d := e.DeleteOptions; d != nil {
-		opts.GracePeriodSeconds = d.GracePeriodSeconds
-		opts.DryRun = len(d.DryRun) > 0
-		if d.Preconditions != nil {
-			opts.UID, opts.ResourceVersion = d.Preconditions.UID, d.Preconditions.ResourceVersion
-		}
-	}
-	if _, _, err := r.pods.Delete(req.Request.Context(), req.PathParameter("namespace"), name, opts); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	created(req, resp)
-}
-
-// finalize is namespaces/finalize: only spec.finalizers changes.
-func (r *registry) finalize(req *restful.Request, resp *restful.Response) {
-	var ns corev1.Namespace
-	if err := endpoints.DecodeBody(req.Request, &ns, corev1.SchemeGroupVersion.WithKind("Namespace")); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	out, _, err := r.namespaceFinalize.Update(req.Request.Context(), "", req.PathParameter("name"), &ns, false)
-	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusOK, out)
 }
 
 // namespaceSweepInterval is how often terminating namespaces are emptied and finished.
@@ -302,10 +213,6 @@ func (r *registry) emptyNamespace(ctx context.Context, namespace string) (bool, 
 		}
 	}
 	return empty, nil
-}
-
-func fieldRequired(path string) field.ErrorList {
-	return field.ErrorList{field.Required(field.NewPath(path), "")}
 }
 
 // closed tells whether the server is stopping: its storage may close under a sweep at any moment

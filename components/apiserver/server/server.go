@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/klog/v2"
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/admission"
@@ -108,15 +107,7 @@ func New(c Config) (http.Handler, error) {
 		<-c.Stopping
 		stopControllers()
 	}()
-	// The initial namespaces are made at once when storage can take them; otherwise (a KMS plugin
-	// not answering yet) they are retried in the background, as Kubernetes' bootstrap hook does.
-	if err := reg.ensureNamespaces(controllerCtx); err != nil {
-		klog.ErrorS(err, "Creating the initial namespaces failed; retrying")
-		go reg.retryNamespaces(controllerCtx, c)
-	}
-	go reg.runNamespaceController(controllerCtx, c)
-	go reg.runServiceAccountController(controllerCtx, c)
-	go reg.csrs.runCSRControllers(controllerCtx, c)
+	reg.startControllers(controllerCtx, c)
 
 	container := restful.NewContainer()
 	container.Router(&routeCache{})

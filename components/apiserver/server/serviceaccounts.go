@@ -2,15 +2,11 @@ package server
 
 import (
 	"context"
-	"maps"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/registry/core"
@@ -36,6 +32,14 @@ type ServiceAccounts struct {
 // orch-root-ca.crt configmap holds them, as Kubernetes' root CA publisher publishes
 // kube-root-ca.crt, and the token volume mounted into pods projects them.
 func (s *ServiceAccounts) SetRootCA(pem []byte) { s.rootCA.Store(&pem) }
+
+// rootCAPEM is the root CA SetRootCA set, nil while none is.
+func (s *ServiceAccounts) rootCAPEM() []byte {
+	if p := s.rootCA.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // ServiceAccount reads a service account (a serviceaccount.Getter).
 func (s *ServiceAccounts) ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
@@ -87,82 +91,4 @@ func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy) 
 		}
 	}
 	return nil
-}
-
-// runServiceAccountController makes sure every active namespace has its default service account
-// and root CA configmap, as Kubernetes' serviceaccounts controller and root CA publisher do, every
-// namespaceSweepInterval until ctx ends. It runs when the server issues tokens.
-func (r *registry) runServiceAccountController(ctx context.Context, c Config) {
-	if c.ServiceAccounts == nil {
-		return
-	}
-	ticker := c.Clock.Ticker(namespaceSweepInterval)
-	defer ticker.Stop()
-	for {
-		if err := r.ensureDefaultServiceAccounts(ctx, c.ServiceAccounts); err != nil && ctx.Err() == nil {
-			klog.ErrorS(err, "Creating default service accounts")
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
-}
-
-func (r *registry) ensureDefaultServiceAccounts(ctx context.Context, sa *ServiceAccounts) error {
-	list, err := r.namespaces.List(ctx, "", generic.ListOptions{})
-	if err != nil {
-		return err
-	}
-	var ca []byte
-	if p := sa.rootCA.Load(); p != nil {
-		ca = *p
-	}
-	for _, obj := range generic.Items(list) {
-		ns := obj.(*corev1.Namespace)
-		if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
-			continue
-		}
-		if err := r.publishRootCA(ctx, ns.Name, ca); err != nil {
-			return err
-		}
-		if _, err := r.serviceAccounts.Get(ctx, ns.Name, core.DefaultServiceAccountName); !apierrors.IsNotFound(err) {
-			continue
-		}
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: core.DefaultServiceAccountName, Namespace: ns.Name}}
-		if _, err := r.serviceAccounts.Create(ctx, ns.Name, sa, false); err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
-			return err
-		}
-	}
-	return nil
-}
-
-// publishRootCA keeps the namespace's orch-root-ca.crt configmap holding ca (none while it is not
-// known), as Kubernetes' root CA publisher keeps kube-root-ca.crt.
-func (r *registry) publishRootCA(ctx context.Context, namespace string, ca []byte) error {
-	if ca == nil {
-		return nil
-	}
-	want := map[string]string{"ca.crt": string(ca)}
-	obj, err := r.configMaps.Get(ctx, namespace, core.RootCAConfigMap)
-	switch {
-	case apierrors.IsNotFound(err):
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: core.RootCAConfigMap, Namespace: namespace}, Data: want}
-		if _, err := r.configMaps.Create(ctx, namespace, cm, false); err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
-			return err
-		}
-		return nil
-	case err != nil:
-		return err
-	}
-	if maps.Equal(obj.(*corev1.ConfigMap).Data, want) {
-		return nil
-	}
-	_, err = r.configMaps.GuaranteedUpdate(ctx, namespace, core.RootCAConfigMap, func(obj runtime.Object) (runtime.Object, error) {
-		cm := obj.(*corev1.ConfigMap)
-		cm.Data, cm.BinaryData = want, nil
-		return cm, nil
-	})
-	return err
 }

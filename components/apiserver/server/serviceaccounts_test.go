@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	sacontroller "orch.io/orch/components/apiserver/controllers/serviceaccount"
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authn/serviceaccount"
@@ -456,7 +457,7 @@ func TestDefaultServiceAccounts(t *testing.T) {
 	e := newEnv(t, withTokens(t, rsaKey(t), 0))
 	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
 	eventually(t, func() bool {
-		e.clock.Add(namespaceSweepInterval)
+		e.clock.Add(sacontroller.SyncInterval)
 		return e.do("GET", "/api/v1/namespaces/team/serviceaccounts/default", nil).code == http.StatusOK &&
 			e.do("GET", saPath+"/default", nil).code == http.StatusOK
 	})
@@ -499,7 +500,7 @@ func TestServiceAccountTokenAutomount(t *testing.T) {
 	no := false
 	e.mustCreate(saPath, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "quiet"}, AutomountServiceAccountToken: &no})
 	eventually(t, func() bool {
-		e.clock.Add(namespaceSweepInterval)
+		e.clock.Add(sacontroller.SyncInterval)
 		return e.do("GET", saPath+"/default", nil).code == http.StatusOK
 	})
 	cm := &corev1.ConfigMap{}
@@ -554,7 +555,7 @@ func TestServiceAccountTokenAutomount(t *testing.T) {
 	// A new root CA reaches the configmaps.
 	sa.SetRootCA([]byte("a new CA\n"))
 	eventually(t, func() bool {
-		e.clock.Add(namespaceSweepInterval)
+		e.clock.Add(sacontroller.SyncInterval)
 		decode(t, e.do("GET", "/api/v1/namespaces/default/configmaps/orch-root-ca.crt", nil), cm)
 		return cm.Data["ca.crt"] == "a new CA\n"
 	})

@@ -8,6 +8,7 @@ import (
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/openapi"
 	"orch.io/orch/components/apiserver/registry/coordination"
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/events"
@@ -15,8 +16,11 @@ import (
 	"orch.io/orch/components/apiserver/storage/cacher"
 )
 
-// The events' protobuf form is events.k8s.io/v1's, named by their strategy.
-var _ endpoints.ProtobufForm = events.Strategy{}
+// The events' strategy names their protobuf form, events.k8s.io/v1's, and documents them.
+var (
+	_ endpoints.ProtobufForm = events.Strategy{}
+	_ openapi.Documented     = events.Strategy{}
+)
 
 // registry is every resource the server keeps.
 type registry struct {

@@ -33,7 +33,7 @@ func (r *registry) startControllers(ctx context.Context, c Config) {
 		go serviceAccounts.Run(ctx)
 	}
 	csrs := &csrcontroller.Controller{
-		Clock: c.Clock, CSRs: r.csrs.csrs, Status: r.csrs.status, Approval: r.csrs.approval,
+		Clock: c.Clock, CSRs: r.csrs, Status: r.csrStatus, Approval: r.csrApproval,
 		Authorizer: c.Authorizer, Signing: c.Signing, Stopping: c.Stopping,
 	}
 	go csrs.Run(ctx)

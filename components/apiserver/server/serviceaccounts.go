@@ -8,8 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"orch.io/orch/components/apiserver/endpoints"
-	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/authn/serviceaccount"
 )
@@ -65,30 +63,4 @@ func getFrom(ctx context.Context, p *atomic.Pointer[generic.Store], namespace, n
 		return nil, apierrors.NewServiceUnavailable("the server's stores are not ready yet")
 	}
 	return store.Get(ctx, namespace, name)
-}
-
-// addServiceAccounts serves core/v1 serviceaccounts and, when the server issues tokens, their
-// token subresource.
-func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
-	store, err := newStore(core.ServiceAccountStrategy{})
-	if err != nil {
-		return err
-	}
-	r.serviceAccounts = store
-	res := endpoints.Resource{Store: store, Singular: "serviceaccount", ShortNames: []string{"sa"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}}
-	if sa := c.ServiceAccounts; sa != nil {
-		sa.serviceAccounts.Store(store)
-		sa.pods.Store(r.pods)
-		t := core.TokenREST{
-			Issuer: sa.Issuer, Audiences: sa.Audiences, MaxExpiration: sa.MaxExpiration, Clock: c.Clock,
-			ServiceAccounts: store, Pods: r.pods, Nodes: r.nodes, Admission: r.admission,
-		}
-		res.Subresources = []endpoints.Subresource{t.Subresource()}
-	}
-	for i := range r.groups {
-		if r.groups[i].GroupVersion == core.GroupVersion {
-			r.groups[i].Resources = append(r.groups[i].Resources, res)
-		}
-	}
-	return nil
 }

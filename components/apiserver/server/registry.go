@@ -9,6 +9,7 @@ import (
 	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/openapi"
+	"orch.io/orch/components/apiserver/registry/certificates"
 	"orch.io/orch/components/apiserver/registry/coordination"
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/events"
@@ -33,8 +34,10 @@ type registry struct {
 	nameSuffix                  func() string // of the token volumes mounted into pods
 	admission                   admission.Chain
 	events                      *generic.Store
-	csrs                        *csrStores
-	groups                      []endpoints.GroupVersion
+	// csrs are certificatesigningrequests; csrStatus and csrApproval the views certificates and
+	// approvals are written through.
+	csrs, csrStatus, csrApproval *generic.Store
+	groups                       []endpoints.GroupVersion
 }
 
 // newRegistry builds the stores, each on a watch cache of its own over c.Storage.
@@ -117,4 +120,49 @@ func newRegistry(c Config) (*registry, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// addServiceAccounts serves core/v1 serviceaccounts and, when the server issues tokens, their
+// token subresource.
+func (r *registry) addServiceAccounts(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
+	store, err := newStore(core.ServiceAccountStrategy{})
+	if err != nil {
+		return err
+	}
+	r.serviceAccounts = store
+	res := endpoints.Resource{Store: store, Singular: "serviceaccount", ShortNames: []string{"sa"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}}
+	if sa := c.ServiceAccounts; sa != nil {
+		sa.serviceAccounts.Store(store)
+		sa.pods.Store(r.pods)
+		t := core.TokenREST{
+			Issuer: sa.Issuer, Audiences: sa.Audiences, MaxExpiration: sa.MaxExpiration, Clock: c.Clock,
+			ServiceAccounts: store, Pods: r.pods, Nodes: r.nodes, Admission: r.admission,
+		}
+		res.Subresources = []endpoints.Subresource{t.Subresource()}
+	}
+	for i := range r.groups {
+		if r.groups[i].GroupVersion == core.GroupVersion {
+			r.groups[i].Resources = append(r.groups[i].Resources, res)
+		}
+	}
+	return nil
+}
+
+// addCertificates serves certificates.orch.io/v1 certificatesigningrequests, with their status and
+// approval subresources.
+func (r *registry) addCertificates(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
+	csrs, err := newStore(certificates.Strategy{Clock: c.Clock})
+	if err != nil {
+		return err
+	}
+	approval := certificates.ApprovalStrategy{Clock: c.Clock}
+	r.csrs = csrs
+	r.csrStatus = csrs.WithUpdates("status", certificates.StatusStrategy{Clock: c.Clock})
+	r.csrApproval = certificates.ApprovalView(csrs, approval)
+	r.groups = append(r.groups, endpoints.GroupVersion{GroupVersion: certificates.GroupVersion, Resources: []endpoints.Resource{
+		{Store: csrs, Status: r.csrStatus, Singular: "certificatesigningrequest", ShortNames: []string{"csr"},
+			SelectableFields: certificates.SelectableFieldNames,
+			Subresources:     []endpoints.Subresource{certificates.NewApprovalREST(csrs, r.admission, approval).Subresource()}},
+	}})
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apiserver/controllers"
 	"orch.io/orch/components/apiserver/registry/certificates"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/authn"
@@ -55,7 +56,7 @@ func (ctrl *Controller) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		events, err := ctrl.CSRs.Watch(ctx, "", generic.WatchOptions{})
 		if err != nil {
-			if !closed(ctrl.Stopping) {
+			if !controllers.Stopping(ctrl.Stopping) {
 				klog.ErrorS(err, "Watching certificate signing requests")
 			}
 			select {
@@ -173,14 +174,4 @@ func isNodeClientCert(csr *certificatesv1.CertificateSigningRequest, x509cr *x50
 
 func isSelfNodeClientCert(csr *certificatesv1.CertificateSigningRequest, x509cr *x509.CertificateRequest) bool {
 	return isNodeClientCert(csr, x509cr) && csr.Spec.Username == x509cr.Subject.CommonName
-}
-
-// closed tells whether stopping is closed.
-func closed(stopping <-chan struct{}) bool {
-	select {
-	case <-stopping:
-		return true
-	default:
-		return false
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apiserver/controllers"
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/periodic"
@@ -57,7 +58,7 @@ func RetryInitial(ctx context.Context, clk clock.Clock, namespaces *generic.Stor
 func (c *Controller) Run(ctx context.Context) {
 	finalize := c.Namespaces.WithUpdates("finalize", core.NamespaceFinalizeStrategy{}).WithoutAdmission()
 	_ = periodic.Every(ctx, c.Clock, SweepInterval, false, func(ctx context.Context) bool {
-		if err := c.sweep(ctx, finalize); err != nil && ctx.Err() == nil && !closed(c.Stopping) {
+		if err := c.sweep(ctx, finalize); err != nil && ctx.Err() == nil && !controllers.Stopping(c.Stopping) {
 			klog.ErrorS(err, "Finishing terminating namespaces")
 		}
 		return false
@@ -105,14 +106,4 @@ func (c *Controller) empty(ctx context.Context, namespace string) (bool, error) 
 		}
 	}
 	return empty, nil
-}
-
-// closed tells whether stopping is closed.
-func closed(stopping <-chan struct{}) bool {
-	select {
-	case <-stopping:
-		return true
-	default:
-		return false
-	}
 }

@@ -36,33 +36,23 @@ func ApprovalView(csrs *generic.Store, approval ApprovalStrategy) *generic.Store
 
 // Subresource describes certificatesigningrequests/approval to the endpoints.
 func (a ApprovalREST) Subresource() endpoints.Subresource {
-	return endpoints.Subresource{Name: "approval", Method: http.MethodPut, Verbs: []string{"update"}, Kind: csrKind.Kind, Handler: a.update}
+	return endpoints.Subresource{Name: "approval", Method: http.MethodPut, Verbs: []string{"update"}, Kind: csrKind.Kind,
+		Handler: endpoints.BodyHandler(csrKind, a.update)}
 }
 
-func (a ApprovalREST) update(req *restful.Request, resp *restful.Response) {
-	var csr certificatesv1.CertificateSigningRequest
-	if err := endpoints.DecodeBody(req.Request, &csr, csrKind); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
+func (a ApprovalREST) update(req *restful.Request, csr *certificatesv1.CertificateSigningRequest) (int, any, error) {
 	ctx, name := req.Request.Context(), req.PathParameter("name")
 	current, err := a.csrs.Get(ctx, "", name)
 	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
+		return 0, nil, err
 	}
 	user, _ := authn.UserFrom(ctx)
 	if err := a.admission.Admit(ctx, admission.Attributes{
 		Operation: admission.Update, Kind: csrKind.GroupKind(), Resource: GroupVersion.WithResource("certificatesigningrequests").GroupResource(),
-		Subresource: "approval", Name: name, Object: &csr, OldObject: current, User: user,
+		Subresource: "approval", Name: name, Object: csr, OldObject: current, User: user,
 	}); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
+		return 0, nil, err
 	}
-	out, _, err := a.approval.Update(ctx, "", name, &csr, len(req.Request.URL.Query()["dryRun"]) > 0)
-	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusOK, out)
+	out, _, err := a.approval.Update(ctx, "", name, csr, len(req.Request.URL.Query()["dryRun"]) > 0)
+	return http.StatusOK, out, err
 }

@@ -22,19 +22,11 @@ func NewFinalizeREST(namespaces *generic.Store) FinalizeREST {
 
 // Subresource describes namespaces/finalize to the endpoints.
 func (f FinalizeREST) Subresource() endpoints.Subresource {
-	return endpoints.Subresource{Name: "finalize", Method: http.MethodPut, Verbs: []string{"update"}, Kind: "Namespace", Handler: f.update}
+	return endpoints.Subresource{Name: "finalize", Method: http.MethodPut, Verbs: []string{"update"}, Kind: "Namespace",
+		Handler: endpoints.BodyHandler(corev1.SchemeGroupVersion.WithKind("Namespace"), f.update)}
 }
 
-func (f FinalizeREST) update(req *restful.Request, resp *restful.Response) {
-	var ns corev1.Namespace
-	if err := endpoints.DecodeBody(req.Request, &ns, corev1.SchemeGroupVersion.WithKind("Namespace")); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	out, _, err := f.store.Update(req.Request.Context(), "", req.PathParameter("name"), &ns, false)
-	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusOK, out)
+func (f FinalizeREST) update(req *restful.Request, ns *corev1.Namespace) (int, any, error) {
+	out, _, err := f.store.Update(req.Request.Context(), "", req.PathParameter("name"), ns, false)
+	return http.StatusOK, out, err
 }

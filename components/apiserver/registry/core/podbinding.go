@@ -29,20 +29,14 @@ func NewBindingREST(pods *generic.Store) BindingREST {
 
 // Subresource describes pods/binding to the endpoints.
 func (b BindingREST) Subresource() endpoints.Subresource {
-	return endpoints.Subresource{Name: "binding", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Binding", Handler: b.create}
+	return endpoints.Subresource{Name: "binding", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Binding",
+		Handler: endpoints.BodyHandler(corev1.SchemeGroupVersion.WithKind("Binding"), b.create)}
 }
 
-func (b BindingREST) create(req *restful.Request, resp *restful.Response) {
-	var binding corev1.Binding
-	if err := endpoints.DecodeBody(req.Request, &binding, corev1.SchemeGroupVersion.WithKind("Binding")); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
+func (b BindingREST) create(req *restful.Request, binding *corev1.Binding) (int, any, error) {
 	name := req.PathParameter("name")
 	if binding.Target.Name == "" {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, name,
-			field.ErrorList{field.Required(field.NewPath("target.name"), "")}))
-		return
+		return 0, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, name, field.ErrorList{field.Required(field.NewPath("target.name"), "")})
 	}
 	_, err := b.store.GuaranteedUpdate(req.Request.Context(), req.PathParameter("namespace"), name, func(obj runtime.Object) (runtime.Object, error) {
 		pod := obj.(*corev1.Pod)
@@ -57,8 +51,7 @@ func (b BindingREST) create(req *restful.Request, resp *restful.Response) {
 		return pod, nil
 	})
 	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
+		return 0, nil, err
 	}
-	writeCreated(req, resp)
+	return endpoints.Created()
 }

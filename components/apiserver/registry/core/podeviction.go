@@ -22,19 +22,14 @@ func NewEvictionREST(pods *generic.Store) EvictionREST { return EvictionREST{pod
 
 // Subresource describes pods/eviction to the endpoints.
 func (e EvictionREST) Subresource() endpoints.Subresource {
-	return endpoints.Subresource{Name: "eviction", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Eviction", Handler: e.create}
+	return endpoints.Subresource{Name: "eviction", Method: http.MethodPost, Verbs: []string{"create"}, Kind: "Eviction",
+		Handler: endpoints.BodyHandler(policyv1.SchemeGroupVersion.WithKind("Eviction"), e.create)}
 }
 
-func (e EvictionREST) create(req *restful.Request, resp *restful.Response) {
-	var eviction policyv1.Eviction
-	if err := endpoints.DecodeBody(req.Request, &eviction, policyv1.SchemeGroupVersion.WithKind("Eviction")); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
+func (e EvictionREST) create(req *restful.Request, eviction *policyv1.Eviction) (int, any, error) {
 	name := req.PathParameter("name")
 	if eviction.Name != "" && eviction.Name != name {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewBadRequest("name in URL does not match name in Eviction object"))
-		return
+		return 0, nil, apierrors.NewBadRequest("name in URL does not match name in Eviction object")
 	}
 	var opts generic.DeleteOptions
 	if d := eviction.DeleteOptions; d != nil {
@@ -45,8 +40,7 @@ func (e EvictionREST) create(req *restful.Request, resp *restful.Response) {
 		}
 	}
 	if _, _, err := e.pods.Delete(req.Request.Context(), req.PathParameter("namespace"), name, opts); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
+		return 0, nil, err
 	}
-	writeCreated(req, resp)
+	return endpoints.Created()
 }

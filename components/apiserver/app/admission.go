@@ -15,9 +15,10 @@ import (
 	"orch.io/orch/components/apiserver/server"
 )
 
-// admissionPlugins are the admission plugins orch-apiserver has. Each is off unless enabled by
-// flag, as EventRateLimit is in Kubernetes; Kubernetes' other plugins are not here, so naming
-// one is refused at start.
+// admissionPlugins are the admission plugins chosen by flag. Each is off unless enabled, as
+// EventRateLimit is in Kubernetes. The plugins the server always runs (NamespaceLifecycle,
+// ServiceAccount, NodeRestriction, the certificate plugins) are not chosen, and Kubernetes' others
+// are not here: naming any of them is refused at start.
 var admissionPlugins = map[string]func(config []byte, clk clock.Clock) (admission.Interface, error){
 	eventratelimit.PluginName: func(config []byte, clk clock.Clock) (admission.Interface, error) {
 		return eventratelimit.New(config, clk)

@@ -15,11 +15,12 @@ import (
 	"orch.io/orch/components/apiserver/server"
 )
 
-// admissionPlugins are the admission plugins orch-apiserver has. Each is off unless enabled by
-// flag, as EventRateLimit is in Kubernetes; Kubernetes' other plugins are not here, so naming
-// one is refused at start.
-var admissionPlugins = map[string]func(config []byte, clk clock.Clock) (admission.Plugin, error){
-	eventratelimit.PluginName: func(config []byte, clk clock.Clock) (admission.Plugin, error) {
+// admissionPlugins are the admission plugins chosen by flag. Each is off unless enabled, as
+// EventRateLimit is in Kubernetes. The plugins the server always runs (NamespaceLifecycle,
+// ServiceAccount, NodeRestriction, the certificate plugins) are not chosen, and Kubernetes' others
+// are not here: naming any of them is refused at start.
+var admissionPlugins = map[string]func(config []byte, clk clock.Clock) (admission.Interface, error){
+	eventratelimit.PluginName: func(config []byte, clk clock.Clock) (admission.Interface, error) {
 		return eventratelimit.New(config, clk)
 	},
 }
@@ -58,11 +59,11 @@ func (o *Options) enabledAdmissionPlugins() []string {
 	return sets.List(on)
 }
 
-// admissionChain builds the enabled plugins, each from its section of
+// enabledAdmission builds the enabled plugins, each from its section of
 // --admission-control-config-file (none when the file does not name it). Kubernetes only logs a
 // section for a plugin that is not enabled; orch refuses it, since the configuration would do
 // nothing while the file says it holds.
-func admissionChain(o *Options, files *configFiles, clk clock.Clock) (func(*server.Config), error) {
+func enabledAdmission(o *Options, files *configFiles, clk clock.Clock) (func(*server.Config), error) {
 	enabled := o.enabledAdmissionPlugins()
 	if a := files.admission; a != nil {
 		var errs []error
@@ -75,7 +76,7 @@ func admissionChain(o *Options, files *configFiles, clk clock.Clock) (func(*serv
 			return nil, err
 		}
 	}
-	var chain admission.Chain
+	plugins := map[string]admission.Interface{}
 	for _, name := range enabled {
 		var config []byte
 		source := "--enable-admission-plugins"
@@ -92,11 +93,11 @@ func admissionChain(o *Options, files *configFiles, clk clock.Clock) (func(*serv
 		if err != nil {
 			return nil, fmt.Errorf("%s: couldn't init admission plugin %q: %w", source, name, err)
 		}
-		chain = append(chain, p)
+		plugins[name] = p
 	}
-	if len(chain) == 0 {
+	if len(plugins) == 0 {
 		return func(*server.Config) {}, nil
 	}
 	klog.InfoS("Admission plugins enabled", "plugins", enabled)
-	return func(c *server.Config) { c.Admit = chain.Validate }, nil
+	return func(c *server.Config) { c.Admission = plugins }, nil
 }

@@ -30,7 +30,7 @@ func writeAdmissionConfig(t *testing.T, plugins string) string {
 }
 
 // eventRateLimitFile configures EventRateLimit through path, with a server bucket of one token
-// refilled once a second.
+// refilled once a second, under Kubernetes' name of the group, which orch reads too.
 const eventRateLimitFile = `apiVersion: eventratelimit.admission.k8s.io/v1alpha1
 kind: Configuration
 limits:

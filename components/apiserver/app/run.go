@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apiserver/filters"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/etcd3"
@@ -60,7 +61,7 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
-	admit, err := admissionChain(o, files, clk)
+	admit, err := enabledAdmission(o, files, clk)
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 	cfg := server.Config{
 		Stopping:    stopping,
 		Terminating: terminating,
-		Limits: server.Limits{
+		Limits: filters.Limits{
 			MaxRequestsInFlight:         o.MaxRequestsInFlight,
 			MaxMutatingRequestsInFlight: o.MaxMutatingRequestsInFlight,
 			RequestTimeout:              o.RequestTimeout,

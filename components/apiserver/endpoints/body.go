@@ -3,6 +3,9 @@ package endpoints
 import (
 	"net/http"
 
+	restful "github.com/emicklei/go-restful/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -22,4 +25,34 @@ func DecodeCreate(w http.ResponseWriter, r *http.Request, obj any, gvk schema.Gr
 		return err
 	}
 	return decodeObject(w, data, mode, obj, gvk)
+}
+
+// BodyHandler is the route of a subresource that takes a body of kind gvk (pods/binding,
+// namespaces/finalize): the body read by DecodeBody into a new T, then do's answer written with
+// its status code, or its error as a Status.
+func BodyHandler[T any, P interface {
+	*T
+	runtime.Object
+}](gvk schema.GroupVersionKind, do func(req *restful.Request, body P) (code int, out any, err error)) restful.RouteFunction {
+	return func(req *restful.Request, resp *restful.Response) {
+		body := P(new(T))
+		if err := DecodeBody(req.Request, body, gvk); err != nil {
+			WriteError(resp.ResponseWriter, req.Request, err)
+			return
+		}
+		code, out, err := do(req, body)
+		if err != nil {
+			WriteError(resp.ResponseWriter, req.Request, err)
+			return
+		}
+		WriteObject(resp.ResponseWriter, req.Request, code, out)
+	}
+}
+
+// Created is the answer of a subresource's create that returns no object: 201 and a Success
+// Status.
+func Created() (int, any, error) {
+	return http.StatusCreated, &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated,
+	}, nil
 }

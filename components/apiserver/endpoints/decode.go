@@ -17,7 +17,6 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/registry/generic"
 )
 
@@ -76,7 +75,7 @@ func bodyJSON(r *http.Request, kind string) ([]byte, error) {
 }
 
 func mediaTypeError(accepted string) error {
-	status := apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", eventsv1.Resource, "", "", 0, false)
+	status := apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "", "", 0, false)
 	status.ErrStatus.Message = "the body of the request was in an unknown format - accepted media types include: " + accepted
 	status.ErrStatus.Details = nil
 	return status

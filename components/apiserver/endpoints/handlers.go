@@ -10,8 +10,7 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	eventsv1 "orch.io/orch/components/apis/events/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Config wires the handlers to the world.
@@ -48,7 +47,7 @@ func respond(req *restful.Request, resp *restful.Response, code int, obj any) {
 }
 
 func notAcceptable() error {
-	status := apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", eventsv1.Resource, "", "", 0, false)
+	status := apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", "", 0, false)
 	status.ErrStatus.Message = "only the following media types are accepted: application/json, application/yaml, application/vnd.orch.protobuf, application/json;as=Table;v=v1;g=meta.k8s.io"
 	status.ErrStatus.Details = nil
 	return status

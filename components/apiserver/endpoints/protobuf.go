@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
+	"sync"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	k8seventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/watch"
 	sigsjson "sigs.k8s.io/json"
-
-	orchEventsv1 "orch.io/orch/components/apis/events/v1"
 )
 
 // Kubernetes' protobuf media type, renamed; Kubernetes' own name is accepted too, so stock
@@ -30,35 +27,62 @@ const (
 	K8sProtobufMediaType = "application/vnd.kubernetes.protobuf"
 )
 
-// coordinationGroupVersion is where leases are served.
-var coordinationGroupVersion = schema.GroupVersion{Group: "coordination.orch.io", Version: "v1"}
+// ProtobufForm is a Strategy whose objects have no protobuf form of their own: they are encoded as
+// object and list, other types with the same fields and field numbers, converted field for field
+// (events.orch.io/v1's Event is events.k8s.io/v1's).
+type ProtobufForm interface {
+	ProtobufTypes() (object, list runtime.Object)
+}
 
-// certificatesGroupVersion is where certificate signing requests are served, Kubernetes'
-// certificates.k8s.io/v1 renamed.
-var certificatesGroupVersion = schema.GroupVersion{Group: "certificates.orch.io", Version: "v1"}
-
-// protobufScheme knows every kind orch serves in protobuf: core v1, coordination.orch.io/v1 and
-// certificates.orch.io/v1,
-// with the meta types (Status, WatchEvent, lists) of each version.
-var protobufScheme = func() *runtime.Scheme {
+// protobufKinds are what the server encodes and decodes as protobuf: the scheme of every kind it serves,
+// and the types some are encoded as. The core v1 kinds (with the meta kinds: Status, WatchEvent,
+// DeleteOptions) and policy/v1 Eviction, the pods/eviction body, are there from the start; each
+// group version adds its resources as it is served (registerProtobuf). Decoding reads the scheme
+// under mu, since a server can be built while another decodes.
+var protobufKinds = struct {
+	mu     sync.RWMutex
+	scheme *runtime.Scheme
+	forms  map[reflect.Type]protobufType // the Go type of a served object or list: the type it is encoded as
+}{scheme: func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
 		panic(err)
 	}
-	s.AddKnownTypes(coordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
-	metav1.AddToGroupVersion(s, coordinationGroupVersion)
-	s.AddKnownTypes(certificatesGroupVersion, &certificatesv1.CertificateSigningRequest{}, &certificatesv1.CertificateSigningRequestList{})
-	metav1.AddToGroupVersion(s, certificatesGroupVersion)
 	s.AddKnownTypes(policyv1.SchemeGroupVersion, &policyv1.Eviction{})
-	// events.orch.io/v1 has Kubernetes' events.k8s.io/v1 fields, so its protobuf form is theirs.
-	s.AddKnownTypes(orchEventsv1.SchemeGroupVersion, &k8seventsv1.Event{}, &k8seventsv1.EventList{})
-	metav1.AddToGroupVersion(s, orchEventsv1.SchemeGroupVersion)
 	return s
-}()
+}(), forms: map[reflect.Type]protobufType{}}
+
+// protobufType is a type objects are encoded as, and the kind they are encoded under.
+type protobufType struct {
+	typ  reflect.Type
+	kind schema.GroupVersionKind
+}
+
+// registerProtobuf adds the objects and lists of g's resources to the protobuf scheme under g's
+// group version, each as itself or as its strategy's ProtobufForm.
+func registerProtobuf(g GroupVersion) {
+	protobufKinds.mu.Lock()
+	defer protobufKinds.mu.Unlock()
+	registered := protobufKinds.scheme.IsVersionRegistered(g.GroupVersion)
+	for _, r := range g.Resources {
+		s := r.Store.Strategy()
+		object, list := s.New(), s.NewList()
+		if pf, ok := s.(ProtobufForm); ok {
+			pbObject, pbList := pf.ProtobufTypes()
+			protobufKinds.forms[reflect.TypeOf(object)] = protobufType{reflect.TypeOf(pbObject), g.GroupVersion.WithKind(s.Kind())}
+			protobufKinds.forms[reflect.TypeOf(list)] = protobufType{reflect.TypeOf(pbList), g.GroupVersion.WithKind(s.Kind() + "List")}
+			object, list = pbObject, pbList
+		}
+		protobufKinds.scheme.AddKnownTypes(g.GroupVersion, object, list)
+	}
+	if !registered {
+		metav1.AddToGroupVersion(protobufKinds.scheme, g.GroupVersion)
+	}
+}
 
 var (
-	protobufSerializer = protobuf.NewSerializer(protobufScheme, protobufScheme)
-	protobufRaw        = protobuf.NewRawSerializer(protobufScheme, protobufScheme)
+	protobufSerializer = protobuf.NewSerializer(protobufKinds.scheme, protobufKinds.scheme)
+	protobufRaw        = protobuf.NewRawSerializer(protobufKinds.scheme, protobufKinds.scheme)
 )
 
 func isProtobuf(mediaType string) bool {
@@ -110,10 +134,12 @@ func writeProtobuf(w http.ResponseWriter, code int, mediaType string, obj runtim
 
 // decodeProtobuf reads a protobuf body into into, refusing another kind.
 func decodeProtobuf(data []byte, into runtime.Object, gvk schema.GroupVersionKind) error {
-	if e, ok := into.(*orchEventsv1.Event); ok {
-		return decodeProtobufEvent(data, e)
+	if form, ok := protobufFormOf(into); ok {
+		return decodeConverted(data, into, form, gvk)
 	}
+	protobufKinds.mu.RLock()
 	out, got, err := protobufSerializer.Decode(data, &gvk, into)
+	protobufKinds.mu.RUnlock()
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
 	}
@@ -138,19 +164,21 @@ func DecodeBody(r *http.Request, into runtime.Object, gvk schema.GroupVersionKin
 	return nil
 }
 
-// protobufForm is obj as protobuf encodes it: an Event or EventList of events.orch.io/v1 becomes
-// the Kubernetes type whose fields and protobuf numbering it shares; other objects pass unchanged.
+func protobufFormOf(obj runtime.Object) (protobufType, bool) {
+	protobufKinds.mu.RLock()
+	defer protobufKinds.mu.RUnlock()
+	form, ok := protobufKinds.forms[reflect.TypeOf(obj)]
+	return form, ok
+}
+
+// protobufForm is obj as protobuf encodes it: converted field for field to the type of its
+// resource's ProtobufForm, or obj itself.
 func protobufForm(obj runtime.Object) (runtime.Object, error) {
-	var out runtime.Object
-	kind := "Event"
-	switch obj.(type) {
-	case *orchEventsv1.Event:
-		out = &k8seventsv1.Event{}
-	case *orchEventsv1.EventList:
-		out, kind = &k8seventsv1.EventList{}, "EventList"
-	default:
+	form, ok := protobufFormOf(obj)
+	if !ok {
 		return obj, nil
 	}
+	out := reflect.New(form.typ.Elem()).Interface().(runtime.Object)
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -158,21 +186,21 @@ func protobufForm(obj runtime.Object) (runtime.Object, error) {
 	if err := json.Unmarshal(data, out); err != nil {
 		return nil, err
 	}
-	out.GetObjectKind().SetGroupVersionKind(orchEventsv1.SchemeGroupVersion.WithKind(kind))
+	out.GetObjectKind().SetGroupVersionKind(form.kind)
 	return out, nil
 }
 
-// decodeProtobufEvent reads a protobuf Event body, in its Kubernetes form, into e.
-func decodeProtobufEvent(data []byte, e *orchEventsv1.Event) error {
-	k8s := &k8seventsv1.Event{}
-	if err := decodeProtobuf(data, k8s, orchEventsv1.SchemeGroupVersion.WithKind("Event")); err != nil {
+// decodeConverted reads a protobuf body in its form's type and converts it into into.
+func decodeConverted(data []byte, into runtime.Object, form protobufType, gvk schema.GroupVersionKind) error {
+	decoded := reflect.New(form.typ.Elem()).Interface().(runtime.Object)
+	if err := decodeProtobuf(data, decoded, gvk); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(k8s)
+	raw, err := json.Marshal(decoded)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	if err := json.Unmarshal(raw, e); err != nil {
+	if err := json.Unmarshal(raw, into); err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	return nil

@@ -98,6 +98,7 @@ func storageVersionHash(kind, version string) string {
 // WebService returns the web service of the group version: its discovery document and every
 // operation of each resource, at Kubernetes' paths.
 func (g GroupVersion) WebService(c Config) *restful.WebService {
+	registerProtobuf(g)
 	ws := new(restful.WebService)
 	ws.Path(g.Path()).Produces("*/*")
 	ws.Route(ws.GET("/").To(func(req *restful.Request, resp *restful.Response) {

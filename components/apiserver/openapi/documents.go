@@ -22,6 +22,11 @@ type Resource struct {
 	Descriptions map[reflect.Type]Descriptions
 }
 
+// Documented is a resource's strategy that documents its types for kubectl explain.
+type Documented interface {
+	OpenAPIDescriptions() map[reflect.Type]Descriptions
+}
+
 func (r Resource) groupVersion() string {
 	if r.Group == "" {
 		return r.Version

@@ -24,11 +24,11 @@ import (
 // withEventRateLimit runs EventRateLimit with the given limits (JSON) on the server's clock.
 func withEventRateLimit(t testing.TB, limits string) func(*Config) {
 	return func(c *Config) {
-		p, err := eventratelimit.New([]byte(`{"apiVersion":"eventratelimit.admission.k8s.io/v1alpha1","kind":"Configuration","limits":`+limits+`}`), c.Clock)
+		p, err := eventratelimit.New([]byte(`{"apiVersion":"eventratelimit.admission.orch.io/v1alpha1","kind":"Configuration","limits":`+limits+`}`), c.Clock)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Admit = admission.Chain{p}.Validate
+		c.Admission = map[string]admission.Interface{eventratelimit.PluginName: p}
 	}
 }
 

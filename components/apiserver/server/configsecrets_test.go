@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"orch.io/orch/components/apiserver/controllers/namespace"
 )
 
 // A secret written with stringData is stored with it merged into data, base64 in JSON, typed
@@ -63,7 +65,7 @@ func TestConfigMapsOverHTTP(t *testing.T) {
 	e.do("POST", "/api/v1/namespaces/gone/secrets", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}})
 	e.do("DELETE", "/api/v1/namespaces/gone", nil).namespace(t)
 	eventually(t, func() bool {
-		e.clock.Add(namespaceSweepInterval)
+		e.clock.Add(namespace.SweepInterval)
 		return e.do("GET", "/api/v1/namespaces/gone/configmaps/c", nil).code == 404 &&
 			e.do("GET", "/api/v1/namespaces/gone/secrets/s", nil).code == 404 &&
 			e.do("GET", "/api/v1/namespaces/gone", nil).code == 404

@@ -10,6 +10,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"orch.io/orch/components/apiserver/controllers/namespace"
 )
 
 func podBody(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
@@ -254,7 +256,7 @@ func TestNamespaceDeletionEmptiesIt(t *testing.T) {
 	if !strings.Contains(st.Message, "unable to create new content in namespace team because it is being terminated") {
 		t.Fatalf("message: %s", st.Message)
 	}
-	e.clock.Add(namespaceSweepInterval)
+	e.clock.Add(namespace.SweepInterval)
 	eventually(t, func() bool {
 		var pods corev1.PodList
 		decode(t, e.do("GET", "/api/v1/namespaces/team/pods", nil), &pods)
@@ -262,14 +264,14 @@ func TestNamespaceDeletionEmptiesIt(t *testing.T) {
 		events := e.do("GET", "/apis/events.orch.io/v1/namespaces/team/events/e1", nil)
 		return len(pods.Items) == 1 && pods.Items[0].DeletionTimestamp != nil && leases.code == 404 && events.code == 404
 	})
-	e.clock.Add(namespaceSweepInterval)
+	e.clock.Add(namespace.SweepInterval)
 	if r := e.do("GET", "/api/v1/namespaces/team", nil); r.code != 200 {
 		t.Fatalf("the namespace went while a pod was still stopping: %d", r.code)
 	}
 	// The agent confirms the pod stopped; the namespace then goes.
 	e.do("DELETE", "/api/v1/namespaces/team/pods/running?gracePeriodSeconds=0", nil).pod(t)
 	eventually(t, func() bool {
-		e.clock.Add(namespaceSweepInterval)
+		e.clock.Add(namespace.SweepInterval)
 		return e.do("GET", "/api/v1/namespaces/team", nil).code == 404
 	})
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -120,5 +121,29 @@ func TestTableOutput(t *testing.T) {
 	y := e.do("GET", eventsPath+"/sample-1", nil, "Accept", "application/yaml")
 	if y.header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(y.body), "kind: Event") {
 		t.Errorf("yaml answer: %s %s", y.header.Get("Content-Type"), y.body)
+	}
+}
+
+// The OpenAPI documents carry the descriptions a resource's strategy gives (kubectl explain reads
+// them): the events' are Kubernetes'.
+func TestOpenAPIDescriptions(t *testing.T) {
+	e := newEnv(t)
+	var root struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(e.do("GET", "/openapi/v3", nil).body, &root); err != nil {
+		t.Fatal(err)
+	}
+	events := root.Paths["apis/events.orch.io/v1"].ServerRelativeURL
+	if events == "" {
+		t.Fatalf("no events.orch.io/v1 document: %v", root.Paths)
+	}
+	r := e.do("GET", events, nil)
+	for _, want := range []string{"Event is a report of an event somewhere in the cluster.", "EventSeries contain information on series of events"} {
+		if r.code != http.StatusOK || !strings.Contains(string(r.body), want) {
+			t.Errorf("%s: %d, want %q in it", events, r.code, want)
+		}
 	}
 }

@@ -1,10 +1,6 @@
 package server
 
 import (
-	"net/http"
-	"strconv"
-
-	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -15,72 +11,4 @@ func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
-}
-
-// requestMetrics carry Kubernetes' apiserver metric names, so existing dashboards read them.
-type requestMetrics struct {
-	total    *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-}
-
-func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
-	m := &requestMetrics{
-		total: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_request_total",
-			Help: "Counter of apiserver requests broken out for each verb, API group, version, resource and HTTP response code.",
-		}, []string{"verb", "group", "version", "resource", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "apiserver_request_duration_seconds",
-			Help:    "Response latency distribution in seconds for each verb, API group, version and resource.",
-			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 5, 10, 30, 60},
-		}, []string{"verb", "group", "version", "resource"}),
-	}
-	reg.MustRegister(m.total, m.duration)
-	return m
-}
-
-// statusRecorder remembers the response code and passes flushes through for watch streams.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if s.code == 0 {
-		s.code = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.code == 0 {
-		s.code = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-func (s *statusRecorder) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-func (m *requestMetrics) wrap(clk clock.Clock, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := clk.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		a := requestAttributes(r)
-		verb := a.Verb
-		if !a.ResourceRequest {
-			verb = r.Method
-		}
-		if rec.code == 0 {
-			rec.code = http.StatusOK
-		}
-		m.total.WithLabelValues(verb, a.APIGroup, a.APIVersion, a.Resource, strconv.Itoa(rec.code)).Inc()
-		m.duration.WithLabelValues(verb, a.APIGroup, a.APIVersion, a.Resource).Observe(clk.Since(start).Seconds())
-	})
 }

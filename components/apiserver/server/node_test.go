@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
 )
@@ -55,7 +56,7 @@ func as(token string) []string { return []string{"Authorization", "Bearer " + to
 func mirrorOf(name, node string, nodeUID types.UID, mutate ...func(*corev1.Pod)) *corev1.Pod {
 	controller := true
 	return podBody(name, append([]func(*corev1.Pod){func(p *corev1.Pod) {
-		p.Annotations = map[string]string{MirrorPodAnnotation: "static-uid"}
+		p.Annotations = map[string]string{core.MirrorPodAnnotation: "static-uid"}
 		p.Spec.NodeName = node
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node, UID: nodeUID, Controller: &controller}}
 	}}, mutate...)...)

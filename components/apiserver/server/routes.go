@@ -5,6 +5,11 @@ import (
 	"sync"
 
 	"github.com/emicklei/go-restful/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"orch.io/orch/components/apiserver/endpoints"
 )
 
 // maxCachedRoutes bounds the selections remembered; past it the cache starts over, so paths
@@ -61,4 +66,31 @@ func (c *routeCache) SelectRoute(services []*restful.WebService, r *http.Request
 // container's slice's length or array.
 func sameServices(a, b []*restful.WebService) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+func notFoundPath() error {
+	err := apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+	err.ErrStatus.Message = "the server could not find the requested resource"
+	err.ErrStatus.Details = &metav1.StatusDetails{}
+	return err
+}
+
+// serviceError answers go-restful's routing failures with Status bodies, as Kubernetes does.
+func serviceError(se restful.ServiceError, req *restful.Request, resp *restful.Response) {
+	var err error
+	switch se.Code {
+	case http.StatusNotFound:
+		err = notFoundPath()
+	case http.StatusMethodNotAllowed:
+		status := apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)
+		status.ErrStatus.Message = "the server does not allow this method on the requested resource"
+		status.ErrStatus.Details = &metav1.StatusDetails{}
+		err = status
+	default:
+		status := apierrors.NewGenericServerResponse(se.Code, "", schema.GroupResource{}, "", "", 0, false)
+		status.ErrStatus.Message = se.Message
+		status.ErrStatus.Details = nil
+		err = status
+	}
+	endpoints.WriteError(resp.ResponseWriter, req.Request, err)
 }

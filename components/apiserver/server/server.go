@@ -3,84 +3,17 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
-	"strings"
-	"time"
 
-	"github.com/benbjohnson/clock"
 	restful "github.com/emicklei/go-restful/v3"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/trace"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/klog/v2"
 
-	eventsv1 "orch.io/orch/components/apis/events/v1"
-	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/filters"
 	"orch.io/orch/components/apiserver/openapi"
-	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/tracing"
-	"orch.io/orch/components/authn"
-	"orch.io/orch/components/authz"
 )
-
-// Config is everything the API server's handler is built from.
-type Config struct {
-	Clock   clock.Clock
-	Storage storage.Interface
-	// EventTTL is how long an event is kept after its last write.
-	EventTTL      time.Duration
-	Authenticator authn.Authenticator
-	Authorizer    authz.Authorizer
-	// MinRequestTimeout bounds watches that name no timeoutSeconds (Kubernetes: 1800s).
-	MinRequestTimeout time.Duration
-	// BookmarkInterval is how often a watch allowing bookmarks gets one (Kubernetes: about 1m).
-	BookmarkInterval time.Duration
-	// Jitter, NewUID and NameSuffix are the server's randomness; a simulator passes seeded ones.
-	Jitter     func() float64
-	NewUID     func() types.UID
-	NameSuffix func() string
-	Version    version.Info
-	// Metrics receives the server's metrics; nil makes a registry of its own.
-	Metrics *prometheus.Registry
-	// Stopping closes when shutdown begins, ending open watches.
-	Stopping <-chan struct{}
-	// Terminating closes when the server is asked to stop, before Stopping: /readyz fails from then
-	// on, so load balancers move away while requests are still served.
-	Terminating <-chan struct{}
-	// Limits cap concurrent requests and their duration.
-	Limits Limits
-	// ExtraHealthChecks, when set, gives checks /healthz and /readyz run after the server's own
-	// (encryption providers' kms-provider-N). It is asked on every request, so the checks follow a
-	// reloaded configuration. /livez leaves them out: a plugin outage is no reason to restart.
-	ExtraHealthChecks func() []HealthCheck
-	// Admit, when set, is the admission chain every create and update passes once validated.
-	Admit func(context.Context, admission.Attributes) error
-	// TracerProvider, when set, traces every request and the storage calls it makes.
-	TracerProvider trace.TracerProvider
-	// Node, set with the Node authorization mode, gets the pods store its authorizer reads, and
-	// turns on NodeRestriction admission.
-	Node *NodeAuthorization
-	// Signing, when set, is the CA the server's signer issues approved certificate signing
-	// requests with; without it none is signed.
-	Signing *Signing
-	// ServiceAccounts, when set, issues service account tokens (serviceaccounts/token) and runs
-	// the default service account controller.
-	ServiceAccounts *ServiceAccounts
-}
-
-// HealthCheck is a named check of /healthz and /readyz.
-type HealthCheck struct {
-	Name  string
-	Check func(context.Context) error
-}
 
 // New returns the API server's root handler.
 func New(c Config) (http.Handler, error) {
@@ -106,15 +39,7 @@ func New(c Config) (http.Handler, error) {
 		<-c.Stopping
 		stopControllers()
 	}()
-	// The initial namespaces are made at once when storage can take them; otherwise (a KMS plugin
-	// not answering yet) they are retried in the background, as Kubernetes' bootstrap hook does.
-	if err := reg.ensureNamespaces(controllerCtx); err != nil {
-		klog.ErrorS(err, "Creating the initial namespaces failed; retrying")
-		go reg.retryNamespaces(controllerCtx, c)
-	}
-	go reg.runNamespaceController(controllerCtx, c)
-	go reg.runServiceAccountController(controllerCtx, c)
-	go reg.csrs.runCSRControllers(controllerCtx, c)
+	reg.startControllers(controllerCtx, c)
 
 	container := restful.NewContainer()
 	container.Router(&routeCache{})
@@ -150,211 +75,17 @@ func New(c Config) (http.Handler, error) {
 	}))
 
 	var h http.Handler = mux
-	if c.Node != nil {
-		h = withNodeRestriction(h, c.Node)
+	if reg.admission.JudgesRequests() {
+		h = filters.WithAdmission(h, reg.admission.AdmitRequest)
 	}
 	if c.TracerProvider != nil {
-		h = withTracing(h, c.TracerProvider)
+		h = filters.WithTracing(h, c.TracerProvider)
 	}
-	h = withAuthorization(h, c.Authorizer)
-	h = newInFlight(c.Limits, c.Metrics).wrap(h)
-	h = withAuthentication(h, c.Authenticator)
-	h = withRequestTimeout(h, c.Clock, c.Limits.RequestTimeout)
-	h = newRequestMetrics(c.Metrics).wrap(c.Clock, h)
-	h = withPanicRecovery(h)
+	h = filters.WithAuthorization(h, c.Authorizer)
+	h = filters.WithMaxInFlightLimit(h, c.Limits, c.Metrics)
+	h = filters.WithAuthentication(h, c.Authenticator)
+	h = filters.WithRequestTimeout(h, c.Clock, c.Limits.RequestTimeout)
+	h = filters.WithRequestMetrics(h, c.Clock, c.Metrics)
+	h = filters.WithPanicRecovery(h)
 	return h, nil
-}
-
-func notFoundPath() error {
-	err := apierrors.NewGenericServerResponse(http.StatusNotFound, "", eventsv1.Resource, "", "", 0, false)
-	err.ErrStatus.Message = "the server could not find the requested resource"
-	err.ErrStatus.Details = &metav1.StatusDetails{}
-	return err
-}
-
-// serviceError answers go-restful's routing failures with Status bodies, as Kubernetes does.
-func serviceError(se restful.ServiceError, req *restful.Request, resp *restful.Response) {
-	var err error
-	switch se.Code {
-	case http.StatusNotFound:
-		err = notFoundPath()
-	case http.StatusMethodNotAllowed:
-		status := apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", eventsv1.Resource, "", "", 0, false)
-		status.ErrStatus.Message = "the server does not allow this method on the requested resource"
-		status.ErrStatus.Details = &metav1.StatusDetails{}
-		err = status
-	default:
-		status := apierrors.NewGenericServerResponse(se.Code, "", eventsv1.Resource, "", "", 0, false)
-		status.ErrStatus.Message = se.Message
-		status.ErrStatus.Details = nil
-		err = status
-	}
-	endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-}
-
-// discoveryService answers /api and /apis: the core version and every group, in the order of
-// groups (events first).
-func discoveryService(groups []endpoints.GroupVersion) *restful.WebService {
-	groupOf := func(gv schema.GroupVersion) metav1.APIGroup {
-		v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
-		return metav1.APIGroup{
-			TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
-			Name:     gv.Group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v,
-		}
-	}
-	var all []metav1.APIGroup
-	for _, g := range groups {
-		if g.GroupVersion.Group != "" {
-			all = append(all, groupOf(g.GroupVersion))
-		}
-	}
-	ws := new(restful.WebService)
-	ws.Path("/").Produces("*/*")
-	ws.Route(ws.GET("/api").To(func(req *restful.Request, resp *restful.Response) {
-		writeJSON(resp.ResponseWriter, req.Request, &metav1.APIVersions{
-			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"},
-			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: req.Request.Host}},
-		})
-	}))
-	ws.Route(ws.GET("/apis").To(func(req *restful.Request, resp *restful.Response) {
-		list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
-		for _, g := range all {
-			g.TypeMeta = metav1.TypeMeta{}
-			list.Groups = append(list.Groups, g)
-		}
-		writeJSON(resp.ResponseWriter, req.Request, list)
-	}))
-	for _, g := range all {
-		ws.Route(ws.GET("/apis/" + g.Name).To(func(req *restful.Request, resp *restful.Response) {
-			writeJSON(resp.ResponseWriter, req.Request, &g)
-		}))
-	}
-	return ws
-}
-
-func writeJSON(w http.ResponseWriter, r *http.Request, obj any) {
-	endpoints.WriteObject(w, r, http.StatusOK, obj)
-}
-
-func jsonHandler(obj func() any) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, obj()) })
-}
-
-func storageCheck(clk clock.Clock, s storage.Interface) func(context.Context) error {
-	return func(ctx context.Context) error {
-		ctx, cancel := clk.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		_, err := s.Revision(ctx)
-		return err
-	}
-}
-
-// shutdownCheck fails once terminating closes, as Kubernetes' readyz "shutdown" check does.
-func shutdownCheck(terminating <-chan struct{}) func(context.Context) error {
-	return func(context.Context) error {
-		select {
-		case <-terminating:
-			return errors.New("process is shutting down")
-		default:
-			return nil
-		}
-	}
-}
-
-// healthHandler answers like Kubernetes' /healthz: "ok", or with ?verbose one line per check.
-// extra, when set, adds the checks it gives at the time of the request.
-func healthHandler(name string, checks []HealthCheck, extra func() []HealthCheck) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var report strings.Builder
-		failed := false
-		all := checks
-		if extra != nil {
-			all = append(slices.Clip(checks), extra()...)
-		}
-		for _, c := range all {
-			if err := c.Check(r.Context()); err != nil {
-				failed = true
-				fmt.Fprintf(&report, "[-]%s failed: %v\n", c.Name, err)
-			} else {
-				fmt.Fprintf(&report, "[+]%s ok\n", c.Name)
-			}
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		if failed {
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, "%s%s check failed\n", report.String(), name)
-			return
-		}
-		if _, verbose := r.URL.Query()["verbose"]; verbose {
-			fmt.Fprintf(w, "%s%s check passed\n", report.String(), name)
-			return
-		}
-		fmt.Fprint(w, "ok")
-	})
-}
-
-func withAuthentication(next http.Handler, a authn.Authenticator) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, ok, err := a.AuthenticateRequest(r)
-		if err != nil {
-			// The reason is for the operator; the client learns only that it is not authenticated.
-			klog.ErrorS(err, "Unable to authenticate the request")
-		}
-		if err != nil || !ok {
-			endpoints.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
-			return
-		}
-		r.Header.Del("Authorization") // credentials stop at the edge
-		next.ServeHTTP(w, r.WithContext(authn.WithUser(r.Context(), user)))
-	})
-}
-
-// htmlSanitizer keeps error texts from looking like HTML, as Kubernetes' does.
-var htmlSanitizer = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;")
-
-func withAuthorization(next http.Handler, a authz.Authorizer) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		attrs := requestAttributes(r)
-		attrs.User, _ = authn.UserFrom(r.Context())
-		decision, reason, err := a.Authorize(r.Context(), attrs)
-		if decision == authz.DecisionAllow {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if err != nil {
-			// As Kubernetes: an authorizer that could not decide (a webhook down or timing out, a match
-			// condition that could not be evaluated) and nothing after it allowing is a server error,
-			// not a verdict on the user, answered in Kubernetes' plain text.
-			klog.ErrorS(err, "Authorization failed", "path", r.URL.Path)
-			w.Header().Set("Content-Type", "text/plain")
-			w.Header().Set("X-Content-Type-Options", "nosniff")
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, "Internal Server Error: %q: %v", htmlSanitizer.Replace(r.RequestURI), err)
-			return
-		}
-		status := apierrors.NewForbidden(eventsv1.Resource, attrs.Name, errors.New(reason))
-		status.ErrStatus.Message = authz.ForbiddenMessage(attrs, reason)
-		if attrs.ResourceRequest {
-			status.ErrStatus.Details = &metav1.StatusDetails{Name: attrs.Name, Group: attrs.APIGroup, Kind: attrs.Resource}
-		} else {
-			status.ErrStatus.Details = nil
-		}
-		endpoints.WriteError(w, r, status)
-	})
-}
-
-// withPanicRecovery turns a handler panic into a 500 Status instead of a dropped connection.
-func withPanicRecovery(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				endpoints.WriteError(w, r, apierrors.NewInternalError(fmt.Errorf("panic: %v", v)))
-			}
-		}()
-		next.ServeHTTP(w, r)
-	})
 }

@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	sacontroller "orch.io/orch/components/apiserver/controllers/serviceaccount"
+	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authn/serviceaccount"
 )
@@ -455,7 +457,7 @@ func TestDefaultServiceAccounts(t *testing.T) {
 	e := newEnv(t, withTokens(t, rsaKey(t), 0))
 	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
 	eventually(t, func() bool {
-		e.clock.Add(namespaceSweepInterval)
+		e.clock.Add(sacontroller.SyncInterval)
 		return e.do("GET", "/api/v1/namespaces/team/serviceaccounts/default", nil).code == http.StatusOK &&
 			e.do("GET", saPath+"/default", nil).code == http.StatusOK
 	})
@@ -472,13 +474,13 @@ func TestDefaultServiceAccounts(t *testing.T) {
 		t.Errorf("message\n  %s\nwant\n  %s", s.Message, want)
 	}
 	s = e.do("POST", pods, podBody("mirror", func(p *corev1.Pod) {
-		p.Annotations = map[string]string{MirrorPodAnnotation: "x"}
+		p.Annotations = map[string]string{core.MirrorPodAnnotation: "x"}
 		p.Spec.ServiceAccountName = "old"
 	})).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
 	if want := `pods "mirror" is forbidden: a mirror pod may not reference service accounts`; s.Message != want {
 		t.Errorf("message\n  %s\nwant\n  %s", s.Message, want)
 	}
-	if p := e.mustCreate(pods, podBody("mirror", func(p *corev1.Pod) { p.Annotations = map[string]string{MirrorPodAnnotation: "x"} })).pod(t); p.Spec.ServiceAccountName != "" {
+	if p := e.mustCreate(pods, podBody("mirror", func(p *corev1.Pod) { p.Annotations = map[string]string{core.MirrorPodAnnotation: "x"} })).pod(t); p.Spec.ServiceAccountName != "" {
 		t.Errorf("a mirror pod runs as %q", p.Spec.ServiceAccountName)
 	}
 }
@@ -498,7 +500,7 @@ func TestServiceAccountTokenAutomount(t *testing.T) {
 	no := false
 	e.mustCreate(saPath, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "quiet"}, AutomountServiceAccountToken: &no})
 	eventually(t, func() bool {
-		e.clock.Add(namespaceSweepInterval)
+		e.clock.Add(sacontroller.SyncInterval)
 		return e.do("GET", saPath+"/default", nil).code == http.StatusOK
 	})
 	cm := &corev1.ConfigMap{}
@@ -553,7 +555,7 @@ func TestServiceAccountTokenAutomount(t *testing.T) {
 	// A new root CA reaches the configmaps.
 	sa.SetRootCA([]byte("a new CA\n"))
 	eventually(t, func() bool {
-		e.clock.Add(namespaceSweepInterval)
+		e.clock.Add(sacontroller.SyncInterval)
 		decode(t, e.do("GET", "/api/v1/namespaces/default/configmaps/orch-root-ca.crt", nil), cm)
 		return cm.Data["ca.crt"] == "a new CA\n"
 	})

@@ -11,12 +11,17 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// APIVersion and Kind name the plugin's configuration, as in Kubernetes (SPEC.md renames only the
-// apiserver.config group).
+// APIVersion and Kind name the plugin's configuration: Kubernetes' group renamed, as every group
+// orch serves or reads is. K8sAPIVersion, Kubernetes' own name, is read too, so that a
+// configuration written for Kubernetes (or for orch before the rename) works unchanged.
 const (
-	APIVersion = "eventratelimit.admission.k8s.io/v1alpha1"
-	Kind       = "Configuration"
+	APIVersion    = "eventratelimit.admission.orch.io/v1alpha1"
+	K8sAPIVersion = "eventratelimit.admission.k8s.io/v1alpha1"
+	Kind          = "Configuration"
 )
+
+// apiVersions are the names the configuration is read under, orch's first.
+var apiVersions = []string{APIVersion, K8sAPIVersion}
 
 // LimitType says what a limit's buckets are keyed by.
 type LimitType string
@@ -35,7 +40,8 @@ const (
 
 var limitTypes = []string{string(ServerLimitType), string(NamespaceLimitType), string(UserLimitType), string(SourceAndObjectLimitType)}
 
-// Configuration is eventratelimit.admission.k8s.io/v1alpha1 Configuration.
+// Configuration is eventratelimit.admission.orch.io/v1alpha1 Configuration, Kubernetes'
+// eventratelimit.admission.k8s.io/v1alpha1 Configuration renamed.
 type Configuration struct {
 	metav1.TypeMeta `json:",inline"`
 	// Limits are the limits placed on event requests; at least one is required.
@@ -75,8 +81,8 @@ func LoadConfiguration(data []byte) (*Configuration, error) {
 		return nil, fmt.Errorf("the configuration must be one object with apiVersion and kind: %w", err)
 	}
 	var errs field.ErrorList
-	if tm.APIVersion != APIVersion {
-		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), tm.APIVersion, []string{APIVersion}))
+	if !slices.Contains(apiVersions, tm.APIVersion) {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), tm.APIVersion, apiVersions))
 	}
 	if tm.Kind != Kind {
 		errs = append(errs, field.NotSupported(field.NewPath("kind"), tm.Kind, []string{Kind}))

@@ -7,7 +7,7 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
-const header = "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\n"
+const header = "apiVersion: eventratelimit.admission.orch.io/v1alpha1\nkind: Configuration\n"
 
 // New refuses every configuration Kubernetes refuses, with its messages, and a few more that
 // orch's strict decoding catches (unknown fields, a wrong apiVersion or kind).
@@ -18,7 +18,8 @@ func TestNewConfiguration(t *testing.T) {
 		want   string // "" when accepted
 	}{
 		{"every type", header + "limits:\n- {type: Server, qps: 5000, burst: 20000}\n- {type: Namespace, qps: 50, burst: 100, cacheSize: 2000}\n- {type: User, qps: 10, burst: 50}\n- {type: SourceAndObject, qps: 1, burst: 5, cacheSize: 10}\n", ""},
-		{"json", `{"apiVersion":"eventratelimit.admission.k8s.io/v1alpha1","kind":"Configuration","limits":[{"type":"Server","qps":1,"burst":1}]}`, ""},
+		{"json", `{"apiVersion":"eventratelimit.admission.orch.io/v1alpha1","kind":"Configuration","limits":[{"type":"Server","qps":1,"burst":1}]}`, ""},
+		{"Kubernetes' group", "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n- {type: Server, qps: 1, burst: 1}\n", ""},
 		{"no configuration", "", "limits: Invalid value: null: must not be empty"},
 		{"empty limits", header + "limits: []\n", "limits: Invalid value: []: must not be empty"},
 		{"unknown type", header + "limits:\n- {type: Pod, qps: 1, burst: 1}\n", `limits[0].type: Unsupported value: "Pod": supported values: "Server", "Namespace", "User", "SourceAndObject"`},
@@ -27,8 +28,11 @@ func TestNewConfiguration(t *testing.T) {
 		{"cache size on a server limit", header + "limits:\n- {type: Server, qps: 1, burst: 1, cacheSize: 10}\n", "limits[0].cacheSize: Invalid value: 10: a Server limit has one bucket"},
 		{"negative cache", header + "limits:\n- {type: User, qps: 1, burst: 1, cacheSize: -1}\n", "limits[0].cacheSize: Invalid value: -1: must not be negative"},
 		{"every problem", header + "limits:\n- {type: User, qps: 0, burst: 0}\n", "[limits[0].burst: Invalid value: 0: must be positive, limits[0].qps: Invalid value: 0: must be positive]"},
-		{"no apiVersion", "kind: Configuration\nlimits:\n- {type: Server, qps: 1, burst: 1}\n", `apiVersion: Unsupported value: "": supported values: "eventratelimit.admission.k8s.io/v1alpha1"`},
-		{"another kind", "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: AdmissionConfiguration\n", `kind: Unsupported value: "AdmissionConfiguration": supported values: "Configuration"`},
+		{"no apiVersion", "kind: Configuration\nlimits:\n- {type: Server, qps: 1, burst: 1}\n", `apiVersion: Unsupported value: "": supported values: "eventratelimit.admission.orch.io/v1alpha1", "eventratelimit.admission.k8s.io/v1alpha1"`},
+		{"another group", "apiVersion: eventratelimit.admission.example.com/v1alpha1\nkind: Configuration\nlimits:\n- {type: Server, qps: 1, burst: 1}\n",
+			`apiVersion: Unsupported value: "eventratelimit.admission.example.com/v1alpha1": supported values: "eventratelimit.admission.orch.io/v1alpha1", "eventratelimit.admission.k8s.io/v1alpha1"`},
+		{"another version", "apiVersion: eventratelimit.admission.orch.io/v1\nkind: Configuration\n", `apiVersion: Unsupported value: "eventratelimit.admission.orch.io/v1"`},
+		{"another kind", "apiVersion: eventratelimit.admission.orch.io/v1alpha1\nkind: AdmissionConfiguration\n", `kind: Unsupported value: "AdmissionConfiguration": supported values: "Configuration"`},
 		{"unknown field", header + "limits:\n- {type: Server, qps: 1, burst: 1, qsp: 2}\n", `unknown field "limits[0].qsp"`},
 		{"wrong type", header + "limits:\n- {type: Server, qps: fast, burst: 1}\n", "cannot unmarshal string"},
 		{"not yaml", "limits: [", "yaml"},

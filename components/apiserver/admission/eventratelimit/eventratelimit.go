@@ -27,7 +27,7 @@ type Plugin struct {
 	enforcers []*limitEnforcer
 }
 
-var _ admission.Plugin = (*Plugin)(nil)
+var _ admission.ValidationInterface = (*Plugin)(nil)
 
 // New builds the plugin from its configuration (nil when the admission configuration gives
 // none), with buckets that fill on clk.

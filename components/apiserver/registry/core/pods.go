@@ -20,6 +20,9 @@ import (
 // DefaultTerminationGracePeriodSeconds is a pod's grace period when its spec names none.
 const DefaultTerminationGracePeriodSeconds int64 = 30
 
+// MirrorPodAnnotation marks a pod an agent created to show one of its static pods.
+const MirrorPodAnnotation = "orch.io/config.mirror"
+
 // PodStrategy is the rules of pods.
 type PodStrategy struct{}
 

@@ -16,6 +16,11 @@ import (
 // runs as, as in Kubernetes.
 const DefaultServiceAccountName = "default"
 
+// RootCAConfigMap is the configmap of every namespace that holds the certificates pods verify the
+// server with, Kubernetes' kube-root-ca.crt renamed: the root CA publisher keeps it, and the
+// token volume mounted into pods projects it.
+const RootCAConfigMap = "orch-root-ca.crt"
+
 // ServiceAccountStrategy is the rules of serviceaccounts, as Kubernetes' ValidateServiceAccount:
 // a DNS subdomain name and valid metadata; secrets and imagePullSecrets are the user's.
 type ServiceAccountStrategy struct{}

@@ -21,9 +21,15 @@ import (
 // KeyRoot is where events live in storage: <KeyRoot><namespace>/<name>.
 const KeyRoot = "/registry/events.orch.io/events/"
 
-// Strategy is events.orch.io/v1 events: namespaced, created on update, kept for the server's
-// event TTL after their last write (a store option).
-type Strategy struct{}
+// Strategy is events.orch.io/v1 events: namespaced, created on update, kept TTL after their last
+// write.
+type Strategy struct {
+	// TTL is how long an event is kept after its last write (--event-ttl); 0 keeps it.
+	TTL time.Duration
+}
+
+// TimeToLive is the events' TTL (a generic.ExpiringStrategy).
+func (s Strategy) TimeToLive() time.Duration { return s.TTL }
 
 // Resource names the events resource.
 func (Strategy) Resource() schema.GroupVersionResource {
@@ -41,6 +47,12 @@ func (Strategy) PrepareForUpdate(obj, old runtime.Object) {}
 // SchemaType is events.k8s.io/v1's Event, which Event is field for field: server-side apply and
 // managedFields follow its schema.
 func (Strategy) SchemaType() runtime.Object { return &k8seventsv1.Event{} }
+
+// ProtobufTypes are events.k8s.io/v1's Event and EventList, whose fields and protobuf numbering
+// Event and EventList share: orch's events speak protobuf as theirs (an endpoints.ProtobufForm).
+func (Strategy) ProtobufTypes() (object, list runtime.Object) {
+	return &k8seventsv1.Event{}, &k8seventsv1.EventList{}
+}
 
 // InvalidKind is Kubernetes' internal kind of events: a 422 reads `Event "x" is invalid`.
 func (Strategy) InvalidKind() schema.GroupKind { return schema.GroupKind{Kind: "Event"} }

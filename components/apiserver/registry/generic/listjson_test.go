@@ -61,7 +61,7 @@ func namespace(i int) runtime.Object {
 
 func newStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.Store) {
 	clk, st := newMemory()
-	return generic.New(generic.Options{Strategy: s, Storage: st, Clock: clk, TTL: time.Hour}), st
+	return generic.New(generic.Options{Strategy: s, Storage: st, Clock: clk}), st
 }
 
 func newMemory() (*clock.Mock, *memory.Store) {
@@ -94,7 +94,7 @@ func newCachedStore(t testing.TB, s generic.Strategy) (*generic.Store, *memory.S
 	}
 	t.Cleanup(func() { _ = cached.Close() })
 	counted := &packedLists{Interface: cached}
-	return generic.New(generic.Options{Strategy: s, Storage: counted, Clock: clk, TTL: time.Hour}), st, counted
+	return generic.New(generic.Options{Strategy: s, Storage: counted, Clock: clk}), st, counted
 }
 
 // waitPacked lists until the watch cache answers packed: it does once it has caught up with the
@@ -143,7 +143,7 @@ func testListJSONEqualsEncodedList(t *testing.T, cached bool) {
 		// the general way.
 		foreign string
 	}{
-		{events.Strategy{}, event, `{"metadata":{"creationTimestamp":"2026-11-21T23:00:00Z","name":"f","namespace":"default"},"apiVersion":"events.orch.io/v1","kind":"Event","eventTime":"2026-11-21T23:03:57.523342Z","type":"Normal"}`},
+		{events.Strategy{TTL: time.Hour}, event, `{"metadata":{"creationTimestamp":"2026-11-21T23:00:00Z","name":"f","namespace":"default"},"apiVersion":"events.orch.io/v1","kind":"Event","eventTime":"2026-11-21T23:03:57.523342Z","type":"Normal"}`},
 		{core.PodStrategy{}, pod, `{"metadata":{"generation":2,"name":"f","namespace":"default","creationTimestamp":null},"apiVersion":"v1","kind":"Pod","spec":{"containers":null}}`},
 		{core.NamespaceStrategy{}, namespace, ""},
 	} {
@@ -219,7 +219,7 @@ func testListJSONEqualsEncodedList(t *testing.T, cached bool) {
 
 func BenchmarkListEvents10k(b *testing.B) {
 	ctx := context.Background()
-	s, _ := newStore(b, events.Strategy{})
+	s, _ := newStore(b, events.Strategy{TTL: time.Hour})
 	for i := 0; i < 10000; i++ {
 		if _, err := s.Create(ctx, "default", event(i), false); err != nil {
 			b.Fatal(err)
@@ -238,7 +238,7 @@ func BenchmarkListEvents10k(b *testing.B) {
 	})
 	// Written as a server writes it, from the store and from the watch cache, whose values stay
 	// packed until each is written: B/op shows whether the list is held unpacked whole.
-	cs, _, packed := newCachedStore(b, events.Strategy{})
+	cs, _, packed := newCachedStore(b, events.Strategy{TTL: time.Hour})
 	for i := 0; i < 10000; i++ {
 		if _, err := cs.Create(ctx, "default", event(i), false); err != nil {
 			b.Fatal(err)
@@ -271,7 +271,7 @@ func BenchmarkCreateEvent(b *testing.B) {
 		{"manager", generic.WithManager(context.Background(), "orchlet")},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			s, _ := newStore(b, events.Strategy{})
+			s, _ := newStore(b, events.Strategy{TTL: time.Hour})
 			i := 0
 			for b.Loop() {
 				i++
@@ -298,7 +298,7 @@ func (w *writeCounter) Write(p []byte) (int, error) {
 // which together are the encoded list.
 func TestJSONListWrittenInPieces(t *testing.T) {
 	ctx := context.Background()
-	s, _ := newStore(t, events.Strategy{})
+	s, _ := newStore(t, events.Strategy{TTL: time.Hour})
 	for i := 0; i < 300; i++ {
 		if _, err := s.Create(ctx, "default", event(i), false); err != nil {
 			t.Fatal(err)

@@ -37,20 +37,18 @@ type Options struct {
 	NewUID func() types.UID
 	// NameSuffix makes the random part of generated names.
 	NameSuffix func() string
-	// Admit, when set, may refuse a create or an update before the object is validated
-	// (NamespaceLifecycle, NodeRestriction).
-	Admit AdmitFunc
-	// Validating, when set, is the configured admission chain: it judges each create and update
-	// (dry runs too, as in Kubernetes) once the object passed validation, before it is stored.
-	Validating func(context.Context, admission.Attributes) error
-	// TTL, when set, is how long an object is kept after its last write (events).
-	TTL time.Duration
+	// Admission, when set, judges each create and update (see Admission).
+	Admission Admission
 }
 
-// AdmitFunc decides whether obj, an object of gr about to be written, may be: created when old is
-// nil (its namespace set), written over old otherwise (once the write's own rules hold). A
-// refusal is a Status error.
-type AdmitFunc func(ctx context.Context, gr schema.GroupResource, obj, old runtime.Object) error
+// Admission is the server's admission chain as a store runs it. Admit may change or refuse a
+// create before the object is validated (its namespace set), and refuse an update once the
+// update's own rules hold; Validate judges either once the object passed validation (dry runs too,
+// as in Kubernetes), before it is stored. A refusal is a Status error.
+type Admission interface {
+	Admit(ctx context.Context, a admission.Attributes) error
+	Validate(ctx context.Context, a admission.Attributes) error
+}
 
 // Store serves one resource from storage. Errors it returns are *apierrors.StatusError.
 type Store struct {
@@ -61,13 +59,14 @@ type Store struct {
 	clock      clock.Clock
 	newUID     func() types.UID
 	nameSuffix func() string
-	admit      AdmitFunc
-	validating func(context.Context, admission.Attributes) error
-	ttl        time.Duration
-	keyRoot    string
-	gvk        schema.GroupVersionKind
-	lazyFields *lazyFields
-	shapes     *createShapes
+	admission  Admission
+	// subresource names the view's writes to admission: "" for the resource's own, "status".
+	subresource string
+	ttl         time.Duration
+	keyRoot     string
+	gvk         schema.GroupVersionKind
+	lazyFields  *lazyFields
+	shapes      *createShapes
 	// lastChange is the JSON of the latest change a JSON watch sent: every watcher sends the same
 	// change at about the same time, and all but the first reuse it.
 	lastChange *lastChangeJSON
@@ -84,12 +83,15 @@ func New(o Options) *Store {
 	gvr := o.Strategy.Resource()
 	s := &Store{
 		strategy: o.Strategy, updates: o.Strategy, storage: o.Storage, clock: o.Clock,
-		newUID: o.NewUID, nameSuffix: o.NameSuffix, admit: o.Admit, validating: o.Validating, ttl: o.TTL,
+		newUID: o.NewUID, nameSuffix: o.NameSuffix, admission: o.Admission,
 		keyRoot:    KeyRoot(gvr.GroupResource()),
 		gvk:        gvr.GroupVersion().WithKind(o.Strategy.Kind()),
 		lazyFields: &lazyFields{},
 		shapes:     &createShapes{},
 		lastChange: &lastChangeJSON{},
+	}
+	if e, ok := o.Strategy.(ExpiringStrategy); ok {
+		s.ttl = e.TimeToLive()
 	}
 	if s.newUID == nil {
 		s.newUID = func() types.UID { return types.UID(uuid.NewString()) }
@@ -109,11 +111,21 @@ func KeyRoot(gr schema.GroupResource) string {
 	return "/registry/" + gr.Group + "/" + gr.Resource + "/"
 }
 
-// WithUpdates returns a view of s whose updates follow u: a status subresource.
-func (s *Store) WithUpdates(u UpdateStrategy) *Store {
+// WithUpdates returns a view of s whose updates follow u: the subresource named subresource
+// ("status"), admitted as such.
+func (s *Store) WithUpdates(subresource string, u UpdateStrategy) *Store {
 	view := *s
 	view.updates = u
+	view.subresource = subresource
 	view.lazyFields = &lazyFields{}
+	return &view
+}
+
+// WithoutAdmission returns a view of s whose writes are not admitted: the view a subresource's
+// REST handler writes through once it admitted the request itself, or a controller's.
+func (s *Store) WithoutAdmission() *Store {
+	view := *s
+	view.admission = nil
 	return &view
 }
 
@@ -162,15 +174,30 @@ func (s *Store) invalid(name string, errs field.ErrorList) error {
 }
 
 // validate runs the configured admission chain over a write that passed validation.
-func (s *Store) validate(ctx context.Context, op admission.Operation, obj runtime.Object) error {
-	if s.validating == nil {
-		return nil
-	}
+// attributes describe a write of obj (over old, nil for a create) to admission.
+func (s *Store) attributes(ctx context.Context, op admission.Operation, obj, old runtime.Object) admission.Attributes {
 	m := accessor(obj)
 	user, _ := authn.UserFrom(ctx)
-	return s.validating(ctx, admission.Attributes{
-		Operation: op, Kind: s.gvk.GroupKind(), Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, User: user,
-	})
+	return admission.Attributes{
+		Operation: op, Kind: s.gvk.GroupKind(), Resource: s.groupResource(), Subresource: s.subresource,
+		Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, OldObject: old, User: user,
+	}
+}
+
+// admit runs the mutating admission of a write of obj over old (nil for a create).
+func (s *Store) admit(ctx context.Context, op admission.Operation, obj, old runtime.Object) error {
+	if s.admission == nil {
+		return nil
+	}
+	return s.admission.Admit(ctx, s.attributes(ctx, op, obj, old))
+}
+
+// validate runs the validating admission of a write of obj over old (nil for a create).
+func (s *Store) validate(ctx context.Context, op admission.Operation, obj, old runtime.Object) error {
+	if s.admission == nil {
+		return nil
+	}
+	return s.admission.Validate(ctx, s.attributes(ctx, op, obj, old))
 }
 
 func internal(err error) error { return apierrors.NewInternalError(err) }
@@ -248,10 +275,8 @@ func (s *Store) create(ctx context.Context, namespace string, in runtime.Object,
 	if m.GetResourceVersion() != "" {
 		return nil, nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
-	if s.admit != nil {
-		if err := s.admit(ctx, s.groupResource(), in, nil); err != nil {
-			return nil, nil, err
-		}
+	if err := s.admit(ctx, admission.Create, in, nil); err != nil {
+		return nil, nil, err
 	}
 	generate := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {
@@ -281,7 +306,7 @@ func (s *Store) create(ctx context.Context, namespace string, in runtime.Object,
 		if errs := s.strategy.Validate(obj); len(errs) > 0 {
 			return nil, nil, s.invalid(om.GetName(), errs)
 		}
-		if err := s.validate(ctx, admission.Create, obj); err != nil {
+		if err := s.validate(ctx, admission.Create, obj, nil); err != nil {
 			return nil, nil, err
 		}
 		if dryRun {
@@ -399,12 +424,10 @@ func (s *Store) replaceObject(ctx context.Context, old runtime.Object, stale boo
 	if errs := s.updates.ValidateUpdate(next, old); len(errs) > 0 {
 		return nil, s.invalid(nm.GetName(), errs)
 	}
-	if s.admit != nil {
-		if err := s.admit(ctx, s.groupResource(), next, old); err != nil {
-			return nil, err
-		}
+	if err := s.admit(ctx, admission.Update, next, old); err != nil {
+		return nil, err
 	}
-	if err := s.validate(ctx, admission.Update, next); err != nil {
+	if err := s.validate(ctx, admission.Update, next, old); err != nil {
 		return nil, err
 	}
 	data, err := s.encode(next)

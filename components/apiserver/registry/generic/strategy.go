@@ -48,6 +48,13 @@ type Table interface {
 	Row(obj runtime.Object, now time.Time) []any
 }
 
+// ExpiringStrategy is a Strategy whose objects are kept only a while after their last write, as
+// events are for the server's --event-ttl.
+type ExpiringStrategy interface {
+	// TimeToLive is how long an object is kept after its last write; 0 keeps it.
+	TimeToLive() time.Duration
+}
+
 // DeleteReturnsObject is a Strategy whose delete answers the deleted object, as Kubernetes does
 // for pods and namespaces, rather than a success Status.
 type DeleteReturnsObject interface {

@@ -1,4 +1,4 @@
-package server
+package filters
 
 import (
 	"net/http"
@@ -18,13 +18,13 @@ import (
 // systemMonitoringGroup may, with system:masters, continue a client's trace (Kubernetes' rule).
 const systemMonitoringGroup = "system:monitoring"
 
-// withTracing makes each request a server span named after its route, as Kubernetes' tracing
+// WithTracing makes each request a server span named after its route, as Kubernetes' tracing
 // filter does, with the storage calls it makes as children. It runs after authorization, as in
 // Kubernetes, so it knows the user: a W3C traceparent is honoured (the span is its child, and
 // follows its sampling decision) only from system:masters and system:monitoring; anyone else's
 // request starts a new trace linked to theirs, so an untrusted client can neither pick trace ids
 // nor force sampling.
-func withTracing(next http.Handler, tp trace.TracerProvider) http.Handler {
+func WithTracing(next http.Handler, tp trace.TracerProvider) http.Handler {
 	tracer := tp.Tracer("orch.io/orch/components/apiserver")
 	propagators := tracing.Propagators()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

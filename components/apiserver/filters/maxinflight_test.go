@@ -1,8 +1,6 @@
-package server
+package filters
 
 import (
-	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"orch.io/orch/components/authn"
 )
@@ -70,7 +66,7 @@ func get(t *testing.T, c *http.Client, method, url string) (int, http.Header, st
 // once with Retry-After, while watches, health checks and system:masters still get through.
 func TestMaxInFlight(t *testing.T) {
 	h := newHeld()
-	limits := newInFlight(Limits{MaxRequestsInFlight: 1, MaxMutatingRequestsInFlight: 1}, prometheus.NewRegistry()).wrap(h)
+	limits := WithMaxInFlightLimit(h, Limits{MaxRequestsInFlight: 1, MaxMutatingRequestsInFlight: 1}, prometheus.NewRegistry())
 	srv := httptest.NewServer(asUser(limits, "alice", "system:authenticated"))
 	defer srv.Close()
 	admin := httptest.NewServer(asUser(limits, "admin", "system:masters"))
@@ -107,92 +103,5 @@ func TestMaxInFlight(t *testing.T) {
 	wg.Wait()
 	if code, _, _ := get(t, c, http.MethodGet, srv.URL+events); code != http.StatusOK {
 		t.Errorf("after the slots freed: %d, want 200", code)
-	}
-}
-
-// A request still running at --request-timeout is answered 504 with Kubernetes' Status and its
-// context cancelled; watches are not timed out this way.
-func TestRequestTimeout(t *testing.T) {
-	clk := clock.NewMock()
-	h := newHeld()
-	cancelled := make(chan struct{}, 1)
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r)
-		if r.Context().Err() != nil {
-			cancelled <- struct{}{}
-		}
-	})
-	srv := httptest.NewServer(withRequestTimeout(handler, clk, time.Minute))
-	defer srv.Close()
-
-	type result struct {
-		code int
-		body string
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, _, body, err := fetch(srv.Client(), http.MethodGet, srv.URL+"/apis/events.orch.io/v1/events")
-		done <- result{code, body, err}
-	}()
-	<-h.entered
-	clk.Add(59 * time.Second)
-	select {
-	case r := <-done:
-		t.Fatalf("answered %d before the timeout", r.code)
-	case <-time.After(50 * time.Millisecond):
-	}
-	clk.Add(time.Second)
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	var status metav1.Status
-	if err := json.Unmarshal([]byte(r.body), &status); err != nil {
-		t.Fatalf("504 body %q: %v", r.body, err)
-	}
-	if r.code != http.StatusGatewayTimeout || status.Code != http.StatusGatewayTimeout || status.Reason != metav1.StatusReasonTimeout ||
-		status.Message != "Timeout: request did not complete within requested timeout - context deadline exceeded" {
-		t.Fatalf("timed out: %d %+v", r.code, status)
-	}
-	select {
-	case <-cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler's context was not cancelled")
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/apis/events.orch.io/v1/events?watch=true", nil)
-	go func() {
-		if resp, err := srv.Client().Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	<-h.entered
-	clk.Add(2 * time.Minute)
-	select {
-	case <-cancelled:
-		t.Fatal("a watch was timed out")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(h.release)
-}
-
-// /readyz fails with the shutdown check once the server is terminating; /healthz and /livez do not.
-func TestReadyzFailsWhenTerminating(t *testing.T) {
-	terminating := make(chan struct{})
-	e := newEnv(t, func(c *Config) { c.Terminating = terminating })
-	if r := e.do(http.MethodGet, "/readyz?verbose", nil); r.code != http.StatusOK || !strings.Contains(string(r.body), "[+]shutdown ok") {
-		t.Fatalf("before: %d %s", r.code, r.body)
-	}
-	close(terminating)
-	if r := e.do(http.MethodGet, "/readyz?verbose", nil); r.code != http.StatusInternalServerError || !strings.Contains(string(r.body), "[-]shutdown failed: process is shutting down") {
-		t.Fatalf("terminating: %d %s", r.code, r.body)
-	}
-	for _, path := range []string{"/healthz", "/livez"} {
-		if r := e.do(http.MethodGet, path, nil); r.code != http.StatusOK {
-			t.Errorf("%s while terminating: %d %s", path, r.code, r.body)
-		}
 	}
 }

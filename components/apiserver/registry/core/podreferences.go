@@ -1,45 +1,14 @@
-package server
+package core
 
 import (
-	"context"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
-
-	"orch.io/orch/components/apiserver/registry/generic"
 )
 
-// References tells whether a pod bound to node refers to the configmap, secret or service account namespace/name
-// (an authz.ObjectRefs): the pod-to-object edges of Kubernetes' node authorizer graph, read from
-// the pods store at the time of the request.
-func (n *NodeAuthorization) References(ctx context.Context, node, namespace, resource, name string) (bool, error) {
-	store := n.pods.Load()
-	if store == nil {
-		return false, apierrors.NewServiceUnavailable("the pods store is not ready yet")
-	}
-	list, err := store.List(ctx, namespace, generic.ListOptions{Fields: fields.OneTermEqualSelector("spec.nodeName", node)})
-	if err != nil {
-		return false, err
-	}
-	for _, obj := range generic.Items(list) {
-		spec := &obj.(*corev1.Pod).Spec
-		secrets, configMaps := podObjectNames(spec)
-		switch {
-		case resource == "serviceaccounts" && spec.ServiceAccountName == name:
-			return true, nil
-		case resource == "secrets" && slices.Contains(secrets, name),
-			resource == "configmaps" && slices.Contains(configMaps, name):
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// podObjectNames are the names of the secrets and configmaps spec refers to, as Kubernetes'
+// PodObjectNames are the names of the secrets and configmaps spec refers to, as Kubernetes'
 // VisitPodSecretNames and VisitPodConfigmapNames find them.
-func podObjectNames(spec *corev1.PodSpec) (secrets, configMaps []string) {
+func PodObjectNames(spec *corev1.PodSpec) (secrets, configMaps []string) {
 	for _, s := range spec.ImagePullSecrets {
 		secrets = append(secrets, s.Name)
 	}

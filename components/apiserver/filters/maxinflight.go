@@ -1,0 +1,110 @@
+package filters
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"orch.io/orch/components/authn"
+)
+
+// Limits are the load limits of Kubernetes' generic API server (--max-requests-inflight,
+// --max-mutating-requests-inflight, --request-timeout). Zero disables each.
+type Limits struct {
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	RequestTimeout              time.Duration
+}
+
+// systemPrivilegedGroup always gets an answer, as in Kubernetes: a super-admin must be able to
+// repair a server that is overloaded.
+const systemPrivilegedGroup = "system:masters"
+
+// exempt tells the requests no limit applies to: watches, which live as long as the client keeps
+// them, and the health checks, which must answer most of all when the server is busy.
+func exempt(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/livez", "/readyz":
+		return true
+	}
+	return requestAttributes(r).Verb == "watch"
+}
+
+// inFlight caps concurrent requests, read-only and mutating apart, and answers the ones over the cap
+// with 429 and Retry-After at once, as Kubernetes' max-in-flight filter does.
+type inFlight struct {
+	readOnly, mutating chan struct{}
+	current            *prometheus.GaugeVec
+	terminations       *prometheus.CounterVec
+}
+
+// WithMaxInFlightLimit is Kubernetes' max-in-flight filter over next, with l's caps; its gauge and
+// counter are registered on reg.
+func WithMaxInFlightLimit(next http.Handler, l Limits, reg prometheus.Registerer) http.Handler {
+	return newInFlight(l, reg).wrap(next)
+}
+
+func newInFlight(l Limits, reg prometheus.Registerer) *inFlight {
+	f := &inFlight{
+		current: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_current_inflight_requests",
+			Help: "Maximal number of currently used inflight request limit of this apiserver per request kind in last second.",
+		}, []string{"request_kind"}),
+		terminations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_request_terminations_total",
+			Help: "Number of requests which apiserver terminated in self-defense.",
+		}, []string{"verb", "group", "version", "resource", "code"}),
+	}
+	if l.MaxRequestsInFlight > 0 {
+		f.readOnly = make(chan struct{}, l.MaxRequestsInFlight)
+	}
+	if l.MaxMutatingRequestsInFlight > 0 {
+		f.mutating = make(chan struct{}, l.MaxMutatingRequestsInFlight)
+	}
+	reg.MustRegister(f.current, f.terminations)
+	return f
+}
+
+// nonMutatingVerbs are Kubernetes' read-only verbs; every other verb counts as mutating.
+var nonMutatingVerbs = map[string]bool{"get": true, "list": true, "watch": true, "head": true, "options": true}
+
+func (f *inFlight) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if exempt(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		attrs := requestAttributes(r)
+		slots, kind := f.readOnly, "readOnly"
+		if !nonMutatingVerbs[attrs.Verb] {
+			slots, kind = f.mutating, "mutating"
+		}
+		if slots == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+			f.current.WithLabelValues(kind).Set(float64(len(slots)))
+			defer func() {
+				<-slots
+				f.current.WithLabelValues(kind).Set(float64(len(slots)))
+			}()
+			next.ServeHTTP(w, r)
+		default:
+			if user, ok := authn.UserFrom(r.Context()); ok {
+				for _, g := range user.Groups {
+					if g == systemPrivilegedGroup {
+						next.ServeHTTP(w, r)
+						return
+					}
+				}
+			}
+			f.terminations.WithLabelValues(attrs.Verb, attrs.APIGroup, attrs.APIVersion, attrs.Resource, "429").Inc()
+			// Kubernetes answers in plain text here, with the header clients back off by.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Too many requests, please try again later.", http.StatusTooManyRequests)
+		}
+	})
+}

@@ -1,0 +1,80 @@
+package authorization
+
+import (
+	"net/http"
+
+	restful "github.com/emicklei/go-restful/v3"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/authn"
+	"orch.io/orch/components/authz"
+)
+
+// SubjectAccessReviewREST is subjectaccessreviews: it asks the server's authorizer whether the
+// user of the spec may do what it describes, as Kubernetes' SubjectAccessReview does.
+type SubjectAccessReviewREST struct {
+	Authorizer authz.Authorizer
+}
+
+// Create answers a SubjectAccessReview.
+func (rv SubjectAccessReviewREST) Create(req *restful.Request, resp *restful.Response) {
+	gvk := authz.SubjectAccessReviewGroupVersion.WithKind("SubjectAccessReview")
+	review := &authorizationv1.SubjectAccessReview{}
+	if err := endpoints.DecodeCreate(resp.ResponseWriter, req.Request, review, gvk); err != nil {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
+		return
+	}
+	if errs := validateSubjectAccessReview(review); len(errs) > 0 {
+		endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewInvalid(gvk.GroupKind(), "", errs))
+		return
+	}
+	spec := review.Spec
+	user := &authn.UserInfo{Name: spec.User, UID: spec.UID, Groups: spec.Groups}
+	for k, v := range spec.Extra {
+		if user.Extra == nil {
+			user.Extra = map[string][]string{}
+		}
+		user.Extra[k] = v
+	}
+	attrs := authz.Attributes{User: user}
+	if ra := spec.ResourceAttributes; ra != nil {
+		attrs.Verb, attrs.Namespace, attrs.Name = ra.Verb, ra.Namespace, ra.Name
+		attrs.APIGroup, attrs.APIVersion, attrs.Resource, attrs.Subresource = ra.Group, ra.Version, ra.Resource, ra.Subresource
+		attrs.ResourceRequest = true
+	} else {
+		attrs.Verb, attrs.Path = spec.NonResourceAttributes.Verb, spec.NonResourceAttributes.Path
+	}
+	decision, reason, err := rv.Authorizer.Authorize(req.Request.Context(), attrs)
+	review.Status = authorizationv1.SubjectAccessReviewStatus{
+		Allowed: decision == authz.DecisionAllow, Denied: decision == authz.DecisionDeny, Reason: reason,
+	}
+	if err != nil {
+		review.Status.EvaluationError = err.Error()
+	}
+	review.TypeMeta = metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}
+	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusCreated, review)
+}
+
+// validateSubjectAccessReview is Kubernetes' validation: no metadata, exactly one kind of
+// attributes, and a user or a group.
+func validateSubjectAccessReview(r *authorizationv1.SubjectAccessReview) field.ErrorList {
+	var errs field.ErrorList
+	meta := r.ObjectMeta
+	meta.ManagedFields = nil
+	if !apiequality.Semantic.DeepEqual(metav1.ObjectMeta{}, meta) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata"), r.ObjectMeta, "must be empty"))
+	}
+	spec, path := r.Spec, field.NewPath("spec")
+	if (spec.ResourceAttributes == nil) == (spec.NonResourceAttributes == nil) {
+		errs = append(errs, field.Invalid(path, spec.NonResourceAttributes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+	}
+	if spec.User == "" && len(spec.Groups) == 0 {
+		errs = append(errs, field.Invalid(path.Child("user"), spec.User, "at least one of user or group must be specified"))
+	}
+	return errs
+}

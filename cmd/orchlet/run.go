@@ -144,6 +144,9 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		return nil, "", fmt.Errorf("--container-runtime-endpoint %s: %w", c.ContainerRuntimeEndpoint, err)
 	}
 	podNode, err := podNodeOf(o, h, nodeName)
+	if err != nil {
+		return nil, "", err
+	}
 	observer, err := newObserver(o, rs, is)
 	if err != nil {
 		return nil, "", err

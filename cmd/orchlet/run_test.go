@@ -190,3 +190,14 @@ func TestRunCancelledDuringStartUp(t *testing.T) {
 		t.Fatalf("Run cancelled before the runtime answered: %v, want nil", err)
 	}
 }
+
+// --pod-max-pids is enforced on the pod cgroup, which a machine without pod cgroups (a test's
+// simulated one) does not have: the agent refuses it at start rather than run pods unlimited.
+func TestRunRefusesPodMaxPidsWithoutPodCgroups(t *testing.T) {
+	cancel, done := runAsync(parse(t, withRuntime(t, "--pod-max-pids=64")...), host.NewFake(), clock.NewMock())
+	defer cancel()
+	err := wait(t, done)
+	if err == nil || !strings.Contains(err.Error(), "--pod-max-pids (podPidsLimit): enforced on the pod cgroup") {
+		t.Fatalf("err = %v, want --pod-max-pids refused", err)
+	}
+}

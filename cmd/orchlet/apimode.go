@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	goruntime "runtime"
-	"strconv"
 	"strings"
 
 	"github.com/benbjohnson/clock"
@@ -23,6 +20,7 @@ import (
 	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/apipods"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
@@ -37,13 +35,13 @@ type apiMode struct {
 }
 
 // newAPIMode assembles the node controller and pod syncer of the agent a.
-func newAPIMode(o *options.Options, clk clock.Clock, clients *apiclient.Clients, a *agent.Agent, node string) (*apiMode, error) {
+func newAPIMode(o *options.Options, h host.Host, clk clock.Clock, clients *apiclient.Clients, a *agent.Agent, node string) (*apiMode, error) {
 	c := o.Config
 	addrs, err := nodeAddresses(o.Flags.NodeIP, node)
 	if err != nil {
 		return nil, err
 	}
-	memory, err := memoryBytes()
+	memory, err := h.Memory()
 	if err != nil {
 		return nil, fmt.Errorf("reading the node's memory: %w", err)
 	}
@@ -58,7 +56,7 @@ func newAPIMode(o *options.Options, clk clock.Clock, clients *apiclient.Clients,
 		ControllerAttachDetach: c.EnableControllerAttach,
 		Addresses:              addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
 		StatusFrequency: c.NodeStatusUpdateFrequency.Duration, MaxImages: c.NodeStatusMaxImages,
-		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, System: systemInfo(), Logger: klog.Background(),
+		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, System: h.SystemInfo(), Logger: klog.Background(),
 		Pressure: a.Pressure,
 	})
 	a.Pods.SetObjects(apiclient.Objects{Client: clients.Core})
@@ -135,24 +133,6 @@ func defaultIP(preferIPv6 bool) string {
 		return v6
 	}
 	return v4
-}
-
-// memoryBytes is MemTotal of /proc/meminfo.
-func memoryBytes() (int64, error) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("/proc/meminfo has no MemTotal")
 }
 
 // capacityAndAllocatable are the node's resources and what pods may use of them: capacity less
@@ -234,29 +214,4 @@ func (t throttled) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return t.next.RoundTrip(r)
-}
-
-// systemInfo is what the host tells of itself, read as the kubelet reads it; what cannot be read
-// (a container without /etc/machine-id) stays empty.
-func systemInfo() corev1.NodeSystemInfo {
-	read := func(path string) string {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(data))
-	}
-	info := corev1.NodeSystemInfo{
-		MachineID:     read("/etc/machine-id"),
-		SystemUUID:    read("/sys/class/dmi/id/product_uuid"),
-		BootID:        read("/proc/sys/kernel/random/boot_id"),
-		KernelVersion: read("/proc/sys/kernel/osrelease"),
-		OSImage:       "Linux",
-	}
-	for _, line := range strings.Split(read("/etc/os-release"), "\n") {
-		if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
-			info.OSImage = strings.Trim(v, `"`)
-		}
-	}
-	return info
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -11,6 +12,7 @@ import (
 
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
 )
 
@@ -21,16 +23,17 @@ type criStats struct {
 }
 
 // newObserver observes this machine for the eviction manager: the root memory cgroup (v2, or v1's
-// memory controller) under /sys/fs/cgroup, /proc, statfs of --root-dir, and the runtime's pod
-// stats and image filesystem. With node allocatable enforced on pods, the pods' memory is watched against capacity less the reservations.
-func newObserver(o *options.Options, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
+// memory controller) under the host's sysfs, its procfs, statfs of --root-dir, and the runtime's
+// pod stats and image filesystem. With node allocatable enforced on pods, the pods' memory is
+// watched against capacity less the reservations.
+func newObserver(o *options.Options, h host.Host, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
 	c := o.Config
 	obs := &eviction.CRIObserver{
-		Node: eviction.HostNode{CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc"}, CRI: criStats{rs, is},
+		Node: eviction.HostNode{CgroupRoot: filepath.Join(h.Sysfs(), "fs", "cgroup"), ProcRoot: h.Procfs()}, CRI: criStats{rs, is},
 		RootDir: o.Flags.RootDir, SeparateDiskGC: o.Gates.Enabled(featuregates.OrchletSeparateDiskGC),
 	}
 	if slices.Contains(c.EnforceNodeAllocatable, "pods") {
-		memory, err := memoryBytes()
+		memory, err := h.Memory()
 		if err != nil {
 			return nil, fmt.Errorf("reading the node's memory: %w", err)
 		}
@@ -51,7 +54,7 @@ func newObserver(o *options.Options, rs cri.RuntimeService, is cri.ImageManagerS
 // hostMemcg is --kernel-memcg-notification on this machine: cgroup v1's memory controller arms
 // the memory thresholds, the allocatable one on the pods' cgroup (orchpods under --cgroup-root,
 // or its systemd slice); elsewhere the reason there is none.
-func hostMemcg(o *options.Options) (*eviction.MemcgNotifications, string) {
+func hostMemcg(o *options.Options, h host.Host) (*eviction.MemcgNotifications, string) {
 	c := o.Config
 	if !c.KernelMemcgNotification {
 		return nil, ""
@@ -63,5 +66,5 @@ func hostMemcg(o *options.Options) (*eviction.MemcgNotifications, string) {
 			pods = "/orchpods.slice"
 		}
 	}
-	return eviction.HostMemcg("/sys/fs/cgroup", "/proc/mounts", pods, eviction.LinuxNotifierFactory{Logger: klog.Background()})
+	return eviction.HostMemcg(filepath.Join(h.Sysfs(), "fs", "cgroup"), filepath.Join(h.Procfs(), "mounts"), pods, eviction.LinuxNotifierFactory{Logger: klog.Background()})
 }

@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/host"
 )
 
 // --kernel-memcg-notification arms thresholds on this host's cgroup v1 memory controller, the
 // allocatable one on the pods' cgroup; without the option nothing is armed, and a host without
 // the controller says why.
 func TestHostMemcg(t *testing.T) {
-	if m, why := hostMemcg(parse(t, "--enable-server=false")); m != nil || why != "" {
+	if m, why := hostMemcg(parse(t, "--enable-server=false"), host.NewReal()); m != nil || why != "" {
 		t.Fatalf("without the option: %+v, %q", m, why)
 	}
 	for _, tc := range []struct {
@@ -22,7 +23,7 @@ func TestHostMemcg(t *testing.T) {
 		{[]string{"--kernel-memcg-notification", "--cgroup-driver=systemd"}, "/orchpods.slice"},
 		{[]string{"--kernel-memcg-notification", "--cgroups-per-qos=false", "--enforce-node-allocatable="}, ""},
 	} {
-		m, why := hostMemcg(parse(t, append(tc.args, "--enable-server=false")...))
+		m, why := hostMemcg(parse(t, append(tc.args, "--enable-server=false")...), host.NewReal())
 		if m == nil {
 			// This host has no cgroup v1 memory controller: the reason is all there is to see.
 			if why == "" {

@@ -3,10 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -16,9 +13,9 @@ import (
 )
 
 // podNodeOf is what the pod workers need to know of this machine: its addresses, memory, cgroup
-// version, huge page sizes and SELinux, and where pod cgroups and volumes go. A host that is not
-// the real one (a test's) is a simulated machine: nothing of the real one is read or written, and
-// the workers keep volumes in a temporary directory. Pod cgroups are made, on cgroup v1 or v2, with
+// version, huge page sizes and SELinux, and where pod cgroups and volumes go. A simulated machine
+// (a test's host, without sysfs) has none of these: nothing of the real one is read or written,
+// and the workers keep volumes in a temporary directory. Pod cgroups are made, on cgroup v1 or v2, with
 // --cgroups-per-qos; --pod-max-pids, which only a pod cgroup enforces, is refused without.
 func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, error) {
 	c := o.Config
@@ -32,20 +29,21 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 			n.HostIPs = append(n.HostIPs, a.Address)
 		}
 	}
-	if real, ok := h.(*host.Real); ok {
-		if n.MemoryCapacity, err = memoryBytes(); err != nil {
+	if sys := h.Sysfs(); sys != "" {
+		if n.MemoryCapacity, err = h.Memory(); err != nil {
 			return n, fmt.Errorf("reading the node's memory: %w", err)
 		}
-		version, err := real.CgroupVersion()
+		version, err := h.CgroupVersion()
 		if err != nil {
 			return n, err
 		}
-		_, selinuxErr := os.Stat(filepath.Join(real.SysRoot, "fs", "selinux", "enforce"))
-		n.RootDir, n.CgroupV2, n.SELinux, n.Tmpfs, n.SubPaths = o.Flags.RootDir, version == 2, selinuxErr == nil, hostTmpfs(), hostSubPaths()
-		n.HugePageSizes = hugePageSizes(filepath.Join(real.SysRoot, "kernel", "mm", "hugepages"))
-		n.ThermalThrottlePaths = thermalThrottlePaths(real.SysRoot)
+		n.RootDir, n.CgroupV2, n.SELinux, n.Tmpfs, n.SubPaths = o.Flags.RootDir, version == 2, h.SELinux(), hostTmpfs(), hostSubPaths()
+		for _, size := range h.HugePageSizes() {
+			n.HugePageSizes = append(n.HugePageSizes, pods.HugePageUnitSize(size))
+		}
+		n.ThermalThrottlePaths = h.ThermalThrottlePaths()
 		if c.CgroupsPerQOS {
-			root := filepath.Join(real.SysRoot, "fs", "cgroup")
+			root := filepath.Join(sys, "fs", "cgroup")
 			n.Cgroups = pods.CgroupV1{Root: root}
 			if n.CgroupV2 {
 				n.Cgroups = pods.CgroupV2{Root: root}
@@ -56,54 +54,4 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 		return n, errors.New("--pod-max-pids (podPidsLimit): enforced on the pod cgroup, which is made only with --cgroups-per-qos")
 	}
 	return n, nil
-}
-
-// hugePageSizes lists the host's huge page sizes as libcontainer's HugePageSizes names them
-// (hugepages-2048kB is "2MB"), in the directory's order as there.
-func hugePageSizes(dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		kb, ok := strings.CutPrefix(e.Name(), "hugepages-")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSuffix(kb, "kB"), 10, 64)
-		if err != nil {
-			continue
-		}
-		out = append(out, pods.HugePageUnitSize(n*1024))
-	}
-	return out
-}
-
-// thermalThrottlePaths are the possible CPUs' thermal_throttle directories that exist, which
-// the kubelet masks in containers (pkg/securitycontext, after moby).
-func thermalThrottlePaths(sys string) []string {
-	data, err := os.ReadFile(filepath.Join(sys, "devices", "system", "cpu", "possible"))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, r := range strings.Split(strings.TrimSpace(string(data)), ",") {
-		first, last, ranged := strings.Cut(r, "-")
-		if !ranged {
-			last = first
-		}
-		lo, err1 := strconv.Atoi(first)
-		hi, err2 := strconv.Atoi(last)
-		if err1 != nil || err2 != nil {
-			return nil
-		}
-		for cpu := lo; cpu <= hi; cpu++ {
-			p := fmt.Sprintf("/sys/devices/system/cpu/cpu%d/thermal_throttle", cpu)
-			if _, err := os.Stat(filepath.Join(sys, strings.TrimPrefix(p, "/sys/"))); err == nil {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }

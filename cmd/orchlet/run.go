@@ -147,11 +147,11 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if err != nil {
 		return nil, "", err
 	}
-	observer, err := newObserver(o, rs, is)
+	observer, err := newObserver(o, h, rs, is)
 	if err != nil {
 		return nil, "", err
 	}
-	memcg, noMemcg := hostMemcg(o)
+	memcg, noMemcg := hostMemcg(o, h)
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer, Memcg: memcg, MemcgUnavailable: noMemcg,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
@@ -189,7 +189,7 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		return nil, err
 	}
 	if clients != nil {
-		if api, err = newAPIMode(o, clk, clients, a, nodeName); err != nil {
+		if api, err = newAPIMode(o, h, clk, clients, a, nodeName); err != nil {
 			return nil, err
 		}
 	}

@@ -203,7 +203,7 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	}
 	deps := server.Deps{
 		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: a, Logs: a, Exec: a,
-		Configz: func() any { return c }, Metrics: metrics, CertDir: o.Flags.CertDir,
+		Configz: func() any { return c }, Gates: o.Gates, Metrics: metrics, CertDir: o.Flags.CertDir,
 	}
 	if clients != nil {
 		if deps.APIServer, deps.APIClient, err = reviewClient(clients.Config); err != nil {

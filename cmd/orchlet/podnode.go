@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"orch.io/orch/components/orchlet/host"
+	"orch.io/orch/components/orchlet/mount"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
 )
@@ -37,7 +38,10 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 		if err != nil {
 			return n, err
 		}
-		n.RootDir, n.CgroupV2, n.SELinux, n.Tmpfs, n.SubPaths = o.Flags.RootDir, version == 2, h.SELinux(), hostTmpfs(), hostSubPaths()
+		n.RootDir, n.CgroupV2, n.SELinux = o.Flags.RootDir, version == 2, h.SELinux()
+		if mount.Permitted() {
+			n.Tmpfs, n.SubPaths = mount.Tmpfs{}, mount.SubPaths{}
+		}
 		for _, size := range h.HugePageSizes() {
 			n.HugePageSizes = append(n.HugePageSizes, pods.HugePageUnitSize(size))
 		}

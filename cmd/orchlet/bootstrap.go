@@ -24,6 +24,7 @@ import (
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/certificate"
+	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 )
 
@@ -212,7 +213,7 @@ func rotatingClient(o *options.Options, clk clock.Clock, node string, base *rest
 // servingManager requests the HTTPS server's certificate from the API server (signer
 // orch.io/orchlet-serving) for the node's addresses, and renews it.
 func servingManager(o *options.Options, clk clock.Clock, clients *apiclient.Clients, node string) (*certificate.Manager, error) {
-	addrs, err := nodeAddresses(o.Flags.NodeIP, node)
+	addrs, err := nodestatus.Addresses(o.Flags.NodeIP, node)
 	if err != nil {
 		return nil, err
 	}

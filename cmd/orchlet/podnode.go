@@ -9,6 +9,7 @@ import (
 
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/mount"
+	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
 )
@@ -20,7 +21,7 @@ import (
 // --cgroups-per-qos; --pod-max-pids, which only a pod cgroup enforces, is refused without.
 func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, error) {
 	c := o.Config
-	addrs, err := nodeAddresses(o.Flags.NodeIP, nodeName)
+	addrs, err := nodestatus.Addresses(o.Flags.NodeIP, nodeName)
 	if err != nil {
 		return pods.Node{}, err
 	}

@@ -18,6 +18,7 @@ import (
 	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
+	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
@@ -210,7 +211,11 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 			return nil, err
 		}
 		if c.ServerTLSBootstrap {
-			if certs.serving, err = servingManager(o, clk, clients, nodeName); err != nil {
+			addrs, err := nodestatus.Addresses(o.Flags.NodeIP, nodeName)
+			if err != nil {
+				return nil, err
+			}
+			if certs.serving, err = certBootstrap(o, clk, nodeName).ServingManager(clients.Config, addrs); err != nil {
 				return nil, err
 			}
 			deps.ServingCertificate = certs.serving.Current

@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	goruntime "runtime"
 
 	"github.com/benbjohnson/clock"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/agent"
@@ -76,39 +73,4 @@ func (m *apiMode) Run(ctx context.Context) error {
 // nodeUID reads the registered Node's uid for owner references; empty until registered.
 func nodeUID(m *nodestatus.Controller) func() types.UID {
 	return func() types.UID { return types.UID(m.NodeUID()) }
-}
-
-// reviewClient is how the agent's HTTPS server reaches the API server's TokenReview and
-// SubjectAccessReview APIs for --authentication-token-webhook and --authorization-mode=Webhook:
-// the server of --orchconfig, with the agent's own credentials from it, its reviews counted
-// against --kube-api-qps and --kube-api-burst like every other request but events.
-func reviewClient(cfg *rest.Config) (string, *http.Client, error) {
-	base, _, err := rest.DefaultServerUrlFor(cfg)
-	if err != nil {
-		return "", nil, fmt.Errorf("--orchconfig: %w", err)
-	}
-	transport, err := rest.TransportFor(cfg)
-	if err != nil {
-		return "", nil, fmt.Errorf("--orchconfig: %w", err)
-	}
-	if cfg.RateLimiter != nil {
-		transport = throttled{next: transport, limiter: cfg.RateLimiter}
-	}
-	return base.String(), &http.Client{Transport: transport, Timeout: cfg.Timeout}, nil
-}
-
-// throttled waits for limiter before each request.
-type throttled struct {
-	next    http.RoundTripper
-	limiter flowcontrol.RateLimiter
-}
-
-func (t throttled) RoundTrip(r *http.Request) (*http.Response, error) {
-	if err := t.limiter.Wait(r.Context()); err != nil {
-		if r.Body != nil {
-			_ = r.Body.Close() // a RoundTripper closes the body, even when it fails
-		}
-		return nil, err
-	}
-	return t.next.RoundTrip(r)
 }

@@ -17,9 +17,7 @@ import (
 	"github.com/benbjohnson/clock"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/flowcontrol"
 
 	"orch.io/orch/components/apiserver/config"
 	"orch.io/orch/components/apiserver/server"
@@ -203,36 +201,5 @@ func TestWebhooksRefusedInStandaloneMode(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), strings.Split(flag, "=")[0]) || !strings.Contains(err.Error(), "--orchconfig") {
 			t.Errorf("%s in standalone mode: %v; want a refusal naming it and --orchconfig", flag, err)
 		}
-	}
-}
-
-// countingLimiter counts the requests it lets through.
-type countingLimiter struct {
-	flowcontrol.RateLimiter
-	waits int
-}
-
-func (l *countingLimiter) Wait(context.Context) error { l.waits++; return nil }
-
-// The agent's reviews share its --kube-api-qps limiter with its other requests, and reach the
-// server of --orchconfig, under its path.
-func TestReviewClientIsThrottled(t *testing.T) {
-	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { paths = append(paths, r.URL.Path) }))
-	defer srv.Close()
-	limiter := &countingLimiter{}
-	base, client, err := reviewClient(&rest.Config{Host: srv.URL + "/prefix", RateLimiter: limiter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		resp, err := client.Post(base+"/apis/x", "application/json", strings.NewReader("{}"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
-	if limiter.waits != 3 || len(paths) != 3 || paths[0] != "/prefix/apis/x" {
-		t.Fatalf("%d waits, paths %v; want 3 waits for 3 requests to /prefix/apis/x", limiter.waits, paths)
 	}
 }

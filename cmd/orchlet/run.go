@@ -207,7 +207,7 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		Configz: func() any { return c }, Gates: o.Gates, Metrics: metrics, CertDir: o.Flags.CertDir,
 	}
 	if clients != nil {
-		if deps.APIServer, deps.APIClient, err = reviewClient(clients.Config); err != nil {
+		if deps.APIServer, deps.APIClient, err = apiclient.ReviewClient(clients.Config); err != nil {
 			return nil, err
 		}
 		if c.ServerTLSBootstrap {

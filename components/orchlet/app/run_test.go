@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 	apiversion "k8s.io/apimachinery/pkg/version"
 
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
 )
@@ -71,7 +72,7 @@ func wait(t *testing.T, done <-chan error) error {
 }
 
 func TestRunBlocksUntilCancelled(t *testing.T) {
-	cancel, done := runAsync(parse(t, withRuntime(t)...), host.NewFake(), clock.NewMock())
+	cancel, done := runAsync(parse(t, apptest.WithRuntime(t)...), host.NewFake(), clock.NewMock())
 	select {
 	case err := <-done:
 		t.Fatalf("Run returned before cancellation: %v", err)
@@ -85,7 +86,7 @@ func TestRunBlocksUntilCancelled(t *testing.T) {
 
 func TestRunExitsOnLockContention(t *testing.T) {
 	h := host.NewFake()
-	cancel, done := runAsync(parse(t, withRuntime(t, "--lock-file=/l", "--exit-on-lock-contention")...), h, clock.NewMock())
+	cancel, done := runAsync(parse(t, apptest.WithRuntime(t, "--lock-file=/l", "--exit-on-lock-contention")...), h, clock.NewMock())
 	defer cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for !h.Contend("/l") {
@@ -110,7 +111,7 @@ func TestRunWaitsForAHeldLock(t *testing.T) {
 			h := host.NewFake()
 			h.SetHeld("/l", true)
 			clk := clock.NewMock()
-			cancel, done := runAsync(parse(t, withRuntime(t, args...)...), h, clk)
+			cancel, done := runAsync(parse(t, apptest.WithRuntime(t, args...)...), h, clk)
 			defer cancel()
 			for range 3 {
 				clk.Add(time.Second)
@@ -186,7 +187,7 @@ func TestRunRefusesUnhonouredSettings(t *testing.T) {
 func TestRunCancelledDuringStartUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Run(ctx, parse(t, withRuntime(t)...), host.NewFake(), clock.NewMock()); err != nil {
+	if err := Run(ctx, parse(t, apptest.WithRuntime(t)...), host.NewFake(), clock.NewMock()); err != nil {
 		t.Fatalf("Run cancelled before the runtime answered: %v, want nil", err)
 	}
 }
@@ -194,7 +195,7 @@ func TestRunCancelledDuringStartUp(t *testing.T) {
 // --pod-max-pids is enforced on the pod cgroup, which a machine without pod cgroups (a test's
 // simulated one) does not have: the agent refuses it at start rather than run pods unlimited.
 func TestRunRefusesPodMaxPidsWithoutPodCgroups(t *testing.T) {
-	cancel, done := runAsync(parse(t, withRuntime(t, "--pod-max-pids=64")...), host.NewFake(), clock.NewMock())
+	cancel, done := runAsync(parse(t, apptest.WithRuntime(t, "--pod-max-pids=64")...), host.NewFake(), clock.NewMock())
 	defer cancel()
 	err := wait(t, done)
 	if err == nil || !strings.Contains(err.Error(), "--pod-max-pids (podPidsLimit): enforced on the pod cgroup") {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 	"orch.io/orch/components/authn/jwt/jwttest"
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/certs/certstest"
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
 )
 
@@ -148,8 +149,8 @@ func agentGet(url, token string) (int, string, error) {
 // mode: it registers, and it may ask for the reviews.
 func TestWebhooksThroughTheAPIServer(t *testing.T) {
 	kubeconfig, admin, provider := securedAPIServerWithIssuer(t)
-	port := freePort(t)
-	o := parse(t, withRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json",
+	port := apptest.FreePort(t)
+	o := parse(t, apptest.WithRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json",
 		"--enable-server=true", "--address=127.0.0.1", "--port="+port, "--cert-dir="+t.TempDir(),
 		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook")...)
 	cancel, done := runAsync(o, host.NewFake(), clock.New())
@@ -196,7 +197,7 @@ func TestWebhooksThroughTheAPIServer(t *testing.T) {
 // Without --orchconfig there is no API server to ask: the webhooks are refused, naming it.
 func TestWebhooksRefusedInStandaloneMode(t *testing.T) {
 	for _, flag := range []string{"--authentication-token-webhook", "--authorization-mode=Webhook"} {
-		o := parse(t, withRuntime(t, "--enable-server=true", "--address=127.0.0.1", "--port="+freePort(t), "--cert-dir="+t.TempDir(), flag)...)
+		o := parse(t, apptest.WithRuntime(t, "--enable-server=true", "--address=127.0.0.1", "--port="+apptest.FreePort(t), "--cert-dir="+t.TempDir(), flag)...)
 		err := Run(context.Background(), o, host.NewFake(), clock.New())
 		if err == nil || !strings.Contains(err.Error(), strings.Split(flag, "=")[0]) || !strings.Contains(err.Error(), "--orchconfig") {
 			t.Errorf("%s in standalone mode: %v; want a refusal naming it and --orchconfig", flag, err)

@@ -4,21 +4,14 @@ import (
 	"context"
 	"time"
 
-	apiversion "k8s.io/apimachinery/pkg/version"
-
-	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/app"
 	"orch.io/orch/components/orchlet/options"
 )
 
 // enableGC gives the node its garbage collectors as production does, the image filesystem sized by
-// its fakecri. args are the node's options (nil when it was given a Config: the command-line-only
-// options then keep their defaults).
-func (n *Node) enableGC(args []string, logs string, sourcesReady func() bool) error {
-	o, err := options.Parse(args, apiversion.Info{GitVersion: "v0.0.0-sim"})
-	if err != nil {
-		return err
-	}
-	s := agent.GCSettingsFrom(o)
+// its fakecri.
+func (n *Node) enableGC(o *options.Options, logs string, sourcesReady func() bool) error {
+	s := app.GCSettings(o)
 	s.FsInfo, s.PodLogsDir, s.SourcesReady = n.rt, logs, sourcesReady
 	return n.Agent.EnableGC(n.Config, s)
 }

@@ -89,13 +89,17 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if _, dup := w.Node(o.Name); dup {
 		return nil, fmt.Errorf("sim: node %q added twice", o.Name)
 	}
+	// A node given a Config keeps the command-line-only options and the gates at their defaults.
+	var args []string
+	if o.Config == nil {
+		args = o.Args
+	}
+	opts, err := options.Parse(args, apiversion.Info{GitVersion: "v0.0.0-sim"})
+	if err != nil {
+		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
+	}
 	cfg := o.Config
-	separateDiskGC := true // the gate's default, for a node given a Config rather than Args
 	if cfg == nil {
-		opts, err := options.Parse(o.Args, apiversion.Info{GitVersion: "v0.0.0-sim"})
-		if err != nil {
-			return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
-		}
 		if opts.Action != options.ActionRun {
 			return nil, fmt.Errorf("sim: node %s: the options ask for help or the version, not a run", o.Name)
 		}
@@ -103,8 +107,8 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 			return nil, err
 		}
 		cfg = opts.Config
-		separateDiskGC = opts.Gates.Enabled(featuregates.OrchletSeparateDiskGC)
 	}
+	separateDiskGC := opts.Gates.Enabled(featuregates.OrchletSeparateDiskGC)
 	if o.Cores == 0 {
 		o.Cores = 2
 	}
@@ -143,11 +147,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
-	var gcArgs []string
-	if o.Config == nil {
-		gcArgs = o.Args
-	}
-	if err := n.enableGC(gcArgs, logs, sourcesReady); err != nil {
+	if err := n.enableGC(opts, logs, sourcesReady); err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
 	if o.API {

@@ -23,6 +23,7 @@ import (
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/components/orchlet/sources"
+	"orch.io/orch/components/periodic"
 )
 
 // lockRetry is how often a lock file held by another process is tried again.
@@ -256,24 +257,24 @@ func takeLock(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if path == "" {
 		return nil, nil
 	}
-	var ticker *clock.Ticker
-	for {
-		lock, err := h.Lock(path)
-		switch {
-		case err == nil:
-			return lock, nil
-		case !errors.Is(err, host.ErrLocked):
-			return nil, fmt.Errorf("--lock-file: %s: %w", path, err)
+	var lock host.Lock
+	var lockErr error
+	waiting := false
+	err := periodic.Every(ctx, clk, lockRetry, true, func(context.Context) bool {
+		if lock, lockErr = h.Lock(path); !errors.Is(lockErr, host.ErrLocked) {
+			return true
 		}
-		if ticker == nil {
+		if !waiting {
 			klog.InfoS("Waiting for the lock file held by another process", "path", path)
-			ticker = clk.Ticker(lockRetry)
-			defer ticker.Stop()
+			waiting = true
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("--lock-file: %s: gave up waiting: %w", path, context.Cause(ctx))
-		case <-ticker.C:
-		}
+		return false
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--lock-file: %s: gave up waiting: %w", path, context.Cause(ctx))
+	case lockErr != nil:
+		return nil, fmt.Errorf("--lock-file: %s: %w", path, lockErr)
 	}
+	return lock, nil
 }

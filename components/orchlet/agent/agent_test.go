@@ -115,21 +115,22 @@ func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune .
 
 // step does the work due now in each component, handing the sources' updates to the pod workers.
 func (w *world) step() {
-	a := w.agent
-	a.Sources.Step(w.ctx)
-	if us := a.Sources.Drain(); len(us) > 0 {
-		a.Pods.Update(us...)
+	for _, c := range w.agent.Components() {
+		c.Step(w.ctx)
+		if c.Name() == ComponentSources {
+			if us := w.agent.Sources.Drain(); len(us) > 0 {
+				w.agent.Pods.Update(us...)
+			}
+		}
 	}
-	a.Pods.Step(w.ctx)
-	a.Events.Step(w.ctx)
 }
 
 // nextDeadline is the earliest time any component has work due.
 func (w *world) nextDeadline() (time.Time, bool) {
 	var next time.Time
 	found := false
-	for _, d := range []func() (time.Time, bool){w.agent.Sources.NextDeadline, w.agent.Pods.NextDeadline, w.agent.Events.NextDeadline} {
-		if t, ok := d(); ok && (!found || t.Before(next)) {
+	for _, c := range w.agent.Components() {
+		if t, ok := c.NextDeadline(); ok && (!found || t.Before(next)) {
 			next, found = t, true
 		}
 	}

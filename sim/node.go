@@ -65,6 +65,10 @@ type Node struct {
 	api   *apiNode // nil in standalone mode
 	memcg *simMemcg
 
+	// The agent's components but its pod workers, which the driver steps apart: those that feed
+	// them and those that read what they did.
+	feeders, readers []agent.Component
+
 	stepping bool
 	done     chan struct{}
 
@@ -80,8 +84,8 @@ type Node struct {
 	pressure    string // the eviction manager's conditions last traced
 }
 
-// AddNode starts a node: the production agent, wired as cmd/orchlet wires it, on its own fakecri
-// called in-process.
+// AddNode starts a node: the production agent, wired as the orchlet app wires it, on its own
+// fakecri called in-process.
 func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if o.Name == "" {
 		return nil, errors.New("sim: a node needs a name")
@@ -150,6 +154,9 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if err := n.enableGC(opts, logs, sourcesReady); err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
+	cs := n.Agent.Components()
+	workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
+	n.feeders, n.readers = cs[:workers], cs[workers+1:]
 	if o.API {
 		if err := w.attachAPI(n, o.Cores); err != nil {
 			return nil, err

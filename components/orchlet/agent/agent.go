@@ -53,7 +53,8 @@ type Deps struct {
 	PodLogsDir string
 	// RootDir is --root-dir, where the static CPU manager keeps its state.
 	RootDir string
-	// CPUTopology reads the machine's CPUs for the static CPU manager; nil reads sysfs.
+	// CPUTopology reads the machine's CPUs for the static CPU manager, which refuses to start
+	// without it.
 	CPUTopology func() (*cpumanager.Topology, error)
 	// PodNode is what the pod workers know of the machine; the zero value is a simulated node.
 	PodNode pods.Node

@@ -381,6 +381,19 @@ spec:
 	}
 }
 
+// The static policy assigns CPUs from the machine's topology: without one (a simulated machine)
+// it refuses to start rather than read the real machine's.
+func TestStaticCPUManagerNeedsATopology(t *testing.T) {
+	w := newWorld(t, nil)
+	cfg := v1beta1.NewDefault()
+	cfg.CPUManagerPolicy = "static"
+	_, err := New(cfg, Deps{Clock: w.mock, NodeName: "node-a", Runtime: w.agent.runtime, Images: w.agent.images,
+		Sink: events.NewLogSink(w.log), RootDir: t.TempDir(), Logger: klog.Background()})
+	if err == nil || !strings.Contains(err.Error(), "--cpu-manager-policy=static: the machine's CPU topology is unknown") {
+		t.Fatalf("err = %v, want the static policy refused without a topology", err)
+	}
+}
+
 // With follow, the log endpoint writes the container's lines as the runtime writes them, and
 // ends when the container stops.
 func TestFollowLogs(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/apiclient"
+	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/nodestatus"
@@ -154,10 +156,16 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		return nil, "", err
 	}
 	memcg, noMemcg := hostMemcg(o, h)
+	var topology func() (*cpumanager.Topology, error)
+	if sys := h.Sysfs(); sys != "" {
+		topology = func() (*cpumanager.Topology, error) {
+			return cpumanager.Discover(os.DirFS(filepath.Join(sys, "devices", "system", "cpu")))
+		}
+	}
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer, Memcg: memcg, MemcgUnavailable: noMemcg,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
-		RootDir: o.Flags.RootDir, PodWorkers: podWorkers,
+		RootDir: o.Flags.RootDir, CPUTopology: topology, PodWorkers: podWorkers,
 		Version: o.Version.Major + "." + o.Version.Minor,
 	})
 	return a, nodeName, err

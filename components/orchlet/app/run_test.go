@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +202,28 @@ func TestRunRefusesPodMaxPidsWithoutPodCgroups(t *testing.T) {
 	err := wait(t, done)
 	if err == nil || !strings.Contains(err.Error(), "--pod-max-pids (podPidsLimit): enforced on the pod cgroup") {
 		t.Fatalf("err = %v, want --pod-max-pids refused", err)
+	}
+}
+
+// The static CPU manager reads the CPU topology under the host's sysfs, and a simulated machine,
+// which has none, refuses it.
+func TestRunReadsTheCPUTopologyOfTheHost(t *testing.T) {
+	args := apptest.WithRuntime(t, "--cpu-manager-policy=static", "--reserved-cpus=0", "--root-dir="+t.TempDir())
+	err := Run(context.Background(), parse(t, args...), host.NewFake(), clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), "the machine's CPU topology is unknown") {
+		t.Errorf("on a simulated machine: %v", err)
+	}
+	h := host.NewFake()
+	h.SysRoot = t.TempDir()
+	online := filepath.Join(h.SysRoot, "devices", "system", "cpu", "online")
+	if err := os.MkdirAll(filepath.Dir(online), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(online, []byte("7-x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), parse(t, args...), h, clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), `reading the CPU topology: online "7-x\n"`) {
+		t.Errorf("on a host whose sysfs lists CPUs 7-x online: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -24,12 +25,16 @@ type criStats struct {
 
 // newObserver observes this machine for the eviction manager: the root memory cgroup (v2, or v1's
 // memory controller) under the host's sysfs, its procfs, statfs of --root-dir, and the runtime's
-// pod stats and image filesystem. With node allocatable enforced on pods, the pods' memory is
-// watched against capacity less the reservations.
+// pod stats and image filesystem; a simulated machine's are not observed. With node allocatable
+// enforced on pods, the pods' memory is watched against capacity less the reservations.
 func newObserver(o *options.Options, h host.Host, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
 	c := o.Config
+	var node eviction.NodeSource = unobserved{}
+	if sys := h.Sysfs(); sys != "" {
+		node = eviction.HostNode{CgroupRoot: filepath.Join(sys, "fs", "cgroup"), ProcRoot: h.Procfs()}
+	}
 	obs := &eviction.CRIObserver{
-		Node: eviction.HostNode{CgroupRoot: filepath.Join(h.Sysfs(), "fs", "cgroup"), ProcRoot: h.Procfs()}, CRI: criStats{rs, is},
+		Node: node, CRI: criStats{rs, is},
 		RootDir: o.Flags.RootDir, SeparateDiskGC: o.Gates.Enabled(featuregates.OrchletSeparateDiskGC),
 	}
 	if slices.Contains(c.EnforceNodeAllocatable, "pods") {
@@ -59,6 +64,9 @@ func hostMemcg(o *options.Options, h host.Host) (*eviction.MemcgNotifications, s
 	if !c.KernelMemcgNotification {
 		return nil, ""
 	}
+	if h.Sysfs() == "" {
+		return nil, errSimulated.Error()
+	}
 	pods := ""
 	if c.CgroupsPerQOS {
 		pods = path.Join("/", c.CgroupRoot, "orchpods")
@@ -68,3 +76,15 @@ func hostMemcg(o *options.Options, h host.Host) (*eviction.MemcgNotifications, s
 	}
 	return eviction.HostMemcg(filepath.Join(h.Sysfs(), "fs", "cgroup"), filepath.Join(h.Procfs(), "mounts"), pods, eviction.LinuxNotifierFactory{Logger: klog.Background()})
 }
+
+var errSimulated = errors.New("a simulated machine has no procfs or sysfs")
+
+// unobserved is a simulated machine to the eviction manager: nothing of the real one is read, so
+// its rounds decide on what the runtime reports of the pods alone.
+type unobserved struct{}
+
+func (unobserved) Memory() (capacity, usage, workingSet uint64, err error) {
+	return 0, 0, 0, errSimulated
+}
+func (unobserved) Statfs(string) (eviction.FsStats, error) { return eviction.FsStats{}, errSimulated }
+func (unobserved) Pids() (max, running uint64, err error)  { return 0, 0, errSimulated }

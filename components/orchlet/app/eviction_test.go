@@ -39,3 +39,27 @@ func TestHostMemcg(t *testing.T) {
 		}
 	}
 }
+
+// The eviction manager observes the machine under the host's procfs and sysfs, a simulated
+// machine's not at all; the pods' allocatable memory is the host's memory less the reservations.
+func TestNewObserver(t *testing.T) {
+	h := host.NewFake()
+	obs, err := newObserver(parse(t, "--kube-reserved=memory=1Gi", "--system-reserved=memory=512Mi"), h, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := obs.(*eviction.CRIObserver)
+	if _, _, _, err := o.Node.Memory(); err == nil || o.AllocatableMemory != 8<<30-1536<<20 {
+		t.Errorf("simulated machine: memory observed (%v), allocatable %d", err, o.AllocatableMemory)
+	}
+	if m, why := hostMemcg(parse(t, "--kernel-memcg-notification"), h); m != nil || why != errSimulated.Error() {
+		t.Errorf("simulated machine's memcg: %+v, %q", m, why)
+	}
+	h.ProcRoot, h.SysRoot = "/host/proc", "/host/sys"
+	if obs, err = newObserver(parse(t), h, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if node := obs.(*eviction.CRIObserver).Node; node != (eviction.HostNode{CgroupRoot: "/host/sys/fs/cgroup", ProcRoot: "/host/proc"}) {
+		t.Errorf("observed node %+v", node)
+	}
+}

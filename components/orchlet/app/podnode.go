@@ -17,8 +17,8 @@ import (
 // podNodeOf is what the pod workers need to know of this machine: its addresses, memory, cgroup
 // version, huge page sizes and SELinux, and where pod cgroups and volumes go. A simulated machine
 // (a test's host, without sysfs) has none of these: nothing of the real one is read or written,
-// and the workers keep volumes in a temporary directory. Pod cgroups are made, on cgroup v1 or v2, with
-// --cgroups-per-qos; --pod-max-pids, which only a pod cgroup enforces, is refused without.
+// and the workers keep volumes in a temporary directory. Pod cgroups are made, on cgroup v1 or
+// v2, with --cgroups-per-qos; --pod-max-pids, which only a pod cgroup enforces, is refused without.
 func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, error) {
 	c := o.Config
 	addrs, err := nodestatus.Addresses(o.Flags.NodeIP, nodeName)

@@ -217,7 +217,7 @@ func (n *Node) begin(ctx context.Context) (bool, error) {
 
 // finish waits until the node's pod workers are settled, then steps the components that read what
 // they did (the garbage collectors, the eviction manager, the events' writes) if due; it reports
-// whether a Step returned or a component was stepped.
+// whether a Step returned or those components left the pod workers work.
 func (n *Node) finish(ctx context.Context) (bool, error) {
 	did := false
 	if n.stepping {
@@ -232,14 +232,21 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	// come in the same order every run, and the eviction manager's round reads settled pod
 	// workers, as each round reads the last status a real node published; the events the others
 	// recorded are written in the same look.
+	stepped := false
 	for _, c := range n.readers {
 		if c.Name() == agent.ComponentEviction {
 			n.memcg.check() // the simulated kernel's notifications of this instant, before the round
 		}
 		if !c.Idle() {
 			c.Step(ctx)
-			did = true
+			stepped = true
 		}
+	}
+	// What the readers do feeds back only through the pod workers (an eviction to carry out): the
+	// world looks at this instant again when it left them work. While a Step is parked in a call
+	// it holds their lock, and Idle would wait for it.
+	if stepped && (n.stepping || !n.Agent.Pods.Idle()) {
+		did = true
 	}
 	return did, nil
 }

@@ -18,7 +18,8 @@ test: lint
 	cd third_party/forked/clock && $(GO) test -race -count=1 ./...
 
 ## lint: gofmt, go vet, and no wall-clock calls in component code (it takes a clock.Clock); the
-## storage conformance suite is test code that waits on a real etcd, so it may
+## storage conformance suite and the orchlet's apptest are test code that wait on a real etcd or
+## process, so they may
 lint:
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
@@ -26,7 +27,7 @@ lint:
 	$(GO) vet -tags e2e ./cmd/orchlet/
 	$(GO) vet -tags e2e,benchnode ./cmd/orchlet/
 	@if git grep -nE 'time\.(Now|Sleep|After|AfterFunc|Since|Until|NewTicker|NewTimer|Tick)\(' -- \
-		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*'; then \
+		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*' ':!components/orchlet/app/apptest/*'; then \
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi
 
 ## run: a one-node cluster on embedded defaults: orch-apiserver (embedded etcd under ./orch-data,
@@ -84,7 +85,7 @@ e2e-containerd:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./components/apiserver/storage/... ./components/apiserver/registry/... ./fakecri/...
 	$(MAKE) bench-sim
-	$(GO) test -run '^$$' -bench BenchmarkAPIServerMode100Pods -benchtime 3x ./cmd/orchlet/
+	$(GO) test -run '^$$' -bench BenchmarkAPIServerMode100Pods -benchtime 3x ./components/orchlet/app/
 	$(GO) build -o $(BIN)/orch-apiserver ./cmd/orch-apiserver
 	$(GO) run ./cmd/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/orchload.json $(BENCHFLAGS)
 

@@ -336,7 +336,7 @@ type apiNode struct {
 	podsVersion uint64
 }
 
-// attachAPI wires node n to the world's API server, as cmd/orchlet's API-server mode does.
+// attachAPI wires node n to the world's API server, as the orchlet app's API-server mode does.
 func (w *World) attachAPI(n *Node, cores int) error {
 	if w.api == nil {
 		return fmt.Errorf("sim: node %s: API-server mode needs a world with Options.APIServer", n.Name)

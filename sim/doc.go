@@ -6,11 +6,12 @@
 // Time moves only when the World says so. RunUntil jumps the clock.Mock to the earliest time any
 // component has work due (a source poll, a pod-worker queue item, an event sweep, a fakecri wakeup,
 // the deadline of a call a node is blocked in), and before each jump waits until every node is
-// settled. A node's components are stepped one by one, as agent.Run runs them on their own loops:
-// the sources poll, their updates go to the pod workers, whose Step runs in a goroutine until it
-// returns or is blocked in a CRI call that fakecri holds until a later time, with every background
-// image pull held there too or ended (the protocol of components/orchlet/pods' package doc), and
-// the recorder writes its events. Everything the trace records is read at those settled points,
+// settled. A node's components (agent.Components) are stepped one by one in their order, as
+// agent.Run runs them on their own loops: the sources poll, their updates go to the pod workers,
+// whose Step runs in a goroutine until it returns or is blocked in a CRI call that fakecri holds
+// until a later time, with every background image pull held there too or ended (the protocol of
+// components/orchlet/pods' package doc), then the garbage collectors and the eviction manager act
+// on the settled workers and the recorder writes its events. Everything the trace records is read at those settled points,
 // node by node in a fixed order, by the single driver goroutine, so goroutine scheduling cannot
 // change the bytes of a trace; lines of background pulls, which reach the runtime in the
 // scheduler's order, are ordered by text within their instant.

@@ -123,7 +123,7 @@ func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse,
 	return resp, nil
 }
 
-// newObserver is the eviction observer of a simulated node, as cmd/orchlet's is of a real one:
+// newObserver is the eviction observer of a simulated node, as the orchlet app's is of a real one:
 // with node allocatable enforced on pods, their memory is watched against capacity less the
 // reservations; with OrchletSeparateDiskGC a container filesystem apart from the images' is
 // containerfs.
@@ -159,24 +159,6 @@ func diskUsage(rt *fakecri.Runtime) func(string) (volumestats.Usage, error) {
 		u.Bytes += rt.VolumeUsage(path)
 		return u, nil
 	}
-}
-
-// stepEviction runs the node's eviction round if one is due and reports whether it left the pod
-// workers work (an eviction to carry out), for which the world must settle again; its events are
-// written and its conditions traced in the same look.
-func stepEviction(ctx context.Context, n *Node) bool {
-	e := n.Agent.Eviction
-	if e == nil {
-		return false
-	}
-	// The volumes as measured at this instant are what a round now reads.
-	n.Agent.VolumeStats.Step(ctx)
-	n.memcg.check()
-	if e.Idle() {
-		return false
-	}
-	// While a pod workers' Step is parked in a call it holds their lock: Idle would wait for it.
-	return e.Step(ctx) && (n.stepping || !n.Agent.Pods.Idle())
 }
 
 // pressureText is the node's pressure conditions as the trace shows them: "none" when there are

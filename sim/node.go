@@ -65,6 +65,10 @@ type Node struct {
 	api   *apiNode // nil in standalone mode
 	memcg *simMemcg
 
+	// The agent's components but its pod workers, which the driver steps apart: those that feed
+	// them and those that read what they did.
+	feeders, readers []agent.Component
+
 	stepping bool
 	done     chan struct{}
 
@@ -80,8 +84,8 @@ type Node struct {
 	pressure    string // the eviction manager's conditions last traced
 }
 
-// AddNode starts a node: the production agent, wired as cmd/orchlet wires it, on its own fakecri
-// called in-process.
+// AddNode starts a node: the production agent, wired as the orchlet app wires it, on its own
+// fakecri called in-process.
 func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if o.Name == "" {
 		return nil, errors.New("sim: a node needs a name")
@@ -89,13 +93,17 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if _, dup := w.Node(o.Name); dup {
 		return nil, fmt.Errorf("sim: node %q added twice", o.Name)
 	}
+	// A node given a Config keeps the command-line-only options and the gates at their defaults.
+	var args []string
+	if o.Config == nil {
+		args = o.Args
+	}
+	opts, err := options.Parse(args, apiversion.Info{GitVersion: "v0.0.0-sim"})
+	if err != nil {
+		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
+	}
 	cfg := o.Config
-	separateDiskGC := true // the gate's default, for a node given a Config rather than Args
 	if cfg == nil {
-		opts, err := options.Parse(o.Args, apiversion.Info{GitVersion: "v0.0.0-sim"})
-		if err != nil {
-			return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
-		}
 		if opts.Action != options.ActionRun {
 			return nil, fmt.Errorf("sim: node %s: the options ask for help or the version, not a run", o.Name)
 		}
@@ -103,8 +111,8 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 			return nil, err
 		}
 		cfg = opts.Config
-		separateDiskGC = opts.Gates.Enabled(featuregates.OrchletSeparateDiskGC)
 	}
+	separateDiskGC := opts.Gates.Enabled(featuregates.OrchletSeparateDiskGC)
 	if o.Cores == 0 {
 		o.Cores = 2
 	}
@@ -143,13 +151,12 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
-	var gcArgs []string
-	if o.Config == nil {
-		gcArgs = o.Args
-	}
-	if err := n.enableGC(gcArgs, logs, sourcesReady); err != nil {
+	if err := n.enableGC(opts, logs, sourcesReady); err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
+	cs := n.Agent.Components()
+	workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
+	n.feeders, n.readers = cs[:workers], cs[workers+1:]
 	if o.API {
 		if err := w.attachAPI(n, o.Cores); err != nil {
 			return nil, err

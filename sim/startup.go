@@ -20,7 +20,7 @@ func (e *StartRefused) Error() string {
 
 func (e *StartRefused) Unwrap() error { return e.Err }
 
-// checkHost runs the agent's start-up checks, as cmd/orchlet does before anything else, on the
+// checkHost runs the agent's start-up checks, as the orchlet app does before anything else, on the
 // simulated machine.
 func checkHost(node string, h *Host, opts *options.Options) error {
 	fake := host.NewFake()

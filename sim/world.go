@@ -8,6 +8,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/go-logr/logr"
+
+	"orch.io/orch/components/orchlet/agent"
 )
 
 // DefaultStart is where a world's clock starts unless told otherwise.
@@ -184,8 +186,9 @@ func (w *World) settle() error {
 	}
 }
 
-// begin polls the node's sources if due, hands their updates to the pod workers and starts the pod
-// workers' Step if they have work due; it reports whether it did any of that.
+// begin steps the components that feed the node's pod workers (the sources' polls) if due, hands
+// their updates to the pod workers and starts the pod workers' Step if they have work due; it
+// reports whether it did any of that.
 func (n *Node) begin(ctx context.Context) (bool, error) {
 	a := n.Agent
 	did := false
@@ -194,9 +197,11 @@ func (n *Node) begin(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	if !a.Sources.Idle() {
-		a.Sources.Step(ctx)
-		did = true
+	for _, c := range n.feeders {
+		if !c.Idle() {
+			c.Step(ctx)
+			did = true
+		}
 	}
 	if us := a.Sources.Drain(); len(us) > 0 {
 		a.Pods.Update(us...)
@@ -210,8 +215,9 @@ func (n *Node) begin(ctx context.Context) (bool, error) {
 	return did, nil
 }
 
-// finish waits until the node's pod workers are settled, then writes the events due; it reports
-// whether a Step returned or events were written.
+// finish waits until the node's pod workers are settled, then steps the components that read what
+// they did (the garbage collectors, the eviction manager, the events' writes) if due; it reports
+// whether a Step returned or those components left the pod workers work.
 func (n *Node) finish(ctx context.Context) (bool, error) {
 	did := false
 	if n.stepping {
@@ -222,12 +228,24 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 		}
 		did = done
 	}
-	did = n.stepGC(ctx) || did
-	// The eviction manager's round reads settled pod workers, as each round reads the last
-	// status a real node published; its events are written in the same look.
-	did = stepEviction(ctx, n) || did
-	if !n.Agent.Events.Idle() {
-		n.Agent.Events.Step(ctx)
+	// In the driver's goroutine once the pod workers are settled, so the collections' CRI calls
+	// come in the same order every run, and the eviction manager's round reads settled pod
+	// workers, as each round reads the last status a real node published; the events the others
+	// recorded are written in the same look.
+	stepped := false
+	for _, c := range n.readers {
+		if c.Name() == agent.ComponentEviction {
+			n.memcg.check() // the simulated kernel's notifications of this instant, before the round
+		}
+		if !c.Idle() {
+			c.Step(ctx)
+			stepped = true
+		}
+	}
+	// What the readers do feeds back only through the pod workers (an eviction to carry out): the
+	// world looks at this instant again when it left them work. While a Step is parked in a call
+	// it holds their lock, and Idle would wait for it.
+	if stepped && (n.stepping || !n.Agent.Pods.Idle()) {
 		did = true
 	}
 	return did, nil
@@ -244,16 +262,13 @@ func (w *World) next() (time.Time, bool) {
 	}
 	for _, n := range w.nodes {
 		consider(n.rt.NextWakeup())
-		consider(n.Agent.Sources.NextDeadline())
-		consider(n.Agent.Events.NextDeadline())
-		for _, t := range n.gcDeadlines() {
-			consider(t, true)
+		for _, c := range n.feeders {
+			consider(c.NextDeadline())
 		}
-		if e := n.Agent.Eviction; e != nil {
-			consider(e.NextDeadline())
-			consider(n.memcg.next(now))
-			consider(n.Agent.VolumeStats.NextDeadline())
+		for _, c := range n.readers {
+			consider(c.NextDeadline())
 		}
+		consider(n.memcg.next(now))
 		if n.api != nil {
 			for _, t := range n.api.next() {
 				consider(t, true)

@@ -25,6 +25,7 @@ import (
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods"
 )
 
@@ -166,7 +167,7 @@ func runBenchAgent(t *testing.T, endpoint string, rs cri.RuntimeService, a bench
 			t.Fatal(err)
 		}
 	}
-	healthz := freePort(t)
+	healthz := apptest.FreePort(t)
 	logFile, err := os.Create(filepath.Join(dir, a.name+".log"))
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +178,7 @@ func runBenchAgent(t *testing.T, endpoint string, rs cri.RuntimeService, a bench
 		"--hostname-override="+benchNode, "--root-dir="+filepath.Join(dir, "root"), "--cert-dir="+filepath.Join(dir, "certs"),
 		"--fail-swap-on=false", "--cgroups-per-qos=false", "--enforce-node-allocatable=", "--cgroup-driver=cgroupfs",
 		"--file-check-frequency=20s", // both agents' fallback poll; both watch the directory with inotify
-		"--address=127.0.0.1", "--port="+freePort(t), "--read-only-port=0",
+		"--address=127.0.0.1", "--port="+apptest.FreePort(t), "--read-only-port=0",
 		"--healthz-bind-address=127.0.0.1", "--healthz-port="+healthz)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods"
 )
 
@@ -69,7 +70,9 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(manifests, "e2e.yaml"), []byte(e2eManifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	eventually := func(what string, within time.Duration, cond func() (bool, error)) { waitWithin(t, what, within, cond) }
+	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
+		apptest.WaitWithin(t, what, within, cond)
+	}
 	// dead is the crasher's dead instances, by attempt.
 	dead := func() map[uint32]bool {
 		_, ctrs := listPod(t, rs, podName)

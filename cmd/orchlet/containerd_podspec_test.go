@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods"
 )
 
@@ -94,7 +95,9 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 	})
 	client := &http.Client{Timeout: 2 * time.Second}
 	podsURL := "http://127.0.0.1:" + a.readOnly + "/pods"
-	eventually := func(what string, within time.Duration, cond func() (bool, error)) { waitWithin(t, what, within, cond) }
+	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
+		apptest.WaitWithin(t, what, within, cond)
+	}
 	pod := func() (*corev1.Pod, error) {
 		list, err := getPods(client, podsURL)
 		if err != nil {

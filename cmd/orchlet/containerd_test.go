@@ -30,6 +30,7 @@ import (
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
@@ -184,7 +185,9 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	})
 	client := &http.Client{Timeout: 2 * time.Second}
 	podsURL := "http://127.0.0.1:" + readOnly + "/pods"
-	eventually := func(what string, within time.Duration, cond func() (bool, error)) { waitWithin(t, what, within, cond) }
+	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
+		apptest.WaitWithin(t, what, within, cond)
+	}
 	podName, pullsName := e2ePodName+"-"+e2eNode, "pulls-"+e2eNode
 	_, statErr := os.Stat(e2ePodsDir)
 	t.Cleanup(func() {

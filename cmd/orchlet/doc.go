@@ -1,3 +1,3 @@
-// Command orchlet is the node agent. It parses its options, applies logging, runs the start-up checks
-// on the real host and then runs until SIGINT or SIGTERM.
+// Command orchlet is the node agent. It parses its options, applies logging and runs the agent
+// (components/orchlet/app) on the real host until SIGINT or SIGTERM.
 package main

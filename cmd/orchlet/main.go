@@ -14,6 +14,7 @@ import (
 	apiversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/orchlet/app"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
 )
@@ -64,7 +65,7 @@ func orchlet(args []string, stdout, stderr io.Writer) int {
 	defer klog.Flush()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, o, host.NewReal(), clock.New()); err != nil {
+	if err := app.Run(ctx, o, host.NewReal(), clock.New()); err != nil {
 		klog.ErrorS(err, "orchlet refused to start")
 		return 1
 	}

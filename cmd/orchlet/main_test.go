@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"orch.io/orch/cmd/internal/linkcheck"
+	"orch.io/orch/components/orchlet/app/apptest"
 )
 
 // binary is the orchlet built once for this test binary.
@@ -117,7 +118,7 @@ func TestBinaryPrintsEffectiveConfigurationAtV2(t *testing.T) {
 }
 
 func TestBinaryRunsUntilSIGTERM(t *testing.T) {
-	cmd := exec.Command(binary, withRuntime(t, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))...)
+	cmd := exec.Command(binary, apptest.WithRuntime(t, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"orch.io/orch/components/orchlet/app/apptest"
 )
 
 // servingAgent is the built orchlet running with its three servers on free loopback ports.
@@ -25,7 +27,7 @@ func startServing(t *testing.T, args ...string) *servingAgent {
 	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second}
 	for attempt := 0; ; attempt++ {
-		a := &servingAgent{https: freePort(t), readOnly: freePort(t), healthz: freePort(t), stderr: &syncBuffer{}, done: make(chan struct{})}
+		a := &servingAgent{https: apptest.FreePort(t), readOnly: apptest.FreePort(t), healthz: apptest.FreePort(t), stderr: &syncBuffer{}, done: make(chan struct{})}
 		all := append(append([]string{}, args...), "--address=127.0.0.1", "--port="+a.https, "--read-only-port="+a.readOnly,
 			"--healthz-bind-address=127.0.0.1", "--healthz-port="+a.healthz)
 		a.cmd = exec.Command(binary, all...)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,19 +16,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-}
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -153,7 +143,7 @@ func TestRunOnceOnFakecri(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(manifests, "once.yaml"), []byte(pod), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := withRuntime(t, "--runonce", "--pod-manifest-path", manifests, "--hostname-override=node-e2e", "--fail-swap-on=false")
+	args := apptest.WithRuntime(t, "--runonce", "--pod-manifest-path", manifests, "--hostname-override=node-e2e", "--fail-swap-on=false")
 	_, stderr, code := runBinary(t, args...)
 	if code != 0 || !strings.Contains(stderr, `"Pod ran" pod="default/once-node-e2e"`) || !strings.Contains(stderr, "every pod ran") {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)

@@ -53,7 +53,8 @@ type Deps struct {
 	PodLogsDir string
 	// RootDir is --root-dir, where the static CPU manager keeps its state.
 	RootDir string
-	// CPUTopology reads the machine's CPUs for the static CPU manager; nil reads sysfs.
+	// CPUTopology reads the machine's CPUs for the static CPU manager, which refuses to start
+	// without it.
 	CPUTopology func() (*cpumanager.Topology, error)
 	// PodNode is what the pod workers know of the machine; the zero value is a simulated node.
 	PodNode pods.Node
@@ -178,12 +179,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	loops := []func(context.Context) error{a.Sources.Run, a.Pods.Run, a.Events.Run, a.Logs.Run, a.CPUs.Run, a.forward}
-	if a.GC != nil {
-		loops = append(loops, a.GC.Images.Run, a.GC.Containers.Run)
-	}
-	if a.Eviction != nil {
-		loops = append(loops, a.Eviction.Run, a.VolumeStats.Run)
+	// The log rotation and the CPU manager's reconcile run only here: a simulator makes no calls
+	// of theirs.
+	loops := []func(context.Context) error{a.Logs.Run, a.CPUs.Run, a.forward}
+	for _, c := range a.Components() {
+		loops = append(loops, c.Run)
 	}
 	errc := make(chan error, len(loops))
 	for _, run := range loops {

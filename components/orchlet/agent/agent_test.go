@@ -115,21 +115,22 @@ func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune .
 
 // step does the work due now in each component, handing the sources' updates to the pod workers.
 func (w *world) step() {
-	a := w.agent
-	a.Sources.Step(w.ctx)
-	if us := a.Sources.Drain(); len(us) > 0 {
-		a.Pods.Update(us...)
+	for _, c := range w.agent.Components() {
+		c.Step(w.ctx)
+		if c.Name() == ComponentSources {
+			if us := w.agent.Sources.Drain(); len(us) > 0 {
+				w.agent.Pods.Update(us...)
+			}
+		}
 	}
-	a.Pods.Step(w.ctx)
-	a.Events.Step(w.ctx)
 }
 
 // nextDeadline is the earliest time any component has work due.
 func (w *world) nextDeadline() (time.Time, bool) {
 	var next time.Time
 	found := false
-	for _, d := range []func() (time.Time, bool){w.agent.Sources.NextDeadline, w.agent.Pods.NextDeadline, w.agent.Events.NextDeadline} {
-		if t, ok := d(); ok && (!found || t.Before(next)) {
+	for _, c := range w.agent.Components() {
+		if t, ok := c.NextDeadline(); ok && (!found || t.Before(next)) {
 			next, found = t, true
 		}
 	}
@@ -377,6 +378,19 @@ spec:
 	data, err := os.ReadFile(filepath.Join(root, cpumanager.StateFile))
 	if err != nil || !strings.Contains(string(data), `"defaultCpuSet":"0-1"`) || !strings.Contains(string(data), `{"db":"2-3"}`) {
 		t.Fatalf("checkpoint %s, %v", data, err)
+	}
+}
+
+// The static policy assigns CPUs from the machine's topology: without one (a simulated machine)
+// it refuses to start rather than read the real machine's.
+func TestStaticCPUManagerNeedsATopology(t *testing.T) {
+	w := newWorld(t, nil)
+	cfg := v1beta1.NewDefault()
+	cfg.CPUManagerPolicy = "static"
+	_, err := New(cfg, Deps{Clock: w.mock, NodeName: "node-a", Runtime: w.agent.runtime, Images: w.agent.images,
+		Sink: events.NewLogSink(w.log), RootDir: t.TempDir(), Logger: klog.Background()})
+	if err == nil || !strings.Contains(err.Error(), "--cpu-manager-policy=static: the machine's CPU topology is unknown") {
+		t.Fatalf("err = %v, want the static policy refused without a topology", err)
 	}
 }
 

@@ -1,9 +1,9 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,12 +28,11 @@ func (a *Agent) newCPUManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*cpuma
 	if d.RootDir == "" {
 		return nil, fmt.Errorf("--cpu-manager-policy=static: --root-dir is required for %s", cpumanager.StateFile)
 	}
-	topology := d.CPUTopology
-	if topology == nil {
-		topology = func() (*cpumanager.Topology, error) { return cpumanager.Discover(os.DirFS(cpumanager.SysfsRoot)) }
+	if d.CPUTopology == nil {
+		return nil, errors.New("--cpu-manager-policy=static: the machine's CPU topology is unknown (a simulated machine has no sysfs to read it from)")
 	}
 	var err error
-	if o.Topology, err = topology(); err != nil {
+	if o.Topology, err = d.CPUTopology(); err != nil {
 		return nil, fmt.Errorf("--cpu-manager-policy=static: %w", err)
 	}
 	// The kubelet reserves the CPUs --kube-reserved and --system-reserved set aside, rounded up.

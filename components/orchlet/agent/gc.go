@@ -8,10 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/containergc"
 	"orch.io/orch/components/orchlet/imagegc"
-	"orch.io/orch/components/orchlet/options"
 )
 
 // GC is the node's garbage collectors; the eviction manager reclaims through them
@@ -21,7 +19,8 @@ type GC struct {
 	Containers *containergc.Manager
 }
 
-// GCSettings are what the collectors take beyond the configuration file.
+// GCSettings are what the collectors take beyond the configuration file: command-line options and
+// gates, read by the caller.
 type GCSettings struct {
 	// SandboxImage is --pod-infra-container-image.
 	SandboxImage string
@@ -41,19 +40,6 @@ type GCSettings struct {
 	SourcesReady func() bool
 	// Metrics, when set, gets the collectors' metrics.
 	Metrics prometheus.Registerer
-}
-
-// GCSettingsFrom reads the collectors' command-line options and gates; the caller adds FsInfo and
-// what the agent's Deps had.
-func GCSettingsFrom(o *options.Options) GCSettings {
-	return GCSettings{
-		SandboxImage:        o.Flags.PodInfraContainerImage,
-		MinContainerAge:     o.Flags.MinimumContainerTTLDuration,
-		MaxDeadPerContainer: o.Flags.MaximumDeadContainersPerContainer,
-		MaxDead:             o.Flags.MaximumDeadContainers,
-		MaxImageAge:         o.Gates.Enabled(featuregates.ImageMaximumGCAge),
-		ImageVolumes:        o.Gates.Enabled(featuregates.ImageVolume),
-	}
 }
 
 // EnableGC makes the agent's garbage collectors; Run runs them, a simulator steps them itself.

@@ -5,35 +5,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	apiversion "k8s.io/apimachinery/pkg/version"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/fakecri"
 )
-
-func TestGCSettingsFrom(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want GCSettings
-	}{
-		{nil, GCSettings{MaxDeadPerContainer: 1, MaxDead: -1, MaxImageAge: true}},
-		{[]string{"--pod-infra-container-image=pause:3.10", "--minimum-container-ttl-duration=1m",
-			"--maximum-dead-containers-per-container=3", "--maximum-dead-containers=20", "--feature-gates=ImageMaximumGCAge=false"},
-			GCSettings{SandboxImage: "pause:3.10", MinContainerAge: time.Minute, MaxDeadPerContainer: 3, MaxDead: 20}},
-	} {
-		o, err := options.Parse(tc.args, apiversion.Info{GitVersion: "v0.0.0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := GCSettingsFrom(o)
-		if got.SandboxImage != tc.want.SandboxImage || got.MinContainerAge != tc.want.MinContainerAge ||
-			got.MaxDeadPerContainer != tc.want.MaxDeadPerContainer || got.MaxDead != tc.want.MaxDead || got.MaxImageAge != tc.want.MaxImageAge {
-			t.Errorf("%q: got %+v, want %+v", tc.args, got, tc.want)
-		}
-	}
-}
 
 func TestEnableGC(t *testing.T) {
 	script, err := fakecri.ParseScript([]byte(`node: {imageFs: {mountpoint: /images, capacity: 1Gi, used: 900Mi}, preloadImages: ["free:1"]}`))

@@ -56,11 +56,8 @@ func (t *Topology) cpusPer() (core, socket int) {
 	return core, socket
 }
 
-// SysfsRoot is where Discover reads on a real machine.
-const SysfsRoot = "/sys/devices/system/cpu"
-
-// Discover reads the topology of the online CPUs from sysfs, fsys being the directory SysfsRoot:
-// online, cpuN/topology/{core_id,physical_package_id} and the cpuN/nodeM links.
+// Discover reads the topology of the online CPUs from sysfs, fsys being its devices/system/cpu
+// directory: online, cpuN/topology/{core_id,physical_package_id} and the cpuN/nodeM links.
 func Discover(fsys fs.FS) (*Topology, error) {
 	online, err := fs.ReadFile(fsys, "online")
 	if err != nil {

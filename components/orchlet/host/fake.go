@@ -3,10 +3,12 @@ package host
 import (
 	"fmt"
 	"sync"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Fake is a host whose answers are its fields; tests set them directly. Errors, when set, are
-// returned instead of the matching answer.
+// returned instead of the matching answer. Without ProcRoot and SysRoot it is a simulated machine.
 type Fake struct {
 	Swap      bool
 	Cgroup    int
@@ -14,19 +16,36 @@ type Fake struct {
 	Name      string
 	SwapErr   error
 	CgroupErr error
+	// MemoryBytes is Memory's answer, or MemoryErr.
+	MemoryBytes int64
+	MemoryErr   error
+	// System is SystemInfo's answer.
+	System corev1.NodeSystemInfo
+	// HugePages, SELinuxEnabled and Thermal are HugePageSizes', SELinux's and
+	// ThermalThrottlePaths' answers.
+	HugePages      []int64
+	SELinuxEnabled bool
+	Thermal        []string
+	// ProcRoot and SysRoot are Procfs's and Sysfs's answers.
+	ProcRoot, SysRoot string
+
 	mu        sync.Mutex
 	held      map[string]bool // lock paths held, by another process or through Lock
 	fakeLocks map[string]*FakeLock
 }
 
-// NewFake returns a host that passes every start-up check: no swap, cgroup v2, Kubernetes' kernel
-// defaults, named "fake-node".
+// NewFake returns a simulated host that passes every start-up check: no swap, cgroup v2,
+// Kubernetes' kernel defaults, named "fake-node", with 8 GiB of memory.
 func NewFake() *Fake {
 	sysctls := make(map[string]int, len(KernelDefaults))
 	for k, v := range KernelDefaults {
 		sysctls[k] = v
 	}
-	return &Fake{Cgroup: 2, Sysctls: sysctls, Name: "fake-node", held: map[string]bool{}, fakeLocks: map[string]*FakeLock{}}
+	return &Fake{
+		Cgroup: 2, Sysctls: sysctls, Name: "fake-node", MemoryBytes: 8 << 30,
+		System: corev1.NodeSystemInfo{KernelVersion: "6.1.0-fake", OSImage: "Fake Linux"},
+		held:   map[string]bool{}, fakeLocks: map[string]*FakeLock{},
+	}
 }
 
 // SwapOn returns Swap, or SwapErr.
@@ -37,6 +56,27 @@ func (f *Fake) CgroupVersion() (int, error) { return f.Cgroup, f.CgroupErr }
 
 // Hostname returns Name.
 func (f *Fake) Hostname() (string, error) { return f.Name, nil }
+
+// Memory returns MemoryBytes, or MemoryErr.
+func (f *Fake) Memory() (int64, error) { return f.MemoryBytes, f.MemoryErr }
+
+// SystemInfo returns System.
+func (f *Fake) SystemInfo() corev1.NodeSystemInfo { return f.System }
+
+// HugePageSizes returns HugePages.
+func (f *Fake) HugePageSizes() []int64 { return f.HugePages }
+
+// SELinux returns SELinuxEnabled.
+func (f *Fake) SELinux() bool { return f.SELinuxEnabled }
+
+// ThermalThrottlePaths returns Thermal.
+func (f *Fake) ThermalThrottlePaths() []string { return f.Thermal }
+
+// Procfs returns ProcRoot.
+func (f *Fake) Procfs() string { return f.ProcRoot }
+
+// Sysfs returns SysRoot.
+func (f *Fake) Sysfs() string { return f.SysRoot }
 
 // Sysctl answers from Sysctls; a missing name is an error, as a missing /proc/sys file is.
 func (f *Fake) Sysctl(name string) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,96 @@ func TestFakeLock(t *testing.T) {
 	l.Release()
 	if _, err := f.Lock("/free"); err != nil {
 		t.Errorf("Lock after Release: %v", err)
+	}
+}
+
+// The facts the agent reads of the machine: memory, what it tells of itself, huge page sizes,
+// SELinux and the CPUs' thermal throttle directories, each read under the roots given.
+func TestRealReadsMachineFacts(t *testing.T) {
+	dir := t.TempDir()
+	r := &Real{ProcRoot: filepath.Join(dir, "proc"), SysRoot: filepath.Join(dir, "sys"), EtcRoot: filepath.Join(dir, "etc")}
+	if r.Procfs() != r.ProcRoot || r.Sysfs() != r.SysRoot {
+		t.Errorf("roots %q %q", r.Procfs(), r.Sysfs())
+	}
+
+	if _, err := r.Memory(); err == nil {
+		t.Error("no meminfo: want an error")
+	}
+	write(t, filepath.Join(r.ProcRoot, "meminfo"), "MemFree: 10 kB\n")
+	if _, err := r.Memory(); err == nil || !strings.Contains(err.Error(), "has no MemTotal") {
+		t.Errorf("meminfo without MemTotal: %v", err)
+	}
+	write(t, filepath.Join(r.ProcRoot, "meminfo"), "MemTotal:       8048576 kB\nMemFree: 10 kB\n")
+	if m, err := r.Memory(); err != nil || m != 8048576*1024 {
+		t.Errorf("Memory = %d, %v", m, err)
+	}
+
+	if got := r.SystemInfo(); got.OSImage != "Linux" || got.MachineID != "" || got.KernelVersion != "" {
+		t.Errorf("nothing to read: %+v, want only the OS image Linux", got)
+	}
+	write(t, filepath.Join(r.EtcRoot, "machine-id"), "abc\n")
+	write(t, filepath.Join(r.EtcRoot, "os-release"), "NAME=Debian\nPRETTY_NAME=\"Debian GNU/Linux 13 (trixie)\"\n")
+	write(t, filepath.Join(r.SysRoot, "class", "dmi", "id", "product_uuid"), "uuid-1\n")
+	write(t, filepath.Join(r.ProcRoot, "sys", "kernel", "random", "boot_id"), "boot-1\n")
+	write(t, filepath.Join(r.ProcRoot, "sys", "kernel", "osrelease"), "6.12.0\n")
+	got := r.SystemInfo()
+	if got.MachineID != "abc" || got.SystemUUID != "uuid-1" || got.BootID != "boot-1" || got.KernelVersion != "6.12.0" || got.OSImage != "Debian GNU/Linux 13 (trixie)" {
+		t.Errorf("SystemInfo = %+v", got)
+	}
+
+	if sizes := r.HugePageSizes(); sizes != nil {
+		t.Errorf("no hugepages directory: %v", sizes)
+	}
+	for _, d := range []string{"hugepages-2048kB", "hugepages-1048576kB", "other", "hugepages-xkB"} {
+		if err := os.MkdirAll(filepath.Join(r.SysRoot, "kernel", "mm", "hugepages", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sizes := r.HugePageSizes(); !slices.Equal(sizes, []int64{1 << 30, 2 << 20}) {
+		t.Errorf("HugePageSizes = %v", sizes)
+	}
+
+	if r.SELinux() {
+		t.Error("SELinux without its enforce file")
+	}
+	write(t, filepath.Join(r.SysRoot, "fs", "selinux", "enforce"), "1\n")
+	if !r.SELinux() {
+		t.Error("SELinux not seen")
+	}
+
+	if paths := r.ThermalThrottlePaths(); paths != nil {
+		t.Errorf("no possible CPUs: %v", paths)
+	}
+	write(t, filepath.Join(r.SysRoot, "devices", "system", "cpu", "possible"), "0-2,5\n")
+	for _, cpu := range []string{"cpu0", "cpu2", "cpu5"} {
+		if err := os.MkdirAll(filepath.Join(r.SysRoot, "devices", "system", "cpu", cpu, "thermal_throttle"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"/sys/devices/system/cpu/cpu0/thermal_throttle", "/sys/devices/system/cpu/cpu2/thermal_throttle", "/sys/devices/system/cpu/cpu5/thermal_throttle"}
+	if paths := r.ThermalThrottlePaths(); !slices.Equal(paths, want) {
+		t.Errorf("ThermalThrottlePaths = %v, want %v", paths, want)
+	}
+	write(t, filepath.Join(r.SysRoot, "devices", "system", "cpu", "possible"), "0-x\n")
+	if paths := r.ThermalThrottlePaths(); paths != nil {
+		t.Errorf("unreadable range: %v", paths)
+	}
+}
+
+// A Fake is a simulated machine unless given roots, and answers the facts from its fields.
+func TestFakeFacts(t *testing.T) {
+	f := NewFake()
+	if f.Procfs() != "" || f.Sysfs() != "" {
+		t.Errorf("roots %q %q, want none", f.Procfs(), f.Sysfs())
+	}
+	if m, err := f.Memory(); err != nil || m != 8<<30 {
+		t.Errorf("Memory = %d, %v", m, err)
+	}
+	if info := f.SystemInfo(); info.KernelVersion == "" || info.OSImage == "" {
+		t.Errorf("SystemInfo = %+v, want a kernel and an OS image", info)
+	}
+	f.MemoryErr = errors.New("boom")
+	if _, err := f.Memory(); err == nil {
+		t.Error("MemoryErr not returned")
 	}
 }

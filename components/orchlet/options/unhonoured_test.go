@@ -163,3 +163,23 @@ func TestUnhonouredSettingsNameRealFields(t *testing.T) {
 		}
 	}
 }
+
+// Reservations the agent does not act on are refused by name, in API-server mode and outside it.
+func TestReservationsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--orchconfig=/etc/orch/orchlet.conf", "--kube-reserved=pid=100"}, "--kube-reserved (kubeReserved): pid: this orchlet does not act on it yet"},
+		{[]string{"--orchconfig=/etc/orch/orchlet.conf", "--system-reserved=ephemeral-storage=1Gi"}, "--system-reserved (systemReserved): ephemeral-storage"},
+		{[]string{"--kube-reserved=cpu=1"}, "--kube-reserved (kubeReserved): it acts only in API-server mode"},
+	} {
+		err := mustParse(t, tc.args...).Unhonoured()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if err := mustParse(t, "--orchconfig=/etc/orch/orchlet.conf", "--kube-reserved=cpu=1,memory=1Gi", "--system-reserved=cpu=500m").Unhonoured(); err != nil {
+		t.Errorf("cpu and memory reservations refused: %v", err)
+	}
+}

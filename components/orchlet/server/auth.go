@@ -9,7 +9,6 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
-	"orch.io/orch/components/featuregates"
 )
 
 // The values of --authorization-mode the agent accepts.
@@ -38,10 +37,6 @@ type authFilter struct {
 }
 
 func newAuthFilter(cfg *v1beta1.OrchletConfiguration, deps Deps, clientCAs *x509.CertPool) (*authFilter, error) {
-	gates, err := featuregates.New(cfg.FeatureGates)
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
 	webhookURL := func(option, path string) (string, error) {
 		if deps.APIServer == "" || deps.APIClient == nil {
 			// As Kubernetes' kubelet: without an API server client there is no one to ask.
@@ -83,7 +78,7 @@ func newAuthFilter(cfg *v1beta1.OrchletConfiguration, deps Deps, clientCAs *x509
 		authenticator: authn.Union(authenticators...),
 		authorizer:    authorizer,
 		nodeName:      deps.NodeName,
-		fineGrained:   gates.Enabled(fineGrainedGate),
+		fineGrained:   deps.Gates.Enabled(fineGrainedGate),
 	}, nil
 }
 

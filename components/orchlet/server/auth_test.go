@@ -119,8 +119,8 @@ func TestAuthorizationAttributes(t *testing.T) {
 			})
 			cfg := testConfig()
 			cfg.Authorization.Mode = ModeWebhook
-			cfg.FeatureGates = map[string]bool{fineGrainedGate: tt.fineGrained}
 			deps := testDeps(t, newClock())
+			deps.Gates = gates(t, map[string]bool{fineGrainedGate: tt.fineGrained})
 			deps.APIServer, deps.APIClient = apiSrv.URL, apiSrv.Client()
 			s := start(t, cfg, deps)
 

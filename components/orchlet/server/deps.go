@@ -11,6 +11,8 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+
+	"orch.io/orch/components/featuregates"
 )
 
 // ErrNotFound is wrapped by ContainerLogs and Exec implementations for a pod or container the
@@ -52,6 +54,8 @@ type Deps struct {
 	Stats StatsProvider
 	// Configz returns the effective configuration served by /configz. Required.
 	Configz func() any
+	// Gates are the effective feature gates (OrchletFineGrainedAuthz). Required.
+	Gates *featuregates.Gates
 	// Metrics is gathered by /metrics. Required.
 	Metrics prometheus.Gatherer
 	// Logs and Exec serve the debugging handlers; required with --enable-debugging-handlers.

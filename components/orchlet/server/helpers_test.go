@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/featuregates"
 )
 
 const nodeName = "node-1"
@@ -107,6 +108,16 @@ func testSummary() Summary {
 	}
 }
 
+// gates are the feature gates at their defaults after set.
+func gates(t *testing.T, set map[string]bool) *featuregates.Gates {
+	t.Helper()
+	g, err := featuregates.New(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // testDeps returns dependencies with fakes and a registry holding the counter orchlet_test_total.
 func testDeps(t *testing.T, clk clock.Clock) Deps {
 	reg := prometheus.NewRegistry()
@@ -119,6 +130,7 @@ func testDeps(t *testing.T, clk clock.Clock) Deps {
 		Pods:     testPods(),
 		Stats:    fakeStats{summary: testSummary()},
 		Configz:  func() any { return map[string]any{"maxPods": 110} },
+		Gates:    gates(t, nil),
 		Metrics:  reg,
 		Logs:     &fakeLogs{},
 		Exec:     fakeExec{},

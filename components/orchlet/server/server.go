@@ -108,6 +108,7 @@ func checkDeps(cfg *v1beta1.OrchletConfiguration, deps Deps) error {
 	missing(deps.Pods == nil, "Pods")
 	missing(deps.Stats == nil, "Stats")
 	missing(deps.Configz == nil, "Configz")
+	missing(deps.Gates == nil, "Gates")
 	missing(deps.Metrics == nil, "Metrics")
 	if cfg.EnableServer && cfg.EnableDebuggingHandlers {
 		missing(deps.Logs == nil, "Logs (with --enable-debugging-handlers)")

@@ -194,9 +194,11 @@ func TestNewRefuses(t *testing.T) {
 		want      []string
 	}{
 		{
-			name:      "missing dependencies, all named",
-			configure: func(_ *v1beta1.OrchletConfiguration, d *Deps) { d.Pods, d.Stats, d.NodeName = nil, nil, "" },
-			want:      []string{"Deps.Pods", "Deps.Stats", "Deps.NodeName"},
+			name: "missing dependencies, all named",
+			configure: func(_ *v1beta1.OrchletConfiguration, d *Deps) {
+				d.Pods, d.Stats, d.NodeName, d.Gates = nil, nil, "", nil
+			},
+			want: []string{"Deps.Pods", "Deps.Stats", "Deps.NodeName", "Deps.Gates"},
 		},
 		{
 			name:      "debugging handlers without Logs and Exec",

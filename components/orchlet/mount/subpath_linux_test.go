@@ -1,4 +1,4 @@
-package main
+package mount
 
 import (
 	"os"
@@ -40,7 +40,7 @@ func TestSubPathSafeOpen(t *testing.T) {
 		}
 	}
 	target := filepath.Join(t.TempDir(), "target")
-	if err := (subPaths{}).BindSubPath(vol, "out", target); err == nil || !strings.Contains(err.Error(), "not within volume path") {
+	if err := (SubPaths{}).BindSubPath(vol, "out", target); err == nil || !strings.Contains(err.Error(), "not within volume path") {
 		t.Errorf("BindSubPath through a symlink out of the volume: %v", err)
 	}
 	if _, err := os.Stat(target); !os.IsNotExist(err) {

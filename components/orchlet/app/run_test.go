@@ -1,7 +1,9 @@
-package main
+package app
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/benbjohnson/clock"
 	apiversion "k8s.io/apimachinery/pkg/version"
 
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
 )
@@ -71,7 +74,7 @@ func wait(t *testing.T, done <-chan error) error {
 }
 
 func TestRunBlocksUntilCancelled(t *testing.T) {
-	cancel, done := runAsync(parse(t, withRuntime(t)...), host.NewFake(), clock.NewMock())
+	cancel, done := runAsync(parse(t, apptest.WithRuntime(t)...), host.NewFake(), clock.NewMock())
 	select {
 	case err := <-done:
 		t.Fatalf("Run returned before cancellation: %v", err)
@@ -85,7 +88,7 @@ func TestRunBlocksUntilCancelled(t *testing.T) {
 
 func TestRunExitsOnLockContention(t *testing.T) {
 	h := host.NewFake()
-	cancel, done := runAsync(parse(t, withRuntime(t, "--lock-file=/l", "--exit-on-lock-contention")...), h, clock.NewMock())
+	cancel, done := runAsync(parse(t, apptest.WithRuntime(t, "--lock-file=/l", "--exit-on-lock-contention")...), h, clock.NewMock())
 	defer cancel()
 	deadline := time.Now().Add(5 * time.Second)
 	for !h.Contend("/l") {
@@ -110,7 +113,7 @@ func TestRunWaitsForAHeldLock(t *testing.T) {
 			h := host.NewFake()
 			h.SetHeld("/l", true)
 			clk := clock.NewMock()
-			cancel, done := runAsync(parse(t, withRuntime(t, args...)...), h, clk)
+			cancel, done := runAsync(parse(t, apptest.WithRuntime(t, args...)...), h, clk)
 			defer cancel()
 			for range 3 {
 				clk.Add(time.Second)
@@ -186,7 +189,41 @@ func TestRunRefusesUnhonouredSettings(t *testing.T) {
 func TestRunCancelledDuringStartUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Run(ctx, parse(t, withRuntime(t)...), host.NewFake(), clock.NewMock()); err != nil {
+	if err := Run(ctx, parse(t, apptest.WithRuntime(t)...), host.NewFake(), clock.NewMock()); err != nil {
 		t.Fatalf("Run cancelled before the runtime answered: %v, want nil", err)
+	}
+}
+
+// --pod-max-pids is enforced on the pod cgroup, which a machine without pod cgroups (a test's
+// simulated one) does not have: the agent refuses it at start rather than run pods unlimited.
+func TestRunRefusesPodMaxPidsWithoutPodCgroups(t *testing.T) {
+	cancel, done := runAsync(parse(t, apptest.WithRuntime(t, "--pod-max-pids=64")...), host.NewFake(), clock.NewMock())
+	defer cancel()
+	err := wait(t, done)
+	if err == nil || !strings.Contains(err.Error(), "--pod-max-pids (podPidsLimit): enforced on the pod cgroup") {
+		t.Fatalf("err = %v, want --pod-max-pids refused", err)
+	}
+}
+
+// The static CPU manager reads the CPU topology under the host's sysfs, and a simulated machine,
+// which has none, refuses it.
+func TestRunReadsTheCPUTopologyOfTheHost(t *testing.T) {
+	args := apptest.WithRuntime(t, "--cpu-manager-policy=static", "--reserved-cpus=0", "--root-dir="+t.TempDir())
+	err := Run(context.Background(), parse(t, args...), host.NewFake(), clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), "the machine's CPU topology is unknown") {
+		t.Errorf("on a simulated machine: %v", err)
+	}
+	h := host.NewFake()
+	h.SysRoot = t.TempDir()
+	online := filepath.Join(h.SysRoot, "devices", "system", "cpu", "online")
+	if err := os.MkdirAll(filepath.Dir(online), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(online, []byte("7-x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), parse(t, args...), h, clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), `reading the CPU topology: online "7-x\n"`) {
+		t.Errorf("on a host whose sysfs lists CPUs 7-x online: %v", err)
 	}
 }

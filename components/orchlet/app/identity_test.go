@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -17,9 +17,7 @@ import (
 	"github.com/benbjohnson/clock"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/flowcontrol"
 
 	"orch.io/orch/components/apis/apiserver/config"
 	"orch.io/orch/components/apiserver/server"
@@ -29,6 +27,7 @@ import (
 	"orch.io/orch/components/authn/jwt/jwttest"
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/certs/certstest"
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
 )
 
@@ -150,8 +149,8 @@ func agentGet(url, token string) (int, string, error) {
 // mode: it registers, and it may ask for the reviews.
 func TestWebhooksThroughTheAPIServer(t *testing.T) {
 	kubeconfig, admin, provider := securedAPIServerWithIssuer(t)
-	port := freePort(t)
-	o := parse(t, withRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json",
+	port := apptest.FreePort(t)
+	o := parse(t, apptest.WithRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json",
 		"--enable-server=true", "--address=127.0.0.1", "--port="+port, "--cert-dir="+t.TempDir(),
 		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook")...)
 	cancel, done := runAsync(o, host.NewFake(), clock.New())
@@ -198,41 +197,10 @@ func TestWebhooksThroughTheAPIServer(t *testing.T) {
 // Without --orchconfig there is no API server to ask: the webhooks are refused, naming it.
 func TestWebhooksRefusedInStandaloneMode(t *testing.T) {
 	for _, flag := range []string{"--authentication-token-webhook", "--authorization-mode=Webhook"} {
-		o := parse(t, withRuntime(t, "--enable-server=true", "--address=127.0.0.1", "--port="+freePort(t), "--cert-dir="+t.TempDir(), flag)...)
+		o := parse(t, apptest.WithRuntime(t, "--enable-server=true", "--address=127.0.0.1", "--port="+apptest.FreePort(t), "--cert-dir="+t.TempDir(), flag)...)
 		err := Run(context.Background(), o, host.NewFake(), clock.New())
 		if err == nil || !strings.Contains(err.Error(), strings.Split(flag, "=")[0]) || !strings.Contains(err.Error(), "--orchconfig") {
 			t.Errorf("%s in standalone mode: %v; want a refusal naming it and --orchconfig", flag, err)
 		}
-	}
-}
-
-// countingLimiter counts the requests it lets through.
-type countingLimiter struct {
-	flowcontrol.RateLimiter
-	waits int
-}
-
-func (l *countingLimiter) Wait(context.Context) error { l.waits++; return nil }
-
-// The agent's reviews share its --kube-api-qps limiter with its other requests, and reach the
-// server of --orchconfig, under its path.
-func TestReviewClientIsThrottled(t *testing.T) {
-	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { paths = append(paths, r.URL.Path) }))
-	defer srv.Close()
-	limiter := &countingLimiter{}
-	base, client, err := reviewClient(&rest.Config{Host: srv.URL + "/prefix", RateLimiter: limiter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		resp, err := client.Post(base+"/apis/x", "application/json", strings.NewReader("{}"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
-	if limiter.waits != 3 || len(paths) != 3 || paths[0] != "/prefix/apis/x" {
-		t.Fatalf("%d waits, paths %v; want 3 waits for 3 requests to /prefix/apis/x", limiter.waits, paths)
 	}
 }

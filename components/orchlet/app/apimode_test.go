@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/apipods"
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
 )
 
@@ -90,24 +91,7 @@ current-context: orch
 
 func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	waitWithin(t, what, 20*time.Second, cond)
-}
-
-// waitWithin polls cond until it holds, failing t with its last error after within: the pace of
-// real processes and runtimes, not a clock the test moves.
-func waitWithin(t *testing.T, what string, within time.Duration, cond func() (bool, error)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	var last error
-	for time.Now().Before(deadline) {
-		ok, err := cond()
-		if ok {
-			return
-		}
-		last = err
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %v waiting for %s (last error: %v)", within, what, last)
+	apptest.WaitWithin(t, what, 20*time.Second, cond)
 }
 
 // The agent registers its node, heartbeats, runs the pods bound to it and reports them, mirrors
@@ -118,7 +102,7 @@ func TestAPIServerMode(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(manifests, "static.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: static, namespace: orch-system}\nspec:\n  containers:\n  - {name: app, image: busybox:1.36}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := parse(t, withRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=Node-A", "--node-labels=example.com/team=a",
+	o := parse(t, apptest.WithRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=Node-A", "--node-labels=example.com/team=a",
 		"--register-with-taints=dedicated=a:NoSchedule", "--provider-id=machine-1", "--node-ip=10.1.2.3",
 		"--pod-manifest-path="+manifests, "--file-check-frequency=1s")...) // the default protobuf content type
 	cancel, done := runAsync(o, host.NewFake(), clock.New())
@@ -223,7 +207,7 @@ func createBound(t *testing.T, client kubernetes.Interface, name string) {
 func TestAPIServerOutageAndAgentRestart(t *testing.T) {
 	var down atomic.Bool
 	kubeconfig, client, _ := apiServer(t, &down)
-	args := withRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json")
+	args := apptest.WithRuntime(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--kube-api-content-type=application/json")
 	cancel, done := runAsync(parse(t, args...), host.NewFake(), clock.New())
 	createBound(t, client, "web")
 	before := runningPod(t, client, "web")

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -28,6 +28,7 @@ import (
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/certs/certstest"
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/certificate"
 	"orch.io/orch/components/orchlet/host"
 )
@@ -159,8 +160,8 @@ func TestBootstrapAndRotation(t *testing.T) {
 	c := newCSRCluster(t, clk)
 	dir := t.TempDir()
 	orchconfig, pki := filepath.Join(dir, "orchlet.conf"), filepath.Join(dir, "pki")
-	port := freePort(t)
-	o := parse(t, withRuntime(t, "--orchconfig="+orchconfig, "--bootstrap-kubeconfig="+c.bootKubeconfig, "--cert-dir="+pki,
+	port := apptest.FreePort(t)
+	o := parse(t, apptest.WithRuntime(t, "--orchconfig="+orchconfig, "--bootstrap-kubeconfig="+c.bootKubeconfig, "--cert-dir="+pki,
 		"--rotate-certificates", "--rotate-server-certificates", "--hostname-override=node-b", "--node-ip=127.0.0.1",
 		"--enable-server=true", "--address=127.0.0.1", "--port="+port, "--kube-api-content-type=application/json")...)
 	cancel, done := runAsync(o, host.NewFake(), clk)

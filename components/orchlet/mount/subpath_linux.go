@@ -1,4 +1,4 @@
-package main
+package mount
 
 import (
 	"errors"
@@ -9,16 +9,15 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"orch.io/orch/components/orchlet/pods"
 )
 
-// subPaths bind-mounts subPaths as the kubelet's subpath_linux.go does: the path is opened one
+// SubPaths bind-mounts subPaths as the kubelet's subpath_linux.go does: the path is opened one
 // component at a time below the volume with O_NOFOLLOW (its doSafeOpen), and the runtime is given a
 // bind mount of the descriptor, so that a symlink swapped in after the check leads nowhere else.
-type subPaths struct{}
+type SubPaths struct{}
 
-func (subPaths) BindSubPath(volume, subPath, target string) error {
+// BindSubPath bind-mounts subPath of volume on target, made as a file or directory as it is.
+func (SubPaths) BindSubPath(volume, subPath, target string) error {
 	// As doBindSubPath: symlinks within the volume are resolved first, and what they resolve to
 	// must stay in it; the walk then finds no symlink unless one was swapped in since.
 	base, err := filepath.EvalSymlinks(volume)
@@ -67,7 +66,8 @@ func (subPaths) BindSubPath(volume, subPath, target string) error {
 	return nil
 }
 
-func (subPaths) Unmount(target string) error { return unbind(target) }
+// Unmount removes every bind mount on target.
+func (SubPaths) Unmount(target string) error { return unbind(target) }
 
 // unbind unmounts target until it is no mount point (EINVAL) or gone.
 func unbind(target string) error {
@@ -115,13 +115,4 @@ func safeOpen(volume, subPath string) (int, error) {
 		fd = next
 	}
 	return fd, nil
-}
-
-// hostSubPaths is the host's subPath mounter, or nil when this process may not mount (not root):
-// the runtime is then given the path below the volume.
-func hostSubPaths() pods.SubPathMounter {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	return subPaths{}
 }

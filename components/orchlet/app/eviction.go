@@ -1,8 +1,10 @@
-package main
+package app
 
 import (
+	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -11,6 +13,7 @@ import (
 
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
 )
 
@@ -21,16 +24,21 @@ type criStats struct {
 }
 
 // newObserver observes this machine for the eviction manager: the root memory cgroup (v2, or v1's
-// memory controller) under /sys/fs/cgroup, /proc, statfs of --root-dir, and the runtime's pod
-// stats and image filesystem. With node allocatable enforced on pods, the pods' memory is watched against capacity less the reservations.
-func newObserver(o *options.Options, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
+// memory controller) under the host's sysfs, its procfs, statfs of --root-dir, and the runtime's
+// pod stats and image filesystem; a simulated machine's are not observed. With node allocatable
+// enforced on pods, the pods' memory is watched against capacity less the reservations.
+func newObserver(o *options.Options, h host.Host, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
 	c := o.Config
+	var node eviction.NodeSource = unobserved{}
+	if sys := h.Sysfs(); sys != "" {
+		node = eviction.HostNode{CgroupRoot: filepath.Join(sys, "fs", "cgroup"), ProcRoot: h.Procfs()}
+	}
 	obs := &eviction.CRIObserver{
-		Node: eviction.HostNode{CgroupRoot: "/sys/fs/cgroup", ProcRoot: "/proc"}, CRI: criStats{rs, is},
+		Node: node, CRI: criStats{rs, is},
 		RootDir: o.Flags.RootDir, SeparateDiskGC: o.Gates.Enabled(featuregates.OrchletSeparateDiskGC),
 	}
 	if slices.Contains(c.EnforceNodeAllocatable, "pods") {
-		memory, err := memoryBytes()
+		memory, err := h.Memory()
 		if err != nil {
 			return nil, fmt.Errorf("reading the node's memory: %w", err)
 		}
@@ -51,10 +59,13 @@ func newObserver(o *options.Options, rs cri.RuntimeService, is cri.ImageManagerS
 // hostMemcg is --kernel-memcg-notification on this machine: cgroup v1's memory controller arms
 // the memory thresholds, the allocatable one on the pods' cgroup (orchpods under --cgroup-root,
 // or its systemd slice); elsewhere the reason there is none.
-func hostMemcg(o *options.Options) (*eviction.MemcgNotifications, string) {
+func hostMemcg(o *options.Options, h host.Host) (*eviction.MemcgNotifications, string) {
 	c := o.Config
 	if !c.KernelMemcgNotification {
 		return nil, ""
+	}
+	if h.Sysfs() == "" {
+		return nil, errSimulated.Error()
 	}
 	pods := ""
 	if c.CgroupsPerQOS {
@@ -63,5 +74,17 @@ func hostMemcg(o *options.Options) (*eviction.MemcgNotifications, string) {
 			pods = "/orchpods.slice"
 		}
 	}
-	return eviction.HostMemcg("/sys/fs/cgroup", "/proc/mounts", pods, eviction.LinuxNotifierFactory{Logger: klog.Background()})
+	return eviction.HostMemcg(filepath.Join(h.Sysfs(), "fs", "cgroup"), filepath.Join(h.Procfs(), "mounts"), pods, eviction.LinuxNotifierFactory{Logger: klog.Background()})
 }
+
+var errSimulated = errors.New("a simulated machine has no procfs or sysfs")
+
+// unobserved is a simulated machine to the eviction manager: nothing of the real one is read, so
+// its rounds decide on what the runtime reports of the pods alone.
+type unobserved struct{}
+
+func (unobserved) Memory() (capacity, usage, workingSet uint64, err error) {
+	return 0, 0, 0, errSimulated
+}
+func (unobserved) Statfs(string) (eviction.FsStats, error) { return eviction.FsStats{}, errSimulated }
+func (unobserved) Pids() (max, running uint64, err error)  { return 0, 0, errSimulated }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
 )
 
@@ -20,7 +21,7 @@ import (
 // until all are gone after a delete. The target is 2 s for the first figure.
 func BenchmarkAPIServerMode100Pods(b *testing.B) {
 	kubeconfig, client, _ := apiServer(b, nil)
-	args := withRuntime(b, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--max-pods=110")
+	args := apptest.WithRuntime(b, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--max-pods=110")
 	o := parse(b, args...)
 	cancel, done := runAsync(o, host.NewFake(), clock.New())
 	defer func() {

@@ -1,10 +1,11 @@
-package main
+package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"time"
 
@@ -16,12 +17,15 @@ import (
 
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/apiclient"
+	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
+	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/components/orchlet/sources"
+	"orch.io/orch/components/periodic"
 )
 
 // lockRetry is how often a lock file held by another process is tried again.
@@ -144,15 +148,24 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		return nil, "", fmt.Errorf("--container-runtime-endpoint %s: %w", c.ContainerRuntimeEndpoint, err)
 	}
 	podNode, err := podNodeOf(o, h, nodeName)
-	observer, err := newObserver(o, rs, is)
 	if err != nil {
 		return nil, "", err
 	}
-	memcg, noMemcg := hostMemcg(o)
+	observer, err := newObserver(o, h, rs, is)
+	if err != nil {
+		return nil, "", err
+	}
+	memcg, noMemcg := hostMemcg(o, h)
+	var topology func() (*cpumanager.Topology, error)
+	if sys := h.Sysfs(); sys != "" {
+		topology = func() (*cpumanager.Topology, error) {
+			return cpumanager.Discover(os.DirFS(filepath.Join(sys, "devices", "system", "cpu")))
+		}
+	}
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer, Memcg: memcg, MemcgUnavailable: noMemcg,
 		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
-		RootDir: o.Flags.RootDir, PodWorkers: podWorkers,
+		RootDir: o.Flags.RootDir, CPUTopology: topology, PodWorkers: podWorkers,
 		Version: o.Version.Major + "." + o.Version.Minor,
 	})
 	return a, nodeName, err
@@ -186,7 +199,7 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		return nil, err
 	}
 	if clients != nil {
-		if api, err = newAPIMode(o, clk, clients, a, nodeName); err != nil {
+		if api, err = newAPIMode(o, h, clk, clients, a, nodeName); err != nil {
 			return nil, err
 		}
 	}
@@ -200,14 +213,18 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	}
 	deps := server.Deps{
 		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: a, Logs: a, Exec: a,
-		Configz: func() any { return c }, Metrics: metrics, CertDir: o.Flags.CertDir,
+		Configz: func() any { return c }, Gates: o.Gates, Metrics: metrics, CertDir: o.Flags.CertDir,
 	}
 	if clients != nil {
-		if deps.APIServer, deps.APIClient, err = reviewClient(clients.Config); err != nil {
+		if deps.APIServer, deps.APIClient, err = apiclient.ReviewClient(clients.Config); err != nil {
 			return nil, err
 		}
 		if c.ServerTLSBootstrap {
-			if certs.serving, err = servingManager(o, clk, clients, nodeName); err != nil {
+			addrs, err := nodestatus.Addresses(o.Flags.NodeIP, nodeName)
+			if err != nil {
+				return nil, err
+			}
+			if certs.serving, err = certBootstrap(o, clk, nodeName).ServingManager(clients.Config, addrs); err != nil {
 				return nil, err
 			}
 			deps.ServingCertificate = certs.serving.Current
@@ -248,24 +265,24 @@ func takeLock(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if path == "" {
 		return nil, nil
 	}
-	var ticker *clock.Ticker
-	for {
-		lock, err := h.Lock(path)
-		switch {
-		case err == nil:
-			return lock, nil
-		case !errors.Is(err, host.ErrLocked):
-			return nil, fmt.Errorf("--lock-file: %s: %w", path, err)
+	var lock host.Lock
+	var lockErr error
+	waiting := false
+	err := periodic.Every(ctx, clk, lockRetry, true, func(context.Context) bool {
+		if lock, lockErr = h.Lock(path); !errors.Is(lockErr, host.ErrLocked) {
+			return true
 		}
-		if ticker == nil {
+		if !waiting {
 			klog.InfoS("Waiting for the lock file held by another process", "path", path)
-			ticker = clk.Ticker(lockRetry)
-			defer ticker.Stop()
+			waiting = true
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("--lock-file: %s: gave up waiting: %w", path, context.Cause(ctx))
-		case <-ticker.C:
-		}
+		return false
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--lock-file: %s: gave up waiting: %w", path, context.Cause(ctx))
+	case lockErr != nil:
+		return nil, fmt.Errorf("--lock-file: %s: %w", path, lockErr)
 	}
+	return lock, nil
 }

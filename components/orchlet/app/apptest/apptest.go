@@ -1,0 +1,53 @@
+// Package apptest is what the orchlet's tests share, in-process (package app) and against the
+// built binary (cmd/orchlet): a fakecri to run on, free ports, and waiting on real processes.
+package apptest
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
+)
+
+// WithRuntime serves a fakecri on a unix socket for the test and returns args that run the agent
+// on it with its servers off, so tests need neither a real runtime nor the fixed ports.
+func WithRuntime(t testing.TB, args ...string) []string {
+	t.Helper()
+	rt, err := fakecri.New(fakecri.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := fakecritest.Serve(t, rt)
+	return append([]string{"--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint=" + sock}, args...)
+}
+
+// FreePort is a loopback TCP port free when asked.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+// WaitWithin polls cond until it holds, failing t with its last error after within: the pace of
+// real processes and runtimes, not a clock the test moves.
+func WaitWithin(t testing.TB, what string, within time.Duration, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %v waiting for %s (last error: %v)", within, what, last)
+}

@@ -1,0 +1,87 @@
+package nodestatus
+
+import (
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apiversion "k8s.io/apimachinery/pkg/version"
+
+	"orch.io/orch/components/orchlet/options"
+)
+
+// Allocatable is capacity less what --kube-reserved and --system-reserved hold back, and less the
+// hard memory.available threshold (Kubernetes' 100Mi when --eviction-hard is not given) unless
+// --experimental-allocatable-ignore-eviction.
+func TestCapacityAndAllocatable(t *testing.T) {
+	const gib = int64(1) << 30
+	for _, tc := range []struct {
+		args            []string
+		cpu, mem        string
+		allocCPU, alloc string
+	}{
+		{nil, "4", "8Gi", "4", "8092Mi"},
+		{[]string{"--experimental-allocatable-ignore-eviction"}, "4", "8Gi", "4", "8Gi"},
+		{[]string{"--eviction-hard=memory.available<1Gi"}, "4", "8Gi", "4", "7Gi"},
+		{[]string{"--eviction-hard=nodefs.available<10%"}, "4", "8Gi", "4", "8Gi"},
+		{[]string{"--kube-reserved=cpu=500m,memory=1Gi", "--system-reserved=memory=512Mi"}, "4", "8Gi", "3500m", "6556Mi"},
+		{[]string{"--kube-reserved=memory=16Gi"}, "4", "8Gi", "4", "0"},
+	} {
+		o, err := options.Parse(append([]string{"--orchconfig=/etc/orch/orchlet.conf"}, tc.args...), apiversion.Info{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity, allocatable, err := CapacityAndAllocatable(o.Config, o.Flags.ExperimentalAllocatableIgnoreEviction, 4, 8*gib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := func(l corev1.ResourceList, n corev1.ResourceName) string { q := l[n]; return q.String() }
+		if got(capacity, corev1.ResourceCPU) != tc.cpu || got(capacity, corev1.ResourceMemory) != tc.mem ||
+			got(allocatable, corev1.ResourceCPU) != tc.allocCPU || got(allocatable, corev1.ResourceMemory) != tc.alloc || got(capacity, corev1.ResourcePods) != "110" {
+			t.Errorf("%v: capacity %v allocatable %v", tc.args, capacity, allocatable)
+		}
+	}
+}
+
+// --node-ip's addresses come first, in its order, then the hostname; a bad one is refused by name.
+func TestAddresses(t *testing.T) {
+	for _, tc := range []struct {
+		nodeIP string
+		want   []string
+		err    string
+	}{
+		{"10.0.0.1", []string{"10.0.0.1", "node-a"}, ""},
+		{"10.0.0.1, fd00::1", []string{"10.0.0.1", "fd00::1", "node-a"}, ""},
+		{"10.0.0.1,bogus", nil, `--node-ip 10.0.0.1,bogus: "bogus" is not an IP address`},
+	} {
+		addrs, err := Addresses(tc.nodeIP, "node-a")
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want %q", tc.nodeIP, err, tc.err)
+			}
+			continue
+		}
+		var got []string
+		for _, a := range addrs {
+			got = append(got, a.Address)
+		}
+		if err != nil || !slices.Equal(got, tc.want) || addrs[len(addrs)-1].Type != corev1.NodeHostName {
+			t.Errorf("%q: %v %v, want %v", tc.nodeIP, addrs, err, tc.want)
+		}
+	}
+	// Without --node-ip, the host's default address (if any) and the hostname.
+	addrs, err := Addresses("", "node-a")
+	if err != nil || addrs[len(addrs)-1] != (corev1.NodeAddress{Type: corev1.NodeHostName, Address: "node-a"}) {
+		t.Errorf("default: %v %v", addrs, err)
+	}
+}
+
+// The Node's labels are the well-known three, with --node-labels over them.
+func TestLabels(t *testing.T) {
+	got := Labels("node-a", map[string]string{"orch.io/role": "edge", "orch.io/hostname": "other"})
+	if got["orch.io/hostname"] != "other" || got["orch.io/role"] != "edge" || got["orch.io/os"] != runtime.GOOS || got["orch.io/arch"] != runtime.GOARCH || len(got) != 4 {
+		t.Errorf("Labels = %v", got)
+	}
+}

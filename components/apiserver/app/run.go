@@ -140,7 +140,7 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the embedded etcd under --data-dir %s: %w", o.DataDir, err)
 	}
-	klog.InfoS("Embedded etcd started", "dataDir", filepath.Join(o.DataDir, "etcd"))
+	klog.InfoS("Embedded etcd started", "dataDir", filepath.Join(o.DataDir, "etcd"), "endpoint", embedded.Endpoint)
 	return embedded.Client, func() { embedded.Close() }, nil
 }
 

@@ -31,8 +31,9 @@ lint:
 
 ## run: a one-node cluster on embedded defaults: orch-apiserver (embedded etcd under ./orch-data,
 ## HTTPS on :6443) and one orchlet on fakecri registered to it, each with a token of its own;
-## it writes orch-data/admin.conf, a kubeconfig for kubectl, and orch-data/apiserver.log, the
-## server's log. Ctrl-C stops all three, and so does any one of them ending.
+## it writes orch-data/admin.conf, a kubeconfig for kubectl, orch-data/orchlet.yaml, the orchlet's
+## configuration file, and orch-data/apiserver.log, the server's log. Ctrl-C stops all three, and so
+## does any one of them ending.
 RUN_DIR := $(CURDIR)/orch-data
 run: SHELL := /bin/bash
 run:
@@ -47,7 +48,9 @@ run:
 		printf '%s\n' 'apiVersion: v1' 'kind: Config' \
 		'clusters: [{name: orch, cluster: {server: "https://localhost:6443", certificate-authority: "$(RUN_DIR)/pki/apiserver.crt"}}]' \
 		"users: [{name: $$who, user: {token: $${line%%,*}}}]" "contexts: [{name: orch, context: {cluster: orch, user: $$who}}]" \
-		'current-context: orch' > $(RUN_DIR)/$$who.conf; chmod 600 $(RUN_DIR)/$$who.conf; done
+		'current-context: orch' > $(RUN_DIR)/$$who.conf; chmod 600 $(RUN_DIR)/$$who.conf; done; \
+	printf '%s\n' 'apiVersion: orchlet.config.orch.io/v1beta1' 'kind: OrchletConfiguration' \
+		'containerRuntimeEndpoint: unix://$(RUN_DIR)/fakecri.sock' 'failSwapOn: false' 'readOnlyPort: 0' > $(RUN_DIR)/orchlet.yaml
 	@rm -f $(RUN_DIR)/apiserver.log; stop() { trap - INT TERM EXIT; kill $$(jobs -p) 2>/dev/null; wait; }; \
 	trap 'stop; exit 0' INT TERM; trap stop EXIT; \
 	$(BIN)/orch-apiserver --data-dir $(RUN_DIR) --token-auth-file $(RUN_DIR)/tokens.csv --anonymous-auth=false --authorization-mode=Node,AlwaysAllow \
@@ -55,8 +58,8 @@ run:
 	until grep -qs '"Serving securely"' $(RUN_DIR)/apiserver.log; do [ -n "$$(jobs -pr)" ] || exit 1; sleep 0.2; done; \
 	rm -f $(RUN_DIR)/fakecri.sock; $(BIN)/fakecri --listen unix://$(RUN_DIR)/fakecri.sock --control none & \
 	until [ -S $(RUN_DIR)/fakecri.sock ]; do [ $$(jobs -pr | wc -l) = 2 ] || exit 1; sleep 0.2; done; \
-	$(BIN)/orchlet --orchconfig $(RUN_DIR)/orchlet.conf --container-runtime-endpoint unix://$(RUN_DIR)/fakecri.sock \
-		--root-dir $(RUN_DIR)/orchlet --cert-dir $(RUN_DIR)/orchlet/pki --fail-swap-on=false --read-only-port=0 & \
+	$(BIN)/orchlet --config $(RUN_DIR)/orchlet.yaml --orchconfig $(RUN_DIR)/orchlet.conf \
+		--root-dir $(RUN_DIR)/orchlet --cert-dir $(RUN_DIR)/orchlet/pki & \
 	echo; echo "orch is up: export KUBECONFIG=$(RUN_DIR)/admin.conf, then kubectl get nodes"; echo; \
 	wait -n
 

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -62,6 +62,13 @@ run:
 		--root-dir $(RUN_DIR)/orchlet --cert-dir $(RUN_DIR)/orchlet/pki & \
 	echo; echo "orch is up: export KUBECONFIG=$(RUN_DIR)/admin.conf, then kubectl get nodes"; echo; \
 	wait -n
+
+## readme: every shell block of README.md run in order as a reader runs them (make run in the
+## background, kubectl from make kubectl, curl), in a copy of this checkout, holding each to what the
+## page says it prints; needs ports 6443, 10248, 10250 and 10255 free; about 5 minutes, most of them
+## building kubectl the first time
+readme:
+	$(GO) test -count=1 -v -timeout 30m -run '^TestREADME$$' . -args -readme
 
 ## conformance: every feature file and ginkgo spec against TARGET (a profile under
 ## conformance/targets/), with progress as it goes; reports land in reports/

@@ -26,7 +26,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -488,25 +487,13 @@ type backgroundCommand struct {
 	c    command
 	p    *promise
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	log  string // its output, written by it and read by the test
 	done chan struct{}
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+func (bc *backgroundCommand) output() string {
+	data, _ := os.ReadFile(bc.log)
+	return string(data)
 }
 
 func startReader(t *testing.T, dir string) *reader {
@@ -632,10 +619,16 @@ func (r *reader) exec(c command) (string, int) {
 // background starts c in a shell of its own and waits until it prints what p promises.
 func (r *reader) background(c command, p *promise) {
 	t := r.t
-	bc := &backgroundCommand{c: c, p: p, out: &syncBuffer{}, done: make(chan struct{})}
+	r.n++
+	bc := &backgroundCommand{c: c, p: p, log: filepath.Join(r.scripts, fmt.Sprintf("%03d.log", r.n)), done: make(chan struct{})}
+	log, err := os.Create(bc.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close() // the child holds its own descriptor
 	bc.cmd = exec.Command("bash", "--noprofile", "--norc", "-c", c.text)
 	bc.cmd.Dir, bc.cmd.Env = r.dir, r.env
-	bc.cmd.Stdout, bc.cmd.Stderr = bc.out, bc.out
+	bc.cmd.Stdout, bc.cmd.Stderr = log, log
 	bc.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := bc.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -643,14 +636,14 @@ func (r *reader) background(c command, p *promise) {
 	go func() { _ = bc.cmd.Wait(); close(bc.done) }()
 	r.running = append(r.running, bc)
 	limit := time.Now().Add(timeout(c))
-	for len(p.missing(bc.out.String())) > 0 {
+	for len(p.missing(bc.output())) > 0 {
 		select {
 		case <-bc.done:
-			t.Fatalf("README.md:%d: %s ended before printing %q; it printed:\n%s", c.line, c.firstLine(), p.missing(bc.out.String()), bc.out.String())
+			t.Fatalf("README.md:%d: %s ended before printing %q; it printed:\n%s", c.line, c.firstLine(), p.missing(bc.output()), bc.output())
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(limit) {
-			t.Fatalf("README.md:%d: %s: no %q after %s; it printed:\n%s", c.line, c.firstLine(), p.missing(bc.out.String()), timeout(c), bc.out.String())
+			t.Fatalf("README.md:%d: %s: no %q after %s; it printed:\n%s", c.line, c.firstLine(), p.missing(bc.output()), timeout(c), bc.output())
 		}
 	}
 }
@@ -668,9 +661,9 @@ func (r *reader) ctrlC() {
 		case <-time.After(30 * time.Second):
 			_ = syscall.Kill(-bc.cmd.Process.Pid, syscall.SIGKILL)
 			<-bc.done
-			t.Errorf("README.md:%d: %s did not stop within 30s of Ctrl-C; it printed:\n%s", bc.c.line, bc.c.firstLine(), bc.out.String())
+			t.Errorf("README.md:%d: %s did not stop within 30s of Ctrl-C; it printed:\n%s", bc.c.line, bc.c.firstLine(), bc.output())
 		}
-		out := bc.out.String()
+		out := bc.output()
 		for _, n := range append(bc.p.not, stopped...) {
 			if strings.Contains(out, n) {
 				t.Errorf("README.md:%d: %s printed %q:\n%s", bc.c.line, bc.c.firstLine(), n, out)

@@ -119,15 +119,15 @@ func (r *report) load() string {
 	return strings.Join(parts, ", ")
 }
 
-// goal is one of issue 17's targets: orch better than the peer by at least ratio, or orch's own
-// figure at most orchMax.
+// goal is one of the targets orch-apiserver is held to beside kube-apiserver: orch better than the
+// peer by at least ratio, or orch's own figure at most orchMax.
 type goal struct {
 	ratio   float64
 	orchMax float64
 }
 
-// goals are the targets by row (figure, configuration); every RSS row has issue 17's goal for
-// RSS after the load.
+// goals are the targets by row (figure, configuration); every RSS row has the one RSS goal, 4x
+// lower after the load.
 var goals = map[string]goal{
 	"creates/s, 8 clients":                  {ratio: 4},
 	"creates/s, 64 clients":                 {ratio: 4},
@@ -189,7 +189,7 @@ func metOrNot(met bool) string {
 
 // compare prints each figure of orch's runs beside the peer's, a row per figure and configuration
 // that both sides measured, with the ratio of the medians written so that above 1 means orch does
-// better, and issue 17's target for the row where it has one.
+// better, and the row's target where it has one.
 func compare(w io.Writer, spec string) error {
 	orchFiles, peerFiles, ok := strings.Cut(spec, ":")
 	if !ok {

@@ -15,6 +15,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"orch.io/orch/components/periodic"
 )
 
 // target is the server under test and how to reach it.
@@ -109,30 +113,38 @@ func tlsConfig(caFile string, insecure bool) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// waitReady polls /readyz until it answers 200 or the timeout passes.
+// waitReady polls /readyz every 100ms until it answers 200 or the timeout passes.
 func waitReady(ctx context.Context, t target, timeout time.Duration) error {
 	c := t.newClient()
 	defer c.CloseIdleConnections()
-	deadline := time.Now().Add(timeout)
+	wait, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var last error
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, t.url+"/readyz", nil)
-		resp, err := c.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("/readyz answered %d", resp.StatusCode)
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	err := periodic.Every(wait, clock.New(), 100*time.Millisecond, true, func(context.Context) bool {
+		last = ready(ctx, c, t.url)
+		return last == nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
 	}
 	return fmt.Errorf("%s not ready after %v: %w", t.url, timeout, last)
+}
+
+// ready asks url's /readyz once.
+func ready(ctx context.Context, c *http.Client, url string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/readyz", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz answered %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // process is an API server this tool started; etcd, when set, is the etcd it runs on, whose memory

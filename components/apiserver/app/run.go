@@ -134,11 +134,14 @@ func connectEtcd(ctx context.Context, o *Options) (*clientv3.Client, func(), err
 		}
 		return client, func() { _ = client.Close() }, nil
 	}
+	if err := embeddedEtcdFree(o.DataDir, filepath.Join(o.DataDir, "etcd")); err != nil {
+		return nil, nil, err
+	}
 	embedded, err := etcd3.StartEmbedded(ctx, filepath.Join(o.DataDir, "etcd"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the embedded etcd under --data-dir %s: %w", o.DataDir, err)
 	}
-	klog.InfoS("Embedded etcd started", "dataDir", filepath.Join(o.DataDir, "etcd"))
+	klog.InfoS("Embedded etcd started", "dataDir", filepath.Join(o.DataDir, "etcd"), "endpoint", embedded.Endpoint)
 	return embedded.Client, func() { embedded.Close() }, nil
 }
 

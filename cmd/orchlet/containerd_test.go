@@ -31,6 +31,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
@@ -387,7 +388,7 @@ func listPod(t *testing.T, rs cri.RuntimeService, pod string) ([]*runtimeapi.Pod
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sel := map[string]string{pods.LabelPodName: pod}
+	sel := map[string]string{labels.PodName: pod}
 	sbs, err := rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {
 		t.Fatal(err)

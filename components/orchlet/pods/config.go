@@ -11,36 +11,20 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-)
 
-// Labels the agent puts on what it creates, Kubernetes' io.kubernetes.* keys renamed.
-const (
-	LabelPodName       = "io.orch.pod.name"
-	LabelPodNamespace  = "io.orch.pod.namespace"
-	LabelPodUID        = "io.orch.pod.uid"
-	LabelContainerName = "io.orch.container.name"
-	// AnnotationRestartCount records a container's restart count, as io.kubernetes.container.restartCount.
-	AnnotationRestartCount = "io.orch.container.restartCount"
+	"orch.io/orch/components/orchlet/pods/labels"
 )
-
-func podLabels(pod *corev1.Pod) map[string]string {
-	return map[string]string{
-		LabelPodName:      pod.Name,
-		LabelPodNamespace: pod.Namespace,
-		LabelPodUID:       string(pod.UID),
-	}
-}
 
 // sandboxConfig is the RunPodSandbox config Kubernetes' kubelet sends: metadata, hostname, log
 // directory, DNS, port mappings, the pod's labels plus the agent's, its annotations, and the
 // Linux namespace options.
 func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
-	labels := map[string]string{}
+	podLabels := map[string]string{}
 	for k, v := range pod.Labels {
-		labels[k] = v
+		podLabels[k] = v
 	}
-	for k, v := range podLabels(pod) {
-		labels[k] = v
+	for k, v := range labels.Pod(pod) {
+		podLabels[k] = v
 	}
 	annotations := map[string]string{}
 	for k, v := range pod.Annotations {
@@ -59,7 +43,7 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
 		Hostname:     hostname,
 		LogDirectory: filepath.Join(m.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
-		Labels:       labels,
+		Labels:       podLabels,
 		Annotations:  annotations,
 		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: sandboxSecurityContext(pod)},
 	}
@@ -141,14 +125,12 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 // agent can find it again, as kuberuntime's generateContainerConfig builds it.
 func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Container, imageRef string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
 	pod := p.pod
-	labels := podLabels(pod)
-	labels[LabelContainerName] = c.Name
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
 		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
 		WorkingDir:  c.WorkingDir,
-		Labels:      labels,
-		Annotations: map[string]string{AnnotationRestartCount: strconv.Itoa(int(attempt))},
+		Labels:      labels.Container(pod, c.Name),
+		Annotations: map[string]string{labels.RestartCount: strconv.Itoa(int(attempt))},
 		LogPath:     filepath.Join(c.Name, strconv.Itoa(int(attempt))+".log"),
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/pods/labels"
 )
 
 // AdmitFunc is an admission handler run before the others (Kubernetes adds the eviction manager's
@@ -127,7 +129,7 @@ func (m *Manager) killEvicted(ctx context.Context, p *podState) error {
 		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
-		name := c.Labels[LabelContainerName]
+		name := c.Labels[labels.ContainerName]
 		m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "Stopping container %s", name)
 		if err := m.callWithin(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 			return m.rt.StopContainer(ctx, c.Id, grace)

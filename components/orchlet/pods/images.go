@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/components/orchlet/pods/backoff"
 )
 
 // pullKey names one container's pull of one image.
@@ -51,7 +53,7 @@ type pullTarget struct {
 	policy corev1.PullPolicy
 	ref    *corev1.ObjectReference // the events' object: the container, or the pod for a volume
 	key    pullKey
-	back   *backoff // the image's pull back-off
+	back   *backoff.Backoff // the image's pull back-off
 }
 
 func containerPull(p *podState, c *corev1.Container, cs *ctrState) pullTarget {
@@ -97,7 +99,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs
 		return "", false
 	}
 	now := m.clk.Now()
-	if until, wait := t.back.waitSince(t.back.last, now); wait {
+	if until, wait := t.back.WaitSince(t.back.Last, now); wait {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitImageBackOff, Message: "Back-off pulling image \"" + t.image + "\""}
 		m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonBackOff, "Pull", "Back-off pulling image %q", t.image)
 		m.enqueue(p.syncKey(), until)
@@ -143,7 +145,7 @@ func (m *Manager) pullEnded(p *podState, t pullTarget, cs *ctrState, r pullResul
 		m.retryPull(p, t.back)
 		return "", false
 	}
-	*t.back = backoff{}
+	*t.back = backoff.Backoff{}
 	m.rec.Eventf(t.ref, corev1.EventTypeNormal, ReasonPulled, "Pull", "Successfully pulled image %q in %v", t.image, r.ended.Sub(r.started))
 	return r.ref, true
 }
@@ -202,8 +204,8 @@ func (m *Manager) takePulled(key pullKey) (pullResult, bool) {
 	return r, ok
 }
 
-func (m *Manager) retryPull(p *podState, b *backoff) {
+func (m *Manager) retryPull(p *podState, b *backoff.Backoff) {
 	now := m.clk.Now()
-	b.next(now, now)
-	m.enqueue(p.syncKey(), now.Add(b.delay))
+	b.Next(now, now)
+	m.enqueue(p.syncKey(), now.Add(b.Delay))
 }

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/components/orchlet/pods/backoff"
 )
 
 // ensureImageVolumes makes present the images of the image volumes c mounts (the ImageVolume
@@ -17,11 +19,11 @@ func (m *Manager) ensureImageVolumes(ctx context.Context, p *podState, c *corev1
 			continue
 		}
 		if p.volumePulls == nil {
-			p.volumePulls, p.imageVolumes = map[string]*backoff{}, map[string]string{}
+			p.volumePulls, p.imageVolumes = map[string]*backoff.Backoff{}, map[string]string{}
 		}
 		back := p.volumePulls[v.Name]
 		if back == nil {
-			back = &backoff{}
+			back = &backoff.Backoff{}
 			p.volumePulls[v.Name] = back
 		}
 		image := v.Image.Reference

@@ -12,6 +12,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 )
 
@@ -63,13 +65,13 @@ func TestPodComesUp(t *testing.T) {
 			if len(sbs) != 1 {
 				t.Fatalf("sandboxes = %d, want 1", len(sbs))
 			}
-			for k, v := range map[string]string{LabelPodName: "web", LabelPodNamespace: "default", LabelPodUID: "uid-web", "app": "web"} {
+			for k, v := range map[string]string{labels.PodName: "web", labels.PodNamespace: "default", labels.PodUID: "uid-web", "app": "web"} {
 				if sbs[0].Labels[k] != v {
 					t.Errorf("sandbox label %s = %q, want %q", k, sbs[0].Labels[k], v)
 				}
 			}
 			ctrs := h.containers()
-			if len(ctrs) != 1 || ctrs[0].Labels[LabelContainerName] != "web" || ctrs[0].Labels[LabelPodUID] != "uid-web" {
+			if len(ctrs) != 1 || ctrs[0].Labels[labels.ContainerName] != "web" || ctrs[0].Labels[labels.PodUID] != "uid-web" {
 				t.Fatalf("containers = %v", ctrs)
 			}
 			pod := h.pod("web")
@@ -330,8 +332,8 @@ func TestRuntimeRequestTimeout(t *testing.T) {
 	if creates[0].End.Sub(creates[0].Start) != 2*time.Minute || creates[0].Code != "DeadlineExceeded" {
 		t.Errorf("first CreateContainer %v to %v code %s, want cancelled after 2m0s", creates[0].Start, creates[0].End, creates[0].Code)
 	}
-	if creates[1].Start.Sub(creates[0].End) != InitialBackoff || creates[1].Code != "OK" {
-		t.Errorf("retry at %v code %s, want %v after the timeout", creates[1].Start.Sub(creates[0].End), creates[1].Code, InitialBackoff)
+	if creates[1].Start.Sub(creates[0].End) != backoff.Initial || creates[1].Code != "OK" {
+		t.Errorf("retry at %v code %s, want %v after the timeout", creates[1].Start.Sub(creates[0].End), creates[1].Code, backoff.Initial)
 	}
 	failed := h.rec.reasons(ReasonFailed)
 	if len(failed) != 1 || failed[0].at != 2*time.Minute || !strings.Contains(failed[0].note, "deadline exceeded") {

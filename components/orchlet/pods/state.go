@@ -6,43 +6,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-)
 
-// Kubernetes' kubelet back-off figures, for crash loops and for image pulls alike.
-const (
-	InitialBackoff = 10 * time.Second
-	MaxBackoff     = 5 * time.Minute
+	"orch.io/orch/components/orchlet/pods/backoff"
 )
 
 // ReasonOutOfPods is the admission failure of a pod beyond the node's capacity, as Kubernetes'.
 const ReasonOutOfPods = "OutOfpods"
-
-// backoff is Kubernetes' flowcontrol.Backoff for one key, without jitter.
-type backoff struct {
-	delay time.Duration // 0: never failed, or reset
-	last  time.Time     // when delay was last raised
-}
-
-// next raises the delay after a failure observed at event: InitialBackoff the first time and
-// after an entry went stale (the event came more than 2 x MaxBackoff after the last raise, i.e. the
-// container ran cleanly that long), doubling otherwise up to MaxBackoff.
-func (b *backoff) next(event, now time.Time) {
-	if b.delay == 0 || event.Sub(b.last) > 2*MaxBackoff {
-		b.delay = InitialBackoff
-	} else {
-		b.delay = min(2*b.delay, MaxBackoff)
-	}
-	b.last = now
-}
-
-// waitSince says whether a failure at event must still wait at now, and until when.
-func (b *backoff) waitSince(event, now time.Time) (time.Time, bool) {
-	if b.delay == 0 || event.Sub(b.last) > 2*MaxBackoff {
-		return time.Time{}, false
-	}
-	until := event.Add(b.delay)
-	return until, now.Before(until)
-}
 
 // podState is what the manager knows of one pod.
 type podState struct {
@@ -54,7 +23,7 @@ type podState struct {
 	sandboxID string
 	podIP     string
 	ctrs      map[string]*ctrState
-	syncErr   backoff
+	syncErr   backoff.Backoff
 	status    corev1.PodStatus
 	snap      *corev1.Pod // the copy Pods last published; nil once the pod was touched since
 	// terminal is the phase (Succeeded or Failed) of a pod that is done: its containers are
@@ -73,13 +42,13 @@ type podState struct {
 	// imageVolumes are the image references of the pod's image volumes made present, by volume;
 	// volumePulls their pull back-offs.
 	imageVolumes map[string]string
-	volumePulls  map[string]*backoff
+	volumePulls  map[string]*backoff.Backoff
 }
 
 // ctrState is what the manager remembers of one container of a pod across its instances.
 type ctrState struct {
-	crash    backoff
-	pull     backoff
+	crash    backoff.Backoff
+	pull     backoff.Backoff
 	waiting  *corev1.ContainerStateWaiting // why the container waits, when the manager decided it
 	lastTerm *corev1.ContainerStateTerminated
 	// probedID is the running instance the probes watch, since probedAt (its start).

@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/labels"
 )
 
 // Event reasons, as Kubernetes' kubelet records them.
@@ -126,12 +129,12 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 		}
 	}
 	for _, s := range sbs {
-		if uid := types.UID(s.Labels[LabelPodUID]); uid != "" {
-			observe(s.Id, seenObject{uid: uid, sandbox: true, state: int32(s.State)}, s.Labels[LabelPodNamespace], s.Labels[LabelPodName])
+		if uid := types.UID(s.Labels[labels.PodUID]); uid != "" {
+			observe(s.Id, seenObject{uid: uid, sandbox: true, state: int32(s.State)}, s.Labels[labels.PodNamespace], s.Labels[labels.PodName])
 		}
 	}
 	for _, c := range ctrs {
-		if uid := types.UID(c.Labels[LabelPodUID]); uid != "" {
+		if uid := types.UID(c.Labels[labels.PodUID]); uid != "" {
 			observe(c.Id, seenObject{uid: uid, state: int32(c.State)}, "", "")
 		}
 	}
@@ -200,7 +203,7 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 	if p.rejected != "" {
 		return
 	}
-	if until, wait := p.syncErr.waitSince(p.syncErr.last, m.clk.Now()); wait {
+	if until, wait := p.syncErr.WaitSince(p.syncErr.Last, m.clk.Now()); wait {
 		// A relist or resync does not cut short the back-off after a failed sync.
 		m.enqueue(p.syncKey(), until)
 		return
@@ -217,30 +220,26 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 	}
 	now := m.clk.Now()
 	if err != nil {
-		p.syncErr.next(now, now)
-		m.log.Error(err, "Syncing pod failed; will retry", "pod", klog.KObj(p.pod), "retryIn", p.syncErr.delay)
-		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Error syncing pod, retrying in %v: %v", p.syncErr.delay, err)
-		m.enqueue(p.syncKey(), now.Add(p.syncErr.delay))
+		p.syncErr.Next(now, now)
+		m.log.Error(err, "Syncing pod failed; will retry", "pod", klog.KObj(p.pod), "retryIn", p.syncErr.Delay)
+		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Error syncing pod, retrying in %v: %v", p.syncErr.Delay, err)
+		m.enqueue(p.syncKey(), now.Add(p.syncErr.Delay))
 		return
 	}
-	p.syncErr = backoff{}
-}
-
-func uidFilter(uid types.UID) map[string]string {
-	return map[string]string{LabelPodUID: string(uid)}
+	p.syncErr = backoff.Backoff{}
 }
 
 func (m *Manager) listPod(ctx context.Context, uid types.UID) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
 	var sbs []*runtimeapi.PodSandbox
 	var ctrs []*runtimeapi.Container
 	if err := m.request(ctx, func(ctx context.Context) (err error) {
-		sbs, err = m.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: uidFilter(uid)})
+		sbs, err = m.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: labels.UIDSelector(string(uid))})
 		return err
 	}); err != nil {
 		return nil, nil, fmt.Errorf("listing sandboxes: %w", err)
 	}
 	if err := m.request(ctx, func(ctx context.Context) (err error) {
-		ctrs, err = m.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: uidFilter(uid)})
+		ctrs, err = m.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: labels.UIDSelector(string(uid))})
 		return err
 	}); err != nil {
 		return nil, nil, fmt.Errorf("listing containers: %w", err)
@@ -278,7 +277,7 @@ func (m *Manager) stopRunning(ctx context.Context, p *podState, ctrs []*runtimea
 		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
-		name := c.Labels[LabelContainerName]
+		name := c.Labels[labels.ContainerName]
 		spec, isInit := p.container(name)
 		if isInit && !done {
 			break // sidecars stop after the regular containers, and after each other
@@ -368,7 +367,7 @@ func terminationOrder(pod *corev1.Pod, ctrs []*runtimeapi.Container) []*runtimea
 	}
 	out := slices.Clone(ctrs)
 	sort.SliceStable(out, func(i, j int) bool {
-		return rank[out[i].Labels[LabelContainerName]] < rank[out[j].Labels[LabelContainerName]]
+		return rank[out[i].Labels[labels.ContainerName]] < rank[out[j].Labels[labels.ContainerName]]
 	})
 	return out
 }
@@ -723,14 +722,14 @@ func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.Po
 	now := m.clk.Now()
 	finished := time.Unix(0, st.FinishedAt)
 	cs.lastTerm = m.terminated(c, st, m.containerID(l.Id))
-	if until, wait := cs.crash.waitSince(finished, now); wait {
-		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.delay, c.Name, pod.Name, pod.Namespace, pod.UID)
+	if until, wait := cs.crash.WaitSince(finished, now); wait {
+		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.Delay, c.Name, pod.Name, pod.Namespace, pod.UID)
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCrashLoop, Message: msg}
 		m.rec.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, ReasonBackOff, "Restarting", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
 		m.enqueue(p.syncKey(), until)
 		return false, nil
 	}
-	cs.crash.next(finished, now)
+	cs.crash.Next(finished, now)
 	return m.startContainer(ctx, p, sbCfg, c, l.Metadata.GetAttempt()+1)
 }
 

@@ -13,6 +13,7 @@ import (
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/qos"
 )
 
 // podNodeOf is what the pod workers need to know of this machine: its addresses, memory, cgroup
@@ -46,9 +47,9 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 		n.ThermalThrottlePaths = thermalThrottlePaths(real.SysRoot)
 		if c.CgroupsPerQOS {
 			root := filepath.Join(real.SysRoot, "fs", "cgroup")
-			n.Cgroups = pods.CgroupV1{Root: root}
+			n.Cgroups = qos.CgroupV1{Root: root}
 			if n.CgroupV2 {
-				n.Cgroups = pods.CgroupV2{Root: root}
+				n.Cgroups = qos.CgroupV2{Root: root}
 			}
 		}
 	}
@@ -75,7 +76,7 @@ func hugePageSizes(dir string) []string {
 		if err != nil {
 			continue
 		}
-		out = append(out, pods.HugePageUnitSize(n*1024))
+		out = append(out, qos.HugePageUnitSize(n*1024))
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/sources"
 )
 
 // ReasonUnsupportedPodSpec rejects a pod that asks for what this agent cannot give: an API
@@ -42,7 +44,7 @@ func (m *Manager) admitSpec(p *podState) bool {
 
 // unsupported says what of the pod cannot be honoured, or "".
 func (m *Manager) unsupported(pod *corev1.Pod) string {
-	if isStatic(pod) {
+	if sources.IsStatic(pod) {
 		// PreventStaticPodAPIReferences, as the kubelet's config source refuses such a manifest.
 		if res := apiObjectReference(pod); res != "" {
 			return fmt.Sprintf("static pods may not reference %s", res)

@@ -48,8 +48,8 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: sandboxSecurityContext(pod)},
 	}
 	cfg.DnsConfig = m.podDNS(pod)
-	cfg.Linux.CgroupParent = m.cgroupParent(m.podCgroupName(pod))
-	cfg.Linux.Resources, cfg.Linux.Overhead = m.sandboxResources(pod)
+	cfg.Linux.CgroupParent = m.qos.PodCgroupParent(pod)
+	cfg.Linux.Resources, cfg.Linux.Overhead = m.qos.SandboxResources(pod)
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		cfg.Linux.Sysctls = map[string]string{}
 		for _, s := range sc.Sysctls {
@@ -163,7 +163,7 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	if err != nil {
 		return nil, err
 	}
-	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: m.containerResources(pod, c), SecurityContext: sc}
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: m.qos.ContainerResources(pod, c), SecurityContext: sc}
 	return cfg, nil
 }
 

@@ -240,8 +240,8 @@ func (m *Manager) resourceFieldValue(pod *corev1.Pod, c *corev1.Container, fs *c
 	if _, ok := limits[corev1.ResourceCPU]; !ok && m.cores > 0 {
 		limits[corev1.ResourceCPU] = *resource.NewQuantity(int64(m.cores), resource.DecimalSI)
 	}
-	if _, ok := limits[corev1.ResourceMemory]; !ok && m.res.memoryCapacity > 0 {
-		limits[corev1.ResourceMemory] = *resource.NewQuantity(m.res.memoryCapacity, resource.BinarySI)
+	if _, ok := limits[corev1.ResourceMemory]; !ok && m.node.MemoryCapacity > 0 {
+		limits[corev1.ResourceMemory] = *resource.NewQuantity(m.node.MemoryCapacity, resource.BinarySI)
 	}
 	source, name, ok := strings.Cut(fs.Resource, ".")
 	if !ok || (source != "limits" && source != "requests") {

@@ -24,6 +24,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -135,7 +136,7 @@ type Manager struct {
 	resolvConf string
 	hostDNS    *runtimeapi.DNSConfig
 	sysctls    *sysctlAllowlist
-	res        resourceSettings
+	qos        *qos.Manager
 	node       Node
 	cores      int                           // the node's CPUs, the downward API's CPU limit when a container sets none
 	tempRoot   bool                          // RootDir was made by New for a simulated node, and goes when Run ends
@@ -228,7 +229,7 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pods: %w", err)
 	}
-	res, err := newResourceSettings(c, o.Node)
+	q, err := qos.New(c, qos.Host{CgroupV2: o.Node.CgroupV2, MemoryCapacity: o.Node.MemoryCapacity, HugePageSizes: o.Node.HugePageSizes, Cgroups: o.Node.Cgroups})
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +250,7 @@ func New(o Options) (*Manager, error) {
 		sysctls:      sysctls,
 		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
 		imageVolumes: gates.Enabled(featuregates.ImageVolume),
-		res:          res,
+		qos:          q,
 		node:         o.Node,
 		cores:        o.Cores,
 		workers:      max(o.Workers, 1),

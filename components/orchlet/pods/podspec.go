@@ -20,15 +20,9 @@ func (m *Manager) preparePod(ctx context.Context, p *podState) error {
 	if err := m.setUpVolumes(ctx, p); err != nil {
 		return err
 	}
-	if name := m.podCgroupName(p.pod); name != nil && m.node.Cgroups != nil {
-		err := m.updateQOSCgroups()
-		if err == nil {
-			err = m.node.Cgroups.Ensure(m.cgroupParent(name), m.podCgroupConfig(p.pod))
-		}
-		if err != nil {
-			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedCreatePodContainer, "Sync", "unable to ensure pod container exists: %v", err)
-			return fmt.Errorf("pod cgroup: %w", err)
-		}
+	if err := m.qos.EnsurePod(p.pod, m.livePods); err != nil {
+		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedCreatePodContainer, "Sync", "unable to ensure pod container exists: %v", err)
+		return fmt.Errorf("pod cgroup: %w", err)
 	}
 	return nil
 }
@@ -38,15 +32,20 @@ func (m *Manager) cleanupPod(pod *corev1.Pod) error {
 	if err := m.tearDownVolumes(pod); err != nil {
 		return fmt.Errorf("removing the pod's volumes: %w", err)
 	}
-	if name := m.podCgroupName(pod); name != nil && m.node.Cgroups != nil {
-		if err := m.node.Cgroups.Remove(m.cgroupParent(name)); err != nil {
-			return fmt.Errorf("removing the pod cgroup: %w", err)
-		}
-		if err := m.updateQOSCgroups(); err != nil {
-			return err
+	return m.qos.RemovePod(pod, m.livePods)
+}
+
+// livePods are the admitted pods not being removed, whose requests size the QoS cgroups.
+func (m *Manager) livePods() []*corev1.Pod {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	var out []*corev1.Pod
+	for _, p := range m.pods {
+		if p.rejected == "" && !p.removed {
+			out = append(out, p.pod)
 		}
 	}
-	return nil
+	return out
 }
 
 // createFailed records a container whose config could not be made: waiting with

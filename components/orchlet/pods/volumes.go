@@ -271,7 +271,7 @@ func (m *Manager) mountTmpfs(p *podState, dir string, size int64) error {
 // emptyDirMemorySize is the empty_dir plugin's calculateEmptyDirMemorySize: the sizeLimit, no
 // more than the pod's memory limit, or without a limit the node's memory.
 func (m *Manager) emptyDirMemorySize(pod *corev1.Pod, ed *corev1.EmptyDirVolumeSource) int64 {
-	size := m.res.memoryCapacity
+	size := m.node.MemoryCapacity
 	if lim, ok := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})[corev1.ResourceMemory]; ok && !lim.IsZero() {
 		size = lim.Value()
 	}

@@ -1,10 +1,11 @@
-package pods
+package qos
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,10 +51,10 @@ func (m *Manager) podCgroupConfig(pod *corev1.Pod) PodCgroupConfig {
 			memDeclared = memDeclared && !c.Resources.Limits.Memory().IsZero()
 		}
 	}
-	period := uint64(m.res.cfsPeriod)
+	period := uint64(m.cfsPeriod)
 	shares := uint64(milliCPUToShares(reqs.Cpu().MilliValue()))
 	quota := milliCPUToQuota(lims.Cpu().MilliValue(), int64(period))
-	if !m.res.cfsQuota {
+	if !m.cfsQuota {
 		quota = -1
 	}
 	memory := lims.Memory().Value()
@@ -79,8 +80,8 @@ func (m *Manager) podCgroupConfig(pod *corev1.Pod) PodCgroupConfig {
 			cfg.HugePageLimit[size] += q.Value()
 		}
 	}
-	if m.res.pidsLimit > 0 {
-		pids := m.res.pidsLimit
+	if m.pidsLimit > 0 {
+		pids := m.pidsLimit
 		cfg.PidsLimit = &pids
 	}
 	return cfg
@@ -203,29 +204,64 @@ func sharesToWeight(shares uint64) uint64 {
 
 // updateQOSCgroups is the QoS container manager's UpdateCgroups: BestEffort pods share the
 // minimum CPU shares, Burstable ones shares for the sum of their CPU requests.
-func (m *Manager) updateQOSCgroups() error {
-	if !m.res.perQOS || m.node.Cgroups == nil {
-		return nil
-	}
+func (m *Manager) updateQOSCgroups(live []*corev1.Pod) error {
 	var burstable int64
-	m.shared.Lock()
-	defer m.shared.Unlock()
-	for _, p := range m.pods {
-		if p.rejected != "" || p.removed || podQOS(p.pod) != corev1.PodQOSBurstable {
+	for _, pod := range live {
+		if podQOS(pod) != corev1.PodQOSBurstable {
 			continue
 		}
-		reqs := resourcehelper.PodRequests(p.pod, resourcehelper.PodResourcesOptions{})
+		reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 		burstable += reqs.Cpu().MilliValue()
 	}
-	root := append(append([]string{}, m.res.root...), nodeAllocatableCgroup)
+	root := append(append([]string{}, m.root...), nodeAllocatableCgroup)
 	for _, q := range []struct {
 		name   string
 		shares uint64
 	}{{burstableCgroup, uint64(milliCPUToShares(burstable))}, {bestEffortCgroup, minShares}} {
 		shares := q.shares
-		if err := m.node.Cgroups.Ensure(m.cgroupParent(append(root, q.name)), PodCgroupConfig{CPUShares: &shares}); err != nil {
+		if err := m.host.Ensure(m.cgroupParent(append(root, q.name)), PodCgroupConfig{CPUShares: &shares}); err != nil {
 			return fmt.Errorf("QoS cgroup %s: %w", q.name, err)
 		}
 	}
 	return nil
+}
+
+// podCgroupName is the pod's cgroup as pod_container_manager's GetPodContainerName names it,
+// one component per level: Guaranteed pods directly under orchpods, the others under their QoS
+// class's cgroup, each as pod<uid>. Nil without --cgroups-per-qos.
+func (m *Manager) podCgroupName(pod *corev1.Pod) []string {
+	if !m.perQOS {
+		return nil
+	}
+	name := append([]string{}, m.root...)
+	name = append(name, nodeAllocatableCgroup)
+	switch podQOS(pod) {
+	case corev1.PodQOSBurstable:
+		name = append(name, burstableCgroup)
+	case corev1.PodQOSBestEffort:
+		name = append(name, bestEffortCgroup)
+	}
+	return append(name, "pod"+string(pod.UID))
+}
+
+// cgroupParent is the sandbox's CgroupParent as the kubelet's cgroup manager writes a cgroup
+// name: a path for cgroupfs (CgroupName.ToCgroupfs), the expanded slice for systemd
+// (CgroupName.ToSystemd: "-" in a component escaped to "_", components joined by "-").
+func (m *Manager) cgroupParent(name []string) string {
+	if name == nil {
+		return ""
+	}
+	if !m.systemd {
+		return "/" + path.Join(name...)
+	}
+	parts := make([]string, len(name))
+	for i, p := range name {
+		parts[i] = strings.ReplaceAll(p, "-", "_")
+	}
+	// ExpandSlice: every prefix of the dash-joined name is a slice of its own.
+	out := ""
+	for i := range parts {
+		out += "/" + strings.Join(parts[:i+1], "-") + ".slice"
+	}
+	return out
 }

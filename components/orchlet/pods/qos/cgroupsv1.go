@@ -1,4 +1,4 @@
-package pods
+package qos
 
 import (
 	"errors"

@@ -1,16 +1,15 @@
-package pods
+package qos
 
 import (
 	"fmt"
-	"path"
 	"strings"
+
+	"orch.io/orch/components/orchlet/sources"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"orch.io/orch/components/orchlet/sources"
 )
 
 // Kubernetes' CPU and OOM constants (pkg/kubelet/cm/helpers_linux.go, pkg/kubelet/qos/policy.go).
@@ -102,7 +101,7 @@ func addQuantity(list corev1.ResourceList, name corev1.ResourceName, q resource.
 
 // isCriticalPod is kubelettypes.IsCriticalPod: a static or mirror pod, or one of critical priority.
 func isCriticalPod(pod *corev1.Pod) bool {
-	if isStatic(pod) || pod.Annotations[mirrorPodAnnotation] != "" {
+	if sources.IsStatic(pod) || pod.Annotations[mirrorPodAnnotation] != "" {
 		return true
 	}
 	return pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
@@ -110,13 +109,6 @@ func isCriticalPod(pod *corev1.Pod) bool {
 
 // mirrorPodAnnotation marks a static pod's mirror in the API (kubernetes.io/config.mirror renamed).
 const mirrorPodAnnotation = "orch.io/config.mirror"
-
-// isStatic says the pod came from a file or URL source, as kubelettypes.IsStaticPod reads the
-// config source annotation.
-func isStatic(pod *corev1.Pod) bool {
-	src := pod.Annotations[sources.ConfigSourceAnnotation]
-	return src != "" && src != "api"
-}
 
 // oomScoreAdjust is qos.GetContainerOOMScoreAdjust: node-critical and Guaranteed containers are
 // killed last, BestEffort first, and a Burstable one by the share of the node's memory it
@@ -191,24 +183,24 @@ func (m *Manager) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Qua
 		r.CpuShares = milliCPUToShares(cpuRequest.MilliValue())
 	}
 	r.MemoryLimitInBytes = memoryLimit.Value()
-	if m.res.cfsQuota {
-		r.CpuPeriod = m.res.cfsPeriod
-		r.CpuQuota = milliCPUToQuota(cpuLimit.MilliValue(), m.res.cfsPeriod)
+	if m.cfsQuota {
+		r.CpuPeriod = m.cfsPeriod
+		r.CpuQuota = milliCPUToQuota(cpuLimit.MilliValue(), m.cfsPeriod)
 	}
-	if m.res.cgroupV2 {
+	if m.cgroupV2 {
 		r.Unified = map[string]string{"memory.oom.group": "1"}
 	}
 	return r
 }
 
-// containerResources is kuberuntime's generateLinuxContainerResources.
-func (m *Manager) containerResources(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxContainerResources {
+// ContainerResources is kuberuntime's generateLinuxContainerResources.
+func (m *Manager) ContainerResources(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxContainerResources {
 	var cpuRequest *resource.Quantity
 	if _, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		cpuRequest = c.Resources.Requests.Cpu()
 	}
 	r := m.linuxResources(cpuRequest, c.Resources.Limits.Cpu(), c.Resources.Limits.Memory())
-	r.OomScoreAdj = oomScoreAdjust(pod, c, m.res.memoryCapacity)
+	r.OomScoreAdj = oomScoreAdjust(pod, c, m.memoryCapacity)
 	r.HugepageLimits = m.hugepageLimits(c.Resources)
 	return r
 }
@@ -228,7 +220,7 @@ func (m *Manager) hugepageLimits(res corev1.ResourceRequirements) []*runtimeapi.
 		want[HugePageUnitSize(size.Value())] = uint64(q.Value())
 	}
 	var out []*runtimeapi.HugepageLimit
-	for _, size := range m.res.hugePageSizes {
+	for _, size := range m.hugePageSizes {
 		out = append(out, &runtimeapi.HugepageLimit{PageSize: size, Limit: want[size]})
 	}
 	return out
@@ -245,9 +237,9 @@ func HugePageUnitSize(size int64) string {
 	return fmt.Sprintf("%d%s", size, units[i])
 }
 
-// sandboxResources is kuberuntime's calculateSandboxResources (the pod's requests and limits
+// SandboxResources is kuberuntime's calculateSandboxResources (the pod's requests and limits
 // without overhead) and convertOverheadToLinuxResources (the overhead as requests equal limits).
-func (m *Manager) sandboxResources(pod *corev1.Pod) (res, overhead *runtimeapi.LinuxContainerResources) {
+func (m *Manager) SandboxResources(pod *corev1.Pod) (res, overhead *runtimeapi.LinuxContainerResources) {
 	opts := resourcehelper.PodResourcesOptions{ExcludeOverhead: true}
 	req, lim := resourcehelper.PodRequests(pod, opts), resourcehelper.PodLimits(pod, opts)
 	var cpuRequest *resource.Quantity
@@ -261,44 +253,4 @@ func (m *Manager) sandboxResources(pod *corev1.Pod) (res, overhead *runtimeapi.L
 		overhead = m.linuxResources(cpu, cpu, pod.Spec.Overhead.Memory())
 	}
 	return res, overhead
-}
-
-// podCgroupName is the pod's cgroup as pod_container_manager's GetPodContainerName names it,
-// one component per level: Guaranteed pods directly under orchpods, the others under their QoS
-// class's cgroup, each as pod<uid>. Nil without --cgroups-per-qos.
-func (m *Manager) podCgroupName(pod *corev1.Pod) []string {
-	if !m.res.perQOS {
-		return nil
-	}
-	name := append([]string{}, m.res.root...)
-	name = append(name, nodeAllocatableCgroup)
-	switch podQOS(pod) {
-	case corev1.PodQOSBurstable:
-		name = append(name, burstableCgroup)
-	case corev1.PodQOSBestEffort:
-		name = append(name, bestEffortCgroup)
-	}
-	return append(name, "pod"+string(pod.UID))
-}
-
-// cgroupParent is the sandbox's CgroupParent as the kubelet's cgroup manager writes a cgroup
-// name: a path for cgroupfs (CgroupName.ToCgroupfs), the expanded slice for systemd
-// (CgroupName.ToSystemd: "-" in a component escaped to "_", components joined by "-").
-func (m *Manager) cgroupParent(name []string) string {
-	if name == nil {
-		return ""
-	}
-	if !m.res.systemd {
-		return "/" + path.Join(name...)
-	}
-	parts := make([]string, len(name))
-	for i, p := range name {
-		parts[i] = strings.ReplaceAll(p, "-", "_")
-	}
-	// ExpandSlice: every prefix of the dash-joined name is a slice of its own.
-	out := ""
-	for i := range parts {
-		out += "/" + strings.Join(parts[:i+1], "-") + ".slice"
-	}
-	return out
 }

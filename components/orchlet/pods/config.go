@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods/labels"
+	"orch.io/orch/components/orchlet/pods/security"
 )
 
 // sandboxConfig is the RunPodSandbox config Kubernetes' kubelet sends: metadata, hostname, log
@@ -45,7 +46,7 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		LogDirectory: filepath.Join(m.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
 		Labels:       podLabels,
 		Annotations:  annotations,
-		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: sandboxSecurityContext(pod)},
+		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: security.Sandbox(pod)},
 	}
 	cfg.DnsConfig = m.podDNS(pod)
 	cfg.Linux.CgroupParent = m.qos.PodCgroupParent(pod)
@@ -53,7 +54,7 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		cfg.Linux.Sysctls = map[string]string{}
 		for _, s := range sc.Sysctls {
-			cfg.Linux.Sysctls[normalizeSysctl(s.Name)] = s.Value
+			cfg.Linux.Sysctls[security.NormalizeSysctl(s.Name)] = s.Value
 		}
 	}
 	for i := range pod.Spec.Containers {
@@ -87,28 +88,6 @@ func portMappings(c *corev1.Container) []*runtimeapi.PortMapping {
 		})
 	}
 	return out
-}
-
-// namespaceOptions is runtimeutil.NamespacesForPod: the node's user namespace, as the kubelet
-// sends for every pod with hostUsers unset or true (the only ones admitted).
-func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
-	ns := &runtimeapi.NamespaceOption{
-		Pid:           runtimeapi.NamespaceMode_CONTAINER,
-		UsernsOptions: &runtimeapi.UserNamespace{Mode: runtimeapi.NamespaceMode_NODE},
-	}
-	if pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace {
-		ns.Pid = runtimeapi.NamespaceMode_POD
-	}
-	if pod.Spec.HostPID {
-		ns.Pid = runtimeapi.NamespaceMode_NODE
-	}
-	if pod.Spec.HostNetwork {
-		ns.Network = runtimeapi.NamespaceMode_NODE
-	}
-	if pod.Spec.HostIPC {
-		ns.Ipc = runtimeapi.NamespaceMode_NODE
-	}
-	return ns
 }
 
 func protocol(p corev1.Protocol) runtimeapi.Protocol {
@@ -150,7 +129,7 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	if err != nil {
 		return nil, err
 	}
-	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
+	if err := security.VerifyRunAsNonRoot(pod, c, uid, username); err != nil {
 		return nil, err
 	}
 	cfg.Envs = envs
@@ -159,7 +138,7 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 		mounts = append(mounts, t)
 	}
 	cfg.Mounts = mounts
-	sc, err := m.containerSecurityContext(pod, c, uid, username)
+	sc, err := m.security.Container(pod, c, uid, username)
 	if err != nil {
 		return nil, err
 	}

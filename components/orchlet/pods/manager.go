@@ -25,6 +25,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/pods/qos"
+	"orch.io/orch/components/orchlet/pods/security"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -135,7 +136,8 @@ type Manager struct {
 	// resolvConf is --resolv-conf and hostDNS what it held at start: the base of pods' DNS.
 	resolvConf string
 	hostDNS    *runtimeapi.DNSConfig
-	sysctls    *sysctlAllowlist
+	sysctls    *security.SysctlAllowlist
+	security   security.Host
 	qos        *qos.Manager
 	node       Node
 	cores      int                           // the node's CPUs, the downward API's CPU limit when a container sets none
@@ -221,7 +223,7 @@ func New(o Options) (*Manager, error) {
 	if c.RuntimeRequestTimeout.Duration <= 0 || c.SyncFrequency.Duration <= 0 {
 		return nil, fmt.Errorf("pods: runtimeRequestTimeout %v and syncFrequency %v must be positive", c.RuntimeRequestTimeout.Duration, c.SyncFrequency.Duration)
 	}
-	sysctls, err := newSysctlAllowlist(c.AllowedUnsafeSysctls)
+	sysctls, err := security.NewSysctlAllowlist(c.AllowedUnsafeSysctls)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +284,7 @@ func New(o Options) (*Manager, error) {
 		}
 		m.tempRoot = true
 	}
+	m.security = security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths}
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
 	}

@@ -1,7 +1,6 @@
 package pods
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +33,12 @@ func baseSC(uid int64) *runtimeapi.LinuxContainerSecurityContext {
 		RunAsUser:        &runtimeapi.Int64Value{Value: uid},
 		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
 		NamespaceOptions: nodeNS(),
-		MaskedPaths:      slices.Clone(defaultMaskedPaths),
-		ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
+		MaskedPaths: []string{
+			"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+			"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+			"/sys/devices/virtual/powercap",
+		},
+		ReadonlyPaths: []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
 	}
 }
 
@@ -131,7 +134,7 @@ func TestContainerSecurityContext(t *testing.T) {
 				return sc
 			}},
 		{name: "AppArmor annotation before the pod field", image: "app",
-			annot: map[string]string{appArmorAnnotationPrefix + "c": "localhost/k8s-nginx"},
+			annot: map[string]string{"container.apparmor.security.beta.orch.io/c": "localhost/k8s-nginx"},
 			podSC: &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault}},
 			want: func() *runtimeapi.LinuxContainerSecurityContext {
 				sc := baseSC(1000)

@@ -12,6 +12,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/pods/security"
 )
 
 // Tokens asks the API server for service account tokens (serviceaccounts/<name>/token). Only an
@@ -173,7 +175,7 @@ func (m *Manager) tokenFile(ctx context.Context, p *podState, src *corev1.Servic
 func fsUser(pod *corev1.Pod) *int64 {
 	var user *int64
 	for _, c := range allContainers(pod) {
-		u := effectiveSecurityContext(pod, &c).RunAsUser
+		u := security.Effective(pod, &c).RunAsUser
 		if u == nil || (user != nil && *user != *u) {
 			return nil
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
@@ -27,7 +29,7 @@ func (m *Manager) admitSpec(p *podState) bool {
 		for i, s := range secrets {
 			names[i] = s.Name
 		}
-		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
+		m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
 			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(names, ", "))
 	}
 	msg := m.unsupported(p.pod)
@@ -37,7 +39,7 @@ func (m *Manager) admitSpec(p *podState) bool {
 	}
 	p.rejected = msg
 	p.status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: ReasonUnsupportedPodSpec, Message: msg}
-	m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonUnsupportedPodSpec, "Admit", "%s", msg)
+	m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonUnsupportedPodSpec, "Admit", "%s", msg)
 	m.log.Info("Pod rejected", "pod", klog.KObj(p.pod), "reason", ReasonUnsupportedPodSpec, "message", msg)
 	return false
 }
@@ -170,7 +172,7 @@ func (m *Manager) warnSizeLimits(pod *corev1.Pod) {
 	}
 	for i, v := range pod.Spec.Volumes {
 		if ed := v.EmptyDir; ed != nil && ed.Medium == corev1.StorageMediumDefault && ed.SizeLimit != nil {
-			m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonSizeLimitNotEnforced, "Admit",
+			m.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonSizeLimitNotEnforced, "Admit",
 				"spec.volumes[%d].emptyDir.sizeLimit: volume %q may hold more than %s: this orchlet does not evict pods over it", i, v.Name, ed.SizeLimit.String())
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -130,7 +132,7 @@ func (m *Manager) killEvicted(ctx context.Context, p *podState) error {
 			continue
 		}
 		name := c.Labels[labels.ContainerName]
-		m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "Stopping container %s", name)
+		m.rec.Eventf(events.ContainerReference(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "Stopping container %s", name)
 		if err := m.callWithin(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 			return m.rt.StopContainer(ctx, c.Id, grace)
 		}); err != nil {
@@ -187,7 +189,7 @@ func (m *Manager) admitEviction(p *podState) bool {
 	}
 	p.rejected = message
 	p.status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: reason, Message: message}
-	m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, reason, "Admit", "%s", message)
+	m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, reason, "Admit", "%s", message)
 	m.log.Info("Pod rejected", "pod", klog.KObj(p.pod), "reason", reason, "message", message)
 	return false
 }

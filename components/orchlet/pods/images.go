@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -57,7 +59,7 @@ type pullTarget struct {
 }
 
 func containerPull(p *podState, c *corev1.Container, cs *ctrState) pullTarget {
-	return pullTarget{image: c.Image, policy: pullPolicy(c), ref: containerRef(p.pod, c.Name),
+	return pullTarget{image: c.Image, policy: pullPolicy(c), ref: events.ContainerReference(p.pod, c.Name),
 		key: pullKey{uid: p.pod.UID, container: c.Name, image: c.Image}, back: &cs.pull}
 }
 

@@ -3,6 +3,8 @@ package pods
 import (
 	"context"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -28,7 +30,7 @@ func (m *Manager) ensureImageVolumes(ctx context.Context, p *podState, c *corev1
 		}
 		image := v.Image.Reference
 		ref, ok := m.ensureImage(ctx, p, pullTarget{
-			image: image, policy: defaultPullPolicy(v.Image.PullPolicy, image), ref: podRef(p.pod),
+			image: image, policy: defaultPullPolicy(v.Image.PullPolicy, image), ref: events.PodReference(p.pod),
 			key: pullKey{uid: p.pod.UID, container: "volume:" + v.Name, image: image}, back: back,
 		}, cs, sbCfg)
 		if !ok {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -95,7 +97,7 @@ func (m *Manager) postStart(ctx context.Context, p *podState, c *corev1.Containe
 	}
 	m.log.Error(err, "PostStart hook failed", "pod", p.pod.Name, "namespace", p.pod.Namespace, "container", c.Name)
 	// The message stays out of the event, as in the kubelet, so secrets do not leak through it.
-	m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailedPostStartHook, "Start", "PostStartHook failed")
+	m.rec.Eventf(events.ContainerReference(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailedPostStartHook, "Start", "PostStartHook failed")
 	if _, err := m.killContainer(ctx, p, c.Name, c, id, ReasonFailedPostStartHook, m.gracePeriod(p.pod)); err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func (m *Manager) killContainer(ctx context.Context, p *podState, name string, c
 		delete(p.deferred, id)
 		return true, m.stopWithin(ctx, id, d.grace)
 	}
-	m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "%s", note)
+	m.rec.Eventf(events.ContainerReference(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "%s", note)
 	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
 		if s := c.Lifecycle.PreStop.Sleep; s != nil {
 			wait := min(s.Seconds, grace)
@@ -132,7 +134,7 @@ func (m *Manager) killContainer(ctx context.Context, p *podState, name string, c
 		start := m.clk.Now()
 		if msg, err := m.runHook(ctx, p, c, id, c.Lifecycle.PreStop, time.Duration(grace)*time.Second); err != nil {
 			m.log.Error(err, "PreStop hook failed", "pod", p.pod.Name, "namespace", p.pod.Namespace, "container", name, "message", msg)
-			m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeWarning, ReasonFailedPreStopHook, "Killing", "PreStopHook failed")
+			m.rec.Eventf(events.ContainerReference(p.pod, name), corev1.EventTypeWarning, ReasonFailedPreStopHook, "Killing", "PreStopHook failed")
 		}
 		grace -= int64(m.clk.Since(start).Seconds())
 	}

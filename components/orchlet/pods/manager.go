@@ -14,16 +14,18 @@ import (
 	"sync"
 	"time"
 
+	"orch.io/orch/components/orchlet/events"
+
 	"github.com/benbjohnson/clock"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cri "k8s.io/cri-api/pkg/apis"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/pods/dns"
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/security"
 	"orch.io/orch/components/orchlet/sources"
@@ -131,19 +133,16 @@ type Manager struct {
 	capacity     int
 	logsDir      string
 	cpus         CPUAssigner
-	dns          []string
+	dns          *dns.Configurer
 	domain       string
-	// resolvConf is --resolv-conf and hostDNS what it held at start: the base of pods' DNS.
-	resolvConf string
-	hostDNS    *runtimeapi.DNSConfig
-	sysctls    *security.SysctlAllowlist
-	security   security.Host
-	qos        *qos.Manager
-	node       Node
-	cores      int                           // the node's CPUs, the downward API's CPU limit when a container sets none
-	tempRoot   bool                          // RootDir was made by New for a simulated node, and goes when Run ends
-	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
-	limiter    *rate.Limiter                 // nil: pulls are not rate limited
+	sysctls      *security.SysctlAllowlist
+	security     security.Host
+	qos          *qos.Manager
+	node         Node
+	cores        int                           // the node's CPUs, the downward API's CPU limit when a container sets none
+	tempRoot     bool                          // RootDir was made by New for a simulated node, and goes when Run ends
+	tmpfs        map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
+	limiter      *rate.Limiter                 // nil: pulls are not rate limited
 
 	inbox     handoff[sources.Update]
 	evictions handoff[evictRequest]
@@ -246,9 +245,7 @@ func New(o Options) (*Manager, error) {
 		sourcesReady: o.SourcesReady,
 		cpus:         o.CPUs,
 		admit:        o.Admit,
-		dns:          c.ClusterDNS,
 		domain:       c.ClusterDomain,
-		resolvConf:   c.ResolverConfig,
 		sysctls:      sysctls,
 		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
 		imageVolumes: gates.Enabled(featuregates.ImageVolume),
@@ -294,15 +291,15 @@ func New(o Options) (*Manager, error) {
 	if m.dial == nil {
 		m.dial = (&net.Dialer{}).DialContext
 	}
-	if m.resolvConf != "" {
+	var resolvData []byte
+	if c.ResolverConfig != "" {
 		// The kubelet fails each sandbox when the file cannot be read; a node without it still
 		// runs pods here, with the runtime's default resolver.
-		data, err := readNodeFile(o.FS, m.resolvConf)
-		if err != nil {
-			m.log.Error(err, "Cannot read the resolver configuration, pods get none of it", "resolvConf", m.resolvConf)
+		if resolvData, err = readNodeFile(o.FS, c.ResolverConfig); err != nil {
+			m.log.Error(err, "Cannot read the resolver configuration, pods get none of it", "resolvConf", c.ResolverConfig)
 		}
-		m.hostDNS = parseResolvConf(data)
 	}
+	m.dns = dns.New(o.Recorder, c.ClusterDNS, c.ClusterDomain, c.ResolverConfig, resolvData)
 	if c.RegistryPullQPS > 0 {
 		burst := int(c.RegistryBurst)
 		if burst < 1 {
@@ -648,7 +645,7 @@ func (m *Manager) applyUpdates() {
 			}
 			if m.admitted >= m.capacity {
 				p.reject(fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", m.admitted, m.capacity))
-				m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonOutOfPods, "Admit", "%s", p.rejected)
+				m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonOutOfPods, "Admit", "%s", p.rejected)
 				m.log.Info("Pod rejected", "pod", klog.KObj(p.pod), "reason", ReasonOutOfPods, "message", p.rejected)
 				continue
 			}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -177,7 +179,7 @@ func (m *Manager) refreshObjectVolumes(ctx context.Context, p *podState) {
 			continue // not set up yet: the sandbox's setup writes it
 		}
 		if err := m.setUpVolume(ctx, p, v); err != nil {
-			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
+			m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
 		}
 	}
 }
@@ -218,7 +220,7 @@ func (m *Manager) envFromObjects(ctx context.Context, p *podState, c *corev1.Con
 			vars[name] = string(obj.data[k])
 		}
 		if len(invalid) > 0 {
-			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonInvalidEnvironmentVariableNames, "Env",
+			m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonInvalidEnvironmentVariableNames, "Env",
 				"Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.", strings.Join(invalid, ", "), kind, p.pod.Namespace, name)
 		}
 	}

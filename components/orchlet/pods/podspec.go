@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -21,7 +23,7 @@ func (m *Manager) preparePod(ctx context.Context, p *podState) error {
 		return err
 	}
 	if err := m.qos.EnsurePod(p.pod, m.livePods); err != nil {
-		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedCreatePodContainer, "Sync", "unable to ensure pod container exists: %v", err)
+		m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonFailedCreatePodContainer, "Sync", "unable to ensure pod container exists: %v", err)
 		return fmt.Errorf("pod cgroup: %w", err)
 	}
 	return nil
@@ -52,6 +54,6 @@ func (m *Manager) livePods() []*corev1.Pod {
 // CreateContainerConfigError and a Warning event, as the kubelet's startContainer.
 func (m *Manager) createFailed(p *podState, c *corev1.Container, err error) error {
 	p.ctr(c.Name).waiting = &corev1.ContainerStateWaiting{Reason: waitCreateConfigError, Message: err.Error()}
-	m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
+	m.rec.Eventf(events.ContainerReference(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
 	return fmt.Errorf("container %s config: %w", c.Name, err)
 }

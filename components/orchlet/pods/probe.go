@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"orch.io/orch/components/orchlet/events"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -171,7 +173,7 @@ func (m *Manager) probe(ctx context.Context, p *podState, name string, t probeTy
 	result := int8(1)
 	if err != nil {
 		result = -1
-		m.rec.Eventf(containerRef(p.pod, name), corev1.EventTypeWarning, ReasonUnhealthy, "Probe", "%s probe failed: %v", t, err)
+		m.rec.Eventf(events.ContainerReference(p.pod, name), corev1.EventTypeWarning, ReasonUnhealthy, "Probe", "%s probe failed: %v", t, err)
 	}
 	r := &cs.probes[t]
 	if r.last == result {

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -47,7 +49,7 @@ func (m *Manager) pullAuths(ctx context.Context, pod *corev1.Pod, image string) 
 		}
 	}
 	if len(failed) > 0 {
-		m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
+		m.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
 			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(failed, ", "))
 	}
 	return k.lookup(repository(image)), nil

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"time"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,21 +40,6 @@ const (
 	waitRunError       = "RunContainerError"
 	defaultGracePeriod = 30
 )
-
-func podRef(pod *corev1.Pod) *corev1.ObjectReference {
-	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
-}
-
-func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
-	r := podRef(pod)
-	r.FieldPath = fmt.Sprintf("spec.containers{%s}", name)
-	for _, c := range pod.Spec.InitContainers {
-		if c.Name == name {
-			r.FieldPath = fmt.Sprintf("spec.initContainers{%s}", name)
-		}
-	}
-	return r
-}
 
 // relistRuntime lists the runtime and queues a sync of every pod whose objects changed since the last
 // relist, and a teardown of every pod of the agent's that is no longer desired.
@@ -222,7 +209,7 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 	if err != nil {
 		p.syncErr.Next(now, now)
 		m.log.Error(err, "Syncing pod failed; will retry", "pod", klog.KObj(p.pod), "retryIn", p.syncErr.Delay)
-		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Error syncing pod, retrying in %v: %v", p.syncErr.Delay, err)
+		m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Error syncing pod, retrying in %v: %v", p.syncErr.Delay, err)
 		m.enqueue(p.syncKey(), now.Add(p.syncErr.Delay))
 		return
 	}
@@ -395,14 +382,14 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 	}
 	if p.terminal == "" && m.deadlineExceeded(p) {
 		p.terminal, p.reason, p.msg = corev1.PodFailed, ReasonDeadlineExceeded, "Pod was active on the node longer than the specified deadline"
-		m.rec.Eventf(podRef(pod), corev1.EventTypeNormal, ReasonDeadlineExceeded, "Sync", "%s", p.msg)
+		m.rec.Eventf(events.PodReference(pod), corev1.EventTypeNormal, ReasonDeadlineExceeded, "Sync", "%s", p.msg)
 	}
 	if p.terminal != "" {
 		return m.killPod(ctx, p, sbs, ctrs)
 	}
 	m.checkDeadline(p)
 	if err := m.makePodDataDirs(pod); err != nil {
-		m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonFailed, "Sync", "error making pod data directories: %v", err)
+		m.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailed, "Sync", "error making pod data directories: %v", err)
 		return err
 	}
 	var ready *runtimeapi.PodSandbox
@@ -688,7 +675,7 @@ func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) e
 		id, err = m.rt.RunPodSandbox(ctx, cfg, "")
 		return err
 	}); err != nil {
-		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, "FailedCreatePodSandBox", "CreatePodSandbox", "Failed to create pod sandbox: %v", err)
+		m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, "FailedCreatePodSandBox", "CreatePodSandbox", "Failed to create pod sandbox: %v", err)
 		return fmt.Errorf("running sandbox: %w", err)
 	}
 	p.sandboxID = id
@@ -725,7 +712,7 @@ func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.Po
 	if until, wait := cs.crash.WaitSince(finished, now); wait {
 		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.Delay, c.Name, pod.Name, pod.Namespace, pod.UID)
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCrashLoop, Message: msg}
-		m.rec.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, ReasonBackOff, "Restarting", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
+		m.rec.Eventf(events.ContainerReference(pod, c.Name), corev1.EventTypeWarning, ReasonBackOff, "Restarting", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
 		m.enqueue(p.syncKey(), until)
 		return false, nil
 	}
@@ -771,7 +758,7 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 	}
 	if err := m.assignCPUs(pod, c, cfg); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreateError, Message: err.Error()}
-		m.rec.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
+		m.rec.Eventf(events.ContainerReference(pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
 		return false, fmt.Errorf("creating container %s: %w", c.Name, err)
 	}
 	var id string
@@ -780,10 +767,10 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 		return err
 	}); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreateError, Message: err.Error()}
-		m.rec.Eventf(containerRef(pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
+		m.rec.Eventf(events.ContainerReference(pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Create", "Error: %v", err)
 		return false, fmt.Errorf("creating container %s: %w", c.Name, err)
 	}
-	m.rec.Eventf(containerRef(pod, c.Name), corev1.EventTypeNormal, ReasonCreated, "Create", "Created container: %s", c.Name)
+	m.rec.Eventf(events.ContainerReference(pod, c.Name), corev1.EventTypeNormal, ReasonCreated, "Create", "Created container: %s", c.Name)
 	if err := m.start(ctx, p, c, cs, id); err != nil {
 		return false, err
 	}
@@ -793,10 +780,10 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 func (m *Manager) start(ctx context.Context, p *podState, c *corev1.Container, cs *ctrState, id string) error {
 	if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StartContainer(ctx, id) }); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitRunError, Message: err.Error()}
-		m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Start", "Error: %v", err)
+		m.rec.Eventf(events.ContainerReference(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Start", "Error: %v", err)
 		return fmt.Errorf("starting container %s: %w", c.Name, err)
 	}
 	cs.waiting = nil
-	m.rec.Eventf(containerRef(p.pod, c.Name), corev1.EventTypeNormal, ReasonStarted, "Start", "Started container %s", c.Name)
+	m.rec.Eventf(events.ContainerReference(p.pod, c.Name), corev1.EventTypeNormal, ReasonStarted, "Start", "Started container %s", c.Name)
 	return m.postStart(ctx, p, c, cs, id)
 }

@@ -3,6 +3,8 @@ package pods
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/events"
 )
 
 // ReasonSysctlForbidden is the admission failure of a pod setting a sysctl that is neither safe
@@ -18,7 +20,7 @@ func (m *Manager) admitSysctls(p *podState) bool {
 	}
 	p.rejected = msg
 	p.status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: ReasonSysctlForbidden, Message: msg}
-	m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonSysctlForbidden, "Admit", "%s", msg)
+	m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonSysctlForbidden, "Admit", "%s", msg)
 	m.log.Info("Pod rejected", "pod", klog.KObj(p.pod), "reason", ReasonSysctlForbidden, "message", msg)
 	return false
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"orch.io/orch/components/orchlet/events"
+
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -167,7 +169,7 @@ func (m *Manager) setUpVolumes(ctx context.Context, p *podState) error {
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		if err := m.setUpVolume(ctx, p, v); err != nil {
-			m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
+			m.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
 			return fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 	}
@@ -565,7 +567,7 @@ func (m *Manager) podUpdated(p *podState) {
 			continue // not set up yet: the sandbox's setup writes it
 		}
 		if err := m.setUpVolume(context.Background(), p, v); err != nil {
-			m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
+			m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
 		}
 	}
 }

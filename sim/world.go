@@ -300,7 +300,7 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 				done = n.done
 			}
 		}
-		if n.callsParked() {
+		if n.callsParked(callsChanged) {
 			return returned, nil
 		}
 		select {
@@ -315,21 +315,22 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 
 // callsParked reports that a running Step is in a call, that every CRI call the node's pod
 // workers have in progress (Step's and background pulls) is in the runtime waiting for a later
-// time or hanging until a deadline still ahead, and that the runtime is otherwise idle. Equal call
-// Gens read before and after looking at the runtime make sure the calls there are these.
-func (n *Node) callsParked() bool {
-	before := n.Agent.Pods.Calls()
-	if n.stepping && !before.InStep {
-		return false // Step is between calls: it will make one or return
+// time or hanging until a deadline still ahead, and that the runtime is otherwise idle. No call
+// starting or ending (changed, read before, still open) makes sure the calls there are these.
+func (n *Node) callsParked(changed <-chan struct{}) bool {
+	c := n.Agent.Pods.Calls()
+	if n.stepping && !c.InStep || c.InStep && !c.StepDeadline.IsZero() && !c.StepDeadline.After(n.clk.Now()) {
+		return false // Step is between calls (it will make one or return), or its call is due to end
 	}
-	if before.InStep && !before.StepDeadline.IsZero() && !before.StepDeadline.After(n.clk.Now()) {
+	if n.rt.InFlight() != c.InFlight || !n.rt.Idle() || n.rt.InFlight() != c.InFlight {
 		return false
 	}
-	want := before.InFlight
-	if n.rt.InFlight() != want || !n.rt.Idle() || n.rt.InFlight() != want {
+	select {
+	case <-changed:
 		return false
+	default:
+		return true
 	}
-	return n.Agent.Pods.Calls().Gen == before.Gen
 }
 
 // silent is a log sink that drops everything: the trace is the simulation's record, and a nil sink

@@ -133,7 +133,7 @@ func (m *Manager) killEvicted(ctx context.Context, p *podState) error {
 		}
 		name := c.Labels[labels.ContainerName]
 		m.rec.Eventf(events.ContainerReference(p.pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "Stopping container %s", name)
-		if err := m.callWithin(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
+		if err := m.calls.Within(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 			return m.rt.StopContainer(ctx, c.Id, grace)
 		}); err != nil {
 			return fmt.Errorf("stopping container %s: %w", name, err)
@@ -143,7 +143,7 @@ func (m *Manager) killEvicted(ctx context.Context, p *podState) error {
 		if s.State != runtimeapi.PodSandboxState_SANDBOX_READY {
 			continue
 		}
-		if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
+		if err := m.calls.Request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
 			return fmt.Errorf("stopping sandbox %s: %w", s.Id, err)
 		}
 	}
@@ -155,7 +155,7 @@ func (m *Manager) killEvicted(ctx context.Context, p *podState) error {
 			continue
 		}
 		var st *runtimeapi.ContainerStatus
-		if err := m.request(ctx, func(ctx context.Context) error {
+		if err := m.calls.Request(ctx, func(ctx context.Context) error {
 			resp, err := m.rt.ContainerStatus(ctx, c.Id, false)
 			st = resp.GetStatus()
 			return err

@@ -186,14 +186,20 @@ func (h *harness) moveParked(next, deadline time.Time) {
 }
 
 // parked reports whether Step's current call is in the runtime, waiting for a later time or its
-// deadline, and returns the deadline. Equal call Gens read before and after looking at the
-// runtime make sure the runtime's one call in flight is this call.
+// deadline, and returns the deadline. No call starting or ending while the runtime is looked at
+// makes sure the runtime's one call in flight is this call.
 func (h *harness) parked() (time.Time, bool) {
-	before := h.m.Calls()
-	if !before.InStep || before.InFlight != 1 || h.rt.InFlight() != 1 || !h.rt.Idle() || h.rt.InFlight() != 1 {
+	changed := h.m.CallsChanged()
+	c := h.m.Calls()
+	if !c.InStep || c.InFlight != 1 || h.rt.InFlight() != 1 || !h.rt.Idle() || h.rt.InFlight() != 1 {
 		return time.Time{}, false
 	}
-	return before.StepDeadline, h.m.Calls().Gen == before.Gen
+	select {
+	case <-changed:
+		return time.Time{}, false
+	default:
+		return c.StepDeadline, true
+	}
 }
 
 // caughtUp waits until the runtime has finished every call the Manager is no longer making: a

@@ -80,7 +80,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs
 	}
 	spec := &runtimeapi.ImageSpec{Image: t.image, UserSpecifiedImage: t.image}
 	var present string
-	if err := m.request(ctx, func(ctx context.Context) error {
+	if err := m.calls.Request(ctx, func(ctx context.Context) error {
 		resp, err := m.img.ImageStatus(ctx, spec, false)
 		present = resp.GetImage().GetId()
 		return err
@@ -130,7 +130,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs
 	var pulled string
 	// serializeImagePulls: one pull at a time on the node, whichever pod workers want images.
 	m.serialPull.Lock()
-	err = m.callWithin(ctx, 0, func(ctx context.Context) (err error) {
+	err = m.calls.Within(ctx, 0, func(ctx context.Context) (err error) {
 		pulled, err = m.pullImage(ctx, spec, auths, sbCfg)
 		return err
 	})
@@ -158,14 +158,10 @@ func (m *Manager) startPull(ctx context.Context, key pullKey, spec *runtimeapi.I
 	m.shared.Lock()
 	m.pulling[key] = true
 	m.shared.Unlock()
-	m.callStarted(false, time.Time{})
-	go func() {
-		ref, err := m.pullImage(withoutDeadline{ctx}, spec, auths, sbCfg)
-		r := pullResult{key: key, ref: ref, err: err, started: started, ended: m.clk.Now()}
-		m.pullDone.add(r)
-		m.callEnded(false)
-		m.poke()
-	}()
+	m.calls.Go(ctx, func(ctx context.Context) {
+		ref, err := m.pullImage(ctx, spec, auths, sbCfg)
+		m.pullDone.add(pullResult{key: key, ref: ref, err: err, started: started, ended: m.clk.Now()})
+	}, m.poke)
 }
 
 // applyPulls takes the background pulls that ended and queues their pods' syncs.

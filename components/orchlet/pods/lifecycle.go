@@ -50,7 +50,7 @@ func (m *Manager) runHook(ctx context.Context, p *podState, c *corev1.Container,
 	switch {
 	case h.Exec != nil:
 		var stdout, stderr []byte
-		err := m.callWithin(ctx, limit, func(ctx context.Context) (err error) {
+		err := m.calls.Within(ctx, limit, func(ctx context.Context) (err error) {
 			stdout, stderr, err = m.rt.ExecSync(ctx, id, h.Exec.Command, 0)
 			return err
 		})
@@ -60,7 +60,7 @@ func (m *Manager) runHook(ctx context.Context, p *podState, c *corev1.Container,
 		}
 		return "", nil
 	case h.HTTPGet != nil:
-		err := m.callWithin(ctx, limit, func(ctx context.Context) error {
+		err := m.calls.Within(ctx, limit, func(ctx context.Context) error {
 			return m.httpGet(ctx, p, c, h.HTTPGet, false)
 		})
 		if err != nil {
@@ -151,7 +151,7 @@ type deferredStop struct {
 // timeout on top of it, as Kubernetes' CRI client allows.
 func (m *Manager) stopWithin(ctx context.Context, id string, grace int64) error {
 	grace = max(grace, minGracePeriod)
-	return m.callWithin(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
+	return m.calls.Within(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 		return m.rt.StopContainer(ctx, id, grace)
 	})
 }

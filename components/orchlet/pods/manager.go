@@ -25,6 +25,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/pods/calls"
 	"orch.io/orch/components/orchlet/pods/dns"
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/security"
@@ -153,10 +154,7 @@ type Manager struct {
 
 	sizeLimitsEnforced bool // no SizeLimitNotEnforced warning
 
-	callMu       sync.Mutex
-	calls        Calls
-	stepCalls    int // Step's calls in progress, from its pod workers
-	callsChanged chan struct{}
+	calls *calls.Tracker
 
 	pullDone handoff[pullResult] // background pulls that ended, for the next Step
 
@@ -263,7 +261,7 @@ func New(o Options) (*Manager, error) {
 		parallel:     !c.SerializeImagePulls,
 		pulling:      map[pullKey]bool{},
 		pulled:       map[pullKey]pullResult{},
-		callsChanged: make(chan struct{}),
+		calls:        calls.New(o.Clock, c.RuntimeRequestTimeout.Duration),
 		changed:      make(chan struct{}),
 		seen:         map[string]seenObject{},
 		relisted:     map[string]seenObject{},
@@ -398,65 +396,12 @@ func (m *Manager) Idle() bool {
 	return true
 }
 
-// Calls is what a simulator reads to know whether every CRI call of the Manager is parked in the
-// runtime: Step's call, and image pulls running in the background.
-type Calls struct {
-	// InFlight counts the calls in progress.
-	InFlight int
-	// Gen changes whenever a call starts or ends (a background pull ends once its result is
-	// recorded for the next Step), so equal Gens read before and after looking at the runtime
-	// mean the runtime's calls are these.
-	Gen uint64
-	// InStep is true while Step is inside a call; StepDeadline is when that call is cancelled on
-	// the clock (zero: it has none, as a pull).
-	InStep       bool
-	StepDeadline time.Time
-}
-
-// Calls reports the Manager's calls in progress.
-func (m *Manager) Calls() Calls {
-	m.callMu.Lock()
-	defer m.callMu.Unlock()
-	return m.calls
-}
+// Calls reports the Manager's calls in progress: Step's, and image pulls running in the
+// background.
+func (m *Manager) Calls() calls.State { return m.calls.State() }
 
 // CallsChanged returns a channel closed when a call next starts or ends.
-func (m *Manager) CallsChanged() <-chan struct{} {
-	m.callMu.Lock()
-	defer m.callMu.Unlock()
-	return m.callsChanged
-}
-
-// callStarted and callEnded keep Calls; step says the call is Step's own.
-func (m *Manager) callStarted(step bool, deadline time.Time) {
-	m.callMu.Lock()
-	defer m.callMu.Unlock()
-	m.calls.InFlight++
-	if step {
-		m.stepCalls++
-		m.calls.InStep, m.calls.StepDeadline = true, deadline
-	}
-	m.callsChangedLocked()
-}
-
-func (m *Manager) callEnded(step bool) {
-	m.callMu.Lock()
-	defer m.callMu.Unlock()
-	m.calls.InFlight--
-	if step {
-		m.stepCalls--
-		if m.stepCalls == 0 {
-			m.calls.InStep, m.calls.StepDeadline = false, time.Time{}
-		}
-	}
-	m.callsChangedLocked()
-}
-
-func (m *Manager) callsChangedLocked() {
-	m.calls.Gen++
-	close(m.callsChanged)
-	m.callsChanged = make(chan struct{})
-}
+func (m *Manager) CallsChanged() <-chan struct{} { return m.calls.Changed() }
 
 // Run steps until ctx ends, sleeping on the clock until the next deadline or an Update.
 func (m *Manager) Run(ctx context.Context) error {
@@ -682,33 +627,3 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		m.probe(ctx, p, k.container, k.probe)
 	}
 }
-
-// request runs fn with the runtime request timeout as a deadline on the clock.
-func (m *Manager) request(ctx context.Context, fn func(ctx context.Context) error) error {
-	return m.callWithin(ctx, m.timeout, fn)
-}
-
-// callWithin runs fn bounded by d on the clock (d <= 0: unbounded). The CRI client sees a context
-// without the deadline, only its cancellation: gRPC would read a fake clock's deadline as a
-// wall-clock time.
-func (m *Manager) callWithin(ctx context.Context, d time.Duration, fn func(ctx context.Context) error) error {
-	var deadline time.Time
-	if d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = m.clk.WithTimeout(ctx, d)
-		defer cancel()
-		deadline, _ = ctx.Deadline()
-	}
-	m.callStarted(true, deadline)
-	defer m.callEnded(true)
-	err := fn(withoutDeadline{ctx})
-	if err != nil && ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("%w after %v: %v", context.DeadlineExceeded, d, err)
-	}
-	return err
-}
-
-// withoutDeadline hides its parent's deadline and keeps its cancellation.
-type withoutDeadline struct{ context.Context }
-
-func (withoutDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }

@@ -212,7 +212,7 @@ func (m *Manager) runProbe(ctx context.Context, p *podState, c *corev1.Container
 	switch {
 	case pr.Exec != nil:
 		var stdout, stderr []byte
-		err := m.callWithin(ctx, timeout, func(ctx context.Context) (err error) {
+		err := m.calls.Within(ctx, timeout, func(ctx context.Context) (err error) {
 			stdout, stderr, err = m.rt.ExecSync(ctx, id, pr.Exec.Command, timeout)
 			return err
 		})
@@ -226,7 +226,7 @@ func (m *Manager) runProbe(ctx context.Context, p *podState, c *corev1.Container
 		}
 		return err
 	case pr.HTTPGet != nil:
-		return m.callWithin(ctx, timeout, func(ctx context.Context) error {
+		return m.calls.Within(ctx, timeout, func(ctx context.Context) error {
 			return m.httpGet(ctx, p, c, pr.HTTPGet, true)
 		})
 	case pr.TCPSocket != nil:
@@ -238,7 +238,7 @@ func (m *Manager) runProbe(ctx context.Context, p *podState, c *corev1.Container
 		if host == "" {
 			host = p.podIP
 		}
-		return m.callWithin(ctx, timeout, func(ctx context.Context) error {
+		return m.calls.Within(ctx, timeout, func(ctx context.Context) error {
 			conn, err := m.dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 			if err != nil {
 				return err
@@ -246,7 +246,7 @@ func (m *Manager) runProbe(ctx context.Context, p *podState, c *corev1.Container
 			return conn.Close()
 		})
 	case pr.GRPC != nil:
-		return m.callWithin(ctx, timeout, func(ctx context.Context) error {
+		return m.calls.Within(ctx, timeout, func(ctx context.Context) error {
 			return m.grpcProbe(ctx, p, pr.GRPC, timeout)
 		})
 	}

@@ -9,7 +9,7 @@ import (
 // imageUser is kuberuntime's getImageUser: the image's numeric user, else its user name, else root.
 func (m *Manager) imageUser(ctx context.Context, imageRef string) (*int64, string, error) {
 	var img *runtimeapi.Image
-	if err := m.request(ctx, func(ctx context.Context) error {
+	if err := m.calls.Request(ctx, func(ctx context.Context) error {
 		resp, err := m.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: imageRef}, false)
 		img = resp.GetImage()
 		return err

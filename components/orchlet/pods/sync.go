@@ -48,7 +48,7 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 	named := m.runtimeName != ""
 	m.shared.Unlock()
 	if !named {
-		if err := m.request(ctx, func(ctx context.Context) error {
+		if err := m.calls.Request(ctx, func(ctx context.Context) error {
 			v, err := m.rt.Version(ctx, "v1")
 			m.shared.Lock()
 			m.runtimeName = v.GetRuntimeName()
@@ -61,12 +61,12 @@ func (m *Manager) relistRuntime(ctx context.Context) {
 	}
 	var sbs []*runtimeapi.PodSandbox
 	var ctrs []*runtimeapi.Container
-	err := m.request(ctx, func(ctx context.Context) (err error) {
+	err := m.calls.Request(ctx, func(ctx context.Context) (err error) {
 		sbs, err = m.rt.ListPodSandbox(ctx, nil)
 		return err
 	})
 	if err == nil {
-		err = m.request(ctx, func(ctx context.Context) (err error) {
+		err = m.calls.Request(ctx, func(ctx context.Context) (err error) {
 			ctrs, err = m.rt.ListContainers(ctx, nil)
 			return err
 		})
@@ -219,13 +219,13 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 func (m *Manager) listPod(ctx context.Context, uid types.UID) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
 	var sbs []*runtimeapi.PodSandbox
 	var ctrs []*runtimeapi.Container
-	if err := m.request(ctx, func(ctx context.Context) (err error) {
+	if err := m.calls.Request(ctx, func(ctx context.Context) (err error) {
 		sbs, err = m.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: labels.UIDSelector(string(uid))})
 		return err
 	}); err != nil {
 		return nil, nil, fmt.Errorf("listing sandboxes: %w", err)
 	}
-	if err := m.request(ctx, func(ctx context.Context) (err error) {
+	if err := m.calls.Request(ctx, func(ctx context.Context) (err error) {
 		ctrs, err = m.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: labels.UIDSelector(string(uid))})
 		return err
 	}); err != nil {
@@ -249,7 +249,7 @@ func (m *Manager) gracePeriod(pod *corev1.Pod) int64 {
 // top of it, as Kubernetes' CRI client allows.
 func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id string) error {
 	grace := m.gracePeriod(pod)
-	return m.callWithin(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
+	return m.calls.Within(ctx, m.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 		return m.rt.StopContainer(ctx, id, grace)
 	})
 }
@@ -289,17 +289,17 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		return err
 	}
 	for _, s := range sbs {
-		if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
+		if err := m.calls.Request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
 			return fmt.Errorf("stopping sandbox %s: %w", s.Id, err)
 		}
 	}
 	for _, c := range ctrs {
-		if err := m.request(ctx, func(ctx context.Context) error { return m.rt.RemoveContainer(ctx, c.Id) }); err != nil {
+		if err := m.calls.Request(ctx, func(ctx context.Context) error { return m.rt.RemoveContainer(ctx, c.Id) }); err != nil {
 			return fmt.Errorf("removing container %s: %w", c.Id, err)
 		}
 	}
 	for _, s := range sbs {
-		if err := m.request(ctx, func(ctx context.Context) error { return m.rt.RemovePodSandbox(ctx, s.Id) }); err != nil {
+		if err := m.calls.Request(ctx, func(ctx context.Context) error { return m.rt.RemovePodSandbox(ctx, s.Id) }); err != nil {
 			return fmt.Errorf("removing sandbox %s: %w", s.Id, err)
 		}
 	}
@@ -500,7 +500,7 @@ func (m *Manager) killPod(ctx context.Context, p *podState, sbs []*runtimeapi.Po
 	}
 	for _, s := range sbs {
 		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
-			if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
+			if err := m.calls.Request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
 				return fmt.Errorf("stopping sandbox: %w", err)
 			}
 		}
@@ -514,7 +514,7 @@ func (m *Manager) killPod(ctx context.Context, p *podState, sbs []*runtimeapi.Po
 		if st.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue
 		}
-		if err := m.request(ctx, func(ctx context.Context) error {
+		if err := m.calls.Request(ctx, func(ctx context.Context) error {
 			resp, err := m.rt.ContainerStatus(ctx, st.Id, false)
 			if err == nil {
 				p.lastStatuses[name] = resp.GetStatus()
@@ -587,7 +587,7 @@ func (m *Manager) syncInit(ctx context.Context, p *podState, in *instances) (boo
 // status fetches the runtime status of l, the latest instance of name.
 func (m *Manager) status(ctx context.Context, in *instances, name string, l *runtimeapi.Container) (*runtimeapi.ContainerStatus, error) {
 	var st *runtimeapi.ContainerStatus
-	if err := m.request(ctx, func(ctx context.Context) error {
+	if err := m.calls.Request(ctx, func(ctx context.Context) error {
 		resp, err := m.rt.ContainerStatus(ctx, l.Id, false)
 		if err == nil {
 			st = resp.GetStatus()
@@ -657,7 +657,7 @@ func (m *Manager) killStale(ctx context.Context, p *podState, sbs []*runtimeapi.
 	}
 	for _, s := range sbs {
 		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
-			if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
+			if err := m.calls.Request(ctx, func(ctx context.Context) error { return m.rt.StopPodSandbox(ctx, s.Id) }); err != nil {
 				return fmt.Errorf("stopping sandbox: %w", err)
 			}
 		}
@@ -671,7 +671,7 @@ func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) e
 	}
 	cfg := m.sandboxConfig(p.pod, attempt)
 	var id string
-	if err := m.request(ctx, func(ctx context.Context) (err error) {
+	if err := m.calls.Request(ctx, func(ctx context.Context) (err error) {
 		id, err = m.rt.RunPodSandbox(ctx, cfg, "")
 		return err
 	}); err != nil {
@@ -688,7 +688,7 @@ func (m *Manager) runSandbox(ctx context.Context, p *podState, attempt uint32) e
 }
 
 func (m *Manager) readPodIP(ctx context.Context, p *podState) error {
-	return m.request(ctx, func(ctx context.Context) error {
+	return m.calls.Request(ctx, func(ctx context.Context) error {
 		resp, err := m.rt.PodSandboxStatus(ctx, p.sandboxID, false)
 		if err != nil {
 			return fmt.Errorf("sandbox status: %w", err)
@@ -762,7 +762,7 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 		return false, fmt.Errorf("creating container %s: %w", c.Name, err)
 	}
 	var id string
-	if err := m.request(ctx, func(ctx context.Context) (err error) {
+	if err := m.calls.Request(ctx, func(ctx context.Context) (err error) {
 		id, err = m.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)
 		return err
 	}); err != nil {
@@ -778,7 +778,7 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 }
 
 func (m *Manager) start(ctx context.Context, p *podState, c *corev1.Container, cs *ctrState, id string) error {
-	if err := m.request(ctx, func(ctx context.Context) error { return m.rt.StartContainer(ctx, id) }); err != nil {
+	if err := m.calls.Request(ctx, func(ctx context.Context) error { return m.rt.StartContainer(ctx, id) }); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitRunError, Message: err.Error()}
 		m.rec.Eventf(events.ContainerReference(p.pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Start", "Error: %v", err)
 		return fmt.Errorf("starting container %s: %w", c.Name, err)

@@ -1,0 +1,140 @@
+// Package calls bounds the pod workers' calls to the container runtime (and their probes' and
+// hooks' calls to containers) by deadlines on the injected clock, and counts them, so that a
+// simulator can tell when every one is parked in its runtime.
+//
+// The runtime's deadlines are on the injected clock, which gRPC would misread as wall-clock times,
+// so the deadline is kept out of the context handed to the CRI client and enforced by cancellation:
+// a request cut off at its deadline fails with context.DeadlineExceeded.
+//
+// A simulator steps the pod workers in a goroutine, since a call may wait on the clock (a pull that
+// takes 30s, a call the runtime holds until its deadline), and waits until Step has returned or
+// every call is parked in its runtime: the runtime's calls in flight number State's InFlight and
+// the runtime has nothing to run, with no call started or ended meanwhile (the channel Changed
+// returned before still open). It then moves the clock to the earlier of the runtime's next wakeup and the deadline of
+// Step's call, never past that deadline.
+package calls
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// State is the calls in progress.
+type State struct {
+	// InFlight counts the calls in progress: Step's, and those running in the background until
+	// their result is handed over.
+	InFlight int
+	// InStep is true while Step is inside a call; StepDeadline is when that call is cancelled on
+	// the clock (zero: it has none, as a pull).
+	InStep       bool
+	StepDeadline time.Time
+}
+
+// Tracker makes and counts the calls.
+type Tracker struct {
+	clk     clock.Clock
+	timeout time.Duration
+
+	mu        sync.Mutex
+	state     State
+	stepCalls int // Step's calls in progress, from its pod workers
+	changed   chan struct{}
+}
+
+// New is a tracker whose requests are bounded by timeout (--runtime-request-timeout) on clk.
+func New(clk clock.Clock, timeout time.Duration) *Tracker {
+	return &Tracker{clk: clk, timeout: timeout, changed: make(chan struct{})}
+}
+
+// Timeout is the runtime request timeout.
+func (t *Tracker) Timeout() time.Duration { return t.timeout }
+
+// State reports the calls in progress.
+func (t *Tracker) State() State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state
+}
+
+// Changed returns a channel closed when a call next starts or ends.
+func (t *Tracker) Changed() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.changed
+}
+
+// Request runs fn with the runtime request timeout as a deadline on the clock.
+func (t *Tracker) Request(ctx context.Context, fn func(ctx context.Context) error) error {
+	return t.Within(ctx, t.timeout, fn)
+}
+
+// Within runs fn as one of Step's calls, bounded by d on the clock (d <= 0: unbounded). fn sees a
+// context without the deadline, only its cancellation.
+func (t *Tracker) Within(ctx context.Context, d time.Duration, fn func(ctx context.Context) error) error {
+	var deadline time.Time
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = t.clk.WithTimeout(ctx, d)
+		defer cancel()
+		deadline, _ = ctx.Deadline()
+	}
+	t.started(true, deadline)
+	defer t.ended(true)
+	err := fn(WithoutDeadline(ctx))
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("%w after %v: %v", context.DeadlineExceeded, d, err)
+	}
+	return err
+}
+
+// Go runs fn in a goroutine of its own, without a deadline (a background pull): a call that counts
+// until fn has handed its result over and returned; then runs after.
+func (t *Tracker) Go(ctx context.Context, fn func(ctx context.Context), after func()) {
+	t.started(false, time.Time{})
+	go func() {
+		fn(WithoutDeadline(ctx))
+		t.ended(false)
+		after()
+	}()
+}
+
+// started and ended keep State; step says the call is Step's own.
+func (t *Tracker) started(step bool, deadline time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.state.InFlight++
+	if step {
+		t.stepCalls++
+		t.state.InStep, t.state.StepDeadline = true, deadline
+	}
+	t.changedLocked()
+}
+
+func (t *Tracker) ended(step bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.state.InFlight--
+	if step {
+		t.stepCalls--
+		if t.stepCalls == 0 {
+			t.state.InStep, t.state.StepDeadline = false, time.Time{}
+		}
+	}
+	t.changedLocked()
+}
+
+func (t *Tracker) changedLocked() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// WithoutDeadline hides ctx's deadline and keeps its cancellation.
+func WithoutDeadline(ctx context.Context) context.Context { return withoutDeadline{ctx} }
+
+type withoutDeadline struct{ context.Context }
+
+func (withoutDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }

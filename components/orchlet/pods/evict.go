@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/pods/labels"
+	"orch.io/orch/components/orchlet/pods/prober"
 )
 
 // AdmitFunc is an admission handler run before the others (Kubernetes adds the eviction manager's
@@ -106,7 +107,7 @@ func (m *Manager) applyEvictions() {
 		m.touch(r.uid)
 		m.admitted--
 		for name := range p.ctrs {
-			for _, t := range []probeType{probeStartup, probeReadiness, probeLiveness} {
+			for _, t := range prober.Types {
 				m.dequeue(p.probeKey(name, t))
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods/prober"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -35,48 +36,6 @@ const (
 	waitPodInitializing       = "PodInitializing"
 )
 
-// podFormat is Kubernetes' format.Pod: name_namespace(uid).
-func podFormat(pod *corev1.Pod) string {
-	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
-}
-
-// runHook runs a postStart or preStop handler in container id, bounded by limit on the clock
-// (0: the runtime request timeout), and returns the message Kubernetes' handler runner gives on
-// failure.
-func (m *Manager) runHook(ctx context.Context, p *podState, c *corev1.Container, id string, h *corev1.LifecycleHandler, limit time.Duration) (string, error) {
-	if limit <= 0 {
-		limit = m.timeout
-	}
-	switch {
-	case h.Exec != nil:
-		var stdout, stderr []byte
-		err := m.calls.Within(ctx, limit, func(ctx context.Context) (err error) {
-			stdout, stderr, err = m.rt.ExecSync(ctx, id, h.Exec.Command, 0)
-			return err
-		})
-		if err != nil {
-			return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q",
-				h.Exec.Command, c.Name, podFormat(p.pod), err, string(stdout)+string(stderr)), err
-		}
-		return "", nil
-	case h.HTTPGet != nil:
-		err := m.calls.Within(ctx, limit, func(ctx context.Context) error {
-			return m.httpGet(ctx, p, c, h.HTTPGet, false)
-		})
-		if err != nil {
-			return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, c.Name, podFormat(p.pod), err), err
-		}
-		return "", nil
-	case h.Sleep != nil:
-		// Not a call: killContainer and startContainer wait for a sleep on the queue instead.
-		return "", nil
-	}
-	// tcpSocket is kept in the API for compatibility only: the kubelet runs no such hook and
-	// fails it as an invalid handler, as here.
-	err := errors.New("invalid lifecycle handler: one of exec, httpGet or sleep is needed")
-	return err.Error(), err
-}
-
 // postStart runs c's postStart hook right after the start of instance id, as the kubelet does: a
 // failure is a FailedPostStartHook event, and the instance is killed and waits as
 // PostStartHookError until the restart policy and back-off bring it back.
@@ -91,7 +50,7 @@ func (m *Manager) postStart(ctx context.Context, p *podState, c *corev1.Containe
 		m.enqueue(p.syncKey(), p.holdUntil)
 		return nil
 	}
-	msg, err := m.runHook(ctx, p, c, id, c.Lifecycle.PostStart, 0)
+	msg, err := m.prober.RunHook(ctx, prober.Target{Pod: p.pod, PodIP: p.podIP, Container: c}, id, c.Lifecycle.PostStart, 0)
 	if err == nil {
 		return nil
 	}
@@ -132,7 +91,7 @@ func (m *Manager) killContainer(ctx context.Context, p *podState, name string, c
 			return false, nil
 		}
 		start := m.clk.Now()
-		if msg, err := m.runHook(ctx, p, c, id, c.Lifecycle.PreStop, time.Duration(grace)*time.Second); err != nil {
+		if msg, err := m.prober.RunHook(ctx, prober.Target{Pod: p.pod, PodIP: p.podIP, Container: c}, id, c.Lifecycle.PreStop, time.Duration(grace)*time.Second); err != nil {
 			m.log.Error(err, "PreStop hook failed", "pod", p.pod.Name, "namespace", p.pod.Namespace, "container", name, "message", msg)
 			m.rec.Eventf(events.ContainerReference(p.pod, name), corev1.EventTypeWarning, ReasonFailedPreStopHook, "Killing", "PreStopHook failed")
 		}
@@ -158,9 +117,9 @@ func (m *Manager) stopWithin(ctx context.Context, id string, grace int64) error 
 
 // killGrace is the grace period for killing c: the deletion's, else a failed probe's own
 // terminationGracePeriodSeconds, else the pod's, as the kubelet's setTerminationGracePeriod.
-func (m *Manager) killGrace(pod *corev1.Pod, c *corev1.Container, why probeType) int64 {
+func (m *Manager) killGrace(pod *corev1.Pod, c *corev1.Container, why prober.Type) int64 {
 	if pod.DeletionGracePeriodSeconds == nil && c != nil {
-		if pr := why.of(c); pr != nil && pr.TerminationGracePeriodSeconds != nil {
+		if pr := why.Of(c); pr != nil && pr.TerminationGracePeriodSeconds != nil {
 			return *pr.TerminationGracePeriodSeconds
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,6 +25,7 @@ import (
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/pods/calls"
 	"orch.io/orch/components/orchlet/pods/dns"
+	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/security"
 	"orch.io/orch/components/orchlet/sources"
@@ -44,14 +43,6 @@ type Recorder interface {
 	Eventf(regarding *corev1.ObjectReference, eventType, reason, action, noteFormat string, args ...any)
 }
 
-// HTTPDoer sends httpGet probes; *http.Client is one.
-type HTTPDoer interface {
-	Do(req *http.Request) (*http.Response, error)
-}
-
-// Dialer opens tcpSocket probe connections; (*net.Dialer).DialContext is one.
-type Dialer func(ctx context.Context, network, address string) (net.Conn, error)
-
 // Options are what a Manager needs from the agent.
 type Options struct {
 	Clock    clock.Clock
@@ -68,8 +59,8 @@ type Options struct {
 	PodLogsDir string
 	// HTTP and Dial run httpGet, tcpSocket and grpc probes and httpGet hooks; a simulator injects
 	// fakes. Without HTTP, a client as Kubernetes' prober's: no keep-alives, TLS unverified.
-	HTTP HTTPDoer
-	Dial Dialer
+	HTTP prober.HTTPDoer
+	Dial prober.Dialer
 	// Version is the agent's major.minor, sent as the User-Agent orch-probe/<Version> of httpGet
 	// and grpc probes (Kubernetes' kube-probe/<major>.<minor>).
 	Version string
@@ -115,15 +106,13 @@ func readNodeFile(fsys fs.FS, name string) ([]byte, error) {
 
 // Manager keeps the desired pods and makes the runtime match them.
 type Manager struct {
-	clk       clock.Clock
-	rt        cri.RuntimeService
-	img       cri.ImageManagerService
-	rec       Recorder
-	log       klog.Logger
-	http      HTTPDoer
-	dial      Dialer
-	userAgent string
-	fs        fs.FS // the node's files: termination messages and logs
+	clk    clock.Clock
+	rt     cri.RuntimeService
+	img    cri.ImageManagerService
+	rec    Recorder
+	log    klog.Logger
+	prober *prober.Prober
+	fs     fs.FS // the node's files: termination messages and logs
 	// readyToStart is the PodReadyToStartContainersCondition gate: pods show that condition.
 	readyToStart bool
 	// imageVolumes is the ImageVolume gate: pods may mount images as volumes.
@@ -234,7 +223,7 @@ func New(o Options) (*Manager, error) {
 	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
-		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS, sizeLimitsEnforced: o.SizeLimitsEnforced,
+		fs: o.FS, sizeLimitsEnforced: o.SizeLimitsEnforced,
 		timeout:      c.RuntimeRequestTimeout.Duration,
 		syncFreq:     c.SyncFrequency.Duration,
 		relist:       DefaultRelistPeriod,
@@ -283,12 +272,7 @@ func New(o Options) (*Manager, error) {
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
 	}
-	if m.http == nil {
-		m.http = probeClient()
-	}
-	if m.dial == nil {
-		m.dial = (&net.Dialer{}).DialContext
-	}
+	m.prober = prober.New(prober.Options{Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, HTTP: o.HTTP, Dial: o.Dial, Version: o.Version})
 	var resolvData []byte
 	if c.ResolverConfig != "" {
 		// The kubelet fails each sandbox when the file cannot be read; a node without it still

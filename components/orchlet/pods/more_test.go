@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/fakecri"
 )
 
@@ -78,7 +79,7 @@ func TestLivenessProbeFailureRestarts(t *testing.T) {
 			h.add(newPod("p", c))
 			h.runUntil(45 * time.Second)
 
-			unhealthy := h.rec.reasons(ReasonUnhealthy)
+			unhealthy := h.rec.reasons(prober.ReasonUnhealthy)
 			var at []time.Duration
 			for _, e := range unhealthy {
 				at = append(at, e.at)

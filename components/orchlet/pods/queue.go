@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"orch.io/orch/components/orchlet/pods/prober"
 )
 
 type kind int
@@ -24,7 +26,7 @@ type itemKey struct {
 	name      string
 	uid       types.UID
 	container string
-	probe     probeType // for kindProbe: which of the container's probes
+	probe     prober.Type // for kindProbe: which of the container's probes
 }
 
 // enqueue makes k due at t, or earlier if it is already queued for an earlier time.

@@ -8,6 +8,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/prober"
 )
 
 // ReasonOutOfPods is the admission failure of a pod beyond the node's capacity, as Kubernetes'.
@@ -51,12 +52,8 @@ type ctrState struct {
 	pull     backoff.Backoff
 	waiting  *corev1.ContainerStateWaiting // why the container waits, when the manager decided it
 	lastTerm *corev1.ContainerStateTerminated
-	// probedID is the running instance the probes watch, since probedAt (its start).
-	probedID string
-	probes   [numProbeTypes]probeResult
-	// kill names why probedID must be killed and restarted (a liveness or startup probe failed).
-	kill     probeType
-	killNote string
+	// Container is what the probes know of the running instance.
+	prober.Container
 }
 
 func newPodState(pod *corev1.Pod, now time.Time) *podState {
@@ -70,7 +67,7 @@ func (p *podState) syncKey() itemKey {
 	return itemKey{kind: kindSync, namespace: p.pod.Namespace, name: p.pod.Name, uid: p.pod.UID}
 }
 
-func (p *podState) probeKey(container string, t probeType) itemKey {
+func (p *podState) probeKey(container string, t prober.Type) itemKey {
 	return itemKey{kind: kindProbe, namespace: p.pod.Namespace, name: p.pod.Name, uid: p.pod.UID, container: container, probe: t}
 }
 

@@ -80,8 +80,8 @@ func (m *Manager) containerStatus(p *podState, c *corev1.Container, rs *runtimea
 		if isInit && !sidecar(c) {
 			*out.Started = true
 		} else {
-			*out.Started = cs.probedID == rs.Id && cs.started(c)
-			out.Ready = cs.probedID == rs.Id && cs.ready(c)
+			*out.Started = cs.ProbedID == rs.Id && cs.Started(c)
+			out.Ready = cs.ProbedID == rs.Id && cs.Ready(c)
 		}
 	default:
 		out.State.Terminated = m.terminated(c, rs, out.ContainerID)

@@ -18,6 +18,7 @@ import (
 
 	"orch.io/orch/components/orchlet/pods/backoff"
 	"orch.io/orch/components/orchlet/pods/labels"
+	"orch.io/orch/components/orchlet/pods/prober"
 )
 
 // Event reasons, as Kubernetes' kubelet records them.
@@ -28,7 +29,6 @@ const (
 	ReasonStarted      = "Started"
 	ReasonKilling      = "Killing"
 	ReasonBackOff      = "BackOff"
-	ReasonUnhealthy    = "Unhealthy"
 	ReasonFailed       = "Failed"
 	ReasonFailedSync   = "FailedSync"
 	ReasonNeverPull    = "ErrImageNeverPull"
@@ -307,7 +307,7 @@ func (m *Manager) teardown(ctx context.Context, p *podState) error {
 		return err
 	}
 	for name := range p.ctrs {
-		for t := probeStartup; t < numProbeTypes; t++ {
+		for _, t := range prober.Types {
 			m.dequeue(p.probeKey(name, t))
 		}
 	}
@@ -477,7 +477,7 @@ func (m *Manager) finished(p *podState, in *instances) corev1.PodPhase {
 	phase := corev1.PodSucceeded
 	for _, c := range p.pod.Spec.Containers {
 		st := in.statuses[c.Name]
-		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED || p.ctr(c.Name).kill != probeNone {
+		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED || p.ctr(c.Name).Kill != prober.None {
 			return ""
 		}
 		if st.ExitCode != 0 {
@@ -548,7 +548,7 @@ func (m *Manager) syncInit(ctx context.Context, p *podState, in *instances) (boo
 			if err := m.syncContainer(ctx, p, in, c, corev1.RestartPolicyAlways); err != nil {
 				return false, err
 			}
-			if !initialized && !p.ctr(c.Name).started(c) {
+			if !initialized && !p.ctr(c.Name).Started(c) {
 				return false, nil
 			}
 			continue
@@ -616,13 +616,13 @@ func (m *Manager) syncContainer(ctx context.Context, p *podState, in *instances,
 	if err != nil {
 		return err
 	}
-	if st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && cs.kill != probeNone && cs.probedID == l.Id {
-		stopped, err := m.killContainer(ctx, p, c.Name, c, l.Id, cs.killNote, m.killGrace(pod, c, cs.kill))
+	if st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && cs.Kill != prober.None && cs.ProbedID == l.Id {
+		stopped, err := m.killContainer(ctx, p, c.Name, c, l.Id, cs.KillNote, m.killGrace(pod, c, cs.Kill))
 		if err != nil {
 			return fmt.Errorf("killing unhealthy container %s: %w", c.Name, err)
 		}
 		if stopped {
-			cs.kill = probeNone
+			cs.Kill = prober.None
 			in.changed = true // the next sync, due now, sees it exited and restarts it
 		}
 		return nil

@@ -40,50 +40,19 @@ type evicted struct {
 // kept (stopped) until its source removes it, never restarted, and no longer counted against the
 // pods capacity. It never blocks on the runtime: the next Step does it.
 func (m *Manager) Evict(uid types.UID, gracePeriodSeconds int64, reason, message string) {
-	m.statusMu.Lock()
-	if m.evicting == nil {
-		m.evicting = map[types.UID]bool{}
-	}
-	m.evicting[uid] = true
-	m.statusMu.Unlock()
+	m.published.Evicting(uid)
 	m.evictions.add(evictRequest{uid: uid, grace: gracePeriodSeconds, reason: reason, message: message})
 	m.poke()
 }
 
 // ActivePods are the published pods that run or may run: not rejected, evicted, finished or
 // being removed; in namespace/name order. They are shared and must not be modified.
-func (m *Manager) ActivePods() []*corev1.Pod {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	out := make([]*corev1.Pod, 0, len(m.published))
-	for _, p := range m.published {
-		if m.evicting[p.UID] || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
+func (m *Manager) ActivePods() []*corev1.Pod { return m.published.ActivePods() }
 
 // CleanedUp tells whether the pod uid evicted earlier has had its containers and sandboxes
 // stopped (Kubernetes' podResourcesAreReclaimed, as the eviction manager waits on it), or is not
 // the manager's at all.
-func (m *Manager) CleanedUp(uid types.UID) bool {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	if m.cleanedUp[uid] {
-		return true
-	}
-	if m.evicting[uid] || m.stopping[uid] {
-		return false
-	}
-	for _, p := range m.published {
-		if p.UID == uid {
-			return false
-		}
-	}
-	return true
-}
+func (m *Manager) CleanedUp(uid types.UID) bool { return m.published.CleanedUp(uid) }
 
 // applyEvictions marks the pods evicted and queues their kill.
 func (m *Manager) applyEvictions() {
@@ -96,9 +65,7 @@ func (m *Manager) applyEvictions() {
 		}
 		p := m.pods[r.uid]
 		if p == nil || p.removed || p.rejected != "" || p.evicted != nil {
-			m.statusMu.Lock()
-			delete(m.evicting, r.uid)
-			m.statusMu.Unlock()
+			m.published.Unevicting(r.uid)
 			continue
 		}
 		p.evicted = &evicted{grace: max(r.grace, 0)}
@@ -170,12 +137,7 @@ func (m *Manager) killEvicted(ctx context.Context, p *podState) error {
 	}
 	m.setStatus(p, statuses)
 	p.evicted.done = true
-	m.statusMu.Lock()
-	if m.cleanedUp == nil {
-		m.cleanedUp = map[types.UID]bool{}
-	}
-	m.cleanedUp[p.pod.UID] = true
-	m.statusMu.Unlock()
+	m.published.CleanUp(p.pod.UID)
 	return nil
 }
 

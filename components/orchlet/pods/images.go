@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/status"
 )
 
 // pullKey names one container's pull of one image.
@@ -75,7 +76,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs
 	if m.podPulling(pod.UID) {
 		// As Kubernetes' pod workers start a pod's containers one after the other, each waiting
 		// for its image, no container of this pod starts while one of its pulls runs.
-		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: status.ContainerCreating}
 		return "", false
 	}
 	spec := &runtimeapi.ImageSpec{Image: t.image, UserSpecifiedImage: t.image}
@@ -112,7 +113,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs
 		if d := r.DelayFrom(now); d > 0 {
 			// Wait for the token bucket on the clock rather than holding the queue.
 			r.CancelAt(now)
-			cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
+			cs.waiting = &corev1.ContainerStateWaiting{Reason: status.ContainerCreating}
 			m.enqueue(p.syncKey(), now.Add(d))
 			return "", false
 		}
@@ -124,7 +125,7 @@ func (m *Manager) ensureImage(ctx context.Context, p *podState, t pullTarget, cs
 	m.rec.Eventf(ref, corev1.EventTypeNormal, ReasonPulling, "Pull", "Pulling image %q", t.image)
 	if m.parallel {
 		m.startPull(ctx, key, spec, auths, sbCfg, now)
-		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreating}
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: status.ContainerCreating}
 		return "", false
 	}
 	var pulled string

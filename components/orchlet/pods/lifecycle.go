@@ -1,30 +1,19 @@
 package pods
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"strings"
 	"time"
 
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods/prober"
 
 	corev1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Kubernetes' kubelet figures for stopping containers and reading termination messages.
+// Kubernetes' kubelet figure for stopping containers.
 const (
 	// minGracePeriod is the least time a container gets to stop, preStop hook or not.
 	minGracePeriod = 2
-	// maxTerminationMessage is how much of a termination message file is read.
-	maxTerminationMessage = 4096
-	// fallbackLogLines and fallbackLogBytes bound FallbackToLogsOnError's read of the log.
-	fallbackLogLines = 80
-	fallbackLogBytes = 2048
 )
 
 // Event reasons and waiting reasons of lifecycle hooks and deadlines, as Kubernetes'.
@@ -33,7 +22,6 @@ const (
 	ReasonFailedPreStopHook   = "FailedPreStopHook"
 	ReasonDeadlineExceeded    = "DeadlineExceeded"
 	waitPostStartHookError    = "PostStartHookError"
-	waitPodInitializing       = "PodInitializing"
 )
 
 // postStart runs c's postStart hook right after the start of instance id, as the kubelet does: a
@@ -124,73 +112,6 @@ func (m *Manager) killGrace(pod *corev1.Pod, c *corev1.Container, why prober.Typ
 		}
 	}
 	return m.gracePeriod(pod)
-}
-
-// terminationMessage is what the kubelet adds to an exited container's message: the file at
-// terminationMessagePath (found among the container's mounts), or with FallbackToLogsOnError and
-// a failure, the end of its log when the file says nothing.
-func (m *Manager) terminationMessage(c *corev1.Container, st *runtimeapi.ContainerStatus) string {
-	if c == nil || st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
-		return ""
-	}
-	fallback := c.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError && st.ExitCode != 0 && st.Reason != "ContainerCannotRun"
-	path := c.TerminationMessagePath
-	if path == "" {
-		path = corev1.TerminationMessagePathDefault
-	}
-	for _, mnt := range st.Mounts {
-		if mnt.ContainerPath != path {
-			continue
-		}
-		data, err := readNodeFile(m.fs, mnt.HostPath)
-		if errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return fmt.Sprintf("Error on reading termination log %s: %v", mnt.HostPath, err)
-		}
-		if len(data) > maxTerminationMessage {
-			data = data[len(data)-maxTerminationMessage:]
-		}
-		if len(data) > 0 || !fallback {
-			return string(data)
-		}
-	}
-	if !fallback || st.LogPath == "" {
-		return ""
-	}
-	data, err := readNodeFile(m.fs, st.LogPath)
-	if err != nil {
-		return ""
-	}
-	return lastLogLines(data)
-}
-
-// lastLogLines is the text of the last lines of a CRI log file ("<time> <stream> <tag> <text>"
-// per line), at most 80 lines and 2048 bytes, as the kubelet's fallback reads them.
-func lastLogLines(data []byte) string {
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > fallbackLogLines {
-		lines = lines[len(lines)-fallbackLogLines:]
-	}
-	var b strings.Builder
-	for _, l := range lines {
-		f := bytes.SplitN(l, []byte(" "), 4)
-		if len(f) == 4 {
-			l = f[3]
-			if f[2][0] == 'F' {
-				l = append(l, '\n')
-			}
-		} else {
-			l = append(l, '\n')
-		}
-		b.Write(l)
-	}
-	out := b.String()
-	if len(out) > fallbackLogBytes {
-		out = out[len(out)-fallbackLogBytes:]
-	}
-	return out
 }
 
 // deadlineExceeded says whether the pod ran past activeDeadlineSeconds since it started.

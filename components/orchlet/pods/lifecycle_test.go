@@ -1,7 +1,6 @@
 package pods
 
 import (
-	"k8s.io/utils/ptr"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,9 +12,10 @@ import (
 	"testing/fstest"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/fakecri"
@@ -380,39 +380,5 @@ func TestTerminationMessageFromLogs(t *testing.T) {
 				t.Errorf("last state %+v, want message %q", last, tc.want)
 			}
 		})
-	}
-}
-
-// The termination message file is found among the container's mounts by its path in the
-// container and read from the node; an empty one falls back to the log under
-// FallbackToLogsOnError with a failure; a missing one says nothing.
-func TestTerminationMessageFile(t *testing.T) {
-	fsys := fstest.MapFS{
-		"pods/u/msg":   {Data: []byte("disk full")},
-		"pods/u/empty": {Data: nil},
-		"logs/0.log":   {Data: []byte("2025-01-01T00:00:01Z stderr F last words\n")},
-	}
-	m := &Manager{fs: fsys}
-	for _, tc := range []struct {
-		host   string
-		policy corev1.TerminationMessagePolicy
-		path   string
-		want   string
-	}{
-		{"/pods/u/msg", corev1.TerminationMessageReadFile, "", "disk full"},
-		{"/pods/u/msg", corev1.TerminationMessageFallbackToLogsOnError, "", "disk full"},
-		{"/pods/u/empty", corev1.TerminationMessageFallbackToLogsOnError, "", "last words\n"},
-		{"/pods/u/empty", corev1.TerminationMessageReadFile, "", ""},
-		{"/pods/u/missing", corev1.TerminationMessageReadFile, "", ""},
-		{"/pods/u/msg", corev1.TerminationMessageReadFile, "/tmp/other", ""},
-	} {
-		c := &corev1.Container{Name: "app", TerminationMessagePolicy: tc.policy, TerminationMessagePath: tc.path}
-		st := &runtimeapi.ContainerStatus{
-			State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 1, LogPath: "/logs/0.log",
-			Mounts: []*runtimeapi.Mount{{ContainerPath: "/dev/termination-log", HostPath: tc.host}},
-		}
-		if got := m.terminationMessage(c, st); got != tc.want {
-			t.Errorf("%s %s %s: %q, want %q", tc.host, tc.policy, tc.path, got, tc.want)
-		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/security"
+	"orch.io/orch/components/orchlet/pods/status"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -113,8 +114,6 @@ type Manager struct {
 	log    klog.Logger
 	prober *prober.Prober
 	fs     fs.FS // the node's files: termination messages and logs
-	// readyToStart is the PodReadyToStartContainersCondition gate: pods show that condition.
-	readyToStart bool
 	// imageVolumes is the ImageVolume gate: pods may mount images as volumes.
 	imageVolumes bool
 	timeout      time.Duration
@@ -147,13 +146,8 @@ type Manager struct {
 
 	pullDone handoff[pullResult] // background pulls that ended, for the next Step
 
-	statusMu  sync.Mutex
-	published []*corev1.Pod // shared, never modified: Pods hands out copies
-	stopping  map[types.UID]bool
-	evicting  map[types.UID]bool // asked to be evicted: no longer active
-	cleanedUp map[types.UID]bool // evicted, their containers and sandboxes stopped
-	version   uint64
-	changed   chan struct{} // closed and replaced at each publish
+	statusGen status.Generator
+	published *status.Cache
 
 	workers int // pods synced at once; 1: one item at a time
 	// busy holds the pods a worker is syncing, done hears of each one it finishes; only Step
@@ -234,7 +228,7 @@ func New(o Options) (*Manager, error) {
 		admit:        o.Admit,
 		domain:       c.ClusterDomain,
 		sysctls:      sysctls,
-		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
+		published:    status.NewCache(),
 		imageVolumes: gates.Enabled(featuregates.ImageVolume),
 		qos:          q,
 		node:         o.Node,
@@ -251,7 +245,6 @@ func New(o Options) (*Manager, error) {
 		pulling:      map[pullKey]bool{},
 		pulled:       map[pullKey]pullResult{},
 		calls:        calls.New(o.Clock, c.RuntimeRequestTimeout.Duration),
-		changed:      make(chan struct{}),
 		seen:         map[string]seenObject{},
 		relisted:     map[string]seenObject{},
 	}
@@ -271,6 +264,11 @@ func New(o Options) (*Manager, error) {
 	m.security = security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths}
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
+	}
+	m.statusGen = status.Generator{
+		ReadyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
+		ReadFile:     func(name string) ([]byte, error) { return readNodeFile(o.FS, name) },
+		ContainerID:  m.containerID,
 	}
 	m.prober = prober.New(prober.Options{Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, HTTP: o.HTTP, Dial: o.Dial, Version: o.Version})
 	var resolvData []byte
@@ -415,46 +413,18 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // Pods is every pod the agent knows with its latest status, ordered by namespace and name.
-func (m *Manager) Pods() []corev1.Pod {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	out := make([]corev1.Pod, len(m.published))
-	for i, p := range m.published {
-		p.DeepCopyInto(&out[i])
-	}
-	return out
-}
+func (m *Manager) Pods() []corev1.Pod { return m.published.Pods() }
 
 // PodsVersion changes whenever what Pods returns may have changed, so a reader polling after every
 // Step (the simulator, a relist a second) copies and compares only when it has to.
-func (m *Manager) PodsVersion() uint64 {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	return m.version
-}
+func (m *Manager) PodsVersion() uint64 { return m.published.Version() }
 
 // Changed returns a channel closed when what Pods returns next changes.
-func (m *Manager) Changed() <-chan struct{} {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	return m.changed
-}
+func (m *Manager) Changed() <-chan struct{} { return m.published.Changed() }
 
 // Stopped tells whether the pod uid has no containers or sandbox of the agent's left: it was
 // never admitted, or its removal finished tearing it down.
-func (m *Manager) Stopped(uid types.UID) bool {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	if m.stopping[uid] {
-		return false
-	}
-	for _, p := range m.published {
-		if p.UID == uid {
-			return false
-		}
-	}
-	return true
-}
+func (m *Manager) Stopped(uid types.UID) bool { return m.published.Stopped(uid) }
 
 // publishTouched copies again only the pods touched since the last publish: an item that only
 // relisted and found nothing new publishes nothing.
@@ -497,23 +467,10 @@ func (m *Manager) publishTouched() {
 		}
 		return out[i].Name < out[j].Name
 	})
-	m.statusMu.Lock()
-	m.published, m.stopping = out, stopping
-	for uid := range m.evicting {
-		// Published Failed (or gone): the pod is no longer active by its status.
-		if p := m.pods[uid]; p == nil || p.evicted != nil {
-			delete(m.evicting, uid)
-		}
-	}
-	for uid := range m.cleanedUp {
-		if m.pods[uid] == nil {
-			delete(m.cleanedUp, uid) // gone: CleanedUp says so without it
-		}
-	}
-	m.version++
-	close(m.changed)
-	m.changed = make(chan struct{})
-	m.statusMu.Unlock()
+	m.published.Publish(out, stopping, func(uid types.UID) (bool, bool) {
+		p := m.pods[uid]
+		return p != nil, p != nil && p.evicted != nil
+	})
 }
 
 // applyUpdates admits new pods in the order the sources sent them: a pod beyond the capacity is

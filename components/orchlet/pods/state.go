@@ -4,7 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods/backoff"
@@ -103,9 +102,4 @@ func (p *podState) ctr(name string) *ctrState {
 func (p *podState) reject(message string) {
 	p.rejected = message
 	p.status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: ReasonOutOfPods, Message: message}
-}
-
-func (p *podState) started() *metav1.Time {
-	t := metav1.NewTime(p.startTime)
-	return &t
 }

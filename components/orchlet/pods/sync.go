@@ -32,7 +32,6 @@ const (
 	ReasonFailed       = "Failed"
 	ReasonFailedSync   = "FailedSync"
 	ReasonNeverPull    = "ErrImageNeverPull"
-	waitCreating       = "ContainerCreating"
 	waitCrashLoop      = "CrashLoopBackOff"
 	waitErrImagePull   = "ErrImagePull"
 	waitImageBackOff   = "ImagePullBackOff"
@@ -708,7 +707,7 @@ func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.Po
 	}
 	now := m.clk.Now()
 	finished := time.Unix(0, st.FinishedAt)
-	cs.lastTerm = m.terminated(c, st, m.containerID(l.Id))
+	cs.lastTerm = m.statusGen.Terminated(c, st, m.containerID(l.Id))
 	if until, wait := cs.crash.WaitSince(finished, now); wait {
 		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.Delay, c.Name, pod.Name, pod.Namespace, pod.UID)
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCrashLoop, Message: msg}
@@ -718,25 +717,6 @@ func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.Po
 	}
 	cs.crash.Next(finished, now)
 	return m.startContainer(ctx, p, sbCfg, c, l.Metadata.GetAttempt()+1)
-}
-
-// terminated is an exited instance's state, its message followed by its termination message.
-func (m *Manager) terminated(c *corev1.Container, st *runtimeapi.ContainerStatus, id string) *corev1.ContainerStateTerminated {
-	msg := st.Message
-	if tm := m.terminationMessage(c, st); tm != "" {
-		if msg != "" {
-			msg += ": "
-		}
-		msg += tm
-	}
-	return &corev1.ContainerStateTerminated{
-		ExitCode:    st.ExitCode,
-		Reason:      st.Reason,
-		Message:     msg,
-		StartedAt:   metav1.NewTime(time.Unix(0, st.StartedAt)),
-		FinishedAt:  metav1.NewTime(time.Unix(0, st.FinishedAt)),
-		ContainerID: id,
-	}
 }
 
 // startContainer pulls the image as the pull policy says, then creates and starts attempt number

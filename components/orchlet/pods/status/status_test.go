@@ -1,10 +1,16 @@
-package pods
+package status
 
 import (
-	"k8s.io/utils/ptr"
+	"io/fs"
+	"strings"
 	"testing"
+	"testing/fstest"
+
+	"k8s.io/utils/ptr"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // podPhase follows Kubernetes' getPhase, cases from kubelet_pods_test.go's.
@@ -16,7 +22,7 @@ func TestPodPhase(t *testing.T) {
 		return corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}, Started: ptr.To(false)}
 	}
 	backoff := func(code int32) corev1.ContainerStatus {
-		return corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitCrashLoop}},
+		return corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}, Started: ptr.To(false)}
 	}
 	initC := ctr("init", "x")
@@ -55,4 +61,49 @@ func TestPodPhase(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The termination message file is found among the container's mounts by its path in the
+// container and read from the node; an empty one falls back to the log under
+// FallbackToLogsOnError with a failure; a missing one says nothing.
+func TestTerminationMessageFile(t *testing.T) {
+	fsys := fstest.MapFS{
+		"pods/u/msg":   {Data: []byte("disk full")},
+		"pods/u/empty": {Data: nil},
+		"logs/0.log":   {Data: []byte("2025-01-01T00:00:01Z stderr F last words\n")},
+	}
+	g := Generator{ReadFile: func(name string) ([]byte, error) { return fs.ReadFile(fsys, strings.TrimPrefix(name, "/")) }}
+	for _, tc := range []struct {
+		host   string
+		policy corev1.TerminationMessagePolicy
+		path   string
+		want   string
+	}{
+		{"/pods/u/msg", corev1.TerminationMessageReadFile, "", "disk full"},
+		{"/pods/u/msg", corev1.TerminationMessageFallbackToLogsOnError, "", "disk full"},
+		{"/pods/u/empty", corev1.TerminationMessageFallbackToLogsOnError, "", "last words\n"},
+		{"/pods/u/empty", corev1.TerminationMessageReadFile, "", ""},
+		{"/pods/u/missing", corev1.TerminationMessageReadFile, "", ""},
+		{"/pods/u/msg", corev1.TerminationMessageReadFile, "/tmp/other", ""},
+	} {
+		c := &corev1.Container{Name: "app", TerminationMessagePolicy: tc.policy, TerminationMessagePath: tc.path}
+		st := &runtimeapi.ContainerStatus{
+			State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 1, LogPath: "/logs/0.log",
+			Mounts: []*runtimeapi.Mount{{ContainerPath: "/dev/termination-log", HostPath: tc.host}},
+		}
+		if got := g.terminationMessage(c, st); got != tc.want {
+			t.Errorf("%s %s %s: %q, want %q", tc.host, tc.policy, tc.path, got, tc.want)
+		}
+	}
+}
+
+func ctr(name, image string) corev1.Container { return corev1.Container{Name: name, Image: image} }
+
+func always() *corev1.ContainerRestartPolicy {
+	p := corev1.ContainerRestartPolicyAlways
+	return &p
+}
+
+func newPod(name string, containers ...corev1.Container) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{Containers: containers}}
 }

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/volumes"
 )
 
 // subPaths bind-mounts subPaths as the kubelet's subpath_linux.go does: the path is opened one
@@ -119,7 +119,7 @@ func safeOpen(volume, subPath string) (int, error) {
 
 // hostSubPaths is the host's subPath mounter, or nil when this process may not mount (not root):
 // the runtime is then given the path below the volume.
-func hostSubPaths() pods.SubPathMounter {
+func hostSubPaths() volumes.SubPathMounter {
 	if os.Geteuid() != 0 {
 		return nil
 	}

@@ -2,7 +2,7 @@
 
 package main
 
-import "orch.io/orch/components/orchlet/pods"
+import "orch.io/orch/components/orchlet/pods/volumes"
 
 // hostSubPaths: only Linux bind-mounts here; elsewhere the runtime is given the path itself.
-func hostSubPaths() pods.SubPathMounter { return nil }
+func hostSubPaths() volumes.SubPathMounter { return nil }

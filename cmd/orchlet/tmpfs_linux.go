@@ -5,7 +5,7 @@ import (
 	"os"
 	"syscall"
 
-	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/volumes"
 )
 
 // tmpfs mounts emptyDir volumes of medium Memory as the kubelet's empty_dir plugin does.
@@ -31,7 +31,7 @@ func (tmpfs) Unmount(dir string) error {
 
 // hostTmpfs is the host's tmpfs mounter, or nil when this process may not mount (not root), so
 // that Memory emptyDir volumes are refused at admission rather than failing at setup.
-func hostTmpfs() pods.Mounter {
+func hostTmpfs() volumes.Mounter {
 	if os.Geteuid() != 0 {
 		return nil
 	}

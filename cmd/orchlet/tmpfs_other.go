@@ -2,7 +2,7 @@
 
 package main
 
-import "orch.io/orch/components/orchlet/pods"
+import "orch.io/orch/components/orchlet/pods/volumes"
 
 // hostTmpfs: only Linux mounts a tmpfs here; Memory emptyDir volumes are refused elsewhere.
-func hostTmpfs() pods.Mounter { return nil }
+func hostTmpfs() volumes.Mounter { return nil }

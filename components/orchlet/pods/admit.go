@@ -64,7 +64,7 @@ func (m *Manager) unsupported(pod *corev1.Pod) string {
 	if pod.Spec.Resources != nil && (len(pod.Spec.Resources.Requests) > 0 || len(pod.Spec.Resources.Limits) > 0) {
 		return "spec.resources: pod-level resources are not supported by this orchlet"
 	}
-	return m.unsupportedVolume(pod)
+	return m.volumes.Unsupported(pod)
 }
 
 // apiObjectReference is podutil.HasAPIObjectReference: the first kind of API object the pod

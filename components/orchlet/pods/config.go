@@ -119,7 +119,7 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := m.containerMounts(p, c)
+	mounts, err := m.volumes.Mounts(p.volumes(), c)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	}
 	cfg.Envs = envs
 	cfg.Command, cfg.Args = expandCommand(c.Command, vars), expandCommand(c.Args, vars)
-	if t := m.terminationMount(pod, c, attempt); t != nil {
+	if t := m.volumes.TerminationMount(pod, c, attempt); t != nil {
 		mounts = append(mounts, t)
 	}
 	cfg.Mounts = mounts

@@ -3,16 +3,16 @@ package pods
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
+
+	"orch.io/orch/components/orchlet/events"
 )
 
 // expand is Kubernetes' third_party/forked/golang/expansion.Expand: $(NAME) is replaced by the
@@ -92,12 +92,12 @@ func (m *Manager) containerEnv(ctx context.Context, p *podState, c *corev1.Conta
 			v = expand(v, mappingFor(vars))
 		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
 			var err error
-			if v, err = m.podFieldValue(p, e.ValueFrom.FieldRef); err != nil {
+			if v, err = m.volumes.PodFieldValue(p.volumes(), e.ValueFrom.FieldRef); err != nil {
 				return nil, nil, err
 			}
 		case e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil:
 			var err error
-			if v, err = m.resourceFieldValue(p.pod, c, e.ValueFrom.ResourceFieldRef); err != nil {
+			if v, err = m.volumes.ResourceFieldValue(p.pod, c, e.ValueFrom.ResourceFieldRef); err != nil {
 				return nil, nil, err
 			}
 		case e.ValueFrom != nil:
@@ -128,135 +128,72 @@ func expandCommand(list []string, vars map[string]string) []string {
 	return out
 }
 
-// podFieldValue is the kubelet's podFieldSelectorRuntimeValue with fieldpath.ExtractFieldPathAsString.
-func (m *Manager) podFieldValue(p *podState, fs *corev1.ObjectFieldSelector) (string, error) {
-	pod := p.pod
-	switch path := fs.FieldPath; path {
-	case "spec.nodeName":
-		if pod.Spec.NodeName != "" {
-			return pod.Spec.NodeName, nil
-		}
-		return m.node.Name, nil
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
-	case "status.hostIP", "status.hostIPs":
-		if len(m.node.HostIPs) == 0 {
-			return "", errors.New("cannot determine the node's IP addresses for " + path)
-		}
-		if path == "status.hostIP" {
-			return m.node.HostIPs[0], nil
-		}
-		return strings.Join(m.node.HostIPs, ","), nil
-	case "status.podIP", "status.podIPs":
-		ips := m.podIPs(p)
-		if len(ips) == 0 {
-			return "", nil
-		}
-		if path == "status.podIP" {
-			return ips[0], nil
-		}
-		return strings.Join(ips, ","), nil
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "metadata.labels":
-		return formatMap(pod.Labels), nil
-	case "metadata.annotations":
-		return formatMap(pod.Annotations), nil
-	}
-	for _, sub := range []struct {
-		prefix string
-		m      map[string]string
-	}{{"metadata.labels['", pod.Labels}, {"metadata.annotations['", pod.Annotations}} {
-		if key, ok := strings.CutPrefix(fs.FieldPath, sub.prefix); ok && strings.HasSuffix(key, "']") {
-			return sub.m[strings.TrimSuffix(key, "']")], nil
-		}
-	}
-	return "", fmt.Errorf("unsupported fieldPath: %v", fs.FieldPath)
-}
+// ReasonInvalidEnvironmentVariableNames is the kubelet's event for envFrom keys it skipped.
+const ReasonInvalidEnvironmentVariableNames = "InvalidEnvironmentVariableNames"
 
-// podIPs are the pod's addresses as the kubelet's SyncPod hands them to the container builders:
-// a host-network pod has the node's (generateAPIPodStatus, kubernetes#24576), the others the
-// sandbox's.
-func (m *Manager) podIPs(p *podState) []string {
-	if p.pod.Spec.HostNetwork && len(m.node.HostIPs) > 0 {
-		return m.node.HostIPs
-	}
-	if p.podIP != "" {
-		return []string{p.podIP}
+// envFromObjects adds the variables of c's envFrom to vars, in key order, as the kubelet's
+// makeEnvironmentVariables: a prefix prepended, keys that are not valid names skipped with an
+// event, a missing optional object skipped.
+func (m *Manager) envFromObjects(ctx context.Context, p *podState, c *corev1.Container, vars map[string]string, order *[]string) error {
+	for _, from := range c.EnvFrom {
+		secret, name, optional, kind := false, "", (*bool)(nil), "configMap"
+		switch {
+		case from.ConfigMapRef != nil:
+			name, optional = from.ConfigMapRef.Name, from.ConfigMapRef.Optional
+		case from.SecretRef != nil:
+			secret, name, optional, kind = true, from.SecretRef.Name, from.SecretRef.Optional, "secret"
+		default:
+			continue
+		}
+		data, err := m.volumes.ReadObject(ctx, secret, p.pod.Namespace, name, optional)
+		if err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var invalid []string
+		for _, k := range keys {
+			name := from.Prefix + k
+			if len(validation.IsEnvVarName(name)) > 0 {
+				invalid = append(invalid, name)
+				continue
+			}
+			if _, ok := vars[name]; !ok {
+				*order = append(*order, name)
+			}
+			vars[name] = string(data[k])
+		}
+		if len(invalid) > 0 {
+			m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonInvalidEnvironmentVariableNames, "Env",
+				"Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.", strings.Join(invalid, ", "), kind, p.pod.Namespace, name)
+		}
 	}
 	return nil
 }
 
-// formatMap is fieldpath.FormatMap: key="value" lines in key order.
-func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// envKeyRef is the value of a configMapKeyRef or secretKeyRef; skip is true for a missing
+// optional object or key.
+func (m *Manager) envKeyRef(ctx context.Context, p *podState, src *corev1.EnvVarSource) (value string, skip bool, err error) {
+	secret, name, key, optional, kind := false, "", "", (*bool)(nil), "ConfigMap"
+	if r := src.ConfigMapKeyRef; r != nil {
+		name, key, optional = r.Name, r.Key, r.Optional
+	} else {
+		r := src.SecretKeyRef
+		secret, name, key, optional, kind = true, r.Name, r.Key, r.Optional, "Secret"
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte('\n')
+	data, err := m.volumes.ReadObject(ctx, secret, p.pod.Namespace, name, optional)
+	if err != nil {
+		return "", false, err
+	}
+	v, ok := data[key]
+	if !ok {
+		if ptr.Deref(optional, false) {
+			return "", true, nil
 		}
-		fmt.Fprintf(&b, "%v=%q", k, m[k])
+		return "", false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, kind, p.pod.Namespace, name)
 	}
-	return b.String()
-}
-
-// resourceFieldValue is the kubelet's containerResourceRuntimeValue over
-// defaultPodLimitsForDownwardAPI: a limit not set is the node's allocatable (its CPUs and memory),
-// divided by the divisor (1 when unset) and rounded up.
-func (m *Manager) resourceFieldValue(pod *corev1.Pod, c *corev1.Container, fs *corev1.ResourceFieldSelector) (string, error) {
-	target := c
-	if fs.ContainerName != "" {
-		target = nil
-		for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-			for i := range cs {
-				if cs[i].Name == fs.ContainerName {
-					target = &cs[i]
-				}
-			}
-		}
-		if target == nil {
-			return "", fmt.Errorf("container %s not found", fs.ContainerName)
-		}
-	}
-	if target == nil {
-		return "", fmt.Errorf("resourceFieldRef %s: containerName is required", fs.Resource)
-	}
-	divisor := fs.Divisor
-	if divisor.IsZero() {
-		divisor = resource.MustParse("1")
-	}
-	limits := target.Resources.Limits.DeepCopy()
-	if limits == nil {
-		limits = corev1.ResourceList{}
-	}
-	if _, ok := limits[corev1.ResourceCPU]; !ok && m.cores > 0 {
-		limits[corev1.ResourceCPU] = *resource.NewQuantity(int64(m.cores), resource.DecimalSI)
-	}
-	if _, ok := limits[corev1.ResourceMemory]; !ok && m.node.MemoryCapacity > 0 {
-		limits[corev1.ResourceMemory] = *resource.NewQuantity(m.node.MemoryCapacity, resource.BinarySI)
-	}
-	source, name, ok := strings.Cut(fs.Resource, ".")
-	if !ok || (source != "limits" && source != "requests") {
-		return "", fmt.Errorf("unsupported container resource : %v", fs.Resource)
-	}
-	list := limits
-	if source == "requests" {
-		list = target.Resources.Requests
-	}
-	q := list[corev1.ResourceName(name)]
-	switch rn := corev1.ResourceName(name); {
-	case rn == corev1.ResourceCPU:
-		return strconv.FormatInt(int64(math.Ceil(float64(q.MilliValue())/float64(divisor.MilliValue()))), 10), nil
-	case rn == corev1.ResourceMemory, rn == corev1.ResourceEphemeralStorage, strings.HasPrefix(name, corev1.ResourceHugePagesPrefix):
-		return strconv.FormatInt(int64(math.Ceil(float64(q.Value())/float64(divisor.Value()))), 10), nil
-	}
-	return "", fmt.Errorf("unsupported container resource : %v", fs.Resource)
+	return string(v), false, nil
 }

@@ -119,14 +119,3 @@ func TestEnvOnTheWire(t *testing.T) {
 		t.Errorf("args (-want +got):\n%s", d)
 	}
 }
-
-func TestUnsupportedFieldPath(t *testing.T) {
-	m := &Manager{}
-	p := &podState{pod: newPod("p")}
-	if _, err := m.podFieldValue(p, &corev1.ObjectFieldSelector{FieldPath: "spec.hostname"}); err == nil || err.Error() != "unsupported fieldPath: spec.hostname" {
-		t.Errorf("err = %v", err)
-	}
-	if got := formatMap(map[string]string{"b": "2", "a": `x"y`}); got != "a=\"x\\\"y\"\nb=\"2\"" {
-		t.Errorf("formatMap = %q", got)
-	}
-}

@@ -49,16 +49,3 @@ func podVolume(pod *corev1.Pod, name string) *corev1.Volume {
 	}
 	return nil
 }
-
-// imageMount is the CRI mount of an image volume: the runtime mounts the image itself, always
-// read-only (the image plugin's attributes), subPath naming a directory of it (kuberuntime
-// makeMounts' Image and ImageSubPath).
-func imageMount(vm corev1.VolumeMount, v *corev1.Volume, ref string, propagation runtimeapi.MountPropagation) *runtimeapi.Mount {
-	return &runtimeapi.Mount{
-		ContainerPath: vm.MountPath,
-		Image:         &runtimeapi.ImageSpec{Image: ref, UserSpecifiedImage: v.Image.Reference},
-		ImageSubPath:  vm.SubPath,
-		Readonly:      true,
-		Propagation:   propagation,
-	}
-}

@@ -29,6 +29,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/security"
 	"orch.io/orch/components/orchlet/pods/status"
+	"orch.io/orch/components/orchlet/pods/volumes"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -107,37 +108,32 @@ func readNodeFile(fsys fs.FS, name string) ([]byte, error) {
 
 // Manager keeps the desired pods and makes the runtime match them.
 type Manager struct {
-	clk    clock.Clock
-	rt     cri.RuntimeService
-	img    cri.ImageManagerService
-	rec    Recorder
-	log    klog.Logger
-	prober *prober.Prober
-	fs     fs.FS // the node's files: termination messages and logs
-	// imageVolumes is the ImageVolume gate: pods may mount images as volumes.
-	imageVolumes bool
-	timeout      time.Duration
-	syncFreq     time.Duration
-	relist       time.Duration
-	capacity     int
-	logsDir      string
-	cpus         CPUAssigner
-	dns          *dns.Configurer
-	domain       string
-	sysctls      *security.SysctlAllowlist
-	security     security.Host
-	qos          *qos.Manager
-	node         Node
-	cores        int                           // the node's CPUs, the downward API's CPU limit when a container sets none
-	tempRoot     bool                          // RootDir was made by New for a simulated node, and goes when Run ends
-	tmpfs        map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
-	limiter      *rate.Limiter                 // nil: pulls are not rate limited
+	clk      clock.Clock
+	rt       cri.RuntimeService
+	img      cri.ImageManagerService
+	rec      Recorder
+	log      klog.Logger
+	prober   *prober.Prober
+	timeout  time.Duration
+	syncFreq time.Duration
+	relist   time.Duration
+	capacity int
+	logsDir  string
+	cpus     CPUAssigner
+	dns      *dns.Configurer
+	sysctls  *security.SysctlAllowlist
+	security security.Host
+	qos      *qos.Manager
+	node     Node
+	cores    int           // the node's CPUs, the downward API's CPU limit when a container sets none
+	tempRoot bool          // RootDir was made by New for a simulated node, and goes when Run ends
+	limiter  *rate.Limiter // nil: pulls are not rate limited
 
 	inbox     handoff[sources.Update]
 	evictions handoff[evictRequest]
 	admit     AdmitFunc
-	objects   Objects       // nil: no API server to read configmaps and secrets from
-	tokens    *tokenManager // nil: no API server to ask for service account tokens
+	objects   volumes.Objects // nil: no API server to read configmaps and secrets from
+	volumes   *volumes.Manager
 	wake      chan struct{}
 
 	sizeLimitsEnforced bool // no SizeLimitNotEnforced warning
@@ -157,7 +153,7 @@ type Manager struct {
 	// serialPull makes the workers' pulls one at a time (serializeImagePulls).
 	serialPull sync.Mutex
 	// shared guards what Step and its pod workers share: the queue, touched, pods (which only
-	// Step changes), pulled, pulling, tmpfs and runtimeName.
+	// Step changes), pulled, pulling and runtimeName.
 	shared sync.Mutex
 
 	step        sync.Mutex // one Step at a time; guards everything below
@@ -217,36 +213,33 @@ func New(o Options) (*Manager, error) {
 	}
 	m := &Manager{
 		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
-		fs: o.FS, sizeLimitsEnforced: o.SizeLimitsEnforced,
-		timeout:      c.RuntimeRequestTimeout.Duration,
-		syncFreq:     c.SyncFrequency.Duration,
-		relist:       DefaultRelistPeriod,
-		capacity:     Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
-		logsDir:      o.PodLogsDir,
-		sourcesReady: o.SourcesReady,
-		cpus:         o.CPUs,
-		admit:        o.Admit,
-		domain:       c.ClusterDomain,
-		sysctls:      sysctls,
-		published:    status.NewCache(),
-		imageVolumes: gates.Enabled(featuregates.ImageVolume),
-		qos:          q,
-		node:         o.Node,
-		cores:        o.Cores,
-		workers:      max(o.Workers, 1),
-		busy:         map[types.UID]bool{},
-		done:         make(chan types.UID, max(o.Workers, 1)),
-		tmpfs:        map[types.UID]map[string]bool{},
-		wake:         make(chan struct{}, 1),
-		pods:         map[types.UID]*podState{},
-		queue:        map[itemKey]time.Time{},
-		touched:      map[types.UID]bool{},
-		parallel:     !c.SerializeImagePulls,
-		pulling:      map[pullKey]bool{},
-		pulled:       map[pullKey]pullResult{},
-		calls:        calls.New(o.Clock, c.RuntimeRequestTimeout.Duration),
-		seen:         map[string]seenObject{},
-		relisted:     map[string]seenObject{},
+		sizeLimitsEnforced: o.SizeLimitsEnforced,
+		timeout:            c.RuntimeRequestTimeout.Duration,
+		syncFreq:           c.SyncFrequency.Duration,
+		relist:             DefaultRelistPeriod,
+		capacity:           Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
+		logsDir:            o.PodLogsDir,
+		sourcesReady:       o.SourcesReady,
+		cpus:               o.CPUs,
+		admit:              o.Admit,
+		sysctls:            sysctls,
+		published:          status.NewCache(),
+		qos:                q,
+		node:               o.Node,
+		cores:              o.Cores,
+		workers:            max(o.Workers, 1),
+		busy:               map[types.UID]bool{},
+		done:               make(chan types.UID, max(o.Workers, 1)),
+		wake:               make(chan struct{}, 1),
+		pods:               map[types.UID]*podState{},
+		queue:              map[itemKey]time.Time{},
+		touched:            map[types.UID]bool{},
+		parallel:           !c.SerializeImagePulls,
+		pulling:            map[pullKey]bool{},
+		pulled:             map[pullKey]pullResult{},
+		calls:              calls.New(o.Clock, c.RuntimeRequestTimeout.Duration),
+		seen:               map[string]seenObject{},
+		relisted:           map[string]seenObject{},
 	}
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod
@@ -261,10 +254,16 @@ func New(o Options) (*Manager, error) {
 		}
 		m.tempRoot = true
 	}
-	m.security = security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths}
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
 	}
+	m.volumes = volumes.New(volumes.Options{
+		Clock: o.Clock, Recorder: o.Recorder, Logger: m.log, ImageVolumes: gates.Enabled(featuregates.ImageVolume), ClusterDomain: c.ClusterDomain,
+		ReadFile: func(name string) ([]byte, error) { return readNodeFile(o.FS, name) },
+		Node: volumes.Node{Name: m.node.Name, HostIPs: m.node.HostIPs, Cores: o.Cores, MemoryCapacity: m.node.MemoryCapacity,
+			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths},
+	})
+	m.security = security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths}
 	m.statusGen = status.Generator{
 		ReadyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
 		ReadFile:     func(name string) ([]byte, error) { return readNodeFile(o.FS, name) },
@@ -511,7 +510,9 @@ func (m *Manager) applyUpdates() {
 				if p.evicted != nil {
 					continue // an evicted pod stays Failed whatever its spec becomes
 				}
-				m.podUpdated(p)
+				if p.rejected == "" {
+					m.volumes.Updated(p.volumes())
+				}
 				m.enqueue(p.syncKey(), now)
 				continue
 			}
@@ -567,4 +568,20 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 		}
 		m.probe(ctx, p, k.container, k.probe)
 	}
+}
+
+// SetObjects gives the workers the API's configmaps and secrets; call it before Run. Without it,
+// pods that read them are refused by name.
+func (m *Manager) SetObjects(o volumes.Objects) {
+	m.objects = o
+	m.volumes.SetObjects(o)
+}
+
+// SetTokens gives the workers the API's TokenRequest; call it before Run. Without it, pods with
+// serviceAccountToken projections are refused by name.
+func (m *Manager) SetTokens(t volumes.Tokens) { m.volumes.SetTokens(t) }
+
+// VolumeDir is where the pod's volume lives on the node, for the volume stats calculator.
+func (m *Manager) VolumeDir(pod *corev1.Pod, v *corev1.Volume) string {
+	return m.volumes.VolumeDir(pod, v)
 }

@@ -19,7 +19,7 @@ const ReasonFailedCreatePodContainer = "FailedCreatePodContainer"
 // preparePod makes what the pod needs on the host before its sandbox, as the kubelet's SyncPod
 // does: the pod cgroup (pod container manager's EnsureExists) and its volumes.
 func (m *Manager) preparePod(ctx context.Context, p *podState) error {
-	if err := m.setUpVolumes(ctx, p); err != nil {
+	if err := m.volumes.SetUp(ctx, p.volumes()); err != nil {
 		return err
 	}
 	if err := m.qos.EnsurePod(p.pod, m.livePods); err != nil {
@@ -31,7 +31,7 @@ func (m *Manager) preparePod(ctx context.Context, p *podState) error {
 
 // cleanupPod removes what preparePod made, once the runtime holds nothing of the pod.
 func (m *Manager) cleanupPod(pod *corev1.Pod) error {
-	if err := m.tearDownVolumes(pod); err != nil {
+	if err := m.volumes.TearDown(pod); err != nil {
 		return fmt.Errorf("removing the pod's volumes: %w", err)
 	}
 	return m.qos.RemovePod(pod, m.livePods)

@@ -8,6 +8,7 @@ import (
 
 	"orch.io/orch/components/orchlet/pods/backoff"
 	"orch.io/orch/components/orchlet/pods/prober"
+	"orch.io/orch/components/orchlet/pods/volumes"
 )
 
 // ReasonOutOfPods is the admission failure of a pod beyond the node's capacity, as Kubernetes'.
@@ -102,4 +103,9 @@ func (p *podState) ctr(name string) *ctrState {
 func (p *podState) reject(message string) {
 	p.rejected = message
 	p.status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: ReasonOutOfPods, Message: message}
+}
+
+// volumes is the pod as its volumes see it.
+func (p *podState) volumes() volumes.Pod {
+	return volumes.Pod{Pod: p.pod, PodIP: p.podIP, ImageVolumes: p.imageVolumes}
 }

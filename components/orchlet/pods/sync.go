@@ -201,7 +201,7 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 	case p.evicted != nil:
 		err = m.killEvicted(ctx, p)
 	default:
-		m.refreshObjectVolumes(ctx, p)
+		m.volumes.Refresh(ctx, p.volumes())
 		err = m.syncPod(ctx, p)
 	}
 	now := m.clk.Now()
@@ -387,7 +387,7 @@ func (m *Manager) syncPod(ctx context.Context, p *podState) error {
 		return m.killPod(ctx, p, sbs, ctrs)
 	}
 	m.checkDeadline(p)
-	if err := m.makePodDataDirs(pod); err != nil {
+	if err := m.volumes.MakePodDataDirs(pod); err != nil {
 		m.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailed, "Sync", "error making pod data directories: %v", err)
 		return err
 	}

@@ -1,4 +1,4 @@
-package pods
+package volumes
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"strconv"
 	"strings"
 
-	"orch.io/orch/components/orchlet/events"
-
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/events"
 )
 
 // Volume plugin directories under --root-dir/pods/<uid>/volumes: Kubernetes' escaped plugin
@@ -64,8 +64,8 @@ func volumeType(v *corev1.Volume) string {
 	return "an unknown volume source"
 }
 
-// unsupportedVolume names the first volume or mount this agent cannot set up.
-func (m *Manager) unsupportedVolume(pod *corev1.Pod) string {
+// Unsupported names the first volume or mount this agent cannot set up.
+func (m *Manager) Unsupported(pod *corev1.Pod) string {
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		at := fmt.Sprintf("spec.volumes[%d]", i)
@@ -128,10 +128,10 @@ func (m *Manager) podDir(pod *corev1.Pod) string {
 	return filepath.Join(m.node.RootDir, "pods", string(pod.UID))
 }
 
-// makePodDataDirs makes the pod's directory and its volumes and plugins directories at every sync,
+// MakePodDataDirs makes the pod's directory and its volumes and plugins directories at every sync,
 // as the kubelet's SyncPod does: a directory removed under a running pod comes back by its next
 // sync.
-func (m *Manager) makePodDataDirs(pod *corev1.Pod) error {
+func (m *Manager) MakePodDataDirs(pod *corev1.Pod) error {
 	dir := m.podDir(pod)
 	for _, d := range []string{dir, filepath.Join(dir, "volumes"), filepath.Join(dir, "plugins")} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
@@ -161,11 +161,11 @@ func (m *Manager) volumePath(pod *corev1.Pod, v *corev1.Volume) string {
 // VolumeDir is where the pod's volume lives on the node, for the volume stats calculator.
 func (m *Manager) VolumeDir(pod *corev1.Pod, v *corev1.Volume) string { return m.volumePath(pod, v) }
 
-// setUpVolumes is the volume manager's WaitForAttachAndMount for the supported plugins: emptyDir
+// SetUp is the volume manager's WaitForAttachAndMount for the supported plugins: emptyDir
 // made world-writable (on a tmpfs for medium Memory), hostPath checked by type, downward API
 // files written. A failure is the kubelet's FailedMount event, and the pod waits.
-func (m *Manager) setUpVolumes(ctx context.Context, p *podState) error {
-	pod := p.pod
+func (m *Manager) SetUp(ctx context.Context, p Pod) error {
+	pod := p.Pod
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		if err := m.setUpVolume(ctx, p, v); err != nil {
@@ -176,14 +176,14 @@ func (m *Manager) setUpVolumes(ctx context.Context, p *podState) error {
 	return nil
 }
 
-func (m *Manager) setUpVolume(ctx context.Context, p *podState, v *corev1.Volume) error {
+func (m *Manager) setUpVolume(ctx context.Context, p Pod, v *corev1.Volume) error {
 	if err := m.setUpVolumeFiles(ctx, p, v); err != nil {
 		return err
 	}
 	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume; all but
 	// emptyDir are read-only to it.
-	if sc := p.pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil && v.HostPath == nil && v.Image == nil {
-		return setVolumeOwnership(m.volumePath(p.pod, v), *sc.FSGroup, v.EmptyDir == nil)
+	if sc := p.Pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil && v.HostPath == nil && v.Image == nil {
+		return setVolumeOwnership(m.volumePath(p.Pod, v), *sc.FSGroup, v.EmptyDir == nil)
 	}
 	return nil
 }
@@ -214,8 +214,8 @@ func setVolumeOwnership(dir string, fsGroup int64, readOnly bool) error {
 	})
 }
 
-func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.Volume) error {
-	dir := m.volumePath(p.pod, v)
+func (m *Manager) setUpVolumeFiles(ctx context.Context, p Pod, v *corev1.Volume) error {
+	dir := m.volumePath(p.Pod, v)
 	switch {
 	case v.Image != nil:
 		return nil // the runtime mounts the image; its pull comes with the container that mounts it
@@ -226,7 +226,7 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.V
 			return err
 		}
 		if v.EmptyDir.Medium == corev1.StorageMediumMemory {
-			if err := m.mountTmpfs(p, dir, m.emptyDirMemorySize(p.pod, v.EmptyDir)); err != nil {
+			if err := m.mountTmpfs(p, dir, m.emptyDirMemorySize(p.Pod, v.EmptyDir)); err != nil {
 				return err
 			}
 		}
@@ -240,7 +240,7 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.V
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return err
 		}
-		if err := m.mountTmpfs(p, dir, m.emptyDirMemorySize(p.pod, &corev1.EmptyDirVolumeSource{})); err != nil {
+		if err := m.mountTmpfs(p, dir, m.emptyDirMemorySize(p.Pod, &corev1.EmptyDirVolumeSource{})); err != nil {
 			return err
 		}
 		return m.writeObjectVolume(ctx, p, v)
@@ -251,15 +251,15 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p *podState, v *corev1.V
 }
 
 // mountTmpfs mounts a tmpfs of size on dir once for the pod's lifetime; teardown unmounts it.
-func (m *Manager) mountTmpfs(p *podState, dir string, size int64) error {
+func (m *Manager) mountTmpfs(p Pod, dir string, size int64) error {
 	// The outer map is shared by the pod workers; a pod's own set only its worker touches.
-	m.shared.Lock()
-	mounted := m.tmpfs[p.pod.UID]
+	m.mu.Lock()
+	mounted := m.tmpfs[p.Pod.UID]
 	if mounted == nil {
 		mounted = map[string]bool{}
-		m.tmpfs[p.pod.UID] = mounted
+		m.tmpfs[p.Pod.UID] = mounted
 	}
-	m.shared.Unlock()
+	m.mu.Unlock()
 	if mounted[dir] {
 		return nil
 	}
@@ -338,21 +338,21 @@ func checkHostPathType(path string, t *corev1.HostPathType) error {
 	return nil
 }
 
-// tearDownVolumes unmounts the pod's tmpfs volumes and removes its directory, as the kubelet's
+// TearDown unmounts the pod's tmpfs volumes and removes its directory, as the kubelet's
 // cleanupOrphanedPodDirs does once the pod is gone; hostPath volumes are the host's and stay.
-func (m *Manager) tearDownVolumes(pod *corev1.Pod) error {
-	m.shared.Lock()
+func (m *Manager) TearDown(pod *corev1.Pod) error {
+	m.mu.Lock()
 	mounted := m.tmpfs[pod.UID]
-	m.shared.Unlock()
+	m.mu.Unlock()
 	for dir := range mounted {
 		if err := m.node.Tmpfs.Unmount(dir); err != nil {
 			return fmt.Errorf("unmounting %s: %w", dir, err)
 		}
 		delete(mounted, dir)
 	}
-	m.shared.Lock()
+	m.mu.Lock()
 	delete(m.tmpfs, pod.UID)
-	m.shared.Unlock()
+	m.mu.Unlock()
 	if m.tokens != nil {
 		m.tokens.forget(string(pod.UID))
 	}
@@ -365,11 +365,11 @@ func (m *Manager) tearDownVolumes(pod *corev1.Pod) error {
 	return nil
 }
 
-// containerMounts is the kubelet's makeMounts (kubelet_pods.go): each volume mount (a subPath
+// Mounts is the kubelet's makeMounts (kubelet_pods.go): each volume mount (a subPath
 // below the volume, created when missing), then the pod's /etc/hosts unless the container mounts
 // its own.
-func (m *Manager) containerMounts(p *podState, c *corev1.Container) ([]*runtimeapi.Mount, error) {
-	pod := p.pod
+func (m *Manager) Mounts(p Pod, c *corev1.Container) ([]*runtimeapi.Mount, error) {
+	pod := p.Pod
 	vols := map[string]*corev1.Volume{}
 	for i := range pod.Spec.Volumes {
 		vols[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
@@ -390,7 +390,7 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container) ([]*runtimea
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, imageMount(vm, v, p.imageVolumes[v.Name], propagation))
+			out = append(out, imageMount(vm, v, p.ImageVolumes[v.Name], propagation))
 			continue
 		}
 		hostPath := m.volumePath(pod, v)
@@ -446,7 +446,7 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container) ([]*runtimea
 		})
 	}
 	// shouldMountHostsFile: once the pod has an address.
-	if ips := m.podIPs(p); !mountsHosts && len(ips) > 0 {
+	if ips := m.PodIPs(p); !mountsHosts && len(ips) > 0 {
 		file, err := m.writeEtcHosts(p, ips)
 		if err != nil {
 			return nil, err
@@ -456,10 +456,10 @@ func (m *Manager) containerMounts(p *podState, c *corev1.Container) ([]*runtimea
 	return out, nil
 }
 
-// terminationMount is kuberuntime makeMounts' termination message file: a fresh file per
+// TerminationMount is kuberuntime makeMounts' termination message file: a fresh file per
 // container instance, world-writable, named here by the attempt where the kubelet draws a random
 // id. As there, a file that cannot be made is logged and the container runs without it.
-func (m *Manager) terminationMount(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runtimeapi.Mount {
+func (m *Manager) TerminationMount(pod *corev1.Pod, c *corev1.Container, attempt uint32) *runtimeapi.Mount {
 	termPath := c.TerminationMessagePath
 	if termPath == "" {
 		termPath = defaultTerminationMessagePath
@@ -501,12 +501,12 @@ func mountPropagation(mp *corev1.MountPropagationMode, privileged bool) (runtime
 // writeEtcHosts writes the pod's hosts file as the kubelet's ensureHostsFile does: for a
 // host-network pod the node's own, otherwise localhost, the pod's address and name, and its host
 // aliases.
-func (m *Manager) writeEtcHosts(p *podState, ips []string) (string, error) {
-	pod := p.pod
+func (m *Manager) writeEtcHosts(p Pod, ips []string) (string, error) {
+	pod := p.Pod
 	file := filepath.Join(m.podDir(pod), "etc-hosts")
 	var b strings.Builder
 	if pod.Spec.HostNetwork {
-		host, err := readNodeFile(m.fs, "/etc/hosts")
+		host, err := m.readFile("/etc/hosts")
 		if err != nil {
 			return "", fmt.Errorf("reading the node's /etc/hosts: %w", err)
 		}
@@ -541,40 +541,37 @@ func (m *Manager) writeEtcHosts(p *podState, ips []string) (string, error) {
 }
 
 // downwardAPIFile is the content of one downward API item.
-func (m *Manager) downwardAPIFile(p *podState, item corev1.DownwardAPIVolumeFile) (string, error) {
+func (m *Manager) downwardAPIFile(p Pod, item corev1.DownwardAPIVolumeFile) (string, error) {
 	switch {
 	case item.FieldRef != nil:
-		return m.podFieldValue(p, item.FieldRef)
+		return m.PodFieldValue(p, item.FieldRef)
 	case item.ResourceFieldRef != nil:
-		return m.resourceFieldValue(p.pod, nil, item.ResourceFieldRef)
+		return m.ResourceFieldValue(p.Pod, nil, item.ResourceFieldRef)
 	}
 	return "", fmt.Errorf("downwardAPI item %s: no fieldRef or resourceFieldRef", item.Path)
 }
 
-// podUpdated rewrites the downward API volumes of a running pod whose labels or annotations
+// Updated rewrites the downward API volumes of a running pod whose labels or annotations
 // changed, as the kubelet's volume manager remounts them on the next sync; a file that would not
 // change is not rewritten.
-func (m *Manager) podUpdated(p *podState) {
-	if p.rejected != "" {
-		return
-	}
-	for i := range p.pod.Spec.Volumes {
-		v := &p.pod.Spec.Volumes[i]
+func (m *Manager) Updated(p Pod) {
+	for i := range p.Pod.Spec.Volumes {
+		v := &p.Pod.Spec.Volumes[i]
 		if (v.DownwardAPI == nil && v.Projected == nil) || readsObjects(v) {
 			continue // a projection of objects is rewritten on the pod's next sync
 		}
-		if _, err := os.Lstat(filepath.Join(m.volumePath(p.pod, v), "..data")); err != nil {
+		if _, err := os.Lstat(filepath.Join(m.volumePath(p.Pod, v), "..data")); err != nil {
 			continue // not set up yet: the sandbox's setup writes it
 		}
 		if err := m.setUpVolume(context.Background(), p, v); err != nil {
-			m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
+			m.rec.Eventf(events.PodReference(p.Pod), corev1.EventTypeWarning, ReasonFailedMount, "Mount", "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
 		}
 	}
 }
 
 // writeDownwardAPI writes the items as the kubelet's AtomicWriter does: into a new timestamped
 // directory, then ..data switched to it by one rename, each top-level name a link through ..data.
-func (m *Manager) writeDownwardAPI(p *podState, dir string, items []corev1.DownwardAPIVolumeFile, defaultMode *int32) error {
+func (m *Manager) writeDownwardAPI(p Pod, dir string, items []corev1.DownwardAPIVolumeFile, defaultMode *int32) error {
 	files := map[string]fileContent{}
 	if err := m.downwardAPIFiles(p, items, defaultMode, files); err != nil {
 		return err
@@ -583,7 +580,7 @@ func (m *Manager) writeDownwardAPI(p *podState, dir string, items []corev1.Downw
 }
 
 // downwardAPIFiles adds the files of downward API items to files.
-func (m *Manager) downwardAPIFiles(p *podState, items []corev1.DownwardAPIVolumeFile, defaultMode *int32, files map[string]fileContent) error {
+func (m *Manager) downwardAPIFiles(p Pod, items []corev1.DownwardAPIVolumeFile, defaultMode *int32, files map[string]fileContent) error {
 	for _, it := range items {
 		data, err := m.downwardAPIFile(p, it)
 		if err != nil {
@@ -723,4 +720,21 @@ func (m *Manager) cleanSubPaths(pod *corev1.Pod) error {
 		}
 	}
 	return nil
+}
+
+// imageMount is the CRI mount of an image volume: the runtime mounts the image itself, always
+// read-only (the image plugin's attributes), subPath naming a directory of it (kuberuntime
+// makeMounts' Image and ImageSubPath).
+func imageMount(vm corev1.VolumeMount, v *corev1.Volume, ref string, propagation runtimeapi.MountPropagation) *runtimeapi.Mount {
+	return &runtimeapi.Mount{
+		ContainerPath: vm.MountPath,
+		Image:         &runtimeapi.ImageSpec{Image: ref, UserSpecifiedImage: v.Image.Reference},
+		ImageSubPath:  vm.SubPath,
+		Readonly:      true,
+		Propagation:   propagation,
+	}
+}
+
+func allContainers(pod *corev1.Pod) []corev1.Container {
+	return append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
 }

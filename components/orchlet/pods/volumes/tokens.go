@@ -1,10 +1,9 @@
-package pods
+package volumes
 
 import (
 	"context"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -20,12 +19,6 @@ import (
 // agent in API-server mode has one.
 type Tokens interface {
 	CreateToken(ctx context.Context, namespace, serviceAccount string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
-}
-
-// SetTokens gives the workers the API's TokenRequest; call it before Run. Without it, pods with
-// serviceAccountToken projections are refused by name.
-func (m *Manager) SetTokens(t Tokens) {
-	m.tokens = &tokenManager{client: t, clock: m.clk, cache: map[string]*authenticationv1.TokenRequest{}, jitter: rand.Float64}
 }
 
 // The kubelet's token manager's limits: a token is renewed after 80% of its life or after 24h,
@@ -139,8 +132,8 @@ func serviceAccountName(pod *corev1.Pod) string {
 // volume plugin: a token bound to the pod, for the projection's audience (the API's when it
 // names none), mode 0600 when the pod has an fsGroup or one user runs all its containers (who
 // then owns it), else the volume's mode.
-func (m *Manager) tokenFile(ctx context.Context, p *podState, src *corev1.ServiceAccountTokenProjection, mode int32, files map[string]fileContent) error {
-	pod := p.pod
+func (m *Manager) tokenFile(ctx context.Context, p Pod, src *corev1.ServiceAccountTokenProjection, mode int32, files map[string]fileContent) error {
+	pod := p.Pod
 	exp := src.ExpirationSeconds
 	if exp == nil {
 		d := int64(defaultTokenExpirationSeconds)

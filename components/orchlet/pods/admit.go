@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods/images"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -16,20 +17,17 @@ import (
 // object it has no client to read, a volume type it has no plugin for. Nothing is dropped silently.
 const ReasonUnsupportedPodSpec = "UnsupportedPodSpec"
 
-// ReasonFailedToRetrieveImagePullSecret is the kubelet's event for pull secrets it could not read.
-const ReasonFailedToRetrieveImagePullSecret = "FailedToRetrieveImagePullSecret"
-
 // admitSpec rejects for good a pod this agent cannot run as written, with a Warning event naming
 // the field, and says whether the pod was admitted.
 func (m *Manager) admitSpec(p *podState) bool {
 	if secrets := p.pod.Spec.ImagePullSecrets; len(secrets) > 0 && m.objects == nil {
 		// As the kubelet does when it cannot read them: a warning, and pulls without them. With
-		// an API server they are read at each pull (pullsecrets.go).
+		// an API server they are read at each pull.
 		names := make([]string, len(secrets))
 		for i, s := range secrets {
 			names[i] = s.Name
 		}
-		m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
+		m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, images.ReasonFailedToRetrieveImagePullSecret, "Pull",
 			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(names, ", "))
 	}
 	msg := m.unsupported(p.pod)

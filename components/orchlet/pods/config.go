@@ -123,7 +123,7 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	if err != nil {
 		return nil, err
 	}
-	uid, username, err := m.imageUser(ctx, c.Image)
+	uid, username, err := m.images.User(ctx, c.Image)
 	if err != nil {
 		return nil, err
 	}

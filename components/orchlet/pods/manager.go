@@ -15,7 +15,6 @@ import (
 	"orch.io/orch/components/orchlet/events"
 
 	"github.com/benbjohnson/clock"
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cri "k8s.io/cri-api/pkg/apis"
@@ -25,6 +24,7 @@ import (
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/pods/calls"
 	"orch.io/orch/components/orchlet/pods/dns"
+	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/security"
@@ -125,9 +125,9 @@ type Manager struct {
 	security security.Host
 	qos      *qos.Manager
 	node     Node
-	cores    int           // the node's CPUs, the downward API's CPU limit when a container sets none
-	tempRoot bool          // RootDir was made by New for a simulated node, and goes when Run ends
-	limiter  *rate.Limiter // nil: pulls are not rate limited
+	cores    int  // the node's CPUs, the downward API's CPU limit when a container sets none
+	tempRoot bool // RootDir was made by New for a simulated node, and goes when Run ends
+	images   *images.Puller
 
 	inbox     handoff[sources.Update]
 	evictions handoff[evictRequest]
@@ -140,8 +140,6 @@ type Manager struct {
 
 	calls *calls.Tracker
 
-	pullDone handoff[pullResult] // background pulls that ended, for the next Step
-
 	statusGen status.Generator
 	published *status.Cache
 
@@ -150,8 +148,6 @@ type Manager struct {
 	// reads or changes busy.
 	busy map[types.UID]bool
 	done chan types.UID
-	// serialPull makes the workers' pulls one at a time (serializeImagePulls).
-	serialPull sync.Mutex
 	// shared guards what Step and its pod workers share: the queue, touched, pods (which only
 	// Step changes), pulled, pulling and runtimeName.
 	shared sync.Mutex
@@ -160,14 +156,12 @@ type Manager struct {
 	pods        map[types.UID]*podState
 	admitted    int
 	queue       map[itemKey]time.Time
-	runtimeName string                 // from Version, the prefix of container IDs in status; under shared
-	seen        map[string]seenObject  // by id, the runtime objects of the agent's pods at the last relist
-	relisted    map[string]seenObject  // the map the next relist fills, reused
-	lastList    []listed               // every object the last relist saw, in its order
-	touched     map[types.UID]bool     // pods whose spec or status changed since the last publish
-	parallel    bool                   // pulls run in the background (serializeImagePulls false)
-	pulling     map[pullKey]bool       // background pulls in progress
-	pulled      map[pullKey]pullResult // background pulls ended, for their pod's next sync
+	runtimeName string                // from Version, the prefix of container IDs in status; under shared
+	seen        map[string]seenObject // by id, the runtime objects of the agent's pods at the last relist
+	relisted    map[string]seenObject // the map the next relist fills, reused
+	lastList    []listed              // every object the last relist saw, in its order
+	touched     map[types.UID]bool    // pods whose spec or status changed since the last publish
+	parallel    bool                  // pulls run in the background (serializeImagePulls false)
 	started     bool
 	// sourcesReady gates orphan teardown; orphansDeferred says a relist left orphans for later.
 	sourcesReady    func() bool
@@ -234,9 +228,6 @@ func New(o Options) (*Manager, error) {
 		pods:               map[types.UID]*podState{},
 		queue:              map[itemKey]time.Time{},
 		touched:            map[types.UID]bool{},
-		parallel:           !c.SerializeImagePulls,
-		pulling:            map[pullKey]bool{},
-		pulled:             map[pullKey]pullResult{},
 		calls:              calls.New(o.Clock, c.RuntimeRequestTimeout.Duration),
 		seen:               map[string]seenObject{},
 		relisted:           map[string]seenObject{},
@@ -279,13 +270,8 @@ func New(o Options) (*Manager, error) {
 		}
 	}
 	m.dns = dns.New(o.Recorder, c.ClusterDNS, c.ClusterDomain, c.ResolverConfig, resolvData)
-	if c.RegistryPullQPS > 0 {
-		burst := int(c.RegistryBurst)
-		if burst < 1 {
-			burst = 1
-		}
-		m.limiter = rate.NewLimiter(rate.Limit(c.RegistryPullQPS), burst)
-	}
+	m.images = images.New(images.Options{Clock: o.Clock, Calls: m.calls, Images: o.Images, Recorder: o.Recorder, Logger: m.log,
+		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke})
 	return m, nil
 }
 
@@ -358,7 +344,7 @@ func (m *Manager) NextDeadline() (time.Time, bool) {
 
 // Idle is true when no update waits to be applied and nothing in the queue is due now.
 func (m *Manager) Idle() bool {
-	if m.inbox.len() > 0 || m.pullDone.len() > 0 || m.evictions.len() > 0 {
+	if m.inbox.len() > 0 || m.images.Ended() || m.evictions.len() > 0 {
 		return false
 	}
 	m.step.Lock()
@@ -575,6 +561,7 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 func (m *Manager) SetObjects(o volumes.Objects) {
 	m.objects = o
 	m.volumes.SetObjects(o)
+	m.images.SetSecrets(o)
 }
 
 // SetTokens gives the workers the API's TokenRequest; call it before Run. Without it, pods with
@@ -584,4 +571,12 @@ func (m *Manager) SetTokens(t volumes.Tokens) { m.volumes.SetTokens(t) }
 // VolumeDir is where the pod's volume lives on the node, for the volume stats calculator.
 func (m *Manager) VolumeDir(pod *corev1.Pod, v *corev1.Volume) string {
 	return m.volumes.VolumeDir(pod, v)
+}
+
+// applyPulls hands the background pulls that ended to their pods' next syncs, queued now.
+func (m *Manager) applyPulls() {
+	now := m.clk.Now()
+	for _, uid := range m.images.Settle(func(uid types.UID) bool { p := m.pods[uid]; return p != nil && !p.removed }) {
+		m.enqueue(m.pods[uid].syncKey(), now)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/fakecri"
 )
@@ -201,7 +202,7 @@ func TestSerializeImagePulls(t *testing.T) {
 			t.Errorf("pull %s ran %v code %s", p.Request, p.End.Sub(p.Start), p.Code)
 		}
 	}
-	pulled := h.rec.reasons(ReasonPulled)
+	pulled := h.rec.reasons(images.ReasonPulled)
 	if len(pulled) != 2 || !strings.Contains(pulled[0].note, "in 30s") {
 		t.Errorf("Pulled events = %+v", pulled)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 )
@@ -136,7 +137,7 @@ func TestNeverPullWithoutTheImage(t *testing.T) {
 	if w == nil || w.Reason != "ErrImageNeverPull" {
 		t.Errorf("waiting = %+v", w)
 	}
-	if len(h.rec.reasons(ReasonNeverPull)) == 0 {
+	if len(h.rec.reasons(images.ReasonNeverPull)) == 0 {
 		t.Error("no ErrImageNeverPull event")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/components/orchlet/pods/volumes"
 )
@@ -40,10 +41,8 @@ type podState struct {
 	// evictMessage.
 	evicted                   *evicted
 	evictReason, evictMessage string
-	// imageVolumes are the image references of the pod's image volumes made present, by volume;
-	// volumePulls their pull back-offs.
-	imageVolumes map[string]string
-	volumePulls  map[string]*backoff.Backoff
+	// imageVolumes are the pod's image volumes made present, with their pull back-offs.
+	imageVolumes images.Volumes
 }
 
 // ctrState is what the manager remembers of one container of a pod across its instances.
@@ -107,5 +106,5 @@ func (p *podState) reject(message string) {
 
 // volumes is the pod as its volumes see it.
 func (p *podState) volumes() volumes.Pod {
-	return volumes.Pod{Pod: p.pod, PodIP: p.podIP, ImageVolumes: p.imageVolumes}
+	return volumes.Pod{Pod: p.pod, PodIP: p.podIP, ImageVolumes: p.imageVolumes.Refs}
 }

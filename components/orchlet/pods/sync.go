@@ -17,24 +17,20 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/orchlet/pods/prober"
 )
 
 // Event reasons, as Kubernetes' kubelet records them.
 const (
-	ReasonPulling      = "Pulling"
-	ReasonPulled       = "Pulled"
 	ReasonCreated      = "Created"
 	ReasonStarted      = "Started"
 	ReasonKilling      = "Killing"
 	ReasonBackOff      = "BackOff"
 	ReasonFailed       = "Failed"
 	ReasonFailedSync   = "FailedSync"
-	ReasonNeverPull    = "ErrImageNeverPull"
 	waitCrashLoop      = "CrashLoopBackOff"
-	waitErrImagePull   = "ErrImagePull"
-	waitImageBackOff   = "ImagePullBackOff"
 	waitCreateError    = "CreateContainerError"
 	waitRunError       = "RunContainerError"
 	defaultGracePeriod = 30
@@ -323,14 +319,10 @@ func (m *Manager) reap(uid types.UID) {
 		return
 	}
 	m.shared.Lock()
-	defer m.shared.Unlock()
 	delete(m.pods, uid)
 	m.touched[uid] = true // published as stopped
-	for k := range m.pulled {
-		if k.uid == uid {
-			delete(m.pulled, k)
-		}
-	}
+	m.shared.Unlock()
+	m.images.Forget(uid)
 }
 
 // sortContainers orders containers by name, then attempt, so teardown acts in a stable order.
@@ -728,10 +720,20 @@ func (m *Manager) startContainer(ctx context.Context, p *podState, sbCfg *runtim
 		m.enqueue(p.syncKey(), p.holdUntil) // a postStart sleep runs: look again at its end
 		return false, nil
 	}
-	ref, ok := m.ensureImage(ctx, p, containerPull(p, c, cs), cs, sbCfg)
-	if !ok || !m.ensureImageVolumes(ctx, p, c, cs, sbCfg) {
+	img := m.images.Ensure(ctx, pod, images.Container(pod, c, &cs.pull), sbCfg)
+	if img.OK {
+		if vols := m.images.EnsureVolumes(ctx, pod, c, &p.imageVolumes, sbCfg); !vols.OK {
+			img = vols
+		}
+	}
+	if !img.OK {
+		cs.waiting = img.Waiting
+		if !img.RetryAt.IsZero() {
+			m.enqueue(p.syncKey(), img.RetryAt)
+		}
 		return false, nil
 	}
+	ref := img.Ref
 	cfg, err := m.containerConfig(ctx, p, c, ref, attempt)
 	if err != nil {
 		return false, m.createFailed(p, c, err)

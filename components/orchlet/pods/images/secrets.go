@@ -1,4 +1,4 @@
-package pods
+package images
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 	"sort"
 	"strings"
 
-	"orch.io/orch/components/orchlet/events"
-
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/events"
 )
 
 // defaultRegistryHost is where an image without a registry comes from, as the kubelet's keyring
@@ -28,8 +28,8 @@ const defaultRegistryHost = "index.docker.io"
 // the kubelet's keyring tries them; none without an API server or a matching entry. A secret
 // that cannot be read is skipped with the kubelet's FailedToRetrieveImagePullSecret event; one
 // whose configuration is not JSON fails the pull, as MakeDockerKeyring does.
-func (m *Manager) pullAuths(ctx context.Context, pod *corev1.Pod, image string) ([]*runtimeapi.AuthConfig, error) {
-	if m.objects == nil || len(pod.Spec.ImagePullSecrets) == 0 {
+func (p *Puller) pullAuths(ctx context.Context, pod *corev1.Pod, image string) ([]*runtimeapi.AuthConfig, error) {
+	if p.objects == nil || len(pod.Spec.ImagePullSecrets) == 0 {
 		return nil, nil
 	}
 	var k keyring
@@ -38,9 +38,9 @@ func (m *Manager) pullAuths(ctx context.Context, pod *corev1.Pod, image string) 
 		if ref.Name == "" {
 			continue // validation lets empty names through; the kubelet ignores them
 		}
-		s, err := m.objects.GetSecret(ctx, pod.Namespace, ref.Name)
+		s, err := p.objects.GetSecret(ctx, pod.Namespace, ref.Name)
 		if err != nil {
-			m.log.Info("Unable to retrieve pull secret, the image pull may not succeed.", "pod", klog.KObj(pod), "secret", ref.Name, "err", err)
+			p.log.Info("Unable to retrieve pull secret, the image pull may not succeed.", "pod", klog.KObj(pod), "secret", ref.Name, "err", err)
 			failed = append(failed, ref.Name)
 			continue
 		}
@@ -49,7 +49,7 @@ func (m *Manager) pullAuths(ctx context.Context, pod *corev1.Pod, image string) 
 		}
 	}
 	if len(failed) > 0 {
-		m.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
+		p.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
 			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(failed, ", "))
 	}
 	return k.lookup(repository(image)), nil
@@ -57,13 +57,13 @@ func (m *Manager) pullAuths(ctx context.Context, pod *corev1.Pod, image string) 
 
 // pullImage pulls with each credential in turn until one succeeds, or without any when there are
 // none, as the kubelet's image puller; the failures of all are the error.
-func (m *Manager) pullImage(ctx context.Context, spec *runtimeapi.ImageSpec, auths []*runtimeapi.AuthConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
+func (p *Puller) pullImage(ctx context.Context, spec *runtimeapi.ImageSpec, auths []*runtimeapi.AuthConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
 	if len(auths) == 0 {
-		return m.img.PullImage(ctx, spec, nil, sbCfg)
+		return p.img.PullImage(ctx, spec, nil, sbCfg)
 	}
 	var errs []error
 	for _, auth := range auths {
-		ref, err := m.img.PullImage(ctx, spec, auth, sbCfg)
+		ref, err := p.img.PullImage(ctx, spec, auth, sbCfg)
 		if err == nil {
 			return ref, nil
 		}

@@ -20,6 +20,8 @@ import (
 	cri "k8s.io/cri-api/pkg/apis"
 	"k8s.io/klog/v2"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/pods/calls"
@@ -27,6 +29,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/components/orchlet/pods/qos"
+	"orch.io/orch/components/orchlet/pods/relist"
 	"orch.io/orch/components/orchlet/pods/security"
 	"orch.io/orch/components/orchlet/pods/status"
 	"orch.io/orch/components/orchlet/pods/volumes"
@@ -149,23 +152,16 @@ type Manager struct {
 	busy map[types.UID]bool
 	done chan types.UID
 	// shared guards what Step and its pod workers share: the queue, touched, pods (which only
-	// Step changes), pulled, pulling and runtimeName.
+	// Step changes).
 	shared sync.Mutex
 
-	step        sync.Mutex // one Step at a time; guards everything below
-	pods        map[types.UID]*podState
-	admitted    int
-	queue       map[itemKey]time.Time
-	runtimeName string                // from Version, the prefix of container IDs in status; under shared
-	seen        map[string]seenObject // by id, the runtime objects of the agent's pods at the last relist
-	relisted    map[string]seenObject // the map the next relist fills, reused
-	lastList    []listed              // every object the last relist saw, in its order
-	touched     map[types.UID]bool    // pods whose spec or status changed since the last publish
-	parallel    bool                  // pulls run in the background (serializeImagePulls false)
-	started     bool
-	// sourcesReady gates orphan teardown; orphansDeferred says a relist left orphans for later.
-	sourcesReady    func() bool
-	orphansDeferred bool
+	step     sync.Mutex // one Step at a time; guards everything below
+	pods     map[types.UID]*podState
+	admitted int
+	queue    map[itemKey]time.Time
+	touched  map[types.UID]bool // pods whose spec or status changed since the last publish
+	started  bool
+	relister *relist.Relister
 }
 
 // New checks o and returns a Manager whose first Step relists the runtime.
@@ -213,7 +209,6 @@ func New(o Options) (*Manager, error) {
 		relist:             DefaultRelistPeriod,
 		capacity:           Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
 		logsDir:            o.PodLogsDir,
-		sourcesReady:       o.SourcesReady,
 		cpus:               o.CPUs,
 		admit:              o.Admit,
 		sysctls:            sysctls,
@@ -229,8 +224,6 @@ func New(o Options) (*Manager, error) {
 		queue:              map[itemKey]time.Time{},
 		touched:            map[types.UID]bool{},
 		calls:              calls.New(o.Clock, c.RuntimeRequestTimeout.Duration),
-		seen:               map[string]seenObject{},
-		relisted:           map[string]seenObject{},
 	}
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod
@@ -255,10 +248,11 @@ func New(o Options) (*Manager, error) {
 			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths},
 	})
 	m.security = security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths}
+	m.relister = relist.New(o.Runtime, m.calls, m.log, o.SourcesReady)
 	m.statusGen = status.Generator{
 		ReadyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
 		ReadFile:     func(name string) ([]byte, error) { return readNodeFile(o.FS, name) },
-		ContainerID:  m.containerID,
+		ContainerID:  m.relister.ContainerID,
 	}
 	m.prober = prober.New(prober.Options{Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, HTTP: o.HTTP, Dial: o.Dial, Version: o.Version})
 	var resolvData []byte
@@ -577,6 +571,23 @@ func (m *Manager) VolumeDir(pod *corev1.Pod, v *corev1.Volume) string {
 func (m *Manager) applyPulls() {
 	now := m.clk.Now()
 	for _, uid := range m.images.Settle(func(uid types.UID) bool { p := m.pods[uid]; return p != nil && !p.removed }) {
+		m.enqueue(m.pods[uid].syncKey(), now)
+	}
+}
+
+// relistRuntime relists the runtime: orphans are torn down, and the pods whose objects changed are
+// synced, at once.
+func (m *Manager) relistRuntime(ctx context.Context) {
+	r := m.relister.Relist(ctx, func(uid types.UID) bool { return m.pods[uid] != nil })
+	now := m.clk.Now()
+	for _, o := range r.Orphans {
+		p := newPodState(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name, UID: o.UID}}, now)
+		p.removed = true
+		m.shared.Lock()
+		m.pods[o.UID] = p
+		m.shared.Unlock()
+	}
+	for _, uid := range r.Changed {
 		m.enqueue(m.pods[uid].syncKey(), now)
 	}
 }

@@ -71,13 +71,6 @@ func (m *Manager) popDueWhere(now time.Time, ok func(itemKey) bool) (itemKey, bo
 	return best, found
 }
 
-// containerID is the ID a status shows for the runtime's container id: <runtime>://<id>.
-func (m *Manager) containerID(id string) string {
-	m.shared.Lock()
-	defer m.shared.Unlock()
-	return m.runtimeName + "://" + id
-}
-
 // dequeue drops k from the queue.
 func (m *Manager) dequeue(k itemKey) {
 	m.shared.Lock()

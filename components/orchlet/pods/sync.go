@@ -11,7 +11,6 @@ import (
 	"orch.io/orch/components/orchlet/events"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -35,150 +34,6 @@ const (
 	waitRunError       = "RunContainerError"
 	defaultGracePeriod = 30
 )
-
-// relistRuntime lists the runtime and queues a sync of every pod whose objects changed since the last
-// relist, and a teardown of every pod of the agent's that is no longer desired.
-func (m *Manager) relistRuntime(ctx context.Context) {
-	m.shared.Lock()
-	named := m.runtimeName != ""
-	m.shared.Unlock()
-	if !named {
-		if err := m.calls.Request(ctx, func(ctx context.Context) error {
-			v, err := m.rt.Version(ctx, "v1")
-			m.shared.Lock()
-			m.runtimeName = v.GetRuntimeName()
-			m.shared.Unlock()
-			return err
-		}); err != nil {
-			m.log.Error(err, "Asking the runtime its version failed")
-			return
-		}
-	}
-	var sbs []*runtimeapi.PodSandbox
-	var ctrs []*runtimeapi.Container
-	err := m.calls.Request(ctx, func(ctx context.Context) (err error) {
-		sbs, err = m.rt.ListPodSandbox(ctx, nil)
-		return err
-	})
-	if err == nil {
-		err = m.calls.Request(ctx, func(ctx context.Context) (err error) {
-			ctrs, err = m.rt.ListContainers(ctx, nil)
-			return err
-		})
-	}
-	if err != nil {
-		m.log.Error(err, "Relisting the runtime failed")
-		return
-	}
-	ready := m.sourcesReady == nil || m.sourcesReady()
-	if m.sameAsLastRelist(sbs, ctrs) && !(ready && m.orphansDeferred) {
-		return
-	}
-	m.orphansDeferred = false
-	// Each object is compared with the last relist by id: a pod changed when one of its objects
-	// is new, changed state or went away. Two maps are reused in turn, so a relist that finds
-	// nothing new allocates almost nothing.
-	cur := m.relisted
-	clear(cur)
-	var changed, gone map[types.UID]bool
-	mark := func(uid types.UID) {
-		if changed == nil {
-			changed = map[types.UID]bool{}
-		}
-		changed[uid] = true
-	}
-	now := m.clk.Now()
-	observe := func(id string, o seenObject, namespace, name string) {
-		cur[id] = o
-		if m.pods[o.uid] == nil {
-			if !ready {
-				// Perhaps a source not yet heard from names it: judged once every source has
-				// spoken, so a restarted agent adopts its pods rather than killing them.
-				m.orphansDeferred = true
-				return
-			}
-			// An orphan: a pod of ours no source names, to tear down.
-			p := newPodState(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: o.uid}}, now)
-			p.removed = true
-			m.shared.Lock()
-			m.pods[o.uid] = p
-			m.shared.Unlock()
-			mark(o.uid)
-			return
-		}
-		if m.seen[id] != o {
-			mark(o.uid)
-		}
-	}
-	for _, s := range sbs {
-		if uid := types.UID(s.Labels[labels.PodUID]); uid != "" {
-			observe(s.Id, seenObject{uid: uid, sandbox: true, state: int32(s.State)}, s.Labels[labels.PodNamespace], s.Labels[labels.PodName])
-		}
-	}
-	for _, c := range ctrs {
-		if uid := types.UID(c.Labels[labels.PodUID]); uid != "" {
-			observe(c.Id, seenObject{uid: uid, state: int32(c.State)}, "", "")
-		}
-	}
-	for id, o := range m.seen {
-		if _, ok := cur[id]; !ok {
-			if gone == nil {
-				gone = map[types.UID]bool{}
-			}
-			gone[o.uid] = true
-		}
-	}
-	if len(gone) > 0 {
-		// A pod all of whose objects went away is not synced for it: nothing of it is left to look at.
-		for _, o := range cur {
-			if gone[o.uid] {
-				mark(o.uid)
-			}
-		}
-	}
-	for uid := range changed {
-		m.enqueue(m.pods[uid].syncKey(), now)
-	}
-	m.seen, m.relisted = cur, m.seen
-}
-
-// sameAsLastRelist reports whether the runtime listed the same objects in the same order and
-// states as at the last relist, the usual answer on a quiet node, and otherwise remembers this
-// list for the next relist to compare with.
-func (m *Manager) sameAsLastRelist(sbs []*runtimeapi.PodSandbox, ctrs []*runtimeapi.Container) bool {
-	same := len(m.lastList) == len(sbs)+len(ctrs)
-	for i := 0; same && i < len(sbs); i++ {
-		same = m.lastList[i] == listed{id: sbs[i].Id, state: int32(sbs[i].State)}
-	}
-	for i := 0; same && i < len(ctrs); i++ {
-		same = m.lastList[len(sbs)+i] == listed{id: ctrs[i].Id, state: 100 + int32(ctrs[i].State)}
-	}
-	if same {
-		return true
-	}
-	m.lastList = m.lastList[:0]
-	for _, s := range sbs {
-		m.lastList = append(m.lastList, listed{id: s.Id, state: int32(s.State)})
-	}
-	for _, c := range ctrs {
-		m.lastList = append(m.lastList, listed{id: c.Id, state: 100 + int32(c.State)})
-	}
-	return false
-}
-
-// listed is one object of a relist, in the order the runtime listed it; containers' states are
-// offset by 100 so that no sandbox state equals a container state.
-type listed struct {
-	id    string
-	state int32
-}
-
-// seenObject is what a relist remembers of one sandbox or container.
-type seenObject struct {
-	uid     types.UID
-	sandbox bool
-	state   int32
-}
 
 // sync makes the runtime match one pod, and retries with back-off when the runtime fails it.
 func (m *Manager) sync(ctx context.Context, p *podState) {
@@ -699,7 +554,7 @@ func (m *Manager) restart(ctx context.Context, p *podState, sbCfg *runtimeapi.Po
 	}
 	now := m.clk.Now()
 	finished := time.Unix(0, st.FinishedAt)
-	cs.lastTerm = m.statusGen.Terminated(c, st, m.containerID(l.Id))
+	cs.lastTerm = m.statusGen.Terminated(c, st, m.relister.ContainerID(l.Id))
 	if until, wait := cs.crash.WaitSince(finished, now); wait {
 		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.Delay, c.Name, pod.Name, pod.Namespace, pod.UID)
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCrashLoop, Message: msg}

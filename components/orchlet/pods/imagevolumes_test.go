@@ -9,6 +9,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/images"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/fakecri"
 )
 
@@ -89,7 +90,7 @@ func TestImageVolumePullFailureHoldsItsContainer(t *testing.T) {
 		return ""
 	}
 	var failed bool
-	for _, e := range h.rec.reasons(ReasonFailed) {
+	for _, e := range h.rec.reasons(podsync.ReasonFailed) {
 		failed = failed || (e.object == "default/web" && e.note == "Error: "+images.WaitErrImagePull)
 	}
 	if !failed {

@@ -18,13 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/fakecri"
 )
 
 // startedAt lists "name@seconds" for every Started event, in order.
 func (h *harness) startedAt() []string {
 	var out []string
-	for _, e := range h.rec.reasons(ReasonStarted) {
+	for _, e := range h.rec.reasons(podsync.ReasonStarted) {
 		name := e.note[strings.LastIndex(e.note, " ")+1:]
 		out = append(out, name+"@"+e.at.String())
 	}
@@ -170,7 +171,7 @@ func TestSidecars(t *testing.T) {
 	h.remove(pod)
 	h.runUntil(50 * time.Second)
 	var order []string
-	for _, e := range h.rec.reasons(ReasonKilling) {
+	for _, e := range h.rec.reasons(podsync.ReasonKilling) {
 		order = append(order, e.note)
 	}
 	if want := []string{"Stopping container app", "Stopping container logger", "Stopping container proxy"}; !slices.Equal(order, want) {
@@ -226,7 +227,7 @@ func TestActiveDeadline(t *testing.T) {
 	if c := h.calls("StopContainer", ""); len(c) != 1 || c[0].Start.Sub(t0) != 30*time.Second {
 		t.Errorf("StopContainer calls %v", starts(c))
 	}
-	if len(h.rec.reasons(ReasonDeadlineExceeded)) != 1 {
+	if len(h.rec.reasons(podsync.ReasonDeadlineExceeded)) != 1 {
 		t.Error("no DeadlineExceeded event")
 	}
 }
@@ -272,7 +273,7 @@ func TestPostStartHook(t *testing.T) {
 			h.runUntil(5 * time.Second)
 			cs := h.pod("p").Status.ContainerStatuses[0]
 			if !tc.fails {
-				if len(h.rec.reasons(ReasonFailedPostStartHook)) != 0 || len(h.calls("StopContainer", "")) != 0 {
+				if len(h.rec.reasons(podsync.ReasonFailedPostStartHook)) != 0 || len(h.calls("StopContainer", "")) != 0 {
 					t.Errorf("a passing hook killed the container: %v", h.rec.lines())
 				}
 				want := []string{"app@0s", "next@0s"}
@@ -285,11 +286,11 @@ func TestPostStartHook(t *testing.T) {
 				return
 			}
 			// the first restart is at once, as after any exit; the next waits for the back-off
-			e := h.rec.reasons(ReasonFailedPostStartHook)
+			e := h.rec.reasons(podsync.ReasonFailedPostStartHook)
 			if len(e) != 2 || e[0].note != "PostStartHook failed" {
 				t.Errorf("events %v", h.rec.lines())
 			}
-			if k := h.rec.reasons(ReasonKilling); len(k) != len(e) || k[0].note != "FailedPostStartHook" || len(h.calls("StopContainer", "")) != len(e) {
+			if k := h.rec.reasons(podsync.ReasonKilling); len(k) != len(e) || k[0].note != "FailedPostStartHook" || len(h.calls("StopContainer", "")) != len(e) {
 				t.Errorf("Killing events %v", k)
 			}
 			if cs.State.Waiting == nil || (cs.State.Waiting.Reason != "PostStartHookError" && cs.State.Waiting.Reason != "CrashLoopBackOff") {

@@ -7,12 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
-
-	"orch.io/orch/components/orchlet/events"
 
 	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
@@ -20,13 +17,13 @@ import (
 	cri "k8s.io/cri-api/pkg/apis"
 	"k8s.io/klog/v2"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/pods/backoff"
 	"orch.io/orch/components/orchlet/pods/calls"
 	"orch.io/orch/components/orchlet/pods/dns"
 	"orch.io/orch/components/orchlet/pods/images"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/relist"
@@ -89,7 +86,7 @@ type Options struct {
 	// Logger defaults to klog's.
 	Logger klog.Logger
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
-	CPUs CPUAssigner
+	CPUs podsync.CPUAssigner
 	// Workers is how many pods Step syncs at once, each pod's work still one item at a time in
 	// order, as the kubelet's pod workers; 0 or 1 does every item in one deterministic order (a
 	// simulator's).
@@ -109,42 +106,36 @@ func readNodeFile(fsys fs.FS, name string) ([]byte, error) {
 	return fs.ReadFile(fsys, strings.TrimPrefix(filepath.ToSlash(name), "/"))
 }
 
-// Manager keeps the desired pods and makes the runtime match them.
+// Manager is the pod workers: it keeps the desired pods, admits them, and has each pod's work
+// (syncs, probes) done in order through one queue, the relist and the resync among it, publishing
+// the pods' statuses as they change.
 type Manager struct {
 	clk      clock.Clock
-	rt       cri.RuntimeService
-	img      cri.ImageManagerService
 	rec      Recorder
 	log      klog.Logger
-	prober   *prober.Prober
-	timeout  time.Duration
 	syncFreq time.Duration
 	relist   time.Duration
 	capacity int
-	logsDir  string
-	cpus     CPUAssigner
-	dns      *dns.Configurer
 	sysctls  *security.SysctlAllowlist
-	security security.Host
-	qos      *qos.Manager
 	node     Node
-	cores    int  // the node's CPUs, the downward API's CPU limit when a container sets none
 	tempRoot bool // RootDir was made by New for a simulated node, and goes when Run ends
-	images   *images.Puller
+	admit    AdmitFunc
+	objects  volumes.Objects // nil: no API server to read configmaps and secrets from
+	// sizeLimitsEnforced: no SizeLimitNotEnforced warning.
+	sizeLimitsEnforced bool
+
+	// The pod runtime's pieces: the sync, the runtime's relist, image pulls and volumes, the calls
+	// they make and the statuses published.
+	syncer    *podsync.Syncer
+	relister  *relist.Relister
+	images    *images.Puller
+	volumes   *volumes.Manager
+	calls     *calls.Tracker
+	published *status.Cache
 
 	inbox     handoff[sources.Update]
 	evictions handoff[evictRequest]
-	admit     AdmitFunc
-	objects   volumes.Objects // nil: no API server to read configmaps and secrets from
-	volumes   *volumes.Manager
 	wake      chan struct{}
-
-	sizeLimitsEnforced bool // no SizeLimitNotEnforced warning
-
-	calls *calls.Tracker
-
-	statusGen status.Generator
-	published *status.Cache
 
 	workers int // pods synced at once; 1: one item at a time
 	// busy holds the pods a worker is syncing, done hears of each one it finishes; only Step
@@ -161,7 +152,18 @@ type Manager struct {
 	queue    map[itemKey]time.Time
 	touched  map[types.UID]bool // pods whose spec or status changed since the last publish
 	started  bool
-	relister *relist.Relister
+}
+
+// podState is what the pod workers hold of one pod: its state across syncs, the back-off after a
+// failed sync, and the copy of it Pods last published (nil once the pod was touched since).
+type podState struct {
+	*podsync.PodState
+	syncErr backoff.Backoff
+	snap    *corev1.Pod
+}
+
+func newPodState(pod *corev1.Pod, now time.Time) *podState {
+	return &podState{PodState: podsync.NewPodState(pod, now)}
 }
 
 // New checks o and returns a Manager whose first Step relists the runtime.
@@ -202,20 +204,15 @@ func New(o Options) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{
-		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
+		clk: o.Clock, rec: o.Recorder, log: o.Logger,
 		sizeLimitsEnforced: o.SizeLimitsEnforced,
-		timeout:            c.RuntimeRequestTimeout.Duration,
 		syncFreq:           c.SyncFrequency.Duration,
 		relist:             DefaultRelistPeriod,
 		capacity:           Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
-		logsDir:            o.PodLogsDir,
-		cpus:               o.CPUs,
 		admit:              o.Admit,
 		sysctls:            sysctls,
 		published:          status.NewCache(),
-		qos:                q,
 		node:               o.Node,
-		cores:              o.Cores,
 		workers:            max(o.Workers, 1),
 		busy:               map[types.UID]bool{},
 		done:               make(chan types.UID, max(o.Workers, 1)),
@@ -228,8 +225,9 @@ func New(o Options) (*Manager, error) {
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod
 	}
-	if m.logsDir == "" {
-		m.logsDir = DefaultPodLogsDir
+	logsDir := o.PodLogsDir
+	if logsDir == "" {
+		logsDir = DefaultPodLogsDir
 	}
 	if m.node.RootDir == "" {
 		// A simulated node keeps its pods' volumes and files in a directory of its own.
@@ -241,31 +239,36 @@ func New(o Options) (*Manager, error) {
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
 	}
-	m.volumes = volumes.New(volumes.Options{
-		Clock: o.Clock, Recorder: o.Recorder, Logger: m.log, ImageVolumes: gates.Enabled(featuregates.ImageVolume), ClusterDomain: c.ClusterDomain,
-		ReadFile: func(name string) ([]byte, error) { return readNodeFile(o.FS, name) },
-		Node: volumes.Node{Name: m.node.Name, HostIPs: m.node.HostIPs, Cores: o.Cores, MemoryCapacity: m.node.MemoryCapacity,
-			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths},
-	})
-	m.security = security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths}
-	m.relister = relist.New(o.Runtime, m.calls, m.log, o.SourcesReady)
-	m.statusGen = status.Generator{
-		ReadyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
-		ReadFile:     func(name string) ([]byte, error) { return readNodeFile(o.FS, name) },
-		ContainerID:  m.relister.ContainerID,
-	}
-	m.prober = prober.New(prober.Options{Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, HTTP: o.HTTP, Dial: o.Dial, Version: o.Version})
+	readFile := func(name string) ([]byte, error) { return readNodeFile(o.FS, name) }
 	var resolvData []byte
 	if c.ResolverConfig != "" {
 		// The kubelet fails each sandbox when the file cannot be read; a node without it still
 		// runs pods here, with the runtime's default resolver.
-		if resolvData, err = readNodeFile(o.FS, c.ResolverConfig); err != nil {
+		if resolvData, err = readFile(c.ResolverConfig); err != nil {
 			m.log.Error(err, "Cannot read the resolver configuration, pods get none of it", "resolvConf", c.ResolverConfig)
 		}
 	}
-	m.dns = dns.New(o.Recorder, c.ClusterDNS, c.ClusterDomain, c.ResolverConfig, resolvData)
+	m.volumes = volumes.New(volumes.Options{
+		Clock: o.Clock, Recorder: o.Recorder, Logger: m.log, ImageVolumes: gates.Enabled(featuregates.ImageVolume),
+		ClusterDomain: c.ClusterDomain, ReadFile: readFile,
+		Node: volumes.Node{Name: m.node.Name, HostIPs: m.node.HostIPs, Cores: o.Cores, MemoryCapacity: m.node.MemoryCapacity,
+			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths},
+	})
 	m.images = images.New(images.Options{Clock: o.Clock, Calls: m.calls, Images: o.Images, Recorder: o.Recorder, Logger: m.log,
 		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke})
+	m.relister = relist.New(o.Runtime, m.calls, m.log, o.SourcesReady)
+	m.syncer = podsync.New(podsync.Options{
+		Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, Logger: m.log,
+		Queue: workQueue{m}, LivePods: m.livePods, Images: m.images, Volumes: m.volumes, QoS: q, CPUs: o.CPUs, LogsDir: logsDir,
+		Prober:   prober.New(prober.Options{Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, HTTP: o.HTTP, Dial: o.Dial, Version: o.Version}),
+		DNS:      dns.New(o.Recorder, c.ClusterDNS, c.ClusterDomain, c.ResolverConfig, resolvData),
+		Security: security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths},
+		Status: status.Generator{
+			ReadyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
+			ReadFile:     readFile,
+			ContainerID:  m.relister.ContainerID,
+		},
+	})
 	return m, nil
 }
 
@@ -405,151 +408,6 @@ func (m *Manager) Changed() <-chan struct{} { return m.published.Changed() }
 // never admitted, or its removal finished tearing it down.
 func (m *Manager) Stopped(uid types.UID) bool { return m.published.Stopped(uid) }
 
-// publishTouched copies again only the pods touched since the last publish: an item that only
-// relisted and found nothing new publishes nothing.
-func (m *Manager) publishTouched() {
-	m.shared.Lock()
-	fresh := false
-	for uid := range m.touched {
-		if m.busy[uid] {
-			continue // a worker is changing its status: published once it is done
-		}
-		if p := m.pods[uid]; p != nil {
-			p.snap = nil
-		}
-		delete(m.touched, uid)
-		fresh = true
-	}
-	m.shared.Unlock()
-	if !fresh {
-		return
-	}
-	out := make([]*corev1.Pod, 0, len(m.pods))
-	stopping := map[types.UID]bool{}
-	for uid, p := range m.pods {
-		if p.removed {
-			stopping[uid] = true
-			continue
-		}
-		if p.snap == nil && m.busy[uid] {
-			continue // never published yet, and its worker is changing it
-		}
-		if p.snap == nil {
-			p.snap = p.pod.DeepCopy()
-			p.status.DeepCopyInto(&p.snap.Status)
-		}
-		out = append(out, p.snap)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
-	m.published.Publish(out, stopping, func(uid types.UID) (bool, bool) {
-		p := m.pods[uid]
-		return p != nil, p != nil && p.evicted != nil
-	})
-}
-
-// applyUpdates admits new pods in the order the sources sent them: a pod beyond the capacity is
-// rejected for good, as Kubernetes' kubelet rejects it, and later removals do not admit it.
-func (m *Manager) applyUpdates() {
-	us := m.inbox.take()
-	now := m.clk.Now()
-	for i, u := range us {
-		if m.busy[u.Pod.UID] {
-			// As the kubelet's pod workers, an update waits for the pod's sync in progress;
-			// those after it wait too, so that they apply in order.
-			m.inbox.putBack(us[i:]...)
-			return
-		}
-		m.touch(u.Pod.UID)
-		p := m.pods[u.Pod.UID]
-		switch u.Op {
-		case sources.OpRemove:
-			if p == nil || p.removed {
-				continue
-			}
-			if p.rejected != "" {
-				m.shared.Lock()
-				delete(m.pods, u.Pod.UID)
-				m.shared.Unlock()
-				continue
-			}
-			if p.evicted == nil {
-				m.admitted--
-			}
-			p.removed = true
-			// A deletion through the API may shorten the grace period the spec gives.
-			p.pod.DeletionGracePeriodSeconds = u.Pod.DeletionGracePeriodSeconds
-			m.enqueue(p.syncKey(), now)
-		default:
-			if p != nil && !p.removed {
-				p.pod = u.Pod.DeepCopy()
-				if p.evicted != nil {
-					continue // an evicted pod stays Failed whatever its spec becomes
-				}
-				if p.rejected == "" {
-					m.volumes.Updated(p.volumes())
-				}
-				m.enqueue(p.syncKey(), now)
-				continue
-			}
-			if phase := u.Pod.Status.Phase; phase == corev1.PodFailed || phase == corev1.PodSucceeded {
-				// The API shows it finished (this agent evicted or completed it before a restart):
-				// it is not run again, as the kubelet's pod workers take such a pod as terminated.
-				// What is left of it in the runtime is the garbage collectors'.
-				m.log.V(2).Info("Pod is terminal in the API; not starting it", "pod", klog.KObj(u.Pod), "phase", phase)
-				continue
-			}
-			p = newPodState(u.Pod.DeepCopy(), now)
-			m.shared.Lock()
-			m.pods[u.Pod.UID] = p
-			m.shared.Unlock()
-			if !m.admitEviction(p) || !m.admitSysctls(p) || !m.admitSpec(p) {
-				continue
-			}
-			if m.admitted >= m.capacity {
-				p.reject(fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", m.admitted, m.capacity))
-				m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonOutOfPods, "Admit", "%s", p.rejected)
-				m.log.Info("Pod rejected", "pod", klog.KObj(p.pod), "reason", ReasonOutOfPods, "message", p.rejected)
-				continue
-			}
-			m.admitted++
-			m.enqueue(p.syncKey(), now)
-		}
-	}
-}
-
-func (m *Manager) do(ctx context.Context, k itemKey) {
-	now := m.clk.Now()
-	switch k.kind {
-	case kindRelist:
-		m.relistRuntime(ctx)
-		m.enqueue(itemKey{kind: kindRelist}, now.Add(m.relist))
-	case kindResync:
-		for _, p := range m.pods {
-			if p.rejected == "" && p.evicted == nil {
-				m.enqueue(p.syncKey(), now)
-			}
-		}
-		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
-	case kindSync:
-		p := m.pod(k.uid)
-		if p == nil {
-			return
-		}
-		m.sync(ctx, p)
-	case kindProbe:
-		p := m.pod(k.uid)
-		if p == nil || p.removed {
-			return
-		}
-		m.probe(ctx, p, k.container, k.probe)
-	}
-}
-
 // SetObjects gives the workers the API's configmaps and secrets; call it before Run. Without it,
 // pods that read them are refused by name.
 func (m *Manager) SetObjects(o volumes.Objects) {
@@ -565,29 +423,4 @@ func (m *Manager) SetTokens(t volumes.Tokens) { m.volumes.SetTokens(t) }
 // VolumeDir is where the pod's volume lives on the node, for the volume stats calculator.
 func (m *Manager) VolumeDir(pod *corev1.Pod, v *corev1.Volume) string {
 	return m.volumes.VolumeDir(pod, v)
-}
-
-// applyPulls hands the background pulls that ended to their pods' next syncs, queued now.
-func (m *Manager) applyPulls() {
-	now := m.clk.Now()
-	for _, uid := range m.images.Settle(func(uid types.UID) bool { p := m.pods[uid]; return p != nil && !p.removed }) {
-		m.enqueue(m.pods[uid].syncKey(), now)
-	}
-}
-
-// relistRuntime relists the runtime: orphans are torn down, and the pods whose objects changed are
-// synced, at once.
-func (m *Manager) relistRuntime(ctx context.Context) {
-	r := m.relister.Relist(ctx, func(uid types.UID) bool { return m.pods[uid] != nil })
-	now := m.clk.Now()
-	for _, o := range r.Orphans {
-		p := newPodState(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name, UID: o.UID}}, now)
-		p.removed = true
-		m.shared.Lock()
-		m.pods[o.UID] = p
-		m.shared.Unlock()
-	}
-	for _, uid := range r.Changed {
-		m.enqueue(m.pods[uid].syncKey(), now)
-	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/images"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/fakecri"
 )
@@ -91,7 +92,7 @@ func TestLivenessProbeFailureRestarts(t *testing.T) {
 			if tc.name == "exec" && (len(unhealthy) == 0 || unhealthy[0].note != "Liveness probe failed: unwell") {
 				t.Errorf("Unhealthy events = %+v, want the note Kubernetes writes: the command's output", unhealthy)
 			}
-			killing := h.rec.reasons(ReasonKilling)
+			killing := h.rec.reasons(podsync.ReasonKilling)
 			if len(killing) != 1 || killing[0].at != 40*time.Second || !strings.Contains(killing[0].note, "failed liveness probe") {
 				t.Errorf("Killing events = %+v", killing)
 			}
@@ -274,7 +275,7 @@ func TestImagePullBackOff(t *testing.T) {
 		t.Errorf("phase = %s, want Running", h.pod("p").Status.Phase)
 	}
 	var errPull int
-	for _, e := range h.rec.reasons(ReasonFailed) {
+	for _, e := range h.rec.reasons(podsync.ReasonFailed) {
 		if e.note == "Error: ErrImagePull" {
 			errPull++
 		}
@@ -330,7 +331,7 @@ func TestNewRefusesMissingParts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, &fakecri.Script{}, config(nil), nil)
-			o := Options{Clock: h.mock, Runtime: h.m.rt, Images: h.m.img, Recorder: h.rec, Config: config(nil)}
+			o := Options{Clock: h.mock, Runtime: h.rs, Images: h.is, Recorder: h.rec, Config: config(nil)}
 			tc.mod(&o)
 			if _, err := New(o); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New = %v, want an error naming %s", err, tc.want)

@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/volumes"
 )
 
@@ -202,7 +203,7 @@ func TestObjectEnv(t *testing.T) {
 	if env != want {
 		t.Errorf("env %q, want %q", env, want)
 	}
-	evs := h.rec.reasons(ReasonInvalidEnvironmentVariableNames)
+	evs := h.rec.reasons(podsync.ReasonInvalidEnvironmentVariableNames)
 	if wantNote := "Keys [1bad] from the EnvFrom secret default/sec were skipped since they are considered invalid environment variable names."; len(evs) != 1 || evs[0].note != wantNote {
 		t.Errorf("events %v, want %q", h.rec.lines(), wantNote)
 	}

@@ -15,6 +15,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/backoff"
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/labels"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/fakecri"
 )
 
@@ -82,7 +83,7 @@ func TestPodComesUp(t *testing.T) {
 			if !strings.HasPrefix(pod.Status.ContainerStatuses[0].ContainerID, "fakecri://") {
 				t.Errorf("containerID = %q", pod.Status.ContainerStatuses[0].ContainerID)
 			}
-			for _, r := range []string{ReasonCreated, ReasonStarted} {
+			for _, r := range []string{podsync.ReasonCreated, podsync.ReasonStarted} {
 				if len(h.rec.reasons(r)) != 1 {
 					t.Errorf("%s events = %v", r, h.rec.reasons(r))
 				}
@@ -176,7 +177,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 	if cs.RestartCount != int32(len(got)) || cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 1 {
 		t.Errorf("restartCount %d (want %d), last state %+v", cs.RestartCount, len(got), cs.LastTerminationState)
 	}
-	if len(h.rec.reasons(ReasonBackOff)) == 0 {
+	if len(h.rec.reasons(podsync.ReasonBackOff)) == 0 {
 		t.Error("no BackOff event")
 	}
 }
@@ -276,8 +277,8 @@ func TestRemovedPodTornDownForeignLeftAlone(t *testing.T) {
 	if len(h.m.Pods()) != 0 {
 		t.Errorf("pods = %v, want none", h.m.Pods())
 	}
-	if len(h.rec.reasons(ReasonKilling)) != 1 {
-		t.Errorf("Killing events = %v", h.rec.reasons(ReasonKilling))
+	if len(h.rec.reasons(podsync.ReasonKilling)) != 1 {
+		t.Errorf("Killing events = %v", h.rec.reasons(podsync.ReasonKilling))
 	}
 }
 
@@ -336,7 +337,7 @@ func TestRuntimeRequestTimeout(t *testing.T) {
 	if creates[1].Start.Sub(creates[0].End) != backoff.Initial || creates[1].Code != "OK" {
 		t.Errorf("retry at %v code %s, want %v after the timeout", creates[1].Start.Sub(creates[0].End), creates[1].Code, backoff.Initial)
 	}
-	failed := h.rec.reasons(ReasonFailed)
+	failed := h.rec.reasons(podsync.ReasonFailed)
 	if len(failed) != 1 || failed[0].at != 2*time.Minute || !strings.Contains(failed[0].note, "deadline exceeded") {
 		t.Errorf("Failed events = %+v", failed)
 	}

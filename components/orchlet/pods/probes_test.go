@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/fakecri"
 )
@@ -118,7 +119,7 @@ func TestStartupProbe(t *testing.T) {
 		if len(stops) != 1 || stops[0].Start.Sub(t0) != 5*time.Second {
 			t.Fatalf("StopContainer calls = %v", h.calls("StopContainer", ""))
 		}
-		if e := h.rec.reasons(ReasonKilling); len(e) != 1 || e[0].note != "Container app failed startup probe, will be restarted" {
+		if e := h.rec.reasons(podsync.ReasonKilling); len(e) != 1 || e[0].note != "Container app failed startup probe, will be restarted" {
 			t.Errorf("Killing events = %v", e)
 		}
 		if n := len(h.calls("StartContainer", "")); n != 2 {

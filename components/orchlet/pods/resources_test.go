@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/qos"
 )
 
@@ -189,7 +190,7 @@ func TestPodCgroupFailure(t *testing.T) {
 	h := newHarness(t, nil, cfg, func(o *Options) { o.Node = Node{Cgroups: failingCgroups{}} })
 	h.add(newPod("p", ctr("c", "i")))
 	h.runUntil(time.Second)
-	evs := h.rec.reasons(ReasonFailedCreatePodContainer)
+	evs := h.rec.reasons(podsync.ReasonFailedCreatePodContainer)
 	if len(evs) == 0 || !strings.HasPrefix(evs[0].note, "unable to ensure pod container exists: ") {
 		t.Errorf("events %+v", evs)
 	}

@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/fakecri"
 )
 
@@ -210,12 +211,12 @@ func TestRunAsNonRoot(t *testing.T) {
 				t.Fatalf("created despite runAsNonRoot")
 			}
 			// The reason the container waits, which the next status the sync publishes carries.
-			w := h.m.pods["uid-p"].ctr("c").waiting
+			w := h.pod("p").Status.ContainerStatuses[0].State.Waiting
 			if w == nil || w.Reason != "CreateContainerConfigError" || w.Message != c.want {
 				t.Errorf("waiting %+v, want CreateContainerConfigError %q", w, c.want)
 			}
 			found := false
-			for _, e := range h.rec.reasons(ReasonFailed) {
+			for _, e := range h.rec.reasons(podsync.ReasonFailed) {
 				found = found || (e.kind == corev1.EventTypeWarning && strings.Contains(e.note, "Error: "+c.want))
 			}
 			if !found {

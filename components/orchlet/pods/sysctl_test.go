@@ -23,7 +23,7 @@ func withSysctls(pod *corev1.Pod, names ...string) *corev1.Pod {
 // security's TestAllowedUnsafeSysctlsChecked for each rule).
 func TestAllowedUnsafeSysctlsChecked(t *testing.T) {
 	h := newHarness(t, &fakecri.Script{}, config(nil), nil)
-	o := Options{Clock: h.mock, Runtime: h.m.rt, Images: h.m.img, Recorder: h.rec,
+	o := Options{Clock: h.mock, Runtime: h.rs, Images: h.is, Recorder: h.rec,
 		Config: config(func(c *v1beta1.OrchletConfiguration) { c.AllowedUnsafeSysctls = []string{"vm.*"} })}
 	if _, err := New(o); err == nil || !strings.Contains(err.Error(), `"vm."`) {
 		t.Errorf("New with allowedUnsafeSysctls [vm.*]: %v, want an error", err)

@@ -375,7 +375,7 @@ func TestSubPathStaysInVolume(t *testing.T) {
 		if n := len(h.calls("CreateContainer", "")); n != 0 {
 			t.Errorf("%s: container created", c.subPath)
 		}
-		w := h.m.pods["uid-p"].ctr("c").waiting
+		w := h.pod("p").Status.ContainerStatuses[0].State.Waiting
 		if w == nil || !strings.HasPrefix(w.Message, c.want) {
 			t.Errorf("%s: waiting %+v, want %q", c.subPath, w, c.want)
 		}

@@ -26,6 +26,9 @@ const (
 	secretPlugin    = "orch.io~secret"
 )
 
+// ReadsObjects says the volumes read the API's configmaps and secrets: SetObjects gave them a client.
+func (m *Manager) ReadsObjects() bool { return m.objects != nil }
+
 // ReadObject reads the data of the configmap (secret false) or secret namespace/name. A missing
 // optional object is empty; a missing required one is the API's NotFound error, as the kubelet reports it.
 func (m *Manager) ReadObject(ctx context.Context, secret bool, namespace, name string, optional *bool) (map[string][]byte, error) {

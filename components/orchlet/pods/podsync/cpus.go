@@ -1,4 +1,4 @@
-package pods
+package podsync
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ type CPUAssigner interface {
 
 // assignCPUs puts the CPU manager's cpuset for c in cfg, as the kubelet's PreCreateContainer
 // does; a container it cannot give CPUs is not created.
-func (m *Manager) assignCPUs(pod *corev1.Pod, c *corev1.Container, cfg *runtimeapi.ContainerConfig) error {
-	if m.cpus == nil {
+func (s *Syncer) assignCPUs(pod *corev1.Pod, c *corev1.Container, cfg *runtimeapi.ContainerConfig) error {
+	if s.cpus == nil {
 		return nil
 	}
-	set, err := m.cpus.CPUSet(pod, c)
+	set, err := s.cpus.CPUSet(pod, c)
 	if err != nil {
 		return fmt.Errorf("cpu manager: %w", err)
 	}

@@ -1,4 +1,4 @@
-package pods
+package podsync
 
 import (
 	"bytes"
@@ -68,19 +68,19 @@ func mappingFor(vars map[string]string) func(string) string {
 // the container's resources (resourceFieldRef) or a configmap or secret (in API-server mode).
 // The kubelet sends them in a map's order; here they keep the order they are declared in, a later
 // duplicate taking the earlier one's place.
-func (m *Manager) containerEnv(ctx context.Context, p *podState, c *corev1.Container) ([]*runtimeapi.KeyValue, map[string]string, error) {
+func (s *Syncer) containerEnv(ctx context.Context, p *PodState, c *corev1.Container) ([]*runtimeapi.KeyValue, map[string]string, error) {
 	vars := map[string]string{}
 	var order []string
-	if m.objects != nil {
-		if err := m.envFromObjects(ctx, p, c, vars, &order); err != nil {
+	if s.volumes.ReadsObjects() {
+		if err := s.envFromObjects(ctx, p, c, vars, &order); err != nil {
 			return nil, nil, err
 		}
 	}
 	for _, e := range c.Env {
 		v := e.Value
 		switch {
-		case m.objects != nil && e.ValueFrom != nil && (e.ValueFrom.ConfigMapKeyRef != nil || e.ValueFrom.SecretKeyRef != nil):
-			value, skip, err := m.envKeyRef(ctx, p, e.ValueFrom)
+		case s.volumes.ReadsObjects() && e.ValueFrom != nil && (e.ValueFrom.ConfigMapKeyRef != nil || e.ValueFrom.SecretKeyRef != nil):
+			value, skip, err := s.envKeyRef(ctx, p, e.ValueFrom)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -92,12 +92,12 @@ func (m *Manager) containerEnv(ctx context.Context, p *podState, c *corev1.Conta
 			v = expand(v, mappingFor(vars))
 		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
 			var err error
-			if v, err = m.volumes.PodFieldValue(p.volumes(), e.ValueFrom.FieldRef); err != nil {
+			if v, err = s.volumes.PodFieldValue(p.volumes(), e.ValueFrom.FieldRef); err != nil {
 				return nil, nil, err
 			}
 		case e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil:
 			var err error
-			if v, err = m.volumes.ResourceFieldValue(p.pod, c, e.ValueFrom.ResourceFieldRef); err != nil {
+			if v, err = s.volumes.ResourceFieldValue(p.Pod, c, e.ValueFrom.ResourceFieldRef); err != nil {
 				return nil, nil, err
 			}
 		case e.ValueFrom != nil:
@@ -122,8 +122,8 @@ func expandCommand(list []string, vars map[string]string) []string {
 		return nil
 	}
 	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = expand(s, mappingFor(vars))
+	for i, arg := range list {
+		out[i] = expand(arg, mappingFor(vars))
 	}
 	return out
 }
@@ -134,7 +134,7 @@ const ReasonInvalidEnvironmentVariableNames = "InvalidEnvironmentVariableNames"
 // envFromObjects adds the variables of c's envFrom to vars, in key order, as the kubelet's
 // makeEnvironmentVariables: a prefix prepended, keys that are not valid names skipped with an
 // event, a missing optional object skipped.
-func (m *Manager) envFromObjects(ctx context.Context, p *podState, c *corev1.Container, vars map[string]string, order *[]string) error {
+func (s *Syncer) envFromObjects(ctx context.Context, p *PodState, c *corev1.Container, vars map[string]string, order *[]string) error {
 	for _, from := range c.EnvFrom {
 		secret, name, optional, kind := false, "", (*bool)(nil), "configMap"
 		switch {
@@ -145,7 +145,7 @@ func (m *Manager) envFromObjects(ctx context.Context, p *podState, c *corev1.Con
 		default:
 			continue
 		}
-		data, err := m.volumes.ReadObject(ctx, secret, p.pod.Namespace, name, optional)
+		data, err := s.volumes.ReadObject(ctx, secret, p.Pod.Namespace, name, optional)
 		if err != nil {
 			return err
 		}
@@ -167,8 +167,8 @@ func (m *Manager) envFromObjects(ctx context.Context, p *podState, c *corev1.Con
 			vars[name] = string(data[k])
 		}
 		if len(invalid) > 0 {
-			m.rec.Eventf(events.PodReference(p.pod), corev1.EventTypeWarning, ReasonInvalidEnvironmentVariableNames, "Env",
-				"Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.", strings.Join(invalid, ", "), kind, p.pod.Namespace, name)
+			s.rec.Eventf(events.PodReference(p.Pod), corev1.EventTypeWarning, ReasonInvalidEnvironmentVariableNames, "Env",
+				"Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.", strings.Join(invalid, ", "), kind, p.Pod.Namespace, name)
 		}
 	}
 	return nil
@@ -176,7 +176,7 @@ func (m *Manager) envFromObjects(ctx context.Context, p *podState, c *corev1.Con
 
 // envKeyRef is the value of a configMapKeyRef or secretKeyRef; skip is true for a missing
 // optional object or key.
-func (m *Manager) envKeyRef(ctx context.Context, p *podState, src *corev1.EnvVarSource) (value string, skip bool, err error) {
+func (s *Syncer) envKeyRef(ctx context.Context, p *PodState, src *corev1.EnvVarSource) (value string, skip bool, err error) {
 	secret, name, key, optional, kind := false, "", "", (*bool)(nil), "ConfigMap"
 	if r := src.ConfigMapKeyRef; r != nil {
 		name, key, optional = r.Name, r.Key, r.Optional
@@ -184,7 +184,7 @@ func (m *Manager) envKeyRef(ctx context.Context, p *podState, src *corev1.EnvVar
 		r := src.SecretKeyRef
 		secret, name, key, optional, kind = true, r.Name, r.Key, r.Optional, "Secret"
 	}
-	data, err := m.volumes.ReadObject(ctx, secret, p.pod.Namespace, name, optional)
+	data, err := s.volumes.ReadObject(ctx, secret, p.Pod.Namespace, name, optional)
 	if err != nil {
 		return "", false, err
 	}
@@ -193,7 +193,7 @@ func (m *Manager) envKeyRef(ctx context.Context, p *podState, src *corev1.EnvVar
 		if ptr.Deref(optional, false) {
 			return "", true, nil
 		}
-		return "", false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, kind, p.pod.Namespace, name)
+		return "", false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, kind, p.Pod.Namespace, name)
 	}
 	return string(v), false, nil
 }

@@ -1,4 +1,4 @@
-package pods
+package podsync
 
 import (
 	"reflect"
@@ -10,22 +10,25 @@ import (
 
 // setStatus computes the pod's status from its containers' runtime statuses (nil: none yet) and
 // the reasons the manager made them wait, and marks the pod for the next publish when it changed.
-func (m *Manager) setStatus(p *podState, statuses map[string]*runtimeapi.ContainerStatus) {
+func (s *Syncer) setStatus(p *PodState, statuses map[string]*runtimeapi.ContainerStatus) {
 	if statuses != nil {
 		p.lastStatuses = statuses
 	}
-	st := m.statusGen.Status(status.Pod{
-		Pod: p.pod, PodIP: p.podIP, StartTime: p.startTime, Reason: p.reason, Message: p.msg,
+	in := status.Pod{
+		Pod: p.Pod, PodIP: p.podIP, StartTime: p.startTime, Reason: p.reason, Message: p.msg,
 		Terminal: p.terminal, Initialized: p.initialized, SandboxReady: p.sandboxReady,
-		Evicted: p.evicted != nil, EvictReason: p.evictReason, EvictMessage: p.evictMessage,
 		Container: func(name string) status.Container {
 			cs := p.ctr(name)
 			return status.Container{Waiting: cs.waiting, LastTerm: cs.lastTerm, Probes: &cs.Container}
 		},
-		Old: &p.status,
-	}, statuses, m.clk.Now())
-	if !reflect.DeepEqual(p.status, st) { // built the same way each time: no semantic equality needed
-		m.touch(p.pod.UID)
+		Old: &p.Status,
 	}
-	p.status = st
+	if e := p.Evicted; e != nil {
+		in.Evicted, in.EvictReason, in.EvictMessage = true, e.Reason, e.Message
+	}
+	st := s.statusGen.Status(in, statuses, s.clk.Now())
+	if !reflect.DeepEqual(p.Status, st) { // built the same way each time: no semantic equality needed
+		s.queue.Touch(p.Pod.UID)
+	}
+	p.Status = st
 }

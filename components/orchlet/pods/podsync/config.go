@@ -1,4 +1,4 @@
-package pods
+package podsync
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 	"orch.io/orch/components/orchlet/pods/security"
 )
 
-// sandboxConfig is the RunPodSandbox config Kubernetes' kubelet sends: metadata, hostname, log
+// SandboxConfig is the RunPodSandbox config Kubernetes' kubelet sends: metadata, hostname, log
 // directory, DNS, port mappings, the pod's labels plus the agent's, its annotations, and the
 // Linux namespace options.
-func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+func (s *Syncer) SandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
 	podLabels := map[string]string{}
 	for k, v := range pod.Labels {
 		podLabels[k] = v
@@ -41,18 +41,18 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
 		Hostname:     hostname,
-		LogDirectory: filepath.Join(m.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
+		LogDirectory: filepath.Join(s.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
 		Labels:       podLabels,
 		Annotations:  annotations,
 		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: security.Sandbox(pod)},
 	}
-	cfg.DnsConfig = m.dns.PodDNS(pod)
-	cfg.Linux.CgroupParent = m.qos.PodCgroupParent(pod)
-	cfg.Linux.Resources, cfg.Linux.Overhead = m.qos.SandboxResources(pod)
+	cfg.DnsConfig = s.dns.PodDNS(pod)
+	cfg.Linux.CgroupParent = s.qos.PodCgroupParent(pod)
+	cfg.Linux.Resources, cfg.Linux.Overhead = s.qos.SandboxResources(pod)
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		cfg.Linux.Sysctls = map[string]string{}
-		for _, s := range sc.Sysctls {
-			cfg.Linux.Sysctls[security.NormalizeSysctl(s.Name)] = s.Value
+		for _, sysctl := range sc.Sysctls {
+			cfg.Linux.Sysctls[security.NormalizeSysctl(sysctl.Name)] = sysctl.Value
 		}
 	}
 	for i := range pod.Spec.Containers {
@@ -98,10 +98,10 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 	return runtimeapi.Protocol_TCP
 }
 
-// containerConfig is the CreateContainer config for attempt number attempt of c, labelled so the
+// ContainerConfig is the CreateContainer config for attempt number attempt of c, labelled so the
 // agent can find it again, as kuberuntime's generateContainerConfig builds it.
-func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Container, imageRef string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
-	pod := p.pod
+func (s *Syncer) ContainerConfig(ctx context.Context, p *PodState, c *corev1.Container, imageRef string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
+	pod := p.Pod
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
 		Image:       &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image},
@@ -115,15 +115,15 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	}
 	// generateContainerConfig's order: the run options (env, volume mounts), then the image's user
 	// (asked for the image as the pod names it) checked against runAsNonRoot, then the rest.
-	envs, vars, err := m.containerEnv(ctx, p, c)
+	envs, vars, err := s.containerEnv(ctx, p, c)
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := m.volumes.Mounts(p.volumes(), c)
+	mounts, err := s.volumes.Mounts(p.volumes(), c)
 	if err != nil {
 		return nil, err
 	}
-	uid, username, err := m.images.User(ctx, c.Image)
+	uid, username, err := s.images.User(ctx, c.Image)
 	if err != nil {
 		return nil, err
 	}
@@ -132,14 +132,14 @@ func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Co
 	}
 	cfg.Envs = envs
 	cfg.Command, cfg.Args = expandCommand(c.Command, vars), expandCommand(c.Args, vars)
-	if t := m.volumes.TerminationMount(pod, c, attempt); t != nil {
+	if t := s.volumes.TerminationMount(pod, c, attempt); t != nil {
 		mounts = append(mounts, t)
 	}
 	cfg.Mounts = mounts
-	sc, err := m.security.Container(pod, c, uid, username)
+	sc, err := s.security.Container(pod, c, uid, username)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: m.qos.ContainerResources(pod, c), SecurityContext: sc}
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: s.qos.ContainerResources(pod, c), SecurityContext: sc}
 	return cfg, nil
 }

@@ -45,7 +45,7 @@ func (s *Syncer) postStart(ctx context.Context, p *PodState, c *corev1.Container
 	s.log.Error(err, "PostStart hook failed", "pod", p.Pod.Name, "namespace", p.Pod.Namespace, "container", c.Name)
 	// The message stays out of the event, as in the kubelet, so secrets do not leak through it.
 	s.rec.Eventf(events.ContainerReference(p.Pod, c.Name), corev1.EventTypeWarning, ReasonFailedPostStartHook, "Start", "PostStartHook failed")
-	if _, err := s.killContainer(ctx, p, c.Name, c, id, ReasonFailedPostStartHook, s.gracePeriod(p.Pod)); err != nil {
+	if _, err := s.killContainer(ctx, p, c.Name, c, id, ReasonFailedPostStartHook, gracePeriod(p.Pod)); err != nil {
 		return err
 	}
 	cs.waiting = &corev1.ContainerStateWaiting{Reason: waitPostStartHookError, Message: msg}
@@ -101,28 +101,4 @@ func (s *Syncer) stopWithin(ctx context.Context, id string, grace int64) error {
 	return s.calls.Within(ctx, s.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 		return s.rt.StopContainer(ctx, id, grace)
 	})
-}
-
-// killGrace is the grace period for killing c: the deletion's, else a failed probe's own
-// terminationGracePeriodSeconds, else the pod's, as the kubelet's setTerminationGracePeriod.
-func (s *Syncer) killGrace(pod *corev1.Pod, c *corev1.Container, why prober.Type) int64 {
-	if pod.DeletionGracePeriodSeconds == nil && c != nil {
-		if pr := why.Of(c); pr != nil && pr.TerminationGracePeriodSeconds != nil {
-			return *pr.TerminationGracePeriodSeconds
-		}
-	}
-	return s.gracePeriod(pod)
-}
-
-// deadlineExceeded says whether the pod ran past activeDeadlineSeconds since it started.
-func (s *Syncer) deadlineExceeded(p *PodState) bool {
-	d := p.Pod.Spec.ActiveDeadlineSeconds
-	return d != nil && !s.clk.Now().Before(p.startTime.Add(time.Duration(*d)*time.Second))
-}
-
-// checkDeadline queues the pod's sync for when its active deadline passes.
-func (s *Syncer) checkDeadline(p *PodState) {
-	if d := p.Pod.Spec.ActiveDeadlineSeconds; d != nil && p.terminal == "" {
-		s.queue.Sync(p.Pod, p.startTime.Add(time.Duration(*d)*time.Second))
-	}
 }

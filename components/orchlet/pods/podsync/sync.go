@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,15 +20,14 @@ import (
 
 // Event reasons, as Kubernetes' kubelet records them.
 const (
-	ReasonCreated      = "Created"
-	ReasonStarted      = "Started"
-	ReasonKilling      = "Killing"
-	ReasonBackOff      = "BackOff"
-	ReasonFailed       = "Failed"
-	waitCrashLoop      = "CrashLoopBackOff"
-	waitCreateError    = "CreateContainerError"
-	waitRunError       = "RunContainerError"
-	defaultGracePeriod = 30
+	ReasonCreated   = "Created"
+	ReasonStarted   = "Started"
+	ReasonKilling   = "Killing"
+	ReasonBackOff   = "BackOff"
+	ReasonFailed    = "Failed"
+	waitCrashLoop   = "CrashLoopBackOff"
+	waitCreateError = "CreateContainerError"
+	waitRunError    = "RunContainerError"
 )
 
 func (s *Syncer) listPod(ctx context.Context, uid types.UID) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
@@ -50,21 +48,10 @@ func (s *Syncer) listPod(ctx context.Context, uid types.UID) ([]*runtimeapi.PodS
 	return sbs, ctrs, nil
 }
 
-// gracePeriod is the deletion's when the API server gave one, else the spec's.
-func (s *Syncer) gracePeriod(pod *corev1.Pod) int64 {
-	if g := pod.DeletionGracePeriodSeconds; g != nil {
-		return *g
-	}
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		return *g
-	}
-	return defaultGracePeriod
-}
-
 // stopContainer stops c within the pod's grace period; the request may take the runtime timeout on
 // top of it, as Kubernetes' CRI client allows.
 func (s *Syncer) stopContainer(ctx context.Context, pod *corev1.Pod, id string) error {
-	grace := s.gracePeriod(pod)
+	grace := gracePeriod(pod)
 	return s.calls.Within(ctx, s.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 		return s.rt.StopContainer(ctx, id, grace)
 	})
@@ -85,7 +72,7 @@ func (s *Syncer) stopRunning(ctx context.Context, p *PodState, ctrs []*runtimeap
 		if isInit && !done {
 			break // sidecars stop after the regular containers, and after each other
 		}
-		stopped, err := s.killContainer(ctx, p, name, spec, c.Id, fmt.Sprintf("Stopping container %s", name), s.gracePeriod(p.Pod))
+		stopped, err := s.killContainer(ctx, p, name, spec, c.Id, fmt.Sprintf("Stopping container %s", name), gracePeriod(p.Pod))
 		if err != nil {
 			return false, fmt.Errorf("stopping container %s: %w", name, err)
 		}
@@ -132,31 +119,6 @@ func (s *Syncer) teardown(ctx context.Context, p *PodState) error {
 	return nil
 }
 
-// sortContainers orders containers by name, then attempt, so teardown acts in a stable order.
-func sortContainers(cs []*runtimeapi.Container) {
-	sort.SliceStable(cs, func(i, j int) bool {
-		a, b := cs[i].Metadata, cs[j].Metadata
-		if a.GetName() != b.GetName() {
-			return a.GetName() < b.GetName()
-		}
-		return a.GetAttempt() < b.GetAttempt()
-	})
-}
-
-// terminationOrder is ctrs, sorted, with the pod's init containers moved to the end in reverse
-// order of the spec, so that sidecars stop after the containers they serve, the last first.
-func terminationOrder(pod *corev1.Pod, ctrs []*runtimeapi.Container) []*runtimeapi.Container {
-	rank := map[string]int{}
-	for i, c := range pod.Spec.InitContainers {
-		rank[c.Name] = len(pod.Spec.InitContainers) - i
-	}
-	out := slices.Clone(ctrs)
-	sort.SliceStable(out, func(i, j int) bool {
-		return rank[out[i].Labels[labels.ContainerName]] < rank[out[j].Labels[labels.ContainerName]]
-	})
-	return out
-}
-
 // instances is what a sync knows of the pod's containers on its ready sandbox: the latest instance
 // of each name, the attempt each name's next instance takes, and the statuses fetched so far.
 type instances struct {
@@ -178,29 +140,22 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 	if err != nil {
 		return err
 	}
-	if p.terminal == "" && s.deadlineExceeded(p) {
+	a := computePodActions(pod, p.startTime, p.terminal, sbs, s.clk.Now())
+	if a.deadlineExceeded {
 		p.terminal, p.reason, p.msg = corev1.PodFailed, ReasonDeadlineExceeded, "Pod was active on the node longer than the specified deadline"
 		s.rec.Eventf(events.PodReference(pod), corev1.EventTypeNormal, ReasonDeadlineExceeded, "Sync", "%s", p.msg)
 	}
-	if p.terminal != "" {
+	if a.killPod {
 		return s.killPod(ctx, p, sbs, ctrs)
 	}
-	s.checkDeadline(p)
+	if !a.deadline.IsZero() {
+		s.queue.Sync(pod, a.deadline)
+	}
 	if err := s.volumes.MakePodDataDirs(pod); err != nil {
 		s.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailed, "Sync", "error making pod data directories: %v", err)
 		return err
 	}
-	var ready *runtimeapi.PodSandbox
-	var attempt uint32
-	for _, sb := range sbs {
-		if a := sb.Metadata.GetAttempt(); a >= attempt {
-			attempt = a + 1
-		}
-		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY && (ready == nil || sb.Metadata.GetAttempt() > ready.Metadata.GetAttempt()) {
-			ready = sb
-		}
-	}
-	if ready == nil {
+	if a.createSandbox {
 		if err := s.killStale(ctx, p, sbs, ctrs); err != nil {
 			return err
 		}
@@ -209,8 +164,9 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 		// A new sandbox runs the init containers again from the first, as the kubelet's does.
 		p.sandboxReady, p.initialized = false, false
 		s.setStatus(p, nil)
-		return s.runSandbox(ctx, p, attempt)
+		return s.runSandbox(ctx, p, a.attempt)
 	}
+	ready := a.sandbox
 	p.sandboxReady = true
 	if p.sandboxID != ready.Id {
 		p.sandboxID = ready.Id
@@ -238,10 +194,7 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 	}
 	if initialized && p.terminal == "" {
 		p.initialized = true
-		policy := pod.Spec.RestartPolicy
-		if policy == "" {
-			policy = corev1.RestartPolicyAlways
-		}
+		policy := restartPolicy(pod)
 		for i := range pod.Spec.Containers {
 			if err := s.syncContainer(ctx, p, in, &pod.Spec.Containers[i], policy); err != nil {
 				// Published with the failure: the reason a container waits (a configmap not
@@ -250,7 +203,7 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 				return err
 			}
 		}
-		p.terminal = s.finished(p, in)
+		p.terminal = podFinished(pod, in.statuses, func(name string) bool { return p.ctr(name).Kill != prober.None })
 	}
 	if p.terminal != "" {
 		// The regular containers' last statuses: the pod's phase is read from them.
@@ -263,29 +216,6 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 		s.queue.Sync(p.Pod, s.clk.Now())
 	}
 	return nil
-}
-
-// finished is the terminal phase of a pod whose regular containers all exited and none will be
-// restarted (restartPolicy Never, or OnFailure with every exit 0); "" while it is not done.
-func (s *Syncer) finished(p *PodState, in *instances) corev1.PodPhase {
-	policy := p.Pod.Spec.RestartPolicy
-	if policy == "" || policy == corev1.RestartPolicyAlways || len(p.Pod.Spec.Containers) == 0 {
-		return ""
-	}
-	phase := corev1.PodSucceeded
-	for _, c := range p.Pod.Spec.Containers {
-		st := in.statuses[c.Name]
-		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED || p.ctr(c.Name).Kill != prober.None {
-			return ""
-		}
-		if st.ExitCode != 0 {
-			if policy == corev1.RestartPolicyOnFailure {
-				return ""
-			}
-			phase = corev1.PodFailed
-		}
-	}
-	return phase
 }
 
 // killPod stops what still runs of a terminal pod, containers in termination order then the
@@ -334,48 +264,31 @@ func (s *Syncer) killPod(ctx context.Context, p *PodState, sbs []*runtimeapi.Pod
 // fails. It reports whether every init container is done.
 func (s *Syncer) syncInit(ctx context.Context, p *PodState, in *instances) (bool, error) {
 	pod := p.Pod
-	initialized := p.initialized
-	for _, c := range pod.Spec.Containers {
-		if l := in.latest[c.Name]; l != nil && l.State != runtimeapi.ContainerState_CONTAINER_EXITED {
-			initialized = true // a regular container was created: init ran before
-		}
-	}
+	initialized := p.initialized || initRanBefore(pod, in.latest)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if sidecar(c) {
-			if err := s.syncContainer(ctx, p, in, c, corev1.RestartPolicyAlways); err != nil {
-				return false, err
-			}
-			if !initialized && !p.ctr(c.Name).Started(c) {
-				return false, nil
-			}
-			continue
-		}
-		l := in.latest[c.Name]
-		if initialized {
+		policy := initPolicy(pod)
+		var err error
+		switch {
+		case sidecar(c):
+			policy = corev1.RestartPolicyAlways
+			err = s.syncContainer(ctx, p, in, c, policy)
+		case initialized:
 			// Done before: only its status is shown.
-			if l != nil {
-				if _, err := s.fetchStatus(ctx, in, c.Name, l); err != nil {
-					return false, err
-				}
+			if l := in.latest[c.Name]; l != nil {
+				_, err = s.fetchStatus(ctx, in, c.Name, l)
 			}
-			continue
+		default:
+			err = s.syncContainer(ctx, p, in, c, policy)
 		}
-		policy := corev1.RestartPolicyOnFailure
-		if pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
-			policy = corev1.RestartPolicyNever
-		}
-		if err := s.syncContainer(ctx, p, in, c, policy); err != nil {
+		if err != nil {
 			return false, err
 		}
-		st := in.statuses[c.Name]
-		if st.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
-			return false, nil
+		next, failed := initNext(c, initialized, policy, in.statuses[c.Name], sidecar(c) && p.ctr(c.Name).Started(c))
+		if failed {
+			p.terminal = corev1.PodFailed
 		}
-		if st.ExitCode != 0 {
-			if policy == corev1.RestartPolicyNever {
-				p.terminal = corev1.PodFailed
-			}
+		if !next {
 			return false, nil
 		}
 	}
@@ -398,24 +311,29 @@ func (s *Syncer) fetchStatus(ctx context.Context, in *instances, name string, l 
 	return st, nil
 }
 
-// syncContainer brings one container to what policy asks: started when it never ran, probed while
-// it runs (killed when its liveness or startup probe failed), restarted when it exited and policy
-// and back-off allow.
+// syncContainer brings one container to what policy asks, as computeContainerAction decides:
+// started when it never ran, probed while it runs (killed when its liveness or startup probe
+// failed), restarted when it exited and policy and back-off allow.
 func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, c *corev1.Container, policy corev1.RestartPolicy) error {
 	pod := p.Pod
 	cs := p.ctr(c.Name)
 	l := in.latest[c.Name]
-	if l == nil {
+	var st *runtimeapi.ContainerStatus
+	if l != nil {
+		var err error
+		if st, err = s.fetchStatus(ctx, in, c.Name, l); err != nil {
+			return err
+		}
+	}
+	now := s.clk.Now()
+	action, until := computeContainerAction(containerState{latest: l, status: st, policy: policy, probes: &cs.Container, crash: cs.crash}, now)
+	switch action {
+	case startNew:
 		started, err := s.startContainer(ctx, p, in.sbCfg, c, in.next[c.Name])
 		in.changed = in.changed || started
 		return err
-	}
-	st, err := s.fetchStatus(ctx, in, c.Name, l)
-	if err != nil {
-		return err
-	}
-	if st.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && cs.Kill != prober.None && cs.ProbedID == l.Id {
-		stopped, err := s.killContainer(ctx, p, c.Name, c, l.Id, cs.KillNote, s.killGrace(pod, c, cs.Kill))
+	case killUnhealthy:
+		stopped, err := s.killContainer(ctx, p, c.Name, c, l.Id, cs.KillNote, killGrace(pod, c, cs.Kill))
 		if err != nil {
 			return fmt.Errorf("killing unhealthy container %s: %w", c.Name, err)
 		}
@@ -423,20 +341,29 @@ func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, 
 			cs.Kill = prober.None
 			in.changed = true // the next sync, due now, sees it exited and restarts it
 		}
-		return nil
-	}
-	switch st.GetState() {
-	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+	case keepRunning:
 		cs.waiting = nil
 		s.watch(p, c, cs, l.Id, st)
-	case runtimeapi.ContainerState_CONTAINER_CREATED:
+	case startCreated:
 		if err := s.start(ctx, p, c, cs, l.Id); err != nil {
 			return err
 		}
 		in.changed = true
-	case runtimeapi.ContainerState_CONTAINER_EXITED:
+	case keepExited:
 		s.unwatch(p, c.Name, cs)
-		started, err := s.restart(ctx, p, in.sbCfg, c, cs, l, st, policy)
+		cs.waiting = nil
+	case backOff:
+		s.unwatch(p, c.Name, cs)
+		cs.lastTerm = s.statusGen.Terminated(c, st, s.statusGen.ContainerID(l.Id))
+		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.Delay, c.Name, pod.Name, pod.Namespace, pod.UID)
+		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCrashLoop, Message: msg}
+		s.rec.Eventf(events.ContainerReference(pod, c.Name), corev1.EventTypeWarning, ReasonBackOff, "Restarting", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
+		s.queue.Sync(pod, until)
+	case restartExited:
+		s.unwatch(p, c.Name, cs)
+		cs.lastTerm = s.statusGen.Terminated(c, st, s.statusGen.ContainerID(l.Id))
+		cs.crash.Next(time.Unix(0, st.FinishedAt), now)
+		started, err := s.startContainer(ctx, p, in.sbCfg, c, l.Metadata.GetAttempt()+1)
 		in.changed = in.changed || started
 		return err
 	}
@@ -494,28 +421,6 @@ func (s *Syncer) readPodIP(ctx context.Context, p *PodState) error {
 		p.podIP = resp.GetStatus().GetNetwork().GetIp()
 		return nil
 	})
-}
-
-// restart decides what an exited container needs: nothing when the restart policy keeps it down,
-// a wait while its crash-loop back-off runs, otherwise a new instance.
-func (s *Syncer) restart(ctx context.Context, p *PodState, sbCfg *runtimeapi.PodSandboxConfig, c *corev1.Container, cs *ctrState, l *runtimeapi.Container, st *runtimeapi.ContainerStatus, policy corev1.RestartPolicy) (bool, error) {
-	pod := p.Pod
-	if policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && st.ExitCode == 0) {
-		cs.waiting = nil
-		return false, nil
-	}
-	now := s.clk.Now()
-	finished := time.Unix(0, st.FinishedAt)
-	cs.lastTerm = s.statusGen.Terminated(c, st, s.statusGen.ContainerID(l.Id))
-	if until, wait := cs.crash.WaitSince(finished, now); wait {
-		msg := fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", cs.crash.Delay, c.Name, pod.Name, pod.Namespace, pod.UID)
-		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCrashLoop, Message: msg}
-		s.rec.Eventf(events.ContainerReference(pod, c.Name), corev1.EventTypeWarning, ReasonBackOff, "Restarting", "Back-off restarting failed container %s in pod %s_%s(%s)", c.Name, pod.Name, pod.Namespace, pod.UID)
-		s.queue.Sync(p.Pod, until)
-		return false, nil
-	}
-	cs.crash.Next(finished, now)
-	return s.startContainer(ctx, p, sbCfg, c, l.Metadata.GetAttempt()+1)
 }
 
 // startContainer pulls the image as the pull policy says, then creates and starts attempt number

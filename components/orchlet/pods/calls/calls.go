@@ -10,8 +10,8 @@
 // takes 30s, a call the runtime holds until its deadline), and waits until Step has returned or
 // every call is parked in its runtime: the runtime's calls in flight number State's InFlight and
 // the runtime has nothing to run, with no call started or ended meanwhile (the channel Changed
-// returned before still open). It then moves the clock to the earlier of the runtime's next wakeup and the deadline of
-// Step's call, never past that deadline.
+// returned before still open). It then moves the clock to the earlier of the runtime's next
+// wakeup and the deadline of Step's call, never past that deadline.
 package calls
 
 import (

@@ -13,13 +13,8 @@ import (
 	"orch.io/orch/fakecri"
 )
 
-const hostResolvConf = `# the node's
-nameserver 192.0.2.53
-nameserver 192.0.2.54
-search corp.example. lab.example .
-options ndots:2 timeout:1
-options ndots:3
-`
+// hostResolvConf is a node's --resolv-conf: dns's tests read one in every detail.
+const hostResolvConf = "nameserver 192.0.2.53\nnameserver 192.0.2.54\nsearch corp.example. lab.example .\n"
 
 // TestResolvConfReadAtStart checks the sandbox of a Default pod gets what --resolv-conf held, and
 // a missing file leaves pods the runtime's default rather than stopping the agent.

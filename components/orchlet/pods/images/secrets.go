@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -114,12 +115,7 @@ func (k *keyring) addSecret(s *corev1.Secret) error {
 		k.creds = map[string][]*runtimeapi.AuthConfig{}
 	}
 	// Distinct locations make distinct keys: their order matters not, sorted for repeatable runs.
-	locations := make([]string, 0, len(cfg))
-	for loc := range cfg {
-		locations = append(locations, loc)
-	}
-	sort.Strings(locations)
-	for _, loc := range locations {
+	for _, loc := range slices.Sorted(maps.Keys(cfg)) {
 		e := cfg[loc]
 		user, pass := e.Username, e.Password
 		if e.Auth != "" {

@@ -14,16 +14,17 @@ import (
 	"orch.io/orch/components/orchlet/sources"
 )
 
+// rl is a resource list of name, quantity pairs.
 func rl(pairs ...string) corev1.ResourceList {
 	out := corev1.ResourceList{}
-	for i := 0; i < len(pairs); i += 2 {
-		out[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
+	for ; len(pairs) > 1; pairs = pairs[2:] {
+		out[corev1.ResourceName(pairs[0])] = resource.MustParse(pairs[1])
 	}
 	return out
 }
 
 func withResources(c corev1.Container, req, lim corev1.ResourceList) corev1.Container {
-	c.Resources = corev1.ResourceRequirements{Requests: req, Limits: lim}
+	c.Resources.Requests, c.Resources.Limits = req, lim
 	return c
 }
 

@@ -50,34 +50,23 @@ func Effective(pod *corev1.Pod, c *corev1.Container) *corev1.SecurityContext {
 	if csc == nil {
 		return eff
 	}
-	if csc.SELinuxOptions != nil {
-		eff.SELinuxOptions = csc.SELinuxOptions
-	}
-	if csc.Capabilities != nil {
-		eff.Capabilities = csc.Capabilities
-	}
-	if csc.Privileged != nil {
-		eff.Privileged = csc.Privileged
-	}
-	if csc.RunAsUser != nil {
-		eff.RunAsUser = csc.RunAsUser
-	}
-	if csc.RunAsGroup != nil {
-		eff.RunAsGroup = csc.RunAsGroup
-	}
-	if csc.RunAsNonRoot != nil {
-		eff.RunAsNonRoot = csc.RunAsNonRoot
-	}
-	if csc.ReadOnlyRootFilesystem != nil {
-		eff.ReadOnlyRootFilesystem = csc.ReadOnlyRootFilesystem
-	}
-	if csc.AllowPrivilegeEscalation != nil {
-		eff.AllowPrivilegeEscalation = csc.AllowPrivilegeEscalation
-	}
-	if csc.ProcMount != nil {
-		eff.ProcMount = csc.ProcMount
-	}
+	override(&eff.SELinuxOptions, csc.SELinuxOptions)
+	override(&eff.Capabilities, csc.Capabilities)
+	override(&eff.Privileged, csc.Privileged)
+	override(&eff.RunAsUser, csc.RunAsUser)
+	override(&eff.RunAsGroup, csc.RunAsGroup)
+	override(&eff.RunAsNonRoot, csc.RunAsNonRoot)
+	override(&eff.ReadOnlyRootFilesystem, csc.ReadOnlyRootFilesystem)
+	override(&eff.AllowPrivilegeEscalation, csc.AllowPrivilegeEscalation)
+	override(&eff.ProcMount, csc.ProcMount)
 	return eff
+}
+
+// override sets *field to the container's value when it has one.
+func override[T any](field **T, value *T) {
+	if value != nil {
+		*field = value
+	}
 }
 
 // VerifyRunAsNonRoot is the kubelet's: with runAsNonRoot, a runAsUser of 0, an image running as

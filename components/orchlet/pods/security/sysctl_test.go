@@ -7,12 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-func withSysctls(pod *corev1.Pod, names ...string) *corev1.Pod {
-	pod.Spec.SecurityContext = &corev1.PodSecurityContext{}
+// podSetting is a pod that sets each sysctl named to 1.
+func podSetting(names ...string) *corev1.Pod {
+	var sysctls []corev1.Sysctl
 	for _, n := range names {
-		pod.Spec.SecurityContext.Sysctls = append(pod.Spec.SecurityContext.Sysctls, corev1.Sysctl{Name: n, Value: "1"})
+		sysctls = append(sysctls, corev1.Sysctl{Name: n, Value: "1"})
 	}
-	return pod
+	return &corev1.Pod{Spec: corev1.PodSpec{SecurityContext: &corev1.PodSecurityContext{Sysctls: sysctls}}}
 }
 
 func TestSysctlAdmission(t *testing.T) {
@@ -49,7 +50,7 @@ func TestSysctlAdmission(t *testing.T) {
 			}
 			pod := &corev1.Pod{}
 			if tc.sysctls != nil {
-				withSysctls(pod, tc.sysctls...)
+				pod = podSetting(tc.sysctls...)
 			}
 			pod.Spec.HostNetwork, pod.Spec.HostIPC = tc.hostNetwork, tc.hostIPC
 			if got := w.Forbidden(pod); got != tc.want {

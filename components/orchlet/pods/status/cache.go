@@ -20,7 +20,9 @@ type Cache struct {
 }
 
 // NewCache is an empty cache.
-func NewCache() *Cache { return &Cache{changed: make(chan struct{})} }
+func NewCache() *Cache {
+	return &Cache{evicting: map[types.UID]bool{}, cleanedUp: map[types.UID]bool{}, changed: make(chan struct{})}
+}
 
 // Publish replaces the published pods, in namespace/name order, and the pods being torn down
 // (stopping). known says whether the pod workers still hold a pod, and whether they hold it evicted:
@@ -84,9 +86,6 @@ func (c *Cache) Stopped(uid types.UID) bool {
 func (c *Cache) Evicting(uid types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.evicting == nil {
-		c.evicting = map[types.UID]bool{}
-	}
 	c.evicting[uid] = true
 }
 
@@ -101,9 +100,6 @@ func (c *Cache) Unevicting(uid types.UID) {
 func (c *Cache) CleanUp(uid types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cleanedUp == nil {
-		c.cleanedUp = map[types.UID]bool{}
-	}
 	c.cleanedUp[uid] = true
 }
 

@@ -10,35 +10,30 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-type event struct{ kind, reason, note string }
-
+// recorder keeps each event's note under its reason.
 type recorder struct {
-	mu  sync.Mutex
-	all []event
+	mu    sync.Mutex
+	notes map[string][]string
 }
 
-func (r *recorder) Eventf(_ *corev1.ObjectReference, eventType, reason, _, format string, args ...any) {
+func (r *recorder) Eventf(_ *corev1.ObjectReference, _, reason, _, format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.all = append(r.all, event{kind: eventType, reason: reason, note: fmt.Sprintf(format, args...)})
-}
-
-func (r *recorder) reasons(reason string) []event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []event
-	for _, e := range r.all {
-		if e.reason == reason {
-			out = append(out, e)
-		}
+	if r.notes == nil {
+		r.notes = map[string][]string{}
 	}
-	return out
+	r.notes[reason] = append(r.notes[reason], fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) reasons(reason string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.notes[reason]
 }
 
 // fakeObjects is the API's configmaps and secrets, by namespace/name.
@@ -61,38 +56,31 @@ func (f *fakeObjects) GetSecret(_ context.Context, namespace, name string) (*cor
 	return nil, apierrors.NewNotFound(corev1.Resource("secret"), name)
 }
 
-type fakeTmpfs struct {
-	mu      sync.Mutex
-	mounted map[string]int64
-	log     []string
+// tmpfs records the mounts and unmounts of the volumes' directories, by base name.
+type tmpfs struct {
+	mu  sync.Mutex
+	log []string
+	n   int // mounted now
 }
 
-func (f *fakeTmpfs) MountTmpfs(dir string, size int64) error {
+func (f *tmpfs) MountTmpfs(dir string, _ int64) error { return f.note("mount", dir, 1) }
+func (f *tmpfs) Unmount(dir string) error             { return f.note("unmount", dir, -1) }
+
+func (f *tmpfs) note(what, dir string, n int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.mounted[dir] = size
-	f.log = append(f.log, "mount "+filepath.Base(dir))
+	f.log, f.n = append(f.log, what+" "+filepath.Base(dir)), f.n+n
 	return nil
 }
 
-func (f *fakeTmpfs) Unmount(dir string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.mounted, dir)
-	f.log = append(f.log, "unmount "+filepath.Base(dir))
-	return nil
-}
-
+// newPod is the pod name in namespace default, of UID uid-<name>, with the containers.
 func newPod(name string, containers ...corev1.Container) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Labels: map[string]string{"app": name}},
-		Spec:       corev1.PodSpec{Containers: containers},
-	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: containers}}
+	pod.Name, pod.Namespace, pod.UID = name, "default", types.UID("uid-"+name)
+	return pod
 }
 
-func ctr(name, image string) corev1.Container {
-	return corev1.Container{Name: name, Image: image}
-}
+func ctr(name, image string) corev1.Container { return corev1.Container{Name: name, Image: image} }
 
 func TestUnsupportedFieldPath(t *testing.T) {
 	m := New(Options{})

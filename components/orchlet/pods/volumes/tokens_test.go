@@ -83,7 +83,7 @@ func tokenHarness(t *testing.T, node Node) (*harness, *fakeTokens) {
 func (h *harness) setUp(pod *corev1.Pod) {
 	h.t.Helper()
 	if err := h.m.SetUp(h.ctx, Pod{Pod: pod}); err != nil {
-		h.t.Fatalf("%v; events %v", err, h.rec.all)
+		h.t.Fatalf("%v; events %v", err, h.rec.notes)
 	}
 }
 
@@ -109,7 +109,7 @@ func (h *harness) tokenFile(name string) (string, os.FileInfo) {
 	path := filepath.Join(h.root, "pods", "uid-p", "volumes", projectedPlugin, "v", name)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		h.t.Fatalf("%v; events %v", err, h.rec.all)
+		h.t.Fatalf("%v; events %v", err, h.rec.notes)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -174,12 +174,12 @@ func TestTokenRefresh(t *testing.T) {
 	tokens.mu.Unlock()
 	h.resyncUntil(pod, 480*time.Second+480*time.Second+sync)
 	if data, _ := h.tokenFile("token"); data != "tok-2" || len(h.rec.reasons(ReasonFailedMount)) != 0 {
-		t.Fatalf("a failed renewal: %q, events %v", data, h.rec.all)
+		t.Fatalf("a failed renewal: %q, events %v", data, h.rec.notes)
 	}
 	h.resyncUntil(pod, 480*time.Second+600*time.Second+2*sync)
 	evs := h.rec.reasons(ReasonFailedMount)
-	if len(evs) == 0 || evs[0].note != `MountVolume.SetUp failed for volume "v" : the API is away` {
-		t.Errorf("events %v", h.rec.all)
+	if len(evs) == 0 || evs[0] != `MountVolume.SetUp failed for volume "v" : the API is away` {
+		t.Errorf("events %v", h.rec.notes)
 	}
 }
 
@@ -224,7 +224,7 @@ func TestTokenFileOwner(t *testing.T) {
 // A projected volume is a tmpfs where the node can mount one, as the projected plugin's wrapped
 // memory emptyDir: a token never reaches the node's disk.
 func TestTokenVolumeOnTmpfs(t *testing.T) {
-	tmpfs := &fakeTmpfs{mounted: map[string]int64{}}
+	tmpfs := &tmpfs{}
 	h, _ := tokenHarness(t, Node{Tmpfs: tmpfs, MemoryCapacity: 8 << 30})
 	pod := newPod("p", ctr("c", "i"))
 	pod.Spec.Volumes = []corev1.Volume{tokenVolume(corev1.ServiceAccountTokenProjection{Path: "token"})}
@@ -243,8 +243,8 @@ func TestTokenVolumeOnTmpfs(t *testing.T) {
 	}
 	tmpfs.mu.Lock()
 	defer tmpfs.mu.Unlock()
-	if len(tmpfs.mounted) != 0 {
-		t.Errorf("still mounted after the pod went: %v", tmpfs.mounted)
+	if tmpfs.n != 0 {
+		t.Errorf("still mounted after the pod went: %v", tmpfs.log)
 	}
 }
 

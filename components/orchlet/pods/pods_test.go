@@ -418,3 +418,35 @@ func TestStatusWhileSandboxFails(t *testing.T) {
 		t.Error("sandbox creation not retried")
 	}
 }
+
+// An update of a running pod's container image (the API lets a pod's images change) restarts the
+// container with the new image, whatever the restart policy, as the kubelet's computePodActions
+// kills a container whose definition changed: a Killing event saying so, the old instance
+// stopped within the pod's grace period, a new attempt created from the new image, and the status
+// showing it running.
+func TestImageChangeRestartsContainer(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27", "nginx:1.28"}}}, config(nil), nil)
+	pod := newPod("web", ctr("web", "nginx:1.27"))
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	h.add(pod)
+	h.runUntil(time.Second)
+	changed := pod.DeepCopy()
+	changed.Spec.Containers[0].Image = "nginx:1.28"
+	h.add(changed)
+	h.runUntil(10 * time.Second)
+	kills := h.rec.reasons(podsync.ReasonKilling)
+	if len(kills) != 1 || kills[0].note != "Container web definition changed, will be restarted" {
+		t.Errorf("Killing events %v", kills)
+	}
+	if n := len(h.calls("StopContainer", "")); n != 1 {
+		t.Errorf("%d StopContainer calls, want 1", n)
+	}
+	creates := sent[*runtimeapi.CreateContainerRequest](h, "CreateContainer")
+	if len(creates) != 2 || creates[1].Config.Metadata.Attempt != 1 || creates[1].Config.Image.UserSpecifiedImage != "nginx:1.28" {
+		t.Fatalf("CreateContainer requests %v", creates)
+	}
+	st := h.pod("web").Status
+	if cs := st.ContainerStatuses[0]; cs.Image != "nginx:1.28" || cs.State.Running == nil || cs.RestartCount != 1 || st.Phase != corev1.PodRunning {
+		t.Errorf("status %+v", st)
+	}
+}

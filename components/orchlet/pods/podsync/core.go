@@ -76,6 +76,9 @@ const (
 	startNew containerAction = iota
 	// killUnhealthy: the running instance failed its liveness or startup probe.
 	killUnhealthy
+	// killRedefined: the running instance was made from another image than the spec now names:
+	// it is killed and restarted, whatever the restart policy.
+	killRedefined
 	// keepRunning: it runs; its probes watch it.
 	keepRunning
 	// startCreated: it was created but not started.
@@ -102,19 +105,30 @@ type containerState struct {
 	// probes are its running instance's probes; crash its crash-loop back-off.
 	probes *prober.Container
 	crash  backoff.Backoff
+	// image is the image the spec names; redefined says the last instance was killed because it
+	// was made from another.
+	image     string
+	redefined bool
 }
 
 // computeContainerAction decides for one container at now, as computePodActions does for each:
-// one that never ran on the sandbox starts; a running instance its liveness or startup probe
-// condemned is killed, else kept; a created one starts; an exited one stays down when the restart
-// policy says so (Never, or OnFailure after a success), else waits out its crash-loop back-off
-// from when it finished, else restarts.
+// one that never ran on the sandbox starts; a running instance made from another image than the
+// spec names (its definition changed) is killed, to restart whatever the restart policy; one its
+// liveness or startup probe condemned is killed, else kept; a created one starts; an exited one
+// killed for its definition restarts at once; otherwise it stays down when the restart policy
+// says so (Never, or OnFailure after a success), else waits out its crash-loop back-off from when
+// it finished, else restarts.
 func computeContainerAction(c containerState, now time.Time) (containerAction, time.Time) {
 	if c.latest == nil {
 		return startNew, time.Time{}
 	}
 	switch c.status.GetState() {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		// The image the instance was made from, as the spec named it then; a runtime that does not
+		// say leaves the instance be.
+		if made := c.latest.GetImage().GetUserSpecifiedImage(); made != "" && made != c.image {
+			return killRedefined, time.Time{}
+		}
 		if c.probes.Kill != prober.None && c.probes.ProbedID == c.latest.Id {
 			return killUnhealthy, time.Time{}
 		}
@@ -122,6 +136,9 @@ func computeContainerAction(c containerState, now time.Time) (containerAction, t
 	case runtimeapi.ContainerState_CONTAINER_CREATED:
 		return startCreated, time.Time{}
 	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		if c.redefined {
+			return restartExited, time.Time{}
+		}
 		if c.policy == corev1.RestartPolicyNever || (c.policy == corev1.RestartPolicyOnFailure && c.status.ExitCode == 0) {
 			return keepExited, time.Time{}
 		}
@@ -182,8 +199,9 @@ func initNext(c *corev1.Container, initialized bool, policy corev1.RestartPolicy
 
 // podFinished is the terminal phase of a pod whose regular containers all exited (statuses, read
 // this sync) and none will be restarted: restartPolicy Never, or OnFailure with every exit 0;
-// Failed when one exited non-zero, else Succeeded. condemned says a container was to be killed
-// (its probe failed), so its exit is not yet the last word. "" while the pod is not done.
+// Failed when one exited non-zero, else Succeeded. condemned says a container's exit is not yet
+// the last word: it was to be killed (its probe failed), or restarts for a new definition. "" while
+// the pod is not done.
 func podFinished(pod *corev1.Pod, statuses map[string]*runtimeapi.ContainerStatus, condemned func(name string) bool) corev1.PodPhase {
 	policy := pod.Spec.RestartPolicy
 	if policy == "" || policy == corev1.RestartPolicyAlways || len(pod.Spec.Containers) == 0 {

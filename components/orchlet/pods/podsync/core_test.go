@@ -85,16 +85,22 @@ func TestComputeContainerAction(t *testing.T) {
 	}
 	var failedOnce backoff.Backoff // a crash at 0s set a 10s back-off
 	failedOnce.Next(t0, t0)
+	madeFrom := func(id, image string) *runtimeapi.Container {
+		c := instance(id, 0)
+		c.Image = &runtimeapi.ImageSpec{Image: "sha256:1", UserSpecifiedImage: image}
+		return c
+	}
 	for _, tc := range []struct {
-		name   string
-		latest *runtimeapi.Container
-		status *runtimeapi.ContainerStatus
-		policy corev1.RestartPolicy
-		probes *prober.Container
-		crash  backoff.Backoff
-		now    time.Duration
-		want   containerAction
-		until  time.Duration
+		name      string
+		latest    *runtimeapi.Container
+		status    *runtimeapi.ContainerStatus
+		policy    corev1.RestartPolicy
+		probes    *prober.Container
+		crash     backoff.Backoff
+		redefined bool
+		now       time.Duration
+		want      containerAction
+		until     time.Duration
 	}{
 		{name: "never ran on the sandbox: started", policy: corev1.RestartPolicyNever, want: startNew},
 		{name: "running: kept", latest: instance("c1", 0), status: running("c1"), policy: corev1.RestartPolicyAlways, want: keepRunning},
@@ -116,6 +122,15 @@ func TestComputeContainerAction(t *testing.T) {
 			policy: corev1.RestartPolicyAlways, crash: failedOnce, now: 15 * time.Second, want: restartExited},
 		{name: "the back-off does not hold a policy that keeps it down", latest: instance("c1", 1), status: exited(1, 5*time.Second),
 			policy: corev1.RestartPolicyNever, crash: failedOnce, now: 6 * time.Second, want: keepExited},
+		{name: "running from the image the spec names: kept", latest: madeFrom("c1", "app:1"), status: running("c1"), policy: corev1.RestartPolicyNever, want: keepRunning},
+		{name: "running from another image than the spec names: killed for its new definition", latest: madeFrom("c1", "app:0"), status: running("c1"),
+			policy: corev1.RestartPolicyNever, want: killRedefined},
+		{name: "a changed definition comes before a failed probe", latest: madeFrom("c1", "app:0"), status: running("c1"), policy: corev1.RestartPolicyAlways,
+			probes: condemned("c1"), want: killRedefined},
+		{name: "killed for its new definition: restarted whatever the policy", latest: instance("c1", 0), status: exited(0, 0), policy: corev1.RestartPolicyNever,
+			redefined: true, want: restartExited},
+		{name: "killed for its new definition: restarted without waiting for the back-off", latest: instance("c1", 1), status: exited(137, 5*time.Second),
+			policy: corev1.RestartPolicyAlways, crash: failedOnce, redefined: true, now: 6 * time.Second, want: restartExited},
 		{name: "an unknown state is left alone", latest: instance("c1", 0), status: &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_UNKNOWN},
 			policy: corev1.RestartPolicyAlways, want: unknown},
 	} {
@@ -124,7 +139,8 @@ func TestComputeContainerAction(t *testing.T) {
 			if probes == nil {
 				probes = &prober.Container{}
 			}
-			got, until := computeContainerAction(containerState{latest: tc.latest, status: tc.status, policy: tc.policy, probes: probes, crash: tc.crash}, t0.Add(tc.now))
+			got, until := computeContainerAction(containerState{latest: tc.latest, status: tc.status, policy: tc.policy, probes: probes, crash: tc.crash,
+				image: "app:1", redefined: tc.redefined}, t0.Add(tc.now))
 			var wantUntil time.Time
 			if tc.until != 0 {
 				wantUntil = t0.Add(tc.until)
@@ -223,7 +239,7 @@ func TestPodFinished(t *testing.T) {
 		{name: "OnFailure, one failed: it restarts", policy: corev1.RestartPolicyOnFailure, statuses: map[string]*runtimeapi.ContainerStatus{"a": exited(0, 0), "b": exited(1, 0)}},
 		{name: "one still runs", policy: corev1.RestartPolicyNever, statuses: map[string]*runtimeapi.ContainerStatus{"a": exited(0, 0), "b": running("b")}},
 		{name: "one not yet started", policy: corev1.RestartPolicyNever, statuses: map[string]*runtimeapi.ContainerStatus{"a": exited(0, 0)}},
-		{name: "one exited while condemned by its probe", policy: corev1.RestartPolicyNever, statuses: map[string]*runtimeapi.ContainerStatus{"a": exited(0, 0), "b": exited(1, 0)},
+		{name: "one exited while condemned by its probe, or restarting for a new definition", policy: corev1.RestartPolicyNever, statuses: map[string]*runtimeapi.ContainerStatus{"a": exited(0, 0), "b": exited(1, 0)},
 			condemned: func(name string) bool { return name == "b" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,6 +59,8 @@ type ctrState struct {
 	pull     backoff.Backoff
 	waiting  *corev1.ContainerStateWaiting // why the container waits, when the pod workers decided it
 	lastTerm *corev1.ContainerStateTerminated
+	// redefined says the last instance was killed because the spec names another image now.
+	redefined bool
 	// Container is what the probes know of the running instance.
 	prober.Container
 }

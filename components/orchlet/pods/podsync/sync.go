@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods/backoff"
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/orchlet/pods/prober"
@@ -127,6 +128,9 @@ type instances struct {
 	statuses map[string]*runtimeapi.ContainerStatus
 	sbCfg    *runtimeapi.PodSandboxConfig
 	changed  bool // a container was started or killed: look again at once
+	// renewed are the containers restarted this sync for a new definition: their exit is not the
+	// pod's last word.
+	renewed map[string]bool
 }
 
 // syncPod brings up the sandbox, then the init containers one at a time and the regular containers
@@ -203,7 +207,7 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 				return err
 			}
 		}
-		p.terminal = podFinished(pod, in.statuses, func(name string) bool { return p.ctr(name).Kill != prober.None })
+		p.terminal = podFinished(pod, in.statuses, func(name string) bool { return p.ctr(name).Kill != prober.None || in.renewed[name] })
 	}
 	if p.terminal != "" {
 		// The regular containers' last statuses: the pod's phase is read from them.
@@ -326,7 +330,8 @@ func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, 
 		}
 	}
 	now := s.clk.Now()
-	action, until := computeContainerAction(containerState{latest: l, status: st, policy: policy, probes: &cs.Container, crash: cs.crash}, now)
+	action, until := computeContainerAction(containerState{latest: l, status: st, policy: policy, probes: &cs.Container, crash: cs.crash,
+		image: c.Image, redefined: cs.redefined}, now)
 	switch action {
 	case startNew:
 		started, err := s.startContainer(ctx, p, in.sbCfg, c, in.next[c.Name])
@@ -340,6 +345,15 @@ func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, 
 		if stopped {
 			cs.Kill = prober.None
 			in.changed = true // the next sync, due now, sees it exited and restarts it
+		}
+	case killRedefined:
+		stopped, err := s.killContainer(ctx, p, c.Name, c, l.Id, fmt.Sprintf("Container %s definition changed, will be restarted", c.Name), gracePeriod(pod))
+		if err != nil {
+			return fmt.Errorf("killing changed container %s: %w", c.Name, err)
+		}
+		if stopped {
+			cs.redefined = true
+			in.changed = true // the next sync, due now, sees it exited and starts the new definition
 		}
 	case keepRunning:
 		cs.waiting = nil
@@ -362,7 +376,16 @@ func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, 
 	case restartExited:
 		s.unwatch(p, c.Name, cs)
 		cs.lastTerm = s.statusGen.Terminated(c, st, s.statusGen.ContainerID(l.Id))
-		cs.crash.Next(time.Unix(0, st.FinishedAt), now)
+		if cs.redefined {
+			// A new definition starts afresh, as the kubelet keys its back-off by the definition.
+			cs.redefined, cs.crash = false, backoff.Backoff{}
+			if in.renewed == nil {
+				in.renewed = map[string]bool{}
+			}
+			in.renewed[c.Name] = true
+		} else {
+			cs.crash.Next(time.Unix(0, st.FinishedAt), now)
+		}
 		started, err := s.startContainer(ctx, p, in.sbCfg, c, l.Metadata.GetAttempt()+1)
 		in.changed = in.changed || started
 		return err

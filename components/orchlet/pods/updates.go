@@ -74,6 +74,3 @@ func (m *Manager) applyUpdates() {
 		}
 	}
 }
-
-// ReasonFailedSync is the event of a pod whose sync failed, to be retried, as Kubernetes'.
-const ReasonFailedSync = "FailedSync"

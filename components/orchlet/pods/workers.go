@@ -159,6 +159,9 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 	}
 }
 
+// ReasonFailedSync is the event of a pod whose sync failed, to be retried, as Kubernetes'.
+const ReasonFailedSync = "FailedSync"
+
 // sync makes the runtime match one pod, and retries with back-off when the runtime fails it.
 func (m *Manager) sync(ctx context.Context, p *podState) {
 	if p.Rejected != "" {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/go-logr/logr"
+
+	"orch.io/orch/components/orchlet/pods/calls"
 )
 
 // DefaultStart is where a world's clock starts unless told otherwise.
@@ -290,7 +292,7 @@ func (n *Node) startStep(ctx context.Context) {
 func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 	returned := false
 	for {
-		rtChanged, callsChanged := n.rt.Changes(), n.Agent.Pods.CallsChanged()
+		rtChanged, c := n.rt.Changes(), n.Agent.Pods.Calls()
 		var done <-chan struct{}
 		if n.stepping {
 			select {
@@ -300,13 +302,13 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 				done = n.done
 			}
 		}
-		if n.callsParked(callsChanged) {
+		if n.callsParked(c) {
 			return returned, nil
 		}
 		select {
 		case <-done:
 		case <-rtChanged:
-		case <-callsChanged:
+		case <-c.Changed:
 		case <-ctx.Done():
 			return returned, ctx.Err()
 		}
@@ -314,11 +316,10 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 }
 
 // callsParked reports that a running Step is in a call, that every CRI call the node's pod
-// workers have in progress (Step's and background pulls) is in the runtime waiting for a later
+// workers have in progress (c: Step's and background pulls) is in the runtime waiting for a later
 // time or hanging until a deadline still ahead, and that the runtime is otherwise idle. No call
-// starting or ending (changed, read before, still open) makes sure the calls there are these.
-func (n *Node) callsParked(changed <-chan struct{}) bool {
-	c := n.Agent.Pods.Calls()
+// starting or ending since c was read makes sure the calls there are these.
+func (n *Node) callsParked(c calls.State) bool {
 	if n.stepping && !c.InStep || c.InStep && !c.StepDeadline.IsZero() && !c.StepDeadline.After(n.clk.Now()) {
 		return false // Step is between calls (it will make one or return), or its call is due to end
 	}
@@ -326,7 +327,7 @@ func (n *Node) callsParked(changed <-chan struct{}) bool {
 		return false
 	}
 	select {
-	case <-changed:
+	case <-c.Changed:
 		return false
 	default:
 		return true

@@ -21,7 +21,7 @@
 // A simulator drives it like the sources and events packages: Update hands it the sources'
 // updates; Step does the due work; NextDeadline says when more is due; Idle says nothing is due
 // now (a background pull that ended makes it busy). A call in Step may wait on the clock, so the
-// simulator runs Step in a goroutine and waits until it returned or its calls are parked in the
-// runtime, as package calls describes, reading Calls and CallsChanged. While Step runs, only
-// Calls, CallsChanged, Pods, PodsVersion and Update may be called.
+// simulator runs Step in a goroutine and waits until it returned or its Calls are parked in the
+// runtime, as package calls describes. While Step runs, only Calls, Pods, PodsVersion and Update
+// may be called.
 package pods

@@ -193,13 +193,12 @@ func (h *harness) moveParked(next, deadline time.Time) {
 // deadline, and returns the deadline. No call starting or ending while the runtime is looked at
 // makes sure the runtime's one call in flight is this call.
 func (h *harness) parked() (time.Time, bool) {
-	changed := h.m.CallsChanged()
 	c := h.m.Calls()
 	if !c.InStep || c.InFlight != 1 || h.rt.InFlight() != 1 || !h.rt.Idle() || h.rt.InFlight() != 1 {
 		return time.Time{}, false
 	}
 	select {
-	case <-changed:
+	case <-c.Changed:
 		return time.Time{}, false
 	default:
 		return c.StepDeadline, true

@@ -364,9 +364,6 @@ func (m *Manager) Idle() bool {
 // background.
 func (m *Manager) Calls() calls.State { return m.calls.State() }
 
-// CallsChanged returns a channel closed when a call next starts or ends.
-func (m *Manager) CallsChanged() <-chan struct{} { return m.calls.Changed() }
-
 // Run steps until ctx ends, sleeping on the clock until the next deadline or an Update.
 func (m *Manager) Run(ctx context.Context) error {
 	for {

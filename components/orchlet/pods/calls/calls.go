@@ -8,10 +8,10 @@
 //
 // A simulator steps the pod workers in a goroutine, since a call may wait on the clock (a pull that
 // takes 30s, a call the runtime holds until its deadline), and waits until Step has returned or
-// every call is parked in its runtime: the runtime's calls in flight number State's InFlight and
-// the runtime has nothing to run, with no call started or ended meanwhile (the channel Changed
-// returned before still open). It then moves the clock to the earlier of the runtime's next
-// wakeup and the deadline of Step's call, never past that deadline.
+// every call is parked in its runtime: the runtime's calls in flight number the State's InFlight
+// and the runtime has nothing to run, with no call started or ended meanwhile (the State's Changed
+// still open). It then moves the clock to the earlier of the runtime's next wakeup and the
+// deadline of Step's call, never past that deadline.
 package calls
 
 import (
@@ -32,6 +32,8 @@ type State struct {
 	// the clock (zero: it has none, as a pull).
 	InStep       bool
 	StepDeadline time.Time
+	// Changed is closed when a call next starts or ends.
+	Changed <-chan struct{}
 }
 
 // Tracker makes and counts the calls.
@@ -47,7 +49,9 @@ type Tracker struct {
 
 // New is a tracker whose requests are bounded by timeout (--runtime-request-timeout) on clk.
 func New(clk clock.Clock, timeout time.Duration) *Tracker {
-	return &Tracker{clk: clk, timeout: timeout, changed: make(chan struct{})}
+	t := &Tracker{clk: clk, timeout: timeout, changed: make(chan struct{})}
+	t.state.Changed = t.changed
+	return t
 }
 
 // Timeout is the runtime request timeout.
@@ -58,13 +62,6 @@ func (t *Tracker) State() State {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.state
-}
-
-// Changed returns a channel closed when a call next starts or ends.
-func (t *Tracker) Changed() <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.changed
 }
 
 // Request runs fn with the runtime request timeout as a deadline on the clock.
@@ -82,8 +79,8 @@ func (t *Tracker) Within(ctx context.Context, d time.Duration, fn func(ctx conte
 		defer cancel()
 		deadline, _ = ctx.Deadline()
 	}
-	t.started(true, deadline)
-	defer t.ended(true)
+	t.count(true, 1, deadline)
+	defer t.count(true, -1, time.Time{})
 	err := fn(WithoutDeadline(ctx))
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("%w after %v: %v", context.DeadlineExceeded, d, err)
@@ -94,42 +91,32 @@ func (t *Tracker) Within(ctx context.Context, d time.Duration, fn func(ctx conte
 // Go runs fn in a goroutine of its own, without a deadline (a background pull): a call that counts
 // until fn has handed its result over and returned; then runs after.
 func (t *Tracker) Go(ctx context.Context, fn func(ctx context.Context), after func()) {
-	t.started(false, time.Time{})
+	t.count(false, 1, time.Time{})
 	go func() {
 		fn(WithoutDeadline(ctx))
-		t.ended(false)
+		t.count(false, -1, time.Time{})
 		after()
 	}()
 }
 
-// started and ended keep State; step says the call is Step's own.
-func (t *Tracker) started(step bool, deadline time.Time) {
+// count adds delta (1 as a call starts, -1 as it ends) to the calls in progress, Step's own when
+// step (with deadline, as it starts), and closes Changed.
+func (t *Tracker) count(step bool, delta int, deadline time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.state.InFlight++
+	t.state.InFlight += delta
 	if step {
-		t.stepCalls++
-		t.state.InStep, t.state.StepDeadline = true, deadline
-	}
-	t.changedLocked()
-}
-
-func (t *Tracker) ended(step bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.state.InFlight--
-	if step {
-		t.stepCalls--
-		if t.stepCalls == 0 {
-			t.state.InStep, t.state.StepDeadline = false, time.Time{}
+		t.stepCalls += delta
+		if delta > 0 {
+			t.state.StepDeadline = deadline
+		} else if t.stepCalls == 0 {
+			t.state.StepDeadline = time.Time{}
 		}
+		t.state.InStep = t.stepCalls > 0
 	}
-	t.changedLocked()
-}
-
-func (t *Tracker) changedLocked() {
 	close(t.changed)
 	t.changed = make(chan struct{})
+	t.state.Changed = t.changed
 }
 
 // WithoutDeadline hides ctx's deadline and keeps its cancellation.

@@ -26,7 +26,7 @@ func TestWithin(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(t0)
 	tr := New(mock, time.Minute)
-	changed := tr.Changed()
+	changed := tr.State().Changed
 	entered := make(chan State)
 	errc := make(chan error)
 	go func() {
@@ -39,18 +39,18 @@ func TestWithin(t *testing.T) {
 			return ctx.Err()
 		})
 	}()
-	if s := <-entered; s.InFlight != 1 || !s.InStep || !s.StepDeadline.Equal(t0.Add(time.Minute)) {
+	if s := <-entered; s.InFlight != 1 || !s.InStep || !s.StepDeadline.Equal(t0.Add(time.Minute)) || closed(s.Changed) {
 		t.Errorf("in the call: %+v, want one call in Step until %v", s, t0.Add(time.Minute))
 	}
 	if !closed(changed) {
 		t.Error("Changed not closed when the call started")
 	}
-	changed = tr.Changed()
+	changed = tr.State().Changed
 	mock.Add(time.Minute)
 	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("error %v, want DeadlineExceeded", err)
 	}
-	if s := tr.State(); s != (State{}) || !closed(changed) {
+	if s := tr.State(); s.InFlight != 0 || s.InStep || !s.StepDeadline.IsZero() || !closed(changed) {
 		t.Errorf("after the call: %+v, changed %t; want none and a change", s, closed(changed))
 	}
 	if err := tr.Within(context.Background(), 0, func(ctx context.Context) error {

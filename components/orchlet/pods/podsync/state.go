@@ -79,9 +79,6 @@ func (p *PodState) Reject(reason, message string) {
 	p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: reason, Message: message}
 }
 
-// PodIP is the address of the pod's sandbox, "" before it has one.
-func (p *PodState) PodIP() string { return p.podIP }
-
 // container finds a container of the spec by name, init containers included.
 func (p *PodState) container(name string) (*corev1.Container, bool) {
 	for i := range p.Pod.Spec.InitContainers {

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/pods/calls"
 )
 
 // DefaultStart is where a world's clock starts unless told otherwise.
@@ -305,7 +306,7 @@ func (n *Node) startStep(ctx context.Context) {
 func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 	returned := false
 	for {
-		rtChanged, callsChanged := n.rt.Changes(), n.Agent.Pods.CallsChanged()
+		rtChanged, c := n.rt.Changes(), n.Agent.Pods.Calls()
 		var done <-chan struct{}
 		if n.stepping {
 			select {
@@ -315,13 +316,13 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 				done = n.done
 			}
 		}
-		if n.callsParked() {
+		if n.callsParked(c) {
 			return returned, nil
 		}
 		select {
 		case <-done:
 		case <-rtChanged:
-		case <-callsChanged:
+		case <-c.Changed:
 		case <-ctx.Done():
 			return returned, ctx.Err()
 		}
@@ -329,22 +330,22 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 }
 
 // callsParked reports that a running Step is in a call, that every CRI call the node's pod
-// workers have in progress (Step's and background pulls) is in the runtime waiting for a later
-// time or hanging until a deadline still ahead, and that the runtime is otherwise idle. Equal call
-// Gens read before and after looking at the runtime make sure the calls there are these.
-func (n *Node) callsParked() bool {
-	before := n.Agent.Pods.Calls()
-	if n.stepping && !before.InStep {
-		return false // Step is between calls: it will make one or return
+// workers have in progress (c: Step's and background pulls) is in the runtime waiting for a later
+// time or hanging until a deadline still ahead, and that the runtime is otherwise idle. No call
+// starting or ending since c was read makes sure the calls there are these.
+func (n *Node) callsParked(c calls.State) bool {
+	if n.stepping && !c.InStep || c.InStep && !c.StepDeadline.IsZero() && !c.StepDeadline.After(n.clk.Now()) {
+		return false // Step is between calls (it will make one or return), or its call is due to end
 	}
-	if before.InStep && !before.StepDeadline.IsZero() && !before.StepDeadline.After(n.clk.Now()) {
+	if n.rt.InFlight() != c.InFlight || !n.rt.Idle() || n.rt.InFlight() != c.InFlight {
 		return false
 	}
-	want := before.InFlight
-	if n.rt.InFlight() != want || !n.rt.Idle() || n.rt.InFlight() != want {
+	select {
+	case <-c.Changed:
 		return false
+	default:
+		return true
 	}
-	return n.Agent.Pods.Calls().Gen == before.Gen
 }
 
 // silent is a log sink that drops everything: the trace is the simulation's record, and a nil sink

@@ -32,6 +32,7 @@ import (
 
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
@@ -390,7 +391,7 @@ func listPod(t *testing.T, rs cri.RuntimeService, pod string) ([]*runtimeapi.Pod
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sel := map[string]string{pods.LabelPodName: pod}
+	sel := map[string]string{labels.PodName: pod}
 	sbs, err := rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {
 		t.Fatal(err)

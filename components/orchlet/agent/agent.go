@@ -20,6 +20,7 @@ import (
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/components/orchlet/volumestats"
 )
@@ -41,7 +42,7 @@ type Deps struct {
 	// HTTP fetches --manifest-url and runs httpGet probes; nil uses a client of its own.
 	HTTP *http.Client
 	// Dial opens tcpSocket and grpc probe connections; nil dials for real.
-	Dial pods.Dialer
+	Dial prober.Dialer
 	// Version is the agent's major.minor, in the probes' User-Agent orch-probe/<Version>.
 	Version string
 	// Cores is the node's CPU count, for --pods-per-core.
@@ -109,7 +110,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	}
 	// Probes get the caller's client when given one, else the pod workers' own, which (as
 	// Kubernetes' prober) does not verify certificates: the manifest URL's client must.
-	var probes pods.HTTPDoer
+	var probes prober.HTTPDoer
 	if d.HTTP != nil {
 		probes = d.HTTP
 	} else {

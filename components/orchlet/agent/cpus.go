@@ -11,7 +11,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/cpumanager"
-	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 )
 
 // newCPUManager is --cpu-manager-policy's CPU manager; only the static policy reads the topology
@@ -19,7 +19,7 @@ import (
 func (a *Agent) newCPUManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*cpumanager.Manager, error) {
 	o := cpumanager.Options{
 		Policy: cfg.CPUManagerPolicy, ReservedCPUs: cfg.ReservedSystemCPUs, RootDir: d.RootDir,
-		Clock: d.Clock, Runtime: d.Runtime, PodUIDLabel: pods.LabelPodUID, ContainerNameLabel: pods.LabelContainerName,
+		Clock: d.Clock, Runtime: d.Runtime, PodUIDLabel: labels.PodUID, ContainerNameLabel: labels.ContainerName,
 		ActivePods: a.activePods, Ready: d.SourcesReady, ReconcilePeriod: cfg.CPUManagerReconcilePeriod.Duration, Logger: d.Logger,
 	}
 	if o.Policy != cpumanager.PolicyStatic {

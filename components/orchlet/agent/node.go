@@ -15,7 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/containerlogs"
-	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/orchlet/server"
 )
 
@@ -33,21 +33,21 @@ func (a *Agent) Summary(ctx context.Context) (*server.Summary, error) {
 	}
 	byPod := map[string]*server.PodStats{}
 	for _, s := range stats {
-		labels := s.GetAttributes().GetLabels()
-		uid := labels[pods.LabelPodUID]
+		ls := s.GetAttributes().GetLabels()
+		uid := ls[labels.PodUID]
 		if uid == "" {
 			continue // not this agent's container
 		}
 		p := byPod[uid]
 		if p == nil {
 			p = &server.PodStats{
-				PodRef:     server.PodReference{Name: labels[pods.LabelPodName], Namespace: labels[pods.LabelPodNamespace], UID: uid},
+				PodRef:     server.PodReference{Name: ls[labels.PodName], Namespace: ls[labels.PodNamespace], UID: uid},
 				StartTime:  starts[uid],
 				Containers: []server.ContainerStats{},
 			}
 			byPod[uid] = p
 		}
-		c := server.ContainerStats{Name: labels[pods.LabelContainerName], StartTime: starts[uid]}
+		c := server.ContainerStats{Name: ls[labels.ContainerName], StartTime: starts[uid]}
 		if cpu := s.GetCpu(); cpu != nil {
 			c.CPU = &server.CPUStats{Time: nanos(cpu.Timestamp), UsageNanoCores: value(cpu.UsageNanoCores), UsageCoreNanoSeconds: value(cpu.UsageCoreNanoSeconds)}
 		}
@@ -87,7 +87,7 @@ func (a *Agent) container(ctx context.Context, namespace, pod, name string) (*ru
 // previous=true logs read.
 func (a *Agent) containerAttempt(ctx context.Context, namespace, pod, name string, previous bool) (*runtimeapi.Container, error) {
 	cs, err := a.runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: map[string]string{
-		pods.LabelPodNamespace: namespace, pods.LabelPodName: pod, pods.LabelContainerName: name,
+		labels.PodNamespace: namespace, labels.PodName: pod, labels.ContainerName: name,
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("listing containers: %w", err)

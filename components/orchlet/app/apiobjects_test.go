@@ -15,7 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/host"
-	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
@@ -25,7 +25,7 @@ import (
 func criConfig(t *testing.T, rt *fakecri.Runtime, pod, name string) *runtimeapi.ContainerConfig {
 	t.Helper()
 	ctx := context.Background()
-	list, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: map[string]string{pods.LabelPodName: pod}}})
+	list, err := rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{LabelSelector: map[string]string{labels.PodName: pod}}})
 	if err != nil {
 		t.Fatal(err)
 	}

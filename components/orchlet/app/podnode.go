@@ -12,6 +12,7 @@ import (
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/qos"
 )
 
 // podNodeOf is what the pod workers need to know of this machine: its addresses, memory, cgroup
@@ -44,14 +45,14 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 			n.Tmpfs, n.SubPaths = mount.Tmpfs{}, mount.SubPaths{}
 		}
 		for _, size := range h.HugePageSizes() {
-			n.HugePageSizes = append(n.HugePageSizes, pods.HugePageUnitSize(size))
+			n.HugePageSizes = append(n.HugePageSizes, qos.HugePageUnitSize(size))
 		}
 		n.ThermalThrottlePaths = h.ThermalThrottlePaths()
 		if c.CgroupsPerQOS {
 			root := filepath.Join(sys, "fs", "cgroup")
-			n.Cgroups = pods.CgroupV1{Root: root}
+			n.Cgroups = qos.CgroupV1{Root: root}
 			if n.CgroupV2 {
-				n.Cgroups = pods.CgroupV2{Root: root}
+				n.Cgroups = qos.CgroupV2{Root: root}
 			}
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/periodic"
 )
 
@@ -247,7 +248,7 @@ func (m *Manager) agentContainers(ctx context.Context) ([]*runtimeapi.Container,
 	}
 	out := all[:0]
 	for _, c := range all {
-		if c.GetLabels()[pods.LabelPodUID] != "" {
+		if c.GetLabels()[labels.PodUID] != "" {
 			out = append(out, c)
 		}
 	}
@@ -273,7 +274,7 @@ func (m *Manager) evictableContainers(ctx context.Context, minAge time.Duration)
 		}
 		info := containerGCInfo{id: c.Id, name: c.GetMetadata().GetName(), createTime: created,
 			unknown: c.State == runtimeapi.ContainerState_CONTAINER_UNKNOWN}
-		key := evictUnit{uid: types.UID(c.Labels[pods.LabelPodUID]), name: info.name}
+		key := evictUnit{uid: types.UID(c.Labels[labels.PodUID]), name: info.name}
 		units[key] = append(units[key], info)
 	}
 	return units, nil
@@ -386,7 +387,7 @@ func (m *Manager) evictSandboxes(ctx context.Context) (map[types.UID]bool, error
 	}
 	byPod := map[types.UID][]sandboxGCInfo{}
 	for _, s := range all {
-		if s.GetLabels()[pods.LabelPodUID] == "" {
+		if s.GetLabels()[labels.PodUID] == "" {
 			continue
 		}
 		uid := types.UID(s.GetMetadata().GetUid())

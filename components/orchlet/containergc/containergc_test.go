@@ -19,6 +19,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
@@ -103,7 +104,7 @@ func (h *harness) sandbox(pod string) string {
 	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod, Namespace: "default", Uid: uid, Attempt: uint32(h.attempts[pod])},
-		Labels:       map[string]string{pods.LabelPodUID: uid, pods.LabelPodName: pod, pods.LabelPodNamespace: "default"},
+		Labels:       map[string]string{labels.PodUID: uid, labels.PodName: pod, labels.PodNamespace: "default"},
 		LogDirectory: dir,
 	}
 	id, err := h.rs.RunPodSandbox(h.ctx, cfg, "")
@@ -131,7 +132,7 @@ func (h *harness) dead(pod, name string, n int, running bool) []string {
 		cfg := &runtimeapi.ContainerConfig{
 			Metadata: &runtimeapi.ContainerMetadata{Name: name, Attempt: uint32(i)},
 			Image:    &runtimeapi.ImageSpec{Image: "app:1"},
-			Labels:   map[string]string{pods.LabelPodUID: "uid-" + pod, pods.LabelContainerName: name},
+			Labels:   map[string]string{labels.PodUID: "uid-" + pod, labels.ContainerName: name},
 			LogPath:  fmt.Sprintf("%s/%d.log", name, i),
 		}
 		id, err := h.rs.CreateContainer(h.ctx, h.sbs[pod], cfg, h.cfgs[pod])
@@ -160,7 +161,7 @@ func (h *harness) left() []string {
 	}
 	var out []string
 	for _, c := range cs {
-		out = append(out, fmt.Sprintf("%s/%s#%d", strings.TrimPrefix(c.Labels[pods.LabelPodUID], "uid-"), c.Metadata.Name, c.Metadata.Attempt))
+		out = append(out, fmt.Sprintf("%s/%s#%d", strings.TrimPrefix(c.Labels[labels.PodUID], "uid-"), c.Metadata.Name, c.Metadata.Attempt))
 	}
 	sort.Strings(out)
 	return out

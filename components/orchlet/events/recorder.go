@@ -399,6 +399,19 @@ func PodReference(pod *corev1.Pod) *corev1.ObjectReference {
 	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
 }
 
+// ContainerReference refers to the pod's container name for Eventf, by its field path in the spec:
+// spec.initContainers{name} for an init container, else spec.containers{name}.
+func ContainerReference(pod *corev1.Pod, name string) *corev1.ObjectReference {
+	r := PodReference(pod)
+	r.FieldPath = fmt.Sprintf("spec.containers{%s}", name)
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			r.FieldPath = fmt.Sprintf("spec.initContainers{%s}", name)
+		}
+	}
+	return r
+}
+
 // NodeReference refers to the node named name, for Eventf; Kubernetes' kubelet uses the node name as
 // the UID of its node reference too.
 func NodeReference(name string) *corev1.ObjectReference {

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 )
 
 // NodeSource is what the CRI does not say about the node: its memory, filesystems and processes.
@@ -125,7 +125,7 @@ func sub(a, b uint64) uint64 {
 func PodStatsFromCRI(sbs []*runtimeapi.PodSandboxStats) []PodStats {
 	out := make([]PodStats, 0, len(sbs))
 	for _, sb := range sbs {
-		uid := sb.GetAttributes().GetLabels()[pods.LabelPodUID]
+		uid := sb.GetAttributes().GetLabels()[labels.PodUID]
 		if uid == "" {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
@@ -115,7 +116,7 @@ containers:
 	}
 	sbCfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "uid-1"},
-		Labels:   map[string]string{pods.LabelPodUID: "uid-1"},
+		Labels:   map[string]string{labels.PodUID: "uid-1"},
 	}
 	sb, err := rs.RunPodSandbox(ctx, sbCfg, "")
 	if err != nil {

@@ -4,45 +4,89 @@ import (
 	"fmt"
 	"strings"
 
+	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods/images"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/sources"
 )
+
+// Admission failures, as Kubernetes' kubelet gives them.
+const (
+	// ReasonOutOfPods is the admission failure of a pod beyond the node's capacity.
+	ReasonOutOfPods = "OutOfpods"
+	// ReasonSysctlForbidden is the admission failure of a pod setting a sysctl that is neither safe
+	// nor allowed by --allowed-unsafe-sysctls.
+	ReasonSysctlForbidden = "SysctlForbidden"
+)
+
+// AdmitFunc is an admission handler run before the others (Kubernetes adds the eviction manager's
+// first): a refusal fails the pod for good with the reason and message, and records them as a
+// Warning event.
+type AdmitFunc func(pod *corev1.Pod) (ok bool, reason, message string)
+
+// admitEviction runs the eviction manager's admission; a refused pod fails for good.
+func (m *Manager) admitEviction(p *podState) bool {
+	if m.admit == nil {
+		return true
+	}
+	ok, reason, message := m.admit(p.Pod)
+	if ok {
+		return true
+	}
+	m.reject(p, reason, message)
+	return false
+}
+
+// reject fails the pod for good at its admission, with a Warning event.
+func (m *Manager) reject(p *podState, reason, message string) {
+	p.Reject(reason, message)
+	m.rec.Eventf(events.PodReference(p.Pod), corev1.EventTypeWarning, reason, "Admit", "%s", message)
+	m.log.Info("Pod rejected", "pod", klog.KObj(p.Pod), "reason", reason, "message", message)
+}
+
+// admitSysctls rejects for good a pod whose sysctls are forbidden, as the kubelet's sysctl
+// admission handler does, and says whether the pod was admitted.
+func (m *Manager) admitSysctls(p *podState) bool {
+	msg := m.sysctls.Forbidden(p.Pod)
+	if msg == "" {
+		return true
+	}
+	m.reject(p, ReasonSysctlForbidden, msg)
+	return false
+}
 
 // ReasonUnsupportedPodSpec rejects a pod that asks for what this agent cannot give: an API
 // object it has no client to read, a volume type it has no plugin for. Nothing is dropped silently.
 const ReasonUnsupportedPodSpec = "UnsupportedPodSpec"
 
-// ReasonFailedToRetrieveImagePullSecret is the kubelet's event for pull secrets it could not read.
-const ReasonFailedToRetrieveImagePullSecret = "FailedToRetrieveImagePullSecret"
-
 // admitSpec rejects for good a pod this agent cannot run as written, with a Warning event naming
 // the field, and says whether the pod was admitted.
 func (m *Manager) admitSpec(p *podState) bool {
-	if secrets := p.pod.Spec.ImagePullSecrets; len(secrets) > 0 && m.objects == nil {
+	if secrets := p.Pod.Spec.ImagePullSecrets; len(secrets) > 0 && m.objects == nil {
 		// As the kubelet does when it cannot read them: a warning, and pulls without them. With
-		// an API server they are read at each pull (pullsecrets.go).
+		// an API server they are read at each pull.
 		names := make([]string, len(secrets))
 		for i, s := range secrets {
 			names[i] = s.Name
 		}
-		m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
+		m.rec.Eventf(events.PodReference(p.Pod), corev1.EventTypeWarning, images.ReasonFailedToRetrieveImagePullSecret, "Pull",
 			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(names, ", "))
 	}
-	msg := m.unsupported(p.pod)
+	msg := m.unsupported(p.Pod)
 	if msg == "" {
-		m.warnSizeLimits(p.pod)
+		m.warnSizeLimits(p.Pod)
 		return true
 	}
-	p.rejected = msg
-	p.status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: ReasonUnsupportedPodSpec, Message: msg}
-	m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonUnsupportedPodSpec, "Admit", "%s", msg)
-	m.log.Info("Pod rejected", "pod", klog.KObj(p.pod), "reason", ReasonUnsupportedPodSpec, "message", msg)
+	m.reject(p, ReasonUnsupportedPodSpec, msg)
 	return false
 }
 
 // unsupported says what of the pod cannot be honoured, or "".
 func (m *Manager) unsupported(pod *corev1.Pod) string {
-	if isStatic(pod) {
+	if sources.IsStatic(pod) {
 		// PreventStaticPodAPIReferences, as the kubelet's config source refuses such a manifest.
 		if res := apiObjectReference(pod); res != "" {
 			return fmt.Sprintf("static pods may not reference %s", res)
@@ -60,7 +104,7 @@ func (m *Manager) unsupported(pod *corev1.Pod) string {
 	if pod.Spec.Resources != nil && (len(pod.Spec.Resources.Requests) > 0 || len(pod.Spec.Resources.Limits) > 0) {
 		return "spec.resources: pod-level resources are not supported by this orchlet"
 	}
-	return m.unsupportedVolume(pod)
+	return m.volumes.Unsupported(pod)
 }
 
 // apiObjectReference is podutil.HasAPIObjectReference: the first kind of API object the pod
@@ -168,7 +212,7 @@ func (m *Manager) warnSizeLimits(pod *corev1.Pod) {
 	}
 	for i, v := range pod.Spec.Volumes {
 		if ed := v.EmptyDir; ed != nil && ed.Medium == corev1.StorageMediumDefault && ed.SizeLimit != nil {
-			m.rec.Eventf(podRef(pod), corev1.EventTypeWarning, ReasonSizeLimitNotEnforced, "Admit",
+			m.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonSizeLimitNotEnforced, "Admit",
 				"spec.volumes[%d].emptyDir.sizeLimit: volume %q may hold more than %s: this orchlet does not evict pods over it", i, v.Name, ed.SizeLimit.String())
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/qos"
 )
 
 // On cgroup v1 the pod cgroups are made in each mounted subsystem with runc's fs manager's
@@ -24,7 +25,7 @@ func TestPodCgroupOnHostV1(t *testing.T) {
 		c.CgroupsPerQOS, c.CgroupRoot, c.CgroupDriver = true, "/", "cgroupfs"
 		c.CPUCFSQuota, c.CPUCFSQuotaPeriod.Duration, c.PodPidsLimit = true, 100*time.Millisecond, 256
 	})
-	h := newHarness(t, nil, cfg, func(o *Options) { o.Node = Node{Cgroups: CgroupV1{Root: root}, MemoryCapacity: 1 << 30} })
+	h := newHarness(t, nil, cfg, func(o *Options) { o.Node = Node{Cgroups: qos.CgroupV1{Root: root}, MemoryCapacity: 1 << 30} })
 	guaranteed := newPod("g", withResources(ctr("a", "i"), rl("cpu", "500m", "memory", "256Mi"), rl("cpu", "500m", "memory", "256Mi")))
 	besteffort := newPod("e", ctr("a", "i"))
 	h.add(guaranteed, besteffort)

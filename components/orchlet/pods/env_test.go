@@ -10,35 +10,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// The cases of Kubernetes' third_party/forked/golang/expansion tests.
-func TestExpand(t *testing.T) {
-	vars := map[string]string{"VAR_A": "A", "VAR_B": "B", "VAR_C": "C", "VAR_REF": "$(VAR_A)", "VAR_EMPTY": ""}
-	for _, c := range []struct{ in, want string }{
-		{"$(VAR_A)", "A"},
-		{"___$(VAR_B)___", "___B___"},
-		{"$(VAR_A)-$(VAR_A)", "A-A"},
-		{"f000-$$VAR_A", "f000-$VAR_A"},
-		{"foo\\$(VAR_C)bar", "foo\\Cbar"},
-		{"foo\\\\$(VAR_C)bar", "foo\\\\Cbar"},
-		{"$$$$$$(BIG_MONEY)", "$$$(BIG_MONEY)"},
-		{"$$$$$$$(VAR_A)", "$$$A"},
-		{"$(VAR_DNE)", "$(VAR_DNE)"},
-		{"$(VAR_EMPTY)", ""},
-		{"$(VAR_REF)", "$(VAR_A)"},
-		{"$(VAR_A", "$(VAR_A"},
-		{"$VAR_A", "$VAR_A"},
-		{"$", "$"},
-		{"$$", "$"},
-		{"$()", "$()"},
-		{"$(VAR_A)$", "A$"},
-		{"\u00e9$(VAR_A)", "\u00e9A"},
-	} {
-		if got := expand(c.in, mappingFor(vars)); got != c.want {
-			t.Errorf("expand(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 // From the kubelet's makeEnvironmentVariables (kubelet_pods.go) with podFieldSelectorRuntimeValue,
 // fieldpath.ExtractFieldPathAsString and containerResourceRuntimeValue, and
 // ExpandContainerCommandAndArgs for the command line.
@@ -117,16 +88,5 @@ func TestEnvOnTheWire(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"--name=web"}, ctrs[0].Config.Args); d != "" {
 		t.Errorf("args (-want +got):\n%s", d)
-	}
-}
-
-func TestUnsupportedFieldPath(t *testing.T) {
-	m := &Manager{}
-	p := &podState{pod: newPod("p")}
-	if _, err := m.podFieldValue(p, &corev1.ObjectFieldSelector{FieldPath: "spec.hostname"}); err == nil || err.Error() != "unsupported fieldPath: spec.hostname" {
-		t.Errorf("err = %v", err)
-	}
-	if got := formatMap(map[string]string{"b": "2", "a": `x"y`}); got != "a=\"x\\\"y\"\nb=\"2\"" {
-		t.Errorf("formatMap = %q", got)
 	}
 }

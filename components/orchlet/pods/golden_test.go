@@ -122,7 +122,7 @@ func TestGoldenRequests(t *testing.T) {
 			if len(got) != 1+len(allContainers(pod)) {
 				t.Fatalf("requests for %d containers, want %d", len(got)-1, len(allContainers(pod)))
 			}
-			rendered := renderGolden(t, got, map[string]string{h.m.node.RootDir: "$ROOT", host: "$HOST", p.podIP: "$POD_IP"})
+			rendered := renderGolden(t, got, map[string]string{h.m.node.RootDir: "$ROOT", host: "$HOST", h.pod(pod.Name).Status.PodIP: "$POD_IP"})
 			file := filepath.Join("testdata", name+".golden.json")
 			if *update {
 				if err := os.WriteFile(file, rendered, 0o644); err != nil {

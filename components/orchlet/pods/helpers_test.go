@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	cri "k8s.io/cri-api/pkg/apis"
+
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
@@ -74,6 +76,8 @@ type harness struct {
 	ctx  context.Context
 	mock *clock.Mock
 	rt   *fakecri.Runtime
+	rs   cri.RuntimeService      // the agent's client of rt
+	is   cri.ImageManagerService // and of its images
 	m    *Manager
 	rec  *fakeRecorder
 }
@@ -120,7 +124,7 @@ func newHarness(t *testing.T, script *fakecri.Script, cfg *v1beta1.OrchletConfig
 		t.Fatal(err)
 	}
 	rt.ResetCalls() // the client's connection check is not the agent's doing
-	return &harness{t: t, ctx: ctx, mock: mock, rt: rt, m: m, rec: rec}
+	return &harness{t: t, ctx: ctx, mock: mock, rt: rt, rs: rs, is: is, m: m, rec: rec}
 }
 
 // step runs one Step as a simulator must: in a goroutine, moving the clock while the Step is
@@ -186,14 +190,19 @@ func (h *harness) moveParked(next, deadline time.Time) {
 }
 
 // parked reports whether Step's current call is in the runtime, waiting for a later time or its
-// deadline, and returns the deadline. Equal call Gens read before and after looking at the
-// runtime make sure the runtime's one call in flight is this call.
+// deadline, and returns the deadline. No call starting or ending while the runtime is looked at
+// makes sure the runtime's one call in flight is this call.
 func (h *harness) parked() (time.Time, bool) {
-	before := h.m.Calls()
-	if !before.InStep || before.InFlight != 1 || h.rt.InFlight() != 1 || !h.rt.Idle() || h.rt.InFlight() != 1 {
+	c := h.m.Calls()
+	if !c.InStep || c.InFlight != 1 || h.rt.InFlight() != 1 || !h.rt.Idle() || h.rt.InFlight() != 1 {
 		return time.Time{}, false
 	}
-	return before.StepDeadline, h.m.Calls().Gen == before.Gen
+	select {
+	case <-c.Changed:
+		return time.Time{}, false
+	default:
+		return c.StepDeadline, true
+	}
 }
 
 // caughtUp waits until the runtime has finished every call the Manager is no longer making: a
@@ -298,3 +307,12 @@ func ctr(name, image string) corev1.Container {
 }
 
 func dur(d time.Duration) fakecri.Duration { return fakecri.Duration(d) }
+
+// sandboxConfig and containerConfig are the configs the pod workers' sync sends for a pod.
+func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+	return m.syncer.SandboxConfig(pod, attempt)
+}
+
+func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Container, imageRef string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
+	return m.syncer.ContainerConfig(ctx, p.PodState, c, imageRef, attempt)
+}

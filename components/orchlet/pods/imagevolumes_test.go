@@ -8,6 +8,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/images"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/fakecri"
 )
 
@@ -37,10 +39,10 @@ func TestImageVolumeMountedFromItsImage(t *testing.T) {
 	if len(ctrs) != 1 {
 		t.Fatalf("%d containers created; events %q", len(ctrs), h.rec.lines())
 	}
-	var images []*runtimeapi.Mount
+	var mounts []*runtimeapi.Mount
 	for _, m := range ctrs[0].Config.Mounts {
 		if m.Image != nil {
-			images = append(images, m)
+			mounts = append(mounts, m)
 		}
 	}
 	pulled := h.calls("PullImage", "registry.example/models:1")
@@ -53,14 +55,14 @@ func TestImageVolumeMountedFromItsImage(t *testing.T) {
 		{ContainerPath: "/models", Image: &runtimeapi.ImageSpec{Image: ref, UserSpecifiedImage: "registry.example/models:1"}, Readonly: true, Propagation: priv},
 		{ContainerPath: "/weights", Image: &runtimeapi.ImageSpec{Image: ref, UserSpecifiedImage: "registry.example/models:1"}, ImageSubPath: "v2/weights", Readonly: true, Propagation: priv},
 	}
-	if len(images) != len(want) {
-		t.Fatalf("image mounts %v, want %v", images, want)
+	if len(mounts) != len(want) {
+		t.Fatalf("image mounts %v, want %v", mounts, want)
 	}
 	for i := range want {
-		diffProto(t, "mount "+want[i].ContainerPath, want[i], images[i])
+		diffProto(t, "mount "+want[i].ContainerPath, want[i], mounts[i])
 	}
 	var onPod bool
-	for _, e := range h.rec.reasons(ReasonPulling) {
+	for _, e := range h.rec.reasons(images.ReasonPulling) {
 		onPod = onPod || (e.object == "default/web" && e.note == `Pulling image "registry.example/models:1"`)
 	}
 	if !onPod {
@@ -88,14 +90,14 @@ func TestImageVolumePullFailureHoldsItsContainer(t *testing.T) {
 		return ""
 	}
 	var failed bool
-	for _, e := range h.rec.reasons(ReasonFailed) {
-		failed = failed || (e.object == "default/web" && e.note == "Error: "+waitErrImagePull)
+	for _, e := range h.rec.reasons(podsync.ReasonFailed) {
+		failed = failed || (e.object == "default/web" && e.note == "Error: "+images.WaitErrImagePull)
 	}
 	if !failed {
 		t.Fatalf("no ErrImagePull event about the pod; events %q", h.rec.lines())
 	}
-	if got := waiting(); got != waitImageBackOff {
-		t.Fatalf("app waits with %q after its volume's pull failed, want %s", got, waitImageBackOff)
+	if got := waiting(); got != images.WaitImageBackOff {
+		t.Fatalf("app waits with %q after its volume's pull failed, want %s", got, images.WaitImageBackOff)
 	}
 	if created := sent[*runtimeapi.CreateContainerRequest](h, "CreateContainer"); len(created) != 1 || created[0].Config.Metadata.Name != "side" {
 		t.Fatalf("containers created %v, want only side", created)

@@ -1,7 +1,6 @@
 package pods
 
 import (
-	"k8s.io/utils/ptr"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,18 +12,20 @@ import (
 	"testing/fstest"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/fakecri"
 )
 
 // startedAt lists "name@seconds" for every Started event, in order.
 func (h *harness) startedAt() []string {
 	var out []string
-	for _, e := range h.rec.reasons(ReasonStarted) {
+	for _, e := range h.rec.reasons(podsync.ReasonStarted) {
 		name := e.note[strings.LastIndex(e.note, " ")+1:]
 		out = append(out, name+"@"+e.at.String())
 	}
@@ -170,7 +171,7 @@ func TestSidecars(t *testing.T) {
 	h.remove(pod)
 	h.runUntil(50 * time.Second)
 	var order []string
-	for _, e := range h.rec.reasons(ReasonKilling) {
+	for _, e := range h.rec.reasons(podsync.ReasonKilling) {
 		order = append(order, e.note)
 	}
 	if want := []string{"Stopping container app", "Stopping container logger", "Stopping container proxy"}; !slices.Equal(order, want) {
@@ -226,7 +227,7 @@ func TestActiveDeadline(t *testing.T) {
 	if c := h.calls("StopContainer", ""); len(c) != 1 || c[0].Start.Sub(t0) != 30*time.Second {
 		t.Errorf("StopContainer calls %v", starts(c))
 	}
-	if len(h.rec.reasons(ReasonDeadlineExceeded)) != 1 {
+	if len(h.rec.reasons(podsync.ReasonDeadlineExceeded)) != 1 {
 		t.Error("no DeadlineExceeded event")
 	}
 }
@@ -272,7 +273,7 @@ func TestPostStartHook(t *testing.T) {
 			h.runUntil(5 * time.Second)
 			cs := h.pod("p").Status.ContainerStatuses[0]
 			if !tc.fails {
-				if len(h.rec.reasons(ReasonFailedPostStartHook)) != 0 || len(h.calls("StopContainer", "")) != 0 {
+				if len(h.rec.reasons(podsync.ReasonFailedPostStartHook)) != 0 || len(h.calls("StopContainer", "")) != 0 {
 					t.Errorf("a passing hook killed the container: %v", h.rec.lines())
 				}
 				want := []string{"app@0s", "next@0s"}
@@ -285,11 +286,11 @@ func TestPostStartHook(t *testing.T) {
 				return
 			}
 			// the first restart is at once, as after any exit; the next waits for the back-off
-			e := h.rec.reasons(ReasonFailedPostStartHook)
+			e := h.rec.reasons(podsync.ReasonFailedPostStartHook)
 			if len(e) != 2 || e[0].note != "PostStartHook failed" {
 				t.Errorf("events %v", h.rec.lines())
 			}
-			if k := h.rec.reasons(ReasonKilling); len(k) != len(e) || k[0].note != "FailedPostStartHook" || len(h.calls("StopContainer", "")) != len(e) {
+			if k := h.rec.reasons(podsync.ReasonKilling); len(k) != len(e) || k[0].note != "FailedPostStartHook" || len(h.calls("StopContainer", "")) != len(e) {
 				t.Errorf("Killing events %v", k)
 			}
 			if cs.State.Waiting == nil || (cs.State.Waiting.Reason != "PostStartHookError" && cs.State.Waiting.Reason != "CrashLoopBackOff") {
@@ -380,39 +381,5 @@ func TestTerminationMessageFromLogs(t *testing.T) {
 				t.Errorf("last state %+v, want message %q", last, tc.want)
 			}
 		})
-	}
-}
-
-// The termination message file is found among the container's mounts by its path in the
-// container and read from the node; an empty one falls back to the log under
-// FallbackToLogsOnError with a failure; a missing one says nothing.
-func TestTerminationMessageFile(t *testing.T) {
-	fsys := fstest.MapFS{
-		"pods/u/msg":   {Data: []byte("disk full")},
-		"pods/u/empty": {Data: nil},
-		"logs/0.log":   {Data: []byte("2025-01-01T00:00:01Z stderr F last words\n")},
-	}
-	m := &Manager{fs: fsys}
-	for _, tc := range []struct {
-		host   string
-		policy corev1.TerminationMessagePolicy
-		path   string
-		want   string
-	}{
-		{"/pods/u/msg", corev1.TerminationMessageReadFile, "", "disk full"},
-		{"/pods/u/msg", corev1.TerminationMessageFallbackToLogsOnError, "", "disk full"},
-		{"/pods/u/empty", corev1.TerminationMessageFallbackToLogsOnError, "", "last words\n"},
-		{"/pods/u/empty", corev1.TerminationMessageReadFile, "", ""},
-		{"/pods/u/missing", corev1.TerminationMessageReadFile, "", ""},
-		{"/pods/u/msg", corev1.TerminationMessageReadFile, "/tmp/other", ""},
-	} {
-		c := &corev1.Container{Name: "app", TerminationMessagePolicy: tc.policy, TerminationMessagePath: tc.path}
-		st := &runtimeapi.ContainerStatus{
-			State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 1, LogPath: "/logs/0.log",
-			Mounts: []*runtimeapi.Mount{{ContainerPath: "/dev/termination-log", HostPath: tc.host}},
-		}
-		if got := m.terminationMessage(c, st); got != tc.want {
-			t.Errorf("%s %s %s: %q, want %q", tc.host, tc.policy, tc.path, got, tc.want)
-		}
 	}
 }

@@ -5,25 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cri "k8s.io/cri-api/pkg/apis"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/calls"
+	"orch.io/orch/components/orchlet/pods/dns"
+	"orch.io/orch/components/orchlet/pods/images"
+	"orch.io/orch/components/orchlet/pods/podsync"
+	"orch.io/orch/components/orchlet/pods/prober"
+	"orch.io/orch/components/orchlet/pods/qos"
+	"orch.io/orch/components/orchlet/pods/relist"
+	"orch.io/orch/components/orchlet/pods/security"
+	"orch.io/orch/components/orchlet/pods/status"
+	"orch.io/orch/components/orchlet/pods/volumes"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -38,14 +44,6 @@ const DefaultPodLogsDir = "/var/log/pods"
 type Recorder interface {
 	Eventf(regarding *corev1.ObjectReference, eventType, reason, action, noteFormat string, args ...any)
 }
-
-// HTTPDoer sends httpGet probes; *http.Client is one.
-type HTTPDoer interface {
-	Do(req *http.Request) (*http.Response, error)
-}
-
-// Dialer opens tcpSocket probe connections; (*net.Dialer).DialContext is one.
-type Dialer func(ctx context.Context, network, address string) (net.Conn, error)
 
 // Options are what a Manager needs from the agent.
 type Options struct {
@@ -63,8 +61,8 @@ type Options struct {
 	PodLogsDir string
 	// HTTP and Dial run httpGet, tcpSocket and grpc probes and httpGet hooks; a simulator injects
 	// fakes. Without HTTP, a client as Kubernetes' prober's: no keep-alives, TLS unverified.
-	HTTP HTTPDoer
-	Dial Dialer
+	HTTP prober.HTTPDoer
+	Dial prober.Dialer
 	// Version is the agent's major.minor, sent as the User-Agent orch-probe/<Version> of httpGet
 	// and grpc probes (Kubernetes' kube-probe/<major>.<minor>).
 	Version string
@@ -88,7 +86,7 @@ type Options struct {
 	// Logger defaults to klog's.
 	Logger klog.Logger
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
-	CPUs CPUAssigner
+	CPUs podsync.CPUAssigner
 	// Workers is how many pods Step syncs at once, each pod's work still one item at a time in
 	// order, as the kubelet's pod workers; 0 or 1 does every item in one deterministic order (a
 	// simulator's).
@@ -108,91 +106,64 @@ func readNodeFile(fsys fs.FS, name string) ([]byte, error) {
 	return fs.ReadFile(fsys, strings.TrimPrefix(filepath.ToSlash(name), "/"))
 }
 
-// Manager keeps the desired pods and makes the runtime match them.
+// Manager is the pod workers: it keeps the desired pods, admits them, and has each pod's work
+// (syncs, probes) done in order through one queue, the relist and the resync among it, publishing
+// the pods' statuses as they change.
 type Manager struct {
-	clk       clock.Clock
-	rt        cri.RuntimeService
-	img       cri.ImageManagerService
-	rec       Recorder
-	log       klog.Logger
-	http      HTTPDoer
-	dial      Dialer
-	userAgent string
-	fs        fs.FS // the node's files: termination messages and logs
-	// readyToStart is the PodReadyToStartContainersCondition gate: pods show that condition.
-	readyToStart bool
-	// imageVolumes is the ImageVolume gate: pods may mount images as volumes.
-	imageVolumes bool
-	timeout      time.Duration
-	syncFreq     time.Duration
-	relist       time.Duration
-	capacity     int
-	logsDir      string
-	cpus         CPUAssigner
-	dns          []string
-	domain       string
-	// resolvConf is --resolv-conf and hostDNS what it held at start: the base of pods' DNS.
-	resolvConf string
-	hostDNS    *runtimeapi.DNSConfig
-	sysctls    *sysctlAllowlist
-	res        resourceSettings
-	node       Node
-	cores      int                           // the node's CPUs, the downward API's CPU limit when a container sets none
-	tempRoot   bool                          // RootDir was made by New for a simulated node, and goes when Run ends
-	tmpfs      map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
-	limiter    *rate.Limiter                 // nil: pulls are not rate limited
+	clk      clock.Clock
+	rec      Recorder
+	log      klog.Logger
+	syncFreq time.Duration
+	relist   time.Duration
+	capacity int
+	sysctls  *security.SysctlAllowlist
+	node     Node
+	tempRoot bool // RootDir was made by New for a simulated node, and goes when Run ends
+	admit    AdmitFunc
+	objects  volumes.Objects // nil: no API server to read configmaps and secrets from
+	// sizeLimitsEnforced: no SizeLimitNotEnforced warning.
+	sizeLimitsEnforced bool
+
+	// The pod runtime's pieces: the sync, the runtime's relist, image pulls and volumes, the calls
+	// they make and the statuses published.
+	syncer    *podsync.Syncer
+	relister  *relist.Relister
+	images    *images.Puller
+	volumes   *volumes.Manager
+	calls     *calls.Tracker
+	published *status.Cache
 
 	inbox     handoff[sources.Update]
 	evictions handoff[evictRequest]
-	admit     AdmitFunc
-	objects   Objects       // nil: no API server to read configmaps and secrets from
-	tokens    *tokenManager // nil: no API server to ask for service account tokens
 	wake      chan struct{}
-
-	sizeLimitsEnforced bool // no SizeLimitNotEnforced warning
-
-	callMu       sync.Mutex
-	calls        Calls
-	stepCalls    int // Step's calls in progress, from its pod workers
-	callsChanged chan struct{}
-
-	pullDone handoff[pullResult] // background pulls that ended, for the next Step
-
-	statusMu  sync.Mutex
-	published []*corev1.Pod // shared, never modified: Pods hands out copies
-	stopping  map[types.UID]bool
-	evicting  map[types.UID]bool // asked to be evicted: no longer active
-	cleanedUp map[types.UID]bool // evicted, their containers and sandboxes stopped
-	version   uint64
-	changed   chan struct{} // closed and replaced at each publish
 
 	workers int // pods synced at once; 1: one item at a time
 	// busy holds the pods a worker is syncing, done hears of each one it finishes; only Step
 	// reads or changes busy.
 	busy map[types.UID]bool
 	done chan types.UID
-	// serialPull makes the workers' pulls one at a time (serializeImagePulls).
-	serialPull sync.Mutex
 	// shared guards what Step and its pod workers share: the queue, touched, pods (which only
-	// Step changes), pulled, pulling, tmpfs and runtimeName.
+	// Step changes).
 	shared sync.Mutex
 
-	step        sync.Mutex // one Step at a time; guards everything below
-	pods        map[types.UID]*podState
-	admitted    int
-	queue       map[itemKey]time.Time
-	runtimeName string                 // from Version, the prefix of container IDs in status; under shared
-	seen        map[string]seenObject  // by id, the runtime objects of the agent's pods at the last relist
-	relisted    map[string]seenObject  // the map the next relist fills, reused
-	lastList    []listed               // every object the last relist saw, in its order
-	touched     map[types.UID]bool     // pods whose spec or status changed since the last publish
-	parallel    bool                   // pulls run in the background (serializeImagePulls false)
-	pulling     map[pullKey]bool       // background pulls in progress
-	pulled      map[pullKey]pullResult // background pulls ended, for their pod's next sync
-	started     bool
-	// sourcesReady gates orphan teardown; orphansDeferred says a relist left orphans for later.
-	sourcesReady    func() bool
-	orphansDeferred bool
+	step     sync.Mutex // one Step at a time; guards everything below
+	pods     map[types.UID]*podState
+	admitted int
+	queue    map[itemKey]time.Time
+	touched  map[types.UID]bool // pods whose spec or status changed since the last publish
+	started  bool
+}
+
+// podState is what the pod workers hold of one pod: its state across syncs, the back-off after a
+// failed sync, and the copy of it Pods last published (nil once the pod was touched since).
+type podState struct {
+	*podsync.PodState
+	syncErr backoff.Backoff
+	snap    *corev1.Pod
+}
+
+func newPodState(pod *corev1.Pod, now time.Time) *podState {
+	return &podState{PodState: podsync.NewPodState(pod, now)}
 }
 
 // New checks o and returns a Manager whose first Step relists the runtime.
@@ -220,7 +191,7 @@ func New(o Options) (*Manager, error) {
 	if c.RuntimeRequestTimeout.Duration <= 0 || c.SyncFrequency.Duration <= 0 {
 		return nil, fmt.Errorf("pods: runtimeRequestTimeout %v and syncFrequency %v must be positive", c.RuntimeRequestTimeout.Duration, c.SyncFrequency.Duration)
 	}
-	sysctls, err := newSysctlAllowlist(c.AllowedUnsafeSysctls)
+	sysctls, err := security.NewSysctlAllowlist(c.AllowedUnsafeSysctls)
 	if err != nil {
 		return nil, err
 	}
@@ -228,51 +199,35 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pods: %w", err)
 	}
-	res, err := newResourceSettings(c, o.Node)
+	q, err := qos.New(c, qos.Host{CgroupV2: o.Node.CgroupV2, MemoryCapacity: o.Node.MemoryCapacity, HugePageSizes: o.Node.HugePageSizes, Cgroups: o.Node.Cgroups})
 	if err != nil {
 		return nil, err
 	}
 	m := &Manager{
-		clk: o.Clock, rt: o.Runtime, img: o.Images, rec: o.Recorder, log: o.Logger,
-		http: o.HTTP, dial: o.Dial, userAgent: "orch-probe/" + o.Version, fs: o.FS, sizeLimitsEnforced: o.SizeLimitsEnforced,
-		timeout:      c.RuntimeRequestTimeout.Duration,
-		syncFreq:     c.SyncFrequency.Duration,
-		relist:       DefaultRelistPeriod,
-		capacity:     Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
-		logsDir:      o.PodLogsDir,
-		sourcesReady: o.SourcesReady,
-		cpus:         o.CPUs,
-		admit:        o.Admit,
-		dns:          c.ClusterDNS,
-		domain:       c.ClusterDomain,
-		resolvConf:   c.ResolverConfig,
-		sysctls:      sysctls,
-		readyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
-		imageVolumes: gates.Enabled(featuregates.ImageVolume),
-		res:          res,
-		node:         o.Node,
-		cores:        o.Cores,
-		workers:      max(o.Workers, 1),
-		busy:         map[types.UID]bool{},
-		done:         make(chan types.UID, max(o.Workers, 1)),
-		tmpfs:        map[types.UID]map[string]bool{},
-		wake:         make(chan struct{}, 1),
-		pods:         map[types.UID]*podState{},
-		queue:        map[itemKey]time.Time{},
-		touched:      map[types.UID]bool{},
-		parallel:     !c.SerializeImagePulls,
-		pulling:      map[pullKey]bool{},
-		pulled:       map[pullKey]pullResult{},
-		callsChanged: make(chan struct{}),
-		changed:      make(chan struct{}),
-		seen:         map[string]seenObject{},
-		relisted:     map[string]seenObject{},
+		clk: o.Clock, rec: o.Recorder, log: o.Logger,
+		sizeLimitsEnforced: o.SizeLimitsEnforced,
+		syncFreq:           c.SyncFrequency.Duration,
+		relist:             DefaultRelistPeriod,
+		capacity:           Capacity(c.MaxPods, c.PodsPerCore, o.Cores),
+		admit:              o.Admit,
+		sysctls:            sysctls,
+		published:          status.NewCache(),
+		node:               o.Node,
+		workers:            max(o.Workers, 1),
+		busy:               map[types.UID]bool{},
+		done:               make(chan types.UID, max(o.Workers, 1)),
+		wake:               make(chan struct{}, 1),
+		pods:               map[types.UID]*podState{},
+		queue:              map[itemKey]time.Time{},
+		touched:            map[types.UID]bool{},
+		calls:              calls.New(o.Clock, c.RuntimeRequestTimeout.Duration),
 	}
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod
 	}
-	if m.logsDir == "" {
-		m.logsDir = DefaultPodLogsDir
+	logsDir := o.PodLogsDir
+	if logsDir == "" {
+		logsDir = DefaultPodLogsDir
 	}
 	if m.node.RootDir == "" {
 		// A simulated node keeps its pods' volumes and files in a directory of its own.
@@ -284,28 +239,36 @@ func New(o Options) (*Manager, error) {
 	if m.log.GetSink() == nil {
 		m.log = klog.Background()
 	}
-	if m.http == nil {
-		m.http = probeClient()
-	}
-	if m.dial == nil {
-		m.dial = (&net.Dialer{}).DialContext
-	}
-	if m.resolvConf != "" {
+	readFile := func(name string) ([]byte, error) { return readNodeFile(o.FS, name) }
+	var resolvData []byte
+	if c.ResolverConfig != "" {
 		// The kubelet fails each sandbox when the file cannot be read; a node without it still
 		// runs pods here, with the runtime's default resolver.
-		data, err := readNodeFile(o.FS, m.resolvConf)
-		if err != nil {
-			m.log.Error(err, "Cannot read the resolver configuration, pods get none of it", "resolvConf", m.resolvConf)
+		if resolvData, err = readFile(c.ResolverConfig); err != nil {
+			m.log.Error(err, "Cannot read the resolver configuration, pods get none of it", "resolvConf", c.ResolverConfig)
 		}
-		m.hostDNS = parseResolvConf(data)
 	}
-	if c.RegistryPullQPS > 0 {
-		burst := int(c.RegistryBurst)
-		if burst < 1 {
-			burst = 1
-		}
-		m.limiter = rate.NewLimiter(rate.Limit(c.RegistryPullQPS), burst)
-	}
+	m.volumes = volumes.New(volumes.Options{
+		Clock: o.Clock, Recorder: o.Recorder, Logger: m.log, ImageVolumes: gates.Enabled(featuregates.ImageVolume),
+		ClusterDomain: c.ClusterDomain, ReadFile: readFile,
+		Node: volumes.Node{Name: m.node.Name, HostIPs: m.node.HostIPs, Cores: o.Cores, MemoryCapacity: m.node.MemoryCapacity,
+			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths},
+	})
+	m.images = images.New(images.Options{Clock: o.Clock, Calls: m.calls, Images: o.Images, Recorder: o.Recorder, Logger: m.log,
+		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke})
+	m.relister = relist.New(o.Runtime, m.calls, m.log, o.SourcesReady)
+	m.syncer = podsync.New(podsync.Options{
+		Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, Logger: m.log,
+		Queue: workQueue{m}, LivePods: m.livePods, Images: m.images, Volumes: m.volumes, QoS: q, CPUs: o.CPUs, LogsDir: logsDir,
+		Prober:   prober.New(prober.Options{Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, HTTP: o.HTTP, Dial: o.Dial, Version: o.Version}),
+		DNS:      dns.New(o.Recorder, c.ClusterDNS, c.ClusterDomain, c.ResolverConfig, resolvData),
+		Security: security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths},
+		Status: status.Generator{
+			ReadyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
+			ReadFile:     readFile,
+			ContainerID:  m.relister.ContainerID,
+		},
+	})
 	return m, nil
 }
 
@@ -378,7 +341,7 @@ func (m *Manager) NextDeadline() (time.Time, bool) {
 
 // Idle is true when no update waits to be applied and nothing in the queue is due now.
 func (m *Manager) Idle() bool {
-	if m.inbox.len() > 0 || m.pullDone.len() > 0 || m.evictions.len() > 0 {
+	if m.inbox.len() > 0 || m.images.Ended() || m.evictions.len() > 0 {
 		return false
 	}
 	m.step.Lock()
@@ -397,65 +360,9 @@ func (m *Manager) Idle() bool {
 	return true
 }
 
-// Calls is what a simulator reads to know whether every CRI call of the Manager is parked in the
-// runtime: Step's call, and image pulls running in the background.
-type Calls struct {
-	// InFlight counts the calls in progress.
-	InFlight int
-	// Gen changes whenever a call starts or ends (a background pull ends once its result is
-	// recorded for the next Step), so equal Gens read before and after looking at the runtime
-	// mean the runtime's calls are these.
-	Gen uint64
-	// InStep is true while Step is inside a call; StepDeadline is when that call is cancelled on
-	// the clock (zero: it has none, as a pull).
-	InStep       bool
-	StepDeadline time.Time
-}
-
-// Calls reports the Manager's calls in progress.
-func (m *Manager) Calls() Calls {
-	m.callMu.Lock()
-	defer m.callMu.Unlock()
-	return m.calls
-}
-
-// CallsChanged returns a channel closed when a call next starts or ends.
-func (m *Manager) CallsChanged() <-chan struct{} {
-	m.callMu.Lock()
-	defer m.callMu.Unlock()
-	return m.callsChanged
-}
-
-// callStarted and callEnded keep Calls; step says the call is Step's own.
-func (m *Manager) callStarted(step bool, deadline time.Time) {
-	m.callMu.Lock()
-	defer m.callMu.Unlock()
-	m.calls.InFlight++
-	if step {
-		m.stepCalls++
-		m.calls.InStep, m.calls.StepDeadline = true, deadline
-	}
-	m.callsChangedLocked()
-}
-
-func (m *Manager) callEnded(step bool) {
-	m.callMu.Lock()
-	defer m.callMu.Unlock()
-	m.calls.InFlight--
-	if step {
-		m.stepCalls--
-		if m.stepCalls == 0 {
-			m.calls.InStep, m.calls.StepDeadline = false, time.Time{}
-		}
-	}
-	m.callsChangedLocked()
-}
-
-func (m *Manager) callsChangedLocked() {
-	m.calls.Gen++
-	close(m.callsChanged)
-	m.callsChanged = make(chan struct{})
-}
+// Calls reports the Manager's calls in progress: Step's, and image pulls running in the
+// background.
+func (m *Manager) Calls() calls.State { return m.calls.State() }
 
 // Run steps until ctx ends, sleeping on the clock until the next deadline or an Update.
 func (m *Manager) Run(ctx context.Context) error {
@@ -485,229 +392,32 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // Pods is every pod the agent knows with its latest status, ordered by namespace and name.
-func (m *Manager) Pods() []corev1.Pod {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	out := make([]corev1.Pod, len(m.published))
-	for i, p := range m.published {
-		p.DeepCopyInto(&out[i])
-	}
-	return out
-}
+func (m *Manager) Pods() []corev1.Pod { return m.published.Pods() }
 
 // PodsVersion changes whenever what Pods returns may have changed, so a reader polling after every
 // Step (the simulator, a relist a second) copies and compares only when it has to.
-func (m *Manager) PodsVersion() uint64 {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	return m.version
-}
+func (m *Manager) PodsVersion() uint64 { return m.published.Version() }
 
 // Changed returns a channel closed when what Pods returns next changes.
-func (m *Manager) Changed() <-chan struct{} {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	return m.changed
-}
+func (m *Manager) Changed() <-chan struct{} { return m.published.Changed() }
 
 // Stopped tells whether the pod uid has no containers or sandbox of the agent's left: it was
 // never admitted, or its removal finished tearing it down.
-func (m *Manager) Stopped(uid types.UID) bool {
-	m.statusMu.Lock()
-	defer m.statusMu.Unlock()
-	if m.stopping[uid] {
-		return false
-	}
-	for _, p := range m.published {
-		if p.UID == uid {
-			return false
-		}
-	}
-	return true
+func (m *Manager) Stopped(uid types.UID) bool { return m.published.Stopped(uid) }
+
+// SetObjects gives the workers the API's configmaps and secrets; call it before Run. Without it,
+// pods that read them are refused by name.
+func (m *Manager) SetObjects(o volumes.Objects) {
+	m.objects = o
+	m.volumes.SetObjects(o)
+	m.images.SetSecrets(o)
 }
 
-// publishTouched copies again only the pods touched since the last publish: an item that only
-// relisted and found nothing new publishes nothing.
-func (m *Manager) publishTouched() {
-	m.shared.Lock()
-	fresh := false
-	for uid := range m.touched {
-		if m.busy[uid] {
-			continue // a worker is changing its status: published once it is done
-		}
-		if p := m.pods[uid]; p != nil {
-			p.snap = nil
-		}
-		delete(m.touched, uid)
-		fresh = true
-	}
-	m.shared.Unlock()
-	if !fresh {
-		return
-	}
-	out := make([]*corev1.Pod, 0, len(m.pods))
-	stopping := map[types.UID]bool{}
-	for uid, p := range m.pods {
-		if p.removed {
-			stopping[uid] = true
-			continue
-		}
-		if p.snap == nil && m.busy[uid] {
-			continue // never published yet, and its worker is changing it
-		}
-		if p.snap == nil {
-			p.snap = p.pod.DeepCopy()
-			p.status.DeepCopyInto(&p.snap.Status)
-		}
-		out = append(out, p.snap)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
-	m.statusMu.Lock()
-	m.published, m.stopping = out, stopping
-	for uid := range m.evicting {
-		// Published Failed (or gone): the pod is no longer active by its status.
-		if p := m.pods[uid]; p == nil || p.evicted != nil {
-			delete(m.evicting, uid)
-		}
-	}
-	for uid := range m.cleanedUp {
-		if m.pods[uid] == nil {
-			delete(m.cleanedUp, uid) // gone: CleanedUp says so without it
-		}
-	}
-	m.version++
-	close(m.changed)
-	m.changed = make(chan struct{})
-	m.statusMu.Unlock()
+// SetTokens gives the workers the API's TokenRequest; call it before Run. Without it, pods with
+// serviceAccountToken projections are refused by name.
+func (m *Manager) SetTokens(t volumes.Tokens) { m.volumes.SetTokens(t) }
+
+// VolumeDir is where the pod's volume lives on the node, for the volume stats calculator.
+func (m *Manager) VolumeDir(pod *corev1.Pod, v *corev1.Volume) string {
+	return m.volumes.VolumeDir(pod, v)
 }
-
-// applyUpdates admits new pods in the order the sources sent them: a pod beyond the capacity is
-// rejected for good, as Kubernetes' kubelet rejects it, and later removals do not admit it.
-func (m *Manager) applyUpdates() {
-	us := m.inbox.take()
-	now := m.clk.Now()
-	for i, u := range us {
-		if m.busy[u.Pod.UID] {
-			// As the kubelet's pod workers, an update waits for the pod's sync in progress;
-			// those after it wait too, so that they apply in order.
-			m.inbox.putBack(us[i:]...)
-			return
-		}
-		m.touch(u.Pod.UID)
-		p := m.pods[u.Pod.UID]
-		switch u.Op {
-		case sources.OpRemove:
-			if p == nil || p.removed {
-				continue
-			}
-			if p.rejected != "" {
-				m.shared.Lock()
-				delete(m.pods, u.Pod.UID)
-				m.shared.Unlock()
-				continue
-			}
-			if p.evicted == nil {
-				m.admitted--
-			}
-			p.removed = true
-			// A deletion through the API may shorten the grace period the spec gives.
-			p.pod.DeletionGracePeriodSeconds = u.Pod.DeletionGracePeriodSeconds
-			m.enqueue(p.syncKey(), now)
-		default:
-			if p != nil && !p.removed {
-				p.pod = u.Pod.DeepCopy()
-				if p.evicted != nil {
-					continue // an evicted pod stays Failed whatever its spec becomes
-				}
-				m.podUpdated(p)
-				m.enqueue(p.syncKey(), now)
-				continue
-			}
-			if phase := u.Pod.Status.Phase; phase == corev1.PodFailed || phase == corev1.PodSucceeded {
-				// The API shows it finished (this agent evicted or completed it before a restart):
-				// it is not run again, as the kubelet's pod workers take such a pod as terminated.
-				// What is left of it in the runtime is the garbage collectors'.
-				m.log.V(2).Info("Pod is terminal in the API; not starting it", "pod", klog.KObj(u.Pod), "phase", phase)
-				continue
-			}
-			p = newPodState(u.Pod.DeepCopy(), now)
-			m.shared.Lock()
-			m.pods[u.Pod.UID] = p
-			m.shared.Unlock()
-			if !m.admitEviction(p) || !m.admitSysctls(p) || !m.admitSpec(p) {
-				continue
-			}
-			if m.admitted >= m.capacity {
-				p.reject(fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", m.admitted, m.capacity))
-				m.rec.Eventf(podRef(p.pod), corev1.EventTypeWarning, ReasonOutOfPods, "Admit", "%s", p.rejected)
-				m.log.Info("Pod rejected", "pod", klog.KObj(p.pod), "reason", ReasonOutOfPods, "message", p.rejected)
-				continue
-			}
-			m.admitted++
-			m.enqueue(p.syncKey(), now)
-		}
-	}
-}
-
-func (m *Manager) do(ctx context.Context, k itemKey) {
-	now := m.clk.Now()
-	switch k.kind {
-	case kindRelist:
-		m.relistRuntime(ctx)
-		m.enqueue(itemKey{kind: kindRelist}, now.Add(m.relist))
-	case kindResync:
-		for _, p := range m.pods {
-			if p.rejected == "" && p.evicted == nil {
-				m.enqueue(p.syncKey(), now)
-			}
-		}
-		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
-	case kindSync:
-		p := m.pod(k.uid)
-		if p == nil {
-			return
-		}
-		m.sync(ctx, p)
-	case kindProbe:
-		p := m.pod(k.uid)
-		if p == nil || p.removed {
-			return
-		}
-		m.probe(ctx, p, k.container, k.probe)
-	}
-}
-
-// request runs fn with the runtime request timeout as a deadline on the clock.
-func (m *Manager) request(ctx context.Context, fn func(ctx context.Context) error) error {
-	return m.callWithin(ctx, m.timeout, fn)
-}
-
-// callWithin runs fn bounded by d on the clock (d <= 0: unbounded). The CRI client sees a context
-// without the deadline, only its cancellation: gRPC would read a fake clock's deadline as a
-// wall-clock time.
-func (m *Manager) callWithin(ctx context.Context, d time.Duration, fn func(ctx context.Context) error) error {
-	var deadline time.Time
-	if d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = m.clk.WithTimeout(ctx, d)
-		defer cancel()
-		deadline, _ = ctx.Deadline()
-	}
-	m.callStarted(true, deadline)
-	defer m.callEnded(true)
-	err := fn(withoutDeadline{ctx})
-	if err != nil && ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("%w after %v: %v", context.DeadlineExceeded, d, err)
-	}
-	return err
-}
-
-// withoutDeadline hides its parent's deadline and keeps its cancellation.
-type withoutDeadline struct{ context.Context }
-
-func (withoutDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }

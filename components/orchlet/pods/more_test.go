@@ -17,6 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/images"
+	"orch.io/orch/components/orchlet/pods/podsync"
+	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/fakecri"
 )
 
@@ -78,7 +81,7 @@ func TestLivenessProbeFailureRestarts(t *testing.T) {
 			h.add(newPod("p", c))
 			h.runUntil(45 * time.Second)
 
-			unhealthy := h.rec.reasons(ReasonUnhealthy)
+			unhealthy := h.rec.reasons(prober.ReasonUnhealthy)
 			var at []time.Duration
 			for _, e := range unhealthy {
 				at = append(at, e.at)
@@ -89,7 +92,7 @@ func TestLivenessProbeFailureRestarts(t *testing.T) {
 			if tc.name == "exec" && (len(unhealthy) == 0 || unhealthy[0].note != "Liveness probe failed: unwell") {
 				t.Errorf("Unhealthy events = %+v, want the note Kubernetes writes: the command's output", unhealthy)
 			}
-			killing := h.rec.reasons(ReasonKilling)
+			killing := h.rec.reasons(podsync.ReasonKilling)
 			if len(killing) != 1 || killing[0].at != 40*time.Second || !strings.Contains(killing[0].note, "failed liveness probe") {
 				t.Errorf("Killing events = %+v", killing)
 			}
@@ -200,7 +203,7 @@ func TestSerializeImagePulls(t *testing.T) {
 			t.Errorf("pull %s ran %v code %s", p.Request, p.End.Sub(p.Start), p.Code)
 		}
 	}
-	pulled := h.rec.reasons(ReasonPulled)
+	pulled := h.rec.reasons(images.ReasonPulled)
 	if len(pulled) != 2 || !strings.Contains(pulled[0].note, "in 30s") {
 		t.Errorf("Pulled events = %+v", pulled)
 	}
@@ -272,7 +275,7 @@ func TestImagePullBackOff(t *testing.T) {
 		t.Errorf("phase = %s, want Running", h.pod("p").Status.Phase)
 	}
 	var errPull int
-	for _, e := range h.rec.reasons(ReasonFailed) {
+	for _, e := range h.rec.reasons(podsync.ReasonFailed) {
 		if e.note == "Error: ErrImagePull" {
 			errPull++
 		}
@@ -328,7 +331,7 @@ func TestNewRefusesMissingParts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, &fakecri.Script{}, config(nil), nil)
-			o := Options{Clock: h.mock, Runtime: h.m.rt, Images: h.m.img, Recorder: h.rec, Config: config(nil)}
+			o := Options{Clock: h.mock, Runtime: h.rs, Images: h.is, Recorder: h.rec, Config: config(nil)}
 			tc.mod(&o)
 			if _, err := New(o); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New = %v, want an error naming %s", err, tc.want)

@@ -13,6 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"orch.io/orch/components/orchlet/pods/podsync"
+	"orch.io/orch/components/orchlet/pods/volumes"
 )
 
 // fakeObjects is the API's configmaps and secrets, by namespace/name.
@@ -63,27 +66,27 @@ func TestObjectVolumes(t *testing.T) {
 		want    map[string]string // path: content|mode
 		failure string
 	}{
-		{"configMap, every key", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg")}}, configMapPlugin,
+		{"configMap, every key", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg")}}, "orch.io~configmap",
 			map[string]string{"a": "1|644", "b": "2|644", "bin": "\x00\x01|644"}, ""},
 		{"configMap items and modes", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg"), DefaultMode: ptr.To[int32](0o600),
-			Items: []corev1.KeyToPath{{Key: "a", Path: "sub/x"}, {Key: "b", Path: "y", Mode: ptr.To[int32](0o400)}}}}, configMapPlugin,
+			Items: []corev1.KeyToPath{{Key: "a", Path: "sub/x"}, {Key: "b", Path: "y", Mode: ptr.To[int32](0o400)}}}}, "orch.io~configmap",
 			map[string]string{"sub/x": "1|600", "y": "2|400"}, ""},
-		{"configMap missing key", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg"), Items: []corev1.KeyToPath{{Key: "z", Path: "z"}}}}, configMapPlugin,
+		{"configMap missing key", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg"), Items: []corev1.KeyToPath{{Key: "z", Path: "z"}}}}, "orch.io~configmap",
 			nil, "configmap references non-existent config key: z"},
-		{"configMap missing optional key", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg"), Optional: ptr.To(true), Items: []corev1.KeyToPath{{Key: "z", Path: "z"}, {Key: "a", Path: "a"}}}}, configMapPlugin,
+		{"configMap missing optional key", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg"), Optional: ptr.To(true), Items: []corev1.KeyToPath{{Key: "z", Path: "z"}, {Key: "a", Path: "a"}}}}, "orch.io~configmap",
 			map[string]string{"a": "1|644"}, ""},
-		{"configMap missing", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("nope")}}, configMapPlugin, nil, `configmap "nope" not found`},
-		{"configMap missing optional", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("nope"), Optional: ptr.To(true)}}, configMapPlugin, map[string]string{}, ""},
-		{"secret", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sec", Items: []corev1.KeyToPath{{Key: "pass", Path: "p"}}}}, secretPlugin,
+		{"configMap missing", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("nope")}}, "orch.io~configmap", nil, `configmap "nope" not found`},
+		{"configMap missing optional", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("nope"), Optional: ptr.To(true)}}, "orch.io~configmap", map[string]string{}, ""},
+		{"secret", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sec", Items: []corev1.KeyToPath{{Key: "pass", Path: "p"}}}}, "orch.io~secret",
 			map[string]string{"p": "p|644"}, ""},
-		{"secret missing key", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sec", Items: []corev1.KeyToPath{{Key: "z", Path: "z"}}}}, secretPlugin,
+		{"secret missing key", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sec", Items: []corev1.KeyToPath{{Key: "z", Path: "z"}}}}, "orch.io~secret",
 			nil, "references non-existent secret key: z"},
-		{"secret missing", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "nope"}}, secretPlugin, nil, `secret "nope" not found`},
+		{"secret missing", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "nope"}}, "orch.io~secret", nil, `secret "nope" not found`},
 		{"projected", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: ref("cfg"), Items: []corev1.KeyToPath{{Key: "a", Path: "cm-a"}}}},
 			{Secret: &corev1.SecretProjection{LocalObjectReference: ref("sec"), Items: []corev1.KeyToPath{{Key: "user", Path: "user", Mode: ptr.To[int32](0o400)}}}},
 			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
-		}}}, projectedPlugin, map[string]string{"cm-a": "1|644", "user": "u|400", "name": "p|644"}, ""},
+		}}}, "orch.io~projected", map[string]string{"cm-a": "1|644", "user": "u|400", "name": "p|644"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := objectsHarness(t)
@@ -92,7 +95,7 @@ func TestObjectVolumes(t *testing.T) {
 			h.add(pod)
 			h.runUntil(time.Second)
 			if tc.failure != "" {
-				evs := h.rec.reasons(ReasonFailedMount)
+				evs := h.rec.reasons(volumes.ReasonFailedMount)
 				want := `MountVolume.SetUp failed for volume "v" : ` + tc.failure
 				if len(evs) == 0 || evs[0].note != want || len(h.calls("RunPodSandbox", "")) != 0 {
 					t.Fatalf("events %v, want %q and no sandbox", h.rec.lines(), want)
@@ -154,7 +157,7 @@ func TestObjectVolumeFollowsChanges(t *testing.T) {
 	pod.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("cfg")}}}}
 	h.add(pod)
 	h.runUntil(time.Second)
-	file := filepath.Join(h.m.node.RootDir, "pods", "uid-p", "volumes", configMapPlugin, "v", "a")
+	file := filepath.Join(h.m.node.RootDir, "pods", "uid-p", "volumes", "orch.io~configmap", "v", "a")
 	if data, err := os.ReadFile(file); err != nil || string(data) != "1" {
 		t.Fatalf("%q %v", data, err)
 	}
@@ -200,7 +203,7 @@ func TestObjectEnv(t *testing.T) {
 	if env != want {
 		t.Errorf("env %q, want %q", env, want)
 	}
-	evs := h.rec.reasons(ReasonInvalidEnvironmentVariableNames)
+	evs := h.rec.reasons(podsync.ReasonInvalidEnvironmentVariableNames)
 	if wantNote := "Keys [1bad] from the EnvFrom secret default/sec were skipped since they are considered invalid environment variable names."; len(evs) != 1 || evs[0].note != wantNote {
 		t.Errorf("events %v, want %q", h.rec.lines(), wantNote)
 	}
@@ -268,7 +271,7 @@ func TestSecretVolumeOnTmpfs(t *testing.T) {
 	}
 	h.add(pod)
 	h.runUntil(time.Second)
-	dir := filepath.Join(h.m.node.RootDir, "pods", "uid-p", "volumes", secretPlugin, "s")
+	dir := filepath.Join(h.m.node.RootDir, "pods", "uid-p", "volumes", "orch.io~secret", "s")
 	tmpfs.mu.Lock()
 	size, mounted := tmpfs.mounted[dir]
 	log := strings.Join(tmpfs.log, ",")

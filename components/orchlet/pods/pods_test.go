@@ -12,6 +12,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/images"
+	"orch.io/orch/components/orchlet/pods/labels"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/fakecri"
 )
 
@@ -63,13 +67,13 @@ func TestPodComesUp(t *testing.T) {
 			if len(sbs) != 1 {
 				t.Fatalf("sandboxes = %d, want 1", len(sbs))
 			}
-			for k, v := range map[string]string{LabelPodName: "web", LabelPodNamespace: "default", LabelPodUID: "uid-web", "app": "web"} {
+			for k, v := range map[string]string{labels.PodName: "web", labels.PodNamespace: "default", labels.PodUID: "uid-web", "app": "web"} {
 				if sbs[0].Labels[k] != v {
 					t.Errorf("sandbox label %s = %q, want %q", k, sbs[0].Labels[k], v)
 				}
 			}
 			ctrs := h.containers()
-			if len(ctrs) != 1 || ctrs[0].Labels[LabelContainerName] != "web" || ctrs[0].Labels[LabelPodUID] != "uid-web" {
+			if len(ctrs) != 1 || ctrs[0].Labels[labels.ContainerName] != "web" || ctrs[0].Labels[labels.PodUID] != "uid-web" {
 				t.Fatalf("containers = %v", ctrs)
 			}
 			pod := h.pod("web")
@@ -79,7 +83,7 @@ func TestPodComesUp(t *testing.T) {
 			if !strings.HasPrefix(pod.Status.ContainerStatuses[0].ContainerID, "fakecri://") {
 				t.Errorf("containerID = %q", pod.Status.ContainerStatuses[0].ContainerID)
 			}
-			for _, r := range []string{ReasonCreated, ReasonStarted} {
+			for _, r := range []string{podsync.ReasonCreated, podsync.ReasonStarted} {
 				if len(h.rec.reasons(r)) != 1 {
 					t.Errorf("%s events = %v", r, h.rec.reasons(r))
 				}
@@ -134,7 +138,7 @@ func TestNeverPullWithoutTheImage(t *testing.T) {
 	if w == nil || w.Reason != "ErrImageNeverPull" {
 		t.Errorf("waiting = %+v", w)
 	}
-	if len(h.rec.reasons(ReasonNeverPull)) == 0 {
+	if len(h.rec.reasons(images.ReasonNeverPull)) == 0 {
 		t.Error("no ErrImageNeverPull event")
 	}
 }
@@ -173,7 +177,7 @@ func TestCrashLoopBackOff(t *testing.T) {
 	if cs.RestartCount != int32(len(got)) || cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 1 {
 		t.Errorf("restartCount %d (want %d), last state %+v", cs.RestartCount, len(got), cs.LastTerminationState)
 	}
-	if len(h.rec.reasons(ReasonBackOff)) == 0 {
+	if len(h.rec.reasons(podsync.ReasonBackOff)) == 0 {
 		t.Error("no BackOff event")
 	}
 }
@@ -273,8 +277,8 @@ func TestRemovedPodTornDownForeignLeftAlone(t *testing.T) {
 	if len(h.m.Pods()) != 0 {
 		t.Errorf("pods = %v, want none", h.m.Pods())
 	}
-	if len(h.rec.reasons(ReasonKilling)) != 1 {
-		t.Errorf("Killing events = %v", h.rec.reasons(ReasonKilling))
+	if len(h.rec.reasons(podsync.ReasonKilling)) != 1 {
+		t.Errorf("Killing events = %v", h.rec.reasons(podsync.ReasonKilling))
 	}
 }
 
@@ -330,10 +334,10 @@ func TestRuntimeRequestTimeout(t *testing.T) {
 	if creates[0].End.Sub(creates[0].Start) != 2*time.Minute || creates[0].Code != "DeadlineExceeded" {
 		t.Errorf("first CreateContainer %v to %v code %s, want cancelled after 2m0s", creates[0].Start, creates[0].End, creates[0].Code)
 	}
-	if creates[1].Start.Sub(creates[0].End) != InitialBackoff || creates[1].Code != "OK" {
-		t.Errorf("retry at %v code %s, want %v after the timeout", creates[1].Start.Sub(creates[0].End), creates[1].Code, InitialBackoff)
+	if creates[1].Start.Sub(creates[0].End) != backoff.Initial || creates[1].Code != "OK" {
+		t.Errorf("retry at %v code %s, want %v after the timeout", creates[1].Start.Sub(creates[0].End), creates[1].Code, backoff.Initial)
 	}
-	failed := h.rec.reasons(ReasonFailed)
+	failed := h.rec.reasons(podsync.ReasonFailed)
 	if len(failed) != 1 || failed[0].at != 2*time.Minute || !strings.Contains(failed[0].note, "deadline exceeded") {
 		t.Errorf("Failed events = %+v", failed)
 	}
@@ -412,5 +416,37 @@ func TestStatusWhileSandboxFails(t *testing.T) {
 	}
 	if len(h.calls("RunPodSandbox", "")) < 2 {
 		t.Error("sandbox creation not retried")
+	}
+}
+
+// An update of a running pod's container image (the API lets a pod's images change) restarts the
+// container with the new image, whatever the restart policy, as the kubelet's computePodActions
+// kills a container whose definition changed: a Killing event saying so, the old instance
+// stopped within the pod's grace period, a new attempt created from the new image, and the status
+// showing it running.
+func TestImageChangeRestartsContainer(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27", "nginx:1.28"}}}, config(nil), nil)
+	pod := newPod("web", ctr("web", "nginx:1.27"))
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	h.add(pod)
+	h.runUntil(time.Second)
+	changed := pod.DeepCopy()
+	changed.Spec.Containers[0].Image = "nginx:1.28"
+	h.add(changed)
+	h.runUntil(10 * time.Second)
+	kills := h.rec.reasons(podsync.ReasonKilling)
+	if len(kills) != 1 || kills[0].note != "Container web definition changed, will be restarted" {
+		t.Errorf("Killing events %v", kills)
+	}
+	if n := len(h.calls("StopContainer", "")); n != 1 {
+		t.Errorf("%d StopContainer calls, want 1", n)
+	}
+	creates := sent[*runtimeapi.CreateContainerRequest](h, "CreateContainer")
+	if len(creates) != 2 || creates[1].Config.Metadata.Attempt != 1 || creates[1].Config.Image.UserSpecifiedImage != "nginx:1.28" {
+		t.Fatalf("CreateContainer requests %v", creates)
+	}
+	st := h.pod("web").Status
+	if cs := st.ContainerStatuses[0]; cs.Image != "nginx:1.28" || cs.State.Running == nil || cs.RestartCount != 1 || st.Phase != corev1.PodRunning {
+		t.Errorf("status %+v", st)
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/components/orchlet/pods/images"
 )
 
 // The sandbox's port mappings as generatePodSandboxConfig makes them with
@@ -45,7 +47,7 @@ func TestPortMappings(t *testing.T) {
 		diffProto(t, "port mapping", want[i], got[i])
 	}
 	// Pull secrets this agent cannot read: the kubelet's warning, and the pod still runs.
-	evs := h.rec.reasons(ReasonFailedToRetrieveImagePullSecret)
+	evs := h.rec.reasons(images.ReasonFailedToRetrieveImagePullSecret)
 	if len(evs) != 1 || evs[0].note != "Unable to retrieve some image pull secrets (regcred, other); attempting to pull the image may not succeed." {
 		t.Errorf("events %+v", evs)
 	}

@@ -20,6 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"orch.io/orch/components/orchlet/pods/podsync"
+	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/fakecri"
 )
 
@@ -67,7 +69,7 @@ func TestReadinessFlapping(t *testing.T) {
 	if n := len(h.calls("StartContainer", "")); n != 1 {
 		t.Errorf("readiness restarted the container: %d starts", n)
 	}
-	if e := h.rec.reasons(ReasonUnhealthy); len(e) != 4 || e[0].note != "Readiness probe failed: not yet" {
+	if e := h.rec.reasons(prober.ReasonUnhealthy); len(e) != 4 || e[0].note != "Readiness probe failed: not yet" {
 		t.Errorf("Unhealthy events = %v", h.rec.lines())
 	}
 }
@@ -117,7 +119,7 @@ func TestStartupProbe(t *testing.T) {
 		if len(stops) != 1 || stops[0].Start.Sub(t0) != 5*time.Second {
 			t.Fatalf("StopContainer calls = %v", h.calls("StopContainer", ""))
 		}
-		if e := h.rec.reasons(ReasonKilling); len(e) != 1 || e[0].note != "Container app failed startup probe, will be restarted" {
+		if e := h.rec.reasons(podsync.ReasonKilling); len(e) != 1 || e[0].note != "Container app failed startup probe, will be restarted" {
 			t.Errorf("Killing events = %v", e)
 		}
 		if n := len(h.calls("StartContainer", "")); n != 2 {
@@ -183,7 +185,7 @@ func TestHTTPGetProbe(t *testing.T) {
 				t.Errorf("request headers %v, host %q", r.Header, r.Host)
 			}
 			if !tc.ok {
-				if e := h.rec.reasons(ReasonUnhealthy); len(e) == 0 || e[0].note != "Readiness probe failed: HTTP probe failed with statuscode: 404" {
+				if e := h.rec.reasons(prober.ReasonUnhealthy); len(e) == 0 || e[0].note != "Readiness probe failed: HTTP probe failed with statuscode: 404" {
 					t.Errorf("events %v", h.rec.lines())
 				}
 			}
@@ -233,7 +235,7 @@ func TestGRPCProbe(t *testing.T) {
 				t.Errorf("dialed %v", dialed)
 			}
 			if !ok {
-				if e := h.rec.reasons(ReasonUnhealthy); len(e) == 0 || e[0].note != `Readiness probe failed: service unhealthy (responded with "NOT_SERVING")` {
+				if e := h.rec.reasons(prober.ReasonUnhealthy); len(e) == 0 || e[0].note != `Readiness probe failed: service unhealthy (responded with "NOT_SERVING")` {
 					t.Errorf("events %v", h.rec.lines())
 				}
 			}
@@ -255,7 +257,7 @@ func TestExecProbeTimeoutAndReadinessGates(t *testing.T) {
 	pod.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/lb"}}
 	h.add(pod)
 	h.runUntil(3 * time.Second)
-	if e := h.rec.reasons(ReasonUnhealthy); len(e) != 1 || e[0].note != `Readiness probe failed: command "slow" timed out` || e[0].at != 2*time.Second {
+	if e := h.rec.reasons(prober.ReasonUnhealthy); len(e) != 1 || e[0].note != `Readiness probe failed: command "slow" timed out` || e[0].at != 2*time.Second {
 		t.Errorf("events %v", h.rec.lines())
 	}
 	st := h.pod("p").Status

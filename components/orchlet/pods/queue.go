@@ -5,6 +5,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"orch.io/orch/components/orchlet/pods/prober"
 )
 
 type kind int
@@ -24,7 +28,7 @@ type itemKey struct {
 	name      string
 	uid       types.UID
 	container string
-	probe     probeType // for kindProbe: which of the container's probes
+	probe     prober.Type // for kindProbe: which of the container's probes
 }
 
 // enqueue makes k due at t, or earlier if it is already queued for an earlier time.
@@ -69,12 +73,30 @@ func (m *Manager) popDueWhere(now time.Time, ok func(itemKey) bool) (itemKey, bo
 	return best, found
 }
 
-// containerID is the ID a status shows for the runtime's container id: <runtime>://<id>.
-func (m *Manager) containerID(id string) string {
-	m.shared.Lock()
-	defer m.shared.Unlock()
-	return m.runtimeName + "://" + id
+// syncKey is the item of the pod's sync.
+func syncKey(pod *corev1.Pod) itemKey {
+	return itemKey{kind: kindSync, namespace: pod.Namespace, name: pod.Name, uid: pod.UID}
 }
+
+// probeKey is the item of a probe of the pod's container.
+func probeKey(pod *corev1.Pod, container string, t prober.Type) itemKey {
+	return itemKey{kind: kindProbe, namespace: pod.Namespace, name: pod.Name, uid: pod.UID, container: container, probe: t}
+}
+
+// workQueue is the queue as a pod's sync sees it.
+type workQueue struct{ m *Manager }
+
+func (q workQueue) Sync(pod *corev1.Pod, t time.Time) { q.m.enqueue(syncKey(pod), t) }
+
+func (q workQueue) Probe(pod *corev1.Pod, container string, probe prober.Type, t time.Time) {
+	q.m.enqueue(probeKey(pod, container, probe), t)
+}
+
+func (q workQueue) Unprobe(pod *corev1.Pod, container string, probe prober.Type) {
+	q.m.dequeue(probeKey(pod, container, probe))
+}
+
+func (q workQueue) Touch(uid types.UID) { q.m.touch(uid) }
 
 // dequeue drops k from the queue.
 func (m *Manager) dequeue(k itemKey) {

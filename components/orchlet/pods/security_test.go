@@ -1,7 +1,6 @@
 package pods
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/fakecri"
 )
 
@@ -34,8 +34,12 @@ func baseSC(uid int64) *runtimeapi.LinuxContainerSecurityContext {
 		RunAsUser:        &runtimeapi.Int64Value{Value: uid},
 		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
 		NamespaceOptions: nodeNS(),
-		MaskedPaths:      slices.Clone(defaultMaskedPaths),
-		ReadonlyPaths:    slices.Clone(defaultReadonlyPaths),
+		MaskedPaths: []string{
+			"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+			"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+			"/sys/devices/virtual/powercap",
+		},
+		ReadonlyPaths: []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"},
 	}
 }
 
@@ -131,7 +135,7 @@ func TestContainerSecurityContext(t *testing.T) {
 				return sc
 			}},
 		{name: "AppArmor annotation before the pod field", image: "app",
-			annot: map[string]string{appArmorAnnotationPrefix + "c": "localhost/k8s-nginx"},
+			annot: map[string]string{"container.apparmor.security.beta.orch.io/c": "localhost/k8s-nginx"},
 			podSC: &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault}},
 			want: func() *runtimeapi.LinuxContainerSecurityContext {
 				sc := baseSC(1000)
@@ -207,12 +211,12 @@ func TestRunAsNonRoot(t *testing.T) {
 				t.Fatalf("created despite runAsNonRoot")
 			}
 			// The reason the container waits, which the next status the sync publishes carries.
-			w := h.m.pods["uid-p"].ctr("c").waiting
+			w := h.pod("p").Status.ContainerStatuses[0].State.Waiting
 			if w == nil || w.Reason != "CreateContainerConfigError" || w.Message != c.want {
 				t.Errorf("waiting %+v, want CreateContainerConfigError %q", w, c.want)
 			}
 			found := false
-			for _, e := range h.rec.reasons(ReasonFailed) {
+			for _, e := range h.rec.reasons(podsync.ReasonFailed) {
 				found = found || (e.kind == corev1.EventTypeWarning && strings.Contains(e.note, "Error: "+c.want))
 			}
 			if !found {

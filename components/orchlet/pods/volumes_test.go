@@ -1,7 +1,6 @@
 package pods
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
+	"orch.io/orch/components/orchlet/pods/volumes"
 	"orch.io/orch/components/orchlet/sources"
 )
 
@@ -86,61 +86,6 @@ func TestRefusedPods(t *testing.T) {
 	}
 }
 
-// The host_path plugin's checkTypeInternal, with its messages.
-func TestHostPathTypes(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "file")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "s.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	for _, c := range []struct {
-		path   string
-		typ    corev1.HostPathType
-		want   string
-		create string // "dir" or "file": what the check made
-	}{
-		{filepath.Join(dir, "new/dir"), corev1.HostPathDirectoryOrCreate, "", "dir"},
-		{dir, corev1.HostPathDirectory, "", ""},
-		{file, corev1.HostPathDirectory, "hostPath type check failed: " + file + " is not a directory", ""},
-		{filepath.Join(dir, "missing"), corev1.HostPathDirectory, "hostPath type check failed: " + filepath.Join(dir, "missing") + " is not a directory", ""},
-		{file, corev1.HostPathDirectoryOrCreate, "hostPath type check failed: " + file + " is not a directory", ""},
-		{filepath.Join(dir, "sub/new-file"), corev1.HostPathFileOrCreate, "", "file"},
-		{file, corev1.HostPathFile, "", ""},
-		{dir, corev1.HostPathFile, "hostPath type check failed: " + dir + " is not a file", ""},
-		{sock, corev1.HostPathSocket, "", ""},
-		{file, corev1.HostPathSocket, "hostPath type check failed: " + file + " is not a socket file", ""},
-		{"/dev/null", corev1.HostPathCharDev, "", ""},
-		{file, corev1.HostPathCharDev, "hostPath type check failed: " + file + " is not a character device", ""},
-		{"/dev/null", corev1.HostPathBlockDev, "hostPath type check failed: /dev/null is not a block device", ""},
-		{dir, corev1.HostPathUnset, "", ""},
-		{dir, "Other", "Other is an invalid volume type", ""},
-	} {
-		err := checkHostPathType(c.path, &c.typ)
-		if got := errText(err); got != c.want {
-			t.Errorf("%s %s: %q, want %q", c.typ, c.path, got, c.want)
-		}
-		if c.create != "" {
-			fi, err := os.Stat(c.path)
-			if err != nil || fi.IsDir() != (c.create == "dir") {
-				t.Errorf("%s %s: not created as a %s: %v", c.typ, c.path, c.create, err)
-			}
-		}
-	}
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 // A hostPath that fails its type check is the kubelet's FailedMount event, and the pod waits
 // with no sandbox until it passes.
 func TestFailedMount(t *testing.T) {
@@ -150,7 +95,7 @@ func TestFailedMount(t *testing.T) {
 	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: missing, Type: ptr.To(corev1.HostPathDirectory)}}}}
 	h.add(p)
 	h.runUntil(time.Second)
-	evs := h.rec.reasons(ReasonFailedMount)
+	evs := h.rec.reasons(volumes.ReasonFailedMount)
 	want := `MountVolume.SetUp failed for volume "data" : hostPath type check failed: ` + missing + ` is not a directory`
 	if len(evs) == 0 || evs[0].kind != corev1.EventTypeWarning || evs[0].note != want {
 		t.Fatalf("events %+v, want Warning %q", evs, want)
@@ -325,16 +270,6 @@ func TestVolumesOnTheWire(t *testing.T) {
 
 func slicesEqual(a, b []string) bool { return cmp.Equal(a, b) }
 
-// A bidirectional mount needs a privileged container (translateMountPropagation).
-func TestBidirectionalNeedsPrivileged(t *testing.T) {
-	if _, err := mountPropagation(ptr.To(corev1.MountPropagationBidirectional), false); err == nil {
-		t.Error("bidirectional accepted for an unprivileged container")
-	}
-	if p, err := mountPropagation(ptr.To(corev1.MountPropagationBidirectional), true); err != nil || p != runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL {
-		t.Errorf("%v %v", p, err)
-	}
-}
-
 // The pod's fsGroup owns its emptyDir and downward API volumes (SetVolumeOwnership): the group,
 // group read-write, setgid directories; a host path is left as the host has it.
 func TestFSGroupOwnership(t *testing.T) {
@@ -440,7 +375,7 @@ func TestSubPathStaysInVolume(t *testing.T) {
 		if n := len(h.calls("CreateContainer", "")); n != 0 {
 			t.Errorf("%s: container created", c.subPath)
 		}
-		w := h.m.pods["uid-p"].ctr("c").waiting
+		w := h.pod("p").Status.ContainerStatuses[0].State.Waiting
 		if w == nil || !strings.HasPrefix(w.Message, c.want) {
 			t.Errorf("%s: waiting %+v, want %q", c.subPath, w, c.want)
 		}

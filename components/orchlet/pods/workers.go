@@ -5,7 +5,13 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods/backoff"
 )
 
 // stepParallel is Step on a real node, as Kubernetes' pod workers: each pod's due items run in
@@ -123,4 +129,112 @@ func (m *Manager) popDueIdle(now time.Time) (itemKey, bool) {
 // popDueOf is popDue among the items of the pod uid.
 func (m *Manager) popDueOf(uid types.UID, now time.Time) (itemKey, bool) {
 	return m.popDueWhere(now, func(k itemKey) bool { return k.uid == uid })
+}
+
+func (m *Manager) do(ctx context.Context, k itemKey) {
+	now := m.clk.Now()
+	switch k.kind {
+	case kindRelist:
+		m.relistRuntime(ctx)
+		m.enqueue(itemKey{kind: kindRelist}, now.Add(m.relist))
+	case kindResync:
+		for _, p := range m.pods {
+			if p.Rejected == "" && p.Evicted == nil {
+				m.enqueue(syncKey(p.Pod), now)
+			}
+		}
+		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
+	case kindSync:
+		p := m.pod(k.uid)
+		if p == nil {
+			return
+		}
+		m.sync(ctx, p)
+	case kindProbe:
+		p := m.pod(k.uid)
+		if p == nil || p.Removed {
+			return
+		}
+		m.syncer.Probe(ctx, p.PodState, k.container, k.probe)
+	}
+}
+
+// ReasonFailedSync is the event of a pod whose sync failed, to be retried, as Kubernetes'.
+const ReasonFailedSync = "FailedSync"
+
+// sync makes the runtime match one pod, and retries with back-off when the runtime fails it.
+func (m *Manager) sync(ctx context.Context, p *podState) {
+	if p.Rejected != "" {
+		return
+	}
+	if until, wait := p.syncErr.WaitSince(p.syncErr.Last, m.clk.Now()); wait {
+		// A relist or resync does not cut short the back-off after a failed sync.
+		m.enqueue(syncKey(p.Pod), until)
+		return
+	}
+	err := m.syncer.Sync(ctx, p.PodState)
+	if err == nil && p.CleanedUp() {
+		m.published.CleanUp(p.Pod.UID)
+	}
+	now := m.clk.Now()
+	if err != nil {
+		p.syncErr.Next(now, now)
+		m.log.Error(err, "Syncing pod failed; will retry", "pod", klog.KObj(p.Pod), "retryIn", p.syncErr.Delay)
+		m.rec.Eventf(events.PodReference(p.Pod), corev1.EventTypeWarning, ReasonFailedSync, "Sync", "Error syncing pod, retrying in %v: %v", p.syncErr.Delay, err)
+		m.enqueue(syncKey(p.Pod), now.Add(p.syncErr.Delay))
+		return
+	}
+	p.syncErr = backoff.Backoff{}
+}
+
+// reap forgets the pod uid once its teardown finished. It runs after the pod's item, where no
+// worker holds the pod: only the loop that hands out the items changes the pods map.
+func (m *Manager) reap(uid types.UID) {
+	p := m.pods[uid]
+	if p == nil || !p.Gone {
+		return
+	}
+	m.shared.Lock()
+	delete(m.pods, uid)
+	m.touched[uid] = true // published as stopped
+	m.shared.Unlock()
+	m.images.Forget(uid)
+}
+
+// applyPulls hands the background pulls that ended to their pods' next syncs, queued now.
+func (m *Manager) applyPulls() {
+	now := m.clk.Now()
+	for _, uid := range m.images.Settle(func(uid types.UID) bool { p := m.pods[uid]; return p != nil && !p.Removed }) {
+		m.enqueue(syncKey(m.pods[uid].Pod), now)
+	}
+}
+
+// relistRuntime relists the runtime: orphans are torn down, and the pods whose objects changed are
+// synced, at once.
+func (m *Manager) relistRuntime(ctx context.Context) {
+	r := m.relister.Relist(ctx, func(uid types.UID) bool { return m.pods[uid] != nil })
+	now := m.clk.Now()
+	for _, o := range r.Orphans {
+		p := newPodState(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name, UID: o.UID}}, now)
+		p.Removed = true
+		m.shared.Lock()
+		m.pods[o.UID] = p
+		m.shared.Unlock()
+	}
+	for _, uid := range r.Changed {
+		m.enqueue(syncKey(m.pods[uid].Pod), now)
+	}
+}
+
+// livePods are the admitted pods not being removed, whose requests size the QoS cgroups.
+func (m *Manager) livePods() []*corev1.Pod {
+	m.shared.Lock()
+	defer m.shared.Unlock()
+	var out []*corev1.Pod
+	for _, p := range m.pods {
+		if p.Rejected == "" && !p.Removed {
+			out = append(out, p.Pod)
+		}
+	}
+	return out
 }

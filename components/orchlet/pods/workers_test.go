@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 )
 
@@ -84,7 +85,7 @@ func (g *gatedRuntime) CreateContainer(ctx context.Context, sandbox string, cfg 
 }
 
 func (g *gatedRuntime) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	if uid := f.GetLabelSelector()[LabelPodUID]; uid != "" {
+	if uid := f.GetLabelSelector()[labels.PodUID]; uid != "" {
 		g.enter(uid)
 		defer g.leave(uid)
 	}

@@ -24,6 +24,13 @@ const (
 	ConfigHashAnnotation = "orchlet.orch.io/config.hash"
 )
 
+// IsStatic says the pod came from a file or URL source, as kubelettypes.IsStaticPod reads the
+// config source annotation.
+func IsStatic(pod *corev1.Pod) bool {
+	src := pod.Annotations[ConfigSourceAnnotation]
+	return src != "" && src != "api"
+}
+
 // NodeName is the name the node goes by: the --hostname-override when non-empty, else the host's
 // name, trimmed and lowercased as Kubernetes does.
 func NodeName(override string, h host.Host) (string, error) {

@@ -1,0 +1,127 @@
+// Package calls bounds the pod workers' calls to the container runtime (and their probes' and
+// hooks' calls to containers) by deadlines on the injected clock, and counts them, so that a
+// simulator can tell when every one is parked in its runtime.
+//
+// The runtime's deadlines are on the injected clock, which gRPC would misread as wall-clock times,
+// so the deadline is kept out of the context handed to the CRI client and enforced by cancellation:
+// a request cut off at its deadline fails with context.DeadlineExceeded.
+//
+// A simulator steps the pod workers in a goroutine, since a call may wait on the clock (a pull that
+// takes 30s, a call the runtime holds until its deadline), and waits until Step has returned or
+// every call is parked in its runtime: the runtime's calls in flight number the State's InFlight
+// and the runtime has nothing to run, with no call started or ended meanwhile (the State's Changed
+// still open). It then moves the clock to the earlier of the runtime's next wakeup and the
+// deadline of Step's call, never past that deadline.
+package calls
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// State is the calls in progress.
+type State struct {
+	// InFlight counts the calls in progress: Step's, and those running in the background until
+	// their result is handed over.
+	InFlight int
+	// InStep is true while Step is inside a call; StepDeadline is when that call is cancelled on
+	// the clock (zero: it has none, as a pull).
+	InStep       bool
+	StepDeadline time.Time
+	// Changed is closed when a call next starts or ends.
+	Changed <-chan struct{}
+}
+
+// Tracker makes and counts the calls.
+type Tracker struct {
+	clk     clock.Clock
+	timeout time.Duration
+
+	mu        sync.Mutex
+	state     State
+	stepCalls int // Step's calls in progress, from its pod workers
+	changed   chan struct{}
+}
+
+// New is a tracker whose requests are bounded by timeout (--runtime-request-timeout) on clk.
+func New(clk clock.Clock, timeout time.Duration) *Tracker {
+	t := &Tracker{clk: clk, timeout: timeout, changed: make(chan struct{})}
+	t.state.Changed = t.changed
+	return t
+}
+
+// Timeout is the runtime request timeout.
+func (t *Tracker) Timeout() time.Duration { return t.timeout }
+
+// State reports the calls in progress.
+func (t *Tracker) State() State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state
+}
+
+// Request runs fn with the runtime request timeout as a deadline on the clock.
+func (t *Tracker) Request(ctx context.Context, fn func(ctx context.Context) error) error {
+	return t.Within(ctx, t.timeout, fn)
+}
+
+// Within runs fn as one of Step's calls, bounded by d on the clock (d <= 0: unbounded). fn sees a
+// context without the deadline, only its cancellation.
+func (t *Tracker) Within(ctx context.Context, d time.Duration, fn func(ctx context.Context) error) error {
+	var deadline time.Time
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = t.clk.WithTimeout(ctx, d)
+		defer cancel()
+		deadline, _ = ctx.Deadline()
+	}
+	t.count(true, 1, deadline)
+	defer t.count(true, -1, time.Time{})
+	err := fn(WithoutDeadline(ctx))
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("%w after %v: %v", context.DeadlineExceeded, d, err)
+	}
+	return err
+}
+
+// Go runs fn in a goroutine of its own, without a deadline (a background pull): a call that counts
+// until fn has handed its result over and returned; then runs after.
+func (t *Tracker) Go(ctx context.Context, fn func(ctx context.Context), after func()) {
+	t.count(false, 1, time.Time{})
+	go func() {
+		fn(WithoutDeadline(ctx))
+		t.count(false, -1, time.Time{})
+		after()
+	}()
+}
+
+// count adds delta (1 as a call starts, -1 as it ends) to the calls in progress, Step's own when
+// step (with deadline, as it starts), and closes Changed.
+func (t *Tracker) count(step bool, delta int, deadline time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.state.InFlight += delta
+	if step {
+		t.stepCalls += delta
+		if delta > 0 {
+			t.state.StepDeadline = deadline
+		} else if t.stepCalls == 0 {
+			t.state.StepDeadline = time.Time{}
+		}
+		t.state.InStep = t.stepCalls > 0
+	}
+	close(t.changed)
+	t.changed = make(chan struct{})
+	t.state.Changed = t.changed
+}
+
+// WithoutDeadline hides ctx's deadline and keeps its cancellation.
+func WithoutDeadline(ctx context.Context) context.Context { return withoutDeadline{ctx} }
+
+type withoutDeadline struct{ context.Context }
+
+func (withoutDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }

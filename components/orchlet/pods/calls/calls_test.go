@@ -1,0 +1,84 @@
+package calls
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// A call in Step is counted with its deadline on the clock while it runs, hidden from the call
+// itself, and cut off with DeadlineExceeded when the clock reaches it.
+func TestWithin(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(t0)
+	tr := New(mock, time.Minute)
+	changed := tr.State().Changed
+	entered := make(chan State)
+	errc := make(chan error)
+	go func() {
+		errc <- tr.Request(context.Background(), func(ctx context.Context) error {
+			if _, ok := ctx.Deadline(); ok {
+				t.Error("the call sees its deadline")
+			}
+			entered <- tr.State()
+			<-ctx.Done()
+			return ctx.Err()
+		})
+	}()
+	if s := <-entered; s.InFlight != 1 || !s.InStep || !s.StepDeadline.Equal(t0.Add(time.Minute)) || closed(s.Changed) {
+		t.Errorf("in the call: %+v, want one call in Step until %v", s, t0.Add(time.Minute))
+	}
+	if !closed(changed) {
+		t.Error("Changed not closed when the call started")
+	}
+	changed = tr.State().Changed
+	mock.Add(time.Minute)
+	if err := <-errc; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want DeadlineExceeded", err)
+	}
+	if s := tr.State(); s.InFlight != 0 || s.InStep || !s.StepDeadline.IsZero() || !closed(changed) {
+		t.Errorf("after the call: %+v, changed %t; want none and a change", s, closed(changed))
+	}
+	if err := tr.Within(context.Background(), 0, func(ctx context.Context) error {
+		if s := tr.State(); !s.InStep || !s.StepDeadline.IsZero() {
+			t.Errorf("an unbounded call: %+v", s)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+}
+
+// A call in the background counts, outside Step, until its result is handed over.
+func TestGo(t *testing.T) {
+	tr := New(clock.NewMock(), time.Minute)
+	release, handed, after := make(chan struct{}), make(chan State), make(chan State)
+	tr.Go(context.Background(), func(ctx context.Context) {
+		<-release
+		handed <- tr.State()
+	}, func() { after <- tr.State() })
+	if s := tr.State(); s.InFlight != 1 || s.InStep {
+		t.Errorf("while it runs: %+v, want one call outside Step", s)
+	}
+	close(release)
+	if s := <-handed; s.InFlight != 1 {
+		t.Errorf("handing over: %+v, want the call still counted", s)
+	}
+	if s := <-after; s.InFlight != 0 {
+		t.Errorf("after: %+v, want none", s)
+	}
+}

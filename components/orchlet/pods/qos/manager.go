@@ -1,0 +1,107 @@
+package qos
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"orch.io/orch/components/apis/orchlet/v1beta1"
+)
+
+// Host is what the Manager knows of the machine.
+type Host struct {
+	// CgroupV2 says the unified hierarchy is mounted, where the kubelet asks for memory.oom.group.
+	CgroupV2 bool
+	// MemoryCapacity is the machine's memory in bytes, for Burstable containers' OOM score.
+	MemoryCapacity int64
+	// HugePageSizes are the host's huge page sizes as Kubernetes names them ("2MB", "1GB").
+	HugePageSizes []string
+	// Cgroups makes and removes pod cgroups on a real host; nil leaves them to the runtime.
+	Cgroups PodCgroups
+}
+
+// Manager sizes the resources of pods and containers and makes their cgroups, from the cgroup and
+// resource options read once.
+type Manager struct {
+	perQOS, systemd bool
+	root            []string // the --cgroup-root's components
+	cfsQuota        bool
+	cfsPeriod       int64 // microseconds
+	pidsLimit       int64
+	cgroupV2        bool
+	memoryCapacity  int64
+	hugePageSizes   []string
+	host            PodCgroups
+}
+
+// New reads --cgroups-per-qos, --cgroup-driver, --cgroup-root, --cpu-cfs-quota,
+// --cpu-cfs-quota-period and --pod-max-pids as the kubelet does, refusing what it refuses.
+func New(c *v1beta1.OrchletConfiguration, h Host) (*Manager, error) {
+	m := &Manager{
+		perQOS: c.CgroupsPerQOS, cfsQuota: c.CPUCFSQuota, pidsLimit: c.PodPidsLimit,
+		cgroupV2: h.CgroupV2, memoryCapacity: h.MemoryCapacity, hugePageSizes: h.HugePageSizes,
+		cfsPeriod: quotaPeriod, host: h.Cgroups,
+	}
+	switch c.CgroupDriver {
+	case "", "cgroupfs":
+	case "systemd":
+		m.systemd = true
+	default:
+		return nil, fmt.Errorf("pods: --cgroup-driver (cgroupDriver) %q: must be cgroupfs or systemd", c.CgroupDriver)
+	}
+	if p := c.CPUCFSQuotaPeriod.Duration; p != 0 {
+		if p < time.Millisecond || p > time.Second {
+			return nil, fmt.Errorf("pods: --cpu-cfs-quota-period (cpuCFSQuotaPeriod) %v: must be between 1ms and 1s", p)
+		}
+		m.cfsPeriod = int64(p / time.Microsecond)
+	}
+	// The kubelet defaults the root to / when --cgroups-per-qos is on and none is given.
+	root := c.CgroupRoot
+	if root != "" && !strings.HasPrefix(root, "/") {
+		return nil, fmt.Errorf("pods: --cgroup-root (cgroupRoot) %q: must be an absolute path", root)
+	}
+	for _, p := range strings.Split(root, "/") {
+		if p != "" {
+			m.root = append(m.root, p)
+		}
+	}
+	if m.systemd && len(m.root) > 0 {
+		// ParseCgroupfsToCgroupName keeps a slice path's components whole, which ToSystemd then
+		// cannot expand into the slice the user meant.
+		return nil, fmt.Errorf("pods: --cgroup-root (cgroupRoot) %q: with --cgroup-driver=systemd only / is supported", root)
+	}
+	return m, nil
+}
+
+// PodCgroupParent is the sandbox's CgroupParent: the pod's cgroup, "" without --cgroups-per-qos.
+func (m *Manager) PodCgroupParent(pod *corev1.Pod) string {
+	return m.cgroupParent(m.podCgroupName(pod))
+}
+
+// EnsurePod makes the pod's cgroup on the host, after sizing the QoS cgroups for the pods live
+// (admitted, not being removed) with it, as the pod container manager's EnsureExists does. Without
+// --cgroups-per-qos or a host's cgroups, the runtime makes them and EnsurePod does nothing.
+func (m *Manager) EnsurePod(pod *corev1.Pod, live func() []*corev1.Pod) error {
+	name := m.podCgroupName(pod)
+	if name == nil || m.host == nil {
+		return nil
+	}
+	if err := m.updateQOSCgroups(live()); err != nil {
+		return err
+	}
+	return m.host.Ensure(m.cgroupParent(name), m.podCgroupConfig(pod))
+}
+
+// RemovePod deletes the pod's cgroup and sizes the QoS cgroups again for the pods live without it.
+func (m *Manager) RemovePod(pod *corev1.Pod, live func() []*corev1.Pod) error {
+	name := m.podCgroupName(pod)
+	if name == nil || m.host == nil {
+		return nil
+	}
+	if err := m.host.Remove(m.cgroupParent(name)); err != nil {
+		return fmt.Errorf("removing the pod cgroup: %w", err)
+	}
+	return m.updateQOSCgroups(live())
+}

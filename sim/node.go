@@ -93,7 +93,8 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if _, dup := w.Node(o.Name); dup {
 		return nil, fmt.Errorf("sim: node %q added twice", o.Name)
 	}
-	// A node given a Config keeps the command-line-only options and the gates at their defaults.
+	// A node given a Config keeps the command-line-only options at their defaults; its gates are
+	// the Config's.
 	var args []string
 	if o.Config == nil {
 		args = o.Args
@@ -111,6 +112,8 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 			return nil, err
 		}
 		cfg = opts.Config
+	} else if opts.Gates, err = featuregates.New(cfg.FeatureGates); err != nil {
+		return nil, fmt.Errorf("sim: node %s: featureGates: %w", o.Name, err)
 	}
 	separateDiskGC := opts.Gates.Enabled(featuregates.OrchletSeparateDiskGC)
 	if o.Cores == 0 {
@@ -141,7 +144,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		sourcesReady = func() bool { return n.api != nil && n.api.synced.Load() }
 	}
 	n.Agent, err = agent.New(cfg, agent.Deps{
-		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
+		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
 		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
 		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),

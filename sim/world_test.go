@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/fakecri"
 )
 
@@ -129,4 +130,24 @@ func firstDifference(a, b string) string {
 		}
 	}
 	return fmt.Sprintf("lengths %d and %d", len(al), len(bl))
+}
+
+// A node given a Config runs with that Config's feature gates, parsed once: a gate it names that
+// does not exist is refused when the node is added.
+func TestConfigFeatureGatesParsed(t *testing.T) {
+	w, err := New(Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := v1beta1.NewDefault()
+	cfg.FeatureGates = map[string]bool{"NoSuchGate": true}
+	_, err = w.AddNode(NodeOptions{Name: "node-a", Config: cfg})
+	if err == nil || !strings.Contains(err.Error(), "featureGates") || !strings.Contains(err.Error(), "NoSuchGate") {
+		t.Fatalf("AddNode = %v, want the unknown gate refused under featureGates", err)
+	}
+	cfg.FeatureGates = map[string]bool{"ImageVolume": true}
+	if _, err := w.AddNode(NodeOptions{Name: "node-b", Config: cfg}); err != nil {
+		t.Fatalf("AddNode with a known gate: %v", err)
+	}
 }

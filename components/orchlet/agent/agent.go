@@ -15,6 +15,7 @@ import (
 
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/containerlogs"
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
@@ -45,6 +46,8 @@ type Deps struct {
 	Dial prober.Dialer
 	// Version is the agent's major.minor, in the probes' User-Agent orch-probe/<Version>.
 	Version string
+	// Gates are the effective feature gates, parsed once from the configuration.
+	Gates *featuregates.Gates
 	// Cores is the node's CPU count, for --pods-per-core.
 	Cores int
 	// SourcesReady, when set, tells whether every pod source beyond the static ones (the API
@@ -105,8 +108,8 @@ type Agent struct {
 
 // New assembles the agent from its configuration.
 func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
-	if d.Clock == nil || d.Runtime == nil || d.Images == nil || d.Sink == nil || d.NodeName == "" {
-		return nil, errors.New("agent: Clock, Runtime, Images, Sink and NodeName are required")
+	if d.Clock == nil || d.Runtime == nil || d.Images == nil || d.Sink == nil || d.NodeName == "" || d.Gates == nil {
+		return nil, errors.New("agent: Clock, Runtime, Images, Sink, NodeName and Gates are required")
 	}
 	// Probes get the caller's client when given one, else the pod workers' own, which (as
 	// Kubernetes' prober) does not verify certificates: the manifest URL's client must.
@@ -143,7 +146,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 		return nil, err
 	}
 	a.Pods, err = pods.New(pods.Options{
-		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg,
+		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg, Gates: d.Gates,
 		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
 		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode, Admit: a.admit, Workers: d.PodWorkers,
 		SizeLimitsEnforced: d.Observer != nil && cfg.LocalStorageCapacityIsolation && cfg.VolumeStatsAggPeriod.Duration > 0,

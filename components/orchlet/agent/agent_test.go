@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
@@ -98,7 +99,7 @@ func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune .
 	log := &lockedBuffer{}
 	d := Deps{
 		Clock: mock, NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(log),
-		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background(),
+		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background(), Gates: gatesOf(t, cfg),
 	}
 	if deps != nil {
 		deps(&d)
@@ -388,7 +389,7 @@ func TestStaticCPUManagerNeedsATopology(t *testing.T) {
 	cfg := v1beta1.NewDefault()
 	cfg.CPUManagerPolicy = "static"
 	_, err := New(cfg, Deps{Clock: w.mock, NodeName: "node-a", Runtime: w.agent.runtime, Images: w.agent.images,
-		Sink: events.NewLogSink(w.log), RootDir: t.TempDir(), Logger: klog.Background()})
+		Sink: events.NewLogSink(w.log), RootDir: t.TempDir(), Logger: klog.Background(), Gates: gatesOf(t, cfg)})
 	if err == nil || !strings.Contains(err.Error(), "--cpu-manager-policy=static: the machine's CPU topology is unknown") {
 		t.Fatalf("err = %v, want the static policy refused without a topology", err)
 	}
@@ -486,4 +487,14 @@ func TestPreviousLogs(t *testing.T) {
 	if !strings.HasPrefix(logs.String(), "second 1\n") {
 		t.Fatalf("current logs %q", logs.String())
 	}
+}
+
+// gatesOf parses cfg's feature gates, as the agent's caller does once.
+func gatesOf(t testing.TB, cfg *v1beta1.OrchletConfiguration) *featuregates.Gates {
+	t.Helper()
+	g, err := featuregates.New(cfg.FeatureGates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -37,7 +37,7 @@ func TestRunOnce(t *testing.T) {
 	crash := strings.NewReplacer("name: web", "name: broken", "name: app", "name: crasher").Replace(webManifest)
 	fsys := fstest.MapFS{"m/web.yaml": {Data: []byte(webManifest)}, "m/broken.yaml": {Data: []byte(crash)}}
 	a, err := New(cfg, Deps{Clock: clock.New(), NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(&lockedBuffer{}),
-		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background()})
+		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background(), Gates: gatesOf(t, cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,7 +164,7 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	}
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer, Memcg: memcg, MemcgUnavailable: noMemcg,
-		Sink: sink, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
+		Sink: sink, Gates: o.Gates, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
 		RootDir: o.Flags.RootDir, CPUTopology: topology, PodWorkers: podWorkers,
 		Version: o.Version.Major + "." + o.Version.Minor,
 	})

@@ -17,6 +17,7 @@ import (
 	cri "k8s.io/cri-api/pkg/apis"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
@@ -115,6 +116,9 @@ func newHarness(t *testing.T, script *fakecri.Script, cfg *v1beta1.OrchletConfig
 	o := Options{Clock: mock, Runtime: rs, Images: is, Recorder: rec, Config: cfg, Cores: 2}
 	if mod != nil {
 		mod(&o)
+	}
+	if o.Gates == nil {
+		o.Gates = gatesOf(t, o.Config)
 	}
 	if o.Node.RootDir == "" {
 		o.Node.RootDir = t.TempDir()
@@ -315,4 +319,14 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 
 func (m *Manager) containerConfig(ctx context.Context, p *podState, c *corev1.Container, imageRef string, attempt uint32) (*runtimeapi.ContainerConfig, error) {
 	return m.syncer.ContainerConfig(ctx, p.PodState, c, imageRef, attempt)
+}
+
+// gatesOf parses cfg's feature gates, as the agent's caller does once.
+func gatesOf(t testing.TB, cfg *v1beta1.OrchletConfiguration) *featuregates.Gates {
+	t.Helper()
+	g, err := featuregates.New(cfg.FeatureGates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

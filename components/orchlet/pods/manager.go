@@ -55,6 +55,9 @@ type Options struct {
 	// runtimeRequestTimeout, syncFrequency, clusterDNS, clusterDomain, resolvConf and
 	// allowedUnsafeSysctls.
 	Config *v1beta1.OrchletConfiguration
+	// Gates are the effective feature gates, parsed once by the caller: ImageVolume and
+	// PodReadyToStartContainersCondition.
+	Gates *featuregates.Gates
 	// Cores is the node's CPU count, for podsPerCore.
 	Cores int
 	// PodLogsDir holds each pod's log directory; empty means DefaultPodLogsDir.
@@ -181,6 +184,9 @@ func New(o Options) (*Manager, error) {
 	if o.Config == nil {
 		errs = append(errs, errors.New("pods: a configuration is required"))
 	}
+	if o.Gates == nil {
+		errs = append(errs, errors.New("pods: the feature gates are required"))
+	}
 	if o.Workers < 0 {
 		errs = append(errs, fmt.Errorf("pods: Workers %d must not be negative", o.Workers))
 	}
@@ -194,10 +200,6 @@ func New(o Options) (*Manager, error) {
 	sysctls, err := security.NewSysctlAllowlist(c.AllowedUnsafeSysctls)
 	if err != nil {
 		return nil, err
-	}
-	gates, err := featuregates.New(c.FeatureGates)
-	if err != nil {
-		return nil, fmt.Errorf("pods: %w", err)
 	}
 	q, err := qos.New(c, qos.Host{CgroupV2: o.Node.CgroupV2, MemoryCapacity: o.Node.MemoryCapacity, HugePageSizes: o.Node.HugePageSizes, Cgroups: o.Node.Cgroups})
 	if err != nil {
@@ -249,7 +251,7 @@ func New(o Options) (*Manager, error) {
 		}
 	}
 	m.volumes = volumes.New(volumes.Options{
-		Clock: o.Clock, Recorder: o.Recorder, Logger: m.log, ImageVolumes: gates.Enabled(featuregates.ImageVolume),
+		Clock: o.Clock, Recorder: o.Recorder, Logger: m.log, ImageVolumes: o.Gates.Enabled(featuregates.ImageVolume),
 		ClusterDomain: c.ClusterDomain, ReadFile: readFile,
 		Node: volumes.Node{Name: m.node.Name, HostIPs: m.node.HostIPs, Cores: o.Cores, MemoryCapacity: m.node.MemoryCapacity,
 			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths},
@@ -264,7 +266,7 @@ func New(o Options) (*Manager, error) {
 		DNS:      dns.New(o.Recorder, c.ClusterDNS, c.ClusterDomain, c.ResolverConfig, resolvData),
 		Security: security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths},
 		Status: status.Generator{
-			ReadyToStart: gates.Enabled(featuregates.PodReadyToStartContainersCondition),
+			ReadyToStart: o.Gates.Enabled(featuregates.PodReadyToStartContainersCondition),
 			ReadFile:     readFile,
 			ContainerID:  m.relister.ContainerID,
 		},

@@ -324,6 +324,7 @@ func TestNewRefusesMissingParts(t *testing.T) {
 		{"no runtime", func(o *Options) { o.Runtime = nil }, "runtime"},
 		{"no recorder", func(o *Options) { o.Recorder = nil }, "recorder"},
 		{"no config", func(o *Options) { o.Config = nil }, "configuration"},
+		{"no feature gates", func(o *Options) { o.Gates = nil }, "feature gates"},
 		{"no timeout", func(o *Options) {
 			o.Config = config(func(c *v1beta1.OrchletConfiguration) { c.RuntimeRequestTimeout.Duration = 0 })
 		}, "runtimeRequestTimeout"},
@@ -331,7 +332,7 @@ func TestNewRefusesMissingParts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, &fakecri.Script{}, config(nil), nil)
-			o := Options{Clock: h.mock, Runtime: h.rs, Images: h.is, Recorder: h.rec, Config: config(nil)}
+			o := Options{Clock: h.mock, Runtime: h.rs, Images: h.is, Recorder: h.rec, Config: config(nil), Gates: gatesOf(t, config(nil))}
 			tc.mod(&o)
 			if _, err := New(o); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New = %v, want an error naming %s", err, tc.want)

@@ -24,7 +24,7 @@ func withSysctls(pod *corev1.Pod, names ...string) *corev1.Pod {
 func TestAllowedUnsafeSysctlsChecked(t *testing.T) {
 	h := newHarness(t, &fakecri.Script{}, config(nil), nil)
 	o := Options{Clock: h.mock, Runtime: h.rs, Images: h.is, Recorder: h.rec,
-		Config: config(func(c *v1beta1.OrchletConfiguration) { c.AllowedUnsafeSysctls = []string{"vm.*"} })}
+		Config: config(func(c *v1beta1.OrchletConfiguration) { c.AllowedUnsafeSysctls = []string{"vm.*"} }), Gates: gatesOf(t, config(nil))}
 	if _, err := New(o); err == nil || !strings.Contains(err.Error(), `"vm."`) {
 		t.Errorf("New with allowedUnsafeSysctls [vm.*]: %v, want an error", err)
 	}

@@ -17,15 +17,20 @@ test: lint
 	$(GO) test -race -count=1 $(PKGS)
 	cd third_party/forked/clock && $(GO) test -race -count=1 ./...
 
-## lint: gofmt, go vet, and no wall-clock calls in component code (it takes a clock.Clock); the
-## storage conformance suite and the orchlet's apptest are test code that wait on a real etcd or
-## process, so they may
+## lint: gofmt, go vet, staticcheck (at STATICCHECK_VERSION: values computed and never read, unused
+## code, deprecated calls...), and no wall-clock calls in component code (it takes a clock.Clock);
+## the storage conformance suite and the orchlet's apptest are test code that wait on a real etcd
+## or process, so they may
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK         ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 lint:
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e ./cmd/orchlet/
 	$(GO) vet -tags e2e,benchnode ./cmd/orchlet/
+	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags e2e,benchnode ./cmd/orchlet/
 	@if git grep -nE 'time\.(Now|Sleep|After|AfterFunc|Since|Until|NewTicker|NewTimer|Tick)\(' -- \
 		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*' ':!components/orchlet/app/apptest/*'; then \
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi

@@ -288,13 +288,6 @@ func ctxErr(err error) error {
 
 // ---- request summaries ----
 
-func short(id string) string {
-	if len(id) > 13 {
-		return id[:13]
-	}
-	return id
-}
-
 func labelsText(m map[string]string) string {
 	if len(m) == 0 {
 		return ""

@@ -135,9 +135,4 @@ func wantCode(t testing.TB, err error, code codes.Code) {
 	}
 }
 
-func i64(v int64) *int64   { return &v }
 func u32(v uint32) *uint32 { return &v }
-func dur(d time.Duration) *Duration {
-	x := Duration(d)
-	return &x
-}

@@ -22,12 +22,12 @@ func TestCrictlWalkthrough(t *testing.T) {
 	s := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rs, err := cri.NewRemoteRuntimeService(ctx, s.endpoint, 10*time.Second, nil, false)
+	rs, err := cri.NewRemoteRuntimeServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rs.Close(ctx)
-	is, err := cri.NewRemoteImageService(ctx, s.endpoint, 10*time.Second, nil, false)
+	is, err := cri.NewRemoteImageServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

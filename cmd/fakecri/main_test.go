@@ -129,12 +129,12 @@ func TestCRIClientLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	rs, err := cri.NewRemoteRuntimeService(ctx, s.endpoint, 10*time.Second, nil, false)
+	rs, err := cri.NewRemoteRuntimeServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rs.Close(ctx)
-	is, err := cri.NewRemoteImageService(ctx, s.endpoint, 10*time.Second, nil, false)
+	is, err := cri.NewRemoteImageServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestWallClockReloadAndShutdown(t *testing.T) {
 	s := startServer(t, "--script", scriptPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rs, err := cri.NewRemoteRuntimeService(ctx, s.endpoint, 5*time.Second, nil, false)
+	rs, err := cri.NewRemoteRuntimeServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(5 * time.Second).Build(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func TestImageFsMountpointExists(t *testing.T) {
 		}
 		s := startServer(t, "--script", scriptPath)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		is, err := cri.NewRemoteImageService(ctx, s.endpoint, 5*time.Second, nil, false)
+		is, err := cri.NewRemoteImageServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(5 * time.Second).Build(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

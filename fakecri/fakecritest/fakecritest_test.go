@@ -17,7 +17,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	endpoint := Serve(t, rt)
-	client, err := remote.NewRemoteRuntimeService(context.Background(), endpoint, 10*time.Second, noop.NewTracerProvider(), false)
+	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

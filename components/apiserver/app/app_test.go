@@ -21,9 +21,9 @@ import (
 type testServer struct {
 	addr    string
 	dataDir string
-	// stop ends Run's context and waits (at most 30s) for Run to return, answering what it
-	// returned and how long that took. It is safe to call more than once.
-	stop func() (error, time.Duration)
+	// stop ends Run's context and waits (at most 30s) for Run to return, answering how long that
+	// took and what it returned. It is safe to call more than once.
+	stop func() (time.Duration, error)
 }
 
 // freePort asks the kernel for a port nobody listens on. The port is released before it is used,
@@ -61,7 +61,7 @@ func startServer(t *testing.T, tune ...func(*app.Options)) *testServer {
 	}
 }
 
-func tryStart(t *testing.T, dataDir string, port int, tune []func(*app.Options)) (string, func() (error, time.Duration), error) {
+func tryStart(t *testing.T, dataDir string, port int, tune []func(*app.Options)) (string, func() (time.Duration, error), error) {
 	t.Helper()
 	o := app.NewOptions()
 	o.BindAddress = "127.0.0.1"
@@ -81,7 +81,7 @@ func tryStart(t *testing.T, dataDir string, port int, tune []func(*app.Options))
 		var once sync.Once
 		var runErr error
 		var took time.Duration
-		stop := func() (error, time.Duration) {
+		stop := func() (time.Duration, error) {
 			once.Do(func() {
 				start := time.Now()
 				cancel()
@@ -92,10 +92,10 @@ func tryStart(t *testing.T, dataDir string, port int, tune []func(*app.Options))
 				}
 				took = time.Since(start)
 			})
-			return runErr, took
+			return took, runErr
 		}
 		t.Cleanup(func() {
-			if err, _ := stop(); err != nil {
+			if _, err := stop(); err != nil {
 				t.Errorf("app.Run after its context ended: %v, want nil", err)
 			}
 		})

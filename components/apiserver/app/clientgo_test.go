@@ -1000,7 +1000,7 @@ func TestShutdownEndsWatches(t *testing.T) {
 	}
 	t.Cleanup(w.Stop)
 
-	err, took := srv.stop()
+	took, err := srv.stop()
 	if err != nil {
 		t.Fatalf("app.Run: %v", err)
 	}

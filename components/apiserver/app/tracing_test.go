@@ -31,7 +31,7 @@ func TestTracingConfigFile(t *testing.T) {
 	if code, _, body := createEvent(t, client, s, "traced"); code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
 	}
-	if err, _ := s.stop(); err != nil {
+	if _, err := s.stop(); err != nil {
 		t.Fatal(err)
 	}
 	spans := collector.Spans()

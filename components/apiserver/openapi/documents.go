@@ -27,13 +27,6 @@ type Documented interface {
 	OpenAPIDescriptions() map[reflect.Type]Descriptions
 }
 
-func (r Resource) groupVersion() string {
-	if r.Group == "" {
-		return r.Version
-	}
-	return r.Group + "/" + r.Version
-}
-
 // pathPrefix is where the resource's group-version is served: /api/v1 for the core group.
 func (r Resource) pathPrefix() string {
 	if r.Group == "" {

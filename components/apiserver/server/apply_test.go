@@ -27,7 +27,7 @@ func managers(entries []metav1.ManagedFieldsEntry) map[string]string {
 	for _, e := range entries {
 		fields := ""
 		if e.FieldsV1 != nil {
-			fields = string(e.FieldsV1.Raw)
+			fields = string(e.FieldsV1.GetRawBytes())
 		}
 		out[e.Manager+"/"+string(e.Operation)+"/"+e.Subresource] = fields
 	}

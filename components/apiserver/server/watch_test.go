@@ -235,7 +235,7 @@ func TestWatchSelectors(t *testing.T) {
 		t.Fatalf("frame %s %s, want web ADDED at %s", f.Type, f.Object, rv)
 	}
 	relabel("db", "db2")
-	rv = relabel("web", "web")
+	relabel("web", "web")
 	for _, want := range []string{"db", "web"} {
 		f := s.next(t)
 		if got := f.event(t); f.Type != "DELETED" || got.Name != want || got.Labels["app"] != "db" {

@@ -31,17 +31,11 @@ import (
 	"orch.io/orch/components/orchlet/host"
 )
 
-// securedAPIServer starts orch-apiserver's handler as a cluster would run it: client
-// certificates of ca, a token file with alice and bob, and the Node mode before a policy that
-// allows alice and denies bob. It writes a kubeconfig in which the agent is node-a by its client
-// certificate and answers the kubeconfig's path and an administrator's client.
-func securedAPIServer(t *testing.T) (string, kubernetes.Interface) {
-	kubeconfig, admin, _ := securedAPIServerWithIssuer(t)
-	return kubeconfig, admin
-}
-
-// securedAPIServerWithIssuer is securedAPIServer that also accepts the JWTs of a test OIDC
-// provider (audience orch, username the sub claim prefixed "oidc:"); carol is allowed.
+// securedAPIServerWithIssuer starts orch-apiserver's handler as a cluster would run it: client
+// certificates of ca, a token file with alice and bob, the JWTs of a test OIDC provider (audience
+// orch, username the sub claim prefixed "oidc:"), and the Node mode before a policy that allows
+// alice and carol and denies bob. It writes a kubeconfig in which the agent is node-a by its
+// client certificate and answers the kubeconfig's path, an administrator's client and the provider.
 func securedAPIServerWithIssuer(t *testing.T) (string, kubernetes.Interface, *jwttest.Provider) {
 	t.Helper()
 	dir := t.TempDir()

@@ -302,7 +302,7 @@ func TestReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := remote.NewRemoteRuntimeService(context.Background(), fakecritest.Serve(t, rt), 10*time.Second, noop.NewTracerProvider(), false)
+	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(fakecritest.Serve(t, rt)).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -269,6 +269,7 @@ func (m *Manager) GarbageCollect(ctx context.Context, beganGC time.Time) error {
 	}
 	if freed < amountToFree {
 		// The kubelet's message, capital and full stop included.
+		//lint:ignore ST1005 the kubelet's message, word for word
 		err := fmt.Errorf("Failed to garbage collect required amount of images. Attempted to free %d bytes, but only found %d bytes eligible to free.", amountToFree, freed)
 		m.o.Recorder.Eventf(m.node, events.Warning, ReasonFreeDiskSpaceFailed, actionGC, "%s", err.Error())
 		return err

@@ -393,5 +393,3 @@ func validateTaints(e *errs, taints []corev1.Taint) {
 		}
 	}
 }
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) { return maps.Keys(m) }

@@ -19,11 +19,13 @@ func Connect(ctx context.Context, runtimeEndpoint, imageEndpoint string, timeout
 		imageEndpoint = runtimeEndpoint
 	}
 	tp := noop.NewTracerProvider()
-	rt, err := remote.NewRemoteRuntimeService(ctx, runtimeEndpoint, timeout, tp, false)
+	rt, err := remote.NewRemoteRuntimeServiceBuilder().
+		WithEndpoint(runtimeEndpoint).WithConnectionTimeout(timeout).WithTracerProvider(tp).Build(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pods: connecting to the runtime at %s: %w", runtimeEndpoint, err)
 	}
-	img, err := remote.NewRemoteImageService(ctx, imageEndpoint, timeout, tp, false)
+	img, err := remote.NewRemoteImageServiceBuilder().
+		WithEndpoint(imageEndpoint).WithConnectionTimeout(timeout).WithTracerProvider(tp).Build(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pods: connecting to the image service at %s: %w", imageEndpoint, err)
 	}

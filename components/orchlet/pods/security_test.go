@@ -131,6 +131,7 @@ func TestContainerSecurityContext(t *testing.T) {
 			podSC: &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault}},
 			want: func() *runtimeapi.LinuxContainerSecurityContext {
 				sc := baseSC(1000)
+				//lint:ignore SA1019 the deprecated field is set beside the new one, as the kubelet sets it
 				sc.Apparmor, sc.ApparmorProfile = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, "runtime/default"
 				return sc
 			}},
@@ -139,6 +140,7 @@ func TestContainerSecurityContext(t *testing.T) {
 			podSC: &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault}},
 			want: func() *runtimeapi.LinuxContainerSecurityContext {
 				sc := baseSC(1000)
+				//lint:ignore SA1019 the deprecated field is set beside the new one, as the kubelet sets it
 				sc.Apparmor, sc.ApparmorProfile = &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: "k8s-nginx"}, "localhost/k8s-nginx"
 				return sc
 			}},

@@ -25,7 +25,8 @@ var (
 	nodeServingUsages       = sets.New(certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth)
 	nodeServingUsagesRSA    = sets.New(certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageServerAuth)
 	errOrganizationNotNodes = errors.New("subject organization is not system:nodes")
-	errCommonNameNotNode    = errors.New("subject common name does not begin with system:node:")
+	//lint:ignore ST1005 Kubernetes' message: the colon is the prefix's
+	errCommonNameNotNode = errors.New("subject common name does not begin with system:node:")
 )
 
 // validateNodeClientCSR is Kubernetes' ValidateKubeletClientCSR.
@@ -37,6 +38,7 @@ func validateNodeClientCSR(req *x509.CertificateRequest, usages sets.Set[certifi
 	case len(req.DNSNames) > 0:
 		return errors.New("DNS subjectAltNames are not allowed")
 	case len(req.EmailAddresses) > 0:
+		//lint:ignore ST1005 Kubernetes' message, word for word
 		return errors.New("Email subjectAltNames are not allowed")
 	case len(req.IPAddresses) > 0:
 		return errors.New("IP subjectAltNames are not allowed")
@@ -61,6 +63,7 @@ func validateNodeServingCSR(req *x509.CertificateRequest, usages sets.Set[certif
 	case len(req.DNSNames) == 0 && len(req.IPAddresses) == 0:
 		return errors.New("DNS or IP subjectAltName is required")
 	case len(req.EmailAddresses) > 0:
+		//lint:ignore ST1005 Kubernetes' message, word for word
 		return errors.New("Email subjectAltNames are not allowed")
 	case len(req.URIs) > 0:
 		return errors.New("URI subjectAltNames are not allowed")

@@ -83,17 +83,17 @@ func servedKinds() []servedKind {
 			Images:          []corev1.ContainerImage{{Names: []string{"nginx:1.27"}, SizeBytes: 1 << 20}},
 		}}
 	lease := &coordinationv1.Lease{ObjectMeta: meta("l"), Spec: coordinationv1.LeaseSpec{
-		HolderIdentity: ptr("n1"), LeaseDurationSeconds: ptr[int32](40), RenewTime: &metav1.MicroTime{Time: now.Time}}}
+		HolderIdentity: ptr("n1"), LeaseDurationSeconds: ptr[int32](40), RenewTime: ptr(metav1.MicroTime(now))}}
 	csr := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "csr-1"},
 		Spec: certificatesv1.CertificateSigningRequestSpec{Request: []byte("-----BEGIN CERTIFICATE REQUEST-----"), SignerName: "kubernetes.io/kube-apiserver-client-kubelet",
 			Usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}, Username: "system:node:n1",
 			Groups: []string{"system:nodes"}, Extra: map[string]certificatesv1.ExtraValue{"k": {"v"}}},
 		Status: certificatesv1.CertificateSigningRequestStatus{Conditions: []certificatesv1.CertificateSigningRequestCondition{
 			{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "AutoApproved", LastUpdateTime: now}}}}
-	event := &k8seventsv1.Event{ObjectMeta: meta("e"), EventTime: metav1.MicroTime{Time: now.Time}, ReportingController: "orchlet",
+	event := &k8seventsv1.Event{ObjectMeta: meta("e"), EventTime: metav1.MicroTime(now), ReportingController: "orchlet",
 		ReportingInstance: "orchlet-n1", Action: "Pulling", Reason: "Pulling", Note: "pulling image", Type: corev1.EventTypeNormal,
 		Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p", UID: "u-1", FieldPath: "spec.containers{web}"},
-		Series:    &k8seventsv1.EventSeries{Count: 2, LastObservedTime: metav1.MicroTime{Time: now.Time}}}
+		Series:    &k8seventsv1.EventSeries{Count: 2, LastObservedTime: metav1.MicroTime(now)}}
 
 	return []servedKind{
 		{strategy: core.PodStrategy{}, object: pod,

@@ -140,13 +140,11 @@ func TestHistoryLimit(t *testing.T) {
 	ctx := t.Context()
 	s := New(clock.NewMock(), WithHistoryLimit(10))
 	defer s.Close()
-	var revs []int64
 	for i := 0; i < 30; i++ {
-		r, err := s.Create(ctx, fmt.Sprintf("/k/%02d", i), nil, 0)
+		_, err := s.Create(ctx, fmt.Sprintf("/k/%02d", i), nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		revs = append(revs, r)
 		if i%3 == 0 {
 			if _, _, err := s.Delete(ctx, fmt.Sprintf("/k/%02d", i), 0); err != nil {
 				t.Fatal(err)

@@ -138,6 +138,7 @@ func (h Host) Container(pod *corev1.Pod, c *corev1.Container, uid *int64, userna
 	if sc.Seccomp, err = h.seccompProfile(pod, c); err != nil {
 		return nil, err
 	}
+	//lint:ignore SA1019 runtimes older than the Apparmor field read ApparmorProfile; the kubelet sets both
 	if sc.Apparmor, sc.ApparmorProfile, err = appArmorProfile(pod, c); err != nil {
 		return nil, err
 	}
@@ -191,6 +192,7 @@ func (h Host) seccompProfile(pod *corev1.Pod, c *corev1.Container) (*runtimeapi.
 		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, nil
 	case p != nil && p.Type == corev1.SeccompProfileTypeLocalhost:
 		if p.LocalhostProfile == nil || *p.LocalhostProfile == "" {
+			//lint:ignore ST1005 the kubelet's message, word for word
 			return nil, errors.New("localhostProfile must be set if seccompProfile type is Localhost.")
 		}
 		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: filepath.Join(h.RootDir, "seccomp", *p.LocalhostProfile)}, nil

@@ -170,6 +170,7 @@ func Trim(full []byte, roots []string, source string) ([]byte, error) {
 	const typeStart = "\n- name: "
 	body, ok := bytes.CutPrefix(full, []byte("types:"))
 	if !ok {
+		//lint:ignore ST1005 the colon is the key the schema must begin with
 		return nil, fmt.Errorf("the schema of %s does not begin with types:", source)
 	}
 	var out bytes.Buffer

@@ -117,3 +117,47 @@ func TestEvery(t *testing.T) {
 		})
 	}
 }
+
+// Until waits a whole period after each step returns: a step that takes 30s of a one-minute period
+// puts the next at least 90s after the first began, where a ticker would have run it after 60s.
+func TestUntilWaitsAfterTheStep(t *testing.T) {
+	clk := clock.NewMock()
+	start := clk.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := make(chan time.Time)
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Until(ctx, clk, time.Minute, func(context.Context) {
+			seen <- clk.Now()
+			<-release
+		})
+	}()
+	began := <-seen
+	if !began.Equal(start) {
+		t.Fatalf("first step at %v, want at once", began.Sub(start))
+	}
+	for i := 0; i < 2; i++ {
+		clk.Add(30 * time.Second) // the step's own work takes 30s
+		release <- struct{}{}
+		// The timer is made once the step returns; the clock moves a second at a time until
+		// the next step comes, so it may come a few seconds late, never early.
+		for got := false; !got; {
+			select {
+			case at := <-seen:
+				if d := at.Sub(began); d < 90*time.Second || d > 100*time.Second {
+					t.Fatalf("step %v after the one before began, want 90s (the step's 30s, then a period)", d)
+				}
+				began, got = at, true
+			case <-time.After(10 * time.Millisecond):
+				clk.Add(time.Second)
+			}
+		}
+	}
+	cancel()
+	close(release)
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("Until = %v, want context.Canceled", err)
+	}
+}

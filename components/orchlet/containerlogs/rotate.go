@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/periodic"
 )
 
 const (
@@ -107,18 +108,11 @@ func New(o Options) (*Rotator, error) {
 
 // Run rotates at once and then every Interval on the clock until ctx ends.
 func (r *Rotator) Run(ctx context.Context) error {
-	for {
+	return periodic.Until(ctx, r.o.Clock, r.o.Interval, func(ctx context.Context) {
 		if err := r.Rotate(ctx); err != nil && ctx.Err() == nil {
 			r.o.Logger.Error(err, "Failed to rotate container logs")
 		}
-		t := r.o.Clock.Timer(r.o.Interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // Rotate runs one round: the log of each running container that reached MaxSize is rotated, by up

@@ -18,6 +18,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/cpuset"
+
+	"orch.io/orch/components/periodic"
 )
 
 // The policies of --cpu-manager-policy.
@@ -278,18 +280,11 @@ func (m *Manager) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	for {
+	return periodic.Until(ctx, m.o.Clock, m.o.ReconcilePeriod, func(ctx context.Context) {
 		if err := m.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			m.o.Logger.Error(err, "Failed to reconcile the CPU manager's state")
 		}
-		t := m.o.Clock.Timer(m.o.ReconcilePeriod)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // exclusiveCPUs is how many CPUs c of pod gets to itself: its CPU request when the pod is

@@ -1,5 +1,6 @@
-// Package orch_test holds the README's test: README.md's shell blocks run in order, as a reader
-// runs them, so the page cannot drift from the programs it describes.
+// Package orch_test holds the repository's own checks: the import rules of ARCHITECTURE.md, and the
+// README's test: README.md's shell blocks run in order, as a reader runs them, so the page cannot
+// drift from the programs it describes.
 //
 // A fenced block's info string says what the block is. `sh` is a command the reader runs in their
 // shell, after the blocks before it; words after the language qualify it:

@@ -276,6 +276,16 @@ func call[Req proto.Message, Resp any](ctx context.Context, r *Runtime, m method
 	return f(ctx, req, cc)
 }
 
+// listCall runs a unary list RPC: list's items, counted in the call log's answer as noun=N, go out
+// in the response wrap makes.
+func listCall[Req proto.Message, Resp any, T any](ctx context.Context, r *Runtime, m method, req Req, noun string, list func() []T, wrap func([]T) Resp) (Resp, error) {
+	return call(ctx, r, m, req, func(_ context.Context, _ Req, cc *callCtx) (Resp, error) {
+		items := list()
+		cc.resp = fmt.Sprintf("%s=%d", noun, len(items))
+		return wrap(items), nil
+	})
+}
+
 func ctxErr(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return status.Error(codes.DeadlineExceeded, err.Error())

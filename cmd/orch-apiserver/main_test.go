@@ -16,12 +16,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"orch.io/orch/components/apiserver/app"
+	"orch.io/orch/internal/syncbuf"
 )
 
 // binary is orch-apiserver built once for every test of this package.
@@ -82,7 +82,7 @@ type process struct {
 	cmd     *exec.Cmd
 	url     string
 	dataDir string
-	output  *lockedBuffer
+	output  *syncbuf.Buffer
 	exited  chan struct{}
 	client  *http.Client
 }
@@ -108,7 +108,7 @@ func startBinary(t *testing.T, dataDir string, extra ...string) *process {
 func tryStartBinary(t *testing.T, dataDir string, port int, extra ...string) (*process, error) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir}, extra...)...)
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = t.TempDir()
 	if err := cmd.Start(); err != nil {
@@ -174,24 +174,6 @@ func trustingClient(certFile string) (*http.Client, error) {
 		Timeout:   20 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}, nil
-}
-
-// lockedBuffer collects a child's output; the child writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 type stored struct {

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 
 	"orch.io/orch/components/apiserver/app"
 	"orch.io/orch/components/authn/jwt/jwttest"
+	"orch.io/orch/internal/syncbuf"
 )
 
 // jwtAuthConfig writes an AuthenticationConfiguration trusting p for audience "orch", with a claim
@@ -61,9 +60,9 @@ func jwtAuthConfig(t *testing.T, p *jwttest.Provider) string {
 }
 
 // captureLog sends klog's output to a buffer until the test ends.
-func captureLog(t *testing.T) *syncBuffer {
+func captureLog(t *testing.T) *klogBuffer {
 	t.Helper()
-	buf := &syncBuffer{}
+	buf := &klogBuffer{}
 	klog.LogToStderr(false)
 	klog.SetOutput(buf)
 	t.Cleanup(func() {
@@ -73,22 +72,12 @@ func captureLog(t *testing.T) *syncBuffer {
 	return buf
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// klogBuffer is klog's output, flushed before it is read.
+type klogBuffer struct{ syncbuf.Buffer }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
+func (b *klogBuffer) String() string {
 	klog.Flush()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return b.Buffer.String()
 }
 
 // JWTs through orch-apiserver's handler: a token of the configured issuer authenticates as the

@@ -151,11 +151,7 @@ func TestStandaloneScenarioOnFakecri(t *testing.T) {
 		},
 		Faults: []fakecri.FaultRule{{Method: "RuntimeConfig", Error: &fakecri.FaultError{Code: "Unimplemented"}}},
 	}
-	fc, err := fakecri.New(fakecri.Options{Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, fc)
+	fc, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	runStaticPodScenario(t, runtimeUnderTest{
 		endpoint: sock,
 		pulls:    func() int { return len(fc.Calls(fakecri.CallFilter{Method: "*PullImage"})) },

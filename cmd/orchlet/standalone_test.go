@@ -47,11 +47,7 @@ func phaseOf(list *corev1.PodList, name string) corev1.PodPhase {
 // the runtime, serves it on its three servers, records events, and tears it down when the manifest
 // goes away.
 func TestStandaloneOnFakecri(t *testing.T) {
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
 
 	manifests := t.TempDir()
 	manifest := filepath.Join(manifests, "web.yaml")

@@ -23,3 +23,14 @@ func Serve(t testing.TB, rt *fakecri.Runtime) string {
 	t.Cleanup(func() { srv.Stop(); rt.Close() })
 	return endpoint
 }
+
+// Start makes a runtime from opts and serves it as Serve does, failing the test if opts are
+// refused. It returns the runtime, for the test to script and inspect, and its endpoint.
+func Start(t testing.TB, opts fakecri.Options) (*fakecri.Runtime, string) {
+	t.Helper()
+	rt, err := fakecri.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, Serve(t, rt)
+}

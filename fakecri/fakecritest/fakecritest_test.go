@@ -12,11 +12,7 @@ import (
 )
 
 func TestServe(t *testing.T) {
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := Serve(t, rt)
+	_, endpoint := Start(t, fakecri.Options{Seed: 1})
 	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
 	if err != nil {
 		t.Fatal(err)

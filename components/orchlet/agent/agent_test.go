@@ -59,11 +59,7 @@ func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune .
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
 	mock.Set(t0)
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
 	rs, is, err := pods.Connect(ctx, sock, "", time.Hour)
 	if err != nil {
 		t.Fatal(err)

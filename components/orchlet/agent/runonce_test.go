@@ -24,11 +24,7 @@ func TestRunOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "crasher"}, StartError: "exec: no such file"}}}
-	rt, err := fakecri.New(fakecri.Options{Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)

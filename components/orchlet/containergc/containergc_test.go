@@ -76,11 +76,8 @@ func newHarness(t *testing.T, p Policy) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, is, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,11 +49,8 @@ func newWorld(t *testing.T, script *fakecri.Script) *world {
 		Match: fakecri.ContainerMatch{Name: "app*"},
 		Logs:  &fakecri.LogSpec{Lines: []string{"line {n} " + padding}, Every: fakecri.Duration(time.Second)},
 	})
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(fakecritest.Serve(t, rt)).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(sock).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

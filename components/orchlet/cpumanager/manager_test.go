@@ -298,11 +298,8 @@ func TestStartRefuses(t *testing.T) {
 // once, and again only when it changes.
 func TestReconcile(t *testing.T) {
 	mock := clock.NewMock()
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(fakecritest.Serve(t, rt)).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1})
+	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(sock).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,11 +75,8 @@ func newHarness(t *testing.T, base int, images []string, sandbox string, p Polic
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
 	mock.Set(t0)
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, is, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,11 +103,7 @@ func newHarness(t *testing.T, script *fakecri.Script, cfg *v1beta1.OrchletConfig
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
 	mock.Set(t0)
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
 	rs, is, err := Connect(ctx, sock, "", time.Hour)
 	if err != nil {
 		t.Fatal(err)

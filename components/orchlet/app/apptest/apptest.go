@@ -16,11 +16,7 @@ import (
 // on it with its servers off, so tests need neither a real runtime nor the fixed ports.
 func WithRuntime(t testing.TB, args ...string) []string {
 	t.Helper()
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
 	return append([]string{"--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint=" + sock}, args...)
 }
 

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/apiserver/app"
+	"orch.io/orch/internal/freeport"
 	"orch.io/orch/internal/syncbuf"
 )
 
@@ -64,19 +64,6 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
 // process is a running orch-apiserver.
 type process struct {
 	cmd     *exec.Cmd
@@ -93,7 +80,7 @@ type process struct {
 func startBinary(t *testing.T, dataDir string, extra ...string) *process {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
-		p, err := tryStartBinary(t, dataDir, freePort(t), extra...)
+		p, err := tryStartBinary(t, dataDir, freeport.For(t), extra...)
 		if err == nil {
 			return p
 		}
@@ -362,7 +349,7 @@ func TestBadFlagsRefuseToStart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The flag under test comes last: pflag keeps the last value of a repeated flag.
-			args := append([]string{"--data-dir", t.TempDir(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t))}, tc.args...)
+			args := append([]string{"--data-dir", t.TempDir(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freeport.For(t))}, tc.args...)
 			stdout, stderr, code := run(t, args...)
 			if code != tc.wantCode {
 				t.Fatalf("exit status %d, want %d; stdout %q stderr:\n%s", code, tc.wantCode, stdout, stderr)

@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"errors"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"orch.io/orch/components/apiserver/app"
+	"orch.io/orch/internal/freeport"
 )
 
 // testServer is a real orch-apiserver started with app.Run: HTTPS on 127.0.0.1 over an embedded
@@ -26,21 +26,6 @@ type testServer struct {
 	stop func() (time.Duration, error)
 }
 
-// freePort asks the kernel for a port nobody listens on. The port is released before it is used,
-// so another process may take it in between; startServer retries once when that happens.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
 // startServer runs app.Run until the test ends. The server is stopped, and Run's return checked,
 // in t.Cleanup, after every cleanup registered later (informers, watches) has run.
 // tune, if given, adjusts the options before Run.
@@ -48,7 +33,7 @@ func startServer(t *testing.T, tune ...func(*app.Options)) *testServer {
 	t.Helper()
 	dataDir := t.TempDir()
 	for attempt := 0; ; attempt++ {
-		addr, stop, err := tryStart(t, dataDir, freePort(t), tune)
+		addr, stop, err := tryStart(t, dataDir, freeport.For(t), tune)
 		if err == nil {
 			return &testServer{addr: addr, dataDir: dataDir, stop: stop}
 		}

@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -110,4 +112,31 @@ func (s *testServer) restConfig() *rest.Config {
 		TLSClientConfig: rest.TLSClientConfig{CAFile: s.certFile()},
 		QPS:             -1, // no client-side rate limiting: the tests make bursts of requests
 	}
+}
+
+// send sends method to url through client, with token as its bearer when given and body (JSON)
+// when not nil, failing the test when no answer comes. It answers the response, whose body is
+// read and closed, and that body.
+func send(t *testing.T, client *http.Client, method, url, token string, body io.Reader) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
 }

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,22 +101,7 @@ func TestJWTAuthentication(t *testing.T) {
 	}
 	get := func(token string) (int, metav1.Status) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, "https://"+s.addr+"/apis/events.orch.io/v1/namespaces/default/events", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := send(t, client, http.MethodGet, "https://"+s.addr+"/apis/events.orch.io/v1/namespaces/default/events", token, nil)
 		var status metav1.Status
 		if err := json.Unmarshal(body, &status); err != nil {
 			t.Fatalf("%d %s: not a Status: %v", resp.StatusCode, body, err)
@@ -193,15 +177,7 @@ func TestAuthenticationReloadMetricsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := client.Get("https://" + s.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := send(t, client, http.MethodGet, "https://"+s.addr+"/metrics", "", nil)
 	for _, want := range []string{
 		`apiserver_authentication_config_controller_last_config_info{apiserver_id_hash="sha256:`,
 		"go_goroutines ",
@@ -235,15 +211,7 @@ func TestReloadMetricsNameOneServer(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("/metrics names the server as %v, want both reload metrics", ids)
 		}
-		resp, err := client.Get("https://" + s.addr + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, body := send(t, client, http.MethodGet, "https://"+s.addr+"/metrics", "", nil)
 		ids = map[string]string{}
 		for _, m := range idHash.FindAllStringSubmatch(string(body), -1) {
 			ids[m[1]] = m[2]

@@ -3,8 +3,14 @@
 package fakecritest
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace/noop"
+	cri "k8s.io/cri-api/pkg/apis"
+	remote "k8s.io/cri-client/pkg"
 
 	"orch.io/orch/fakecri"
 )
@@ -33,4 +39,24 @@ func Start(t testing.TB, opts fakecri.Options) (*fakecri.Runtime, string) {
 		t.Fatal(err)
 	}
 	return rt, Serve(t, rt)
+}
+
+// Clients dials endpoint with the CRI clients the kubelet uses (k8s.io/cri-client), as the node
+// agent and crictl reach a runtime; they are closed when the test ends.
+func Clients(t testing.TB, endpoint string) (cri.RuntimeService, cri.ImageManagerService) {
+	t.Helper()
+	ctx := context.Background()
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+		WithTracerProvider(noop.NewTracerProvider()).Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rs.Close(ctx) })
+	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+		WithTracerProvider(noop.NewTracerProvider()).Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = is.Close(ctx) })
+	return rs, is
 }

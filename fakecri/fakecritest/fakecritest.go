@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"go.opentelemetry.io/otel/trace/noop"
 	cri "k8s.io/cri-api/pkg/apis"
 	remote "k8s.io/cri-client/pkg"
@@ -59,4 +60,26 @@ func Clients(t testing.TB, endpoint string) (cri.RuntimeService, cri.ImageManage
 	}
 	t.Cleanup(func() { _ = is.Close(ctx) })
 	return rs, is
+}
+
+// RunUntil drives the component step runs on rt's clock up to end: a step, then the clock moved
+// (rt answering what falls due on the way) to next, the component's next deadline; once that is
+// past end or there is none, the clock moves to end for a last step.
+func RunUntil(t testing.TB, ctx context.Context, rt *fakecri.Runtime, mock *clock.Mock, end time.Time, step func(), next func() (time.Time, bool)) {
+	t.Helper()
+	for {
+		step()
+		at, ok := next()
+		last := !ok || at.After(end)
+		if last {
+			at = end
+		}
+		if err := rt.AdvanceTo(ctx, mock, at); err != nil {
+			t.Fatal(err)
+		}
+		if last {
+			step()
+			return
+		}
+	}
 }

@@ -119,24 +119,13 @@ func (w *world) nextDeadline() (time.Time, bool) {
 // runUntil steps the agent and moves the fake clock to the next thing either side has due.
 func (w *world) runUntil(d time.Duration) {
 	w.t.Helper()
-	end := t0.Add(d)
-	for {
-		w.step()
+	fakecritest.RunUntil(w.t, w.ctx, w.rt, w.mock, t0.Add(d), w.step, func() (time.Time, bool) {
 		next, ok := w.nextDeadline()
 		if wake, ok2 := w.rt.NextWakeup(); ok2 && (!ok || wake.Before(next)) {
 			next, ok = wake, true
 		}
-		if !ok || next.After(end) {
-			if err := w.rt.AdvanceTo(w.ctx, w.mock, end); err != nil {
-				w.t.Fatal(err)
-			}
-			w.step()
-			return
-		}
-		if err := w.rt.AdvanceTo(w.ctx, w.mock, next); err != nil {
-			w.t.Fatal(err)
-		}
-	}
+		return next, ok
+	})
 }
 
 func (w *world) pod(name string) (corev1.Pod, bool) {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -93,15 +91,8 @@ func (w *World) agentRunsAPIMode(args string) error {
 	if _, err := w.t.APIServer(); err != nil {
 		return err
 	}
-	kubeconfig := filepath.Join(w.dir, "orchlet.conf")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: suite, cluster: {server: %q, certificate-authority: %q}}]
-users: [{name: agent, user: {token: %q}}]
-contexts: [{name: suite, context: {cluster: suite, user: agent}}]
-current-context: suite
-`, w.t.URL(""), w.t.Expand(w.t.Profile.APIServer.CAFile), w.t.Profile.APIServer.Token)
-	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
+	kubeconfig, err := w.writeKubeconfig("orchlet.conf", "suite", "agent", w.t.URL(""), w.t.Expand(w.t.Profile.APIServer.CAFile), w.t.Profile.APIServer.Token)
+	if err != nil {
 		return err
 	}
 	w.cleanupNode()

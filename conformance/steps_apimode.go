@@ -47,17 +47,20 @@ func (w *World) apiDo(method, path string, body any) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var rd *bytes.Reader
+	return w.adminDo(client, w.t.URL(path), method, body)
+}
+
+// adminDo sends method to url through client as the profile's administrator, with body as JSON
+// when not nil, and answers the status code and the body.
+func (w *World) adminDo(client *http.Client, url, method string, body any) (int, []byte, error) {
+	var data []byte
 	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(body); err != nil {
 			return 0, nil, err
 		}
-		rd = bytes.NewReader(data)
-	} else {
-		rd = bytes.NewReader(nil)
 	}
-	req, err := http.NewRequest(method, w.t.URL(path), rd)
+	req, err := http.NewRequest(method, url, bytes.NewReader(data))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -70,8 +73,8 @@ func (w *World) apiDo(method, path string, body any) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	data, err := drain(resp.Body)
-	return resp.StatusCode, data, err
+	out, err := drain(resp.Body)
+	return resp.StatusCode, out, err
 }
 
 func (w *World) apiGet(path string, into any) error {

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -46,28 +45,7 @@ func (w *World) scenarioDo(method, path string, body any) (int, []byte, error) {
 	if w.server == nil {
 		return 0, nil, fmt.Errorf("no API server of the scenario is running: %v", w.result)
 	}
-	var data []byte
-	if body != nil {
-		var err error
-		if data, err = json.Marshal(body); err != nil {
-			return 0, nil, err
-		}
-	}
-	req, err := http.NewRequest(method, w.server.BaseURL+path, bytes.NewReader(data))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+w.t.Profile.APIServer.Token)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := w.server.Client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	out, err := drain(resp.Body)
-	return resp.StatusCode, out, err
+	return w.adminDo(w.server.Client, w.server.BaseURL+path, method, body)
 }
 
 // writeKubeconfig writes file in the scenario's directory: one context, cluster, reaching server

@@ -31,6 +31,8 @@ var importRules = []importRule{
 		because: "shared mechanisms sit below every component"},
 	{room: "components/reload", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/", "components/periodic"},
 		because: "shared mechanisms sit below every component"},
+	{room: "internal/", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"},
+		because: "test support every room may share sits below them all"},
 	{room: "components/certs", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/"},
 		because: "shared mechanisms sit below every component"},
 	{room: "components/authn", mayNot: []string{"components/apiserver", "components/orchlet", "components/authz", "fakecri", "sim", "conformance", "cmd/"},

@@ -42,15 +42,8 @@ func (w *World) agentRunsAgainstScenarioServer(args string) error {
 	if w.server == nil {
 		return fmt.Errorf("no API server of the scenario is running: %v", w.result)
 	}
-	kubeconfig := filepath.Join(w.dir, "orchlet.conf")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: scenario, cluster: {server: %q, certificate-authority: %q}}]
-users: [{name: agent, user: {token: %q}}]
-contexts: [{name: scenario, context: {cluster: scenario, user: agent}}]
-current-context: scenario
-`, w.server.BaseURL, w.server.CAFile, w.t.Profile.APIServer.Token)
-	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
+	kubeconfig, err := w.writeKubeconfig("orchlet.conf", "scenario", "agent", w.server.BaseURL, w.server.CAFile, w.t.Profile.APIServer.Token)
+	if err != nil {
 		return err
 	}
 	return w.agentRuns(args + " --orchconfig=" + kubeconfig)

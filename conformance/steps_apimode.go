@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,17 +47,20 @@ func (w *World) apiDo(method, path string, body any) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var rd *bytes.Reader
+	return w.adminDo(client, w.t.URL(path), method, body)
+}
+
+// adminDo sends method to url through client as the profile's administrator, with body as JSON
+// when not nil, and answers the status code and the body.
+func (w *World) adminDo(client *http.Client, url, method string, body any) (int, []byte, error) {
+	var data []byte
 	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(body); err != nil {
 			return 0, nil, err
 		}
-		rd = bytes.NewReader(data)
-	} else {
-		rd = bytes.NewReader(nil)
 	}
-	req, err := http.NewRequest(method, w.t.URL(path), rd)
+	req, err := http.NewRequest(method, url, bytes.NewReader(data))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -72,8 +73,8 @@ func (w *World) apiDo(method, path string, body any) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	data, err := drain(resp.Body)
-	return resp.StatusCode, data, err
+	out, err := drain(resp.Body)
+	return resp.StatusCode, out, err
 }
 
 func (w *World) apiGet(path string, into any) error {
@@ -93,15 +94,8 @@ func (w *World) agentRunsAPIMode(args string) error {
 	if _, err := w.t.APIServer(); err != nil {
 		return err
 	}
-	kubeconfig := filepath.Join(w.dir, "orchlet.conf")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: suite, cluster: {server: %q, certificate-authority: %q}}]
-users: [{name: agent, user: {token: %q}}]
-contexts: [{name: suite, context: {cluster: suite, user: agent}}]
-current-context: suite
-`, w.t.URL(""), w.t.Expand(w.t.Profile.APIServer.CAFile), w.t.Profile.APIServer.Token)
-	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
+	kubeconfig, err := w.writeKubeconfig("orchlet.conf", "suite", "agent", w.t.URL(""), w.t.Expand(w.t.Profile.APIServer.CAFile), w.t.Profile.APIServer.Token)
+	if err != nil {
 		return err
 	}
 	w.cleanupNode()

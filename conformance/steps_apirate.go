@@ -81,15 +81,8 @@ func (w *World) agentRunsThroughProxy(args string) error {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		return err
 	}
-	kubeconfig := filepath.Join(w.dir, "orchlet.conf")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: proxy, cluster: {server: %q, certificate-authority: %q}}]
-users: [{name: agent, user: {token: %q}}]
-contexts: [{name: proxy, context: {cluster: proxy, user: agent}}]
-current-context: proxy
-`, srv.URL, ca, w.t.Profile.APIServer.Token)
-	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
+	kubeconfig, err := w.writeKubeconfig("orchlet.conf", "proxy", "agent", srv.URL, ca, w.t.Profile.APIServer.Token)
+	if err != nil {
 		return err
 	}
 	w.cleanupNode()

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -46,28 +45,21 @@ func (w *World) scenarioDo(method, path string, body any) (int, []byte, error) {
 	if w.server == nil {
 		return 0, nil, fmt.Errorf("no API server of the scenario is running: %v", w.result)
 	}
-	var data []byte
-	if body != nil {
-		var err error
-		if data, err = json.Marshal(body); err != nil {
-			return 0, nil, err
-		}
-	}
-	req, err := http.NewRequest(method, w.server.BaseURL+path, bytes.NewReader(data))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+w.t.Profile.APIServer.Token)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := w.server.Client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	out, err := drain(resp.Body)
-	return resp.StatusCode, out, err
+	return w.adminDo(w.server.Client, w.server.BaseURL+path, method, body)
+}
+
+// writeKubeconfig writes file in the scenario's directory: one context, cluster, reaching server
+// (trusting the CA in caFile) as user with token. It answers the file's path.
+func (w *World) writeKubeconfig(file, cluster, user, server, caFile, token string) (string, error) {
+	path := filepath.Join(w.dir, file)
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: %s, cluster: {server: %q, certificate-authority: %q}}]
+users: [{name: %s, user: {token: %q}}]
+contexts: [{name: %s, context: {cluster: %s, user: %s}}]
+current-context: %s
+`, cluster, server, caFile, user, token, cluster, cluster, user, cluster)
+	return path, os.WriteFile(path, []byte(content), 0o600)
 }
 
 // agentBootstraps runs the agent with an --orchconfig file that does not exist and a bootstrap
@@ -76,15 +68,8 @@ func (w *World) agentBootstraps(user, args string) error {
 	if w.server == nil {
 		return fmt.Errorf("no API server of the scenario is running: %v", w.result)
 	}
-	boot := filepath.Join(w.dir, "bootstrap.conf")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: scenario, cluster: {server: %q, certificate-authority: %q}}]
-users: [{name: bootstrap, user: {token: %q}}]
-contexts: [{name: scenario, context: {cluster: scenario, user: bootstrap}}]
-current-context: scenario
-`, w.server.BaseURL, w.server.CAFile, userToken(user))
-	if err := os.WriteFile(boot, []byte(content), 0o600); err != nil {
+	boot, err := w.writeKubeconfig("bootstrap.conf", "scenario", "bootstrap", w.server.BaseURL, w.server.CAFile, userToken(user))
+	if err != nil {
 		return err
 	}
 	return w.agentRuns(args + " --bootstrap-kubeconfig=" + boot + " --orchconfig=" + filepath.Join(w.dir, "orchlet.conf"))

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"orch.io/orch/internal/freeport"
 )
 
 // etcdSteps give a scenario an etcd of its own, which any API server of the target takes with
@@ -26,11 +27,11 @@ func etcdSteps() []StepDef {
 }
 
 func (w *World) startEtcd() error {
-	client, err := FreePort()
+	client, err := freeport.Get()
 	if err != nil {
 		return err
 	}
-	peer, err := FreePort()
+	peer, err := freeport.Get()
 	if err != nil {
 		return err
 	}

@@ -59,25 +59,38 @@ func (w *World) imageKept(name string, seconds int) error {
 	return err
 }
 
+// createdEvent is an event the agent wrote on its output as created (the profile's eventLog
+// "output").
+type createdEvent struct {
+	Type      string `json:"type"`
+	Reason    string `json:"reason"`
+	Regarding struct {
+		Kind string `json:"kind"`
+		Name string `json:"name"`
+	} `json:"regarding"`
+}
+
+// createdEvents are the events the agent has written as created, in order; other lines are passed
+// over.
+func (w *World) createdEvents() []createdEvent {
+	var out []createdEvent
+	for _, line := range strings.Split(w.node().agent.out.output(), "\n") {
+		var write struct {
+			Verb  string       `json:"verb"`
+			Event createdEvent `json:"event"`
+		}
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &write) == nil && write.Verb == "create" {
+			out = append(out, write.Event)
+		}
+	}
+	return out
+}
+
 // nodeEvents is the reasons of the events about the agent's node it has written, as "Type Reason".
 func (w *World) nodeEvents() []string {
 	var out []string
-	for _, line := range strings.Split(w.node().agent.out.output(), "\n") {
-		var write struct {
-			Verb  string `json:"verb"`
-			Event struct {
-				Type      string `json:"type"`
-				Reason    string `json:"reason"`
-				Regarding struct {
-					Kind string `json:"kind"`
-					Name string `json:"name"`
-				} `json:"regarding"`
-			} `json:"event"`
-		}
-		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &write) != nil || write.Verb != "create" {
-			continue
-		}
-		if e := write.Event; e.Regarding.Kind == "Node" && e.Regarding.Name == nodeName {
+	for _, e := range w.createdEvents() {
+		if e.Regarding.Kind == "Node" && e.Regarding.Name == nodeName {
 			out = append(out, e.Type+" "+e.Reason)
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/internal/freeport"
 )
 
 // nodeName is the agent's --hostname-override: static pods are named <manifest name>-<node>.
@@ -314,7 +315,7 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 	base := fmt.Sprintf("--container-runtime-endpoint=%s --hostname-override=%s --address=127.0.0.1 --healthz-bind-address=127.0.0.1 --cert-dir=%s",
 		endpoint, nodeName, filepath.Join(w.dir, "pki"))
 	for _, server := range []string{"HTTPS", "read-only", "health"} {
-		port, err := FreePort()
+		port, err := freeport.Get()
 		if err != nil {
 			return err
 		}

@@ -258,6 +258,15 @@ func (w *World) claims(p *oidcProvider, over string) (map[string]any, error) {
 	return c, nil
 }
 
+// token is p's claims (its defaults, changed by over) signed with key under p's key id.
+func (w *World) token(p *oidcProvider, over string, key *rsa.PrivateKey) (string, error) {
+	c, err := w.claims(p, over)
+	if err != nil {
+		return "", err
+	}
+	return sign(key, p.kid, c)
+}
+
 // listWithBearer lists events on the scenario's server with token as the bearer token.
 func (w *World) listWithBearer(token string) error {
 	creds := w.creds
@@ -271,11 +280,7 @@ func (w *World) listWithToken(name, over string) error {
 	if err != nil {
 		return err
 	}
-	c, err := w.claims(p, over)
-	if err != nil {
-		return err
-	}
-	token, err := sign(p.key, p.kid, c)
+	token, err := w.token(p, over, p.key)
 	if err != nil {
 		return err
 	}
@@ -291,11 +296,7 @@ func (w *World) listWithForeignKey(name string) error {
 	if err != nil {
 		return err
 	}
-	c, err := w.claims(p, "{}")
-	if err != nil {
-		return err
-	}
-	token, err := sign(key, p.kid, c)
+	token, err := w.token(p, "{}", key)
 	if err != nil {
 		return err
 	}
@@ -312,11 +313,7 @@ func (w *World) listWithForgedToken(issuer, signer string) error {
 	if err != nil {
 		return err
 	}
-	c, err := w.claims(p, "{}")
-	if err != nil {
-		return err
-	}
-	token, err := sign(s.key, p.kid, c)
+	token, err := w.token(p, "{}", s.key)
 	if err != nil {
 		return err
 	}
@@ -331,11 +328,7 @@ func (w *World) tokenAuthenticatesAs(name, over, want string) error {
 	if err != nil {
 		return err
 	}
-	c, err := w.claims(p, over)
-	if err != nil {
-		return err
-	}
-	token, err := sign(p.key, p.kid, c)
+	token, err := w.token(p, over, p.key)
 	if err != nil {
 		return err
 	}

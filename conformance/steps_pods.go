@@ -204,23 +204,7 @@ func (w *World) callsPaced(method string, burst, periodMS int) error {
 func (w *World) recordedPodEvent(kind, reason, pod string) error {
 	return eventually(settle, func() error {
 		var seen []string
-		for _, line := range strings.Split(w.node().agent.out.output(), "\n") {
-			var write struct {
-				Verb  string `json:"verb"`
-				Event struct {
-					Type      string `json:"type"`
-					Reason    string `json:"reason"`
-					Note      string `json:"note"`
-					Regarding struct {
-						Kind string `json:"kind"`
-						Name string `json:"name"`
-					} `json:"regarding"`
-				} `json:"event"`
-			}
-			if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &write) != nil || write.Verb != "create" {
-				continue
-			}
-			e := write.Event
+		for _, e := range w.createdEvents() {
 			if e.Type == kind && e.Reason == reason && e.Regarding.Kind == "Pod" && e.Regarding.Name == pod+"-"+nodeName {
 				return nil
 			}

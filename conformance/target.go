@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"orch.io/orch/internal/freeport"
 )
 
 // readyTimeout bounds how long a started API server may take to answer.
@@ -57,7 +58,7 @@ func OpenTarget(profilePath, root string) (*Target, error) {
 		return nil, err
 	}
 	t := &Target{Profile: p, root: root, work: work}
-	if t.port, err = FreePort(); err != nil {
+	if t.port, err = freeport.Get(); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -175,7 +176,7 @@ type Server struct {
 // chosen one is taken by another process before the server binds it.
 func (t *Target) StartOnFreePort(work string, args []string) (*Server, *Result, int, error) {
 	for attempt := 0; ; attempt++ {
-		port, err := FreePort()
+		port, err := freeport.Get()
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -375,16 +376,6 @@ func (t *Target) AgentHelp() (*Help, error) {
 		}
 	})
 	return t.help, t.helpErr
-}
-
-// FreePort returns a local port nothing listens on now.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // drain reads and closes a response body.

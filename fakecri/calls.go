@@ -276,6 +276,16 @@ func call[Req proto.Message, Resp any](ctx context.Context, r *Runtime, m method
 	return f(ctx, req, cc)
 }
 
+// listCall runs a unary list RPC: list's items, counted in the call log's answer as noun=N, go out
+// in the response wrap makes.
+func listCall[Req proto.Message, Resp any, T any](ctx context.Context, r *Runtime, m method, req Req, noun string, list func() []T, wrap func([]T) Resp) (Resp, error) {
+	return call(ctx, r, m, req, func(_ context.Context, _ Req, cc *callCtx) (Resp, error) {
+		items := list()
+		cc.resp = fmt.Sprintf("%s=%d", noun, len(items))
+		return wrap(items), nil
+	})
+}
+
 func ctxErr(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return status.Error(codes.DeadlineExceeded, err.Error())
@@ -381,38 +391,35 @@ func summarize(req proto.Message) string {
 }
 
 func containerFilterText(f *runtimeapi.ContainerFilter) string {
-	if f == nil {
-		return ""
+	var state string
+	if f.GetState() != nil {
+		state = f.State.State.String()
 	}
-	var parts []string
-	if f.Id != "" {
-		parts = append(parts, "id="+f.Id)
-	}
-	if f.PodSandboxId != "" {
-		parts = append(parts, "pod_sandbox_id="+f.PodSandboxId)
-	}
-	if f.State != nil {
-		parts = append(parts, "state="+f.State.State.String())
-	}
-	if len(f.LabelSelector) > 0 {
-		parts = append(parts, "labels="+labelsText(f.LabelSelector))
-	}
-	return strings.Join(parts, " ")
+	return filterText(f.GetId(), f.GetPodSandboxId(), state, f.GetLabelSelector())
 }
 
 func sandboxFilterText(f *runtimeapi.PodSandboxFilter) string {
-	if f == nil {
-		return ""
+	var state string
+	if f.GetState() != nil {
+		state = f.State.State.String()
 	}
+	return filterText(f.GetId(), "", state, f.GetLabelSelector())
+}
+
+// filterText is a list filter as the call log shows it: the fields it sets, in the CRI's order.
+func filterText(id, sandboxID, state string, labels map[string]string) string {
 	var parts []string
-	if f.Id != "" {
-		parts = append(parts, "id="+f.Id)
+	if id != "" {
+		parts = append(parts, "id="+id)
 	}
-	if f.State != nil {
-		parts = append(parts, "state="+f.State.State.String())
+	if sandboxID != "" {
+		parts = append(parts, "pod_sandbox_id="+sandboxID)
 	}
-	if len(f.LabelSelector) > 0 {
-		parts = append(parts, "labels="+labelsText(f.LabelSelector))
+	if state != "" {
+		parts = append(parts, "state="+state)
+	}
+	if len(labels) > 0 {
+		parts = append(parts, "labels="+labelsText(labels))
 	}
 	return strings.Join(parts, " ")
 }

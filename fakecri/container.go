@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -162,25 +161,7 @@ func (r *Runtime) containerInfoLocked(c *container) string {
 
 // lookupContainerLocked finds a container by id or unique id prefix.
 func (r *Runtime) lookupContainerLocked(id string) (*container, error) {
-	if id == "" {
-		return nil, status.Error(codes.InvalidArgument, "container id is required")
-	}
-	if c := r.containers[id]; c != nil {
-		return c, nil
-	}
-	var found *container
-	for _, c := range r.ctrOrder {
-		if !c.removed && strings.HasPrefix(c.id, id) {
-			if found != nil {
-				return nil, status.Errorf(codes.InvalidArgument, "container id prefix %q is ambiguous", id)
-			}
-			found = c
-		}
-	}
-	if found == nil {
-		return nil, status.Errorf(codes.NotFound, "an error occurred when try to find container %q: not found", id)
-	}
-	return found, nil
+	return lookupLocked(r.containers, r.ctrOrder, id, "container", "container", func(c *container) (string, bool) { return c.id, !c.removed })
 }
 
 // matches reports whether m selects container c.
@@ -554,19 +535,8 @@ func (r *Runtime) listContainers(f *runtimeapi.ContainerFilter, wantWire bool) (
 	out := make([]*runtimeapi.Container, 0, len(src))
 	var sel []*container
 	for _, c := range src {
-		if c.removed {
+		if !picked(c.removed, c.id, f.GetId(), c.cfg.Labels, f.GetLabelSelector()) || f.GetState() != nil && f.State.State != c.state {
 			continue
-		}
-		if f != nil {
-			if f.Id != "" && !strings.HasPrefix(c.id, f.Id) {
-				continue
-			}
-			if f.State != nil && f.State.State != c.state {
-				continue
-			}
-			if len(f.LabelSelector) > 0 && !matchLabels(f.LabelSelector, c.cfg.Labels) {
-				continue
-			}
 		}
 		out = append(out, c.entry)
 		if wantWire {
@@ -602,12 +572,12 @@ func (r *Runtime) listContainersRPC(ctx context.Context, req *runtimeapi.ListCon
 
 // StreamContainers is ListContainers as a stream.
 func (r *Runtime) StreamContainers(req *runtimeapi.StreamContainersRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamContainersResponse]) error {
-	return streamCall(stream.Context(), r, mStreamContainers, req, func(ctx context.Context, cc *callCtx) error {
+	list := func() []*runtimeapi.Container {
 		items, _ := r.listContainers(req.GetFilter(), false)
-		cc.resp = fmt.Sprintf("containers=%d", len(items))
-		return sendChunks(items, func(c []*runtimeapi.Container) error {
-			return stream.Send(&runtimeapi.StreamContainersResponse{Containers: c})
-		})
+		return items
+	}
+	return streamList(stream.Context(), r, mStreamContainers, req, "containers", list, func(c []*runtimeapi.Container) error {
+		return stream.Send(&runtimeapi.StreamContainersResponse{Containers: c})
 	})
 }
 

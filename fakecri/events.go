@@ -2,6 +2,7 @@ package fakecri
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -145,6 +146,16 @@ func streamCall(ctx context.Context, r *Runtime, m method, req proto.Message, f 
 		return err
 	}
 	return f(ctx, cc)
+}
+
+// streamList runs a server-streaming list RPC: list's items, counted in the call log's answer as
+// noun=N, go out in chunks through send.
+func streamList[T any](ctx context.Context, r *Runtime, m method, req proto.Message, noun string, list func() []T, send func([]T) error) error {
+	return streamCall(ctx, r, m, req, func(_ context.Context, cc *callCtx) error {
+		items := list()
+		cc.resp = fmt.Sprintf("%s=%d", noun, len(items))
+		return sendChunks(items, send)
+	})
 }
 
 // streamChunk is how many items one stream message carries.

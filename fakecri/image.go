@@ -309,10 +309,9 @@ func (im *image) toCRI() *runtimeapi.Image {
 
 // ListImages lists the images present, in the order they arrived.
 func (r *Runtime) ListImages(ctx context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
-	return call(ctx, r, mListImages, req, func(ctx context.Context, req *runtimeapi.ListImagesRequest, cc *callCtx) (*runtimeapi.ListImagesResponse, error) {
-		imgs := r.listImages(req.GetFilter())
-		cc.resp = fmt.Sprintf("images=%d", len(imgs))
-		return &runtimeapi.ListImagesResponse{Images: imgs}, nil
+	list := func() []*runtimeapi.Image { return r.listImages(req.GetFilter()) }
+	return listCall(ctx, r, mListImages, req, "images", list, func(imgs []*runtimeapi.Image) *runtimeapi.ListImagesResponse {
+		return &runtimeapi.ListImagesResponse{Images: imgs}
 	})
 }
 
@@ -335,12 +334,9 @@ func (r *Runtime) listImages(f *runtimeapi.ImageFilter) []*runtimeapi.Image {
 
 // StreamImages is ListImages as a stream.
 func (r *Runtime) StreamImages(req *runtimeapi.StreamImagesRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamImagesResponse]) error {
-	return streamCall(stream.Context(), r, mStreamImages, req, func(ctx context.Context, cc *callCtx) error {
-		imgs := r.listImages(req.GetFilter())
-		cc.resp = fmt.Sprintf("images=%d", len(imgs))
-		return sendChunks(imgs, func(c []*runtimeapi.Image) error {
-			return stream.Send(&runtimeapi.StreamImagesResponse{Images: c})
-		})
+	list := func() []*runtimeapi.Image { return r.listImages(req.GetFilter()) }
+	return streamList(stream.Context(), r, mStreamImages, req, "images", list, func(c []*runtimeapi.Image) error {
+		return stream.Send(&runtimeapi.StreamImagesResponse{Images: c})
 	})
 }
 

@@ -1,6 +1,7 @@
 package fakecri
 
 import (
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -57,6 +58,30 @@ func onContainer[Resp any](r *Runtime, cc *callCtx, id string, absent ifAbsent, 
 		}
 		return fn(sc, c, now)
 	})
+}
+
+// lookupLocked finds a sandbox or container by id or by a prefix only one live one has, as
+// containerd does: kind names it in the other errors, short in NotFound's (containerd's words).
+func lookupLocked[T any](byID map[string]*T, order []*T, id, kind, short string, live func(*T) (id string, ok bool)) (*T, error) {
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, kind+" id is required")
+	}
+	if x := byID[id]; x != nil {
+		return x, nil
+	}
+	var found *T
+	for _, x := range order {
+		if xid, ok := live(x); ok && strings.HasPrefix(xid, id) {
+			if found != nil {
+				return nil, status.Errorf(codes.InvalidArgument, "%s id prefix %q is ambiguous", kind, id)
+			}
+			found = x
+		}
+	}
+	if found == nil {
+		return nil, status.Errorf(codes.NotFound, "an error occurred when try to find %s %q: not found", short, id)
+	}
+	return found, nil
 }
 
 // answerAbsent answers a failed lookup: its error, or for done an empty response when the

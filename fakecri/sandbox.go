@@ -74,25 +74,7 @@ func (r *Runtime) sandboxStatusLocked(sb *sandbox) *runtimeapi.PodSandboxStatus 
 
 // lookupSandboxLocked finds a sandbox by id or unique id prefix.
 func (r *Runtime) lookupSandboxLocked(id string) (*sandbox, error) {
-	if id == "" {
-		return nil, status.Error(codes.InvalidArgument, "pod sandbox id is required")
-	}
-	if sb := r.sandboxes[id]; sb != nil {
-		return sb, nil
-	}
-	var found *sandbox
-	for _, sb := range r.sbOrder {
-		if !sb.removed && strings.HasPrefix(sb.id, id) {
-			if found != nil {
-				return nil, status.Errorf(codes.InvalidArgument, "pod sandbox id prefix %q is ambiguous", id)
-			}
-			found = sb
-		}
-	}
-	if found == nil {
-		return nil, status.Errorf(codes.NotFound, "an error occurred when try to find sandbox %q: not found", id)
-	}
-	return found, nil
+	return lookupLocked(r.sandboxes, r.sbOrder, id, "pod sandbox", "sandbox", func(sb *sandbox) (string, bool) { return sb.id, !sb.removed })
 }
 
 func (r *Runtime) allocIPLocked(c *compiled, id string) (netip.Addr, error) {
@@ -313,6 +295,12 @@ func orJSON(b []byte) []byte {
 	return b
 }
 
+// picked is what every list filter asks of a sandbox or container: that it is not removed, its id
+// has the filter's prefix and its labels match the filter's selector (an empty one matches all).
+func picked(removed bool, id, prefix string, labels, selector map[string]string) bool {
+	return !removed && strings.HasPrefix(id, prefix) && matchLabels(selector, labels)
+}
+
 func matchLabels(sel, labels map[string]string) bool {
 	for k, v := range sel {
 		if lv, ok := labels[k]; !ok || lv != v {
@@ -331,19 +319,8 @@ func (r *Runtime) listSandboxes(f *runtimeapi.PodSandboxFilter) []*runtimeapi.Po
 	}
 	out := make([]*runtimeapi.PodSandbox, 0, len(src))
 	for _, sb := range src {
-		if sb.removed {
+		if !picked(sb.removed, sb.id, f.GetId(), sb.cfg.Labels, f.GetLabelSelector()) || f.GetState() != nil && f.State.State != sb.state {
 			continue
-		}
-		if f != nil {
-			if f.Id != "" && !strings.HasPrefix(sb.id, f.Id) {
-				continue
-			}
-			if f.State != nil && f.State.State != sb.state {
-				continue
-			}
-			if !matchLabels(f.LabelSelector, sb.cfg.Labels) {
-				continue
-			}
 		}
 		out = append(out, sb.entry)
 	}
@@ -352,21 +329,17 @@ func (r *Runtime) listSandboxes(f *runtimeapi.PodSandboxFilter) []*runtimeapi.Po
 
 // ListPodSandbox lists sandboxes, oldest first, by id (prefix), state and labels.
 func (r *Runtime) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
-	return call(ctx, r, mListPodSandbox, req, func(ctx context.Context, req *runtimeapi.ListPodSandboxRequest, cc *callCtx) (*runtimeapi.ListPodSandboxResponse, error) {
-		items := r.listSandboxes(req.GetFilter())
-		cc.resp = fmt.Sprintf("items=%d", len(items))
-		return &runtimeapi.ListPodSandboxResponse{Items: items}, nil
+	list := func() []*runtimeapi.PodSandbox { return r.listSandboxes(req.GetFilter()) }
+	return listCall(ctx, r, mListPodSandbox, req, "items", list, func(items []*runtimeapi.PodSandbox) *runtimeapi.ListPodSandboxResponse {
+		return &runtimeapi.ListPodSandboxResponse{Items: items}
 	})
 }
 
 // StreamPodSandboxes is ListPodSandbox as a stream.
 func (r *Runtime) StreamPodSandboxes(req *runtimeapi.StreamPodSandboxesRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxesResponse]) error {
-	return streamCall(stream.Context(), r, mStreamPodSandboxes, req, func(ctx context.Context, cc *callCtx) error {
-		items := r.listSandboxes(req.GetFilter())
-		cc.resp = fmt.Sprintf("items=%d", len(items))
-		return sendChunks(items, func(c []*runtimeapi.PodSandbox) error {
-			return stream.Send(&runtimeapi.StreamPodSandboxesResponse{PodSandboxes: c})
-		})
+	list := func() []*runtimeapi.PodSandbox { return r.listSandboxes(req.GetFilter()) }
+	return streamList(stream.Context(), r, mStreamPodSandboxes, req, "items", list, func(c []*runtimeapi.PodSandbox) error {
+		return stream.Send(&runtimeapi.StreamPodSandboxesResponse{PodSandboxes: c})
 	})
 }
 

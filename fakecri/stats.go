@@ -261,19 +261,8 @@ func (r *Runtime) listContainerStats(f *runtimeapi.ContainerStatsFilter) []*runt
 	defer r.mu.Unlock()
 	var out []*runtimeapi.ContainerStats
 	for _, ct := range r.ctrOrder {
-		if ct.removed {
+		if !picked(ct.removed, ct.id, f.GetId(), ct.cfg.Labels, f.GetLabelSelector()) || !strings.HasPrefix(ct.sb.id, f.GetPodSandboxId()) {
 			continue
-		}
-		if f != nil {
-			if f.Id != "" && !strings.HasPrefix(ct.id, f.Id) {
-				continue
-			}
-			if f.PodSandboxId != "" && !strings.HasPrefix(ct.sb.id, f.PodSandboxId) {
-				continue
-			}
-			if !matchLabels(f.LabelSelector, ct.cfg.Labels) {
-				continue
-			}
 		}
 		out = append(out, r.containerStatsLocked(c, ct, now))
 	}
@@ -283,21 +272,17 @@ func (r *Runtime) listContainerStats(f *runtimeapi.ContainerStatsFilter) []*runt
 // ListContainerStats reports every container's usage (non-running ones with
 // zero CPU and memory, as crictl stats -a expects).
 func (r *Runtime) ListContainerStats(ctx context.Context, req *runtimeapi.ListContainerStatsRequest) (*runtimeapi.ListContainerStatsResponse, error) {
-	return call(ctx, r, mListContainerStats, req, func(ctx context.Context, req *runtimeapi.ListContainerStatsRequest, cc *callCtx) (*runtimeapi.ListContainerStatsResponse, error) {
-		st := r.listContainerStats(req.GetFilter())
-		cc.resp = fmt.Sprintf("stats=%d", len(st))
-		return &runtimeapi.ListContainerStatsResponse{Stats: st}, nil
+	list := func() []*runtimeapi.ContainerStats { return r.listContainerStats(req.GetFilter()) }
+	return listCall(ctx, r, mListContainerStats, req, "stats", list, func(st []*runtimeapi.ContainerStats) *runtimeapi.ListContainerStatsResponse {
+		return &runtimeapi.ListContainerStatsResponse{Stats: st}
 	})
 }
 
 // StreamContainerStats is ListContainerStats as a stream.
 func (r *Runtime) StreamContainerStats(req *runtimeapi.StreamContainerStatsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamContainerStatsResponse]) error {
-	return streamCall(stream.Context(), r, mStreamContainerStats, req, func(ctx context.Context, cc *callCtx) error {
-		st := r.listContainerStats(req.GetFilter())
-		cc.resp = fmt.Sprintf("stats=%d", len(st))
-		return sendChunks(st, func(c []*runtimeapi.ContainerStats) error {
-			return stream.Send(&runtimeapi.StreamContainerStatsResponse{ContainerStats: c})
-		})
+	list := func() []*runtimeapi.ContainerStats { return r.listContainerStats(req.GetFilter()) }
+	return streamList(stream.Context(), r, mStreamContainerStats, req, "stats", list, func(c []*runtimeapi.ContainerStats) error {
+		return stream.Send(&runtimeapi.StreamContainerStatsResponse{ContainerStats: c})
 	})
 }
 
@@ -315,17 +300,8 @@ func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runti
 	defer r.mu.Unlock()
 	var out []*runtimeapi.PodSandboxStats
 	for _, sb := range r.sbOrder {
-		if sb.removed {
-			continue
-		}
-		if f.GetId() != "" {
-			if !strings.HasPrefix(sb.id, f.Id) {
-				continue
-			}
-		} else if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
-			continue
-		}
-		if !matchLabels(f.GetLabelSelector(), sb.cfg.Labels) {
+		// With no id asked for, only ready sandboxes are listed.
+		if !picked(sb.removed, sb.id, f.GetId(), sb.cfg.Labels, f.GetLabelSelector()) || f.GetId() == "" && sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 			continue
 		}
 		out = append(out, r.sandboxStatsLocked(c, sb, now))
@@ -335,21 +311,17 @@ func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runti
 
 // ListPodSandboxStats reports ready sandboxes (or the one the filter names).
 func (r *Runtime) ListPodSandboxStats(ctx context.Context, req *runtimeapi.ListPodSandboxStatsRequest) (*runtimeapi.ListPodSandboxStatsResponse, error) {
-	return call(ctx, r, mListPodSandboxStats, req, func(ctx context.Context, req *runtimeapi.ListPodSandboxStatsRequest, cc *callCtx) (*runtimeapi.ListPodSandboxStatsResponse, error) {
-		st := r.listSandboxStats(req.GetFilter())
-		cc.resp = fmt.Sprintf("stats=%d", len(st))
-		return &runtimeapi.ListPodSandboxStatsResponse{Stats: st}, nil
+	list := func() []*runtimeapi.PodSandboxStats { return r.listSandboxStats(req.GetFilter()) }
+	return listCall(ctx, r, mListPodSandboxStats, req, "stats", list, func(st []*runtimeapi.PodSandboxStats) *runtimeapi.ListPodSandboxStatsResponse {
+		return &runtimeapi.ListPodSandboxStatsResponse{Stats: st}
 	})
 }
 
 // StreamPodSandboxStats is ListPodSandboxStats as a stream.
 func (r *Runtime) StreamPodSandboxStats(req *runtimeapi.StreamPodSandboxStatsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxStatsResponse]) error {
-	return streamCall(stream.Context(), r, mStreamPodSandboxStats, req, func(ctx context.Context, cc *callCtx) error {
-		st := r.listSandboxStats(req.GetFilter())
-		cc.resp = fmt.Sprintf("stats=%d", len(st))
-		return sendChunks(st, func(c []*runtimeapi.PodSandboxStats) error {
-			return stream.Send(&runtimeapi.StreamPodSandboxStatsResponse{PodSandboxStats: c})
-		})
+	list := func() []*runtimeapi.PodSandboxStats { return r.listSandboxStats(req.GetFilter()) }
+	return streamList(stream.Context(), r, mStreamPodSandboxStats, req, "stats", list, func(c []*runtimeapi.PodSandboxStats) error {
+		return stream.Send(&runtimeapi.StreamPodSandboxStatsResponse{PodSandboxStats: c})
 	})
 }
 
@@ -427,21 +399,15 @@ func (r *Runtime) sandboxMetrics() []*runtimeapi.PodSandboxMetrics {
 
 // ListPodSandboxMetrics reports metrics for ready sandboxes and their running containers.
 func (r *Runtime) ListPodSandboxMetrics(ctx context.Context, req *runtimeapi.ListPodSandboxMetricsRequest) (*runtimeapi.ListPodSandboxMetricsResponse, error) {
-	return call(ctx, r, mListPodSandboxMetrics, req, func(ctx context.Context, req *runtimeapi.ListPodSandboxMetricsRequest, cc *callCtx) (*runtimeapi.ListPodSandboxMetricsResponse, error) {
-		m := r.sandboxMetrics()
-		cc.resp = fmt.Sprintf("pods=%d", len(m))
-		return &runtimeapi.ListPodSandboxMetricsResponse{PodMetrics: m}, nil
+	return listCall(ctx, r, mListPodSandboxMetrics, req, "pods", r.sandboxMetrics, func(m []*runtimeapi.PodSandboxMetrics) *runtimeapi.ListPodSandboxMetricsResponse {
+		return &runtimeapi.ListPodSandboxMetricsResponse{PodMetrics: m}
 	})
 }
 
 // StreamPodSandboxMetrics is ListPodSandboxMetrics as a stream.
 func (r *Runtime) StreamPodSandboxMetrics(req *runtimeapi.StreamPodSandboxMetricsRequest, stream grpc.ServerStreamingServer[runtimeapi.StreamPodSandboxMetricsResponse]) error {
-	return streamCall(stream.Context(), r, mStreamPodSandboxMetrics, req, func(ctx context.Context, cc *callCtx) error {
-		m := r.sandboxMetrics()
-		cc.resp = fmt.Sprintf("pods=%d", len(m))
-		return sendChunks(m, func(c []*runtimeapi.PodSandboxMetrics) error {
-			return stream.Send(&runtimeapi.StreamPodSandboxMetricsResponse{PodSandboxMetrics: c})
-		})
+	return streamList(stream.Context(), r, mStreamPodSandboxMetrics, req, "pods", r.sandboxMetrics, func(c []*runtimeapi.PodSandboxMetrics) error {
+		return stream.Send(&runtimeapi.StreamPodSandboxMetricsResponse{PodSandboxMetrics: c})
 	})
 }
 

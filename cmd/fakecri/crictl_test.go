@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	cri "k8s.io/cri-client/pkg"
+	"orch.io/orch/fakecri/fakecritest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -22,16 +22,7 @@ func TestCrictlWalkthrough(t *testing.T) {
 	s := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rs, err := cri.NewRemoteRuntimeServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close(ctx)
-	is, err := cri.NewRemoteImageServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer is.Close(ctx)
+	rs, is := fakecritest.Clients(t, s.endpoint)
 
 	load := func(path string, into any) {
 		b, err := os.ReadFile(path)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	cri "k8s.io/cri-client/pkg"
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 // The test binary doubles as the fakecri binary: run with FAKECRI_ARGS set,
@@ -129,16 +129,7 @@ func TestCRIClientLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	rs, err := cri.NewRemoteRuntimeServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close(ctx)
-	is, err := cri.NewRemoteImageServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(10 * time.Second).Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer is.Close(ctx)
+	rs, is := fakecritest.Clients(t, s.endpoint)
 
 	v, err := rs.Version(ctx, "v1")
 	if err != nil || v.RuntimeName != "fakecri" || v.RuntimeApiVersion != "v1" {
@@ -337,11 +328,7 @@ func TestWallClockReloadAndShutdown(t *testing.T) {
 	s := startServer(t, "--script", scriptPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rs, err := cri.NewRemoteRuntimeServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(5 * time.Second).Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close(ctx)
+	rs, _ := fakecritest.Clients(t, s.endpoint)
 	if _, err := rs.Status(ctx, false); err != nil {
 		t.Fatal(err)
 	}
@@ -420,10 +407,7 @@ func TestImageFsMountpointExists(t *testing.T) {
 		}
 		s := startServer(t, "--script", scriptPath)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		is, err := cri.NewRemoteImageServiceBuilder().WithEndpoint(s.endpoint).WithConnectionTimeout(5 * time.Second).Build(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, is := fakecritest.Clients(t, s.endpoint)
 		info, err := is.ImageFsInfo(ctx)
 		cancel()
 		if err != nil || len(info.ImageFilesystems) == 0 {

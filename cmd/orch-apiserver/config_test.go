@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"orch.io/orch/internal/freeport"
 )
 
 // fixture is a configuration file of the config package's testdata, as an absolute path because
@@ -72,7 +74,7 @@ func TestConfigFlagsRefuseToStart(t *testing.T) {
 			[]string{"--admission-control-config-file", `couldn't init admission plugin "EventRateLimit"`, `apiVersion: Unsupported value: ""`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"--data-dir", t.TempDir(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t))}, tc.args...)
+			args := append([]string{"--data-dir", t.TempDir(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freeport.For(t))}, tc.args...)
 			_, stderr, code := run(t, args...)
 			if code != 1 {
 				t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)

@@ -9,19 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"orch.io/orch/components/apiserver/app"
+	"orch.io/orch/internal/freeport"
+	"orch.io/orch/internal/syncbuf"
 )
 
 // binary is orch-apiserver built once for every test of this package.
@@ -64,25 +64,12 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
 // process is a running orch-apiserver.
 type process struct {
 	cmd     *exec.Cmd
 	url     string
 	dataDir string
-	output  *lockedBuffer
+	output  *syncbuf.Buffer
 	exited  chan struct{}
 	client  *http.Client
 }
@@ -93,7 +80,7 @@ type process struct {
 func startBinary(t *testing.T, dataDir string, extra ...string) *process {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
-		p, err := tryStartBinary(t, dataDir, freePort(t), extra...)
+		p, err := tryStartBinary(t, dataDir, freeport.For(t), extra...)
 		if err == nil {
 			return p
 		}
@@ -108,7 +95,7 @@ func startBinary(t *testing.T, dataDir string, extra ...string) *process {
 func tryStartBinary(t *testing.T, dataDir string, port int, extra ...string) (*process, error) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir}, extra...)...)
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = t.TempDir()
 	if err := cmd.Start(); err != nil {
@@ -174,24 +161,6 @@ func trustingClient(certFile string) (*http.Client, error) {
 		Timeout:   20 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}, nil
-}
-
-// lockedBuffer collects a child's output; the child writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 type stored struct {
@@ -380,7 +349,7 @@ func TestBadFlagsRefuseToStart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The flag under test comes last: pflag keeps the last value of a repeated flag.
-			args := append([]string{"--data-dir", t.TempDir(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t))}, tc.args...)
+			args := append([]string{"--data-dir", t.TempDir(), "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freeport.For(t))}, tc.args...)
 			stdout, stderr, code := run(t, args...)
 			if code != tc.wantCode {
 				t.Fatalf("exit status %d, want %d; stdout %q stderr:\n%s", code, tc.wantCode, stdout, stderr)

@@ -35,6 +35,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/internal/syncbuf"
 )
 
 // Local image names: no registry is reachable, so the images are built from busybox-static here.
@@ -150,11 +151,7 @@ func TestStandaloneScenarioOnFakecri(t *testing.T) {
 		},
 		Faults: []fakecri.FaultRule{{Method: "RuntimeConfig", Error: &fakecri.FaultError{Code: "Unimplemented"}}},
 	}
-	fc, err := fakecri.New(fakecri.Options{Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, fc)
+	fc, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	runStaticPodScenario(t, runtimeUnderTest{
 		endpoint: sock,
 		pulls:    func() int { return len(fc.Calls(fakecri.CallFilter{Method: "*PullImage"})) },
@@ -452,7 +449,7 @@ type containerd struct {
 	dir  string // everything of it lives here
 	sock string
 	cmd  *exec.Cmd
-	log  *syncBuffer
+	log  *syncbuf.Buffer
 }
 
 // startContainerd writes a config from testdata/containerd.toml with every path under a temporary
@@ -492,7 +489,7 @@ func startContainerd(t *testing.T) *containerd {
 	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &containerd{dir: dir, sock: filepath.Join(dir, "containerd.sock"), log: &syncBuffer{}}
+	c := &containerd{dir: dir, sock: filepath.Join(dir, "containerd.sock"), log: &syncbuf.Buffer{}}
 	c.cmd = exec.Command("containerd", "--config", filepath.Join(dir, "config.toml"))
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	if err := c.cmd.Start(); err != nil {

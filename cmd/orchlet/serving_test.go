@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"orch.io/orch/components/orchlet/app/apptest"
+	"orch.io/orch/internal/syncbuf"
 )
 
 // servingAgent is the built orchlet running with its three servers on free loopback ports.
 type servingAgent struct {
 	cmd                      *exec.Cmd
-	stderr                   *syncBuffer
+	stderr                   *syncbuf.Buffer
 	https, readOnly, healthz string
 	done                     chan struct{} // closed when the process has exited
 	err                      error         // its exit, once done
@@ -27,7 +28,7 @@ func startServing(t *testing.T, args ...string) *servingAgent {
 	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second}
 	for attempt := 0; ; attempt++ {
-		a := &servingAgent{https: apptest.FreePort(t), readOnly: apptest.FreePort(t), healthz: apptest.FreePort(t), stderr: &syncBuffer{}, done: make(chan struct{})}
+		a := &servingAgent{https: apptest.FreePort(t), readOnly: apptest.FreePort(t), healthz: apptest.FreePort(t), stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 		all := append(append([]string{}, args...), "--address=127.0.0.1", "--port="+a.https, "--read-only-port="+a.readOnly,
 			"--healthz-bind-address=127.0.0.1", "--healthz-port="+a.healthz)
 		a.cmd = exec.Command(binary, all...)

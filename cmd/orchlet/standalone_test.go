@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,23 +18,6 @@ import (
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // getPods reads a PodList from a server of the agent.
 func getPods(client *http.Client, url string) (*corev1.PodList, error) {
@@ -66,11 +47,7 @@ func phaseOf(list *corev1.PodList, name string) corev1.PodPhase {
 // the runtime, serves it on its three servers, records events, and tears it down when the manifest
 // goes away.
 func TestStandaloneOnFakecri(t *testing.T) {
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
 
 	manifests := t.TempDir()
 	manifest := filepath.Join(manifests, "web.yaml")

@@ -16,11 +16,7 @@ import (
 // A manifest written after start runs without waiting for --file-check-frequency (20s): the
 // binary watches the manifest directory, as the kubelet does.
 func TestManifestWatchedOnFakecri(t *testing.T) {
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
 	manifests := t.TempDir()
 	a := startServing(t, "--container-runtime-endpoint", sock, "--pod-manifest-path", manifests,
 		"--hostname-override=node-e2e", "--fail-swap-on=false", "--cert-dir="+t.TempDir())

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/apiserver/storage/etcd3"
+	"orch.io/orch/internal/freeport"
 )
 
 // peerToken is the bearer token orchload gives itself on Kubernetes' API server.
@@ -72,7 +73,7 @@ func startPeer(ctx context.Context, bin string) (*process, target, error) {
 	if err := os.WriteFile(tokens, []byte(peerToken+",orchload,orchload-1,\"system:masters\"\n"), 0o600); err != nil {
 		return fail(err)
 	}
-	port, err := freePort()
+	port, err := freeport.Get()
 	if err != nil {
 		return fail(err)
 	}

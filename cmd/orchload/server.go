@@ -19,6 +19,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"orch.io/orch/components/periodic"
+	"orch.io/orch/internal/freeport"
 )
 
 // target is the server under test and how to reach it.
@@ -160,7 +161,7 @@ type process struct {
 // startServer runs bin on a free loopback port with a fresh data directory and waits until it is
 // ready; its log goes to a file in that directory.
 func startServer(ctx context.Context, bin string) (*process, target, error) {
-	port, err := freePort()
+	port, err := freeport.Get()
 	if err != nil {
 		return nil, target{}, err
 	}
@@ -311,13 +312,4 @@ func (p *process) cpuTime() (time.Duration, error) {
 		total += e
 	}
 	return total, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

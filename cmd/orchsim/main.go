@@ -54,6 +54,20 @@ func flags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseLoad parses a command's args with fs and loads the scenarios its paths name; false when it
+// has reported why it cannot.
+func parseLoad(fs *flag.FlagSet, args []string, stderr io.Writer) ([]*scenario.Scenario, bool) {
+	if err := fs.Parse(args); err != nil {
+		return nil, false
+	}
+	ss, err := load(fs.Args())
+	if err != nil {
+		fmt.Fprintln(stderr, "orchsim:", err)
+		return nil, false
+	}
+	return ss, true
+}
+
 // load reads every scenario the paths name.
 func load(paths []string) ([]*scenario.Scenario, error) {
 	if len(paths) == 0 {
@@ -114,12 +128,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	update := fs.Bool("update", false, "rewrite the golden traces from this run")
 	seed := fs.Int64("seed", 0, "replay with this seed instead of the scenario's own (expectations only: goldens are for the scenario's seed)")
 	trace := fs.Bool("trace", false, "print each replay's trace")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	ss, err := load(fs.Args())
-	if err != nil {
-		fmt.Fprintln(stderr, "orchsim:", err)
+	ss, ok := parseLoad(fs, args, stderr)
+	if !ok {
 		return 2
 	}
 	failed := 0
@@ -151,12 +161,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 func listCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flags("list", stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	ss, err := load(fs.Args())
-	if err != nil {
-		fmt.Fprintln(stderr, "orchsim:", err)
+	ss, ok := parseLoad(fs, args, stderr)
+	if !ok {
 		return 2
 	}
 	for _, s := range ss {
@@ -171,12 +177,8 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flags("report", stderr)
 	out := fs.String("out", filepath.Join("reports", "scenarios.md"), "where to write the report")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	ss, err := load(fs.Args())
-	if err != nil {
-		fmt.Fprintln(stderr, "orchsim:", err)
+	ss, ok := parseLoad(fs, args, stderr)
+	if !ok {
 		return 2
 	}
 	var outs []scenario.Outcome

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"orch.io/orch/conformance/hostmounts"
+	"orch.io/orch/internal/freeport"
 )
 
 var (
@@ -131,7 +132,7 @@ func TestKubeletOnFakecri(t *testing.T) {
 		return err
 	})
 
-	port, roPort, healthzPort := freePort(t), freePort(t), freePort(t)
+	port, roPort, healthzPort := freeport.For(t), freeport.For(t), freeport.For(t)
 	// A standalone kubelet: no API server, so no webhook authentication or authorization; the
 	// authenticated port answers anyone (the test reads /containerLogs there).
 	writeFile(t, filepath.Join(dir, "kubelet.yaml"), fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
@@ -451,15 +452,6 @@ func removeLogLinks(t *testing.T, dir string) {
 			}
 		}
 	}
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func get(c *http.Client, url string) ([]byte, error) {

@@ -3,8 +3,15 @@
 package fakecritest
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"go.opentelemetry.io/otel/trace/noop"
+	cri "k8s.io/cri-api/pkg/apis"
+	remote "k8s.io/cri-client/pkg"
 
 	"orch.io/orch/fakecri"
 )
@@ -22,4 +29,57 @@ func Serve(t testing.TB, rt *fakecri.Runtime) string {
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(func() { srv.Stop(); rt.Close() })
 	return endpoint
+}
+
+// Start makes a runtime from opts and serves it as Serve does, failing the test if opts are
+// refused. It returns the runtime, for the test to script and inspect, and its endpoint.
+func Start(t testing.TB, opts fakecri.Options) (*fakecri.Runtime, string) {
+	t.Helper()
+	rt, err := fakecri.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, Serve(t, rt)
+}
+
+// Clients dials endpoint with the CRI clients the kubelet uses (k8s.io/cri-client), as the node
+// agent and crictl reach a runtime; they are closed when the test ends.
+func Clients(t testing.TB, endpoint string) (cri.RuntimeService, cri.ImageManagerService) {
+	t.Helper()
+	ctx := context.Background()
+	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+		WithTracerProvider(noop.NewTracerProvider()).Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rs.Close(ctx) })
+	is, err := remote.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).
+		WithTracerProvider(noop.NewTracerProvider()).Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = is.Close(ctx) })
+	return rs, is
+}
+
+// RunUntil drives the component step runs on rt's clock up to end: a step, then the clock moved
+// (rt answering what falls due on the way) to next, the component's next deadline; once that is
+// past end or there is none, the clock moves to end for a last step.
+func RunUntil(t testing.TB, ctx context.Context, rt *fakecri.Runtime, mock *clock.Mock, end time.Time, step func(), next func() (time.Time, bool)) {
+	t.Helper()
+	for {
+		step()
+		at, ok := next()
+		last := !ok || at.After(end)
+		if last {
+			at = end
+		}
+		if err := rt.AdvanceTo(ctx, mock, at); err != nil {
+			t.Fatal(err)
+		}
+		if last {
+			step()
+			return
+		}
+	}
 }

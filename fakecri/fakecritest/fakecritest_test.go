@@ -3,26 +3,19 @@ package fakecritest
 import (
 	"context"
 	"testing"
-	"time"
-
-	"go.opentelemetry.io/otel/trace/noop"
-	remote "k8s.io/cri-client/pkg"
 
 	"orch.io/orch/fakecri"
 )
 
-func TestServe(t *testing.T) {
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := Serve(t, rt)
-	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+// A started runtime answers the kubelet's clients, the runtime and the image service alike.
+func TestStartAndClients(t *testing.T) {
+	_, endpoint := Start(t, fakecri.Options{Seed: 1})
+	client, images := Clients(t, endpoint)
 	v, err := client.Version(context.Background(), "v1")
 	if err != nil || v.RuntimeName == "" {
 		t.Fatalf("Version over %s = %v, %v", endpoint, v, err)
+	}
+	if _, err := images.ListImages(context.Background(), nil); err != nil {
+		t.Fatalf("ListImages over %s: %v", endpoint, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/benbjohnson/clock"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,12 +48,7 @@ func createEvent(t *testing.T, client *http.Client, s *testServer, name string) 
 		"action": "Tested", "reason": "Testing", "type": "Normal",
 		"regarding": map[string]any{"kind": "Pod", "namespace": "default", "name": "web-0"},
 	})
-	resp, err := client.Post("https://"+s.addr+"/apis/events.orch.io/v1/namespaces/default/events", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
+	resp, data := send(t, client, http.MethodPost, "https://"+s.addr+"/apis/events.orch.io/v1/namespaces/default/events", "", bytes.NewReader(body))
 	return resp.StatusCode, resp.Header.Get("Retry-After"), string(data)
 }
 

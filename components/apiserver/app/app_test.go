@@ -3,7 +3,8 @@ package app_test
 import (
 	"context"
 	"errors"
-	"net"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"orch.io/orch/components/apiserver/app"
+	"orch.io/orch/internal/freeport"
 )
 
 // testServer is a real orch-apiserver started with app.Run: HTTPS on 127.0.0.1 over an embedded
@@ -26,21 +28,6 @@ type testServer struct {
 	stop func() (time.Duration, error)
 }
 
-// freePort asks the kernel for a port nobody listens on. The port is released before it is used,
-// so another process may take it in between; startServer retries once when that happens.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
 // startServer runs app.Run until the test ends. The server is stopped, and Run's return checked,
 // in t.Cleanup, after every cleanup registered later (informers, watches) has run.
 // tune, if given, adjusts the options before Run.
@@ -48,7 +35,7 @@ func startServer(t *testing.T, tune ...func(*app.Options)) *testServer {
 	t.Helper()
 	dataDir := t.TempDir()
 	for attempt := 0; ; attempt++ {
-		addr, stop, err := tryStart(t, dataDir, freePort(t), tune)
+		addr, stop, err := tryStart(t, dataDir, freeport.For(t), tune)
 		if err == nil {
 			return &testServer{addr: addr, dataDir: dataDir, stop: stop}
 		}
@@ -125,4 +112,31 @@ func (s *testServer) restConfig() *rest.Config {
 		TLSClientConfig: rest.TLSClientConfig{CAFile: s.certFile()},
 		QPS:             -1, // no client-side rate limiting: the tests make bursts of requests
 	}
+}
+
+// send sends method to url through client, with token as its bearer when given and body (JSON)
+// when not nil, failing the test when no answer comes. It answers the response, whose body is
+// read and closed, and that body.
+func send(t *testing.T, client *http.Client, method, url, token string, body io.Reader) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
 }

@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -69,15 +68,7 @@ authorizers:
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := client.Get("https://" + s.addr + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := send(t, client, http.MethodGet, "https://"+s.addr+path, "", nil)
 		return resp.StatusCode, string(body)
 	}
 	const events = "/apis/events.orch.io/v1/namespaces/default/events"

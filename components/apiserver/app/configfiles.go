@@ -25,34 +25,11 @@ type configFiles struct {
 func loadConfigFiles(o *Options) (*configFiles, error) {
 	var c configFiles
 	var errs []error
-	load := func(flag, path string, fn func(string) error) {
-		if path == "" {
-			return
-		}
-		if err := fn(path); err != nil {
-			errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
-		}
-	}
-	load("authentication-config", o.AuthenticationConfig, func(p string) (err error) {
-		c.authentication, err = config.LoadAuthentication(p)
-		return err
-	})
-	load("authorization-config", o.AuthorizationConfig, func(p string) (err error) {
-		c.authorization, err = config.LoadAuthorization(p)
-		return err
-	})
-	load("encryption-provider-config", o.EncryptionProviderConfig, func(p string) (err error) {
-		c.encryption, err = config.LoadEncryption(p)
-		return err
-	})
-	load("admission-control-config-file", o.AdmissionControlConfigFile, func(p string) (err error) {
-		c.admission, err = config.LoadAdmission(p)
-		return err
-	})
-	load("tracing-config-file", o.TracingConfigFile, func(p string) (err error) {
-		c.tracing, err = config.LoadTracing(p)
-		return err
-	})
+	loadConfig(&errs, &c.authentication, "authentication-config", o.AuthenticationConfig, config.LoadAuthentication)
+	loadConfig(&errs, &c.authorization, "authorization-config", o.AuthorizationConfig, config.LoadAuthorization)
+	loadConfig(&errs, &c.encryption, "encryption-provider-config", o.EncryptionProviderConfig, config.LoadEncryption)
+	loadConfig(&errs, &c.admission, "admission-control-config-file", o.AdmissionControlConfigFile, config.LoadAdmission)
+	loadConfig(&errs, &c.tracing, "tracing-config-file", o.TracingConfigFile, config.LoadTracing)
 	if err := config.CheckAnonymousConflict(c.authentication, o.AnonymousAuthSet); err != nil {
 		errs = append(errs, err)
 	}
@@ -61,6 +38,18 @@ func loadConfigFiles(o *Options) (*configFiles, error) {
 	}
 	errs = append(errs, c.unsupported()...)
 	return &c, errors.Join(errs...)
+}
+
+// loadConfig loads the file flag names, when it names one, into *into; a failure joins errs under
+// the flag's name.
+func loadConfig[T any](errs *[]error, into *T, flag, path string, load func(string) (T, error)) {
+	if path == "" {
+		return
+	}
+	var err error
+	if *into, err = load(path); err != nil {
+		*errs = append(*errs, fmt.Errorf("--%s: %w", flag, err))
+	}
 }
 
 // unsupported names each valid setting that this server cannot enforce yet.

@@ -9,6 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"orch.io/orch/components/apiserver/app"
+	"orch.io/orch/internal/freeport"
 )
 
 // A second server on a data directory in use says so at once. The embedded etcd alone waits for
@@ -17,7 +18,7 @@ func TestSecondServerOnADataDirInUseFails(t *testing.T) {
 	first := startServer(t)
 	o := app.NewOptions()
 	o.BindAddress = "127.0.0.1"
-	o.SecurePort = freePort(t)
+	o.SecurePort = freeport.For(t)
 	o.DataDir = first.dataDir
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

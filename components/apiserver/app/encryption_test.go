@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -267,13 +266,7 @@ func get(t *testing.T, s *testServer, path string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "https://"+s.addr+path, nil)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := send(t, client, http.MethodGet, "https://"+s.addr+path, "", nil)
 	return resp.StatusCode, string(body)
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -42,19 +41,7 @@ func (s *testServer) httpsClient(t *testing.T, pair *certstest.Pair) *http.Clien
 // getStatus sends GET path and answers the status code and the Status message (or body).
 func getStatus(t *testing.T, client *http.Client, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	resp, body := send(t, client, http.MethodGet, url, token, nil)
 	var status struct{ Message string }
 	if json.Unmarshal(body, &status) == nil && status.Message != "" {
 		return resp.StatusCode, status.Message
@@ -127,22 +114,11 @@ func testNodeAuthorization(t *testing.T, authorize func(o *app.Options, dir stri
 	pair := ca.Client(t, "system:node:node-a", "system:nodes")
 	client := s.httpsClient(t, &pair)
 	pods := "https://" + s.addr + "/api/v1/namespaces/default/pods"
-	resp, err := client.Post(pods, "application/json", strings.NewReader(`{"metadata":{"name":"web"},"spec":{"nodeName":"node-a","containers":[{"name":"c","image":"busybox"}]}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := send(t, client, http.MethodPost, pods, "", strings.NewReader(`{"metadata":{"name":"web"},"spec":{"nodeName":"node-a","containers":[{"name":"c","image":"busybox"}]}}`))
 	if want := `pod does not have \"orch.io/config.mirror\" annotation, node \"node-a\" can only create mirror pods`; resp.StatusCode != 403 || !strings.Contains(string(body), want) {
 		t.Fatalf("a node creating a pod: %d %s; want 403 with %s", resp.StatusCode, body, want)
 	}
-	req, _ := http.NewRequest("DELETE", pods+"/gone", nil)
-	resp, err = client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 404 {
+	if resp, _ := send(t, client, http.MethodDelete, pods+"/gone", "", nil); resp.StatusCode != 404 {
 		t.Fatalf("a node deleting a pod that is gone: %d, want 404", resp.StatusCode)
 	}
 	if code, msg := getStatus(t, client, "https://"+s.addr+"/api/v1/nodes/node-a", ""); code != 404 {

@@ -1,15 +1,12 @@
 package app_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +19,7 @@ import (
 
 	"orch.io/orch/components/apiserver/app"
 	"orch.io/orch/components/authn/jwt/jwttest"
+	"orch.io/orch/internal/syncbuf"
 )
 
 // jwtAuthConfig writes an AuthenticationConfiguration trusting p for audience "orch", with a claim
@@ -61,9 +59,9 @@ func jwtAuthConfig(t *testing.T, p *jwttest.Provider) string {
 }
 
 // captureLog sends klog's output to a buffer until the test ends.
-func captureLog(t *testing.T) *syncBuffer {
+func captureLog(t *testing.T) *klogBuffer {
 	t.Helper()
-	buf := &syncBuffer{}
+	buf := &klogBuffer{}
 	klog.LogToStderr(false)
 	klog.SetOutput(buf)
 	t.Cleanup(func() {
@@ -73,22 +71,12 @@ func captureLog(t *testing.T) *syncBuffer {
 	return buf
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// klogBuffer is klog's output, flushed before it is read.
+type klogBuffer struct{ syncbuf.Buffer }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
+func (b *klogBuffer) String() string {
 	klog.Flush()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return b.Buffer.String()
 }
 
 // JWTs through orch-apiserver's handler: a token of the configured issuer authenticates as the
@@ -113,22 +101,7 @@ func TestJWTAuthentication(t *testing.T) {
 	}
 	get := func(token string) (int, metav1.Status) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, "https://"+s.addr+"/apis/events.orch.io/v1/namespaces/default/events", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := send(t, client, http.MethodGet, "https://"+s.addr+"/apis/events.orch.io/v1/namespaces/default/events", token, nil)
 		var status metav1.Status
 		if err := json.Unmarshal(body, &status); err != nil {
 			t.Fatalf("%d %s: not a Status: %v", resp.StatusCode, body, err)
@@ -204,15 +177,7 @@ func TestAuthenticationReloadMetricsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := client.Get("https://" + s.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := send(t, client, http.MethodGet, "https://"+s.addr+"/metrics", "", nil)
 	for _, want := range []string{
 		`apiserver_authentication_config_controller_last_config_info{apiserver_id_hash="sha256:`,
 		"go_goroutines ",
@@ -246,15 +211,7 @@ func TestReloadMetricsNameOneServer(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("/metrics names the server as %v, want both reload metrics", ids)
 		}
-		resp, err := client.Get("https://" + s.addr + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, body := send(t, client, http.MethodGet, "https://"+s.addr+"/metrics", "", nil)
 		ids = map[string]string{}
 		for _, m := range idHash.FindAllStringSubmatch(string(body), -1) {
 			ids[m[1]] = m[2]

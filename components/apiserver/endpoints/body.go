@@ -49,6 +49,30 @@ func BodyHandler[T any, P interface {
 	}
 }
 
+// CreateHandler is the route of a create whose answer is an object of kind gvk the server does not
+// store (tokenreviews, subjectaccessreviews, serviceaccounts/token): the body read by DecodeCreate
+// into a new T, then do's answer, stamped with gvk, written with 201 Created, or do's error as a
+// Status. w is for do's warnings.
+func CreateHandler[T any, P interface {
+	*T
+	runtime.Object
+}](gvk schema.GroupVersionKind, do func(req *restful.Request, w http.ResponseWriter, body P) (P, error)) restful.RouteFunction {
+	return func(req *restful.Request, resp *restful.Response) {
+		body := P(new(T))
+		if err := DecodeCreate(resp.ResponseWriter, req.Request, body, gvk); err != nil {
+			WriteError(resp.ResponseWriter, req.Request, err)
+			return
+		}
+		out, err := do(req, resp.ResponseWriter, body)
+		if err != nil {
+			WriteError(resp.ResponseWriter, req.Request, err)
+			return
+		}
+		out.GetObjectKind().SetGroupVersionKind(gvk)
+		WriteObject(resp.ResponseWriter, req.Request, http.StatusCreated, out)
+	}
+}
+
 // Created is the answer of a subresource's create that returns no object: 201 and a Success
 // Status.
 func Created() (int, any, error) {

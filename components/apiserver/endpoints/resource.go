@@ -302,15 +302,23 @@ func (h *resourceHandlers) body(req *restful.Request, resp *restful.Response) (r
 	return obj, dryRun, err
 }
 
-func (h *resourceHandlers) create(req *restful.Request, resp *restful.Response) {
+// write reads the body of a create or update and its field manager, named by the options kind's
+// fieldManager parameter; on a failure it answers it and returns nil.
+func (h *resourceHandlers) write(req *restful.Request, resp *restful.Response, options string) (in runtime.Object, dryRun bool, r *http.Request) {
 	in, dryRun, err := h.body(req, resp)
-	if err != nil {
-		fail(req, resp, err)
-		return
+	if err == nil {
+		r, _, err = withManager(req.Request, options)
 	}
-	r, _, err := withManager(req.Request, "CreateOptions")
 	if err != nil {
 		fail(req, resp, err)
+		return nil, false, nil
+	}
+	return in, dryRun, r
+}
+
+func (h *resourceHandlers) create(req *restful.Request, resp *restful.Response) {
+	in, dryRun, r := h.write(req, resp, "CreateOptions")
+	if r == nil {
 		return
 	}
 	out, data, err := h.Store.CreateJSON(r.Context(), req.PathParameter("namespace"), in, dryRun)
@@ -328,14 +336,8 @@ func (h *resourceHandlers) create(req *restful.Request, resp *restful.Response) 
 
 func (h *resourceHandlers) update(store *generic.Store) restful.RouteFunction {
 	return func(req *restful.Request, resp *restful.Response) {
-		in, dryRun, err := h.body(req, resp)
-		if err != nil {
-			fail(req, resp, err)
-			return
-		}
-		r, _, err := withManager(req.Request, "UpdateOptions")
-		if err != nil {
-			fail(req, resp, err)
+		in, dryRun, r := h.write(req, resp, "UpdateOptions")
+		if r == nil {
 			return
 		}
 		out, created, err := store.Update(r.Context(), req.PathParameter("namespace"), req.PathParameter("name"), in, dryRun)

@@ -23,8 +23,8 @@ func addReviews(container *restful.Container, c Config) []endpoints.GroupVersion
 		resource metav1.APIResource
 		create   restful.RouteFunction
 	}{
-		{authn.TokenReviewGroupVersion, metav1.APIResource{Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview"}, authentication.TokenReviewREST{Authenticator: c.Authenticator}.Create},
-		{authz.SubjectAccessReviewGroupVersion, metav1.APIResource{Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview"}, authorization.SubjectAccessReviewREST{Authorizer: c.Authorizer}.Create},
+		{authn.TokenReviewGroupVersion, metav1.APIResource{Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview"}, authentication.TokenReviewREST{Authenticator: c.Authenticator}.Create()},
+		{authz.SubjectAccessReviewGroupVersion, metav1.APIResource{Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview"}, authorization.SubjectAccessReviewREST{Authorizer: c.Authorizer}.Create()},
 	}
 	var groups []endpoints.GroupVersion
 	for _, s := range served {

@@ -84,7 +84,7 @@ func FuzzAuthenticateToken(f *testing.F) {
 
 	// Only the rule that can never hold stops the valid seed: the signed seeds reach every mapping.
 	withIssuer := func(p []byte) []byte { return bytes.ReplaceAll(p, []byte(issuerPlaceholder), []byte(e.p.URL)) }
-	if _, _, err := set.AuthenticateToken(context.Background(), signPayload(f, key, withIssuer(payload(valid)))); err == nil || !strings.Contains(err.Error(), "nobody gets in while fuzzing") {
+	if _, _, err := set.AuthenticateToken(context.Background(), jwttest.SignPayload(f, key, withIssuer(payload(valid)), "")); err == nil || !strings.Contains(err.Error(), "nobody gets in while fuzzing") {
 		f.Fatalf("the valid seed: %v, want the last user rule to refuse it", err)
 	}
 
@@ -93,7 +93,7 @@ func FuzzAuthenticateToken(f *testing.F) {
 		token := raw
 		switch {
 		case sign:
-			token = signPayload(t, key, payload)
+			token = jwttest.SignPayload(t, key, payload, "")
 		case token == "":
 			token = b64(header) + "." + b64(payload) + "." + b64(signature)
 		}
@@ -110,21 +110,4 @@ func FuzzAuthenticateToken(f *testing.F) {
 			t.Fatalf("token %q of the issuer refused without a reason", token)
 		}
 	})
-}
-
-// signPayload signs payload, whatever it holds, with key.
-func signPayload(t testing.TB, key *jose.JSONWebKey, payload []byte) string {
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(key.Algorithm), Key: key}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jws, err := signer.Sign(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := jws.CompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return token
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/internal/syncbuf"
 )
 
 var t0 = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -37,24 +37,6 @@ spec:
   - {name: app, image: busybox:1.36, imagePullPolicy: IfNotPresent}
 `
 
-// lockedBuffer collects the log sink's output; the sink writes from Step.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type world struct {
 	t     *testing.T
 	ctx   context.Context
@@ -62,7 +44,7 @@ type world struct {
 	rt    *fakecri.Runtime
 	fs    fstest.MapFS
 	agent *Agent
-	log   *lockedBuffer
+	log   *syncbuf.Buffer
 }
 
 func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.OrchletConfiguration)) *world {
@@ -77,11 +59,7 @@ func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune .
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
 	mock.Set(t0)
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
 	rs, is, err := pods.Connect(ctx, sock, "", time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +74,7 @@ func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune .
 		"etc/orch/manifests/.hidden.yaml": {Data: []byte(strings.Replace(webManifest, "name: web", "name: hidden", 1))},
 		"etc/orch/manifests/broken.yaml":  {Data: []byte("kind: Pod\nmetadata: {name: broken}\nspec: {containers: []}\n")},
 	}
-	log := &lockedBuffer{}
+	log := &syncbuf.Buffer{}
 	d := Deps{
 		Clock: mock, NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(log),
 		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background(), Gates: gatesOf(t, cfg),
@@ -141,24 +119,13 @@ func (w *world) nextDeadline() (time.Time, bool) {
 // runUntil steps the agent and moves the fake clock to the next thing either side has due.
 func (w *world) runUntil(d time.Duration) {
 	w.t.Helper()
-	end := t0.Add(d)
-	for {
-		w.step()
+	fakecritest.RunUntil(w.t, w.ctx, w.rt, w.mock, t0.Add(d), w.step, func() (time.Time, bool) {
 		next, ok := w.nextDeadline()
 		if wake, ok2 := w.rt.NextWakeup(); ok2 && (!ok || wake.Before(next)) {
 			next, ok = wake, true
 		}
-		if !ok || next.After(end) {
-			if err := w.rt.AdvanceTo(w.ctx, w.mock, end); err != nil {
-				w.t.Fatal(err)
-			}
-			w.step()
-			return
-		}
-		if err := w.rt.AdvanceTo(w.ctx, w.mock, next); err != nil {
-			w.t.Fatal(err)
-		}
-	}
+		return next, ok
+	})
 }
 
 func (w *world) pod(name string) (corev1.Pod, bool) {
@@ -408,7 +375,7 @@ func TestFollowLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- w.agent.ContainerLogs(w.ctx, "default", "web-node-a", "app", &corev1.PodLogOptions{Follow: true}, out)

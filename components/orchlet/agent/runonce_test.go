@@ -15,6 +15,7 @@ import (
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/internal/syncbuf"
 )
 
 // --runonce starts the static pods and reports each: a pod whose containers run succeeds, one that
@@ -23,11 +24,7 @@ func TestRunOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "crasher"}, StartError: "exec: no such file"}}}
-	rt, err := fakecri.New(fakecri.Options{Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +33,7 @@ func TestRunOnce(t *testing.T) {
 	cfg.StaticPodPath = "/m"
 	crash := strings.NewReplacer("name: web", "name: broken", "name: app", "name: crasher").Replace(webManifest)
 	fsys := fstest.MapFS{"m/web.yaml": {Data: []byte(webManifest)}, "m/broken.yaml": {Data: []byte(crash)}}
-	a, err := New(cfg, Deps{Clock: clock.New(), NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(&lockedBuffer{}),
+	a, err := New(cfg, Deps{Clock: clock.New(), NodeName: "node-a", Runtime: rs, Images: is, Sink: events.NewLogSink(&syncbuf.Buffer{}),
 		FS: fsys, Cores: 2, PodLogsDir: t.TempDir(), Logger: klog.Background(), Gates: gatesOf(t, cfg)})
 	if err != nil {
 		t.Fatal(err)

@@ -57,11 +57,7 @@ func criConfig(t *testing.T, rt *fakecri.Runtime, pod, name string) *runtimeapi.
 // a container from being created, with the kubelet's CreateContainerConfigError message.
 func TestAPIServerModeConfigMapsAndSecrets(t *testing.T) {
 	kubeconfig, client, _ := apiServer(t, nil)
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
 	o := parse(t, "--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint="+sock,
 		"--orchconfig="+kubeconfig, "--hostname-override=node-a", "--root-dir="+t.TempDir(), "--sync-frequency=1s")
 	cancel, done := runAsync(o, host.NewFake(), clock.New())

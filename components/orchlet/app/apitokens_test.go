@@ -95,12 +95,8 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	clk.Set(time.Now())
 	kubeconfig, client, _ := apiServer(t, nil, withServiceAccountTokens(t, clk))
 	// The registry of private/app wants credentials, which only the pull secret has.
-	rt, err := fakecri.New(fakecri.Options{Seed: 1, Script: &fakecri.Script{Images: []fakecri.ImageRule{
+	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakecri.Script{Images: []fakecri.ImageRule{
 		{Match: "registry.example.com/private/*", Auth: &fakecri.Auth{Username: "puller", Password: "s3cret"}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
 	o := parse(t, "--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint="+sock,
 		"--orchconfig="+kubeconfig, "--hostname-override=node-a", "--root-dir="+t.TempDir(), "--sync-frequency=1s")
 	cancel, done := runAsync(o, host.NewFake(), clk)

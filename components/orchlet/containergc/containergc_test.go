@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/orchlet/events/eventstest"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
@@ -25,17 +25,6 @@ import (
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
-type recorder struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (r *recorder) Eventf(ref *corev1.ObjectReference, eventType, reason, action, format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.all = append(r.all, fmt.Sprintf("%s %s %s/%s: %s", eventType, reason, ref.Kind, ref.Name, fmt.Sprintf(format, args...)))
-}
 
 // known is the pods the agent still has.
 type known struct {
@@ -56,7 +45,7 @@ type harness struct {
 	rt    *fakecri.Runtime
 	rs    cri.RuntimeService
 	m     *Manager
-	rec   *recorder
+	rec   *eventstest.Recorder
 	pods  *known
 	logs  string
 	ready bool
@@ -76,15 +65,12 @@ func newHarness(t *testing.T, p Policy) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, is, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, ctx: ctx, mock: mock, rt: rt, rs: rs, rec: &recorder{}, pods: &known{uids: map[types.UID]bool{}},
+	h := &harness{t: t, ctx: ctx, mock: mock, rt: rt, rs: rs, rec: &eventstest.Recorder{}, pods: &known{uids: map[types.UID]bool{}},
 		logs: t.TempDir(), ready: true, sbs: map[string]string{}, attempts: map[string]int{}, cfgs: map[string]*runtimeapi.PodSandboxConfig{}}
 	h.m, err = New(Options{Clock: mock, Runtime: rs, Images: is, Pods: h.pods, Recorder: h.rec, NodeName: "node-a", PodLogsDir: h.logs,
 		SourcesReady: func() bool { return h.ready }, Policy: p})
@@ -333,8 +319,8 @@ func TestFailureIsAnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.m.Step(h.ctx)
-	if len(h.rec.all) != 1 || !strings.HasPrefix(h.rec.all[0], "Warning ContainerGCFailed Node/node-a: failed to read podLogsDirectory") {
-		t.Fatalf("events %q", h.rec.all)
+	if len(h.rec.Events()) != 1 || !strings.HasPrefix(h.rec.Events()[0], "Warning ContainerGCFailed Node/node-a: failed to read podLogsDirectory") {
+		t.Fatalf("events %q", h.rec.Events())
 	}
 }
 

@@ -1,36 +1,17 @@
 package containerlogs
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
+	"orch.io/orch/internal/syncbuf"
 )
-
-// syncBuffer is written by the follower and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func appendFile(t *testing.T, p, data string) {
 	t.Helper()
@@ -54,7 +35,7 @@ func TestFollow(t *testing.T) {
 	mock := clock.NewMock()
 	var running atomic.Bool
 	running.Store(true)
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- ReadLogs(context.Background(), log, &corev1.PodLogOptions{Follow: true, TailLines: i64(1)}, mock.Now(), out,
@@ -113,7 +94,7 @@ func TestFollowEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- ReadLogs(ctx, log, &corev1.PodLogOptions{Follow: true}, time.Time{}, &syncBuffer{},
+		done <- ReadLogs(ctx, log, &corev1.PodLogOptions{Follow: true}, time.Time{}, &syncbuf.Buffer{},
 			&Follow{Clock: clock.NewMock(), Running: func(context.Context) bool { return true }})
 	}()
 	cancel()

@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"go.opentelemetry.io/otel/trace/noop"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	remote "k8s.io/cri-client/pkg"
 
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
@@ -49,14 +47,8 @@ func newWorld(t *testing.T, script *fakecri.Script) *world {
 		Match: fakecri.ContainerMatch{Name: "app*"},
 		Logs:  &fakecri.LogSpec{Lines: []string{"line {n} " + padding}, Every: fakecri.Duration(time.Second)},
 	})
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(fakecritest.Serve(t, rt)).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	client, _ := fakecritest.Clients(t, sock)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return &world{t: t, ctx: ctx, mock: mock, rt: rt, client: client, dir: t.TempDir()}

@@ -13,13 +13,11 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"go.opentelemetry.io/otel/trace/noop"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	remote "k8s.io/cri-client/pkg"
 	"k8s.io/utils/cpuset"
 
 	"orch.io/orch/fakecri"
@@ -298,14 +296,8 @@ func TestStartRefuses(t *testing.T) {
 // once, and again only when it changes.
 func TestReconcile(t *testing.T) {
 	mock := clock.NewMock()
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(fakecritest.Serve(t, rt)).WithConnectionTimeout(10 * time.Second).WithTracerProvider(noop.NewTracerProvider()).Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1})
+	client, _ := fakecritest.Clients(t, sock)
 	ctx := context.Background()
 	rt.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "busybox"}})
 	run := func(uid, name string) string {

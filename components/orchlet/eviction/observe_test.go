@@ -104,13 +104,10 @@ containers:
 		t.Fatal(err)
 	}
 	clk := clock.NewMock()
-	rt, err := fakecri.New(fakecri.Options{Clock: clk, Seed: 1, Script: &script})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: clk, Seed: 1, Script: &script})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rs, is, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
+	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +165,9 @@ func (b blind) Statfs(path string) (FsStats, error) {
 
 // A filesystem the agent cannot see is left out, and its signals with it; the others are decided.
 func TestCRIObserverPartial(t *testing.T) {
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
 	ctx := context.Background()
-	rs, is, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
+	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,39 +5,21 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/orchlet/events/eventstest"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-
-type recorder struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (r *recorder) Eventf(ref *corev1.ObjectReference, eventType, reason, action, format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.all = append(r.all, fmt.Sprintf("%s %s %s/%s: %s", eventType, reason, ref.Kind, ref.Name, fmt.Sprintf(format, args...)))
-}
-
-func (r *recorder) events() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.all)
-}
 
 // harness is a collector on fakecri over gRPC, through the agent's CRI client, on a clock.Mock.
 type harness struct {
@@ -48,7 +30,7 @@ type harness struct {
 	rs   cri.RuntimeService
 	is   cri.ImageManagerService
 	m    *Manager
-	rec  *recorder
+	rec  *eventstest.Recorder
 }
 
 // script: a 1000Mi image filesystem with base Mi used by others, and images of the given Mi sizes
@@ -75,15 +57,12 @@ func newHarness(t *testing.T, base int, images []string, sandbox string, p Polic
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
 	mock.Set(t0)
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
+	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, is, err := pods.Connect(ctx, fakecritest.Serve(t, rt), "", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
+	rec := &eventstest.Recorder{}
 	m, err := New(Options{Clock: mock, Runtime: rs, Images: is, FsInfo: rt, Recorder: rec, NodeName: "node-a", SandboxImage: sandbox, Policy: p})
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +168,7 @@ func TestThresholds(t *testing.T) {
 			if got := h.images(); !slices.Equal(got, tc.wantLeft) && !(len(got) == 0 && len(tc.wantLeft) == 0) {
 				t.Errorf("images left %v, want %v", got, tc.wantLeft)
 			}
-			ev := h.rec.events()
+			ev := h.rec.Events()
 			if tc.wantEvent == "" && len(ev) > 0 || tc.wantEvent != "" && !slices.Equal(ev, []string{tc.wantEvent}) {
 				t.Errorf("events %q, want %q", ev, tc.wantEvent)
 			}
@@ -247,19 +226,19 @@ func TestMinimumAge(t *testing.T) {
 		t.Fatalf("an image younger than the minimum age was deleted: %v left", got)
 	}
 	want := []string{"Warning FreeDiskSpaceFailed Node/node-a: Failed to garbage collect required amount of images. Attempted to free 419430400 bytes, but only found 0 bytes eligible to free."}
-	if got := h.rec.events(); !slices.Equal(got, want) {
+	if got := h.rec.Events(); !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q (a first failure is only logged)", got, want)
 	}
 	h.mock.Add(time.Minute)
 	h.m.Step(h.ctx)
-	if len(h.rec.events()) != 1 {
+	if len(h.rec.Events()) != 1 {
 		t.Fatal("collected before the period")
 	}
 	h.advance(4 * time.Minute) // 5m: old enough
 	if got := h.images(); len(got) != 0 {
 		t.Fatalf("images left %v after the minimum age", got)
 	}
-	if got := h.rec.events(); len(got) != 1 {
+	if got := h.rec.Events(); len(got) != 1 {
 		t.Fatalf("events %q: a success adds none", got)
 	}
 }
@@ -269,7 +248,7 @@ func TestRepeatedFailureIsAnEvent(t *testing.T) {
 	h.run("a")
 	h.m.Step(h.ctx)
 	h.advance(Period)
-	got := h.rec.events()
+	got := h.rec.Events()
 	if len(got) != 3 || !strings.HasPrefix(got[2], "Warning ImageGCFailed Node/node-a: Failed to garbage collect required amount of images.") {
 		t.Fatalf("events %q: want FreeDiskSpaceFailed, then FreeDiskSpaceFailed and ImageGCFailed", got)
 	}
@@ -364,7 +343,7 @@ func TestFsInfoFailure(t *testing.T) {
 	if err == nil || err.Error() != "invalid capacity 0 on image filesystem" {
 		t.Fatalf("got %v", err)
 	}
-	if got := h.rec.events(); len(got) != 1 || got[0] != "Warning InvalidDiskCapacity Node/node-a: invalid capacity 0 on image filesystem" {
+	if got := h.rec.Events(); len(got) != 1 || got[0] != "Warning InvalidDiskCapacity Node/node-a: invalid capacity 0 on image filesystem" {
 		t.Fatalf("events %q", got)
 	}
 }

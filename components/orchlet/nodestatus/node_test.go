@@ -53,11 +53,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, img, err := pods.Connect(context.Background(), fakecritest.Serve(t, fake), "", 10*time.Second)
+	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
+	rt, img, err := pods.Connect(context.Background(), sock, "", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func bindConfig(n *cliflag.NamedFlagSets, c *v1beta1.OrchletConfiguration) {
 
 	fs = n.FlagSet(groupNode)
 	fs.BoolVar(&c.RegisterNode, "register-node", c.RegisterNode, "Register the node with the API server. Irrelevant without --orchconfig.")
-	fs.Var(&taintsValue{taints: &c.RegisterWithTaints}, "register-with-taints", "Register the node with these taints, comma-separated <key>=<value>:<effect>. No effect if --register-node is false.")
+	fs.Var(taintsValue(&c.RegisterWithTaints), "register-with-taints", "Register the node with these taints, comma-separated <key>=<value>:<effect>. No effect if --register-node is false.")
 	fs.DurationVar(&c.NodeStatusUpdateFrequency.Duration, "node-status-update-frequency", c.NodeStatusUpdateFrequency.Duration, "How often the orchlet posts node status; must fit the node controller's grace period.")
 	fs.Int32Var(&c.NodeStatusMaxImages, "node-status-max-images", c.NodeStatusMaxImages, "Number of images reported in node status; -1 means no cap.")
 	fs.StringVar(&c.PodCIDR, "pod-cidr", c.PodCIDR, "CIDR for pod IP addresses, standalone mode only. For IPv6 at most 65536 addresses are allocated.")
@@ -157,7 +157,7 @@ func bindConfig(n *cliflag.NamedFlagSets, c *v1beta1.OrchletConfiguration) {
 	fs.DurationVar(&c.Authorization.Webhook.CacheUnauthorizedTTL.Duration, "authorization-webhook-cache-unauthorized-ttl", c.Authorization.Webhook.CacheUnauthorizedTTL.Duration, "How long 'unauthorized' answers of the webhook authorizer are cached.")
 	fs.StringVar(&c.TLSCertFile, "tls-cert-file", c.TLSCertFile, "x509 serving certificate, intermediates appended after it. If neither this nor --tls-private-key-file is given, a self-signed pair is generated and saved to --cert-dir.")
 	fs.StringVar(&c.TLSPrivateKeyFile, "tls-private-key-file", c.TLSPrivateKeyFile, "x509 private key matching --tls-cert-file.")
-	fs.Var(&stringsValue{list: &c.TLSCipherSuites}, "tls-cipher-suites", "Comma-separated cipher suites of the server; omitted means the implementation's defaults.\nPreferred values: "+strings.Join(cliflag.PreferredTLSCipherNames(), ", ")+".\nInsecure values: "+strings.Join(cliflag.InsecureTLSCipherNames(), ", ")+".")
+	fs.Var(stringsValue(&c.TLSCipherSuites), "tls-cipher-suites", "Comma-separated cipher suites of the server; omitted means the implementation's defaults.\nPreferred values: "+strings.Join(cliflag.PreferredTLSCipherNames(), ", ")+".\nInsecure values: "+strings.Join(cliflag.InsecureTLSCipherNames(), ", ")+".")
 	fs.StringVar(&c.TLSMinVersion, "tls-min-version", c.TLSMinVersion, "Minimum TLS version: "+strings.Join(cliflag.TLSPossibleVersions(), ", ")+".")
 	fs.BoolVar(&c.RotateCertificates, "rotate-certificates", c.RotateCertificates, "Rotate the client certificate automatically, requesting a new one from the API server as expiry nears.")
 	fs.BoolVar(&c.ServerTLSBootstrap, "rotate-server-certificates", c.ServerTLSBootstrap, "Request and rotate the serving certificate from the API server automatically; needs feature gate RotateOrchletServerCertificate and approval of the certificate signing requests.")
@@ -179,12 +179,12 @@ func bindConfig(n *cliflag.NamedFlagSets, c *v1beta1.OrchletConfiguration) {
 	fs.BoolVar(&c.EnableControllerAttach, "enable-controller-attach-detach", c.EnableControllerAttach, "The attach/detach controller manages the volumes of pods on this node; the orchlet performs no attach or detach.")
 
 	fs = n.FlagSet(groupNetwork)
-	fs.Var(&stringsValue{list: &c.ClusterDNS}, "cluster-dns", "Comma-separated DNS server IP addresses for pods with dnsPolicy=ClusterFirst; all must serve the same records.")
+	fs.Var(stringsValue(&c.ClusterDNS), "cluster-dns", "Comma-separated DNS server IP addresses for pods with dnsPolicy=ClusterFirst; all must serve the same records.")
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "Cluster domain added to the search domains of containers.")
 	fs.StringVar(&c.ResolverConfig, "resolv-conf", c.ResolverConfig, "Resolver configuration file used as the basis of container DNS resolution.")
 	fs.StringVar(&c.HairpinMode, "hairpin-mode", c.HairpinMode, "How hairpin NAT is set up: promiscuous-bridge, hairpin-veth or none.")
 	fs.BoolVar(&c.MakeIPTablesUtilChains, "make-iptables-util-chains", c.MakeIPTablesUtilChains, "Ensure the iptables utility rules exist on the host.")
-	fs.Var(&stringsValue{list: &c.AllowedUnsafeSysctls}, "allowed-unsafe-sysctls", "Comma-separated allow-list of unsafe sysctls or sysctl patterns ending in *.")
+	fs.Var(stringsValue(&c.AllowedUnsafeSysctls), "allowed-unsafe-sysctls", "Comma-separated allow-list of unsafe sysctls or sysctl patterns ending in *.")
 
 	fs = n.FlagSet(groupResources)
 	fs.BoolVar(&c.FailSwapOn, "fail-swap-on", c.FailSwapOn, "Refuse to start if swap is enabled on the node.")
@@ -214,8 +214,8 @@ func bindConfig(n *cliflag.NamedFlagSets, c *v1beta1.OrchletConfiguration) {
 	fs.Var(cliflag.NewMapStringString(&c.SystemReserved), "system-reserved", "Resources reserved for the other system components, with the resources of --kube-reserved.")
 	fs.StringVar(&c.SystemReservedCgroup, "system-reserved-cgroup", c.SystemReservedCgroup, "Absolute name of the top-level cgroup of the components --system-reserved is for.")
 	fs.StringVar(&c.ReservedSystemCPUs, "reserved-cpus", c.ReservedSystemCPUs, "CPUs or CPU ranges reserved for system and orch components; supersedes the CPU counts of the reserved options.")
-	fs.Var(&reservedMemoryValue{list: &c.ReservedMemory}, "reserved-memory", "Memory reserved per NUMA node, <numa>:<type>=<quantity>[,<type>=<quantity>...], nodes separated by ';'; repeatable. Per type the total must equal --kube-reserved plus --system-reserved plus the hard eviction threshold.")
-	fs.Var(&stringsValue{list: &c.EnforceNodeAllocatable}, "enforce-node-allocatable", "Comma-separated levels of node allocatable the orchlet enforces: none, pods, system-reserved, system-reserved-compressible, orch-reserved, orch-reserved-compressible (also written kube-reserved, kube-reserved-compressible). The reserved levels need their --system-reserved-cgroup or --kube-reserved-cgroup; none must stand alone.")
+	fs.Var(reservedMemoryValue(&c.ReservedMemory), "reserved-memory", "Memory reserved per NUMA node, <numa>:<type>=<quantity>[,<type>=<quantity>...], nodes separated by ';'; repeatable. Per type the total must equal --kube-reserved plus --system-reserved plus the hard eviction threshold.")
+	fs.Var(stringsValue(&c.EnforceNodeAllocatable), "enforce-node-allocatable", "Comma-separated levels of node allocatable the orchlet enforces: none, pods, system-reserved, system-reserved-compressible, orch-reserved, orch-reserved-compressible (also written kube-reserved, kube-reserved-compressible). The reserved levels need their --system-reserved-cgroup or --kube-reserved-cgroup; none must stand alone.")
 	fs.BoolVar(&c.LocalStorageCapacityIsolation, "local-storage-capacity-isolation", c.LocalStorageCapacityIsolation, "Enable local ephemeral storage isolation.")
 	fs.BoolVar(&c.KernelMemcgNotification, "kernel-memcg-notification", c.KernelMemcgNotification, "Use kernel memcg notification, instead of polling, to tell when memory eviction thresholds are crossed.")
 

@@ -351,7 +351,7 @@ func TestPrecedence(t *testing.T) {
 		{"logging.verbosity", layer{"logging:\n  verbosity: 2", "logging:\n  verbosity: 4", "-v=6"},
 			func(o *Options) string { return itoa(int64(o.Config.Logging.Verbosity)) }, [4]string{"0", "2", "4", "6"}},
 		{"registerWithTaints", layer{"registerWithTaints:\n- key: a\n  effect: NoSchedule", "registerWithTaints:\n- key: b\n  effect: NoExecute", "--register-with-taints=c=d:PreferNoSchedule"},
-			func(o *Options) string { return (&taintsValue{taints: &o.Config.RegisterWithTaints}).String() }, [4]string{"", "a:NoSchedule", "b:NoExecute", "c=d:PreferNoSchedule"}},
+			func(o *Options) string { return taintsValue(&o.Config.RegisterWithTaints).String() }, [4]string{"", "a:NoSchedule", "b:NoExecute", "c=d:PreferNoSchedule"}},
 		{"staticPodURLHeader", layer{"staticPodURLHeader:\n  A: [\"x\"]", "staticPodURLHeader:\n  B: [\"y\"]", "--manifest-url-header=C:z"},
 			func(o *Options) string { return kvs(o.Config.StaticPodURLHeader) }, [4]string{"", "A=x", "A=x,B=y", "C=z"}},
 		{"containerLogMaxSize", layer{"containerLogMaxSize: 20Mi", "containerLogMaxSize: 30Mi", "--container-log-max-size=40Mi"},

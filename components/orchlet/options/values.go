@@ -13,32 +13,63 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )
 
-// taintsValue reads `--register-with-taints`: comma-separated <key>=<value>:<effect> or <key>:<effect>.
-// The first use replaces the file's list; later uses append.
-type taintsValue struct {
-	taints *[]corev1.Taint
+// listValue is a list option: the first use replaces the default or the file's list, later uses
+// append; each use holds items separated by sep, blank ones skipped, each read by parse.
+type listValue[T any] struct {
+	list   *[]T
+	sep    string
+	parse  func(item string) (T, error)
+	format func(T) string
+	typ    string
 	set    bool
 }
 
-func (v *taintsValue) Set(s string) error {
-	var out []corev1.Taint
-	for _, spec := range strings.Split(s, ",") {
-		spec = strings.TrimSpace(spec)
-		if spec == "" {
+func (v *listValue[T]) Set(s string) error {
+	var out []T
+	for _, item := range strings.Split(s, v.sep) {
+		if item = strings.TrimSpace(item); item == "" {
 			continue
 		}
-		t, err := parseTaint(spec)
+		x, err := v.parse(item)
 		if err != nil {
 			return err
 		}
-		out = append(out, t)
+		out = append(out, x)
 	}
 	if !v.set {
-		*v.taints = nil
+		*v.list = nil
 		v.set = true
 	}
-	*v.taints = append(*v.taints, out...)
+	*v.list = append(*v.list, out...)
 	return nil
+}
+
+func (v *listValue[T]) String() string {
+	parts := make([]string, 0, len(*v.list))
+	for _, x := range *v.list {
+		parts = append(parts, v.format(x))
+	}
+	return strings.Join(parts, v.sep)
+}
+
+func (v *listValue[T]) Type() string { return v.typ }
+
+// stringsValue reads a comma-separated list, as pflag's string slices do but without CSV quoting
+// rules.
+func stringsValue(list *[]string) *listValue[string] {
+	same := func(s string) string { return s }
+	return &listValue[string]{list: list, sep: ",", typ: "strings", format: same,
+		parse: func(s string) (string, error) { return s, nil }}
+}
+
+// taintsValue reads `--register-with-taints`: comma-separated <key>=<value>:<effect> or <key>:<effect>.
+func taintsValue(list *[]corev1.Taint) *listValue[corev1.Taint] {
+	return &listValue[corev1.Taint]{list: list, sep: ",", typ: "[]Taint", parse: parseTaint, format: func(t corev1.Taint) string {
+		if t.Value == "" {
+			return fmt.Sprintf("%s:%s", t.Key, t.Effect)
+		}
+		return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect)
+	}}
 }
 
 func parseTaint(spec string) (corev1.Taint, error) {
@@ -50,101 +81,42 @@ func parseTaint(spec string) (corev1.Taint, error) {
 	return corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}, nil
 }
 
-func (v *taintsValue) String() string {
-	parts := make([]string, 0, len(*v.taints))
-	for _, t := range *v.taints {
-		if t.Value == "" {
-			parts = append(parts, fmt.Sprintf("%s:%s", t.Key, t.Effect))
-		} else {
-			parts = append(parts, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
-func (v *taintsValue) Type() string { return "[]Taint" }
-
 // reservedMemoryValue reads `--reserved-memory`: <numa>:<type>=<quantity>[,<type>=<quantity>...], with
-// NUMA nodes separated by ';'. The first use replaces the file's list; later uses append.
-type reservedMemoryValue struct {
-	list *[]v1beta1.MemoryReservation
-	set  bool
-}
-
-func (v *reservedMemoryValue) Set(s string) error {
-	var out []v1beta1.MemoryReservation
-	for _, node := range strings.Split(s, ";") {
-		node = strings.TrimSpace(node)
-		if node == "" {
-			continue
-		}
-		id, limits, ok := strings.Cut(node, ":")
-		if !ok {
-			return fmt.Errorf("%q: want <numa>:<type>=<quantity>[,<type>=<quantity>...]", node)
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(id), 10, 32)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%q: NUMA node %q is not a non-negative integer", node, id)
-		}
-		r := v1beta1.MemoryReservation{NumaNode: int32(n), Limits: corev1.ResourceList{}}
-		for _, limit := range strings.Split(limits, ",") {
-			typ, qty, ok := strings.Cut(strings.TrimSpace(limit), "=")
-			if !ok {
-				return fmt.Errorf("%q: limit %q: want <type>=<quantity>", node, limit)
-			}
-			q, err := resource.ParseQuantity(qty)
-			if err != nil {
-				return fmt.Errorf("%q: quantity %q of %s: %v", node, qty, typ, err)
-			}
-			r.Limits[corev1.ResourceName(typ)] = q
-		}
-		out = append(out, r)
-	}
-	if !v.set {
-		*v.list = nil
-		v.set = true
-	}
-	*v.list = append(*v.list, out...)
-	return nil
-}
-
-func (v *reservedMemoryValue) String() string {
-	nodes := make([]string, 0, len(*v.list))
-	for _, r := range *v.list {
+// NUMA nodes separated by ';'.
+func reservedMemoryValue(list *[]v1beta1.MemoryReservation) *listValue[v1beta1.MemoryReservation] {
+	return &listValue[v1beta1.MemoryReservation]{list: list, sep: ";", typ: "reserved-memory", parse: parseReservedMemory, format: func(r v1beta1.MemoryReservation) string {
 		var limits []string
 		for _, name := range sortedResourceNames(r.Limits) {
 			q := r.Limits[name]
 			limits = append(limits, fmt.Sprintf("%s=%s", name, q.String()))
 		}
-		nodes = append(nodes, fmt.Sprintf("%d:%s", r.NumaNode, strings.Join(limits, ",")))
-	}
-	return strings.Join(nodes, ";")
+		return fmt.Sprintf("%d:%s", r.NumaNode, strings.Join(limits, ","))
+	}}
 }
 
-func (v *reservedMemoryValue) Type() string { return "reserved-memory" }
-
-// stringsValue is a list option: the first use replaces the default or the file's list, later uses
-// and comma-separated items append, as pflag's string slices do but without CSV quoting rules.
-type stringsValue struct {
-	list *[]string
-	set  bool
-}
-
-func (v *stringsValue) Set(s string) error {
-	if !v.set {
-		*v.list = nil
-		v.set = true
+func parseReservedMemory(node string) (v1beta1.MemoryReservation, error) {
+	id, limits, ok := strings.Cut(node, ":")
+	if !ok {
+		return v1beta1.MemoryReservation{}, fmt.Errorf("%q: want <numa>:<type>=<quantity>[,<type>=<quantity>...]", node)
 	}
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			*v.list = append(*v.list, item)
+	n, err := strconv.ParseInt(strings.TrimSpace(id), 10, 32)
+	if err != nil || n < 0 {
+		return v1beta1.MemoryReservation{}, fmt.Errorf("%q: NUMA node %q is not a non-negative integer", node, id)
+	}
+	r := v1beta1.MemoryReservation{NumaNode: int32(n), Limits: corev1.ResourceList{}}
+	for _, limit := range strings.Split(limits, ",") {
+		typ, qty, ok := strings.Cut(strings.TrimSpace(limit), "=")
+		if !ok {
+			return v1beta1.MemoryReservation{}, fmt.Errorf("%q: limit %q: want <type>=<quantity>", node, limit)
 		}
+		q, err := resource.ParseQuantity(qty)
+		if err != nil {
+			return v1beta1.MemoryReservation{}, fmt.Errorf("%q: quantity %q of %s: %v", node, qty, typ, err)
+		}
+		r.Limits[corev1.ResourceName(typ)] = q
 	}
-	return nil
+	return r, nil
 }
-
-func (v *stringsValue) String() string { return strings.Join(*v.list, ",") }
-func (v *stringsValue) Type() string   { return "strings" }
 
 func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
 	return slices.Sorted(maps.Keys(l))

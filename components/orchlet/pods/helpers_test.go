@@ -103,11 +103,7 @@ func newHarness(t *testing.T, script *fakecri.Script, cfg *v1beta1.OrchletConfig
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
 	mock.Set(t0)
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
 	rs, is, err := Connect(ctx, sock, "", time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -224,22 +220,10 @@ func (h *harness) caughtUp() {
 
 // runUntil steps and advances the clock to each next deadline until d has passed since t0.
 func (h *harness) runUntil(d time.Duration) {
-	end := t0.Add(d)
-	for {
-		h.step()
+	fakecritest.RunUntil(h.t, h.ctx, h.rt, h.mock, t0.Add(d), h.step, func() (time.Time, bool) {
 		h.caughtUp()
-		next, ok := h.m.NextDeadline()
-		if !ok || next.After(end) {
-			if err := h.rt.AdvanceTo(h.ctx, h.mock, end); err != nil {
-				h.t.Fatal(err)
-			}
-			h.step()
-			return
-		}
-		if err := h.rt.AdvanceTo(h.ctx, h.mock, next); err != nil {
-			h.t.Fatal(err)
-		}
-	}
+		return h.m.NextDeadline()
+	})
 }
 
 func (h *harness) add(pods ...*corev1.Pod) {

@@ -19,24 +19,16 @@ type Admission struct {
 }
 
 // LoadAdmission reads and validates an AdmissionConfiguration file.
-func LoadAdmission(path string) (*Admission, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, readProblem(path, err)
-	}
-	return ParseAdmission(path, data)
-}
+func LoadAdmission(path string) (*Admission, error) { return loadFile(path, ParseAdmission) }
 
 // ParseAdmission is LoadAdmission for bytes already read; name is used in errors and its directory
 // anchors relative plugin paths.
 func ParseAdmission(name string, data []byte) (*Admission, error) {
-	cfg := &apiv1.AdmissionConfiguration{}
-	doc, ferr := decode(name, data, apiv1.KindAdmissionConfiguration, cfg)
-	if ferr != nil {
-		return nil, ferr
-	}
-	if errs := validateAdmission(cfg, filepath.Dir(name)); len(errs) > 0 {
-		return nil, fileError(name, doc, errs)
+	cfg, err := parseKind(name, data, apiv1.KindAdmissionConfiguration, func(cfg *apiv1.AdmissionConfiguration) field.ErrorList {
+		return validateAdmission(cfg, filepath.Dir(name))
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Admission{File: name, Config: cfg}, nil
 }

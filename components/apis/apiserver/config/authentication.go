@@ -40,23 +40,18 @@ type JWTPrograms struct {
 
 // LoadAuthentication reads, validates and compiles an AuthenticationConfiguration file.
 func LoadAuthentication(path string) (*Authentication, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, readProblem(path, err)
-	}
-	return ParseAuthentication(path, data)
+	return loadFile(path, ParseAuthentication)
 }
 
 // ParseAuthentication is LoadAuthentication for bytes already read; name is used in errors.
 func ParseAuthentication(name string, data []byte) (*Authentication, error) {
-	cfg := &apiv1.AuthenticationConfiguration{}
-	doc, ferr := decode(name, data, apiv1.KindAuthenticationConfiguration, cfg)
-	if ferr != nil {
-		return nil, ferr
-	}
-	programs, errs := validateAuthentication(newCompiler(), cfg)
-	if len(errs) > 0 {
-		return nil, fileError(name, doc, errs)
+	var programs []JWTPrograms
+	cfg, err := parseKind(name, data, apiv1.KindAuthenticationConfiguration, func(cfg *apiv1.AuthenticationConfiguration) (errs field.ErrorList) {
+		programs, errs = validateAuthentication(newCompiler(), cfg)
+		return errs
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Authentication{File: name, Config: cfg, JWT: programs}, nil
 }

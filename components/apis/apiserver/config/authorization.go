@@ -39,25 +39,20 @@ type Authorization struct {
 
 // LoadAuthorization reads, defaults, validates and compiles an AuthorizationConfiguration file.
 func LoadAuthorization(path string) (*Authorization, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, readProblem(path, err)
-	}
-	return ParseAuthorization(path, data)
+	return loadFile(path, ParseAuthorization)
 }
 
 // ParseAuthorization is LoadAuthorization for bytes already read; name is used in errors and its
 // directory anchors relative kubeConfigFile paths.
 func ParseAuthorization(name string, data []byte) (*Authorization, error) {
-	cfg := &apiv1.AuthorizationConfiguration{}
-	doc, ferr := decode(name, data, apiv1.KindAuthorizationConfiguration, cfg)
-	if ferr != nil {
-		return nil, ferr
-	}
-	defaultAuthorization(cfg)
-	programs, errs := validateAuthorization(newCompiler(), cfg, filepath.Dir(name))
-	if len(errs) > 0 {
-		return nil, fileError(name, doc, errs)
+	var programs [][]*Program
+	cfg, err := parseKind(name, data, apiv1.KindAuthorizationConfiguration, func(cfg *apiv1.AuthorizationConfiguration) (errs field.ErrorList) {
+		defaultAuthorization(cfg)
+		programs, errs = validateAuthorization(newCompiler(), cfg, filepath.Dir(name))
+		return errs
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Authorization{File: name, Config: cfg, MatchConditions: programs}, nil
 }

@@ -9,17 +9,19 @@ import (
 
 // parsers load each kind from bytes, keyed by kind.
 var parsers = map[string]func(name string, data []byte) error{
-	apiv1.KindAdmissionConfiguration: func(n string, d []byte) error { _, err := ParseAdmission(n, d); return err },
-	apiv1.KindAuthenticationConfiguration: func(n string, d []byte) error {
-		_, err := ParseAuthentication(n, d)
+	apiv1.KindAdmissionConfiguration:      errorOf(ParseAdmission),
+	apiv1.KindAuthenticationConfiguration: errorOf(ParseAuthentication),
+	apiv1.KindAuthorizationConfiguration:  errorOf(ParseAuthorization),
+	apiv1.KindEncryptionConfiguration:     errorOf(ParseEncryption),
+	apiv1.KindTracingConfiguration:        errorOf(ParseTracing),
+}
+
+// errorOf is a kind's parser that keeps only its verdict.
+func errorOf[T any](parse func(name string, data []byte) (T, error)) func(name string, data []byte) error {
+	return func(name string, data []byte) error {
+		_, err := parse(name, data)
 		return err
-	},
-	apiv1.KindAuthorizationConfiguration: func(n string, d []byte) error {
-		_, err := ParseAuthorization(n, d)
-		return err
-	},
-	apiv1.KindEncryptionConfiguration: func(n string, d []byte) error { _, err := ParseEncryption(n, d); return err },
-	apiv1.KindTracingConfiguration:    func(n string, d []byte) error { _, err := ParseTracing(n, d); return err },
+	}
 }
 
 // CheckFiles validates each file as the kind its apiVersion and kind name, printing "FILE: ok (Kind)"

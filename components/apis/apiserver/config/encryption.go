@@ -37,24 +37,16 @@ type Encryption struct {
 }
 
 // LoadEncryption reads, defaults and validates an EncryptionConfiguration file.
-func LoadEncryption(path string) (*Encryption, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, readProblem(path, err)
-	}
-	return ParseEncryption(path, data)
-}
+func LoadEncryption(path string) (*Encryption, error) { return loadFile(path, ParseEncryption) }
 
 // ParseEncryption is LoadEncryption for bytes already read; name is used in errors.
 func ParseEncryption(name string, data []byte) (*Encryption, error) {
-	cfg := &apiv1.EncryptionConfiguration{}
-	doc, ferr := decode(name, data, apiv1.KindEncryptionConfiguration, cfg)
-	if ferr != nil {
-		return nil, ferr
-	}
-	defaultEncryption(cfg)
-	if errs := validateEncryption(cfg); len(errs) > 0 {
-		return nil, fileError(name, doc, errs)
+	cfg, err := parseKind(name, data, apiv1.KindEncryptionConfiguration, func(cfg *apiv1.EncryptionConfiguration) field.ErrorList {
+		defaultEncryption(cfg)
+		return validateEncryption(cfg)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Encryption{File: name, Config: cfg}, nil
 }

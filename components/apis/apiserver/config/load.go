@@ -16,6 +16,31 @@ func readProblem(path string, err error) *FileError {
 	return &FileError{File: path, Problems: []Problem{{Detail: oneLine(err.Error())}}}
 }
 
+// loadFile reads the file at path and parses it with parse, the kind's Parse function; a file that
+// cannot be read is a FileError too.
+func loadFile[T any](path string, parse func(name string, data []byte) (T, error)) (T, error) {
+	data, err := readFile(path)
+	if err != nil {
+		var none T
+		return none, readProblem(path, err)
+	}
+	return parse(path, data)
+}
+
+// parseKind decodes data, which must hold kind, into a new C and checks it with check (which
+// defaults it first where the kind has defaults); check's errors name the file's lines.
+func parseKind[C any](name string, data []byte, kind string, check func(*C) field.ErrorList) (*C, error) {
+	cfg := new(C)
+	doc, ferr := decode(name, data, kind, cfg)
+	if ferr != nil {
+		return nil, ferr
+	}
+	if errs := check(cfg); len(errs) > 0 {
+		return nil, fileError(name, doc, errs)
+	}
+	return cfg, nil
+}
+
 // decode parses data as YAML or JSON, checks that it holds the wanted kind of this group, and
 // decodes it strictly into obj.
 func decode(name string, data []byte, kind string, obj any) (*document, *FileError) {

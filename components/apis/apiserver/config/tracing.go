@@ -20,23 +20,13 @@ type Tracing struct {
 }
 
 // LoadTracing reads and validates a TracingConfiguration file.
-func LoadTracing(path string) (*Tracing, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, readProblem(path, err)
-	}
-	return ParseTracing(path, data)
-}
+func LoadTracing(path string) (*Tracing, error) { return loadFile(path, ParseTracing) }
 
 // ParseTracing is LoadTracing for bytes already read; name is used in errors.
 func ParseTracing(name string, data []byte) (*Tracing, error) {
-	cfg := &apiv1.TracingConfiguration{}
-	doc, ferr := decode(name, data, apiv1.KindTracingConfiguration, cfg)
-	if ferr != nil {
-		return nil, ferr
-	}
-	if errs := validateTracing(cfg); len(errs) > 0 {
-		return nil, fileError(name, doc, errs)
+	cfg, err := parseKind(name, data, apiv1.KindTracingConfiguration, validateTracing)
+	if err != nil {
+		return nil, err
 	}
 	return &Tracing{File: name, Config: cfg}, nil
 }

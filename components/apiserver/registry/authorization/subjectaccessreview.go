@@ -21,17 +21,16 @@ type SubjectAccessReviewREST struct {
 	Authorizer authz.Authorizer
 }
 
-// Create answers a SubjectAccessReview.
-func (rv SubjectAccessReviewREST) Create(req *restful.Request, resp *restful.Response) {
-	gvk := authz.SubjectAccessReviewGroupVersion.WithKind("SubjectAccessReview")
-	review := &authorizationv1.SubjectAccessReview{}
-	if err := endpoints.DecodeCreate(resp.ResponseWriter, req.Request, review, gvk); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
+var sarKind = authz.SubjectAccessReviewGroupVersion.WithKind("SubjectAccessReview")
+
+// Create is the route answering a SubjectAccessReview.
+func (rv SubjectAccessReviewREST) Create() restful.RouteFunction {
+	return endpoints.CreateHandler(sarKind, rv.review)
+}
+
+func (rv SubjectAccessReviewREST) review(req *restful.Request, _ http.ResponseWriter, review *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
 	if errs := validateSubjectAccessReview(review); len(errs) > 0 {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, apierrors.NewInvalid(gvk.GroupKind(), "", errs))
-		return
+		return nil, apierrors.NewInvalid(sarKind.GroupKind(), "", errs)
 	}
 	spec := review.Spec
 	user := &authn.UserInfo{Name: spec.User, UID: spec.UID, Groups: spec.Groups}
@@ -56,8 +55,7 @@ func (rv SubjectAccessReviewREST) Create(req *restful.Request, resp *restful.Res
 	if err != nil {
 		review.Status.EvaluationError = err.Error()
 	}
-	review.TypeMeta = metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}
-	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusCreated, review)
+	return review, nil
 }
 
 // validateSubjectAccessReview is Kubernetes' validation: no metadata, exactly one kind of

@@ -185,18 +185,7 @@ func ValidatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	volumes := sets.New[string]()
 	for i, v := range spec.Volumes {
-		p := path.Child("volumes").Index(i)
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(p.Child("name"), ""))
-		case volumes.Has(v.Name):
-			errs = append(errs, field.Duplicate(p.Child("name"), v.Name))
-		default:
-			for _, msg := range validation.IsDNS1123Label(v.Name) {
-				errs = append(errs, field.Invalid(p.Child("name"), v.Name, msg))
-			}
-		}
-		volumes.Insert(v.Name)
+		errs = append(errs, validateUniqueName(v.Name, path.Child("volumes").Index(i).Child("name"), volumes)...)
 	}
 	errs = append(errs, validateTokenProjections(spec, path)...)
 	if len(spec.Containers) == 0 {
@@ -262,22 +251,30 @@ func ValidatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateUniqueName is the rule of volume and container names: given, a DNS label, and not one
+// already in seen (which it joins).
+func validateUniqueName(name string, p *field.Path, seen sets.Set[string]) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case name == "":
+		errs = append(errs, field.Required(p, ""))
+	case seen.Has(name):
+		errs = append(errs, field.Duplicate(p, name))
+	default:
+		for _, msg := range validation.IsDNS1123Label(name) {
+			errs = append(errs, field.Invalid(p, name, msg))
+		}
+	}
+	seen.Insert(name)
+	return errs
+}
+
 func validateContainers(containers []corev1.Container, path *field.Path, names, volumes sets.Set[string]) field.ErrorList {
 	var errs field.ErrorList
 	for i := range containers {
 		c := &containers[i]
 		p := path.Index(i)
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(p.Child("name"), ""))
-		case names.Has(c.Name):
-			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
-		default:
-			for _, msg := range validation.IsDNS1123Label(c.Name) {
-				errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
-			}
-		}
-		names.Insert(c.Name)
+		errs = append(errs, validateUniqueName(c.Name, p.Child("name"), names)...)
 		if strings.TrimSpace(c.Image) == "" {
 			errs = append(errs, field.Required(p.Child("image"), ""))
 		} else if c.Image != strings.TrimSpace(c.Image) {

@@ -52,21 +52,11 @@ type TokenREST struct {
 // Subresource describes serviceaccounts/token to the endpoints.
 func (t TokenREST) Subresource() endpoints.Subresource {
 	return endpoints.Subresource{Name: "token", Method: http.MethodPost, Verbs: []string{"create"}, Kind: TokenRequestGVK.Kind,
-		Group: TokenRequestGVK.Group, Version: TokenRequestGVK.Version, Handler: t.create}
+		Group: TokenRequestGVK.Group, Version: TokenRequestGVK.Version, Handler: endpoints.CreateHandler(TokenRequestGVK, t.create)}
 }
 
-func (t TokenREST) create(req *restful.Request, resp *restful.Response) {
-	tr := &authenticationv1.TokenRequest{}
-	if err := endpoints.DecodeCreate(resp.ResponseWriter, req.Request, tr, TokenRequestGVK); err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	out, err := t.issue(req.Request.Context(), resp.ResponseWriter, req.PathParameter("namespace"), req.PathParameter("name"), tr)
-	if err != nil {
-		endpoints.WriteError(resp.ResponseWriter, req.Request, err)
-		return
-	}
-	endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusCreated, out)
+func (t TokenREST) create(req *restful.Request, w http.ResponseWriter, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return t.issue(req.Request.Context(), w, req.PathParameter("namespace"), req.PathParameter("name"), tr)
 }
 
 func (t TokenREST) issue(ctx context.Context, w http.ResponseWriter, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
@@ -144,7 +134,6 @@ func (t TokenREST) issue(ctx context.Context, w http.ResponseWriter, namespace, 
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("failed to generate token: %v", err))
 	}
-	tr.TypeMeta = metav1.TypeMeta{APIVersion: TokenRequestGVK.GroupVersion().String(), Kind: TokenRequestGVK.Kind}
 	tr.Status = authenticationv1.TokenRequestStatus{Token: token, ExpirationTimestamp: metav1.NewTime(now.Add(expiration))}
 	return tr, nil
 }

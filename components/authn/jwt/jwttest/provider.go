@@ -178,8 +178,18 @@ func Sign(t testing.TB, key *jose.JSONWebKey, claims map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(key.Algorithm), Key: key},
-		(&jose.SignerOptions{}).WithType("JWT"))
+	return SignPayload(t, key, payload, "JWT")
+}
+
+// SignPayload signs payload as it is, whatever it holds (a fuzz test's bytes), with key; typ, when
+// not empty, is the typ of its header.
+func SignPayload(t testing.TB, key *jose.JSONWebKey, payload []byte, typ jose.ContentType) string {
+	t.Helper()
+	var opts *jose.SignerOptions
+	if typ != "" {
+		opts = (&jose.SignerOptions{}).WithType(typ)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(key.Algorithm), Key: key}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

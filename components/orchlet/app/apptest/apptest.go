@@ -3,36 +3,27 @@
 package apptest
 
 import (
-	"fmt"
-	"net"
+	"strconv"
 	"testing"
 	"time"
 
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/internal/freeport"
 )
 
 // WithRuntime serves a fakecri on a unix socket for the test and returns args that run the agent
 // on it with its servers off, so tests need neither a real runtime nor the fixed ports.
 func WithRuntime(t testing.TB, args ...string) []string {
 	t.Helper()
-	rt, err := fakecri.New(fakecri.Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := fakecritest.Serve(t, rt)
+	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
 	return append([]string{"--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint=" + sock}, args...)
 }
 
 // FreePort is a loopback TCP port free when asked.
 func FreePort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(freeport.For(t))
 }
 
 // WaitWithin polls cond until it holds, failing t with its last error after within: the pace of

@@ -31,8 +31,10 @@ var importRules = []importRule{
 		because: "shared mechanisms sit below every component"},
 	{room: "components/reload", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/", "components/periodic"},
 		because: "shared mechanisms sit below every component"},
-	{room: "internal/", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"},
-		because: "test support every room may share sits below them all"},
+	{room: "components/freeport", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"},
+		because: "support every room may share (tests, the suite, orchload) sits below them all"},
+	{room: "components/syncbuf", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"},
+		because: "support every room may share (tests, the suite, orchload) sits below them all"},
 	{room: "components/certs", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/"},
 		because: "shared mechanisms sit below every component"},
 	{room: "components/authn", mayNot: []string{"components/apiserver", "components/orchlet", "components/authz", "fakecri", "sim", "conformance", "cmd/"},
@@ -57,7 +59,7 @@ var importRules = []importRule{
 		because: "the pod workers use the pod runtime's pieces through interfaces the workers own; no piece knows the workers"},
 	{room: "sim", mayNot: []string{"conformance", "cmd/"},
 		because: "the simulator drives components; commands and the suite drive it"},
-	{room: "conformance", mayNot: []string{"components/", "sim", "cmd/"}, except: []string{"components/apis/", "components/apiserver/tracing/tracingtest"},
+	{room: "conformance", mayNot: []string{"components/", "sim", "cmd/"}, except: []string{"components/apis/", "components/apiserver/tracing/tracingtest", "components/freeport", "components/syncbuf"},
 		because: "the suite is black-box: it judges any implementation through its programs and wire"},
 }
 

@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
-	"orch.io/orch/internal/freeport"
+	"orch.io/orch/components/freeport"
 )
 
 // etcdSteps give a scenario an etcd of its own, which any API server of the target takes with

@@ -27,7 +27,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"orch.io/orch/internal/freeport"
+	"orch.io/orch/components/freeport"
 )
 
 // nodeName is the agent's --hostname-override: static pods are named <manifest name>-<node>.

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"orch.io/orch/internal/freeport"
+	"orch.io/orch/components/freeport"
 )
 
 // readyTimeout bounds how long a started API server may take to answer.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"orch.io/orch/internal/freeport"
+	"orch.io/orch/components/freeport"
 )
 
 // fixture is a configuration file of the config package's testdata, as an absolute path because

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"orch.io/orch/components/apiserver/app"
-	"orch.io/orch/internal/freeport"
-	"orch.io/orch/internal/syncbuf"
+	"orch.io/orch/components/freeport"
+	"orch.io/orch/components/syncbuf"
 )
 
 // binary is orch-apiserver built once for every test of this package.

@@ -33,9 +33,9 @@ import (
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/pods/labels"
+	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
-	"orch.io/orch/internal/syncbuf"
 )
 
 // Local image names: no registry is reachable, so the images are built from busybox-static here.

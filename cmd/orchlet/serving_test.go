@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/orchlet/app/apptest"
-	"orch.io/orch/internal/syncbuf"
+	"orch.io/orch/components/syncbuf"
 )
 
 // servingAgent is the built orchlet running with its three servers on free loopback ports.

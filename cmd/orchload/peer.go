@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/apiserver/storage/etcd3"
-	"orch.io/orch/internal/freeport"
+	"orch.io/orch/components/freeport"
 )
 
 // peerToken is the bearer token orchload gives itself on Kubernetes' API server.

@@ -18,8 +18,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"orch.io/orch/components/freeport"
 	"orch.io/orch/components/periodic"
-	"orch.io/orch/internal/freeport"
 )
 
 // target is the server under test and how to reach it.

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"orch.io/orch/components/freeport"
 	"orch.io/orch/conformance/hostmounts"
-	"orch.io/orch/internal/freeport"
 )
 
 var (

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"orch.io/orch/components/apiserver/app"
-	"orch.io/orch/internal/freeport"
+	"orch.io/orch/components/freeport"
 )
 
 // testServer is a real orch-apiserver started with app.Run: HTTPS on 127.0.0.1 over an embedded

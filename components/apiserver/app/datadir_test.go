@@ -9,7 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"orch.io/orch/components/apiserver/app"
-	"orch.io/orch/internal/freeport"
+	"orch.io/orch/components/freeport"
 )
 
 // A second server on a data directory in use says so at once. The embedded etcd alone waits for

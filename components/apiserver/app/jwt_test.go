@@ -19,7 +19,7 @@ import (
 
 	"orch.io/orch/components/apiserver/app"
 	"orch.io/orch/components/authn/jwt/jwttest"
-	"orch.io/orch/internal/syncbuf"
+	"orch.io/orch/components/syncbuf"
 )
 
 // jwtAuthConfig writes an AuthenticationConfiguration trusting p for audience "orch", with a claim

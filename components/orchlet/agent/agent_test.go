@@ -22,9 +22,9 @@ import (
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
+	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
-	"orch.io/orch/internal/syncbuf"
 )
 
 var t0 = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)

@@ -13,9 +13,9 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
-	"orch.io/orch/internal/syncbuf"
 )
 
 // --runonce starts the static pods and reports each: a pod whose containers run succeeds, one that

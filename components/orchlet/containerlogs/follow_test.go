@@ -10,7 +10,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
-	"orch.io/orch/internal/syncbuf"
+	"orch.io/orch/components/syncbuf"
 )
 
 func appendFile(t *testing.T, p, data string) {

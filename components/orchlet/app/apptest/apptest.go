@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"orch.io/orch/components/freeport"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
-	"orch.io/orch/internal/freeport"
 )
 
 // WithRuntime serves a fakecri on a unix socket for the test and returns args that run the agent

@@ -1,13 +1,18 @@
 package controllers
 
-// Stopping tells whether stopping, closed when the server's shutdown begins, is closed: storage
-// may close under a controller from then on, and that failure is the shutdown's, not worth an
-// error line.
-func Stopping(stopping <-chan struct{}) bool {
+import "context"
+
+// Failed tells whether err is worth an error line: it is set, and neither the end of ctx nor the
+// server's shutdown (stopping closed: storage may close under a controller from then on, before
+// ctx ends) explains it.
+func Failed(ctx context.Context, stopping <-chan struct{}, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
 	select {
 	case <-stopping:
-		return true
-	default:
 		return false
+	default:
+		return true
 	}
 }

@@ -1,5 +1,6 @@
 // Command orchsim replays scenario files in simulated time: run compares each replay with its
-// golden trace, list shows the scenarios, report writes reports/scenarios.md.
+// golden trace, list shows the scenarios, report writes reports/scenarios.md, compare replays one
+// scenario with other orchlet options and shows what differs.
 package main
 
 import (
@@ -20,6 +21,9 @@ Usage:
   orchsim run [--update] [--seed N] [--trace] [PATH...]   replay, check expectations, compare with golden traces
   orchsim list [PATH...]                                  name, simulated duration and rules of each scenario
   orchsim report [--out FILE] [PATH...]                   replay all and write the markdown report
+  orchsim compare [--with 'OPTIONS']... [--sweep NAME=V1,V2,...] [--node NAME] [--seed N] FILE
+                                                          replay one scenario as written and with other
+                                                          orchlet options, the same seed; show what differs
 
 A PATH is a scenario file or a directory of them (*.yaml); the default is scenarios/.
 `
@@ -40,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return listCmd(args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "compare":
+		return compareCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

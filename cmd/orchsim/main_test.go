@@ -68,3 +68,26 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("bogus: %d %s", code, out)
 	}
 }
+
+// compare prints what differs and each run's outcome; it refuses a second file, a bad sweep and a
+// misspelt option before running anything.
+func TestCompare(t *testing.T) {
+	leak := filepath.Join("..", "..", "scenarios", "eviction-memory-leak-hard.yaml")
+	out, code := orchsim(t, "compare", "--sweep", "eviction-hard=memory.available<100Mi,300Mi", leak)
+	if code != 0 || !strings.Contains(out, "run 3 parts from run 1 at trace line 788:") || !strings.Contains(out, "outcome of each run:") {
+		t.Fatalf("compare --sweep: %d\n%s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "--with", "max-pods=5", leak, leak}, "name one scenario file"},
+		{[]string{"compare", "--sweep", "max-pods=5", leak}, "a sweep takes two values or more"},
+		{[]string{"compare", "--with", "max-pod=5", leak}, "unknown flag: --max-pod"},
+		{[]string{"compare", "--with", "max-pods", leak}, `option "max-pods": want name=value`},
+	} {
+		if out, code := orchsim(t, tc.args...); code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("%q: %d %s, want 2 and %q", tc.args, code, out, tc.want)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"orch.io/orch/sim/scenario"
+)
+
+// optionSets is --with, given once per run.
+type optionSets []scenario.OptionSet
+
+func (o *optionSets) String() string { return fmt.Sprint(len(*o), " option sets") }
+
+func (o *optionSets) Set(v string) error {
+	set, err := scenario.ParseOptionSet(v)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, set)
+	return nil
+}
+
+func compareCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flags("compare", stderr)
+	var sets optionSets
+	fs.Var(&sets, "with", "orchlet options for one more run, space-separated name=value (once per run)")
+	sweep := fs.String("sweep", "", "one more run per value of an option: name=v1,v2,... (a value without \"<\" keeps the signal of the one before: eviction-hard=memory.available<100Mi,200Mi)")
+	node := fs.String("node", "", "the one node that takes the options (default every node)")
+	seed := fs.Int64("seed", 0, "the seed of every run (default the scenario's own)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "orchsim compare: name one scenario file")
+		return 2
+	}
+	if *sweep != "" {
+		swept, err := scenario.ParseSweep(*sweep)
+		if err != nil {
+			fmt.Fprintln(stderr, "orchsim compare:", err)
+			return 2
+		}
+		sets = append(sets, swept...)
+	}
+	s, err := scenario.Load(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(stderr, "orchsim compare:", err)
+		return 2
+	}
+	runs, err := s.Compare(scenario.CompareOptions{Seed: *seed, Sets: sets, Node: *node})
+	if err != nil {
+		fmt.Fprintln(stderr, "orchsim compare:", err)
+		return 2
+	}
+	fmt.Fprint(stdout, scenario.CompareText(s, runs))
+	fmt.Fprintf(stdout, "\noutcome of each run:\n%s", scenario.SweepTable(runs))
+	return 0
+}

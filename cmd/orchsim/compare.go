@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"orch.io/orch/sim/scenario"
 )
@@ -27,6 +28,7 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "with", "orchlet options for one more run, space-separated name=value (once per run)")
 	sweep := fs.String("sweep", "", "one more run per value of an option: name=v1,v2,... (a value without \"<\" keeps the signal of the one before: eviction-hard=memory.available<100Mi,200Mi)")
 	node := fs.String("node", "", "the one node that takes the options (default every node)")
+	htmlDir := fs.String("html", "", "also write the runs' plots, overlaid, to DIR/<scenario>-compare.html")
 	seed := fs.Int64("seed", 0, "the seed of every run (default the scenario's own)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -48,12 +50,24 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orchsim compare:", err)
 		return 2
 	}
-	runs, err := s.Compare(scenario.CompareOptions{Seed: *seed, Sets: sets, Node: *node})
+	o := scenario.CompareOptions{Seed: *seed, Sets: sets, Node: *node}
+	if *htmlDir != "" {
+		o.SignalPeriod = s.SignalPeriod()
+	}
+	runs, err := s.Compare(o)
 	if err != nil {
 		fmt.Fprintln(stderr, "orchsim compare:", err)
 		return 2
 	}
 	fmt.Fprint(stdout, scenario.CompareText(s, runs))
 	fmt.Fprintf(stdout, "\noutcome of each run:\n%s", scenario.SweepTable(runs))
+	if *htmlDir != "" {
+		path := filepath.Join(*htmlDir, s.Name+"-compare.html")
+		if err := writeFile(path, scenario.Page(s, runs)); err != nil {
+			fmt.Fprintln(stderr, "orchsim compare:", err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "\nplots: %s\n", path)
+	}
 	return 0
 }

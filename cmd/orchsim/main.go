@@ -21,6 +21,7 @@ Usage:
   orchsim run [--update] [--seed N] [--trace] [PATH...]   replay, check expectations, compare with golden traces
   orchsim list [PATH...]                                  name, simulated duration and rules of each scenario
   orchsim report [--out FILE] [PATH...]                   replay all and write the markdown report
+  orchsim report --html DIR [PATH...]                     replay all and write a page of plots for each
   orchsim compare [--with 'OPTIONS']... [--sweep NAME=V1,V2,...] [--node NAME] [--seed N] FILE
                                                           replay one scenario as written and with other
                                                           orchlet options, the same seed; show what differs
@@ -183,9 +184,13 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flags("report", stderr)
 	out := fs.String("out", filepath.Join("reports", "scenarios.md"), "where to write the report")
+	htmlDir := fs.String("html", "", "write DIR/index.html and a page of plots per scenario instead of the markdown report")
 	ss, ok := parseLoad(fs, args, stderr)
 	if !ok {
 		return 2
+	}
+	if *htmlDir != "" {
+		return htmlReport(ss, *htmlDir, stdout, stderr)
 	}
 	var outs []scenario.Outcome
 	failed := 0
@@ -196,11 +201,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		outs = append(outs, o)
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		fmt.Fprintln(stderr, "orchsim:", err)
-		return 2
-	}
-	if err := os.WriteFile(*out, []byte(scenario.Report(outs)), 0o644); err != nil {
+	if err := writeFile(*out, scenario.Report(outs)); err != nil {
 		fmt.Fprintln(stderr, "orchsim:", err)
 		return 2
 	}
@@ -209,4 +210,46 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// htmlReport judges each scenario as report does and writes its page of plots, drawn from a second
+// replay that keeps every trace line and reads the nodes' signals.
+func htmlReport(ss []*scenario.Scenario, dir string, stdout, stderr io.Writer) int {
+	var index []scenario.IndexEntry
+	failed := 0
+	for _, s := range ss {
+		o := replay(s, 0, false)
+		if !o.Pass() {
+			failed++
+		}
+		page := s.Name + ".html"
+		index = append(index, scenario.IndexEntry{Outcome: o, Page: page})
+		r, err := s.RunWith(scenario.RunOptions{Full: true, SignalPeriod: s.SignalPeriod()})
+		if err != nil {
+			fmt.Fprintf(stderr, "orchsim: %s: %v\n", s.Name, err)
+			return 2
+		}
+		run := scenario.Run{Set: scenario.OptionSet{Name: "as written"}, Result: r, Summary: scenario.Summarize(r.Entries, s.Duration.D())}
+		if err := writeFile(filepath.Join(dir, page), scenario.Page(s, []scenario.Run{run})); err != nil {
+			fmt.Fprintln(stderr, "orchsim:", err)
+			return 2
+		}
+	}
+	if err := writeFile(filepath.Join(dir, "index.html"), scenario.Index(index)); err != nil {
+		fmt.Fprintln(stderr, "orchsim:", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "%s: %d of %d scenarios pass\n", filepath.Join(dir, "index.html"), len(ss)-failed, len(ss))
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// writeFile writes a report file, making its directory.
+func writeFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
 }

@@ -91,3 +91,28 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// report --html writes an index and a page per scenario; compare --html writes the runs overlaid.
+func TestHTML(t *testing.T) {
+	dir := t.TempDir()
+	leak := filepath.Join("..", "..", "scenarios", "eviction-memory-leak-hard.yaml")
+	if out, code := orchsim(t, "report", "--html", dir, leak); code != 0 || !strings.Contains(out, "1 of 1 scenarios pass") {
+		t.Fatalf("report --html: %d %s", code, out)
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil || !strings.Contains(string(index), `<a href="eviction-memory-leak-hard.html">eviction-memory-leak-hard</a>`) {
+		t.Fatalf("index.html (%v):\n%s", err, index)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "eviction-memory-leak-hard.html"))
+	if err != nil || !strings.Contains(string(page), `data-pod="default/leaker" data-run="1" data-at="00:06:00.000"`) {
+		t.Fatalf("the scenario's page (%v) lacks leaker's eviction", err)
+	}
+	out, code := orchsim(t, "compare", "--html", dir, "--with", "eviction-hard=memory.available<300Mi", leak)
+	if code != 0 || !strings.Contains(out, "plots: "+filepath.Join(dir, "eviction-memory-leak-hard-compare.html")) {
+		t.Fatalf("compare --html: %d %s", code, out)
+	}
+	page, err = os.ReadFile(filepath.Join(dir, "eviction-memory-leak-hard-compare.html"))
+	if err != nil || !strings.Contains(string(page), `data-pod="default/leaker" data-run="2" data-at="00:04:20.000"`) {
+		t.Fatalf("the compare page (%v) lacks run 2's eviction of leaker", err)
+	}
+}

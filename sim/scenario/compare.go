@@ -115,7 +115,6 @@ type Run struct {
 	Set     OptionSet
 	Result  *Result
 	Summary Summary
-	Samples map[string][]sim.Sample
 }
 
 // CompareOptions are a compare's runs.
@@ -126,7 +125,7 @@ type CompareOptions struct {
 	Sets []OptionSet
 	// Node, when set, is the one node that takes the sets' options; by default every node does.
 	Node string
-	// SignalPeriod, when positive, reads each node's signals that often (Run.Samples).
+	// SignalPeriod, when positive, reads each node's signals that often (Result.Samples).
 	SignalPeriod time.Duration
 }
 
@@ -157,7 +156,7 @@ func (s *Scenario) Compare(o CompareOptions) ([]Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("run %d (%s): %w", i+1, set.Name, err)
 		}
-		runs[i] = Run{Set: set, Result: r, Summary: Summarize(r.Entries, s.Duration.D()), Samples: r.Samples}
+		runs[i] = Run{Set: set, Result: r, Summary: Summarize(r.Entries, s.Duration.D())}
 	}
 	return runs, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/sim"
 )
 
@@ -23,8 +24,10 @@ type Result struct {
 	Failures []string
 	// Wall is how long the replay took in real time, measured by the caller.
 	Wall time.Duration
-	// Samples are each node's signals, read every RunOptions.SignalPeriod.
-	Samples map[string][]sim.Sample
+	// Samples are each node's signals, read every RunOptions.SignalPeriod, and Thresholds the
+	// node's eviction thresholds on them.
+	Samples    map[string][]sim.Sample
+	Thresholds map[string][]eviction.Threshold
 }
 
 // RunOptions change a replay from the scenario as written.
@@ -128,9 +131,14 @@ func (s *Scenario) RunWith(o RunOptions) (*Result, error) {
 	}
 	r := &Result{Scenario: s, Seed: seed, Trace: w.TraceText(), Entries: w.Trace()}
 	if o.SignalPeriod > 0 {
-		r.Samples = map[string][]sim.Sample{}
+		r.Samples, r.Thresholds = map[string][]sim.Sample{}, map[string][]eviction.Threshold{}
 		for _, n := range w.Nodes() {
 			r.Samples[n.Name] = n.Samples()
+			cfg, err := eviction.ConfigFrom(n.Config)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			r.Thresholds[n.Name] = cfg.Thresholds
 		}
 	}
 	r.Failures = s.Expect.check(r, s.Nodes[0].Name)

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -257,12 +256,4 @@ func (s Summary) evictions() (pods int, first time.Duration, names []string) {
 		}
 	}
 	return pods, first, names
-}
-
-func (s Summary) String() string {
-	var b strings.Builder
-	for _, r := range s.rows() {
-		fmt.Fprintf(&b, "%s: %s: %s\n", r.subject, r.figure, r.value)
-	}
-	return b.String()
 }

@@ -1,6 +1,7 @@
 // Command orchsim replays scenario files in simulated time: run compares each replay with its
-// golden trace, list shows the scenarios, report writes reports/scenarios.md, compare replays one
-// scenario with other orchlet options and shows what differs.
+// golden trace, list shows the scenarios, report writes reports/scenarios.md (or pages of plots),
+// compare replays one scenario with other orchlet options and shows what differs, new writes a
+// scenario skeleton.
 package main
 
 import (
@@ -19,6 +20,7 @@ const usage = `orchsim replays node scenarios in simulated time, the same bytes 
 
 Usage:
   orchsim run [--update] [--seed N] [--trace] [PATH...]   replay, check expectations, compare with golden traces
+  orchsim new FILE                                        write a commented scenario skeleton to FILE (.yaml)
   orchsim list [PATH...]                                  name, simulated duration and rules of each scenario
   orchsim report [--out FILE] [PATH...]                   replay all and write the markdown report
   orchsim report --html DIR [PATH...]                     replay all and write a page of plots for each
@@ -47,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return reportCmd(args[1:], stdout, stderr)
 	case "compare":
 		return compareCmd(args[1:], stdout, stderr)
+	case "new":
+		return newCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -163,6 +167,23 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%d of %d scenarios failed\n", failed, len(ss))
 		return 1
 	}
+	return 0
+}
+
+func newCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flags("new", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "orchsim new: name the file to write")
+		return 2
+	}
+	if err := scenario.WriteSkeleton(fs.Arg(0)); err != nil {
+		fmt.Fprintln(stderr, "orchsim new:", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "wrote %s; edit it, then orchsim run --update %s writes its golden trace\n", fs.Arg(0), fs.Arg(0))
 	return 0
 }
 

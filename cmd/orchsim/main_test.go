@@ -116,3 +116,20 @@ func TestHTML(t *testing.T) {
 		t.Fatalf("the compare page (%v) lacks run 2's eviction of leaker", err)
 	}
 }
+
+// new writes a skeleton that run --update then replays; it will not overwrite one.
+func TestNew(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mine.yaml")
+	if out, code := orchsim(t, "new", path); code != 0 || !strings.HasPrefix(out, "wrote "+path) {
+		t.Fatalf("new: %d %s", code, out)
+	}
+	if out, code := orchsim(t, "run", "--update", path); code != 0 || !strings.HasPrefix(out, "updated mine ") {
+		t.Fatalf("run --update on the skeleton: %d %s", code, out)
+	}
+	if out, code := orchsim(t, "new", path); code != 2 || !strings.Contains(out, "already exists") {
+		t.Fatalf("new over a file: %d %s", code, out)
+	}
+	if out, code := orchsim(t, "new"); code != 2 || !strings.Contains(out, "name the file to write") {
+		t.Fatalf("new without a file: %d %s", code, out)
+	}
+}

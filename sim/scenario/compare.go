@@ -54,7 +54,7 @@ func normalizeOption(f string) (string, error) {
 func ParseSweep(s string) ([]OptionSet, error) {
 	name, list, ok := strings.Cut(strings.TrimLeft(s, "-"), "=")
 	if !ok || name == "" || list == "" {
-		return nil, fmt.Errorf("--sweep %q: want name=value1,value2,...", s)
+		return nil, fmt.Errorf("--sweep %q: want name=value1,value2 (two values or more)", s)
 	}
 	var sets []OptionSet
 	prefix := ""

@@ -163,7 +163,7 @@ expect: {pods: [{at: 1s, node: c, pod: x/y, state: gone}]}
 	if err == nil {
 		t.Fatal("a broken scenario loaded")
 	}
-	for _, want := range []string{"duration: must be positive", `nodes[1].name: "a" given twice`, `timeline[0].node: no node "b"`, "timeline[0].at: 20s is outside", "timeline: steps must be in time order", `expect.pods[0].node: no node "c"`} {
+	for _, want := range []string{"duration: must be positive", `nodes[1].name: "a" given twice`, `timeline[0].node: no node "b"`, "timeline[0].at: 20s is outside", "timeline[1].at: 10s is before the step above it (20s): steps must be in time order", `expect.pods[0].node: no node "c"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"orch.io/orch/sim"
 )
 
 // svgs are the page's charts, each checked to be well-formed XML.
@@ -154,6 +156,39 @@ func TestComparePage(t *testing.T) {
 	} {
 		if !strings.Contains(page, frag) {
 			t.Errorf("the page lacks %q", frag)
+		}
+	}
+}
+
+// A crash loop's lane has a tick at each restart the trace records, at its time.
+func TestPageMarksRestarts(t *testing.T) {
+	s, err := Load(filepath.Join("..", "..", "scenarios", "crash-loop-backoff.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.RunWith(RunOptions{Full: true, SignalPeriod: s.SignalPeriod()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := Page(s, []Run{{Set: OptionSet{Name: "as written"}, Result: r, Summary: Summarize(r.Entries, s.Duration.D())}})
+	svgs(t, page)
+	var want []string
+	restarts := 0
+	for _, e := range r.Entries {
+		if e.Node == "node-a" && e.Kind == "pod" && strings.HasPrefix(e.Text, "default/crash-node-a ") {
+			if n := podRestarts(e.Text); n > restarts {
+				restarts = n
+				want = append(want, fmt.Sprintf(`x1="%.1f" y1="0" x2="%.1f" y2="16" stroke="#000" stroke-width="2"><title>restart at %s</title>`,
+					xAt(e.At, s.Duration.D()), xAt(e.At, s.Duration.D()), sim.FormatOffset(e.At)))
+			}
+		}
+	}
+	if len(want) < 5 {
+		t.Fatalf("%d restarts in the crash loop's trace, want 5 or more", len(want))
+	}
+	for _, w := range want {
+		if !strings.Contains(page, w) {
+			t.Errorf("no restart tick %s", w)
 		}
 	}
 }

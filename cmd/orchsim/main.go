@@ -245,12 +245,11 @@ func htmlReport(ss []*scenario.Scenario, dir string, stdout, stderr io.Writer) i
 		}
 		page := s.Name + ".html"
 		index = append(index, scenario.IndexEntry{Outcome: o, Page: page})
-		r, err := s.RunWith(scenario.RunOptions{Full: true, SignalPeriod: s.SignalPeriod()})
+		run, err := s.PlotRun()
 		if err != nil {
 			fmt.Fprintf(stderr, "orchsim: %s: %v\n", s.Name, err)
 			return 2
 		}
-		run := scenario.Run{Set: scenario.OptionSet{Name: "as written"}, Result: r, Summary: scenario.Summarize(r.Entries, s.Duration.D())}
 		if err := writeFile(filepath.Join(dir, page), scenario.Page(s, []scenario.Run{run})); err != nil {
 			fmt.Fprintln(stderr, "orchsim:", err)
 			return 2

@@ -19,15 +19,7 @@ func TestBrowserRendersEvictionMark(t *testing.T) {
 	if err != nil {
 		t.Fatal("no chromium on PATH (apt-get install chromium): ", err)
 	}
-	s, err := Load(filepath.Join("..", "..", "scenarios", "eviction-memory-leak-hard.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.RunWith(RunOptions{Full: true, SignalPeriod: s.SignalPeriod()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := Page(s, []Run{{Set: OptionSet{Name: "as written"}, Result: r, Summary: Summarize(r.Entries, s.Duration.D())}})
+	s, _, page := reportPage(t, "eviction-memory-leak-hard.yaml")
 	i := strings.Index(page, `<svg xmlns="http://www.w3.org/2000/svg" class="pods"`)
 	j := strings.Index(page[i:], "</svg>")
 	if i < 0 || j < 0 {

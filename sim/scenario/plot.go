@@ -426,6 +426,16 @@ func Index(entries []IndexEntry) string {
 	return b.String()
 }
 
+// PlotRun replays the scenario as written for its page: every trace line kept, the nodes' signals
+// read every SignalPeriod.
+func (s *Scenario) PlotRun() (Run, error) {
+	r, err := s.RunWith(RunOptions{Full: true, SignalPeriod: s.SignalPeriod()})
+	if err != nil {
+		return Run{}, err
+	}
+	return Run{Set: OptionSet{Name: "as written"}, Result: r, Summary: Summarize(r.Entries, s.Duration.D())}, nil
+}
+
 // SignalPeriod is how often a plotted replay reads its nodes' signals: about 500 readings over
 // the scenario, one a second at most.
 func (s *Scenario) SignalPeriod() time.Duration {

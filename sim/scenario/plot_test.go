@@ -41,21 +41,27 @@ func svgs(t *testing.T, page string) []string {
 	}
 }
 
+// reportPage is a shipped scenario's page as orchsim report --html draws it, with its replay.
+func reportPage(t *testing.T, file string) (*Scenario, *Result, string) {
+	t.Helper()
+	s, err := Load(filepath.Join("..", "..", "scenarios", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.PlotRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, run.Result, Page(s, []Run{run})
+}
+
 var evictionMark = regexp.MustCompile(`<g class="eviction" data-pod="([^"]+)" data-run="(\d+)" data-at="([^"]+)" transform="translate\(([\d.]+),`)
 
 // The report's page of the memory leak marks each eviction at the time its trace records it, at
 // the place that time falls on the axis; draws memory.available falling to the threshold of 100Mi;
 // bands MemoryPressure from 6m to 7m1s; and fetches nothing.
 func TestPageMarksTheTrace(t *testing.T) {
-	s, err := Load(filepath.Join("..", "..", "scenarios", "eviction-memory-leak-hard.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.RunWith(RunOptions{Full: true, SignalPeriod: s.SignalPeriod()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := Page(s, []Run{{Set: OptionSet{Name: "as written"}, Result: r, Summary: Summarize(r.Entries, s.Duration.D())}})
+	s, r, page := reportPage(t, "eviction-memory-leak-hard.yaml")
 	charts := svgs(t, page)
 	if len(charts) != 4 {
 		t.Errorf("%d charts, want memory.available (the only signal with a threshold or a change), conditions, pods and API rate", len(charts))
@@ -162,15 +168,7 @@ func TestComparePage(t *testing.T) {
 
 // A crash loop's lane has a tick at each restart the trace records, at its time.
 func TestPageMarksRestarts(t *testing.T) {
-	s, err := Load(filepath.Join("..", "..", "scenarios", "crash-loop-backoff.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.RunWith(RunOptions{Full: true, SignalPeriod: s.SignalPeriod()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := Page(s, []Run{{Set: OptionSet{Name: "as written"}, Result: r, Summary: Summarize(r.Entries, s.Duration.D())}})
+	s, r, page := reportPage(t, "crash-loop-backoff.yaml")
 	svgs(t, page)
 	var want []string
 	restarts := 0

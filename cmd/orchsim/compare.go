@@ -30,6 +30,7 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 	node := fs.String("node", "", "the one node that takes the options (default every node)")
 	htmlDir := fs.String("html", "", "also write the runs' plots, overlaid, to DIR/<scenario>-compare.html")
 	seed := fs.Int64("seed", 0, "the seed of every run (default the scenario's own)")
+	at := fs.String("at", "", "one more run: the scenario as written, replayed by orchsim (and so the orchlet) built at this commit")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -45,10 +46,26 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		sets = append(sets, swept...)
 	}
+	if len(sets) == 0 && *at == "" {
+		fmt.Fprintln(stderr, "orchsim compare: name something to try: --with, --sweep or --at")
+		return 2
+	}
 	s, err := scenario.Load(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(stderr, "orchsim compare:", err)
 		return 2
+	}
+	var atRun scenario.Run
+	if *at != "" {
+		bin, hash, err := buildAt(*at, stderr)
+		if err != nil {
+			fmt.Fprintln(stderr, "orchsim compare:", err)
+			return 2
+		}
+		if atRun, err = replayAt(bin, "as written, orchsim at "+hash[:12], s, *seed); err != nil {
+			fmt.Fprintln(stderr, "orchsim compare:", err)
+			return 2
+		}
 	}
 	o := scenario.CompareOptions{Seed: *seed, Sets: sets, Node: *node}
 	if *htmlDir != "" {
@@ -58,6 +75,9 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "orchsim compare:", err)
 		return 2
+	}
+	if atRun.Result != nil {
+		runs = append(runs[:1], append([]scenario.Run{atRun}, runs[1:]...)...)
 	}
 	fmt.Fprint(stdout, scenario.CompareText(s, runs))
 	fmt.Fprintf(stdout, "\noutcome of each run:\n%s", scenario.SweepTable(runs))

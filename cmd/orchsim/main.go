@@ -24,9 +24,10 @@ Usage:
   orchsim list [PATH...]                                  name, simulated duration and rules of each scenario
   orchsim report [--out FILE] [PATH...]                   replay all and write the markdown report
   orchsim report --html DIR [PATH...]                     replay all and write a page of plots for each
-  orchsim compare [--with 'OPTIONS']... [--sweep NAME=V1,V2,...] [--node NAME] [--seed N] FILE
-                                                          replay one scenario as written and with other
-                                                          orchlet options, the same seed; show what differs
+  orchsim compare [--with 'OPTIONS']... [--sweep NAME=V1,V2,...] [--at COMMIT] [--node NAME]
+                  [--seed N] [--html DIR] FILE            replay one scenario as written, with other orchlet
+                                                          options and by orchsim built at another commit,
+                                                          the same seed; show what differs
 
 A PATH is a scenario file or a directory of them (*.yaml); the default is scenarios/.
 `

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"orch.io/orch/sim/scenario"
 )
 
 func orchsim(t *testing.T, args ...string) (string, int) {
@@ -131,5 +134,56 @@ func TestNew(t *testing.T) {
 	}
 	if out, code := orchsim(t, "new"); code != 2 || !strings.Contains(out, "name the file to write") {
 		t.Fatalf("new without a file: %d %s", code, out)
+	}
+}
+
+// compare --at replays the scenario with orchsim built at a commit (here a stand-in already in the
+// cache for HEAD, printing what this build replays): it is handed a copy keeping every line, its
+// trace is read back and lined up beside the others; a name that is no commit is refused.
+func TestCompareAt(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("ORCHSIM_AT_CACHE", cache)
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skip("not in a git checkout: ", err)
+	}
+	leak := filepath.Join("..", "..", "scenarios", "eviction-memory-leak-hard.yaml")
+	s, err := scenario.Load(leak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.RunWith(scenario.RunOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cache, strings.TrimSpace(string(head)))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "trace")
+	if err := os.WriteFile(trace, []byte(r.Trace+"FAIL eviction-memory-leak-hard\n  golden trace: missing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	given := filepath.Join(dir, "given.yaml")
+	script := "#!/bin/sh\n[ \"$1 $2\" = 'run --trace' ] || exit 2\ncp \"$3\" " + given + "\ncat " + trace + "\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "orchsim"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code := orchsim(t, "compare", "--at", "HEAD", "--with", "eviction-hard=memory.available<300Mi", leak)
+	hash := strings.TrimSpace(string(head))[:12]
+	for _, want := range []string{"run 2: as written, orchsim at " + hash + " (1450 trace lines)", "run 2's trace is the same as run 1's", "run 3 parts from run 1 at trace line 788:"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("compare --at: %d, no %q in\n%s", code, want, out)
+		}
+	}
+	copied, err := os.ReadFile(given)
+	if err != nil || strings.Contains(string(copied), "omit") || !strings.Contains(string(copied), "seed: 1\n") {
+		t.Errorf("the copy handed over (%v) keeps omit or lacks the seed:\n%s", err, copied)
+	}
+	if out, code := orchsim(t, "compare", "--at", "no-such-commit", leak); code != 2 || !strings.Contains(out, "--at no-such-commit: not a commit") {
+		t.Errorf("compare --at no-such-commit: %d %s", code, out)
+	}
+	if out, code := orchsim(t, "compare", leak); code != 2 || !strings.Contains(out, "name something to try") {
+		t.Errorf("compare with nothing to try: %d %s", code, out)
 	}
 }

@@ -129,13 +129,10 @@ type CompareOptions struct {
 	SignalPeriod time.Duration
 }
 
-// Compare replays s once as written and once per option set, keeping every trace line (the
+// Compare replays s once as written and once per option set (none: the one run), keeping every trace line (the
 // scenario's omit globs do not apply). Every run's options are parsed as the orchlet parses them
 // before anything runs: a misspelt or invalid option is refused by name.
 func (s *Scenario) Compare(o CompareOptions) ([]Run, error) {
-	if len(o.Sets) == 0 {
-		return nil, errors.New("compare needs an option set to try (--with or --sweep)")
-	}
 	if o.Node != "" && !slices.ContainsFunc(s.Nodes, func(n Node) bool { return n.Name == o.Node }) {
 		return nil, fmt.Errorf("--node: the scenario has no node %q", o.Node)
 	}

@@ -186,7 +186,7 @@ func TestCompareScenarios(t *testing.T) {
 }
 
 // Options are refused by name before anything runs: a misspelt one, one the others contradict,
-// a node the scenario lacks, and no option set at all.
+// and a node the scenario lacks.
 func TestCompareRefusals(t *testing.T) {
 	s, err := Load(filepath.Join("..", "..", "scenarios", "image-gc-thresholds.yaml"))
 	if err != nil {
@@ -206,10 +206,38 @@ func TestCompareRefusals(t *testing.T) {
 		{CompareOptions{Sets: set("eviction-hrad=memory.available<1Mi")}, "run 2 (--eviction-hrad=memory.available<1Mi): node node-a: unknown flag: --eviction-hrad"},
 		{CompareOptions{Sets: set("image-gc-high-threshold=60")}, "run 2 (--image-gc-high-threshold=60): node node-a: --image-gc-low-threshold (imageGCLowThresholdPercent): 80 must be less than --image-gc-high-threshold"},
 		{CompareOptions{Sets: set("max-pods=5"), Node: "node-z"}, `--node: the scenario has no node "node-z"`},
-		{CompareOptions{}, "compare needs an option set"},
 	} {
 		if _, err := s.Compare(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.o, err, tc.want)
 		}
+	}
+}
+
+// A replay's trace read back from text is the entries it was written from.
+func TestParseTrace(t *testing.T) {
+	s, err := Load(filepath.Join("..", "..", "scenarios", "image-gc-thresholds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.RunWith(RunOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, text := ParseTrace("ok   image-gc-thresholds\n" + r.Trace + "  a problem\n")
+	if text != r.Trace || len(entries) != len(r.Entries) {
+		t.Fatalf("%d entries and %d bytes read back, want %d and %d", len(entries), len(text), len(r.Entries), len(r.Trace))
+	}
+	for i, e := range entries {
+		w := r.Entries[i]
+		if e.At != w.At || e.Node != w.Node || e.Kind != w.Kind || e.Text != w.Text {
+			t.Fatalf("entry %d: %+v, want %+v", i, e, w)
+		}
+	}
+	run, err := TraceRun(s, "elsewhere", 1, r.Trace)
+	if err != nil || !reflect.DeepEqual(run.Summary, Summarize(r.Entries, s.Duration.D())) {
+		t.Errorf("TraceRun: %v, a summary other than the replay's", err)
+	}
+	if _, err := TraceRun(s, "elsewhere", 1, "FAIL x\n"); err == nil {
+		t.Error("a run without trace lines was accepted")
 	}
 }

@@ -122,7 +122,8 @@ bench:
 	$(GO) run ./cmd/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/orchload.json $(BENCHFLAGS)
 
 ## bench-sim: the simulator's scale figures alone (24 simulated hours of a 110-pod node, 100 such
-## nodes for an hour, 1,000 API-server-mode nodes for an hour); SIM_HOURS=0.1 for a short look
+## nodes for an hour, 1,000 API-server-mode nodes for an hour); SIM_HOURS=0.1 for a short look;
+## SIM_COST=1 splits the node-day under pressure's CPU between the simulator and the production code
 bench-sim:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./sim
 

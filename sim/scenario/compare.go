@@ -76,7 +76,8 @@ func ParseSweep(s string) ([]OptionSet, error) {
 	return sets, nil
 }
 
-// withArgs is the node with set's options in place of its own of the same names.
+// withArgs is the node with set's options in place of its own of the same names, whether the node
+// gives one as "--name=value" or as "--name value".
 func (n Node) withArgs(set []string) Node {
 	if len(set) == 0 {
 		return n
@@ -87,9 +88,15 @@ func (n Node) withArgs(set []string) Node {
 		names[name] = true
 	}
 	var args []string
-	for _, a := range n.Args {
-		if name, _, _ := strings.Cut(a, "="); !names[name] {
-			args = append(args, a)
+	for i := 0; i < len(n.Args); i++ {
+		name, _, hasValue := strings.Cut(n.Args[i], "=")
+		if !names[name] {
+			args = append(args, n.Args[i])
+			continue
+		}
+		// "--name value" in two arguments goes whole.
+		if !hasValue && i+1 < len(n.Args) && !strings.HasPrefix(n.Args[i+1], "-") {
+			i++
 		}
 	}
 	n.Args = append(args, set...)

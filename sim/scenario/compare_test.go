@@ -70,13 +70,13 @@ func TestParseOptionSet(t *testing.T) {
 
 // A set's option replaces the node's option of the same name, wherever it stood; the others stay.
 func TestWithArgs(t *testing.T) {
-	n := Node{Name: "a", Args: []string{"--eviction-hard=memory.available<100Mi", "--pod-manifest-path=/m", "--eviction-hard=nodefs.available<1%"}}
+	n := Node{Name: "a", Args: []string{"--eviction-hard=memory.available<100Mi", "--pod-manifest-path=/m", "--eviction-hard=nodefs.available<1%", "--max-pods", "7", "--kernel-memcg-notification"}}
 	got := n.withArgs([]string{"--eviction-hard=memory.available<300Mi", "--max-pods=5"}).Args
-	want := []string{"--pod-manifest-path=/m", "--eviction-hard=memory.available<300Mi", "--max-pods=5"}
+	want := []string{"--pod-manifest-path=/m", "--kernel-memcg-notification", "--eviction-hard=memory.available<300Mi", "--max-pods=5"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("withArgs: %q, want %q", got, want)
 	}
-	if len(n.Args) != 3 {
+	if len(n.Args) != 6 {
 		t.Errorf("withArgs changed the scenario's own node: %q", n.Args)
 	}
 }

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz-config fuzz-jwt conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -91,6 +91,18 @@ coverage:
 scenarios:
 	$(GO) run ./cmd/orchsim run scenarios/
 
+## plots-browser: the simulator's plots in a real browser, Debian's chromium (installed if missing;
+## needs root): a test renders the pod lanes and reads the eviction marker's pixels, then the memory
+## leak's compare page (100Mi against 300Mi) is rendered to $(BIN)/plots/; not in CI
+PLOT_PAGE = eviction-memory-leak-hard-compare
+plots-browser:
+	command -v chromium >/dev/null || apt-get install -y --no-install-recommends chromium
+	$(GO) test -tags browser -count=1 -run '^TestBrowser' ./sim/scenario/
+	$(GO) run ./cmd/orchsim compare --html $(BIN)/plots --sweep 'eviction-hard=memory.available<100Mi,300Mi' scenarios/eviction-memory-leak-hard.yaml
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1040,1400 \
+		--screenshot=$(CURDIR)/$(BIN)/plots/$(PLOT_PAGE).png file://$(CURDIR)/$(BIN)/plots/$(PLOT_PAGE).html 2>/dev/null
+	@echo "$(BIN)/plots/$(PLOT_PAGE).png"
+
 ## e2e-containerd: orchlet on containerd + runc (Debian's packages; needs root) and on fakecri: a
 ## static pod running, a crash loop backing off, the pull policies, the pod torn down; image and
 ## dead-container garbage collection on containerd; a web pod on containerd (init before app,
@@ -110,7 +122,8 @@ bench:
 	$(GO) run ./cmd/orchload --start --apiserver-bin $(BIN)/orch-apiserver --json $(BIN)/orchload.json $(BENCHFLAGS)
 
 ## bench-sim: the simulator's scale figures alone (24 simulated hours of a 110-pod node, 100 such
-## nodes for an hour, 1,000 API-server-mode nodes for an hour); SIM_HOURS=0.1 for a short look
+## nodes for an hour, 1,000 API-server-mode nodes for an hour); SIM_HOURS=0.1 for a short look;
+## SIM_COST=1 splits the node-day under pressure's CPU between the simulator and the production code
 bench-sim:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./sim
 

@@ -158,7 +158,8 @@ func BenchmarkThousandAPINodesHour(b *testing.B) {
 // layer a second on an 8Gi node with a 20Gi image filesystem 15Gi full, so the eviction manager
 // meets memory.available and imagefs.available thresholds within minutes; every simulated hour a
 // controller-like loop deletes the leakers and writers and creates them anew. Reports wall time,
-// evictions and the trace's size.
+// evictions and the trace's size; with SIM_COST set, how the CPU splits between the simulator and
+// the production code it drives.
 func BenchmarkNodeDayUnderPressure(b *testing.B) {
 	d := hours(b, 24)
 	for b.Loop() {
@@ -207,6 +208,7 @@ func BenchmarkNodeDayUnderPressure(b *testing.B) {
 		}
 		zero := int64(0)
 		start := time.Now()
+		c := startCost(b)
 		for at := time.Duration(0); at < d; {
 			at = min(at+time.Hour, d)
 			if err := w.RunUntil(at); err != nil {
@@ -232,6 +234,7 @@ func BenchmarkNodeDayUnderPressure(b *testing.B) {
 			}
 		}
 		wall := time.Since(start)
+		c.report(b, w.Lines(), d.Seconds())
 		b.ReportMetric(wall.Seconds(), "wall-s")
 		b.ReportMetric(d.Seconds()/wall.Seconds(), "sim-s/wall-s")
 		b.ReportMetric(float64(evictions), "evictions")

@@ -64,6 +64,8 @@ type Node struct {
 	url   *manifestServer
 	api   *apiNode // nil in standalone mode
 	memcg *simMemcg
+	// sampler reads the node's signals for the world's Options.SignalPeriod; nil without it.
+	sampler *sampler
 
 	// The agent's components but its pod workers, which the driver steps apart: those that feed
 	// them and those that read what they did.
@@ -138,6 +140,9 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	}
 	observer, memcg := newObserver(rt, w.Clock.Now, o.Host, cfg, separateDiskGC)
 	n.memcg = memcg
+	if w.signalPeriod > 0 {
+		n.sampler = newSampler(n, o.Host, separateDiskGC)
+	}
 	var sourcesReady func() bool
 	if o.API {
 		// As production: the runtime's pods wait for the API's pods before any is an orphan.

@@ -28,6 +28,10 @@ type Options struct {
 	// APIServer runs orch-apiserver in-process on memory storage on the world's clock, for nodes
 	// in API-server mode (NodeOptions.API).
 	APIServer bool
+	// SignalPeriod, when positive, reads every node's eviction signals (Node.Samples) at the
+	// instants the world visits, at most once per period of simulated time. Reading them changes
+	// nothing the trace records.
+	SignalPeriod time.Duration
 }
 
 // World is one simulation: nodes on one clock.Mock that never yields (the driver waits for
@@ -48,6 +52,10 @@ type World struct {
 	trace []Entry
 	seq   uint64
 	lines int
+
+	signalPeriod time.Duration
+	sampled      bool
+	lastSample   time.Duration
 }
 
 // New makes an empty world; Close releases it.
@@ -64,7 +72,7 @@ func New(o Options) (*World, error) {
 	mock.Set(o.Start)
 	// No deadline on this context: clock.Mock would compare a wall-clock deadline with its own times.
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{})}
+	w := &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{}), signalPeriod: o.SignalPeriod}
 	if o.APIServer {
 		if w.api, err = newAPIServer(w); err != nil {
 			cancel()
@@ -142,6 +150,7 @@ func (w *World) RunUntil(end time.Duration) error {
 		if err := w.settle(); err != nil {
 			return err
 		}
+		w.sampleSignals()
 		next, ok := w.next()
 		if !ok || next.After(target) {
 			break
@@ -150,7 +159,10 @@ func (w *World) RunUntil(end time.Duration) error {
 	}
 	if target.After(w.Clock.Now()) {
 		w.Clock.Set(target)
-		return w.settle()
+		if err := w.settle(); err != nil {
+			return err
+		}
+		w.sampleSignals()
 	}
 	return nil
 }

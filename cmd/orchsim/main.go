@@ -1,5 +1,7 @@
 // Command orchsim replays scenario files in simulated time: run compares each replay with its
-// golden trace, list shows the scenarios, report writes reports/scenarios.md.
+// golden trace, list shows the scenarios, report writes reports/scenarios.md (or pages of plots),
+// compare replays one scenario with other orchlet options and shows what differs, new writes a
+// scenario skeleton.
 package main
 
 import (
@@ -18,8 +20,14 @@ const usage = `orchsim replays node scenarios in simulated time, the same bytes 
 
 Usage:
   orchsim run [--update] [--seed N] [--trace] [PATH...]   replay, check expectations, compare with golden traces
+  orchsim new FILE                                        write a commented scenario skeleton to FILE (.yaml)
   orchsim list [PATH...]                                  name, simulated duration and rules of each scenario
   orchsim report [--out FILE] [PATH...]                   replay all and write the markdown report
+  orchsim report --html DIR [PATH...]                     replay all and write a page of plots for each
+  orchsim compare [--with 'OPTIONS']... [--sweep NAME=V1,V2,...] [--at COMMIT] [--node NAME]
+                  [--seed N] [--html DIR] FILE            replay one scenario as written, with other orchlet
+                                                          options and by orchsim built at another commit,
+                                                          the same seed; show what differs
 
 A PATH is a scenario file or a directory of them (*.yaml); the default is scenarios/.
 `
@@ -40,6 +48,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return listCmd(args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "compare":
+		return compareCmd(args[1:], stdout, stderr)
+	case "new":
+		return newCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -159,6 +171,23 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+func newCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flags("new", stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "orchsim new: name the file to write")
+		return 2
+	}
+	if err := scenario.WriteSkeleton(fs.Arg(0)); err != nil {
+		fmt.Fprintln(stderr, "orchsim new:", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "wrote %s; edit it, then orchsim run --update %s writes its golden trace\n", fs.Arg(0), fs.Arg(0))
+	return 0
+}
+
 func listCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flags("list", stderr)
 	ss, ok := parseLoad(fs, args, stderr)
@@ -177,9 +206,13 @@ func listCmd(args []string, stdout, stderr io.Writer) int {
 func reportCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flags("report", stderr)
 	out := fs.String("out", filepath.Join("reports", "scenarios.md"), "where to write the report")
+	htmlDir := fs.String("html", "", "write DIR/index.html and a page of plots per scenario instead of the markdown report")
 	ss, ok := parseLoad(fs, args, stderr)
 	if !ok {
 		return 2
+	}
+	if *htmlDir != "" {
+		return htmlReport(ss, *htmlDir, stdout, stderr)
 	}
 	var outs []scenario.Outcome
 	failed := 0
@@ -190,11 +223,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		outs = append(outs, o)
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		fmt.Fprintln(stderr, "orchsim:", err)
-		return 2
-	}
-	if err := os.WriteFile(*out, []byte(scenario.Report(outs)), 0o644); err != nil {
+	if err := writeFile(*out, scenario.Report(outs)); err != nil {
 		fmt.Fprintln(stderr, "orchsim:", err)
 		return 2
 	}
@@ -203,4 +232,45 @@ func reportCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// htmlReport judges each scenario as report does and writes its page of plots, drawn from a second
+// replay that keeps every trace line and reads the nodes' signals.
+func htmlReport(ss []*scenario.Scenario, dir string, stdout, stderr io.Writer) int {
+	var index []scenario.IndexEntry
+	failed := 0
+	for _, s := range ss {
+		o := replay(s, 0, false)
+		if !o.Pass() {
+			failed++
+		}
+		page := s.Name + ".html"
+		index = append(index, scenario.IndexEntry{Outcome: o, Page: page})
+		run, err := s.PlotRun()
+		if err != nil {
+			fmt.Fprintf(stderr, "orchsim: %s: %v\n", s.Name, err)
+			return 2
+		}
+		if err := writeFile(filepath.Join(dir, page), scenario.Page(s, []scenario.Run{run})); err != nil {
+			fmt.Fprintln(stderr, "orchsim:", err)
+			return 2
+		}
+	}
+	if err := writeFile(filepath.Join(dir, "index.html"), scenario.Index(index)); err != nil {
+		fmt.Fprintln(stderr, "orchsim:", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "%s: %d of %d scenarios pass\n", filepath.Join(dir, "index.html"), len(ss)-failed, len(ss))
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// writeFile writes a report file, making its directory.
+func writeFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/sim"
 )
 
@@ -23,18 +24,45 @@ type Result struct {
 	Failures []string
 	// Wall is how long the replay took in real time, measured by the caller.
 	Wall time.Duration
+	// Samples are each node's signals, read every RunOptions.SignalPeriod, and Thresholds the
+	// node's eviction thresholds on them.
+	Samples    map[string][]sim.Sample
+	Thresholds map[string][]eviction.Threshold
+}
+
+// RunOptions change a replay from the scenario as written.
+type RunOptions struct {
+	// Seed is the world's seed (0: the scenario's own).
+	Seed int64
+	// Args are orchlet options ("--name=value") every node takes in place of its own of the same
+	// names.
+	Args []string
+	// Node, when set, is the one node that takes Args.
+	Node string
+	// Full keeps the trace lines the scenario's omit globs leave out.
+	Full bool
+	// SignalPeriod, when positive, reads each node's eviction signals that often (Result.Samples).
+	SignalPeriod time.Duration
 }
 
 // Run replays the scenario with seed (0: the scenario's own) and checks its expectations.
 func (s *Scenario) Run(seed int64) (*Result, error) {
+	return s.RunWith(RunOptions{Seed: seed})
+}
+
+// RunWith replays the scenario changed by o and checks its expectations.
+func (s *Scenario) RunWith(o RunOptions) (*Result, error) {
+	seed := o.Seed
 	if seed == 0 {
 		seed = s.Seed
 	}
-	omit := make([]glob, len(s.Omit))
-	for i, p := range s.Omit {
-		omit[i] = compileGlob(p)
+	var omit []glob
+	if !o.Full {
+		for _, p := range s.Omit {
+			omit = append(omit, compileGlob(p))
+		}
 	}
-	w, err := sim.New(sim.Options{Seed: seed, APIServer: s.APIServer(), Keep: func(e sim.Entry) bool {
+	w, err := sim.New(sim.Options{Seed: seed, APIServer: s.APIServer(), SignalPeriod: o.SignalPeriod, Keep: func(e sim.Entry) bool {
 		line := e.Kind + " " + e.Text
 		for _, g := range omit {
 			if g.match(line) {
@@ -48,6 +76,9 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 	}
 	defer w.Close()
 	for _, n := range s.Nodes {
+		if o.Node == "" || o.Node == n.Name {
+			n = n.withArgs(o.Args)
+		}
 		args, remove, err := withConfigFile(n)
 		if err != nil {
 			return nil, err
@@ -99,6 +130,17 @@ func (s *Scenario) Run(seed int64) (*Result, error) {
 		return nil, err
 	}
 	r := &Result{Scenario: s, Seed: seed, Trace: w.TraceText(), Entries: w.Trace()}
+	if o.SignalPeriod > 0 {
+		r.Samples, r.Thresholds = map[string][]sim.Sample{}, map[string][]eviction.Threshold{}
+		for _, n := range w.Nodes() {
+			r.Samples[n.Name] = n.Samples()
+			cfg, err := eviction.ConfigFrom(n.Config)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %w", n.Name, err)
+			}
+			r.Thresholds[n.Name] = cfg.Thresholds
+		}
+	}
 	r.Failures = s.Expect.check(r, s.Nodes[0].Name)
 	return r, nil
 }

@@ -164,15 +164,17 @@ type EventCount struct {
 	Count int    `json:"count"`
 }
 
-// Load reads a scenario file and checks it.
+// Load reads a scenario file and checks it: every problem is reported with its line, an unknown
+// key with the keys expected there and a misspelt orchlet option with the one meant.
 func Load(path string) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var s Scenario
-	if err := yaml.UnmarshalStrict(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	lines, err := decode(data, &s)
+	if err != nil {
+		return nil, located(path, err)
 	}
 	s.Path = path
 	if s.Name == "" {
@@ -181,67 +183,78 @@ func Load(path string) (*Scenario, error) {
 	if s.Seed == 0 {
 		s.Seed = 1
 	}
-	if err := s.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := s.validate(lines); err != nil {
+		return nil, located(path, err)
 	}
 	return &s, nil
 }
 
-func (s *Scenario) validate() error {
+func (s *Scenario) validate(lines lineIndex) error {
 	var errs []error
+	bad := func(path, format string, args ...any) { errs = append(errs, lines.errorf(path, format, args...)) }
 	if s.Duration <= 0 {
-		errs = append(errs, errors.New("duration: must be positive"))
+		bad("duration", "must be positive")
 	}
 	if len(s.Nodes) == 0 {
-		errs = append(errs, errors.New("nodes: at least one node is required"))
+		bad("nodes", "at least one node is required")
 	}
 	names := map[string]bool{}
 	for i, n := range s.Nodes {
+		at := fmt.Sprintf("nodes[%d]", i)
 		if n.Name == "" {
-			errs = append(errs, fmt.Errorf("nodes[%d].name: required", i))
+			bad(at+".name", "required")
 		}
 		if names[n.Name] {
-			errs = append(errs, fmt.Errorf("nodes[%d].name: %q given twice", i, n.Name))
+			bad(at+".name", "%q given twice", n.Name)
 		}
 		names[n.Name] = true
+		if err := checkArgs(n); err != nil {
+			err = errors.Unwrap(err) // the path names the node
+			where := at + ".args"
+			if n.Config != "" && strings.Contains(err.Error(), "config") {
+				where = at + ".config"
+			}
+			bad(where, "%s", optionHint(err))
+		}
 	}
 	for i, st := range s.Timeline {
+		at := fmt.Sprintf("timeline[%d]", i)
 		if st.Node != "" && !names[st.Node] {
-			errs = append(errs, fmt.Errorf("timeline[%d].node: no node %q", i, st.Node))
+			bad(at+".node", "no node %q", st.Node)
 		}
 		api := st.CreatePod != "" || st.BindPod != nil || st.DeletePod != "" || st.APIServer != ""
 		if api && !s.APIServer() {
-			errs = append(errs, fmt.Errorf("timeline[%d]: API steps need a node with api: true", i))
+			bad(at, "API steps need a node with api: true")
 		}
 		if st.CreatePod != "" {
 			if _, err := podManifest(st.CreatePod); err != nil {
-				errs = append(errs, fmt.Errorf("timeline[%d].createPod: %w", i, err))
+				bad(at+".createPod", "%v", err)
 			}
 		}
 		if st.BindPod != nil {
 			if _, _, ok := splitPod(st.BindPod.Pod); !ok {
-				errs = append(errs, fmt.Errorf("timeline[%d].bindPod.pod: %q is not namespace/name", i, st.BindPod.Pod))
+				bad(at+".bindPod.pod", "%q is not namespace/name", st.BindPod.Pod)
 			}
 			if st.BindPod.Node == "" {
-				errs = append(errs, fmt.Errorf("timeline[%d].bindPod.node: required", i))
+				bad(at+".bindPod.node", "required")
 			}
 		}
 		if _, _, ok := splitPod(st.DeletePod); st.DeletePod != "" && !ok {
-			errs = append(errs, fmt.Errorf("timeline[%d].deletePod: %q is not namespace/name", i, st.DeletePod))
+			bad(at+".deletePod", "%q is not namespace/name", st.DeletePod)
 		}
 		if st.APIServer != "" && st.APIServer != "down" && st.APIServer != "up" {
-			errs = append(errs, fmt.Errorf("timeline[%d].apiServer: %q is neither down nor up", i, st.APIServer))
+			bad(at+".apiServer", "%q is neither down nor up", st.APIServer)
 		}
 		if st.At < 0 || st.At > s.Duration {
-			errs = append(errs, fmt.Errorf("timeline[%d].at: %v is outside the scenario's 0..%v", i, st.At.D(), s.Duration.D()))
+			bad(at+".at", "%v is outside the scenario's 0..%v (duration)", st.At.D(), s.Duration.D())
 		}
-	}
-	if !slices.IsSortedFunc(s.Timeline, func(a, b Step) int { return int(a.At - b.At) }) {
-		errs = append(errs, errors.New("timeline: steps must be in time order"))
+		if i > 0 && st.At < s.Timeline[i-1].At {
+			bad(at+".at", "%v is before the step above it (%v): steps must be in time order", st.At.D(), s.Timeline[i-1].At.D())
+		}
 	}
 	for i, p := range s.Expect.Pods {
 		if p.Node != "" && !names[p.Node] {
-			errs = append(errs, fmt.Errorf("expect.pods[%d].node: no node %q", i, p.Node))
+			bad(fmt.Sprintf("expect.pods[%d].node", i), "no node %q", p.Node)
 		}
 	}
 	return errors.Join(errs...)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every shipped scenario meets its expectations and replays its golden trace byte for byte, with
@@ -162,7 +163,7 @@ expect: {pods: [{at: 1s, node: c, pod: x/y, state: gone}]}
 	if err == nil {
 		t.Fatal("a broken scenario loaded")
 	}
-	for _, want := range []string{"duration: must be positive", `nodes[1].name: "a" given twice`, `timeline[0].node: no node "b"`, "timeline[0].at: 20s is outside", "timeline: steps must be in time order", `expect.pods[0].node: no node "c"`} {
+	for _, want := range []string{"duration: must be positive", `nodes[1].name: "a" given twice`, `timeline[0].node: no node "b"`, "timeline[0].at: 20s is outside", "timeline[1].at: 10s is before the step above it (20s): steps must be in time order", `expect.pods[0].node: no node "c"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
@@ -219,4 +220,37 @@ func TestReport(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// Reading the nodes' signals changes nothing the trace records, and reads what the eviction
+// manager reads: 10s before the leak's eviction at 6m, memory.available is the 97704Ki the
+// Evicted event names plus 10s of a 2Mi/s leak, of the host's 1Gi.
+func TestSignalSamples(t *testing.T) {
+	s, err := Load(filepath.Join("..", "..", "scenarios", "eviction-memory-leak-hard.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.RunWith(RunOptions{SignalPeriod: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff, err := r.Compare(); err != nil || diff != "" {
+		t.Fatalf("sampling changed the trace (%v):\n%s", err, diff)
+	}
+	samples := r.Samples["node-a"]
+	if len(samples) < 40 || len(samples) > 49 {
+		t.Errorf("%d samples in 8m at most one per 10s, want 40 to 49", len(samples))
+	}
+	for i, x := range samples {
+		if i > 0 && x.At-samples[i-1].At < 10*time.Second {
+			t.Errorf("samples at %v and %v: closer than the period", samples[i-1].At, x.At)
+		}
+		if x.At == 5*time.Minute+50*time.Second {
+			if x.Available[0] != (97704+20480)<<10 || x.Capacity[0] != 1<<30 {
+				t.Errorf("memory at 5m50s: %d of %d, want %d of 1Gi", x.Available[0], x.Capacity[0], (97704+20480)<<10)
+			}
+			return
+		}
+	}
+	t.Errorf("no sample at 5m50s in %v", samples)
 }

@@ -41,7 +41,9 @@ const firstStatusHold = time.Second
 // Workers is what the syncer needs of the pod workers.
 type Workers interface {
 	Update(us ...sources.Update)
-	Pods() []corev1.Pod
+	// SharedPods are the pods with their latest statuses, shared: never modified, and the same
+	// pointer while a pod's status has not changed.
+	SharedPods() []*corev1.Pod
 	Changed() <-chan struct{}
 	Stopped(uid types.UID) bool
 }
@@ -64,8 +66,9 @@ type Syncer struct {
 	mu sync.Mutex
 	// deleting are the API pods with a deletionTimestamp, by uid, whose stop is not yet confirmed.
 	deleting map[types.UID]*corev1.Pod
-	// posted is the last status posted per pod uid (the mirror pod's for a static pod).
-	posted map[types.UID]corev1.PodStatus
+	// posted is the pod whose status was posted last, per pod uid (the mirror pod's for a static
+	// pod): a shared pod of the workers, never modified.
+	posted map[types.UID]*corev1.Pod
 	// mirrors are the mirror pods in the API, by the static pod's full name.
 	mirrors map[string]*corev1.Pod
 	// arrived is when each API pod not yet reported reached the syncer.
@@ -80,7 +83,7 @@ func (s *Syncer) HasSynced() bool { return s.synced.Load() }
 // New returns a Syncer; Run starts it.
 func New(o Options) *Syncer {
 	return &Syncer{
-		o: o, deleting: map[types.UID]*corev1.Pod{}, posted: map[types.UID]corev1.PodStatus{},
+		o: o, deleting: map[types.UID]*corev1.Pod{}, posted: map[types.UID]*corev1.Pod{},
 		mirrors: map[string]*corev1.Pod{}, arrived: map[types.UID]time.Time{}, wake: make(chan struct{}, 1),
 	}
 }
@@ -202,16 +205,14 @@ func (s *Syncer) poke() {
 // logged and tried again at the next Sync.
 func (s *Syncer) Sync(ctx context.Context) {
 	s.confirmDeletions(ctx)
-	running := s.o.Workers.Pods()
 	static := map[string]bool{}
-	for i := range running {
-		pod := &running[i]
+	for _, pod := range s.o.Workers.SharedPods() {
 		switch pod.Annotations[sources.ConfigSourceAnnotation] {
 		case sources.SourceAPI:
 			if s.holdFirstStatus(pod) {
 				continue
 			}
-			if err := s.postStatus(ctx, pod.Namespace, pod.Name, pod.UID, pod.UID, &pod.Status); err != nil {
+			if err := s.postStatus(ctx, pod.Namespace, pod.Name, pod.UID, pod.UID, pod); err != nil {
 				s.o.Logger.Error(err, "Posting pod status failed; will retry", "pod", klog.KObj(pod))
 			}
 		default:
@@ -283,17 +284,25 @@ func (s *Syncer) confirmDeletions(ctx context.Context) {
 	}
 }
 
-// postStatus patches the status of namespace/name when it differs from the last one posted for
-// key; the uid is a precondition, so a status never lands on a newer pod of the same name.
-func (s *Syncer) postStatus(ctx context.Context, namespace, name string, key, uid types.UID, status *corev1.PodStatus) error {
+// postStatus patches the status of namespace/name to pod's when it differs from the last one
+// posted for key; the uid is a precondition, so a status never lands on a newer pod of the same
+// name. The pod is the workers' shared one: the same pointer as last time is the same status, so
+// the pods that did not change since the last Sync cost no comparison.
+func (s *Syncer) postStatus(ctx context.Context, namespace, name string, key, uid types.UID, pod *corev1.Pod) error {
 	s.mu.Lock()
 	last, ok := s.posted[key]
 	_, deleting := s.deleting[key]
 	s.mu.Unlock()
-	if deleting || (ok && apiequality.Semantic.DeepEqual(&last, status)) {
+	if deleting || ok && last == pod {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid}, "status": status})
+	if ok && apiequality.Semantic.DeepEqual(&last.Status, &pod.Status) {
+		s.mu.Lock()
+		s.posted[key] = pod
+		s.mu.Unlock()
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid}, "status": &pod.Status})
 	if err != nil {
 		return err
 	}
@@ -305,7 +314,7 @@ func (s *Syncer) postStatus(ctx context.Context, namespace, name string, key, ui
 		return err
 	}
 	s.mu.Lock()
-	s.posted[key] = *status.DeepCopy()
+	s.posted[key] = pod
 	s.mu.Unlock()
 	return nil
 }
@@ -348,7 +357,7 @@ func (s *Syncer) syncMirror(ctx context.Context, static *corev1.Pod) error {
 		s.mirrors[name] = mirror
 		s.mu.Unlock()
 	}
-	return s.postStatus(ctx, mirror.Namespace, mirror.Name, static.UID, mirror.UID, &static.Status)
+	return s.postStatus(ctx, mirror.Namespace, mirror.Name, static.UID, mirror.UID, static)
 }
 
 func (s *Syncer) mirrorOf(static *corev1.Pod) *corev1.Pod {

@@ -26,8 +26,12 @@ import (
 
 // workers is a fake of the pod workers: the pods they run and the pods stopped.
 type workers struct {
-	mu      sync.Mutex
-	pods    []corev1.Pod
+	mu   sync.Mutex
+	pods []corev1.Pod
+	// shared hands out the same pointers while pods is unchanged, as the real pod workers do;
+	// otherwise every call is a fresh copy.
+	shared  bool
+	ptrs    []*corev1.Pod
 	updates []sources.Update
 	running map[types.UID]bool
 }
@@ -37,10 +41,18 @@ func (w *workers) Update(us ...sources.Update) {
 	defer w.mu.Unlock()
 	w.updates = append(w.updates, us...)
 }
-func (w *workers) Pods() []corev1.Pod {
+func (w *workers) SharedPods() []*corev1.Pod {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]corev1.Pod(nil), w.pods...)
+	if w.shared && len(w.ptrs) == len(w.pods) {
+		return w.ptrs
+	}
+	out := make([]*corev1.Pod, len(w.pods))
+	for i := range w.pods {
+		out[i] = w.pods[i].DeepCopy()
+	}
+	w.ptrs = out
+	return out
 }
 func (w *workers) Changed() <-chan struct{} { return make(chan struct{}) }
 func (w *workers) Stopped(uid types.UID) bool {
@@ -49,7 +61,7 @@ func (w *workers) Stopped(uid types.UID) bool {
 	return !w.running[uid]
 }
 
-func newSyncer(t *testing.T) (*Syncer, *workers, kubernetes.Interface) {
+func newSyncer(t testing.TB) (*Syncer, *workers, kubernetes.Interface) {
 	t.Helper()
 	clk := clock.New()
 	st := memory.New(clk)

@@ -396,6 +396,10 @@ func (m *Manager) Run(ctx context.Context) error {
 // Pods is every pod the agent knows with its latest status, ordered by namespace and name.
 func (m *Manager) Pods() []corev1.Pod { return m.published.Pods() }
 
+// SharedPods is Pods without the copies: shared with the pod workers and every other reader, never
+// to be modified; a pod unchanged since the last publish is the same pointer (status.Cache.Shared).
+func (m *Manager) SharedPods() []*corev1.Pod { return m.published.Shared() }
+
 // PodsVersion changes whenever what Pods returns may have changed, so a reader polling after every
 // Step (the simulator, a relist a second) copies and compares only when it has to.
 func (m *Manager) PodsVersion() uint64 { return m.published.Version() }

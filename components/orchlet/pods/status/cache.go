@@ -59,6 +59,15 @@ func (c *Cache) Pods() []corev1.Pod {
 	return out
 }
 
+// Shared is every pod published, as Pods, without copying them: the pods are shared with every
+// other reader and must not be modified. A pod the pod workers did not touch since the last
+// publish is the same pointer as before, so a reader can tell it unchanged without comparing it.
+func (c *Cache) Shared() []*corev1.Pod {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*corev1.Pod(nil), c.published...)
+}
+
 // Version changes whenever what Pods returns may have changed.
 func (c *Cache) Version() uint64 {
 	c.mu.Lock()

@@ -1,0 +1,164 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"orch.io/orch/fakecri"
+)
+
+const okScenario = `duration: 1m
+nodes:
+- name: node-a
+  args: ["--pod-manifest-path=/etc/orch/manifests"]
+timeline:
+- at: 10s
+  delete: [web.yaml]
+`
+
+// Every mistake is refused with its file and line, and for an unknown key or option what was
+// expected there; several mistakes are reported together.
+func TestLoadRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, edit, with string
+		want             []string
+	}{
+		{name: "unknown top-level key", edit: "duration: 1m", with: "durtion: 1m\nduration: 1m", want: []string{
+			"x.yaml:1: durtion: unknown key; expected name, description, rules, seed, duration, omit, nodes, timeline or expect (did you mean duration?)"}},
+		{name: "a key in the wrong case", edit: "  delete:", with: "  Delete:", want: []string{
+			"x.yaml:7: timeline[0].Delete: unknown key; expected at, node, write, delete, serve, fakecri, createPod, bindPod, deletePod or apiServer (did you mean delete?)"}},
+		{name: "unknown key in a runtime script", edit: "  args:", with: "  fakecri: {imgaes: []}\n  args:", want: []string{
+			"x.yaml:4: nodes[0].fakecri.imgaes: unknown key; expected seed, node, images, containers, exec or faults (did you mean images?)"}},
+		{name: "nothing near", edit: "  args:", with: "  colour: blue\n  args:", want: []string{
+			"x.yaml:4: nodes[0].colour: unknown key; expected name, args, config, cores, manifests, url, fakecri, api or host"}},
+		{name: "misspelt option", edit: `"--pod-manifest-path=/etc/orch/manifests"`, with: `"--pod-manifest-pth=/m"`, want: []string{
+			"x.yaml:4: nodes[0].args: unknown flag: --pod-manifest-pth (did you mean --pod-manifest-path?)"}},
+		{name: "invalid option value", edit: `"--pod-manifest-path=/etc/orch/manifests"`, with: `"--max-pods=many"`, want: []string{
+			`x.yaml:4: nodes[0].args: invalid argument "many" for "--max-pods" flag: strconv.ParseInt: parsing "many": invalid syntax`}},
+		{name: "unknown config field", edit: "  args:", with: "  config: |\n    imageMaximumGCAeg: 1m\n  args:", want: []string{
+			`x.yaml:4: nodes[0].config: unknown field "imageMaximumGCAeg"`}},
+		{name: "step past duration", edit: "- at: 10s", with: "- at: 61s", want: []string{
+			"x.yaml:6: timeline[0].at: 1m1s is outside the scenario's 0..1m0s (duration)"}},
+		{name: "steps out of order", edit: "  delete: [web.yaml]", with: "  delete: [web.yaml]\n- at: 5s", want: []string{
+			"x.yaml:8: timeline[1].at: 5s is before the step above it (10s): steps must be in time order"}},
+		{name: "several at once", edit: "- at: 10s", with: "- at: 2m\n  node: node-b\n  apiServer: sideways", want: []string{
+			`x.yaml:7: timeline[0].node: no node "node-b"`,
+			"x.yaml:6: timeline[0]: API steps need a node with api: true",
+			`x.yaml:8: timeline[0].apiServer: "sideways" is neither down nor up`,
+			"x.yaml:6: timeline[0].at: 2m0s is outside the scenario's 0..1m0s (duration)"}},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "x.yaml")
+		if !strings.Contains(okScenario, tc.edit) {
+			t.Fatalf("%s: %q is not in the scenario", tc.name, tc.edit)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(okScenario, tc.edit, tc.with, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil {
+			t.Errorf("%s: loaded", tc.name)
+			continue
+		}
+		got := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+		if lines := strings.Split(got, "\n"); !reflect.DeepEqual(lines, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, lines, tc.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "ok.yaml")
+	if err := os.WriteFile(path, []byte(okScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err != nil {
+		t.Errorf("the scenario itself: %v", err)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	keys := []string{"at", "node", "write", "delete", "createPod"}
+	for word, want := range map[string]string{"wirte": "write", "createpod": "createPod", "nodes": "node", "dlete": "delete", "colour": "", "x": ""} {
+		if got := nearest(word, keys); got != want {
+			t.Errorf("nearest(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
+
+// orchsim new's skeleton loads, replays meeting its expectations, and every key it shows commented
+// out loads too once uncommented.
+func TestSkeleton(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new.yaml")
+	if err := WriteSkeleton(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSkeleton(path); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("a second write: %v, want a refusal", err)
+	}
+	if err := WriteSkeleton(filepath.Join(dir, "new.yml")); err == nil {
+		t.Error("a name not ending in .yaml was accepted")
+	}
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Run(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Failures) > 0 {
+		t.Errorf("the skeleton's expectations fail: %q", r.Failures)
+	}
+	commented := regexp.MustCompile(`(?m)^(\s*)# ([a-z]+: .*)$`)
+	if n := len(commented.FindAllString(skeleton, -1)); n < 4 {
+		t.Fatalf("%d commented keys, want the 4 or more the skeleton shows", n)
+	}
+	open := filepath.Join(dir, "uncommented.yaml")
+	if err := os.WriteFile(open, []byte(commented.ReplaceAllString(skeleton, "$1$2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(open); err != nil {
+		t.Errorf("the skeleton with its commented keys: %v", err)
+	}
+}
+
+// scenarios/README.md's format shows every key a scenario takes (a runtime script's keys are
+// fakecri/README.md's).
+func TestFormatReferenceCoversEveryKey(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, format, _ := strings.Cut(string(doc), "## The format")
+	format, _, _ = strings.Cut(format, "\n## ")
+	script := reflect.TypeOf(fakecri.Script{})
+	seen := map[reflect.Type]bool{}
+	var missing []string
+	var walk func(typ reflect.Type, path string)
+	walk = func(typ reflect.Type, path string) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || typ == script || seen[typ] {
+			return
+		}
+		seen[typ] = true
+		for i := range typ.NumField() {
+			name := jsonName(typ.Field(i))
+			if name == "" {
+				continue
+			}
+			if !regexp.MustCompile(`(^|[\s{,])` + regexp.QuoteMeta(name) + `:`).MatchString(format) {
+				missing = append(missing, path+name)
+			}
+			walk(typ.Field(i).Type, path+name+".")
+		}
+	}
+	walk(reflect.TypeOf(Scenario{}), "")
+	if len(missing) > 0 {
+		t.Errorf("scenarios/README.md's format lacks %q", missing)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/apiclient"
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
@@ -112,8 +113,15 @@ const (
 
 // runOnce starts the static pods of the sources, reports whether each ran, and fails when one did not.
 func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) error {
-	a, _, err := newAgent(ctx, o, h, clk, events.NewLogSink(os.Stderr), nil)
+	res, err := resourcesOf(o, h)
 	if err != nil {
+		return err
+	}
+	a, node, err := newAgent(ctx, o, h, clk, events.NewLogSink(os.Stderr), nil, res)
+	if err != nil {
+		return err
+	}
+	if _, err := startContainerManager(o, h, clk, node, a, res); err != nil {
 		return err
 	}
 	results, err := a.RunOnce(ctx, runOnceTries, runOnceDelay)
@@ -136,8 +144,9 @@ func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clo
 	return nil
 }
 
-// newAgent connects to the runtime and assembles the agent for this node, recording events to sink.
-func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock, sink events.Sink, sourcesReady func() bool) (*agent.Agent, string, error) {
+// newAgent connects to the runtime and assembles the agent for this node, recording events to sink;
+// res are the node's resources (resourcesOf).
+func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock, sink events.Sink, sourcesReady func() bool, res cm.Resources) (*agent.Agent, string, error) {
 	c := o.Config
 	nodeName, err := sources.NodeName(o.Flags.HostnameOverride, h)
 	if err != nil {
@@ -151,10 +160,7 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if err != nil {
 		return nil, "", err
 	}
-	observer, err := newObserver(o, h, rs, is)
-	if err != nil {
-		return nil, "", err
-	}
+	observer := newObserver(o, h, res, rs, is)
 	memcg, noMemcg := hostMemcg(o, h)
 	var topology func() (*cpumanager.Topology, error)
 	if sys := h.Sysfs(); sys != "" {
@@ -194,12 +200,20 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if clients != nil {
 		sourcesReady = func() bool { return api != nil && api.pods.HasSynced() }
 	}
-	a, nodeName, err := newAgent(ctx, o, h, clk, sink, sourcesReady)
+	res, err := resourcesOf(o, h)
+	if err != nil {
+		return nil, err
+	}
+	a, nodeName, err := newAgent(ctx, o, h, clk, sink, sourcesReady, res)
+	if err != nil {
+		return nil, err
+	}
+	cmgr, err := startContainerManager(o, h, clk, nodeName, a, res)
 	if err != nil {
 		return nil, err
 	}
 	if clients != nil {
-		if api, err = newAPIMode(o, h, clk, clients, a, nodeName); err != nil {
+		if api, err = newAPIMode(o, h, clk, clients, a, nodeName, res); err != nil {
 			return nil, err
 		}
 	}
@@ -240,7 +254,12 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	addrs := srv.Addrs()
 	klog.InfoS("Serving", "https", addrs.HTTPS, "readOnly", addrs.ReadOnly, "healthz", addrs.Healthz)
 	certs.run(ctx)
-	failed := make(chan error, 2)
+	failed := make(chan error, 3)
+	go func() {
+		if err := cmgr.Run(ctx); err != nil && ctx.Err() == nil {
+			failed <- fmt.Errorf("container manager stopped: %w", err)
+		}
+	}()
 	go func() {
 		err := a.Run(ctx)
 		_ = srv.Close()

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/pods"
 )
 
@@ -70,43 +70,12 @@ func defaultIP(preferIPv6 bool) string {
 	return v4
 }
 
-// CapacityAndAllocatable are the node's resources and what pods may use of them: capacity less
-// --kube-reserved and --system-reserved (cpu and memory; the rest is refused at start), and less
-// the hard eviction threshold on memory.available unless ignoreEviction
-// (--experimental-allocatable-ignore-eviction).
-func CapacityAndAllocatable(c *v1beta1.OrchletConfiguration, ignoreEviction bool, cores int, memory int64) (corev1.ResourceList, corev1.ResourceList, error) {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(cores), resource.DecimalSI),
-		corev1.ResourceMemory: *resource.NewQuantity(memory, resource.BinarySI),
-		corev1.ResourcePods:   *resource.NewQuantity(int64(pods.Capacity(c.MaxPods, c.PodsPerCore, cores)), resource.DecimalSI),
-	}
-	allocatable := capacity.DeepCopy()
-	reserve := func(name corev1.ResourceName, q resource.Quantity) {
-		left := allocatable[name]
-		left.Sub(q)
-		if left.Sign() < 0 {
-			left = *resource.NewQuantity(0, left.Format)
-		}
-		allocatable[name] = left
-	}
-	for _, reserved := range []map[string]string{c.KubeReserved, c.SystemReserved} {
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if v, ok := reserved[string(name)]; ok {
-				q, err := resource.ParseQuantity(v)
-				if err != nil {
-					return nil, nil, fmt.Errorf("reserved %s=%s: %w", name, v, err)
-				}
-				reserve(name, q)
-			}
-		}
-	}
-	if !ignoreEviction {
-		// The hard memory.available threshold as the eviction manager reads it, defaults included.
-		v, err := eviction.HardMemoryThreshold(c, memory)
-		if err != nil {
-			return nil, nil, err
-		}
-		reserve(corev1.ResourceMemory, *resource.NewQuantity(v, resource.BinarySI))
-	}
-	return capacity, allocatable, nil
+// CapacityAndAllocatable are the Node's resources and what pods may use of them: the container
+// manager's capacity and allocatable (cm.NodeResources), with the pods the node takes
+// (--max-pods, --pods-per-core) in both.
+func CapacityAndAllocatable(c *v1beta1.OrchletConfiguration, cores int, r cm.Resources) (corev1.ResourceList, corev1.ResourceList) {
+	capacity, allocatable := r.Capacity.DeepCopy(), r.Allocatable.DeepCopy()
+	n := *resource.NewQuantity(int64(pods.Capacity(c.MaxPods, c.PodsPerCore, cores)), resource.DecimalSI)
+	capacity[corev1.ResourcePods], allocatable[corev1.ResourcePods] = n, n
+	return capacity, allocatable
 }

@@ -9,39 +9,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiversion "k8s.io/apimachinery/pkg/version"
 
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/options"
 )
 
 // Allocatable is capacity less what --kube-reserved and --system-reserved hold back, and less the
 // hard memory.available threshold (Kubernetes' 100Mi when --eviction-hard is not given) unless
 // --experimental-allocatable-ignore-eviction.
+// The Node takes the container manager's resources, with the pods it admits in both lists.
 func TestCapacityAndAllocatable(t *testing.T) {
-	const gib = int64(1) << 30
-	for _, tc := range []struct {
-		args            []string
-		cpu, mem        string
-		allocCPU, alloc string
-	}{
-		{nil, "4", "8Gi", "4", "8092Mi"},
-		{[]string{"--experimental-allocatable-ignore-eviction"}, "4", "8Gi", "4", "8Gi"},
-		{[]string{"--eviction-hard=memory.available<1Gi"}, "4", "8Gi", "4", "7Gi"},
-		{[]string{"--eviction-hard=nodefs.available<10%"}, "4", "8Gi", "4", "8Gi"},
-		{[]string{"--kube-reserved=cpu=500m,memory=1Gi", "--system-reserved=memory=512Mi"}, "4", "8Gi", "3500m", "6556Mi"},
-		{[]string{"--kube-reserved=memory=16Gi"}, "4", "8Gi", "4", "0"},
-	} {
-		o, err := options.Parse(append([]string{"--orchconfig=/etc/orch/orchlet.conf"}, tc.args...), apiversion.Info{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		capacity, allocatable, err := CapacityAndAllocatable(o.Config, o.Flags.ExperimentalAllocatableIgnoreEviction, 4, 8*gib)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := func(l corev1.ResourceList, n corev1.ResourceName) string { q := l[n]; return q.String() }
-		if got(capacity, corev1.ResourceCPU) != tc.cpu || got(capacity, corev1.ResourceMemory) != tc.mem ||
-			got(allocatable, corev1.ResourceCPU) != tc.allocCPU || got(allocatable, corev1.ResourceMemory) != tc.alloc || got(capacity, corev1.ResourcePods) != "110" {
-			t.Errorf("%v: capacity %v allocatable %v", tc.args, capacity, allocatable)
-		}
+	o, err := options.Parse([]string{"--orchconfig=/etc/orch/orchlet.conf", "--max-pods=30"}, apiversion.Info{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cm.NodeResources(o.Config, false, cm.Machine{Cores: 4, Memory: 8 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity, allocatable := CapacityAndAllocatable(o.Config, 4, r)
+	got := func(l corev1.ResourceList, n corev1.ResourceName) string { q := l[n]; return q.String() }
+	if got(capacity, corev1.ResourceCPU) != "4" || got(capacity, corev1.ResourceMemory) != "8Gi" || got(allocatable, corev1.ResourceMemory) != "8092Mi" ||
+		got(capacity, corev1.ResourcePods) != "30" || got(allocatable, corev1.ResourcePods) != "30" {
+		t.Errorf("capacity %v allocatable %v", capacity, allocatable)
 	}
 }
 

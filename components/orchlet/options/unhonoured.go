@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // unhonoured is a setting this orchlet parses and validates but does not act on yet. A run that
@@ -24,7 +24,7 @@ type unhonoured struct {
 }
 
 const (
-	missingCgroups    = "cgroup and resource management are not built yet"
+	missingRuntimeCg  = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
 	missingAPIMode    = "cloud providers are not built yet"
 	onlyAPIMode       = "it acts only in API-server mode"
 	missingVolumes    = "flexvolume plugins and mounter binaries are not built yet"
@@ -35,22 +35,13 @@ const (
 )
 
 var unhonouredSettings = []unhonoured{
-	{option: "kubelet-cgroups", field: "kubeletCgroups", missing: missingCgroups},
-	{option: "system-cgroups", field: "systemCgroups", missing: missingCgroups},
-	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingCgroups},
+	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingRuntimeCg},
 	{option: "cpu-manager-policy-options", field: "cpuManagerPolicyOptions", missing: missingCPUOptions},
 	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingNUMA},
 	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingNUMA},
 	{option: "topology-manager-scope", field: "topologyManagerScope", missing: missingNUMA},
 	{option: "topology-manager-policy-options", field: "topologyManagerPolicyOptions", missing: missingNUMA},
-	{option: "kube-reserved", field: "kubeReserved", missing: onlyAPIMode, apiOnly: true},
-	{option: "kube-reserved-cgroup", field: "kubeReservedCgroup", missing: missingCgroups},
-	{option: "system-reserved", field: "systemReserved", missing: onlyAPIMode, apiOnly: true},
-	{option: "system-reserved-cgroup", field: "systemReservedCgroup", missing: missingCgroups},
-	{option: "reserved-memory", field: "reservedMemory", missing: missingCgroups},
-	{option: "enforce-node-allocatable", field: "enforceNodeAllocatable", missing: missingCgroups},
-	{option: "max-open-files", field: "maxOpenFiles", missing: missingCgroups},
-	{option: "oom-score-adj", field: "oomScoreAdj", missing: missingCgroups},
+	{option: "reserved-memory", field: "reservedMemory", missing: missingNUMA},
 
 	{option: "register-node", field: "registerNode", missing: onlyAPIMode, apiOnly: true},
 	{option: "register-with-taints", field: "registerWithTaints", missing: onlyAPIMode, apiOnly: true},
@@ -101,10 +92,6 @@ func (o *Options) Unhonoured() error {
 		if u.apiOnly && o.Flags.Orchconfig != "" {
 			continue
 		}
-		// Enforcing nothing is honoured; it is what --cgroups-per-qos=false needs.
-		if u.field == "enforceNodeAllocatable" && len(o.Config.EnforceNodeAllocatable) == 0 {
-			continue
-		}
 		var changed bool
 		name := "--" + u.option
 		if u.field != "" {
@@ -119,27 +106,33 @@ func (o *Options) Unhonoured() error {
 			errs = append(errs, fmt.Errorf("%s: this orchlet does not act on it yet (%s); leave it at its default", name, u.missing))
 		}
 	}
-	errs = append(errs, reservedInAPIMode(o)...)
+	errs = append(errs, reservedUnenforced(o)...)
 	return errors.Join(errs...)
 }
 
-// reservedInAPIMode refuses the reservations API-server mode does not act on: it takes cpu and
-// memory out of the node's allocatable, but enforces no pid or ephemeral-storage reservation (no
-// cgroups, no storage capacity reported).
-func reservedInAPIMode(o *Options) []error {
-	if o.Flags.Orchconfig == "" {
+// reservedUnenforced refuses a reservation nothing acts on: outside API-server mode (no Node's
+// allocatable) a reservation acts only through --enforce-node-allocatable, on the pods' cgroup
+// ("pods") or on its own reserved cgroup.
+func reservedUnenforced(o *Options) []error {
+	if o.Flags.Orchconfig != "" {
 		return nil
 	}
+	c := o.Config
 	var errs []error
 	for _, r := range []struct {
-		option, field string
-		m             map[string]string
-	}{{"kube-reserved", "kubeReserved", o.Config.KubeReserved}, {"system-reserved", "systemReserved", o.Config.SystemReserved}} {
-		for _, k := range slices.Sorted(maps.Keys(r.m)) {
-			if k != "cpu" && k != "memory" {
-				errs = append(errs, fmt.Errorf("--%s (%s): %s: this orchlet does not act on it yet (%s); reserve only cpu and memory", r.option, r.field, k, missingCgroups))
-			}
+		option, field, level, alias string
+		m                           map[string]string
+	}{
+		{"kube-reserved", "kubeReserved", "kube-reserved", "orch-reserved", c.KubeReserved},
+		{"system-reserved", "systemReserved", "system-reserved", "system-reserved", c.SystemReserved},
+	} {
+		if len(r.m) == 0 || slices.Contains(c.EnforceNodeAllocatable, "pods") {
+			continue
 		}
+		if slices.ContainsFunc(c.EnforceNodeAllocatable, func(l string) bool { return strings.HasPrefix(l, r.level) || strings.HasPrefix(l, r.alias) }) {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("--%s (%s): without --orchconfig it acts only through --enforce-node-allocatable (pods, or %s with its cgroup); enforce one or leave it unset", r.option, r.field, r.level))
 	}
 	return errs
 }

@@ -11,22 +11,13 @@ import (
 // nonDefault gives each unhonoured option a valid value other than its default (with the companions
 // validation needs), so each can be shown refused.
 var nonDefault = map[string][]string{
-	"kubelet-cgroups":                          {"--kubelet-cgroups=/orchlet"},
-	"system-cgroups":                           {"--system-cgroups=/system"},
 	"runtime-cgroups":                          {"--runtime-cgroups=/runtime"},
 	"cpu-manager-policy-options":               {"--cpu-manager-policy-options=full-pcpus-only=true"},
 	"memory-manager-policy":                    {"--memory-manager-policy=Static"},
 	"topology-manager-policy":                  {"--topology-manager-policy=best-effort"},
 	"topology-manager-scope":                   {"--topology-manager-scope=pod"},
 	"topology-manager-policy-options":          {"--topology-manager-policy-options=prefer-closest-numa-nodes=true"},
-	"kube-reserved":                            {"--kube-reserved=cpu=100m"},
-	"kube-reserved-cgroup":                     {"--kube-reserved-cgroup=/orch-reserved"},
-	"system-reserved":                          {"--system-reserved=cpu=100m"},
-	"system-reserved-cgroup":                   {"--system-reserved-cgroup=/system-reserved"},
 	"reserved-memory":                          {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
-	"enforce-node-allocatable":                 {"--enforce-node-allocatable=pods,system-reserved", "--system-reserved-cgroup=/system-reserved"},
-	"max-open-files":                           {"--max-open-files=1000"},
-	"oom-score-adj":                            {"--oom-score-adj=-500"},
 	"register-node":                            {"--register-node=false"},
 	"register-with-taints":                     {"--register-with-taints=a=b:NoSchedule"},
 	"node-status-update-frequency":             {"--node-status-update-frequency=20s"},
@@ -164,22 +155,30 @@ func TestUnhonouredSettingsNameRealFields(t *testing.T) {
 	}
 }
 
-// Reservations the agent does not act on are refused by name, in API-server mode and outside it.
-func TestReservationsRefused(t *testing.T) {
+// The container manager acts on the process settings, the system containers and node
+// allocatable (components/orchlet/cm), in both modes; outside API-server mode a reservation acts
+// only on a cgroup, so one that --enforce-node-allocatable does not enforce is refused by name.
+func TestContainerManagerSettings(t *testing.T) {
+	for _, args := range [][]string{
+		{"--oom-score-adj=-500", "--max-open-files=4096", "--kubelet-cgroups=/orchlet", "--system-cgroups=/system"},
+		{"--kube-reserved=cpu=1,memory=1Gi,pid=100", "--system-reserved=ephemeral-storage=1Gi"},
+		{"--cgroups-per-qos=false", "--enforce-node-allocatable=system-reserved-compressible", "--system-reserved-cgroup=/system.slice", "--system-reserved=cpu=1"},
+		{"--orchconfig=/etc/orch/orchlet.conf", "--enforce-node-allocatable=", "--cgroups-per-qos=false", "--kube-reserved=memory=1Gi"},
+	} {
+		if err := mustParse(t, args...).Unhonoured(); err != nil {
+			t.Errorf("%q refused: %v", args, err)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--orchconfig=/etc/orch/orchlet.conf", "--kube-reserved=pid=100"}, "--kube-reserved (kubeReserved): pid: this orchlet does not act on it yet"},
-		{[]string{"--orchconfig=/etc/orch/orchlet.conf", "--system-reserved=ephemeral-storage=1Gi"}, "--system-reserved (systemReserved): ephemeral-storage"},
-		{[]string{"--kube-reserved=cpu=1"}, "--kube-reserved (kubeReserved): it acts only in API-server mode"},
+		{[]string{"--cgroups-per-qos=false", "--enforce-node-allocatable=", "--kube-reserved=cpu=1"}, "--kube-reserved (kubeReserved): without --orchconfig it acts only through --enforce-node-allocatable"},
+		{[]string{"--cgroups-per-qos=false", "--enforce-node-allocatable=orch-reserved", "--kube-reserved-cgroup=/k", "--kube-reserved=cpu=1", "--system-reserved=cpu=1"}, "--system-reserved (systemReserved): without --orchconfig"},
 	} {
 		err := mustParse(t, tc.args...).Unhonoured()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
-	}
-	if err := mustParse(t, "--orchconfig=/etc/orch/orchlet.conf", "--kube-reserved=cpu=1,memory=1Gi", "--system-reserved=cpu=500m").Unhonoured(); err != nil {
-		t.Errorf("cpu and memory reservations refused: %v", err)
 	}
 }

@@ -193,8 +193,8 @@ func nonNegative(q resource.Quantity) resource.Quantity {
 
 // CgroupConfig is the container manager's getCgroupConfig for a resource list: cpu shares from
 // cpu, and unless compressibleOnly the memory limit, the pids limit and a huge page limit for
-// every size the host has (0 for those the list does not name), as libcontainer is asked to
-// write them.
+// every size given (0 for those the list does not name; none named without the size), as
+// libcontainer is asked to write them.
 func CgroupConfig(rl corev1.ResourceList, compressibleOnly bool, hugePageSizes []int64) qos.PodCgroupConfig {
 	var cfg qos.PodCgroupConfig
 	if q, ok := rl[corev1.ResourceCPU]; ok {
@@ -214,14 +214,8 @@ func CgroupConfig(rl corev1.ResourceList, compressibleOnly bool, hugePageSizes [
 	}
 	cfg.HugePageLimit = map[int64]int64{}
 	for _, size := range hugePageSizes {
-		cfg.HugePageLimit[size] = 0
-	}
-	for name, q := range rl {
-		if s, ok := strings.CutPrefix(string(name), corev1.ResourceHugePagesPrefix); ok {
-			if size, err := resource.ParseQuantity(s); err == nil {
-				cfg.HugePageLimit[size.Value()] += q.Value()
-			}
-		}
+		q := rl[HugePageResource(size)]
+		cfg.HugePageLimit[size] = q.Value()
 	}
 	return cfg
 }

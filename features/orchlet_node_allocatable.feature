@@ -41,3 +41,33 @@ Feature: Node agent process settings and node allocatable on the host
   @rule:orchlet.option.enforce-node-allocatable.reserved-cgroup-missing
   Scenario: A reserved cgroup the host does not have stops the agent, naming it
     Then the agent run with "--cgroup-driver=cgroupfs --system-reserved=memory=512Mi --system-reserved-cgroup=/orch-conformance-absent --enforce-node-allocatable=pods,system-reserved" exits naming "/orch-conformance-absent"
+
+  @rule:orchlet.admission.resources-fit
+  Scenario: A pod requesting more than the node's allocatable is refused, one that fits runs
+    Given the manifest "huge.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: huge}
+      spec:
+        containers:
+        - name: app
+          image: "busybox:1.36"
+          resources:
+            requests: {memory: 1Ei}
+      """
+    And the manifest "small.yaml":
+      """
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: small}
+      spec:
+        containers:
+        - name: app
+          image: "busybox:1.36"
+          resources:
+            requests: {cpu: 10m, memory: 16Mi}
+      """
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --kube-reserved=memory=256Mi"
+    Then the agent reports pod "huge" rejected with "OutOfmemory"
+    And the agent reports pod "small" Running

@@ -145,7 +145,7 @@ func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clo
 }
 
 // newAgent connects to the runtime and assembles the agent for this node, recording events to sink;
-// res are the node's resources (resourcesOf).
+// res are the node's resources (resourcesOf), whose allocatable admission fits pods into.
 func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock, sink events.Sink, sourcesReady func() bool, res cm.Resources) (*agent.Agent, string, error) {
 	c := o.Config
 	nodeName, err := sources.NodeName(o.Flags.HostnameOverride, h)
@@ -160,6 +160,7 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if err != nil {
 		return nil, "", err
 	}
+	podNode.Allocatable = res.Allocatable
 	observer := newObserver(o, h, res, rs, is)
 	memcg, noMemcg := hostMemcg(o, h)
 	var topology func() (*cpumanager.Topology, error)

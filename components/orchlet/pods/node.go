@@ -1,6 +1,8 @@
 package pods
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/volumes"
 )
@@ -36,4 +38,8 @@ type Node struct {
 	// SubPaths bind-mounts each volume mount's subPath where the runtime mounts it from, as the
 	// kubelet's subpather does; nil gives the runtime the path below the volume itself.
 	SubPaths volumes.SubPathMounter
+	// Allocatable is what the node's pods may request together (the container manager's node
+	// allocatable): a pod requesting more than the admitted pods leave is refused, OutOf<resource>.
+	// Nil admits by the pods' count only.
+	Allocatable corev1.ResourceList
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
-	"strings"
 )
 
 // unhonoured is a setting this orchlet parses and validates but does not act on yet. A run that
@@ -57,7 +55,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
 	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
 	{option: "cloud-provider", flag: "CloudProvider", missing: missingAPIMode},
-	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: onlyAPIMode, apiOnly: true},
 
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
@@ -106,35 +103,7 @@ func (o *Options) Unhonoured() error {
 			errs = append(errs, fmt.Errorf("%s: this orchlet does not act on it yet (%s); leave it at its default", name, u.missing))
 		}
 	}
-	errs = append(errs, reservedUnenforced(o)...)
 	return errors.Join(errs...)
-}
-
-// reservedUnenforced refuses a reservation nothing acts on: outside API-server mode (no Node's
-// allocatable) a reservation acts only through --enforce-node-allocatable, on the pods' cgroup
-// ("pods") or on its own reserved cgroup.
-func reservedUnenforced(o *Options) []error {
-	if o.Flags.Orchconfig != "" {
-		return nil
-	}
-	c := o.Config
-	var errs []error
-	for _, r := range []struct {
-		option, field, level, alias string
-		m                           map[string]string
-	}{
-		{"kube-reserved", "kubeReserved", "kube-reserved", "orch-reserved", c.KubeReserved},
-		{"system-reserved", "systemReserved", "system-reserved", "system-reserved", c.SystemReserved},
-	} {
-		if len(r.m) == 0 || slices.Contains(c.EnforceNodeAllocatable, "pods") {
-			continue
-		}
-		if slices.ContainsFunc(c.EnforceNodeAllocatable, func(l string) bool { return strings.HasPrefix(l, r.level) || strings.HasPrefix(l, r.alias) }) {
-			continue
-		}
-		errs = append(errs, fmt.Errorf("--%s (%s): without --orchconfig it acts only through --enforce-node-allocatable (pods, or %s with its cgroup); enforce one or leave it unset", r.option, r.field, r.level))
-	}
-	return errs
 }
 
 // fieldValues is the configuration as its file fields, so settings are compared as a file reads them.

@@ -809,6 +809,11 @@ Feature: Node agent options
       | arguments | option |
       | --node-status-max-images=-2 | --node-status-max-images |
 
+    @rule:orchlet.option.cloud-provider.in-tree-refused
+    Examples: orchlet.option.cloud-provider.in-tree-refused
+      | arguments | option |
+      | --cloud-provider=aws | --cloud-provider |
+
     @rule:orchlet.option.oom-score-adj.range
     Examples: orchlet.option.oom-score-adj.range
       | arguments | option |

@@ -29,7 +29,12 @@ type apiMode struct {
 // res are the node's capacity and allocatable (resourcesOf).
 func newAPIMode(o *options.Options, h host.Host, clk clock.Clock, clients *apiclient.Clients, a *agent.Agent, node string, res cm.Resources) (*apiMode, error) {
 	c := o.Config
+	external := o.Flags.CloudProvider == options.ExternalCloudProvider
 	addrs, err := nodestatus.Addresses(o.Flags.NodeIP, node)
+	var provided string
+	if external {
+		addrs, provided, err = nodestatus.CloudAddresses(o.Flags.NodeIP, node)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +43,8 @@ func newAPIMode(o *options.Options, h host.Host, clk clock.Clock, clients *apicl
 	m.node = nodestatus.New(nodestatus.Options{
 		Clock: clk, Core: clients.Core, Heartbeat: clients.Heartbeat, Leases: clients.Leases, Node: node, Register: c.RegisterNode,
 		Labels: nodestatus.Labels(node, o.Flags.NodeLabels), Taints: c.RegisterWithTaints, ProviderID: o.Flags.ProviderID,
-		ControllerAttachDetach: c.EnableControllerAttach,
-		Addresses:              addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
+		ControllerAttachDetach: c.EnableControllerAttach, ExternalCloudProvider: external, ProvidedNodeIP: provided,
+		Addresses: addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
 		StatusFrequency: c.NodeStatusUpdateFrequency.Duration, MaxImages: c.NodeStatusMaxImages,
 		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, System: h.SystemInfo(), Logger: klog.Background(),
 		Pressure: a.Pressure,

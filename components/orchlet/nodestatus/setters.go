@@ -28,6 +28,34 @@ func Labels(node string, extra map[string]string) map[string]string {
 	return labels
 }
 
+// The uninitialized taint of a Node registered for an external cloud provider, and the
+// annotation giving that provider --node-ip (Kubernetes' cloud-provider API, renamed).
+const (
+	TaintExternalCloudProvider = "node.cloudprovider.orch.io/uninitialized"
+	AnnotationProvidedNodeIP   = "alpha.orch.io/provided-node-ip"
+)
+
+// CloudAddresses are the addresses a Node registers with under --cloud-provider=external, as the
+// kubelet's NodeAddress setter gives them: the hostname alone when --node-ip is not given (the
+// cloud controller sets the rest), Addresses otherwise; and the provided-node-ip annotation's
+// value, --node-ip's addresses when they are specified ("" otherwise).
+func CloudAddresses(nodeIP, hostname string) ([]corev1.NodeAddress, string, error) {
+	if nodeIP == "" {
+		return []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: hostname}}, "", nil
+	}
+	addrs, err := Addresses(nodeIP, hostname)
+	if err != nil || nodeIP == "0.0.0.0" || nodeIP == "::" {
+		return addrs, "", err
+	}
+	var provided []string
+	for _, a := range addrs {
+		if a.Type == corev1.NodeInternalIP {
+			provided = append(provided, a.Address)
+		}
+	}
+	return addrs, strings.Join(provided, ","), nil
+}
+
 // Addresses are --node-ip's addresses, or the host's default one (IPv4 when it has one, else
 // IPv6), then the hostname.
 func Addresses(nodeIP, hostname string) ([]corev1.NodeAddress, error) {

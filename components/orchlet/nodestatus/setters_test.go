@@ -1,6 +1,7 @@
 package nodestatus
 
 import (
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -72,5 +73,26 @@ func TestLabels(t *testing.T) {
 	got := Labels("node-a", map[string]string{"orch.io/role": "edge", "orch.io/hostname": "other"})
 	if got["orch.io/hostname"] != "other" || got["orch.io/role"] != "edge" || got["orch.io/os"] != runtime.GOOS || got["orch.io/arch"] != runtime.GOARCH || len(got) != 4 {
 		t.Errorf("Labels = %v", got)
+	}
+}
+
+// Under --cloud-provider=external the kubelet registers the hostname alone without --node-ip, and
+// gives the cloud controller --node-ip's addresses as the provided-node-ip annotation.
+func TestCloudAddresses(t *testing.T) {
+	for _, tc := range []struct {
+		nodeIP, provided string
+		addrs            []corev1.NodeAddress
+	}{
+		{"", "", []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "n1"}}},
+		{"10.0.0.5", "10.0.0.5", []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.5"}, {Type: corev1.NodeHostName, Address: "n1"}}},
+		{"10.0.0.5,fd00::5", "10.0.0.5,fd00::5", []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.5"}, {Type: corev1.NodeInternalIP, Address: "fd00::5"}, {Type: corev1.NodeHostName, Address: "n1"}}},
+	} {
+		addrs, provided, err := CloudAddresses(tc.nodeIP, "n1")
+		if err != nil || provided != tc.provided || !reflect.DeepEqual(addrs, tc.addrs) {
+			t.Errorf("CloudAddresses(%q) = %v, %q, %v; want %v, %q", tc.nodeIP, addrs, provided, err, tc.addrs, tc.provided)
+		}
+	}
+	if _, provided, _ := CloudAddresses("0.0.0.0", "n1"); provided != "" {
+		t.Errorf("an unspecified --node-ip is provided as %q", provided)
 	}
 }

@@ -23,7 +23,6 @@ type unhonoured struct {
 
 const (
 	missingRuntimeCg  = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
-	missingAPIMode    = "cloud providers are not built yet"
 	onlyAPIMode       = "it acts only in API-server mode"
 	missingVolumes    = "flexvolume plugins and mounter binaries are not built yet"
 	missingNetwork    = "orchlet leaves pod networking to the runtime"
@@ -54,7 +53,7 @@ var unhonouredSettings = []unhonoured{
 	{option: "node-ip", flag: "NodeIP", missing: onlyAPIMode, apiOnly: true},
 	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
 	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
-	{option: "cloud-provider", flag: "CloudProvider", missing: missingAPIMode},
+	{option: "cloud-provider", flag: "CloudProvider", missing: onlyAPIMode, apiOnly: true},
 
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},

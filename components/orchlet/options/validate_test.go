@@ -83,6 +83,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"cluster dns", []string{"--cluster-dns=dns.local"}, `--cluster-dns (clusterDNS): "dns.local" is not an IP address`},
 		{"pod cidr", []string{"--pod-cidr=10.0.0.0"}, `--pod-cidr (podCIDR): "10.0.0.0" is not a CIDR`},
 		{"node ip", []string{"--node-ip=10.0.0.1,fe80::1,10.0.0.2"}, `--node-ip: at most two addresses`},
+		{"in-tree cloud provider", []string{"--cloud-provider=aws"}, `--cloud-provider: cloud provider "aws" was specified, but built-in cloud providers are disabled. Please set --cloud-provider=external`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,6 +113,7 @@ func TestValidateAccepts(t *testing.T) {
 		{"--kube-reserved=memory=1Gi", "--system-reserved=memory=512Mi", "--eviction-hard=memory.available<512Mi", "--reserved-memory=0:memory=1Gi;1:memory=1Gi"},
 		{"--lock-file=/run/orchlet.lock", "--exit-on-lock-contention"},
 		{"--node-ip=10.0.0.1,fe80::1"},
+		{"--cloud-provider=external"},
 	}
 	for _, args := range tests {
 		if _, err := Parse(args, build); err != nil {

@@ -24,6 +24,7 @@ import (
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/credentialprovider"
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/components/periodic"
@@ -161,6 +162,17 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		return nil, "", err
 	}
 	podNode.Allocatable = res.Allocatable
+	if path := o.Flags.ImageCredentialProviderConfig; path != "" {
+		cfg, err := credentialprovider.LoadConfig(path)
+		if err != nil {
+			return nil, "", fmt.Errorf("--image-credential-provider-config: %w", err)
+		}
+		plugins, err := credentialprovider.New(cfg, o.Flags.ImageCredentialProviderBinDir, clk, klog.Background())
+		if err != nil {
+			return nil, "", fmt.Errorf("--image-credential-provider-bin-dir: %w", err)
+		}
+		podNode.Credentials = plugins
+	}
 	observer := newObserver(o, h, res, rs, is)
 	memcg, noMemcg := hostMemcg(o, h)
 	var topology func() (*cpumanager.Topology, error)

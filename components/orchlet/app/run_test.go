@@ -227,3 +227,22 @@ func TestRunReadsTheCPUTopologyOfTheHost(t *testing.T) {
 		t.Errorf("on a host whose sysfs lists CPUs 7-x online: %v", err)
 	}
 }
+
+// The credential provider plugins are read at start: a configuration or a plugin that is not
+// there stops it, naming the option.
+func TestRunLoadsCredentialProviders(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "credentials.yaml")
+	if err := os.WriteFile(config, []byte("apiVersion: orchlet.config.orch.io/v1\nkind: CredentialProviderConfig\nproviders:\n- {name: absent, matchImages: [registry.example.com], defaultCacheDuration: 1m, apiVersion: credentialprovider.kubelet.k8s.io/v1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ config, want string }{
+		{filepath.Join(dir, "none.yaml"), "--image-credential-provider-config: unable to access path"},
+		{config, "--image-credential-provider-bin-dir: plugin binary executable " + filepath.Join(dir, "absent") + " did not exist"},
+	} {
+		args := apptest.WithRuntime(t, "--image-credential-provider-config="+tc.config, "--image-credential-provider-bin-dir="+dir)
+		if err := Run(context.Background(), parse(t, args...), host.NewFake(), clock.NewMock()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+}

@@ -26,7 +26,6 @@ const (
 	onlyAPIMode       = "it acts only in API-server mode"
 	missingVolumes    = "flexvolume plugins and mounter binaries are not built yet"
 	missingNetwork    = "orchlet leaves pod networking to the runtime"
-	missingCredPlugs  = "image credential provider plugins are not built yet"
 	missingNUMA       = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
 	missingCPUOptions = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
 )
@@ -60,9 +59,6 @@ var unhonouredSettings = []unhonoured{
 
 	{option: "hairpin-mode", field: "hairpinMode", missing: missingNetwork},
 	{option: "make-iptables-util-chains", field: "makeIPTablesUtilChains", missing: missingNetwork},
-
-	{option: "image-credential-provider-config", flag: "ImageCredentialProviderConfig", missing: missingCredPlugs},
-	{option: "image-credential-provider-bin-dir", flag: "ImageCredentialProviderBinDir", missing: missingCredPlugs},
 }
 
 // Unhonoured refuses every setting that differs from its default although this orchlet does not act

@@ -83,6 +83,12 @@ func Validate(o *Options) error {
 		// As the kubelet refuses it: the in-tree providers are gone.
 		e.add("cloud-provider", "", "cloud provider %q was specified, but built-in cloud providers are disabled. Please set --cloud-provider=external and migrate to an external cloud provider", p)
 	}
+	switch f := o.Flags; {
+	case f.ImageCredentialProviderConfig != "" && f.ImageCredentialProviderBinDir == "":
+		e.add("image-credential-provider-config", "", "needs --image-credential-provider-bin-dir, where its plugins are")
+	case f.ImageCredentialProviderConfig == "" && f.ImageCredentialProviderBinDir != "":
+		e.add("image-credential-provider-bin-dir", "", "needs --image-credential-provider-config, which names its plugins")
+	}
 	if o.Flags.ExitOnLockContention && o.Flags.LockFile == "" {
 		e.add("exit-on-lock-contention", "", "needs --lock-file")
 	}

@@ -257,7 +257,7 @@ func New(o Options) (*Manager, error) {
 			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths},
 	})
 	m.images = images.New(images.Options{Clock: o.Clock, Calls: m.calls, Images: o.Images, Recorder: o.Recorder, Logger: m.log,
-		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke})
+		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke, Plugins: m.node.Credentials})
 	m.relister = relist.New(o.Runtime, m.calls, m.log, o.SourcesReady)
 	m.syncer = podsync.New(podsync.Options{
 		Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, Logger: m.log,

@@ -31,6 +31,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, gcSteps()...)
 	defs = append(defs, podSteps()...)
 	defs = append(defs, nodeAllocatableSteps()...)
+	defs = append(defs, credentialSteps()...)
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)
 	defs = append(defs, apiModeSteps()...)

@@ -888,6 +888,12 @@ Feature: Node agent options
       | arguments |
       | --allowed-unsafe-sysctls=net.core.somaxconn,kernel.msg* |
 
+    @rule:orchlet.option.hairpin-mode.runtime-plugin
+    Examples: orchlet.option.hairpin-mode.runtime-plugin
+      | arguments |
+      | --hairpin-mode=hairpin-veth |
+      | --hairpin-mode=none |
+
     @rule:orchlet.option.cloud-provider.external
     Examples: orchlet.option.cloud-provider.external
       | arguments |

@@ -70,6 +70,9 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 		v.InfoS("Effective configuration", "config", string(cfg))
 		v.InfoS("Command-line-only options", "flags", fmt.Sprintf("%+v", o.Flags))
 	}
+	// As the kubelet since kubenet is gone: with a CRI runtime the pods' network, hairpin traffic
+	// included, is the runtime's network plugin's to set up.
+	klog.InfoS("Hairpin traffic is set up by the container runtime's network plugin, not by this agent", "hairpinMode", c.HairpinMode)
 	if c.RunOnce && c.StaticPodPath == "" && c.StaticPodURL == "" && o.Flags.Orchconfig == "" {
 		klog.InfoS("orchlet run once: configuration valid, start-up checks passed, no pod source configured")
 		return nil

@@ -57,7 +57,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
 
-	{option: "hairpin-mode", field: "hairpinMode", missing: missingNetwork},
 	{option: "make-iptables-util-chains", field: "makeIPTablesUtilChains", missing: missingNetwork},
 }
 

@@ -34,7 +34,6 @@ var nonDefault = map[string][]string{
 	"cloud-provider":                  {"--cloud-provider=external"},
 	"volume-plugin-dir":               {"--volume-plugin-dir=/opt/volume"},
 	"experimental-mounter-path":       {"--experimental-mounter-path=/bin/mount"},
-	"hairpin-mode":                    {"--hairpin-mode=none"},
 	"make-iptables-util-chains":       {"--make-iptables-util-chains=false"},
 }
 

@@ -21,6 +21,7 @@ import (
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
+	"orch.io/orch/components/orchlet/iptables"
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
@@ -270,12 +271,22 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	addrs := srv.Addrs()
 	klog.InfoS("Serving", "https", addrs.HTTPS, "readOnly", addrs.ReadOnly, "healthz", addrs.Healthz)
 	certs.run(ctx)
-	failed := make(chan error, 3)
+	failed := make(chan error, 4)
 	go func() {
 		if err := cmgr.Run(ctx); err != nil && ctx.Err() == nil {
 			failed <- fmt.Errorf("container manager stopped: %w", err)
 		}
 	}()
+	if c.MakeIPTablesUtilChains && h.Sysfs() != "" {
+		// A simulated machine has no network to keep chains in.
+		chains := iptables.New(clk, klog.Background(), iptables.HostFamilies(ctx))
+		chains.Start(ctx)
+		go func() {
+			if err := chains.Run(ctx); err != nil && ctx.Err() == nil {
+				failed <- fmt.Errorf("iptables chains stopped: %w", err)
+			}
+		}()
+	}
 	go func() {
 		err := a.Run(ctx)
 		_ = srv.Close()

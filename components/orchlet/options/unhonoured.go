@@ -25,7 +25,6 @@ const (
 	missingRuntimeCg  = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
 	onlyAPIMode       = "it acts only in API-server mode"
 	missingVolumes    = "flexvolume plugins and mounter binaries are not built yet"
-	missingNetwork    = "orchlet leaves pod networking to the runtime"
 	missingNUMA       = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
 	missingCPUOptions = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
 )
@@ -56,8 +55,6 @@ var unhonouredSettings = []unhonoured{
 
 	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
-
-	{option: "make-iptables-util-chains", field: "makeIPTablesUtilChains", missing: missingNetwork},
 }
 
 // Unhonoured refuses every setting that differs from its default although this orchlet does not act

@@ -34,7 +34,6 @@ var nonDefault = map[string][]string{
 	"cloud-provider":                  {"--cloud-provider=external"},
 	"volume-plugin-dir":               {"--volume-plugin-dir=/opt/volume"},
 	"experimental-mounter-path":       {"--experimental-mounter-path=/bin/mount"},
-	"make-iptables-util-chains":       {"--make-iptables-util-chains=false"},
 }
 
 func TestDefaultsAreHonoured(t *testing.T) {

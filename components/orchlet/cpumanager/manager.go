@@ -57,12 +57,18 @@ type Options struct {
 	// ReconcilePeriod is --cpu-manager-reconcile-period.
 	ReconcilePeriod time.Duration
 	Logger          klog.Logger
+	// PolicyOptions are --cpu-manager-policy-options; Enabled says whether a feature gate is on,
+	// for the alpha and beta options.
+	PolicyOptions map[string]string
+	Enabled       func(gate string) bool
 }
 
 // Manager assigns CPUs under the static policy; under none it assigns nothing.
 type Manager struct {
 	o        Options
 	reserved cpuset.CPUSet
+	// strict (strict-cpu-reservation) keeps the reserved CPUs out of the shared pool too.
+	strict bool
 
 	mu    sync.Mutex
 	state *state
@@ -80,11 +86,23 @@ func New(o Options) (*Manager, error) {
 	m := &Manager{o: o, sent: map[string]string{}, fresh: map[string]bool{}}
 	switch o.Policy {
 	case PolicyNone, "":
+		if len(o.PolicyOptions) > 0 {
+			return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): None policy: received unsupported options=%v", o.PolicyOptions)
+		}
 		return m, nil
 	case PolicyStatic:
 	default:
 		return nil, fmt.Errorf("--cpu-manager-policy (cpuManagerPolicy): unknown policy %q", o.Policy)
 	}
+	enabled := o.Enabled
+	if enabled == nil {
+		enabled = func(string) bool { return false }
+	}
+	opts, err := policyOptionsOf(o.PolicyOptions, enabled)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): %w", err)
+	}
+	m.strict = opts["strict-cpu-reservation"]
 	if o.Topology == nil || o.Clock == nil || o.Runtime == nil || o.ActivePods == nil {
 		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
 	}
@@ -119,15 +137,28 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// With strict-cpu-reservation the reserved CPUs are in no pool at all.
+	pool := all
+	if m.strict {
+		pool = all.Difference(m.reserved)
+	}
 	if restored {
-		// Every CPU is shared or held by one container, as the kubelet checks at start.
+		// Every CPU is shared or held by one container, as the kubelet checks at start, and the
+		// reserved ones are all shared, or with strict-cpu-reservation none of them.
 		held := st.assigned()
-		if !st.defaultSet.Union(held).Equals(all) || st.defaultSet.Intersection(held).Size() > 0 {
+		switch {
+		case m.strict && !st.defaultSet.Intersection(m.reserved).IsEmpty():
+			return nil, fmt.Errorf("could not restore state from checkpoint %s: some of strictly reserved cpus: %q are present in defaultCpuSet: %q; drain the node and remove the file",
+				st.path, st.defaultSet.Intersection(m.reserved), st.defaultSet)
+		case !m.strict && !m.reserved.IsSubsetOf(st.defaultSet):
+			return nil, fmt.Errorf("could not restore state from checkpoint %s: not all reserved cpus: %q are present in defaultCpuSet: %q; drain the node and remove the file",
+				st.path, m.reserved, st.defaultSet)
+		case !st.defaultSet.Union(held).Equals(pool) || st.defaultSet.Intersection(held).Size() > 0:
 			return nil, fmt.Errorf("could not restore state from checkpoint %s: current set of available CPUs %q doesn't match with CPUs in state %q; drain the node and remove the file",
-				st.path, all, st.defaultSet.Union(held))
+				st.path, pool, st.defaultSet.Union(held))
 		}
 	} else {
-		st.defaultSet = all
+		st.defaultSet = pool
 		if err := st.save(); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", st.path, err)
 		}

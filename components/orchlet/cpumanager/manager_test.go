@@ -400,3 +400,70 @@ func TestInitContainerCPUsReused(t *testing.T) {
 		t.Fatalf("sidecar %s and app %s share CPUs", a, b)
 	}
 }
+
+// strict-cpu-reservation keeps the reserved CPUs out of the shared pool as well as the exclusive
+// ones, from the first checkpoint on; a checkpoint that shares them is refused, and a
+// checkpoint without them is refused without the option.
+func TestStrictCPUReservation(t *testing.T) {
+	strict := func(o *Options) {
+		o.ReservedCPUs = "0-1"
+		o.PolicyOptions = map[string]string{"strict-cpu-reservation": "true"}
+		o.Enabled = func(gate string) bool { return gate == "CPUManagerPolicyBetaOptions" }
+	}
+	dir := t.TempDir()
+	m, err := newManager(t, dir, activePods{"a": true}, strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp := readCheckpoint(t, dir); cp.DefaultCPUSet != "2-7" {
+		t.Fatalf("checkpoint %+v, want the reserved CPUs out of the default set", cp)
+	}
+	shared := pod("a", "500m", "1Gi", "app")
+	if got, err := m.CPUSet(shared, &shared.Spec.Containers[0]); err != nil || got != "2-7" {
+		t.Errorf("shared container: %q, %v; want 2-7", got, err)
+	}
+	if _, err := newManager(t, dir, activePods{}, strict); err != nil {
+		t.Errorf("restoring its own checkpoint: %v", err)
+	}
+	if _, err := newManager(t, dir, activePods{}, func(o *Options) { o.ReservedCPUs = "0-1" }); err == nil || !strings.Contains(err.Error(), `not all reserved cpus: "0-1" are present in defaultCpuSet: "2-7"`) {
+		t.Errorf("the strict checkpoint without the option: %v", err)
+	}
+	if _, err := newManager(t, t.TempDir(), activePods{}); err != nil {
+		t.Fatal(err)
+	}
+	loose := t.TempDir()
+	if _, err := newManager(t, loose, activePods{}, func(o *Options) { o.ReservedCPUs = "0-1" }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newManager(t, loose, activePods{}, strict); err == nil || !strings.Contains(err.Error(), `some of strictly reserved cpus: "0-1" are present in defaultCpuSet: "0-7"`) {
+		t.Errorf("a sharing checkpoint with the option: %v", err)
+	}
+}
+
+// The options are read as the kubelet reads them: known names, allowed by their gates, boolean
+// values; those this manager does not act on are refused by name, and the none policy takes none.
+func TestPolicyOptionsRefused(t *testing.T) {
+	beta := func(gate string) bool { return gate == "CPUManagerPolicyBetaOptions" }
+	for _, tc := range []struct {
+		policy  string
+		options map[string]string
+		enabled func(string) bool
+		want    string
+	}{
+		{PolicyStatic, map[string]string{"no-such-option": "true"}, beta, `unknown CPU Manager Policy option: "no-such-option"`},
+		{PolicyStatic, map[string]string{"align-by-socket": "true"}, beta, `CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided`},
+		{PolicyStatic, map[string]string{"strict-cpu-reservation": "true"}, func(string) bool { return false }, `CPU Manager Policy Beta-level Options not enabled, but option "strict-cpu-reservation" provided`},
+		{PolicyStatic, map[string]string{"strict-cpu-reservation": "yes please"}, beta, `bad value for option "strict-cpu-reservation"`},
+		{PolicyStatic, map[string]string{"full-pcpus-only": "true"}, beta, `option "full-pcpus-only" is not supported by this orchlet`},
+		{PolicyNone, map[string]string{"full-pcpus-only": "true"}, beta, `None policy: received unsupported options=map[full-pcpus-only:true]`},
+	} {
+		_, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.Policy, o.PolicyOptions, o.Enabled = tc.policy, tc.options, tc.enabled })
+		if err == nil || !strings.Contains(err.Error(), "--cpu-manager-policy-options (cpuManagerPolicyOptions): "+tc.want) {
+			t.Errorf("%v: %v, want %q", tc.options, err, tc.want)
+		}
+	}
+	// An option set false asks for nothing.
+	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.PolicyOptions, o.Enabled = map[string]string{"full-pcpus-only": "false"}, beta }); err != nil {
+		t.Errorf("full-pcpus-only=false: %v", err)
+	}
+}

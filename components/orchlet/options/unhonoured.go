@@ -22,16 +22,14 @@ type unhonoured struct {
 }
 
 const (
-	missingRuntimeCg  = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
-	onlyAPIMode       = "it acts only in API-server mode"
-	missingVolumes    = "flexvolume plugins and mounter binaries are not built yet"
-	missingNUMA       = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
-	missingCPUOptions = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
+	missingRuntimeCg = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
+	onlyAPIMode      = "it acts only in API-server mode"
+	missingVolumes   = "flexvolume plugins and mounter binaries are not built yet"
+	missingNUMA      = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
 )
 
 var unhonouredSettings = []unhonoured{
 	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingRuntimeCg},
-	{option: "cpu-manager-policy-options", field: "cpuManagerPolicyOptions", missing: missingCPUOptions},
 	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingNUMA},
 	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingNUMA},
 	{option: "topology-manager-scope", field: "topologyManagerScope", missing: missingNUMA},

@@ -12,7 +12,6 @@ import (
 // validation needs), so each can be shown refused.
 var nonDefault = map[string][]string{
 	"runtime-cgroups":                 {"--runtime-cgroups=/runtime"},
-	"cpu-manager-policy-options":      {"--cpu-manager-policy-options=full-pcpus-only=true"},
 	"memory-manager-policy":           {"--memory-manager-policy=Static"},
 	"topology-manager-policy":         {"--topology-manager-policy=best-effort"},
 	"topology-manager-scope":          {"--topology-manager-scope=pod"},

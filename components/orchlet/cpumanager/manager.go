@@ -67,8 +67,9 @@ type Options struct {
 type Manager struct {
 	o        Options
 	reserved cpuset.CPUSet
-	// strict (strict-cpu-reservation) keeps the reserved CPUs out of the shared pool too.
-	strict bool
+	// strict (strict-cpu-reservation) keeps the reserved CPUs out of the shared pool too;
+	// fullCores (full-pcpus-only) gives a container whole cores only.
+	strict, fullCores bool
 
 	mu    sync.Mutex
 	state *state
@@ -102,7 +103,7 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): %w", err)
 	}
-	m.strict = opts["strict-cpu-reservation"]
+	m.strict, m.fullCores = opts["strict-cpu-reservation"], opts["full-pcpus-only"]
 	if o.Topology == nil || o.Clock == nil || o.Runtime == nil || o.ActivePods == nil {
 		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
 	}
@@ -189,6 +190,9 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 		return set.String(), nil
 	}
 	free := m.state.defaultSet.Difference(m.reserved).Union(m.reusableLocked(pod))
+	if m.fullCores {
+		free = m.wholeCores(free)
+	}
 	if free.Size() < n {
 		return "", fmt.Errorf("not enough cpus available to satisfy request: requested=%d, available=%d", n, free.Size())
 	}
@@ -206,6 +210,58 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", m.state.path, err)
 	}
 	return set.String(), nil
+}
+
+// ReasonSMTAlignmentError is the admission failure of a pod that full-pcpus-only cannot give
+// whole cores.
+const ReasonSMTAlignmentError = "SMTAlignmentError"
+
+// Admit is, under full-pcpus-only, the kubelet's SMT alignment check at admission: each container
+// with exclusive CPUs asks for a multiple of the CPUs of a core, and the pod's exclusive CPUs (its
+// regular containers' together, or its largest init container's) fit in the cores wholly free.
+// The pod is refused with the kubelet's reason and message otherwise.
+func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
+	if m.state == nil || !m.fullCores {
+		return true, "", ""
+	}
+	perCore, _ := m.o.Topology.cpusPer()
+	var regular, initMax int
+	for i, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for j := range cs {
+			n := exclusiveCPUs(pod, &cs[j])
+			if n%perCore != 0 {
+				return false, ReasonSMTAlignmentError, fmt.Sprintf("SMT Alignment Error: requested %d cpus not multiple cpus per core = %d", n, perCore)
+			}
+			if i == 0 {
+				initMax = max(initMax, n)
+			} else {
+				regular += n
+			}
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	available := m.wholeCores(m.state.defaultSet.Difference(m.reserved)).Size()
+	if need := max(regular, initMax); need > available {
+		return false, ReasonSMTAlignmentError, fmt.Sprintf("SMT Alignment Error: not enough free physical CPUs: available physical CPUs = %d, requested CPUs = %d, CPUs per core = %d", available, need, perCore)
+	}
+	return true, "", ""
+}
+
+// wholeCores are the CPUs of set whose core's every CPU is in set (GetAvailablePhysicalCPUs).
+func (m *Manager) wholeCores(set cpuset.CPUSet) cpuset.CPUSet {
+	byCore := map[[2]int][]int{}
+	for _, c := range m.o.Topology.CPUs {
+		k := [2]int{c.Socket, c.Core}
+		byCore[k] = append(byCore[k], c.ID)
+	}
+	var out []int
+	for _, ids := range byCore {
+		if set.Union(cpuset.New(ids...)).Equals(set) {
+			out = append(out, ids...)
+		}
+	}
+	return cpuset.New(out...)
 }
 
 // reusableLocked are the CPUs of pod's init containers that no other container of the pod holds:

@@ -454,7 +454,7 @@ func TestPolicyOptionsRefused(t *testing.T) {
 		{PolicyStatic, map[string]string{"align-by-socket": "true"}, beta, `CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided`},
 		{PolicyStatic, map[string]string{"strict-cpu-reservation": "true"}, func(string) bool { return false }, `CPU Manager Policy Beta-level Options not enabled, but option "strict-cpu-reservation" provided`},
 		{PolicyStatic, map[string]string{"strict-cpu-reservation": "yes please"}, beta, `bad value for option "strict-cpu-reservation"`},
-		{PolicyStatic, map[string]string{"full-pcpus-only": "true"}, beta, `option "full-pcpus-only" is not supported by this orchlet`},
+		{PolicyStatic, map[string]string{"distribute-cpus-across-numa": "true"}, beta, `option "distribute-cpus-across-numa" is not supported by this orchlet`},
 		{PolicyNone, map[string]string{"full-pcpus-only": "true"}, beta, `None policy: received unsupported options=map[full-pcpus-only:true]`},
 	} {
 		_, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.Policy, o.PolicyOptions, o.Enabled = tc.policy, tc.options, tc.enabled })
@@ -465,5 +465,56 @@ func TestPolicyOptionsRefused(t *testing.T) {
 	// An option set false asks for nothing.
 	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.PolicyOptions, o.Enabled = map[string]string{"full-pcpus-only": "false"}, beta }); err != nil {
 		t.Errorf("full-pcpus-only=false: %v", err)
+	}
+}
+
+// full-pcpus-only, as the kubelet's static policy: a container asks for whole cores or its pod
+// is refused at admission (SMTAlignmentError), the pod's exclusive CPUs must fit in the cores
+// wholly free, and a container is given whole cores only (never CPU 1, whose sibling 0 is
+// reserved).
+func TestFullPCPUsOnly(t *testing.T) {
+	m, err := newManager(t, t.TempDir(), activePods{"a": true, "b": true}, func(o *Options) { o.PolicyOptions = map[string]string{"full-pcpus-only": "true"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pod         *corev1.Pod
+		ok          bool
+		reason, msg string
+	}{
+		{pod("x", "3", "1Gi", "app"), false, ReasonSMTAlignmentError, "SMT Alignment Error: requested 3 cpus not multiple cpus per core = 2"},
+		{pod("x", "8", "1Gi", "app"), false, ReasonSMTAlignmentError, "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 6, requested CPUs = 8, CPUs per core = 2"},
+		{pod("x", "2", "1Gi", "app", "side"), true, "", ""},
+		{pod("x", "500m", "1Gi", "app"), true, "", ""}, // shared: nothing to align
+		{pod("x", "3", "", "app"), true, "", ""},       // not Guaranteed: shared
+	} {
+		ok, reason, msg := m.Admit(tc.pod)
+		if ok != tc.ok || reason != tc.reason || msg != tc.msg {
+			t.Errorf("%v: %v %q %q, want %v %q %q", tc.pod.Spec.Containers[0].Resources.Limits, ok, reason, msg, tc.ok, tc.reason, tc.msg)
+		}
+	}
+	a := pod("a", "4", "1Gi", "app")
+	if ok, _, _ := m.Admit(a); !ok {
+		t.Fatal("a refused")
+	}
+	got, err := m.CPUSet(a, &a.Spec.Containers[0])
+	if err != nil || got != "4-7" {
+		t.Fatalf("a: %q, %v; want a whole socket of whole cores", got, err)
+	}
+	b := pod("b", "4", "1Gi", "app")
+	if ok, _, msg := m.Admit(b); ok || msg != "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 2, requested CPUs = 4, CPUs per core = 2" {
+		t.Errorf("b with 2 whole CPUs left: %v %q", ok, msg)
+	}
+	// Without the option the same pod takes CPU 1 beside the whole core 2-3.
+	loose, err := newManager(t, t.TempDir(), activePods{"b": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := pod("b", "3", "1Gi", "app")
+	if ok, _, _ := loose.Admit(three); !ok {
+		t.Fatal("admission without the option refused")
+	}
+	if got, err := loose.CPUSet(three, &three.Spec.Containers[0]); err != nil || got != "1-3" {
+		t.Errorf("without the option: %q, %v", got, err)
 	}
 }

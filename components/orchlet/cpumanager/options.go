@@ -19,7 +19,7 @@ var policyOptions = map[string]string{
 }
 
 // builtOptions are those this manager acts on; the others are refused by name when true.
-var builtOptions = []string{"strict-cpu-reservation"}
+var builtOptions = []string{"full-pcpus-only", "strict-cpu-reservation"}
 
 // policyOptionsOf reads --cpu-manager-policy-options as the kubelet's NewStaticPolicyOptions: a
 // known option, allowed by its gate, with a boolean value; it answers the options set true.

@@ -518,3 +518,98 @@ func TestFullPCPUsOnly(t *testing.T) {
 		t.Errorf("without the option: %q, %v", got, err)
 	}
 }
+
+// fourNUMA is two sockets of two NUMA nodes each, a node being two cores of two threads: CPUs
+// 0-3 on node 0, 4-7 on node 1 (socket 0), 8-11 on node 2, 12-15 on node 3 (socket 1).
+func fourNUMA(t *testing.T) *Topology {
+	t.Helper()
+	fsys := fstest.MapFS{"online": {Data: []byte("0-15\n")}}
+	for id := 0; id <= 15; id++ {
+		dir := "cpu" + itoa(id)
+		fsys[dir+"/topology/core_id"] = &fstest.MapFile{Data: []byte(itoa((id%8)/2) + "\n")}
+		fsys[dir+"/topology/physical_package_id"] = &fstest.MapFile{Data: []byte(itoa(id/8) + "\n")}
+		fsys[dir+"/node"+itoa(id/4)] = &fstest.MapFile{Mode: os.ModeSymlink}
+	}
+	topo, err := Discover(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
+// The topology manager's policies over the CPU manager's hints on a four-NUMA machine, as the
+// kubelet's: single-numa-node admits what one node holds and refuses the rest with
+// TopologyAffinityError; restricted admits the narrowest preferred placement; the CPUs are
+// allocated at admission from the hint's nodes; the pod scope places the pod's containers
+// together.
+func TestTopologyManagerPolicies(t *testing.T) {
+	manager := func(policy, scope string) *Manager {
+		m, err := newManager(t, t.TempDir(), activePods{"a": true, "b": true, "c": true}, func(o *Options) {
+			o.Topology, o.ReservedCPUs, o.TopologyPolicy, o.TopologyScope = fourNUMA(t), "0", policy, scope
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	admit := func(m *Manager, p *corev1.Pod) (bool, string, string) { return m.Admit(p) }
+
+	single := manager("single-numa-node", "container")
+	// Node 0 has 3 free CPUs (0 is reserved): 4 CPUs fit on node 1, 2 or 3 alone.
+	a := pod("a", "4", "1Gi", "app")
+	if ok, reason, msg := admit(single, a); !ok {
+		t.Fatalf("4 CPUs under single-numa-node refused: %s %s", reason, msg)
+	}
+	if got, _ := single.CPUSet(a, &a.Spec.Containers[0]); got != "4-7" {
+		t.Errorf("a got %q, want node 1's CPUs 4-7", got)
+	}
+	if ok, reason, msg := admit(single, pod("b", "6", "1Gi", "app")); ok || reason != "TopologyAffinityError" || msg != "Resources cannot be allocated with Topology locality" {
+		t.Errorf("6 CPUs under single-numa-node: %v %q %q", ok, reason, msg)
+	}
+	if cp := single.state.assignments["b"]; len(cp) != 0 {
+		t.Errorf("the refused pod holds CPUs: %v", cp)
+	}
+	shared := pod("c", "500m", "1Gi", "app")
+	if ok, _, _ := admit(single, shared); !ok {
+		t.Error("a pod without exclusive CPUs refused")
+	}
+
+	restricted := manager("restricted", "container")
+	b := pod("b", "6", "1Gi", "app")
+	if ok, reason, msg := admit(restricted, b); !ok {
+		t.Fatalf("6 CPUs under restricted refused: %s %s", reason, msg)
+	}
+	// Two nodes are the narrowest that hold 6, the lowest first: nodes 0 and 1, 7 CPUs free.
+	if got, _ := restricted.CPUSet(b, &b.Spec.Containers[0]); got != "2-7" {
+		t.Errorf("b got %q, want node 1 and a core of node 0: 2-7", got)
+	}
+	set := restricted.state.assignments["b"]["app"]
+	if nodesOf(restricted, set) != 2 {
+		t.Errorf("b's 6 CPUs %s span %d NUMA nodes, want 2", set, nodesOf(restricted, set))
+	}
+	if ok, _, _ := admit(restricted, pod("c", "16", "1Gi", "app")); ok {
+		t.Error("16 CPUs (more than are free) admitted under restricted")
+	}
+
+	podScope := manager("single-numa-node", "pod")
+	two := pod("a", "2", "1Gi", "app", "side")
+	if ok, reason, msg := admit(podScope, two); !ok {
+		t.Fatalf("pod scope: %s %s", reason, msg)
+	}
+	app, side := podScope.state.assignments["a"]["app"], podScope.state.assignments["a"]["side"]
+	if nodesOf(podScope, app.Union(side)) != 1 {
+		t.Errorf("pod scope placed app %s and side %s on different nodes", app, side)
+	}
+	if ok, reason, _ := admit(podScope, pod("b", "3", "1Gi", "app", "side")); ok || reason != "TopologyAffinityError" {
+		t.Errorf("pod scope: 6 CPUs of a pod on one node admitted (%v %s)", ok, reason)
+	}
+}
+
+func nodesOf(m *Manager, set cpuset.CPUSet) int {
+	nodes := map[int]bool{}
+	for _, id := range set.List() {
+		info, _ := m.o.Topology.info(id)
+		nodes[info.NUMANode] = true
+	}
+	return len(nodes)
+}

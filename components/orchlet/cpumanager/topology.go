@@ -39,6 +39,18 @@ func (t *Topology) info(id int) (CPUInfo, bool) {
 	return t.CPUs[i], true
 }
 
+// NUMANodes are the NUMA nodes of the CPUs, in order.
+func (t *Topology) NUMANodes() []int {
+	var out []int
+	for _, c := range t.CPUs {
+		if !slices.Contains(out, c.NUMANode) {
+			out = append(out, c.NUMANode)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // cpusPer counts the CPUs of one core and of one socket (the first of each).
 func (t *Topology) cpusPer() (core, socket int) {
 	if len(t.CPUs) == 0 {

@@ -25,14 +25,12 @@ const (
 	missingRuntimeCg = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
 	onlyAPIMode      = "it acts only in API-server mode"
 	missingVolumes   = "flexvolume plugins and mounter binaries are not built yet"
-	missingNUMA      = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
+	missingNUMA      = "the memory manager (its Static policy and reserved memory) and the topology manager's policy options are not built"
 )
 
 var unhonouredSettings = []unhonoured{
 	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingRuntimeCg},
 	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingNUMA},
-	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingNUMA},
-	{option: "topology-manager-scope", field: "topologyManagerScope", missing: missingNUMA},
 	{option: "topology-manager-policy-options", field: "topologyManagerPolicyOptions", missing: missingNUMA},
 	{option: "reserved-memory", field: "reservedMemory", missing: missingNUMA},
 

@@ -13,8 +13,6 @@ import (
 var nonDefault = map[string][]string{
 	"runtime-cgroups":                 {"--runtime-cgroups=/runtime"},
 	"memory-manager-policy":           {"--memory-manager-policy=Static"},
-	"topology-manager-policy":         {"--topology-manager-policy=best-effort"},
-	"topology-manager-scope":          {"--topology-manager-scope=pod"},
 	"topology-manager-policy-options": {"--topology-manager-policy-options=prefer-closest-numa-nodes=true"},
 	"reserved-memory":                 {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
 	"register-node":                   {"--register-node=false"},
@@ -120,8 +118,8 @@ func TestHonouredSettingsRun(t *testing.T) {
 	if err := mustParse(t, args...).Unhonoured(); err != nil {
 		t.Fatalf("%q refused: %v", args, err)
 	}
-	for _, args := range [][]string{{"--memory-manager-policy=Static"}, {"--topology-manager-policy=single-numa-node"}} {
-		if err := mustParse(t, args...).Unhonoured(); err == nil || !strings.Contains(err.Error(), "NUMA-aware placement is not built") {
+	for _, args := range [][]string{{"--memory-manager-policy=Static"}, {"--topology-manager-policy-options=prefer-closest-numa-nodes=true"}} {
+		if err := mustParse(t, args...).Unhonoured(); err == nil || !strings.Contains(err.Error(), "the memory manager (its Static policy and reserved memory) and the topology manager's policy options are not built") {
 			t.Errorf("%q: %v, want it refused saying what is not supported", args, err)
 		}
 	}

@@ -97,9 +97,9 @@ scenarios:
 ## readiness gating Ready, preStop before the kill, runAsUser, cgroup limits); node allocatable
 ## enforced on the pods' and reserved cgroups, and the agent's OOM score and open-files limit; a pull
 ## from a password-protected registry with a credential provider plugin's answer; the iptables
-## utility chains read back in a network namespace of the test's
+## utility chains read back in a network namespace of the test's; a flexVolume driver's volume
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, fakecri, the simulator at
 ## scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8

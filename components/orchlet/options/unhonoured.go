@@ -24,7 +24,7 @@ type unhonoured struct {
 const (
 	missingRuntimeCg = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
 	onlyAPIMode      = "it acts only in API-server mode"
-	missingVolumes   = "flexvolume plugins and mounter binaries are not built yet"
+	missingVolumes   = "this orchlet mounts with system calls, not a mount binary"
 	missingNUMA      = "the memory manager (its Static policy and reserved memory) and the topology manager's policy options are not built"
 )
 
@@ -49,7 +49,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
 	{option: "cloud-provider", flag: "CloudProvider", missing: onlyAPIMode, apiOnly: true},
 
-	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
 	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
 }
 

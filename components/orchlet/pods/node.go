@@ -39,6 +39,8 @@ type Node struct {
 	// SubPaths bind-mounts each volume mount's subPath where the runtime mounts it from, as the
 	// kubelet's subpather does; nil gives the runtime the path below the volume itself.
 	SubPaths volumes.SubPathMounter
+	// Flex runs flexVolume drivers (--volume-plugin-dir); nil refuses flexVolume volumes.
+	Flex volumes.FlexDrivers
 	// Credentials are the credential provider plugins (--image-credential-provider-config),
 	// asked for an image's credentials after its pod's pull secrets; nil: none.
 	Credentials images.Plugins

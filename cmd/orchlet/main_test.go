@@ -130,6 +130,19 @@ func TestBinarySaysWhoSetsUpHairpinTraffic(t *testing.T) {
 	}
 }
 
+// --experimental-mounter-path serves the kubelet only for nfs, glusterfs, ceph and cifs mounts,
+// which this agent does not run: accepted, and said so once at start.
+func TestBinarySaysTheMounterPathIsUnused(t *testing.T) {
+	_, errOut, code := runBinary(t, "--runonce", "--enable-server=false", "--fail-swap-on=false", "--experimental-mounter-path=/usr/local/bin/mount")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := `experimentalMounterPath="/usr/local/bin/mount"`
+	if strings.Count(errOut, want) != 1 || !strings.Contains(errOut, "volume types this agent does not run") {
+		t.Errorf("stderr does not say once why %s is unused:\n%s", want, errOut)
+	}
+}
+
 func TestBinaryRunsUntilSIGTERM(t *testing.T) {
 	cmd := exec.Command(binary, apptest.WithRuntime(t, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))...)
 	stderr, err := cmd.StderrPipe()

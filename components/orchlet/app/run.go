@@ -74,6 +74,10 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 	// As the kubelet since kubenet is gone: with a CRI runtime the pods' network, hairpin traffic
 	// included, is the runtime's network plugin's to set up.
 	klog.InfoS("Hairpin traffic is set up by the container runtime's network plugin, not by this agent", "hairpinMode", c.HairpinMode)
+	if path := o.Flags.ExperimentalMounterPath; path != "" {
+		// The kubelet's mounter runs it only for nfs, glusterfs, ceph and cifs filesystems.
+		klog.InfoS("The mounter binary is used for nfs, glusterfs, ceph and cifs mounts, volume types this agent does not run; its mounts use system calls", "experimentalMounterPath", path)
+	}
 	if c.RunOnce && c.StaticPodPath == "" && c.StaticPodURL == "" && o.Flags.Orchconfig == "" {
 		klog.InfoS("orchlet run once: configuration valid, start-up checks passed, no pod source configured")
 		return nil

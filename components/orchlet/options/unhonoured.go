@@ -24,7 +24,6 @@ type unhonoured struct {
 const (
 	missingRuntimeCg = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
 	onlyAPIMode      = "it acts only in API-server mode"
-	missingVolumes   = "this orchlet mounts with system calls, not a mount binary"
 	missingNUMA      = "the memory manager (its Static policy and reserved memory) and the topology manager's policy options are not built"
 )
 
@@ -48,8 +47,6 @@ var unhonouredSettings = []unhonoured{
 	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
 	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
 	{option: "cloud-provider", flag: "CloudProvider", missing: onlyAPIMode, apiOnly: true},
-
-	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
 }
 
 // Unhonoured refuses every setting that differs from its default although this orchlet does not act

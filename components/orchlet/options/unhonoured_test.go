@@ -29,7 +29,6 @@ var nonDefault = map[string][]string{
 	"node-labels":                     {"--node-labels=example.com/team=a"},
 	"provider-id":                     {"--provider-id=machine-1"},
 	"cloud-provider":                  {"--cloud-provider=external"},
-	"experimental-mounter-path":       {"--experimental-mounter-path=/bin/mount"},
 }
 
 func TestDefaultsAreHonoured(t *testing.T) {

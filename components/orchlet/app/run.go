@@ -186,7 +186,12 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	var topology func() (*cpumanager.Topology, error)
 	if sys := h.Sysfs(); sys != "" {
 		topology = func() (*cpumanager.Topology, error) {
-			return cpumanager.Discover(os.DirFS(filepath.Join(sys, "devices", "system", "cpu")))
+			t, err := cpumanager.Discover(os.DirFS(filepath.Join(sys, "devices", "system", "cpu")))
+			if err != nil {
+				return nil, err
+			}
+			t.Distances, err = cpumanager.ReadDistances(os.DirFS(filepath.Join(sys, "devices", "system", "node")))
+			return t, err
 		}
 	}
 	a, err := agent.New(c, agent.Deps{

@@ -62,6 +62,8 @@ type Options struct {
 	// with a policy other than none, CPUs are allocated at admission with the merged hint's NUMA
 	// affinity, as the kubelet's topology manager has them.
 	TopologyPolicy, TopologyScope string
+	// TopologyPolicyOptions are --topology-manager-policy-options.
+	TopologyPolicyOptions map[string]string
 	// PolicyOptions are --cpu-manager-policy-options; Enabled says whether a feature gate is on,
 	// for the alpha and beta options.
 	PolicyOptions map[string]string
@@ -72,6 +74,8 @@ type Options struct {
 type Manager struct {
 	o        Options
 	reserved cpuset.CPUSet
+	// topologyOpts are the topology manager's policy options.
+	topologyOpts topologymanager.Options
 	// strict (strict-cpu-reservation) keeps the reserved CPUs out of the shared pool too;
 	// fullCores (full-pcpus-only) gives a container whole cores only.
 	strict, fullCores bool
@@ -90,6 +94,14 @@ type Manager struct {
 // every CPU shared, and refuses a checkpoint that does not fit the machine or the policy.
 func New(o Options) (*Manager, error) {
 	m := &Manager{o: o, sent: map[string]string{}, fresh: map[string]bool{}}
+	enabled := o.Enabled
+	if enabled == nil {
+		enabled = func(string) bool { return false }
+	}
+	var err error
+	if m.topologyOpts, err = topologymanager.ParseOptions(o.TopologyPolicyOptions, enabled); err != nil {
+		return nil, fmt.Errorf("--topology-manager-policy-options (topologyManagerPolicyOptions): %w", err)
+	}
 	switch o.Policy {
 	case PolicyNone, "":
 		if len(o.PolicyOptions) > 0 {
@@ -100,15 +112,14 @@ func New(o Options) (*Manager, error) {
 	default:
 		return nil, fmt.Errorf("--cpu-manager-policy (cpuManagerPolicy): unknown policy %q", o.Policy)
 	}
-	enabled := o.Enabled
-	if enabled == nil {
-		enabled = func(string) bool { return false }
-	}
 	opts, err := policyOptionsOf(o.PolicyOptions, enabled)
 	if err != nil {
 		return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): %w", err)
 	}
 	m.strict, m.fullCores = opts["strict-cpu-reservation"], opts["full-pcpus-only"]
+	if nodes := o.Topology.NUMANodes(); o.TopologyPolicy != "" && o.TopologyPolicy != topologymanager.PolicyNone && len(nodes) > m.topologyOpts.MaxNUMANodes {
+		return nil, fmt.Errorf("--topology-manager-policy (topologyManagerPolicy): unsupported on machines with more than %d NUMA Nodes (this one has %d; max-allowable-numa-nodes raises the limit)", m.topologyOpts.MaxNUMANodes, len(nodes))
+	}
 	if o.Topology == nil || o.Clock == nil || o.Runtime == nil || o.ActivePods == nil {
 		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
 	}
@@ -300,7 +311,7 @@ func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
 	}
 	nodes := m.o.Topology.NUMANodes()
 	merge := func(hints []topologymanager.Hint) (topologymanager.Mask, bool) {
-		best, admit := topologymanager.Merge(policy, nodes, [][]topologymanager.Hint{hints})
+		best, admit := topologymanager.MergeWith(policy, nodes, [][]topologymanager.Hint{hints}, m.topologyOpts, m.o.Topology.Distances)
 		return best.Affinity, admit
 	}
 	uid := string(pod.UID)

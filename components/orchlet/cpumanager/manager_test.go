@@ -613,3 +613,37 @@ func nodesOf(m *Manager, set cpuset.CPUSet) int {
 	}
 	return len(nodes)
 }
+
+// The NUMA distances are read from sysfs; a machine with more NUMA nodes than
+// max-allowable-numa-nodes refuses a topology policy, as the kubelet refuses it.
+func TestTopologyPolicyOptions(t *testing.T) {
+	d, err := ReadDistances(fstest.MapFS{
+		"node0/distance": {Data: []byte("10 21\n")}, "node1/distance": {Data: []byte("21 10\n")}, "possible": {Data: []byte("0-1\n")},
+	})
+	if err != nil || len(d) != 2 || d[0][1] != 21 || d[1][1] != 10 {
+		t.Fatalf("distances %v, %v", d, err)
+	}
+	if d, err := ReadDistances(fstest.MapFS{}); err != nil || len(d) != 0 {
+		t.Errorf("no NUMA: %v, %v", d, err)
+	}
+	many := &Topology{}
+	for id := range 10 {
+		many.CPUs = append(many.CPUs, CPUInfo{ID: id, Core: id, NUMANode: id})
+	}
+	beta := func(g string) bool { return g == "TopologyManagerPolicyBetaOptions" }
+	_, err = newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.Topology, o.TopologyPolicy, o.Enabled = many, "restricted", beta })
+	if err == nil || !strings.Contains(err.Error(), "unsupported on machines with more than 8 NUMA Nodes (this one has 10") {
+		t.Errorf("10 NUMA nodes: %v", err)
+	}
+	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) {
+		o.Topology, o.TopologyPolicy, o.Enabled = many, "restricted", beta
+		o.TopologyPolicyOptions = map[string]string{"max-allowable-numa-nodes": "16"}
+	}); err != nil {
+		t.Errorf("with max-allowable-numa-nodes=16: %v", err)
+	}
+	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) {
+		o.Policy, o.TopologyPolicyOptions = PolicyNone, map[string]string{"no-such": "1"}
+	}); err == nil || !strings.Contains(err.Error(), `--topology-manager-policy-options (topologyManagerPolicyOptions): unknown Topology Manager Policy option: "no-such"`) {
+		t.Errorf("an unknown option under the none CPU policy: %v", err)
+	}
+}

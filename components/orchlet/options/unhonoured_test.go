@@ -11,24 +11,23 @@ import (
 // nonDefault gives each unhonoured option a valid value other than its default (with the companions
 // validation needs), so each can be shown refused.
 var nonDefault = map[string][]string{
-	"runtime-cgroups":                 {"--runtime-cgroups=/runtime"},
-	"memory-manager-policy":           {"--memory-manager-policy=Static"},
-	"topology-manager-policy-options": {"--topology-manager-policy-options=prefer-closest-numa-nodes=true"},
-	"reserved-memory":                 {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
-	"register-node":                   {"--register-node=false"},
-	"register-with-taints":            {"--register-with-taints=a=b:NoSchedule"},
-	"node-status-update-frequency":    {"--node-status-update-frequency=20s"},
-	"node-status-max-images":          {"--node-status-max-images=5"},
-	"kube-api-qps":                    {"--kube-api-qps=10"},
-	"kube-api-burst":                  {"--kube-api-burst=10"},
-	"kube-api-content-type":           {"--kube-api-content-type=application/json"},
-	"rotate-certificates":             {"--rotate-certificates"},
-	"rotate-server-certificates":      {"--rotate-server-certificates", "--feature-gates=RotateOrchletServerCertificate=true"},
-	"bootstrap-kubeconfig":            {"--bootstrap-kubeconfig=/etc/orch/bootstrap.conf"},
-	"node-ip":                         {"--node-ip=10.0.0.5"},
-	"node-labels":                     {"--node-labels=example.com/team=a"},
-	"provider-id":                     {"--provider-id=machine-1"},
-	"cloud-provider":                  {"--cloud-provider=external"},
+	"runtime-cgroups":              {"--runtime-cgroups=/runtime"},
+	"memory-manager-policy":        {"--memory-manager-policy=Static"},
+	"reserved-memory":              {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
+	"register-node":                {"--register-node=false"},
+	"register-with-taints":         {"--register-with-taints=a=b:NoSchedule"},
+	"node-status-update-frequency": {"--node-status-update-frequency=20s"},
+	"node-status-max-images":       {"--node-status-max-images=5"},
+	"kube-api-qps":                 {"--kube-api-qps=10"},
+	"kube-api-burst":               {"--kube-api-burst=10"},
+	"kube-api-content-type":        {"--kube-api-content-type=application/json"},
+	"rotate-certificates":          {"--rotate-certificates"},
+	"rotate-server-certificates":   {"--rotate-server-certificates", "--feature-gates=RotateOrchletServerCertificate=true"},
+	"bootstrap-kubeconfig":         {"--bootstrap-kubeconfig=/etc/orch/bootstrap.conf"},
+	"node-ip":                      {"--node-ip=10.0.0.5"},
+	"node-labels":                  {"--node-labels=example.com/team=a"},
+	"provider-id":                  {"--provider-id=machine-1"},
+	"cloud-provider":               {"--cloud-provider=external"},
 }
 
 func TestDefaultsAreHonoured(t *testing.T) {
@@ -116,8 +115,8 @@ func TestHonouredSettingsRun(t *testing.T) {
 	if err := mustParse(t, args...).Unhonoured(); err != nil {
 		t.Fatalf("%q refused: %v", args, err)
 	}
-	for _, args := range [][]string{{"--memory-manager-policy=Static"}, {"--topology-manager-policy-options=prefer-closest-numa-nodes=true"}} {
-		if err := mustParse(t, args...).Unhonoured(); err == nil || !strings.Contains(err.Error(), "the memory manager (its Static policy and reserved memory) and the topology manager's policy options are not built") {
+	for _, args := range [][]string{{"--memory-manager-policy=Static"}, {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"}} {
+		if err := mustParse(t, args...).Unhonoured(); err == nil || !strings.Contains(err.Error(), "the memory manager (its Static policy and reserved memory) is not built") {
 			t.Errorf("%q: %v, want it refused saying what is not supported", args, err)
 		}
 	}

@@ -80,6 +80,12 @@ type Hint struct {
 // policy admits best-effort always, restricted a preferred hint, single-numa-node a preferred
 // hint of one node (or none needed), and none everything without a hint.
 func Merge(policy string, nodes []int, resources [][]Hint) (Hint, bool) {
+	return MergeWith(policy, nodes, resources, Options{}, nil)
+}
+
+// MergeWith is Merge with the policy's options: with PreferClosest, of two hints of as many nodes
+// the one whose nodes are closer on average (by distances) wins, as the kubelet's Closest.
+func MergeWith(policy string, nodes []int, resources [][]Hint, opts Options, distances Distances) (Hint, bool) {
 	if policy == PolicyNone || policy == "" {
 		return Hint{}, true
 	}
@@ -124,8 +130,12 @@ func Merge(policy string, nodes []int, resources [][]Hint) (Hint, bool) {
 		if candidate.Affinity.Count() == 0 {
 			return
 		}
-		if best == nil || (candidate.Preferred && !best.Preferred) ||
-			(candidate.Preferred == best.Preferred && candidate.Affinity.narrower(best.Affinity)) {
+		better := candidate.Affinity.narrower(best0(best))
+		if opts.PreferClosest && best != nil && candidate.Affinity.Count() == best.Affinity.Count() {
+			c, b := distances.average(candidate.Affinity), distances.average(best.Affinity)
+			better = c < b || (c == b && candidate.Affinity < best.Affinity)
+		}
+		if best == nil || (candidate.Preferred && !best.Preferred) || (candidate.Preferred == best.Preferred && better) {
 			best = &candidate
 		}
 	})
@@ -143,6 +153,14 @@ func Merge(policy string, nodes []int, resources [][]Hint) (Hint, bool) {
 		return *best, best.Preferred
 	}
 	return *best, true
+}
+
+// best0 is the best hint's affinity so far, every node's when there is none yet.
+func best0(h *Hint) Mask {
+	if h == nil {
+		return ^Mask(0)
+	}
+	return h.Affinity
 }
 
 // permute calls fn with every combination of one hint of each resource.

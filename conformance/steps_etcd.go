@@ -65,7 +65,11 @@ func (w *World) writeScenarioFile(name, content string) error {
 	if err != nil && strings.Contains(content, "{apiVersion}") {
 		return err
 	}
-	content = strings.NewReplacer("{apiVersion}", v, "{group}", w.t.Profile.APIServer.Group, "{dir}", w.dir).Replace(content)
+	group := ""
+	if w.t.Profile.APIServer != nil {
+		group = w.t.Profile.APIServer.Group
+	}
+	content = strings.NewReplacer("{apiVersion}", v, "{group}", group, "{dir}", w.dir).Replace(content)
 	path := filepath.Join(w.dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err

@@ -17,7 +17,7 @@ Feature: Node agent process settings and node allocatable on the host
 
   @rule:orchlet.option.enforce-node-allocatable.pods
   Scenario: The pods' cgroup is the capacity less the reservations, not less the eviction threshold
-    When the agent runs with "--cgroup-driver=cgroupfs --kube-reserved=cpu=500m,memory=1Gi --system-reserved=memory=512Mi --eviction-hard=memory.available<1Gi"
+    When the agent runs with "--cgroups-per-qos=true --enforce-node-allocatable=pods --cgroup-driver=cgroupfs --kube-reserved=cpu=500m,memory=1Gi --system-reserved=memory=512Mi --eviction-hard=memory.available<1Gi"
     Then the host's cgroup "/orchpods" has the memory limit "{memory}-1536Mi"
     And the host's cgroup "/orchpods" has the cpu shares of "{cpus}-500m"
 
@@ -25,14 +25,14 @@ Feature: Node agent process settings and node allocatable on the host
   Scenario: Without pods enforced the pods' cgroup gets the node's capacity
     Given the host has the cgroup "/orch-conformance-capacity"
     And the host has the cgroup "/orch-conformance-reserved"
-    When the agent runs with "--cgroup-driver=cgroupfs --kube-reserved=memory=1Gi --enforce-node-allocatable=orch-reserved-compressible --kube-reserved-cgroup=/orch-conformance-reserved --cgroup-root=/orch-conformance-capacity"
+    When the agent runs with "--cgroups-per-qos=true --cgroup-driver=cgroupfs --kube-reserved=memory=1Gi --enforce-node-allocatable=orch-reserved-compressible --kube-reserved-cgroup=/orch-conformance-reserved --cgroup-root=/orch-conformance-capacity"
     Then the host's cgroup "/orch-conformance-capacity/orchpods" has the memory limit "{memory}"
 
   @rule:orchlet.option.enforce-node-allocatable.reserved-limits
   Scenario: The reserved cgroups are limited to their reservations, the compressible level to cpu only
     Given the host has the cgroup "/orch-conformance-reserved"
     And the host has the cgroup "/orch-conformance-system"
-    When the agent runs with "--cgroup-driver=cgroupfs --kube-reserved=cpu=500m,memory=1Gi --kube-reserved-cgroup=/orch-conformance-reserved --system-reserved=cpu=1,memory=512Mi --system-reserved-cgroup=/orch-conformance-system --enforce-node-allocatable=pods,orch-reserved,system-reserved-compressible"
+    When the agent runs with "--cgroups-per-qos=true --cgroup-driver=cgroupfs --kube-reserved=cpu=500m,memory=1Gi --kube-reserved-cgroup=/orch-conformance-reserved --system-reserved=cpu=1,memory=512Mi --system-reserved-cgroup=/orch-conformance-system --enforce-node-allocatable=pods,orch-reserved,system-reserved-compressible"
     Then the host's cgroup "/orch-conformance-reserved" has the memory limit "1Gi"
     And the host's cgroup "/orch-conformance-reserved" has the cpu shares of "500m"
     And the host's cgroup "/orch-conformance-system" has the cpu shares of "1"
@@ -40,7 +40,7 @@ Feature: Node agent process settings and node allocatable on the host
 
   @rule:orchlet.option.enforce-node-allocatable.reserved-cgroup-missing
   Scenario: A reserved cgroup the host does not have stops the agent, naming it
-    Then the agent run with "--cgroup-driver=cgroupfs --system-reserved=memory=512Mi --system-reserved-cgroup=/orch-conformance-absent --enforce-node-allocatable=pods,system-reserved" exits naming "/orch-conformance-absent"
+    Then the agent run with "--cgroups-per-qos=true --cgroup-driver=cgroupfs --system-reserved=memory=512Mi --system-reserved-cgroup=/orch-conformance-absent --enforce-node-allocatable=pods,system-reserved" exits naming "/orch-conformance-absent"
 
   @rule:orchlet.admission.resources-fit
   Scenario: A pod requesting more than the node's allocatable is refused, one that fits runs

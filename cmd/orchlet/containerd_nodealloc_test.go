@@ -201,9 +201,14 @@ func makeHostCgroup(t *testing.T, name string, v2 bool) {
 	}
 }
 
-// removeHostCgroup removes the cgroup and those under it, deepest first.
+// removeHostCgroup removes the cgroup and those under it, deepest first, the runtime's copy in a
+// hybrid host's unified hierarchy included.
 func removeHostCgroup(name string, v2 bool) {
-	for _, top := range hostCgroupDirs(name, v2) {
+	dirs := hostCgroupDirs(name, v2)
+	if !v2 {
+		dirs = append(dirs, filepath.Join("/sys/fs/cgroup", "unified", name))
+	}
+	for _, top := range dirs {
 		var dirs []string
 		_ = filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
 			if err == nil && d.IsDir() {

@@ -168,7 +168,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
 	n.feeders, n.readers = cs[:workers], cs[workers+1:]
 	if o.API {
-		if err := w.attachAPI(n, o.Cores); err != nil {
+		if err := w.attachAPI(n, o.Cores, opts.Flags.ExperimentalAllocatableIgnoreEviction); err != nil {
 			return nil, err
 		}
 	}

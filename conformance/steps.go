@@ -30,6 +30,8 @@ func StepDefs() []StepDef {
 	defs = append(defs, nodeSteps()...)
 	defs = append(defs, gcSteps()...)
 	defs = append(defs, podSteps()...)
+	defs = append(defs, nodeAllocatableSteps()...)
+	defs = append(defs, credentialSteps()...)
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)
 	defs = append(defs, apiModeSteps()...)

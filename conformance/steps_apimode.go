@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ func apiModeSteps() []StepDef {
 		{`^the agent's node has no taints$`, func(w *World) any { return w.nodeNoTaints }},
 		{`^the agent's node reports the (InternalIP|Hostname) address "([^"]*)"$`, func(w *World) any { return w.nodeAddress }},
 		{`^the agent's node reports an InternalIP address of the host's default (IPv4) family$`, func(w *World) any { return w.nodeDefaultFamily }},
+		{`^the agent's node reports only the Hostname address "([^"]*)"$`, func(w *World) any { return w.nodeOnlyHostname }},
 		{`^the agent's node reports (\d+) images?$`, func(w *World) any { return w.nodeImages }},
 		{`^the agent's node reports allocatable (cpu|memory) "([^"]*)" less than its capacity$`, func(w *World) any { return w.nodeAllocatable }},
 		{`^the agent's node status is posted every (\d+) seconds$`, func(w *World) any { return w.nodeStatusEvery }},
@@ -195,6 +197,7 @@ func (w *World) nodeNoAnnotation(key string) error {
 }
 
 func (w *World) nodeTaint(taint string) error {
+	taint = w.agent().Rename(taint)
 	return w.nodeEventually(func(n *corev1.Node) error {
 		for _, t := range n.Spec.Taints {
 			if t.ToString() == taint {
@@ -229,6 +232,22 @@ func (w *World) nodeAddress(kind, address string) error {
 		}
 		return fmt.Errorf("node addresses %v lack %s %s", n.Status.Addresses, kind, address)
 	})
+}
+
+// nodeOnlyHostname waits for the agent to have posted a status, then checks the node has the
+// hostname as its one address.
+func (w *World) nodeOnlyHostname(hostname string) error {
+	if err := w.nodeReady("Ready"); err != nil {
+		return err
+	}
+	n, err := w.getNode()
+	if err != nil {
+		return err
+	}
+	if want := []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: hostname}}; !slices.Equal(n.Status.Addresses, want) {
+		return fmt.Errorf("node addresses %v, want only Hostname %s", n.Status.Addresses, hostname)
+	}
+	return nil
 }
 
 // nodeDefaultFamily checks the InternalIP is one of the host's global IPv4 addresses.

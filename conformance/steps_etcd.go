@@ -65,8 +65,16 @@ func (w *World) writeScenarioFile(name, content string) error {
 	if err != nil && strings.Contains(content, "{apiVersion}") {
 		return err
 	}
-	content = strings.NewReplacer("{apiVersion}", v, "{group}", w.t.Profile.APIServer.Group).Replace(content)
-	return os.WriteFile(filepath.Join(w.dir, name), []byte(content), 0o600)
+	group := ""
+	if w.t.Profile.APIServer != nil {
+		group = w.t.Profile.APIServer.Group
+	}
+	content = strings.NewReplacer("{apiVersion}", v, "{group}", group, "{dir}", w.dir).Replace(content)
+	path := filepath.Join(w.dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o600)
 }
 
 func (w *World) createPod(logical string) error {

@@ -45,6 +45,19 @@ Feature: Node agent in API-server mode
     When the agent runs in API-server mode with "--register-with-taints=dedicated=infra:NoSchedule"
     Then the agent's node has the taint "dedicated=infra:NoSchedule"
 
+  @rule:orchlet.option.cloud-provider.external-registration
+  Scenario: With an external cloud provider the node registers uninitialized, its addresses left to the controller
+    When the agent runs in API-server mode with "--cloud-provider=external --register-with-taints=dedicated=infra:NoSchedule"
+    Then the agent's node has the taint "node.cloudprovider.orch.io/uninitialized=true:NoSchedule"
+    And the agent's node has the taint "dedicated=infra:NoSchedule"
+    And the agent's node reports only the Hostname address "node-conformance"
+
+  @rule:orchlet.option.cloud-provider.external-registration
+  Scenario: With an external cloud provider --node-ip is registered and handed to the controller
+    When the agent runs in API-server mode with "--cloud-provider=external --node-ip=127.0.0.1"
+    Then the agent's node reports the InternalIP address "127.0.0.1"
+    And the agent's node has the annotation "alpha.orch.io/provided-node-ip=127.0.0.1"
+
   @rule:orchlet.option.register-with-taints.needs-register-node @rule:orchlet.option.register-node.needs-orchconfig
   Scenario: Without --register-node the agent registers nothing and taints nothing
     Given the node is created through the API

@@ -809,6 +809,11 @@ Feature: Node agent options
       | arguments | option |
       | --node-status-max-images=-2 | --node-status-max-images |
 
+    @rule:orchlet.option.cloud-provider.in-tree-refused
+    Examples: orchlet.option.cloud-provider.in-tree-refused
+      | arguments | option |
+      | --cloud-provider=aws | --cloud-provider |
+
     @rule:orchlet.option.oom-score-adj.range
     Examples: orchlet.option.oom-score-adj.range
       | arguments | option |
@@ -882,6 +887,12 @@ Feature: Node agent options
     Examples: orchlet.option.allowed-unsafe-sysctls.allow-list
       | arguments |
       | --allowed-unsafe-sysctls=net.core.somaxconn,kernel.msg* |
+
+    @rule:orchlet.option.hairpin-mode.runtime-plugin
+    Examples: orchlet.option.hairpin-mode.runtime-plugin
+      | arguments |
+      | --hairpin-mode=hairpin-veth |
+      | --hairpin-mode=none |
 
     @rule:orchlet.option.cloud-provider.external
     Examples: orchlet.option.cloud-provider.external

@@ -36,8 +36,8 @@ import (
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/apipods"
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/nodestatus"
-	"orch.io/orch/components/orchlet/pods"
 )
 
 // KindAPI lines are a node's requests to the world's API server and their answers.
@@ -337,7 +337,7 @@ type apiNode struct {
 }
 
 // attachAPI wires node n to the world's API server, as the orchlet app's API-server mode does.
-func (w *World) attachAPI(n *Node, cores int) error {
+func (w *World) attachAPI(n *Node, cores int, ignoreEviction bool) error {
 	if w.api == nil {
 		return fmt.Errorf("sim: node %s: API-server mode needs a world with Options.APIServer", n.Name)
 	}
@@ -347,11 +347,13 @@ func (w *World) attachAPI(n *Node, cores int) error {
 		return fmt.Errorf("sim: node %s: %w", n.Name, err)
 	}
 	i := len(w.nodes)
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(cores), resource.DecimalSI),
-		corev1.ResourceMemory: nodeMemory,
-		corev1.ResourcePods:   *resource.NewQuantity(int64(pods.Capacity(cfg.MaxPods, cfg.PodsPerCore, cores)), resource.DecimalSI),
+	// The Node's capacity and allocatable as the orchlet app computes them: the reservations and
+	// the hard eviction thresholds held back.
+	res, err := cm.NodeResources(cfg, ignoreEviction, cm.Machine{Cores: cores, Memory: nodeMemory.Value()})
+	if err != nil {
+		return fmt.Errorf("sim: node %s: %w", n.Name, err)
 	}
+	capacity, allocatable := nodestatus.CapacityAndAllocatable(cfg, cores, res)
 	a := &apiNode{backoff: nodestatus.RegisterBackoffStart, registerAt: w.Clock.Now(), syncAt: w.Clock.Now()}
 	a.status = nodestatus.New(nodestatus.Options{
 		Clock: w.Clock, Core: clients.Core, Heartbeat: clients.Heartbeat, Leases: clients.Leases, Node: n.Name,
@@ -361,7 +363,7 @@ func (w *World) attachAPI(n *Node, cores int) error {
 			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.%d.%d.%d", 1+i>>16, i>>8&0xff, i&0xff)},
 			{Type: corev1.NodeHostName, Address: n.Name},
 		},
-		Capacity: capacity, Allocatable: capacity, Port: cfg.Port,
+		Capacity: capacity, Allocatable: allocatable, Port: cfg.Port,
 		StatusFrequency: cfg.NodeStatusUpdateFrequency.Duration, MaxImages: cfg.NodeStatusMaxImages,
 		Runtime: inProcess{n.rt}, Images: inProcess{n.rt}, Version: "v0.0.0-sim", Logger: w.logger,
 		Pressure: n.Agent.Pressure,

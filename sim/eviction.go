@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
+	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/volumestats"
 	"orch.io/orch/fakecri"
@@ -28,6 +30,38 @@ type Host struct {
 	Swap          bool           `json:"swap,omitempty"`
 	CgroupVersion int            `json:"cgroupVersion,omitempty"`
 	Sysctls       map[string]int `json:"sysctls,omitempty"`
+	// CPUs is the machine's CPU layout, which the static CPU manager and the topology manager
+	// read; without it the static policy is refused, as on a machine whose sysfs is unknown.
+	CPUs *CPULayout `json:"cpus,omitempty"`
+}
+
+// CPULayout describes a machine of identical sockets: NUMA nodes per socket, cores per NUMA node,
+// threads per core. CPUs are numbered socket by socket, node by node, core by core.
+type CPULayout struct {
+	Sockets        int `json:"sockets"`
+	NUMAPerSocket  int `json:"numaPerSocket"`
+	CoresPerNUMA   int `json:"coresPerNUMA"`
+	ThreadsPerCore int `json:"threadsPerCore"`
+}
+
+// topology is the layout as the CPU manager reads it from sysfs.
+func (l CPULayout) topology() (*cpumanager.Topology, error) {
+	if l.Sockets < 1 || l.NUMAPerSocket < 1 || l.CoresPerNUMA < 1 || l.ThreadsPerCore < 1 {
+		return nil, fmt.Errorf("host.cpus: sockets, numaPerSocket, coresPerNUMA and threadsPerCore must be at least 1: %+v", l)
+	}
+	t := &cpumanager.Topology{}
+	id := 0
+	for s := range l.Sockets {
+		for n := range l.NUMAPerSocket {
+			for c := range l.CoresPerNUMA {
+				for range l.ThreadsPerCore {
+					t.CPUs = append(t.CPUs, cpumanager.CPUInfo{ID: id, Socket: s, NUMANode: s*l.NUMAPerSocket + n, Core: n*l.CoresPerNUMA + c})
+					id++
+				}
+			}
+		}
+	}
+	return t, nil
 }
 
 const (

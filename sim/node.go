@@ -23,6 +23,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
@@ -148,13 +149,19 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		// As production: the runtime's pods wait for the API's pods before any is an orphan.
 		sourcesReady = func() bool { return n.api != nil && n.api.synced.Load() }
 	}
+	root := filepath.Join(w.dir, "root", fmt.Sprint(i))
+	var cpuTopology func() (*cpumanager.Topology, error)
+	if o.Host != nil && o.Host.CPUs != nil {
+		layout := *o.Host.CPUs
+		cpuTopology = layout.topology
+	}
 	n.Agent, err = agent.New(cfg, agent.Deps{
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
 		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
 		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),
 		// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
-		PodNode: pods.Node{Name: o.Name, RootDir: filepath.Join(w.dir, "root", fmt.Sprint(i))},
+		PodNode: pods.Node{Name: o.Name, RootDir: root}, RootDir: root, CPUTopology: cpuTopology,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
@@ -166,7 +173,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
 	n.feeders, n.readers = cs[:workers], cs[workers+1:]
 	if o.API {
-		if err := w.attachAPI(n, o.Cores); err != nil {
+		if err := w.attachAPI(n, o.Cores, opts.Flags.ExperimentalAllocatableIgnoreEviction); err != nil {
 			return nil, err
 		}
 	}

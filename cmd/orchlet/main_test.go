@@ -117,6 +117,32 @@ func TestBinaryPrintsEffectiveConfigurationAtV2(t *testing.T) {
 	}
 }
 
+// --hairpin-mode is accepted and left, as the kubelet leaves it with a CRI runtime, to the
+// runtime's network plugin: the agent says so once at start.
+func TestBinarySaysWhoSetsUpHairpinTraffic(t *testing.T) {
+	_, errOut, code := runBinary(t, "--runonce", "--enable-server=false", "--fail-swap-on=false", "--hairpin-mode=hairpin-veth")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := `"Hairpin traffic is set up by the container runtime's network plugin, not by this agent" hairpinMode="hairpin-veth"`
+	if strings.Count(errOut, want) != 1 {
+		t.Errorf("stderr does not say once %s:\n%s", want, errOut)
+	}
+}
+
+// --experimental-mounter-path serves the kubelet only for nfs, glusterfs, ceph and cifs mounts,
+// which this agent does not run: accepted, and said so once at start.
+func TestBinarySaysTheMounterPathIsUnused(t *testing.T) {
+	_, errOut, code := runBinary(t, "--runonce", "--enable-server=false", "--fail-swap-on=false", "--experimental-mounter-path=/usr/local/bin/mount")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := `experimentalMounterPath="/usr/local/bin/mount"`
+	if strings.Count(errOut, want) != 1 || !strings.Contains(errOut, "volume types this agent does not run") {
+		t.Errorf("stderr does not say once why %s is unused:\n%s", want, errOut)
+	}
+}
+
 func TestBinaryRunsUntilSIGTERM(t *testing.T) {
 	cmd := exec.Command(binary, apptest.WithRuntime(t, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))...)
 	stderr, err := cmd.StderrPipe()

@@ -465,3 +465,35 @@ func gatesOf(t testing.TB, cfg *v1beta1.OrchletConfiguration) *featuregates.Gate
 	}
 	return g
 }
+
+// --topology-manager-policy=single-numa-node refuses, through the agent's admission, a pod whose
+// exclusive CPUs no NUMA node holds alone, with the kubelet's TopologyAffinityError.
+func TestTopologyManagerRefusesAtAdmission(t *testing.T) {
+	topology := &cpumanager.Topology{CPUs: []cpumanager.CPUInfo{
+		{ID: 0, Core: 0, NUMANode: 0}, {ID: 1, Core: 1, NUMANode: 0}, {ID: 2, Core: 2, NUMANode: 1}, {ID: 3, Core: 3, NUMANode: 1},
+	}}
+	w := newWorldDeps(t, nil, func(d *Deps) {
+		d.RootDir = t.TempDir()
+		d.CPUTopology = func() (*cpumanager.Topology, error) { return topology, nil }
+	}, func(c *v1beta1.OrchletConfiguration) {
+		c.CPUManagerPolicy, c.ReservedSystemCPUs, c.TopologyManagerPolicy = "static", "0", "single-numa-node"
+	})
+	w.fs["etc/orch/manifests/db.yaml"] = &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers:
+  - name: db
+    image: busybox:1.36
+    imagePullPolicy: IfNotPresent
+    resources: {limits: {cpu: "3", memory: 1Gi}}
+`)}
+	w.runUntil(5 * time.Second)
+	p, ok := w.pod("db-node-a")
+	if !ok || p.Status.Phase != corev1.PodFailed || p.Status.Reason != "TopologyAffinityError" || p.Status.Message != "Resources cannot be allocated with Topology locality" {
+		t.Fatalf("db: %v %s %s %q, want Failed TopologyAffinityError", ok, p.Status.Phase, p.Status.Reason, p.Status.Message)
+	}
+	if web, ok := w.pod("web-node-a"); !ok || web.Status.Phase != corev1.PodRunning {
+		t.Errorf("web (no exclusive CPUs) %v %s, want Running", ok, web.Status.Phase)
+	}
+}

@@ -21,6 +21,8 @@ func (a *Agent) newCPUManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*cpuma
 		Policy: cfg.CPUManagerPolicy, ReservedCPUs: cfg.ReservedSystemCPUs, RootDir: d.RootDir,
 		Clock: d.Clock, Runtime: d.Runtime, PodUIDLabel: labels.PodUID, ContainerNameLabel: labels.ContainerName,
 		ActivePods: a.activePods, Ready: d.SourcesReady, ReconcilePeriod: cfg.CPUManagerReconcilePeriod.Duration, Logger: d.Logger,
+		PolicyOptions: cfg.CPUManagerPolicyOptions, Enabled: d.Gates.Enabled,
+		TopologyPolicy: cfg.TopologyManagerPolicy, TopologyScope: cfg.TopologyManagerScope, TopologyPolicyOptions: cfg.TopologyManagerPolicyOptions,
 	}
 	if o.Policy != cpumanager.PolicyStatic {
 		return cpumanager.New(o)

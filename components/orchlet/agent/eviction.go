@@ -51,13 +51,18 @@ func (a *Agent) newEviction(cfg *v1beta1.OrchletConfiguration, d Deps) error {
 	return nil
 }
 
-// admit is the eviction manager's admission (every pod without one), run before the pod
-// workers' own handlers.
+// admit is the eviction manager's admission (every pod without one), then the CPU manager's,
+// run before the pod workers' own handlers.
 func (a *Agent) admit(pod *corev1.Pod) (bool, string, string) {
-	if a.Eviction == nil {
-		return true, "", ""
+	if a.Eviction != nil {
+		if ok, reason, msg := a.Eviction.Admit(pod); !ok {
+			return ok, reason, msg
+		}
 	}
-	return a.Eviction.Admit(pod)
+	if a.CPUs != nil {
+		return a.CPUs.Admit(pod)
+	}
+	return true, "", ""
 }
 
 // Pressure are the node's pressure conditions (none without an eviction manager).

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	goruntime "runtime"
 
 	"github.com/benbjohnson/clock"
@@ -12,6 +11,7 @@ import (
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/apiclient"
 	"orch.io/orch/components/orchlet/apipods"
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
@@ -26,26 +26,25 @@ type apiMode struct {
 }
 
 // newAPIMode assembles the node controller and pod syncer of the agent a.
-func newAPIMode(o *options.Options, h host.Host, clk clock.Clock, clients *apiclient.Clients, a *agent.Agent, node string) (*apiMode, error) {
+// res are the node's capacity and allocatable (resourcesOf).
+func newAPIMode(o *options.Options, h host.Host, clk clock.Clock, clients *apiclient.Clients, a *agent.Agent, node string, res cm.Resources) (*apiMode, error) {
 	c := o.Config
+	external := o.Flags.CloudProvider == options.ExternalCloudProvider
 	addrs, err := nodestatus.Addresses(o.Flags.NodeIP, node)
+	var provided string
+	if external {
+		addrs, provided, err = nodestatus.CloudAddresses(o.Flags.NodeIP, node)
+	}
 	if err != nil {
 		return nil, err
 	}
-	memory, err := h.Memory()
-	if err != nil {
-		return nil, fmt.Errorf("reading the node's memory: %w", err)
-	}
-	capacity, allocatable, err := nodestatus.CapacityAndAllocatable(c, o.Flags.ExperimentalAllocatableIgnoreEviction, goruntime.NumCPU(), memory)
-	if err != nil {
-		return nil, err
-	}
+	capacity, allocatable := nodestatus.CapacityAndAllocatable(c, goruntime.NumCPU(), res)
 	m := &apiMode{clients: clients}
 	m.node = nodestatus.New(nodestatus.Options{
 		Clock: clk, Core: clients.Core, Heartbeat: clients.Heartbeat, Leases: clients.Leases, Node: node, Register: c.RegisterNode,
 		Labels: nodestatus.Labels(node, o.Flags.NodeLabels), Taints: c.RegisterWithTaints, ProviderID: o.Flags.ProviderID,
-		ControllerAttachDetach: c.EnableControllerAttach,
-		Addresses:              addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
+		ControllerAttachDetach: c.EnableControllerAttach, ExternalCloudProvider: external, ProvidedNodeIP: provided,
+		Addresses: addrs, Capacity: capacity, Allocatable: allocatable, Port: c.Port,
 		StatusFrequency: c.NodeStatusUpdateFrequency.Duration, MaxImages: c.NodeStatusMaxImages,
 		Runtime: a.Runtime(), Images: a.Images(), Version: o.Version.GitVersion, System: h.SystemInfo(), Logger: klog.Background(),
 		Pressure: a.Pressure,

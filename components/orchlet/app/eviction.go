@@ -2,16 +2,15 @@ package app
 
 import (
 	"errors"
-	"fmt"
-	"path"
 	"path/filepath"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/resource"
+	corev1 "k8s.io/api/core/v1"
 	cri "k8s.io/cri-api/pkg/apis"
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
@@ -26,8 +25,9 @@ type criStats struct {
 // newObserver observes this machine for the eviction manager: the root memory cgroup (v2, or v1's
 // memory controller) under the host's sysfs, its procfs, statfs of --root-dir, and the runtime's
 // pod stats and image filesystem; a simulated machine's are not observed. With node allocatable
-// enforced on pods, the pods' memory is watched against capacity less the reservations.
-func newObserver(o *options.Options, h host.Host, rs cri.RuntimeService, is cri.ImageManagerService) (eviction.Observer, error) {
+// enforced on pods, the pods' memory is watched against their cgroup's limit: capacity less the
+// reservations.
+func newObserver(o *options.Options, h host.Host, res cm.Resources, rs cri.RuntimeService, is cri.ImageManagerService) eviction.Observer {
 	c := o.Config
 	var node eviction.NodeSource = unobserved{}
 	if sys := h.Sysfs(); sys != "" {
@@ -38,22 +38,10 @@ func newObserver(o *options.Options, h host.Host, rs cri.RuntimeService, is cri.
 		RootDir: o.Flags.RootDir, SeparateDiskGC: o.Gates.Enabled(featuregates.OrchletSeparateDiskGC),
 	}
 	if slices.Contains(c.EnforceNodeAllocatable, "pods") {
-		memory, err := h.Memory()
-		if err != nil {
-			return nil, fmt.Errorf("reading the node's memory: %w", err)
-		}
-		for _, reserved := range []map[string]string{c.KubeReserved, c.SystemReserved} {
-			if v, ok := reserved["memory"]; ok {
-				q, err := resource.ParseQuantity(v)
-				if err != nil {
-					return nil, fmt.Errorf("reserved memory=%s: %w", v, err)
-				}
-				memory -= q.Value()
-			}
-		}
-		obs.AllocatableMemory = uint64(max(memory, 0))
+		limit := res.PodsLimits[corev1.ResourceMemory]
+		obs.AllocatableMemory = uint64(max(limit.Value(), 0))
 	}
-	return obs, nil
+	return obs
 }
 
 // hostMemcg is --kernel-memcg-notification on this machine: cgroup v1's memory controller arms
@@ -69,10 +57,7 @@ func hostMemcg(o *options.Options, h host.Host) (*eviction.MemcgNotifications, s
 	}
 	pods := ""
 	if c.CgroupsPerQOS {
-		pods = path.Join("/", c.CgroupRoot, "orchpods")
-		if c.CgroupDriver == "systemd" {
-			pods = "/orchpods.slice"
-		}
+		pods = cm.PodsCgroup(c)
 	}
 	return eviction.HostMemcg(filepath.Join(h.Sysfs(), "fs", "cgroup"), filepath.Join(h.Procfs(), "mounts"), pods, eviction.LinuxNotifierFactory{Logger: klog.Background()})
 }

@@ -44,11 +44,12 @@ func TestHostMemcg(t *testing.T) {
 // machine's not at all; the pods' allocatable memory is the host's memory less the reservations.
 func TestNewObserver(t *testing.T) {
 	h := host.NewFake()
-	obs, err := newObserver(parse(t, "--kube-reserved=memory=1Gi", "--system-reserved=memory=512Mi"), h, nil, nil)
+	opts := parse(t, "--kube-reserved=memory=1Gi", "--system-reserved=memory=512Mi")
+	res, err := resourcesOf(opts, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := obs.(*eviction.CRIObserver)
+	o := newObserver(opts, h, res, nil, nil).(*eviction.CRIObserver)
 	if _, _, _, err := o.Node.Memory(); err == nil || o.AllocatableMemory != 8<<30-1536<<20 {
 		t.Errorf("simulated machine: memory observed (%v), allocatable %d", err, o.AllocatableMemory)
 	}
@@ -56,10 +57,7 @@ func TestNewObserver(t *testing.T) {
 		t.Errorf("simulated machine's memcg: %+v, %q", m, why)
 	}
 	h.ProcRoot, h.SysRoot = "/host/proc", "/host/sys"
-	if obs, err = newObserver(parse(t), h, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if node := obs.(*eviction.CRIObserver).Node; node != (eviction.HostNode{CgroupRoot: "/host/sys/fs/cgroup", ProcRoot: "/host/proc"}) {
+	if node := newObserver(parse(t), h, res, nil, nil).(*eviction.CRIObserver).Node; node != (eviction.HostNode{CgroupRoot: "/host/sys/fs/cgroup", ProcRoot: "/host/proc"}) {
 		t.Errorf("observed node %+v", node)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/flexvolume"
 	"orch.io/orch/components/orchlet/pods/qos"
 )
 
@@ -48,6 +49,7 @@ func podNodeOf(o *options.Options, h host.Host, nodeName string) (pods.Node, err
 			n.HugePageSizes = append(n.HugePageSizes, qos.HugePageUnitSize(size))
 		}
 		n.ThermalThrottlePaths = h.ThermalThrottlePaths()
+		n.Flex = flexvolume.New(c.VolumePluginDir)
 		if c.CgroupsPerQOS {
 			root := filepath.Join(sys, "fs", "cgroup")
 			n.Cgroups = qos.CgroupV1{Root: root}

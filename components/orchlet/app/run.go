@@ -17,12 +17,15 @@ import (
 
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/apiclient"
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
+	"orch.io/orch/components/orchlet/iptables"
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/credentialprovider"
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/components/periodic"
@@ -68,6 +71,13 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 		v.InfoS("Effective configuration", "config", string(cfg))
 		v.InfoS("Command-line-only options", "flags", fmt.Sprintf("%+v", o.Flags))
 	}
+	// As the kubelet since kubenet is gone: with a CRI runtime the pods' network, hairpin traffic
+	// included, is the runtime's network plugin's to set up.
+	klog.InfoS("Hairpin traffic is set up by the container runtime's network plugin, not by this agent", "hairpinMode", c.HairpinMode)
+	if path := o.Flags.ExperimentalMounterPath; path != "" {
+		// The kubelet's mounter runs it only for nfs, glusterfs, ceph and cifs filesystems.
+		klog.InfoS("The mounter binary is used for nfs, glusterfs, ceph and cifs mounts, volume types this agent does not run; its mounts use system calls", "experimentalMounterPath", path)
+	}
 	if c.RunOnce && c.StaticPodPath == "" && c.StaticPodURL == "" && o.Flags.Orchconfig == "" {
 		klog.InfoS("orchlet run once: configuration valid, start-up checks passed, no pod source configured")
 		return nil
@@ -112,8 +122,15 @@ const (
 
 // runOnce starts the static pods of the sources, reports whether each ran, and fails when one did not.
 func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) error {
-	a, _, err := newAgent(ctx, o, h, clk, events.NewLogSink(os.Stderr), nil)
+	res, err := resourcesOf(o, h)
 	if err != nil {
+		return err
+	}
+	a, node, err := newAgent(ctx, o, h, clk, events.NewLogSink(os.Stderr), nil, res)
+	if err != nil {
+		return err
+	}
+	if _, err := startContainerManager(o, h, clk, node, a, res); err != nil {
 		return err
 	}
 	results, err := a.RunOnce(ctx, runOnceTries, runOnceDelay)
@@ -136,8 +153,9 @@ func runOnce(ctx context.Context, o *options.Options, h host.Host, clk clock.Clo
 	return nil
 }
 
-// newAgent connects to the runtime and assembles the agent for this node, recording events to sink.
-func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock, sink events.Sink, sourcesReady func() bool) (*agent.Agent, string, error) {
+// newAgent connects to the runtime and assembles the agent for this node, recording events to sink;
+// res are the node's resources (resourcesOf), whose allocatable admission fits pods into.
+func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock, sink events.Sink, sourcesReady func() bool, res cm.Resources) (*agent.Agent, string, error) {
 	c := o.Config
 	nodeName, err := sources.NodeName(o.Flags.HostnameOverride, h)
 	if err != nil {
@@ -151,15 +169,29 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if err != nil {
 		return nil, "", err
 	}
-	observer, err := newObserver(o, h, rs, is)
-	if err != nil {
-		return nil, "", err
+	podNode.Allocatable = res.Allocatable
+	if path := o.Flags.ImageCredentialProviderConfig; path != "" {
+		cfg, err := credentialprovider.LoadConfig(path)
+		if err != nil {
+			return nil, "", fmt.Errorf("--image-credential-provider-config: %w", err)
+		}
+		plugins, err := credentialprovider.New(cfg, o.Flags.ImageCredentialProviderBinDir, clk, klog.Background())
+		if err != nil {
+			return nil, "", fmt.Errorf("--image-credential-provider-bin-dir: %w", err)
+		}
+		podNode.Credentials = plugins
 	}
+	observer := newObserver(o, h, res, rs, is)
 	memcg, noMemcg := hostMemcg(o, h)
 	var topology func() (*cpumanager.Topology, error)
 	if sys := h.Sysfs(); sys != "" {
 		topology = func() (*cpumanager.Topology, error) {
-			return cpumanager.Discover(os.DirFS(filepath.Join(sys, "devices", "system", "cpu")))
+			t, err := cpumanager.Discover(os.DirFS(filepath.Join(sys, "devices", "system", "cpu")))
+			if err != nil {
+				return nil, err
+			}
+			t.Distances, err = cpumanager.ReadDistances(os.DirFS(filepath.Join(sys, "devices", "system", "node")))
+			return t, err
 		}
 	}
 	a, err := agent.New(c, agent.Deps{
@@ -194,12 +226,20 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if clients != nil {
 		sourcesReady = func() bool { return api != nil && api.pods.HasSynced() }
 	}
-	a, nodeName, err := newAgent(ctx, o, h, clk, sink, sourcesReady)
+	res, err := resourcesOf(o, h)
+	if err != nil {
+		return nil, err
+	}
+	a, nodeName, err := newAgent(ctx, o, h, clk, sink, sourcesReady, res)
+	if err != nil {
+		return nil, err
+	}
+	cmgr, err := startContainerManager(o, h, clk, nodeName, a, res)
 	if err != nil {
 		return nil, err
 	}
 	if clients != nil {
-		if api, err = newAPIMode(o, h, clk, clients, a, nodeName); err != nil {
+		if api, err = newAPIMode(o, h, clk, clients, a, nodeName, res); err != nil {
 			return nil, err
 		}
 	}
@@ -240,7 +280,22 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	addrs := srv.Addrs()
 	klog.InfoS("Serving", "https", addrs.HTTPS, "readOnly", addrs.ReadOnly, "healthz", addrs.Healthz)
 	certs.run(ctx)
-	failed := make(chan error, 2)
+	failed := make(chan error, 4)
+	go func() {
+		if err := cmgr.Run(ctx); err != nil && ctx.Err() == nil {
+			failed <- fmt.Errorf("container manager stopped: %w", err)
+		}
+	}()
+	if c.MakeIPTablesUtilChains && h.Sysfs() != "" {
+		// A simulated machine has no network to keep chains in.
+		chains := iptables.New(clk, klog.Background(), iptables.HostFamilies(ctx))
+		chains.Start(ctx)
+		go func() {
+			if err := chains.Run(ctx); err != nil && ctx.Err() == nil {
+				failed <- fmt.Errorf("iptables chains stopped: %w", err)
+			}
+		}()
+	}
 	go func() {
 		err := a.Run(ctx)
 		_ = srv.Close()

@@ -175,11 +175,11 @@ func TestRunRefusesRunOnceInAPIServerMode(t *testing.T) {
 // A setting the agent does not act on yet is refused when pods would run, and only then: checking a
 // configuration with --runonce and no source still accepts it.
 func TestRunRefusesUnhonouredSettings(t *testing.T) {
-	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--kubelet-cgroups=/orchlet"), host.NewFake(), clock.NewMock())
-	if err == nil || !strings.Contains(err.Error(), "--kubelet-cgroups (kubeletCgroups): this orchlet does not act on it yet (cgroup and resource management") {
-		t.Errorf("err = %v, want --kubelet-cgroups refused", err)
+	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--runtime-cgroups=/runtime"), host.NewFake(), clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), "--runtime-cgroups: this orchlet does not act on it yet (the runtime's cgroup") {
+		t.Errorf("err = %v, want --runtime-cgroups refused", err)
 	}
-	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--kubelet-cgroups=/orchlet"), host.NewFake(), clock.NewMock()); err != nil {
+	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--runtime-cgroups=/runtime"), host.NewFake(), clock.NewMock()); err != nil {
 		t.Errorf("validating alone: %v", err)
 	}
 }
@@ -225,5 +225,24 @@ func TestRunReadsTheCPUTopologyOfTheHost(t *testing.T) {
 	err = Run(context.Background(), parse(t, args...), h, clock.NewMock())
 	if err == nil || !strings.Contains(err.Error(), `reading the CPU topology: online "7-x\n"`) {
 		t.Errorf("on a host whose sysfs lists CPUs 7-x online: %v", err)
+	}
+}
+
+// The credential provider plugins are read at start: a configuration or a plugin that is not
+// there stops it, naming the option.
+func TestRunLoadsCredentialProviders(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "credentials.yaml")
+	if err := os.WriteFile(config, []byte("apiVersion: orchlet.config.orch.io/v1\nkind: CredentialProviderConfig\nproviders:\n- {name: absent, matchImages: [registry.example.com], defaultCacheDuration: 1m, apiVersion: credentialprovider.kubelet.k8s.io/v1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ config, want string }{
+		{filepath.Join(dir, "none.yaml"), "--image-credential-provider-config: unable to access path"},
+		{config, "--image-credential-provider-bin-dir: plugin binary executable " + filepath.Join(dir, "absent") + " did not exist"},
+	} {
+		args := apptest.WithRuntime(t, "--image-credential-provider-config="+tc.config, "--image-credential-provider-bin-dir="+dir)
+		if err := Run(context.Background(), parse(t, args...), host.NewFake(), clock.NewMock()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
 	}
 }

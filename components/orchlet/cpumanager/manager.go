@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/cpuset"
 
+	"orch.io/orch/components/orchlet/topologymanager"
 	"orch.io/orch/components/periodic"
 )
 
@@ -57,12 +58,27 @@ type Options struct {
 	// ReconcilePeriod is --cpu-manager-reconcile-period.
 	ReconcilePeriod time.Duration
 	Logger          klog.Logger
+	// TopologyPolicy and TopologyScope are --topology-manager-policy and --topology-manager-scope:
+	// with a policy other than none, CPUs are allocated at admission with the merged hint's NUMA
+	// affinity, as the kubelet's topology manager has them.
+	TopologyPolicy, TopologyScope string
+	// TopologyPolicyOptions are --topology-manager-policy-options.
+	TopologyPolicyOptions map[string]string
+	// PolicyOptions are --cpu-manager-policy-options; Enabled says whether a feature gate is on,
+	// for the alpha and beta options.
+	PolicyOptions map[string]string
+	Enabled       func(gate string) bool
 }
 
 // Manager assigns CPUs under the static policy; under none it assigns nothing.
 type Manager struct {
 	o        Options
 	reserved cpuset.CPUSet
+	// topologyOpts are the topology manager's policy options.
+	topologyOpts topologymanager.Options
+	// strict (strict-cpu-reservation) keeps the reserved CPUs out of the shared pool too;
+	// fullCores (full-pcpus-only) gives a container whole cores only.
+	strict, fullCores bool
 
 	mu    sync.Mutex
 	state *state
@@ -78,12 +94,31 @@ type Manager struct {
 // every CPU shared, and refuses a checkpoint that does not fit the machine or the policy.
 func New(o Options) (*Manager, error) {
 	m := &Manager{o: o, sent: map[string]string{}, fresh: map[string]bool{}}
+	enabled := o.Enabled
+	if enabled == nil {
+		enabled = func(string) bool { return false }
+	}
+	var err error
+	if m.topologyOpts, err = topologymanager.ParseOptions(o.TopologyPolicyOptions, enabled); err != nil {
+		return nil, fmt.Errorf("--topology-manager-policy-options (topologyManagerPolicyOptions): %w", err)
+	}
 	switch o.Policy {
 	case PolicyNone, "":
+		if len(o.PolicyOptions) > 0 {
+			return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): None policy: received unsupported options=%v", o.PolicyOptions)
+		}
 		return m, nil
 	case PolicyStatic:
 	default:
 		return nil, fmt.Errorf("--cpu-manager-policy (cpuManagerPolicy): unknown policy %q", o.Policy)
+	}
+	opts, err := policyOptionsOf(o.PolicyOptions, enabled)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): %w", err)
+	}
+	m.strict, m.fullCores = opts["strict-cpu-reservation"], opts["full-pcpus-only"]
+	if nodes := o.Topology.NUMANodes(); o.TopologyPolicy != "" && o.TopologyPolicy != topologymanager.PolicyNone && len(nodes) > m.topologyOpts.MaxNUMANodes {
+		return nil, fmt.Errorf("--topology-manager-policy (topologyManagerPolicy): unsupported on machines with more than %d NUMA Nodes (this one has %d; max-allowable-numa-nodes raises the limit)", m.topologyOpts.MaxNUMANodes, len(nodes))
 	}
 	if o.Topology == nil || o.Clock == nil || o.Runtime == nil || o.ActivePods == nil {
 		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
@@ -119,15 +154,28 @@ func New(o Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// With strict-cpu-reservation the reserved CPUs are in no pool at all.
+	pool := all
+	if m.strict {
+		pool = all.Difference(m.reserved)
+	}
 	if restored {
-		// Every CPU is shared or held by one container, as the kubelet checks at start.
+		// Every CPU is shared or held by one container, as the kubelet checks at start, and the
+		// reserved ones are all shared, or with strict-cpu-reservation none of them.
 		held := st.assigned()
-		if !st.defaultSet.Union(held).Equals(all) || st.defaultSet.Intersection(held).Size() > 0 {
+		switch {
+		case m.strict && !st.defaultSet.Intersection(m.reserved).IsEmpty():
+			return nil, fmt.Errorf("could not restore state from checkpoint %s: some of strictly reserved cpus: %q are present in defaultCpuSet: %q; drain the node and remove the file",
+				st.path, st.defaultSet.Intersection(m.reserved), st.defaultSet)
+		case !m.strict && !m.reserved.IsSubsetOf(st.defaultSet):
+			return nil, fmt.Errorf("could not restore state from checkpoint %s: not all reserved cpus: %q are present in defaultCpuSet: %q; drain the node and remove the file",
+				st.path, m.reserved, st.defaultSet)
+		case !st.defaultSet.Union(held).Equals(pool) || st.defaultSet.Intersection(held).Size() > 0:
 			return nil, fmt.Errorf("could not restore state from checkpoint %s: current set of available CPUs %q doesn't match with CPUs in state %q; drain the node and remove the file",
-				st.path, all, st.defaultSet.Union(held))
+				st.path, pool, st.defaultSet.Union(held))
 		}
 	} else {
-		st.defaultSet = all
+		st.defaultSet = pool
 		if err := st.save(); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", st.path, err)
 		}
@@ -153,17 +201,45 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 	if n == 0 {
 		return m.state.defaultSet.String(), nil
 	}
-	uid := string(pod.UID)
-	if set, ok := m.state.assignments[uid][c.Name]; ok {
-		return set.String(), nil
-	}
-	free := m.state.defaultSet.Difference(m.reserved).Union(m.reusableLocked(pod))
-	if free.Size() < n {
-		return "", fmt.Errorf("not enough cpus available to satisfy request: requested=%d, available=%d", n, free.Size())
-	}
-	set, err := m.take(free, n)
+	set, err := m.allocateLocked(pod, c, n, 0)
 	if err != nil {
 		return "", err
+	}
+	return set.String(), nil
+}
+
+// allocateLocked gives c its n CPUs, or the ones it holds: from the CPUs of affinity's NUMA nodes
+// first (every node when 0), then from the others, as the kubelet's allocateCPUs; whole cores only
+// under full-pcpus-only. The assignment is written to the checkpoint.
+func (m *Manager) allocateLocked(pod *corev1.Pod, c *corev1.Container, n int, affinity topologymanager.Mask) (cpuset.CPUSet, error) {
+	uid := string(pod.UID)
+	if set, ok := m.state.assignments[uid][c.Name]; ok {
+		return set, nil
+	}
+	free := m.state.defaultSet.Difference(m.reserved).Union(m.reusableLocked(pod))
+	if m.fullCores {
+		free = m.wholeCores(free)
+	}
+	if free.Size() < n {
+		return cpuset.New(), fmt.Errorf("not enough cpus available to satisfy request: requested=%d, available=%d", n, free.Size())
+	}
+	set := cpuset.New()
+	if affinity != 0 {
+		aligned := free.Intersection(m.cpusOf(affinity))
+		k := min(n, aligned.Size())
+		var err error
+		if set, err = m.take(aligned, k); err != nil {
+			return cpuset.New(), err
+		}
+		free = free.Difference(set)
+		n -= k
+	}
+	if n > 0 {
+		rest, err := m.take(free, n)
+		if err != nil {
+			return cpuset.New(), err
+		}
+		set = set.Union(rest)
 	}
 	if m.state.assignments[uid] == nil {
 		m.state.assignments[uid] = map[string]cpuset.CPUSet{}
@@ -172,9 +248,167 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 	m.fresh[uid] = true
 	m.state.defaultSet = m.state.defaultSet.Difference(set)
 	if err := m.state.save(); err != nil {
-		return "", fmt.Errorf("writing %s: %w", m.state.path, err)
+		return cpuset.New(), fmt.Errorf("writing %s: %w", m.state.path, err)
 	}
-	return set.String(), nil
+	return set, nil
+}
+
+// cpusOf are the CPUs of the mask's NUMA nodes.
+func (m *Manager) cpusOf(mask topologymanager.Mask) cpuset.CPUSet {
+	var ids []int
+	for _, c := range m.o.Topology.CPUs {
+		if mask&topologymanager.MaskOf(c.NUMANode) != 0 {
+			ids = append(ids, c.ID)
+		}
+	}
+	return cpuset.New(ids...)
+}
+
+// ReasonSMTAlignmentError is the admission failure of a pod that full-pcpus-only cannot give
+// whole cores.
+const ReasonSMTAlignmentError = "SMTAlignmentError"
+
+// Admit is the CPU manager's and the topology manager's admission. Under full-pcpus-only, the
+// kubelet's SMT alignment check: each container with exclusive CPUs asks for a multiple of the
+// CPUs of a core, and the pod's exclusive CPUs (its regular containers' together, or its largest
+// init container's) fit in the cores wholly free. With a topology policy, the CPU hints of each
+// container (container scope) or of the pod (pod scope) merged as the policy merges them, the pod
+// refused with TopologyAffinityError when the policy does not admit the best hint, and the CPUs
+// allocated now, from the hint's NUMA nodes first, as the kubelet allocates them at admission.
+func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
+	if m.state == nil {
+		return true, "", ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var containers []*corev1.Container
+	var regular, initMax int
+	for i, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for j := range cs {
+			containers = append(containers, &cs[j])
+			if n := exclusiveCPUs(pod, &cs[j]); i == 0 {
+				initMax = max(initMax, n)
+			} else {
+				regular += n
+			}
+		}
+	}
+	if m.fullCores {
+		perCore, _ := m.o.Topology.cpusPer()
+		for _, c := range containers {
+			if n := exclusiveCPUs(pod, c); n%perCore != 0 {
+				return false, ReasonSMTAlignmentError, fmt.Sprintf("SMT Alignment Error: requested %d cpus not multiple cpus per core = %d", n, perCore)
+			}
+		}
+		available := m.wholeCores(m.state.defaultSet.Difference(m.reserved)).Size()
+		if need := max(regular, initMax); need > available {
+			return false, ReasonSMTAlignmentError, fmt.Sprintf("SMT Alignment Error: not enough free physical CPUs: available physical CPUs = %d, requested CPUs = %d, CPUs per core = %d", available, need, perCore)
+		}
+	}
+	policy := m.o.TopologyPolicy
+	if policy == "" || policy == topologymanager.PolicyNone {
+		return true, "", "" // the CPUs are allocated when the containers are created
+	}
+	nodes := m.o.Topology.NUMANodes()
+	merge := func(hints []topologymanager.Hint) (topologymanager.Mask, bool) {
+		best, admit := topologymanager.MergeWith(policy, nodes, [][]topologymanager.Hint{hints}, m.topologyOpts, m.o.Topology.Distances)
+		return best.Affinity, admit
+	}
+	uid := string(pod.UID)
+	refuse := func(reason, msg string) (bool, string, string) {
+		for _, set := range m.state.assignments[uid] {
+			m.state.defaultSet = m.state.defaultSet.Union(set)
+		}
+		delete(m.state.assignments, uid)
+		_ = m.state.save()
+		return false, reason, msg
+	}
+	var podAffinity topologymanager.Mask
+	if m.o.TopologyScope == topologymanager.ScopePod {
+		var ok bool
+		if podAffinity, ok = merge(m.hintsLocked(pod, nil, max(regular, initMax))); !ok {
+			return refuse(topologymanager.ReasonTopologyAffinityError, topologymanager.MessageTopologyAffinityError)
+		}
+	}
+	for _, c := range containers {
+		n := exclusiveCPUs(pod, c)
+		affinity := podAffinity
+		if m.o.TopologyScope != topologymanager.ScopePod {
+			var ok bool
+			if affinity, ok = merge(m.hintsLocked(pod, c, n)); !ok {
+				return refuse(topologymanager.ReasonTopologyAffinityError, topologymanager.MessageTopologyAffinityError)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if _, err := m.allocateLocked(pod, c, n, affinity); err != nil {
+			return refuse("UnexpectedAdmissionError", fmt.Sprintf("Allocate failed due to %v, which is unexpected", err))
+		}
+	}
+	return true, "", ""
+}
+
+// hintsLocked are the kubelet's CPU topology hints for request CPUs (generateCPUTopologyHints):
+// every set of NUMA nodes whose free CPUs (with the pod's reusable ones, all of which it must
+// hold) are enough, preferred when it is as small as the fewest nodes whose CPUs could hold the
+// request at all. A container holding CPUs already is hinted where they are; nil (no preference)
+// for no exclusive CPUs, an empty list when nothing fits.
+func (m *Manager) hintsLocked(pod *corev1.Pod, c *corev1.Container, request int) []topologymanager.Hint {
+	if request == 0 {
+		return nil
+	}
+	available := m.state.defaultSet.Difference(m.reserved)
+	if m.fullCores {
+		available = m.wholeCores(available)
+	}
+	reusable := m.reusableLocked(pod)
+	if c != nil {
+		if held, ok := m.state.assignments[string(pod.UID)][c.Name]; ok {
+			available, reusable = held, cpuset.New()
+		}
+	}
+	nodes := m.o.Topology.NUMANodes()
+	minSize := len(nodes)
+	hints := []topologymanager.Hint{}
+	for bitsSet := 1; bitsSet < 1<<len(nodes); bitsSet++ {
+		var mask topologymanager.Mask
+		for i, n := range nodes {
+			if bitsSet&(1<<i) != 0 {
+				mask |= topologymanager.MaskOf(n)
+			}
+		}
+		inMask := m.cpusOf(mask)
+		if inMask.Size() >= request && mask.Count() < minSize {
+			minSize = mask.Count()
+		}
+		if !reusable.IsSubsetOf(inMask) {
+			continue
+		}
+		if reusable.Size()+available.Intersection(inMask).Size() >= request {
+			hints = append(hints, topologymanager.Hint{Affinity: mask})
+		}
+	}
+	for i := range hints {
+		hints[i].Preferred = hints[i].Affinity.Count() == minSize
+	}
+	return hints
+}
+
+// wholeCores are the CPUs of set whose core's every CPU is in set (GetAvailablePhysicalCPUs).
+func (m *Manager) wholeCores(set cpuset.CPUSet) cpuset.CPUSet {
+	byCore := map[[2]int][]int{}
+	for _, c := range m.o.Topology.CPUs {
+		k := [2]int{c.Socket, c.Core}
+		byCore[k] = append(byCore[k], c.ID)
+	}
+	var out []int
+	for _, ids := range byCore {
+		if set.Union(cpuset.New(ids...)).Equals(set) {
+			out = append(out, ids...)
+		}
+	}
+	return cpuset.New(out...)
 }
 
 // reusableLocked are the CPUs of pod's init containers that no other container of the pod holds:

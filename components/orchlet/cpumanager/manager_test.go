@@ -400,3 +400,250 @@ func TestInitContainerCPUsReused(t *testing.T) {
 		t.Fatalf("sidecar %s and app %s share CPUs", a, b)
 	}
 }
+
+// strict-cpu-reservation keeps the reserved CPUs out of the shared pool as well as the exclusive
+// ones, from the first checkpoint on; a checkpoint that shares them is refused, and a
+// checkpoint without them is refused without the option.
+func TestStrictCPUReservation(t *testing.T) {
+	strict := func(o *Options) {
+		o.ReservedCPUs = "0-1"
+		o.PolicyOptions = map[string]string{"strict-cpu-reservation": "true"}
+		o.Enabled = func(gate string) bool { return gate == "CPUManagerPolicyBetaOptions" }
+	}
+	dir := t.TempDir()
+	m, err := newManager(t, dir, activePods{"a": true}, strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp := readCheckpoint(t, dir); cp.DefaultCPUSet != "2-7" {
+		t.Fatalf("checkpoint %+v, want the reserved CPUs out of the default set", cp)
+	}
+	shared := pod("a", "500m", "1Gi", "app")
+	if got, err := m.CPUSet(shared, &shared.Spec.Containers[0]); err != nil || got != "2-7" {
+		t.Errorf("shared container: %q, %v; want 2-7", got, err)
+	}
+	if _, err := newManager(t, dir, activePods{}, strict); err != nil {
+		t.Errorf("restoring its own checkpoint: %v", err)
+	}
+	if _, err := newManager(t, dir, activePods{}, func(o *Options) { o.ReservedCPUs = "0-1" }); err == nil || !strings.Contains(err.Error(), `not all reserved cpus: "0-1" are present in defaultCpuSet: "2-7"`) {
+		t.Errorf("the strict checkpoint without the option: %v", err)
+	}
+	if _, err := newManager(t, t.TempDir(), activePods{}); err != nil {
+		t.Fatal(err)
+	}
+	loose := t.TempDir()
+	if _, err := newManager(t, loose, activePods{}, func(o *Options) { o.ReservedCPUs = "0-1" }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newManager(t, loose, activePods{}, strict); err == nil || !strings.Contains(err.Error(), `some of strictly reserved cpus: "0-1" are present in defaultCpuSet: "0-7"`) {
+		t.Errorf("a sharing checkpoint with the option: %v", err)
+	}
+}
+
+// The options are read as the kubelet reads them: known names, allowed by their gates, boolean
+// values; those this manager does not act on are refused by name, and the none policy takes none.
+func TestPolicyOptionsRefused(t *testing.T) {
+	beta := func(gate string) bool { return gate == "CPUManagerPolicyBetaOptions" }
+	for _, tc := range []struct {
+		policy  string
+		options map[string]string
+		enabled func(string) bool
+		want    string
+	}{
+		{PolicyStatic, map[string]string{"no-such-option": "true"}, beta, `unknown CPU Manager Policy option: "no-such-option"`},
+		{PolicyStatic, map[string]string{"align-by-socket": "true"}, beta, `CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided`},
+		{PolicyStatic, map[string]string{"strict-cpu-reservation": "true"}, func(string) bool { return false }, `CPU Manager Policy Beta-level Options not enabled, but option "strict-cpu-reservation" provided`},
+		{PolicyStatic, map[string]string{"strict-cpu-reservation": "yes please"}, beta, `bad value for option "strict-cpu-reservation"`},
+		{PolicyStatic, map[string]string{"distribute-cpus-across-numa": "true"}, beta, `option "distribute-cpus-across-numa" is not supported by this orchlet`},
+		{PolicyNone, map[string]string{"full-pcpus-only": "true"}, beta, `None policy: received unsupported options=map[full-pcpus-only:true]`},
+	} {
+		_, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.Policy, o.PolicyOptions, o.Enabled = tc.policy, tc.options, tc.enabled })
+		if err == nil || !strings.Contains(err.Error(), "--cpu-manager-policy-options (cpuManagerPolicyOptions): "+tc.want) {
+			t.Errorf("%v: %v, want %q", tc.options, err, tc.want)
+		}
+	}
+	// An option set false asks for nothing.
+	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.PolicyOptions, o.Enabled = map[string]string{"full-pcpus-only": "false"}, beta }); err != nil {
+		t.Errorf("full-pcpus-only=false: %v", err)
+	}
+}
+
+// full-pcpus-only, as the kubelet's static policy: a container asks for whole cores or its pod
+// is refused at admission (SMTAlignmentError), the pod's exclusive CPUs must fit in the cores
+// wholly free, and a container is given whole cores only (never CPU 1, whose sibling 0 is
+// reserved).
+func TestFullPCPUsOnly(t *testing.T) {
+	m, err := newManager(t, t.TempDir(), activePods{"a": true, "b": true}, func(o *Options) { o.PolicyOptions = map[string]string{"full-pcpus-only": "true"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pod         *corev1.Pod
+		ok          bool
+		reason, msg string
+	}{
+		{pod("x", "3", "1Gi", "app"), false, ReasonSMTAlignmentError, "SMT Alignment Error: requested 3 cpus not multiple cpus per core = 2"},
+		{pod("x", "8", "1Gi", "app"), false, ReasonSMTAlignmentError, "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 6, requested CPUs = 8, CPUs per core = 2"},
+		{pod("x", "2", "1Gi", "app", "side"), true, "", ""},
+		{pod("x", "500m", "1Gi", "app"), true, "", ""}, // shared: nothing to align
+		{pod("x", "3", "", "app"), true, "", ""},       // not Guaranteed: shared
+	} {
+		ok, reason, msg := m.Admit(tc.pod)
+		if ok != tc.ok || reason != tc.reason || msg != tc.msg {
+			t.Errorf("%v: %v %q %q, want %v %q %q", tc.pod.Spec.Containers[0].Resources.Limits, ok, reason, msg, tc.ok, tc.reason, tc.msg)
+		}
+	}
+	a := pod("a", "4", "1Gi", "app")
+	if ok, _, _ := m.Admit(a); !ok {
+		t.Fatal("a refused")
+	}
+	got, err := m.CPUSet(a, &a.Spec.Containers[0])
+	if err != nil || got != "4-7" {
+		t.Fatalf("a: %q, %v; want a whole socket of whole cores", got, err)
+	}
+	b := pod("b", "4", "1Gi", "app")
+	if ok, _, msg := m.Admit(b); ok || msg != "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 2, requested CPUs = 4, CPUs per core = 2" {
+		t.Errorf("b with 2 whole CPUs left: %v %q", ok, msg)
+	}
+	// Without the option the same pod takes CPU 1 beside the whole core 2-3.
+	loose, err := newManager(t, t.TempDir(), activePods{"b": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three := pod("b", "3", "1Gi", "app")
+	if ok, _, _ := loose.Admit(three); !ok {
+		t.Fatal("admission without the option refused")
+	}
+	if got, err := loose.CPUSet(three, &three.Spec.Containers[0]); err != nil || got != "1-3" {
+		t.Errorf("without the option: %q, %v", got, err)
+	}
+}
+
+// fourNUMA is two sockets of two NUMA nodes each, a node being two cores of two threads: CPUs
+// 0-3 on node 0, 4-7 on node 1 (socket 0), 8-11 on node 2, 12-15 on node 3 (socket 1).
+func fourNUMA(t *testing.T) *Topology {
+	t.Helper()
+	fsys := fstest.MapFS{"online": {Data: []byte("0-15\n")}}
+	for id := 0; id <= 15; id++ {
+		dir := "cpu" + itoa(id)
+		fsys[dir+"/topology/core_id"] = &fstest.MapFile{Data: []byte(itoa((id%8)/2) + "\n")}
+		fsys[dir+"/topology/physical_package_id"] = &fstest.MapFile{Data: []byte(itoa(id/8) + "\n")}
+		fsys[dir+"/node"+itoa(id/4)] = &fstest.MapFile{Mode: os.ModeSymlink}
+	}
+	topo, err := Discover(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
+// The topology manager's policies over the CPU manager's hints on a four-NUMA machine, as the
+// kubelet's: single-numa-node admits what one node holds and refuses the rest with
+// TopologyAffinityError; restricted admits the narrowest preferred placement; the CPUs are
+// allocated at admission from the hint's nodes; the pod scope places the pod's containers
+// together.
+func TestTopologyManagerPolicies(t *testing.T) {
+	manager := func(policy, scope string) *Manager {
+		m, err := newManager(t, t.TempDir(), activePods{"a": true, "b": true, "c": true}, func(o *Options) {
+			o.Topology, o.ReservedCPUs, o.TopologyPolicy, o.TopologyScope = fourNUMA(t), "0", policy, scope
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	admit := func(m *Manager, p *corev1.Pod) (bool, string, string) { return m.Admit(p) }
+
+	single := manager("single-numa-node", "container")
+	// Node 0 has 3 free CPUs (0 is reserved): 4 CPUs fit on node 1, 2 or 3 alone.
+	a := pod("a", "4", "1Gi", "app")
+	if ok, reason, msg := admit(single, a); !ok {
+		t.Fatalf("4 CPUs under single-numa-node refused: %s %s", reason, msg)
+	}
+	if got, _ := single.CPUSet(a, &a.Spec.Containers[0]); got != "4-7" {
+		t.Errorf("a got %q, want node 1's CPUs 4-7", got)
+	}
+	if ok, reason, msg := admit(single, pod("b", "6", "1Gi", "app")); ok || reason != "TopologyAffinityError" || msg != "Resources cannot be allocated with Topology locality" {
+		t.Errorf("6 CPUs under single-numa-node: %v %q %q", ok, reason, msg)
+	}
+	if cp := single.state.assignments["b"]; len(cp) != 0 {
+		t.Errorf("the refused pod holds CPUs: %v", cp)
+	}
+	shared := pod("c", "500m", "1Gi", "app")
+	if ok, _, _ := admit(single, shared); !ok {
+		t.Error("a pod without exclusive CPUs refused")
+	}
+
+	restricted := manager("restricted", "container")
+	b := pod("b", "6", "1Gi", "app")
+	if ok, reason, msg := admit(restricted, b); !ok {
+		t.Fatalf("6 CPUs under restricted refused: %s %s", reason, msg)
+	}
+	// Two nodes are the narrowest that hold 6, the lowest first: nodes 0 and 1, 7 CPUs free.
+	if got, _ := restricted.CPUSet(b, &b.Spec.Containers[0]); got != "2-7" {
+		t.Errorf("b got %q, want node 1 and a core of node 0: 2-7", got)
+	}
+	set := restricted.state.assignments["b"]["app"]
+	if nodesOf(restricted, set) != 2 {
+		t.Errorf("b's 6 CPUs %s span %d NUMA nodes, want 2", set, nodesOf(restricted, set))
+	}
+	if ok, _, _ := admit(restricted, pod("c", "16", "1Gi", "app")); ok {
+		t.Error("16 CPUs (more than are free) admitted under restricted")
+	}
+
+	podScope := manager("single-numa-node", "pod")
+	two := pod("a", "2", "1Gi", "app", "side")
+	if ok, reason, msg := admit(podScope, two); !ok {
+		t.Fatalf("pod scope: %s %s", reason, msg)
+	}
+	app, side := podScope.state.assignments["a"]["app"], podScope.state.assignments["a"]["side"]
+	if nodesOf(podScope, app.Union(side)) != 1 {
+		t.Errorf("pod scope placed app %s and side %s on different nodes", app, side)
+	}
+	if ok, reason, _ := admit(podScope, pod("b", "3", "1Gi", "app", "side")); ok || reason != "TopologyAffinityError" {
+		t.Errorf("pod scope: 6 CPUs of a pod on one node admitted (%v %s)", ok, reason)
+	}
+}
+
+func nodesOf(m *Manager, set cpuset.CPUSet) int {
+	nodes := map[int]bool{}
+	for _, id := range set.List() {
+		info, _ := m.o.Topology.info(id)
+		nodes[info.NUMANode] = true
+	}
+	return len(nodes)
+}
+
+// The NUMA distances are read from sysfs; a machine with more NUMA nodes than
+// max-allowable-numa-nodes refuses a topology policy, as the kubelet refuses it.
+func TestTopologyPolicyOptions(t *testing.T) {
+	d, err := ReadDistances(fstest.MapFS{
+		"node0/distance": {Data: []byte("10 21\n")}, "node1/distance": {Data: []byte("21 10\n")}, "possible": {Data: []byte("0-1\n")},
+	})
+	if err != nil || len(d) != 2 || d[0][1] != 21 || d[1][1] != 10 {
+		t.Fatalf("distances %v, %v", d, err)
+	}
+	if d, err := ReadDistances(fstest.MapFS{}); err != nil || len(d) != 0 {
+		t.Errorf("no NUMA: %v, %v", d, err)
+	}
+	many := &Topology{}
+	for id := range 10 {
+		many.CPUs = append(many.CPUs, CPUInfo{ID: id, Core: id, NUMANode: id})
+	}
+	beta := func(g string) bool { return g == "TopologyManagerPolicyBetaOptions" }
+	_, err = newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.Topology, o.TopologyPolicy, o.Enabled = many, "restricted", beta })
+	if err == nil || !strings.Contains(err.Error(), "unsupported on machines with more than 8 NUMA Nodes (this one has 10") {
+		t.Errorf("10 NUMA nodes: %v", err)
+	}
+	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) {
+		o.Topology, o.TopologyPolicy, o.Enabled = many, "restricted", beta
+		o.TopologyPolicyOptions = map[string]string{"max-allowable-numa-nodes": "16"}
+	}); err != nil {
+		t.Errorf("with max-allowable-numa-nodes=16: %v", err)
+	}
+	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) {
+		o.Policy, o.TopologyPolicyOptions = PolicyNone, map[string]string{"no-such": "1"}
+	}); err == nil || !strings.Contains(err.Error(), `--topology-manager-policy-options (topologyManagerPolicyOptions): unknown Topology Manager Policy option: "no-such"`) {
+		t.Errorf("an unknown option under the none CPU policy: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package cpumanager
 import (
 	"fmt"
 	"io/fs"
+	"orch.io/orch/components/orchlet/topologymanager"
 	"path"
 	"slices"
 	"strconv"
@@ -17,9 +18,41 @@ type CPUInfo struct {
 	ID, Core, Socket, NUMANode int
 }
 
+// ReadDistances reads the NUMA nodes' distances from sysfs, fsys being its devices/system/node
+// directory: node<N>/distance, one distance to each node in order. A machine without it (no NUMA)
+// has none.
+func ReadDistances(fsys fs.FS) (topologymanager.Distances, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, nil
+	}
+	d := topologymanager.Distances{}
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), "node")
+		id, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, path.Join(e.Name(), "distance"))
+		if err != nil {
+			return nil, fmt.Errorf("reading the NUMA distances: %w", err)
+		}
+		for _, f := range strings.Fields(string(data)) {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, fmt.Errorf("reading the NUMA distances: node%d/distance %q: %w", id, data, err)
+			}
+			d[id] = append(d[id], v)
+		}
+	}
+	return d, nil
+}
+
 // Topology is the machine's logical CPUs, by id.
 type Topology struct {
-	CPUs []CPUInfo
+	// Distances are the NUMA nodes' distances (ReadDistances), for prefer-closest-numa-nodes.
+	Distances topologymanager.Distances
+	CPUs      []CPUInfo
 }
 
 // All is every CPU.
@@ -37,6 +70,18 @@ func (t *Topology) info(id int) (CPUInfo, bool) {
 		return CPUInfo{}, false
 	}
 	return t.CPUs[i], true
+}
+
+// NUMANodes are the NUMA nodes of the CPUs, in order.
+func (t *Topology) NUMANodes() []int {
+	var out []int
+	for _, c := range t.CPUs {
+		if !slices.Contains(out, c.NUMANode) {
+			out = append(out, c.NUMANode)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // cpusPer counts the CPUs of one core and of one socket (the first of each).

@@ -1,6 +1,8 @@
 package eviction
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )
 
@@ -27,17 +29,30 @@ func ConfigFrom(c *v1beta1.OrchletConfiguration) (Config, error) {
 	}, nil
 }
 
-// HardMemoryThreshold is the hard memory.available threshold in bytes out of capacity (0 when
-// none), which node allocatable sets aside unless --experimental-allocatable-ignore-eviction.
-func HardMemoryThreshold(c *v1beta1.OrchletConfiguration, capacity int64) (int64, error) {
+// HardReservation is the kubelet's hardEvictionReservation: what the hard memory.available and
+// nodefs.available thresholds set aside of the node's memory and ephemeral storage capacity,
+// which node allocatable holds back unless --experimental-allocatable-ignore-eviction.
+func HardReservation(c *v1beta1.OrchletConfiguration, capacity corev1.ResourceList) (corev1.ResourceList, error) {
 	cfg, err := ConfigFrom(c)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	out := corev1.ResourceList{}
 	for _, t := range cfg.Thresholds {
-		if t.Signal == SignalMemoryAvailable && t.Hard() {
-			return t.Value.quantity(bytesQ(uint64(capacity))).Value(), nil
+		if !t.Hard() {
+			continue
 		}
+		var name corev1.ResourceName
+		switch t.Signal {
+		case SignalMemoryAvailable:
+			name = corev1.ResourceMemory
+		case SignalNodeFsAvailable:
+			name = corev1.ResourceEphemeralStorage
+		default:
+			continue
+		}
+		c := capacity[name]
+		out[name] = *t.Value.quantity(&c)
 	}
-	return 0, nil
+	return out, nil
 }

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )
 
@@ -108,17 +111,19 @@ func TestConfigFromCarriesPeriods(t *testing.T) {
 	}
 }
 
-func TestHardMemoryThreshold(t *testing.T) {
+func TestHardReservation(t *testing.T) {
 	c := v1beta1.NewDefault()
-	c.EvictionHard = map[string]string{"memory.available": "10%"}
+	c.EvictionHard = map[string]string{"memory.available": "10%", "nodefs.available": "1Gi", "imagefs.available": "15%"}
+	capacity := corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(1000<<20, resource.BinarySI), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi")}
 	// As Kubernetes' GetThresholdQuantity computes it: capacity x the float32 fraction, truncated.
-	got, err := HardMemoryThreshold(c, 1000<<20)
+	got, err := HardReservation(c, capacity)
 	tenth := float32(0.1)
-	if want := int64(float64(1000<<20) * float64(tenth)); err != nil || got != want {
-		t.Fatalf("HardMemoryThreshold = %d, %v; want %d", got, err, want)
+	memory, storage := got[corev1.ResourceMemory], got[corev1.ResourceEphemeralStorage]
+	if want := int64(float64(1000<<20) * float64(tenth)); err != nil || memory.Value() != want || storage.Value() != 1<<30 || len(got) != 2 {
+		t.Fatalf("HardReservation = %v, %v; want memory %d and 1Gi of ephemeral storage only", got, err, want)
 	}
 	c.EvictionHard = map[string]string{}
-	if got, _ := HardMemoryThreshold(c, 1000<<20); got != 0 {
-		t.Fatalf("with no threshold = %d, want 0", got)
+	if got, _ := HardReservation(c, capacity); len(got) != 0 {
+		t.Fatalf("with no threshold = %v, want none", got)
 	}
 }

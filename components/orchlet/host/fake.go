@@ -21,9 +21,10 @@ type Fake struct {
 	MemoryErr   error
 	// System is SystemInfo's answer.
 	System corev1.NodeSystemInfo
-	// HugePages, SELinuxEnabled and Thermal are HugePageSizes', SELinux's and
-	// ThermalThrottlePaths' answers.
+	// HugePages, HugePageTotal, SELinuxEnabled and Thermal are HugePageSizes',
+	// HugePageTotals', SELinux's and ThermalThrottlePaths' answers.
 	HugePages      []int64
+	HugePageTotal  map[int64]int64
 	SELinuxEnabled bool
 	Thermal        []string
 	// ProcRoot and SysRoot are Procfs's and Sysfs's answers.
@@ -65,6 +66,9 @@ func (f *Fake) SystemInfo() corev1.NodeSystemInfo { return f.System }
 
 // HugePageSizes returns HugePages.
 func (f *Fake) HugePageSizes() []int64 { return f.HugePages }
+
+// HugePageTotals returns HugePageTotal.
+func (f *Fake) HugePageTotals() map[int64]int64 { return f.HugePageTotal }
 
 // SELinux returns SELinuxEnabled.
 func (f *Fake) SELinux() bool { return f.SELinuxEnabled }

@@ -26,6 +26,8 @@ type Host interface {
 	SystemInfo() corev1.NodeSystemInfo
 	// HugePageSizes are the sizes in bytes of the huge pages the kernel offers, in sysfs's order.
 	HugePageSizes() []int64
+	// HugePageTotals are the huge pages the kernel holds (nr_hugepages), by size in bytes.
+	HugePageTotals() map[int64]int64
 	// SELinux reports whether SELinux is enabled.
 	SELinux() bool
 	// ThermalThrottlePaths are the thermal_throttle directories of the possible CPUs that exist,

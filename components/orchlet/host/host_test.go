@@ -199,6 +199,10 @@ func TestRealReadsMachineFacts(t *testing.T) {
 	if sizes := r.HugePageSizes(); !slices.Equal(sizes, []int64{1 << 30, 2 << 20}) {
 		t.Errorf("HugePageSizes = %v", sizes)
 	}
+	write(t, filepath.Join(r.SysRoot, "kernel", "mm", "hugepages", "hugepages-2048kB", "nr_hugepages"), "512\n")
+	if totals := r.HugePageTotals(); len(totals) != 1 || totals[2<<20] != 512 {
+		t.Errorf("HugePageTotals = %v, want 512 pages of 2MiB (the 1GiB size has no count)", totals)
+	}
 
 	if r.SELinux() {
 		t.Error("SELinux without its enforce file")

@@ -142,6 +142,21 @@ func (r *Real) HugePageSizes() []int64 {
 	return out
 }
 
+// HugePageTotals reads nr_hugepages of each hugepages-<size>kB directory of kernel/mm/hugepages.
+func (r *Real) HugePageTotals() map[int64]int64 {
+	out := map[int64]int64{}
+	for _, size := range r.HugePageSizes() {
+		data, err := os.ReadFile(filepath.Join(r.SysRoot, "kernel", "mm", "hugepages", fmt.Sprintf("hugepages-%dkB", size/1024), "nr_hugepages"))
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil {
+			out[size] = n
+		}
+	}
+	return out
+}
+
 // SELinux looks for fs/selinux/enforce, which only a kernel with SELinux enabled has.
 func (r *Real) SELinux() bool {
 	_, err := os.Stat(filepath.Join(r.SysRoot, "fs", "selinux", "enforce"))

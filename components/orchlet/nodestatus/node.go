@@ -83,6 +83,12 @@ type Options struct {
 	Taints     []corev1.Taint
 	ProviderID string
 	Addresses  []corev1.NodeAddress
+	// ExternalCloudProvider (--cloud-provider=external) registers the Node with the uninitialized
+	// taint a cloud controller removes once it has initialized it, and leaves the addresses the
+	// controller set alone. ProvidedNodeIP (--node-ip, when given) is the annotation that hints
+	// the controller at the addresses.
+	ExternalCloudProvider bool
+	ProvidedNodeIP        string
 	// Capacity is what the node has; Allocatable what pods may use of it.
 	Capacity, Allocatable corev1.ResourceList
 	// Port is the agent's HTTPS port, published as daemonEndpoints.
@@ -175,11 +181,20 @@ func (c *Controller) Register(ctx context.Context) error {
 		return err
 	}
 	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: c.o.Node, Labels: maps.Clone(c.o.Labels)},
-		Spec:       corev1.NodeSpec{Taints: c.o.Taints, ProviderID: c.o.ProviderID},
+		ObjectMeta: metav1.ObjectMeta{Name: c.o.Node, Labels: maps.Clone(c.o.Labels), Annotations: map[string]string{}},
+		Spec:       corev1.NodeSpec{Taints: slices.Clone(c.o.Taints), ProviderID: c.o.ProviderID},
 	}
 	if c.o.ControllerAttachDetach {
-		node.Annotations = map[string]string{ControllerManagedAttachAnnotation: "true"}
+		node.Annotations[ControllerManagedAttachAnnotation] = "true"
+	}
+	if c.o.ExternalCloudProvider {
+		node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: TaintExternalCloudProvider, Value: "true", Effect: corev1.TaintEffectNoSchedule})
+		if c.o.ProvidedNodeIP != "" {
+			node.Annotations[AnnotationProvidedNodeIP] = c.o.ProvidedNodeIP
+		}
+	}
+	if len(node.Annotations) == 0 {
+		node.Annotations = nil
 	}
 	status, err := c.status(ctx)
 	if err != nil {
@@ -243,6 +258,10 @@ func (c *Controller) SyncStatus(ctx context.Context) error {
 	status, err := c.status(ctx)
 	if err != nil {
 		return err
+	}
+	if c.o.ExternalCloudProvider && len(node.Status.Addresses) > 0 {
+		// The cloud controller's addresses, or those registered, take precedence.
+		status.Addresses = node.Status.Addresses
 	}
 	node.Status = *status
 	_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})

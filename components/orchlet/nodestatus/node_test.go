@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
 
@@ -195,6 +196,51 @@ func TestControllerAttachDetachAnnotation(t *testing.T) {
 				t.Fatalf("other annotations lost: %v", n.Annotations)
 			}
 		})
+	}
+}
+
+// --cloud-provider=external, as the kubelet: the Node registers with the uninitialized taint
+// beside --register-with-taints, the provided-node-ip annotation when --node-ip is given, and its
+// status keeps the addresses a cloud controller set.
+func TestExternalCloudProvider(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	own := corev1.Taint{Key: "example.com/dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}
+	c := e.controller(func(o *Options) {
+		o.ExternalCloudProvider, o.ProvidedNodeIP, o.Taints = true, "10.0.0.5", []corev1.Taint{own}
+		o.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.5"}, {Type: corev1.NodeHostName, Address: "n1"}}
+	})
+	if err := c.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := e.node(t)
+	uninitialized := corev1.Taint{Key: "node.cloudprovider.orch.io/uninitialized", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+	if len(n.Spec.Taints) != 2 || n.Spec.Taints[0] != own || n.Spec.Taints[1] != uninitialized {
+		t.Errorf("taints %v, want %v and %v", n.Spec.Taints, own, uninitialized)
+	}
+	if got := n.Annotations["alpha.orch.io/provided-node-ip"]; got != "10.0.0.5" {
+		t.Errorf("provided-node-ip %q, want 10.0.0.5", got)
+	}
+	// The cloud controller initializes the Node: its addresses stay through the next status.
+	cloud := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.1.2.3"}, {Type: corev1.NodeExternalIP, Address: "203.0.113.7"}}
+	n.Status.Addresses = cloud
+	if _, err := e.clients.Core.Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SyncStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.node(t).Status.Addresses; !reflect.DeepEqual(got, cloud) {
+		t.Errorf("addresses after a status update %v, want the cloud controller's %v", got, cloud)
+	}
+
+	// Without a cloud provider the agent's addresses are posted, and no taint or annotation added.
+	plain := newEnv(t)
+	if err := plain.controller().Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := plain.node(t); len(n.Spec.Taints) != 0 || n.Annotations["alpha.orch.io/provided-node-ip"] != "" {
+		t.Errorf("no cloud provider: taints %v annotations %v", n.Spec.Taints, n.Annotations)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/pods"
 )
 
@@ -26,6 +26,34 @@ func Labels(node string, extra map[string]string) map[string]string {
 		labels[k] = v
 	}
 	return labels
+}
+
+// The uninitialized taint of a Node registered for an external cloud provider, and the
+// annotation giving that provider --node-ip (Kubernetes' cloud-provider API, renamed).
+const (
+	TaintExternalCloudProvider = "node.cloudprovider.orch.io/uninitialized"
+	AnnotationProvidedNodeIP   = "alpha.orch.io/provided-node-ip"
+)
+
+// CloudAddresses are the addresses a Node registers with under --cloud-provider=external, as the
+// kubelet's NodeAddress setter gives them: the hostname alone when --node-ip is not given (the
+// cloud controller sets the rest), Addresses otherwise; and the provided-node-ip annotation's
+// value, --node-ip's addresses when they are specified ("" otherwise).
+func CloudAddresses(nodeIP, hostname string) ([]corev1.NodeAddress, string, error) {
+	if nodeIP == "" {
+		return []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: hostname}}, "", nil
+	}
+	addrs, err := Addresses(nodeIP, hostname)
+	if err != nil || nodeIP == "0.0.0.0" || nodeIP == "::" {
+		return addrs, "", err
+	}
+	var provided []string
+	for _, a := range addrs {
+		if a.Type == corev1.NodeInternalIP {
+			provided = append(provided, a.Address)
+		}
+	}
+	return addrs, strings.Join(provided, ","), nil
 }
 
 // Addresses are --node-ip's addresses, or the host's default one (IPv4 when it has one, else
@@ -70,43 +98,12 @@ func defaultIP(preferIPv6 bool) string {
 	return v4
 }
 
-// CapacityAndAllocatable are the node's resources and what pods may use of them: capacity less
-// --kube-reserved and --system-reserved (cpu and memory; the rest is refused at start), and less
-// the hard eviction threshold on memory.available unless ignoreEviction
-// (--experimental-allocatable-ignore-eviction).
-func CapacityAndAllocatable(c *v1beta1.OrchletConfiguration, ignoreEviction bool, cores int, memory int64) (corev1.ResourceList, corev1.ResourceList, error) {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(cores), resource.DecimalSI),
-		corev1.ResourceMemory: *resource.NewQuantity(memory, resource.BinarySI),
-		corev1.ResourcePods:   *resource.NewQuantity(int64(pods.Capacity(c.MaxPods, c.PodsPerCore, cores)), resource.DecimalSI),
-	}
-	allocatable := capacity.DeepCopy()
-	reserve := func(name corev1.ResourceName, q resource.Quantity) {
-		left := allocatable[name]
-		left.Sub(q)
-		if left.Sign() < 0 {
-			left = *resource.NewQuantity(0, left.Format)
-		}
-		allocatable[name] = left
-	}
-	for _, reserved := range []map[string]string{c.KubeReserved, c.SystemReserved} {
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if v, ok := reserved[string(name)]; ok {
-				q, err := resource.ParseQuantity(v)
-				if err != nil {
-					return nil, nil, fmt.Errorf("reserved %s=%s: %w", name, v, err)
-				}
-				reserve(name, q)
-			}
-		}
-	}
-	if !ignoreEviction {
-		// The hard memory.available threshold as the eviction manager reads it, defaults included.
-		v, err := eviction.HardMemoryThreshold(c, memory)
-		if err != nil {
-			return nil, nil, err
-		}
-		reserve(corev1.ResourceMemory, *resource.NewQuantity(v, resource.BinarySI))
-	}
-	return capacity, allocatable, nil
+// CapacityAndAllocatable are the Node's resources and what pods may use of them: the container
+// manager's capacity and allocatable (cm.NodeResources), with the pods the node takes
+// (--max-pods, --pods-per-core) in both.
+func CapacityAndAllocatable(c *v1beta1.OrchletConfiguration, cores int, r cm.Resources) (corev1.ResourceList, corev1.ResourceList) {
+	capacity, allocatable := r.Capacity.DeepCopy(), r.Allocatable.DeepCopy()
+	n := *resource.NewQuantity(int64(pods.Capacity(c.MaxPods, c.PodsPerCore, cores)), resource.DecimalSI)
+	capacity[corev1.ResourcePods], allocatable[corev1.ResourcePods] = n, n
+	return capacity, allocatable
 }

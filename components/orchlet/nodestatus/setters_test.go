@@ -1,6 +1,7 @@
 package nodestatus
 
 import (
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -9,39 +10,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiversion "k8s.io/apimachinery/pkg/version"
 
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/options"
 )
 
 // Allocatable is capacity less what --kube-reserved and --system-reserved hold back, and less the
 // hard memory.available threshold (Kubernetes' 100Mi when --eviction-hard is not given) unless
 // --experimental-allocatable-ignore-eviction.
+// The Node takes the container manager's resources, with the pods it admits in both lists.
 func TestCapacityAndAllocatable(t *testing.T) {
-	const gib = int64(1) << 30
-	for _, tc := range []struct {
-		args            []string
-		cpu, mem        string
-		allocCPU, alloc string
-	}{
-		{nil, "4", "8Gi", "4", "8092Mi"},
-		{[]string{"--experimental-allocatable-ignore-eviction"}, "4", "8Gi", "4", "8Gi"},
-		{[]string{"--eviction-hard=memory.available<1Gi"}, "4", "8Gi", "4", "7Gi"},
-		{[]string{"--eviction-hard=nodefs.available<10%"}, "4", "8Gi", "4", "8Gi"},
-		{[]string{"--kube-reserved=cpu=500m,memory=1Gi", "--system-reserved=memory=512Mi"}, "4", "8Gi", "3500m", "6556Mi"},
-		{[]string{"--kube-reserved=memory=16Gi"}, "4", "8Gi", "4", "0"},
-	} {
-		o, err := options.Parse(append([]string{"--orchconfig=/etc/orch/orchlet.conf"}, tc.args...), apiversion.Info{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		capacity, allocatable, err := CapacityAndAllocatable(o.Config, o.Flags.ExperimentalAllocatableIgnoreEviction, 4, 8*gib)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := func(l corev1.ResourceList, n corev1.ResourceName) string { q := l[n]; return q.String() }
-		if got(capacity, corev1.ResourceCPU) != tc.cpu || got(capacity, corev1.ResourceMemory) != tc.mem ||
-			got(allocatable, corev1.ResourceCPU) != tc.allocCPU || got(allocatable, corev1.ResourceMemory) != tc.alloc || got(capacity, corev1.ResourcePods) != "110" {
-			t.Errorf("%v: capacity %v allocatable %v", tc.args, capacity, allocatable)
-		}
+	o, err := options.Parse([]string{"--orchconfig=/etc/orch/orchlet.conf", "--max-pods=30"}, apiversion.Info{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cm.NodeResources(o.Config, false, cm.Machine{Cores: 4, Memory: 8 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity, allocatable := CapacityAndAllocatable(o.Config, 4, r)
+	got := func(l corev1.ResourceList, n corev1.ResourceName) string { q := l[n]; return q.String() }
+	if got(capacity, corev1.ResourceCPU) != "4" || got(capacity, corev1.ResourceMemory) != "8Gi" || got(allocatable, corev1.ResourceMemory) != "8092Mi" ||
+		got(capacity, corev1.ResourcePods) != "30" || got(allocatable, corev1.ResourcePods) != "30" {
+		t.Errorf("capacity %v allocatable %v", capacity, allocatable)
 	}
 }
 
@@ -83,5 +73,26 @@ func TestLabels(t *testing.T) {
 	got := Labels("node-a", map[string]string{"orch.io/role": "edge", "orch.io/hostname": "other"})
 	if got["orch.io/hostname"] != "other" || got["orch.io/role"] != "edge" || got["orch.io/os"] != runtime.GOOS || got["orch.io/arch"] != runtime.GOARCH || len(got) != 4 {
 		t.Errorf("Labels = %v", got)
+	}
+}
+
+// Under --cloud-provider=external the kubelet registers the hostname alone without --node-ip, and
+// gives the cloud controller --node-ip's addresses as the provided-node-ip annotation.
+func TestCloudAddresses(t *testing.T) {
+	for _, tc := range []struct {
+		nodeIP, provided string
+		addrs            []corev1.NodeAddress
+	}{
+		{"", "", []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "n1"}}},
+		{"10.0.0.5", "10.0.0.5", []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.5"}, {Type: corev1.NodeHostName, Address: "n1"}}},
+		{"10.0.0.5,fd00::5", "10.0.0.5,fd00::5", []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.5"}, {Type: corev1.NodeInternalIP, Address: "fd00::5"}, {Type: corev1.NodeHostName, Address: "n1"}}},
+	} {
+		addrs, provided, err := CloudAddresses(tc.nodeIP, "n1")
+		if err != nil || provided != tc.provided || !reflect.DeepEqual(addrs, tc.addrs) {
+			t.Errorf("CloudAddresses(%q) = %v, %q, %v; want %v, %q", tc.nodeIP, addrs, provided, err, tc.addrs, tc.provided)
+		}
+	}
+	if _, provided, _ := CloudAddresses("0.0.0.0", "n1"); provided != "" {
+		t.Errorf("an unspecified --node-ip is provided as %q", provided)
 	}
 }

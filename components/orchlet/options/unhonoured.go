@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 )
 
 // unhonoured is a setting this orchlet parses and validates but does not act on yet. A run that
@@ -24,33 +22,15 @@ type unhonoured struct {
 }
 
 const (
-	missingCgroups    = "cgroup and resource management are not built yet"
-	missingAPIMode    = "cloud providers are not built yet"
-	onlyAPIMode       = "it acts only in API-server mode"
-	missingVolumes    = "flexvolume plugins and mounter binaries are not built yet"
-	missingNetwork    = "orchlet leaves pod networking to the runtime"
-	missingCredPlugs  = "image credential provider plugins are not built yet"
-	missingNUMA       = "NUMA-aware placement is not built: the memory manager supports only the None policy and the topology manager only the none policy, container scope, no options"
-	missingCPUOptions = "the static CPU manager policy takes no options here (full-pcpus-only, distribute-cpus-across-numa, align-by-socket and the others are not built)"
+	missingRuntimeCg = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
+	onlyAPIMode      = "it acts only in API-server mode"
+	missingNUMA      = "the memory manager (its Static policy and reserved memory) is not built"
 )
 
 var unhonouredSettings = []unhonoured{
-	{option: "kubelet-cgroups", field: "kubeletCgroups", missing: missingCgroups},
-	{option: "system-cgroups", field: "systemCgroups", missing: missingCgroups},
-	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingCgroups},
-	{option: "cpu-manager-policy-options", field: "cpuManagerPolicyOptions", missing: missingCPUOptions},
+	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingRuntimeCg},
 	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingNUMA},
-	{option: "topology-manager-policy", field: "topologyManagerPolicy", missing: missingNUMA},
-	{option: "topology-manager-scope", field: "topologyManagerScope", missing: missingNUMA},
-	{option: "topology-manager-policy-options", field: "topologyManagerPolicyOptions", missing: missingNUMA},
-	{option: "kube-reserved", field: "kubeReserved", missing: onlyAPIMode, apiOnly: true},
-	{option: "kube-reserved-cgroup", field: "kubeReservedCgroup", missing: missingCgroups},
-	{option: "system-reserved", field: "systemReserved", missing: onlyAPIMode, apiOnly: true},
-	{option: "system-reserved-cgroup", field: "systemReservedCgroup", missing: missingCgroups},
-	{option: "reserved-memory", field: "reservedMemory", missing: missingCgroups},
-	{option: "enforce-node-allocatable", field: "enforceNodeAllocatable", missing: missingCgroups},
-	{option: "max-open-files", field: "maxOpenFiles", missing: missingCgroups},
-	{option: "oom-score-adj", field: "oomScoreAdj", missing: missingCgroups},
+	{option: "reserved-memory", field: "reservedMemory", missing: missingNUMA},
 
 	{option: "register-node", field: "registerNode", missing: onlyAPIMode, apiOnly: true},
 	{option: "register-with-taints", field: "registerWithTaints", missing: onlyAPIMode, apiOnly: true},
@@ -65,17 +45,7 @@ var unhonouredSettings = []unhonoured{
 	{option: "node-ip", flag: "NodeIP", missing: onlyAPIMode, apiOnly: true},
 	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
 	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
-	{option: "cloud-provider", flag: "CloudProvider", missing: missingAPIMode},
-	{option: "experimental-allocatable-ignore-eviction", flag: "ExperimentalAllocatableIgnoreEviction", missing: onlyAPIMode, apiOnly: true},
-
-	{option: "volume-plugin-dir", field: "volumePluginDir", missing: missingVolumes},
-	{option: "experimental-mounter-path", flag: "ExperimentalMounterPath", missing: missingVolumes},
-
-	{option: "hairpin-mode", field: "hairpinMode", missing: missingNetwork},
-	{option: "make-iptables-util-chains", field: "makeIPTablesUtilChains", missing: missingNetwork},
-
-	{option: "image-credential-provider-config", flag: "ImageCredentialProviderConfig", missing: missingCredPlugs},
-	{option: "image-credential-provider-bin-dir", flag: "ImageCredentialProviderBinDir", missing: missingCredPlugs},
+	{option: "cloud-provider", flag: "CloudProvider", missing: onlyAPIMode, apiOnly: true},
 }
 
 // Unhonoured refuses every setting that differs from its default although this orchlet does not act
@@ -101,10 +71,6 @@ func (o *Options) Unhonoured() error {
 		if u.apiOnly && o.Flags.Orchconfig != "" {
 			continue
 		}
-		// Enforcing nothing is honoured; it is what --cgroups-per-qos=false needs.
-		if u.field == "enforceNodeAllocatable" && len(o.Config.EnforceNodeAllocatable) == 0 {
-			continue
-		}
 		var changed bool
 		name := "--" + u.option
 		if u.field != "" {
@@ -119,29 +85,7 @@ func (o *Options) Unhonoured() error {
 			errs = append(errs, fmt.Errorf("%s: this orchlet does not act on it yet (%s); leave it at its default", name, u.missing))
 		}
 	}
-	errs = append(errs, reservedInAPIMode(o)...)
 	return errors.Join(errs...)
-}
-
-// reservedInAPIMode refuses the reservations API-server mode does not act on: it takes cpu and
-// memory out of the node's allocatable, but enforces no pid or ephemeral-storage reservation (no
-// cgroups, no storage capacity reported).
-func reservedInAPIMode(o *Options) []error {
-	if o.Flags.Orchconfig == "" {
-		return nil
-	}
-	var errs []error
-	for _, r := range []struct {
-		option, field string
-		m             map[string]string
-	}{{"kube-reserved", "kubeReserved", o.Config.KubeReserved}, {"system-reserved", "systemReserved", o.Config.SystemReserved}} {
-		for _, k := range slices.Sorted(maps.Keys(r.m)) {
-			if k != "cpu" && k != "memory" {
-				errs = append(errs, fmt.Errorf("--%s (%s): %s: this orchlet does not act on it yet (%s); reserve only cpu and memory", r.option, r.field, k, missingCgroups))
-			}
-		}
-	}
-	return errs
 }
 
 // fieldValues is the configuration as its file fields, so settings are compared as a file reads them.

@@ -11,43 +11,23 @@ import (
 // nonDefault gives each unhonoured option a valid value other than its default (with the companions
 // validation needs), so each can be shown refused.
 var nonDefault = map[string][]string{
-	"kubelet-cgroups":                          {"--kubelet-cgroups=/orchlet"},
-	"system-cgroups":                           {"--system-cgroups=/system"},
-	"runtime-cgroups":                          {"--runtime-cgroups=/runtime"},
-	"cpu-manager-policy-options":               {"--cpu-manager-policy-options=full-pcpus-only=true"},
-	"memory-manager-policy":                    {"--memory-manager-policy=Static"},
-	"topology-manager-policy":                  {"--topology-manager-policy=best-effort"},
-	"topology-manager-scope":                   {"--topology-manager-scope=pod"},
-	"topology-manager-policy-options":          {"--topology-manager-policy-options=prefer-closest-numa-nodes=true"},
-	"kube-reserved":                            {"--kube-reserved=cpu=100m"},
-	"kube-reserved-cgroup":                     {"--kube-reserved-cgroup=/orch-reserved"},
-	"system-reserved":                          {"--system-reserved=cpu=100m"},
-	"system-reserved-cgroup":                   {"--system-reserved-cgroup=/system-reserved"},
-	"reserved-memory":                          {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
-	"enforce-node-allocatable":                 {"--enforce-node-allocatable=pods,system-reserved", "--system-reserved-cgroup=/system-reserved"},
-	"max-open-files":                           {"--max-open-files=1000"},
-	"oom-score-adj":                            {"--oom-score-adj=-500"},
-	"register-node":                            {"--register-node=false"},
-	"register-with-taints":                     {"--register-with-taints=a=b:NoSchedule"},
-	"node-status-update-frequency":             {"--node-status-update-frequency=20s"},
-	"node-status-max-images":                   {"--node-status-max-images=5"},
-	"kube-api-qps":                             {"--kube-api-qps=10"},
-	"kube-api-burst":                           {"--kube-api-burst=10"},
-	"kube-api-content-type":                    {"--kube-api-content-type=application/json"},
-	"rotate-certificates":                      {"--rotate-certificates"},
-	"rotate-server-certificates":               {"--rotate-server-certificates", "--feature-gates=RotateOrchletServerCertificate=true"},
-	"bootstrap-kubeconfig":                     {"--bootstrap-kubeconfig=/etc/orch/bootstrap.conf"},
-	"node-ip":                                  {"--node-ip=10.0.0.5"},
-	"node-labels":                              {"--node-labels=example.com/team=a"},
-	"provider-id":                              {"--provider-id=machine-1"},
-	"cloud-provider":                           {"--cloud-provider=external"},
-	"experimental-allocatable-ignore-eviction": {"--experimental-allocatable-ignore-eviction"},
-	"volume-plugin-dir":                        {"--volume-plugin-dir=/opt/volume"},
-	"experimental-mounter-path":                {"--experimental-mounter-path=/bin/mount"},
-	"hairpin-mode":                             {"--hairpin-mode=none"},
-	"make-iptables-util-chains":                {"--make-iptables-util-chains=false"},
-	"image-credential-provider-config":         {"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
-	"image-credential-provider-bin-dir":        {"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
+	"runtime-cgroups":              {"--runtime-cgroups=/runtime"},
+	"memory-manager-policy":        {"--memory-manager-policy=Static"},
+	"reserved-memory":              {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
+	"register-node":                {"--register-node=false"},
+	"register-with-taints":         {"--register-with-taints=a=b:NoSchedule"},
+	"node-status-update-frequency": {"--node-status-update-frequency=20s"},
+	"node-status-max-images":       {"--node-status-max-images=5"},
+	"kube-api-qps":                 {"--kube-api-qps=10"},
+	"kube-api-burst":               {"--kube-api-burst=10"},
+	"kube-api-content-type":        {"--kube-api-content-type=application/json"},
+	"rotate-certificates":          {"--rotate-certificates"},
+	"rotate-server-certificates":   {"--rotate-server-certificates", "--feature-gates=RotateOrchletServerCertificate=true"},
+	"bootstrap-kubeconfig":         {"--bootstrap-kubeconfig=/etc/orch/bootstrap.conf"},
+	"node-ip":                      {"--node-ip=10.0.0.5"},
+	"node-labels":                  {"--node-labels=example.com/team=a"},
+	"provider-id":                  {"--provider-id=machine-1"},
+	"cloud-provider":               {"--cloud-provider=external"},
 }
 
 func TestDefaultsAreHonoured(t *testing.T) {
@@ -135,8 +115,8 @@ func TestHonouredSettingsRun(t *testing.T) {
 	if err := mustParse(t, args...).Unhonoured(); err != nil {
 		t.Fatalf("%q refused: %v", args, err)
 	}
-	for _, args := range [][]string{{"--memory-manager-policy=Static"}, {"--topology-manager-policy=single-numa-node"}} {
-		if err := mustParse(t, args...).Unhonoured(); err == nil || !strings.Contains(err.Error(), "NUMA-aware placement is not built") {
+	for _, args := range [][]string{{"--memory-manager-policy=Static"}, {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"}} {
+		if err := mustParse(t, args...).Unhonoured(); err == nil || !strings.Contains(err.Error(), "the memory manager (its Static policy and reserved memory) is not built") {
 			t.Errorf("%q: %v, want it refused saying what is not supported", args, err)
 		}
 	}
@@ -164,22 +144,19 @@ func TestUnhonouredSettingsNameRealFields(t *testing.T) {
 	}
 }
 
-// Reservations the agent does not act on are refused by name, in API-server mode and outside it.
-func TestReservationsRefused(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--orchconfig=/etc/orch/orchlet.conf", "--kube-reserved=pid=100"}, "--kube-reserved (kubeReserved): pid: this orchlet does not act on it yet"},
-		{[]string{"--orchconfig=/etc/orch/orchlet.conf", "--system-reserved=ephemeral-storage=1Gi"}, "--system-reserved (systemReserved): ephemeral-storage"},
-		{[]string{"--kube-reserved=cpu=1"}, "--kube-reserved (kubeReserved): it acts only in API-server mode"},
+// The container manager acts on the process settings, the system containers and node
+// allocatable (components/orchlet/cm), and admission on the allocatable the reservations leave,
+// in both modes.
+func TestContainerManagerSettings(t *testing.T) {
+	for _, args := range [][]string{
+		{"--oom-score-adj=-500", "--max-open-files=4096", "--kubelet-cgroups=/orchlet", "--system-cgroups=/system"},
+		{"--kube-reserved=cpu=1,memory=1Gi,pid=100", "--system-reserved=ephemeral-storage=1Gi", "--experimental-allocatable-ignore-eviction"},
+		{"--cgroups-per-qos=false", "--enforce-node-allocatable=system-reserved-compressible", "--system-reserved-cgroup=/system.slice", "--system-reserved=cpu=1"},
+		{"--cgroups-per-qos=false", "--enforce-node-allocatable=", "--kube-reserved=memory=1Gi"},
+		{"--orchconfig=/etc/orch/orchlet.conf", "--enforce-node-allocatable=", "--cgroups-per-qos=false", "--kube-reserved=memory=1Gi"},
 	} {
-		err := mustParse(t, tc.args...).Unhonoured()
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		if err := mustParse(t, args...).Unhonoured(); err != nil {
+			t.Errorf("%q refused: %v", args, err)
 		}
-	}
-	if err := mustParse(t, "--orchconfig=/etc/orch/orchlet.conf", "--kube-reserved=cpu=1,memory=1Gi", "--system-reserved=cpu=500m").Unhonoured(); err != nil {
-		t.Errorf("cpu and memory reservations refused: %v", err)
 	}
 }

@@ -58,6 +58,10 @@ func quoteAll(s []string) string {
 	return strings.Join(q, ", ")
 }
 
+// ExternalCloudProvider is the one --cloud-provider value besides none: a cloud controller outside
+// the agent initializes the Node.
+const ExternalCloudProvider = "external"
+
 // Validate checks every constraint SPEC.md states on the effective options and reports each broken one.
 func Validate(o *Options) error {
 	var e errs
@@ -74,6 +78,16 @@ func Validate(o *Options) error {
 	validateTaints(&e, c.RegisterWithTaints)
 	if c.RunOnce && c.EnableServer {
 		e.add("runonce", "runOnce", "is exclusive with --enable-server (enableServer); set --enable-server=false")
+	}
+	if p := o.Flags.CloudProvider; p != "" && p != ExternalCloudProvider {
+		// As the kubelet refuses it: the in-tree providers are gone.
+		e.add("cloud-provider", "", "cloud provider %q was specified, but built-in cloud providers are disabled. Please set --cloud-provider=external and migrate to an external cloud provider", p)
+	}
+	switch f := o.Flags; {
+	case f.ImageCredentialProviderConfig != "" && f.ImageCredentialProviderBinDir == "":
+		e.add("image-credential-provider-config", "", "needs --image-credential-provider-bin-dir, where its plugins are")
+	case f.ImageCredentialProviderConfig == "" && f.ImageCredentialProviderBinDir != "":
+		e.add("image-credential-provider-bin-dir", "", "needs --image-credential-provider-config, which names its plugins")
 	}
 	if o.Flags.ExitOnLockContention && o.Flags.LockFile == "" {
 		e.add("exit-on-lock-contention", "", "needs --lock-file")

@@ -83,6 +83,9 @@ func TestValidateRefuses(t *testing.T) {
 		{"cluster dns", []string{"--cluster-dns=dns.local"}, `--cluster-dns (clusterDNS): "dns.local" is not an IP address`},
 		{"pod cidr", []string{"--pod-cidr=10.0.0.0"}, `--pod-cidr (podCIDR): "10.0.0.0" is not a CIDR`},
 		{"node ip", []string{"--node-ip=10.0.0.1,fe80::1,10.0.0.2"}, `--node-ip: at most two addresses`},
+		{"plugins without their directory", []string{"--image-credential-provider-config=/etc/orch/credentials.yaml"}, `--image-credential-provider-config: needs --image-credential-provider-bin-dir`},
+		{"a plugin directory alone", []string{"--image-credential-provider-bin-dir=/opt/bin"}, `--image-credential-provider-bin-dir: needs --image-credential-provider-config`},
+		{"in-tree cloud provider", []string{"--cloud-provider=aws"}, `--cloud-provider: cloud provider "aws" was specified, but built-in cloud providers are disabled. Please set --cloud-provider=external`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,6 +115,8 @@ func TestValidateAccepts(t *testing.T) {
 		{"--kube-reserved=memory=1Gi", "--system-reserved=memory=512Mi", "--eviction-hard=memory.available<512Mi", "--reserved-memory=0:memory=1Gi;1:memory=1Gi"},
 		{"--lock-file=/run/orchlet.lock", "--exit-on-lock-contention"},
 		{"--node-ip=10.0.0.1,fe80::1"},
+		{"--cloud-provider=external"},
+		{"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
 	}
 	for _, args := range tests {
 		if _, err := Parse(args, build); err != nil {

@@ -115,7 +115,7 @@ func apiObjectReference(pod *corev1.Pod) string {
 	}
 	for _, v := range pod.Spec.Volumes {
 		switch {
-		case v.Secret != nil:
+		case v.Secret != nil, v.FlexVolume != nil && v.FlexVolume.SecretRef != nil:
 			return "secrets"
 		case v.ConfigMap != nil:
 			return "configmaps"

@@ -254,10 +254,10 @@ func New(o Options) (*Manager, error) {
 		Clock: o.Clock, Recorder: o.Recorder, Logger: m.log, ImageVolumes: o.Gates.Enabled(featuregates.ImageVolume),
 		ClusterDomain: c.ClusterDomain, ReadFile: readFile,
 		Node: volumes.Node{Name: m.node.Name, HostIPs: m.node.HostIPs, Cores: o.Cores, MemoryCapacity: m.node.MemoryCapacity,
-			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths},
+			RootDir: m.node.RootDir, SELinux: m.node.SELinux, Tmpfs: m.node.Tmpfs, SubPaths: m.node.SubPaths, Flex: m.node.Flex},
 	})
 	m.images = images.New(images.Options{Clock: o.Clock, Calls: m.calls, Images: o.Images, Recorder: o.Recorder, Logger: m.log,
-		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke})
+		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke, Plugins: m.node.Credentials})
 	m.relister = relist.New(o.Runtime, m.calls, m.log, o.SourcesReady)
 	m.syncer = podsync.New(podsync.Options{
 		Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, Logger: m.log,

@@ -1,6 +1,9 @@
 package pods
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
+	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/qos"
 	"orch.io/orch/components/orchlet/pods/volumes"
 )
@@ -36,4 +39,13 @@ type Node struct {
 	// SubPaths bind-mounts each volume mount's subPath where the runtime mounts it from, as the
 	// kubelet's subpather does; nil gives the runtime the path below the volume itself.
 	SubPaths volumes.SubPathMounter
+	// Flex runs flexVolume drivers (--volume-plugin-dir); nil refuses flexVolume volumes.
+	Flex volumes.FlexDrivers
+	// Credentials are the credential provider plugins (--image-credential-provider-config),
+	// asked for an image's credentials after its pod's pull secrets; nil: none.
+	Credentials images.Plugins
+	// Allocatable is what the node's pods may request together (the container manager's node
+	// allocatable): a pod requesting more than the admitted pods leave is refused, OutOf<resource>.
+	// Nil admits by the pods' count only.
+	Allocatable corev1.ResourceList
 }

@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/components/orchlet/pods/credentialprovider"
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/fakecri"
 )
@@ -73,6 +75,53 @@ func TestPullWithImagePullSecrets(t *testing.T) {
 			evs := h.rec.reasons(images.ReasonFailedToRetrieveImagePullSecret)
 			if tc.events == "" && len(evs) != 0 || tc.events != "" && (len(evs) == 0 || evs[0].note != tc.events) {
 				t.Errorf("events %v, want %q", h.rec.lines(), tc.events)
+			}
+		})
+	}
+}
+
+// fakePlugins gives the same credentials for every image, as a credential provider plugin.
+type fakePlugins map[string]credentialprovider.Auth
+
+func (f fakePlugins) Provide(context.Context, string) []map[string]credentialprovider.Auth {
+	return []map[string]credentialprovider.Auth{f}
+}
+
+// The credential provider plugins' credentials are tried after the pod's pull secrets', as the
+// kubelet's union keyring orders them; without an API server they are all there is.
+func TestPullWithCredentialPlugins(t *testing.T) {
+	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "registry.example.com/*", Auth: &fakecri.Auth{Username: "right", Password: "pw"}}}}
+	plugins := fakePlugins{"registry.example.com": {Username: "right", Password: "pw"}, "quay.io": {Username: "other", Password: "x"}}
+	for _, tc := range []struct {
+		name    string
+		secrets []string // nil: no API server
+		pulls   string
+	}{
+		{"standalone: the plugin's", nil, "right"},
+		{"a pull secret's first, then the plugin's", []string{"wrong"}, "wrong,right"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, script, config(nil), func(o *Options) { o.Node.Credentials = plugins })
+			pod := newPod("p", ctr("c", "registry.example.com/app:1"))
+			if tc.secrets != nil {
+				h.m.SetObjects(&fakeObjects{secrets: map[string]*corev1.Secret{
+					"default/wrong": dockerConfigJSON(`{"registry.example.com": {"username": "wrong", "password": "x"}}`),
+				}})
+				for _, s := range tc.secrets {
+					pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
+				}
+			}
+			h.add(pod)
+			h.runUntil(time.Second)
+			var users []string
+			for _, q := range sent[*runtimeapi.PullImageRequest](h, "PullImage") {
+				users = append(users, q.GetAuth().GetUsername())
+			}
+			if strings.Join(users, ",") != tc.pulls {
+				t.Errorf("pulls with %v, want %s", users, tc.pulls)
+			}
+			if st := h.pod("p").Status.ContainerStatuses[0]; st.State.Running == nil {
+				t.Errorf("container %+v, want running", st.State)
 			}
 		})
 	}

@@ -69,6 +69,12 @@ func (m *Manager) applyUpdates() {
 				m.reject(p, ReasonOutOfPods, fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", m.admitted, m.capacity))
 				continue
 			}
+			if m.node.Allocatable != nil {
+				if reason, msg := insufficientResource(p.Pod, m.activePods(p), m.node.Allocatable); reason != "" {
+					m.reject(p, reason, msg)
+					continue
+				}
+			}
 			m.admitted++
 			m.enqueue(syncKey(p.Pod), now)
 		}

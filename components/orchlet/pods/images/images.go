@@ -16,6 +16,7 @@ import (
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods/backoff"
 	"orch.io/orch/components/orchlet/pods/calls"
+	"orch.io/orch/components/orchlet/pods/credentialprovider"
 )
 
 // Event reasons and waiting reasons of image pulls, as Kubernetes' kubelet records them.
@@ -47,6 +48,13 @@ type Secrets interface {
 	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 }
 
+// Plugins are the credential provider plugins (--image-credential-provider-config): the
+// credentials each gives for an image's repository, by registry location; *credentialprovider.Providers
+// is one.
+type Plugins interface {
+	Provide(ctx context.Context, image string) []map[string]credentialprovider.Auth
+}
+
 // Recorder records events; *events.Recorder is one.
 type Recorder interface {
 	Eventf(regarding *corev1.ObjectReference, eventType, reason, action, noteFormat string, args ...any)
@@ -67,11 +75,13 @@ type Options struct {
 	Burst int32
 	// Wake is called when a background pull ended, for Settle to hand it over soon.
 	Wake func()
+	// Plugins, when set, give credentials after the pod's pull secrets.
+	Plugins Plugins
 }
 
 // Puller makes the images of pods' containers and image volumes present, as Kubernetes' image
 // manager does: by each image's pull policy, with a back-off after a failed pull, and the
-// credentials of the pod's image pull secrets.
+// credentials of the pod's image pull secrets and of the credential provider plugins.
 type Puller struct {
 	clk      clock.Clock
 	calls    *calls.Tracker
@@ -82,6 +92,7 @@ type Puller struct {
 	parallel bool          // pulls run in the background (serializeImagePulls false)
 	limiter  *rate.Limiter // nil: pulls are not rate limited
 	objects  Secrets       // nil: no API server to read pull secrets from
+	plugins  Plugins       // nil: no credential provider plugins
 
 	// serial makes the pod workers' pulls one at a time (serializeImagePulls).
 	serial sync.Mutex
@@ -94,7 +105,7 @@ type Puller struct {
 
 // New is a puller with o's settings.
 func New(o Options) *Puller {
-	p := &Puller{clk: o.Clock, calls: o.Calls, img: o.Images, rec: o.Recorder, log: o.Logger, wake: o.Wake, parallel: !o.Serialize,
+	p := &Puller{clk: o.Clock, calls: o.Calls, img: o.Images, rec: o.Recorder, log: o.Logger, wake: o.Wake, parallel: !o.Serialize, plugins: o.Plugins,
 		pulling: map[Key]bool{}, pulled: map[Key]result{}}
 	if o.QPS > 0 {
 		burst := int(o.Burst)

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -19,41 +17,56 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods/credentialprovider"
 )
 
 // defaultRegistryHost is where an image without a registry comes from, as the kubelet's keyring
 // names Docker Hub.
 const defaultRegistryHost = "index.docker.io"
 
-// pullAuths are the credentials of the pod's image pull secrets that match image, in the order
-// the kubelet's keyring tries them; none without an API server or a matching entry. A secret
-// that cannot be read is skipped with the kubelet's FailedToRetrieveImagePullSecret event; one
-// whose configuration is not JSON fails the pull, as MakeDockerKeyring does.
+// pullAuths are the credentials that match image, in the order the kubelet's union keyring tries
+// them: those of the pod's image pull secrets (read from the API server), then those the
+// credential provider plugins give. A secret that cannot be read is skipped with the kubelet's
+// FailedToRetrieveImagePullSecret event; one whose configuration is not JSON fails the pull, as
+// MakeDockerKeyring does.
 func (p *Puller) pullAuths(ctx context.Context, pod *corev1.Pod, image string) ([]*runtimeapi.AuthConfig, error) {
-	if p.objects == nil || len(pod.Spec.ImagePullSecrets) == 0 {
-		return nil, nil
-	}
-	var k keyring
-	var failed []string
-	for _, ref := range pod.Spec.ImagePullSecrets {
-		if ref.Name == "" {
-			continue // validation lets empty names through; the kubelet ignores them
+	repo := repository(image)
+	var out []*runtimeapi.AuthConfig
+	if p.objects != nil && len(pod.Spec.ImagePullSecrets) > 0 {
+		var k keyring
+		var failed []string
+		for _, ref := range pod.Spec.ImagePullSecrets {
+			if ref.Name == "" {
+				continue // validation lets empty names through; the kubelet ignores them
+			}
+			s, err := p.objects.GetSecret(ctx, pod.Namespace, ref.Name)
+			if err != nil {
+				p.log.Info("Unable to retrieve pull secret, the image pull may not succeed.", "pod", klog.KObj(pod), "secret", ref.Name, "err", err)
+				failed = append(failed, ref.Name)
+				continue
+			}
+			if err := k.addSecret(s); err != nil {
+				return nil, err
+			}
 		}
-		s, err := p.objects.GetSecret(ctx, pod.Namespace, ref.Name)
-		if err != nil {
-			p.log.Info("Unable to retrieve pull secret, the image pull may not succeed.", "pod", klog.KObj(pod), "secret", ref.Name, "err", err)
-			failed = append(failed, ref.Name)
-			continue
+		if len(failed) > 0 {
+			p.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
+				"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(failed, ", "))
 		}
-		if err := k.addSecret(s); err != nil {
-			return nil, err
+		out = k.lookup(repo)
+	}
+	if p.plugins != nil {
+		var k keyring
+		for _, auths := range p.plugins.Provide(ctx, repo) {
+			cfg := map[string]dockerEntry{}
+			for loc, a := range auths {
+				cfg[loc] = dockerEntry{Username: a.Username, Password: a.Password}
+			}
+			k.add(cfg)
 		}
+		out = append(out, k.lookup(repo)...)
 	}
-	if len(failed) > 0 {
-		p.rec.Eventf(events.PodReference(pod), corev1.EventTypeWarning, ReasonFailedToRetrieveImagePullSecret, "Pull",
-			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(failed, ", "))
-	}
-	return k.lookup(repository(image)), nil
+	return out, nil
 }
 
 // pullImage pulls with each credential in turn until one succeeds, or without any when there are
@@ -111,6 +124,21 @@ func (k *keyring) addSecret(s *corev1.Secret) error {
 	default:
 		return nil
 	}
+	for _, e := range cfg {
+		if e.Auth == "" {
+			continue
+		}
+		if _, _, err := decodeAuth(e.Auth); err != nil {
+			return err
+		}
+	}
+	k.add(cfg)
+	return nil
+}
+
+// add is BasicDockerKeyring.Add: each location of a docker configuration keyed by its host and
+// path, the more specific paths of a host first.
+func (k *keyring) add(cfg map[string]dockerEntry) {
 	if k.creds == nil {
 		k.creds = map[string][]*runtimeapi.AuthConfig{}
 	}
@@ -119,10 +147,7 @@ func (k *keyring) addSecret(s *corev1.Secret) error {
 		e := cfg[loc]
 		user, pass := e.Username, e.Password
 		if e.Auth != "" {
-			var err error
-			if user, pass, err = decodeAuth(e.Auth); err != nil {
-				return err
-			}
+			user, pass, _ = decodeAuth(e.Auth) // checked by addSecret
 		}
 		value := loc
 		if !strings.HasPrefix(value, "https://") && !strings.HasPrefix(value, "http://") {
@@ -148,7 +173,6 @@ func (k *keyring) addSecret(s *corev1.Secret) error {
 	}
 	// Reverse order puts the more specific paths of a host first.
 	sort.Sort(sort.Reverse(sort.StringSlice(k.index)))
-	return nil
 }
 
 // decodeAuth is decodeDockerConfigFieldAuth.
@@ -175,7 +199,7 @@ func decodeAuth(field string) (string, string, error) {
 func (k *keyring) lookup(image string) []*runtimeapi.AuthConfig {
 	var out []*runtimeapi.AuthConfig
 	for _, key := range k.index {
-		if urlsMatch(key, image) {
+		if credentialprovider.URLsMatch(key, image) {
 			out = append(out, k.creds[key]...)
 		}
 	}
@@ -186,35 +210,6 @@ func (k *keyring) lookup(image string) []*runtimeapi.AuthConfig {
 		return k.creds[defaultRegistryHost]
 	}
 	return nil
-}
-
-// urlsMatch is URLsMatchStr: the same port, as many host parts each matching the glob's, and
-// the glob's path a prefix of the image's.
-func urlsMatch(glob, target string) bool {
-	g, err1 := url.Parse("https://" + glob)
-	t, err2 := url.Parse("https://" + target)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	gParts, gPort := splitHost(g.Host)
-	tParts, tPort := splitHost(t.Host)
-	if gPort != tPort || len(gParts) != len(tParts) || !strings.HasPrefix(t.Path, g.Path) {
-		return false
-	}
-	for i, p := range gParts {
-		if ok, err := filepath.Match(p, tParts[i]); err != nil || !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func splitHost(hostport string) ([]string, string) {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = hostport, ""
-	}
-	return strings.Split(host, "."), port
 }
 
 // isDefaultRegistry tells whether image is pulled from Docker Hub: no registry host before its

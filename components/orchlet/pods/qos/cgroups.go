@@ -52,7 +52,7 @@ func (m *Manager) podCgroupConfig(pod *corev1.Pod) PodCgroupConfig {
 		}
 	}
 	period := uint64(m.cfsPeriod)
-	shares := uint64(milliCPUToShares(reqs.Cpu().MilliValue()))
+	shares := uint64(MilliCPUToShares(reqs.Cpu().MilliValue()))
 	quota := milliCPUToQuota(lims.Cpu().MilliValue(), int64(period))
 	if !m.cfsQuota {
 		quota = -1
@@ -217,7 +217,7 @@ func (m *Manager) updateQOSCgroups(live []*corev1.Pod) error {
 	for _, q := range []struct {
 		name   string
 		shares uint64
-	}{{burstableCgroup, uint64(milliCPUToShares(burstable))}, {bestEffortCgroup, minShares}} {
+	}{{burstableCgroup, uint64(MilliCPUToShares(burstable))}, {bestEffortCgroup, minShares}} {
 		shares := q.shares
 		if err := m.host.Ensure(m.cgroupParent(append(root, q.name)), PodCgroupConfig{CPUShares: &shares}); err != nil {
 			return fmt.Errorf("QoS cgroup %s: %w", q.name, err)
@@ -251,8 +251,17 @@ func (m *Manager) cgroupParent(name []string) string {
 	if name == nil {
 		return ""
 	}
-	if !m.systemd {
+	return CgroupPath(name, m.systemd)
+}
+
+// CgroupPath is a cgroup name, one component per level, as the cgroupfs or systemd driver writes
+// it: a path from the hierarchy's root for either.
+func CgroupPath(name []string, systemd bool) string {
+	if !systemd {
 		return "/" + path.Join(name...)
+	}
+	if len(name) == 0 {
+		return "/"
 	}
 	parts := make([]string, len(name))
 	for i, p := range name {

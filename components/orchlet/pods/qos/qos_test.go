@@ -48,8 +48,8 @@ func config(mod func(*v1beta1.OrchletConfiguration)) *v1beta1.OrchletConfigurati
 // From cm.MilliCPUToShares and kuberuntime's milliCPUToQuota.
 func TestCPUFormulas(t *testing.T) {
 	for _, c := range []struct{ milli, shares int64 }{{0, 2}, {1, 2}, {5, 5}, {100, 102}, {250, 256}, {1000, 1024}, {300000, 262144}} {
-		if got := milliCPUToShares(c.milli); got != c.shares {
-			t.Errorf("milliCPUToShares(%d) = %d, want %d", c.milli, got, c.shares)
+		if got := MilliCPUToShares(c.milli); got != c.shares {
+			t.Errorf("MilliCPUToShares(%d) = %d, want %d", c.milli, got, c.shares)
 		}
 	}
 	for _, c := range []struct{ milli, period, quota int64 }{{0, 100000, 0}, {1, 100000, 1000}, {250, 100000, 25000}, {1500, 50000, 75000}, {2000, 100000, 200000}} {

@@ -36,8 +36,8 @@ const (
 	bestEffortCgroup      = "besteffort"
 )
 
-// milliCPUToShares is cm.MilliCPUToShares: cpu.shares from a CPU request.
-func milliCPUToShares(milliCPU int64) int64 {
+// MilliCPUToShares is cm.MilliCPUToShares: cpu.shares from a CPU request or reservation.
+func MilliCPUToShares(milliCPU int64) int64 {
 	if milliCPU == 0 {
 		return minShares
 	}
@@ -178,9 +178,9 @@ func minRegularContainerMemory(pod *corev1.Pod) int64 {
 func (m *Manager) linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quantity) *runtimeapi.LinuxContainerResources {
 	r := &runtimeapi.LinuxContainerResources{}
 	if cpuRequest == nil && cpuLimit != nil {
-		r.CpuShares = milliCPUToShares(cpuLimit.MilliValue())
+		r.CpuShares = MilliCPUToShares(cpuLimit.MilliValue())
 	} else {
-		r.CpuShares = milliCPUToShares(cpuRequest.MilliValue())
+		r.CpuShares = MilliCPUToShares(cpuRequest.MilliValue())
 	}
 	r.MemoryLimitInBytes = memoryLimit.Value()
 	if m.cfsQuota {

@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 
@@ -30,6 +31,14 @@ type Node struct {
 	// SubPaths bind-mounts each volume mount's subPath where the runtime mounts it from, as the
 	// kubelet's subpather does; nil gives the runtime the path below the volume itself.
 	SubPaths SubPathMounter
+	// Flex runs the flexVolume drivers of --volume-plugin-dir; nil refuses flexVolume volumes.
+	Flex FlexDrivers
+}
+
+// FlexDrivers mount and unmount flexVolume volumes by driver name; *flexvolume.Plugins is one.
+type FlexDrivers interface {
+	Mount(ctx context.Context, driver, dir string, options map[string]string) error
+	Unmount(ctx context.Context, driver, dir string) error
 }
 
 // SubPathMounter is the kubelet's subpath.Interface on a host that can mount.
@@ -83,13 +92,14 @@ type Manager struct {
 	tokens       *tokenManager // nil: no API server to ask for service account tokens
 
 	mu    sync.Mutex
-	tmpfs map[types.UID]map[string]bool // the tmpfs volumes mounted, by pod
+	tmpfs map[types.UID]map[string]bool   // the tmpfs volumes mounted, by pod
+	flex  map[types.UID]map[string]string // the flexVolume volumes mounted, by pod: their drivers by directory
 }
 
 // New is a volume manager.
 func New(o Options) *Manager {
 	return &Manager{clk: o.Clock, rec: o.Recorder, log: o.Logger, node: o.Node, imageVolumes: o.ImageVolumes,
-		domain: o.ClusterDomain, readFile: o.ReadFile, tmpfs: map[types.UID]map[string]bool{}}
+		domain: o.ClusterDomain, readFile: o.ReadFile, tmpfs: map[types.UID]map[string]bool{}, flex: map[types.UID]map[string]string{}}
 }
 
 // SetObjects gives the volumes the API's configmaps and secrets; call it before the pods' first

@@ -2,6 +2,7 @@ package volumes
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/pods/flexvolume"
 )
 
 // Volume plugin directories under --root-dir/pods/<uid>/volumes: Kubernetes' escaped plugin
@@ -56,6 +58,8 @@ func volumeType(v *corev1.Volume) string {
 		return "nfs"
 	case s.Image != nil:
 		return "image"
+	case s.FlexVolume != nil:
+		return "flexVolume"
 	case s.ISCSI != nil:
 		return "iscsi"
 	case s.FC != nil:
@@ -83,6 +87,13 @@ func (m *Manager) Unsupported(pod *corev1.Pod) string {
 		case "image":
 			if !m.imageVolumes {
 				return fmt.Sprintf("%s: volume %q of type image needs the ImageVolume feature gate", at, v.Name)
+			}
+		case "flexVolume":
+			switch {
+			case m.node.Flex == nil:
+				return fmt.Sprintf("%s: volume %q of type flexVolume is not supported on a simulated node", at, v.Name)
+			case v.FlexVolume.SecretRef != nil && m.objects == nil:
+				return fmt.Sprintf("%s.flexVolume.secretRef: volume %q: reading API objects is not supported by this orchlet", at, v.Name)
 			}
 		case "hostPath", "downwardAPI":
 		case "configMap", "secret":
@@ -154,6 +165,8 @@ func (m *Manager) volumePath(pod *corev1.Pod, v *corev1.Volume) string {
 		return filepath.Join(m.podDir(pod), "volumes", configMapPlugin, v.Name)
 	case v.Secret != nil:
 		return filepath.Join(m.podDir(pod), "volumes", secretPlugin, v.Name)
+	case v.FlexVolume != nil:
+		return filepath.Join(m.podDir(pod), "volumes", flexvolume.PluginDir(v.FlexVolume.Driver), v.Name)
 	}
 	return filepath.Join(m.podDir(pod), "volumes", projectedPlugin, v.Name)
 }
@@ -182,7 +195,15 @@ func (m *Manager) setUpVolume(ctx context.Context, p Pod, v *corev1.Volume) erro
 	}
 	// The emptyDir, downwardAPI and projected plugins give the pod's fsGroup the volume; all but
 	// emptyDir are read-only to it.
-	if sc := p.Pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil && v.HostPath == nil && v.Image == nil {
+	sc := p.Pod.Spec.SecurityContext
+	switch {
+	case sc == nil || sc.FSGroup == nil || v.HostPath != nil || v.Image != nil:
+	case v.FlexVolume != nil:
+		// The flexvolume mounter gives the pod's fsGroup a volume mounted read-write.
+		if !v.FlexVolume.ReadOnly {
+			return setVolumeOwnership(m.volumePath(p.Pod, v), *sc.FSGroup, false)
+		}
+	default:
 		return setVolumeOwnership(m.volumePath(p.Pod, v), *sc.FSGroup, v.EmptyDir == nil)
 	}
 	return nil
@@ -234,6 +255,8 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p Pod, v *corev1.Volume)
 		return os.Chmod(dir, 0o777)
 	case v.DownwardAPI != nil:
 		return m.writeDownwardAPI(p, dir, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode)
+	case v.FlexVolume != nil:
+		return m.mountFlex(ctx, p.Pod, v, dir)
 	case (v.Secret != nil || v.Projected != nil) && m.node.Tmpfs != nil:
 		// The secret and projected plugins wrap a memory emptyDir: a secret or a token never
 		// reaches the node's disk.
@@ -248,6 +271,57 @@ func (m *Manager) setUpVolumeFiles(ctx context.Context, p Pod, v *corev1.Volume)
 		return m.writeObjectVolume(ctx, p, v)
 	}
 	return fmt.Errorf("unsupported volume type %s", volumeType(v))
+}
+
+// mountFlex has the volume's driver mount it on dir once for the pod's lifetime, with the options
+// the kubelet's flexvolume mounter gives (the kubernetes.io/ names drivers read: filesystem type,
+// read-write, the pod's name, namespace, uid and service account, its fsGroup, and each key of
+// secretRef base64-encoded); teardown has the driver unmount it.
+func (m *Manager) mountFlex(ctx context.Context, pod *corev1.Pod, v *corev1.Volume, dir string) error {
+	m.mu.Lock()
+	_, mounted := m.flex[pod.UID][dir]
+	m.mu.Unlock()
+	if mounted {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	f := v.FlexVolume
+	rw := "rw"
+	if f.ReadOnly {
+		rw = "ro"
+	}
+	opts := map[string]string{
+		"kubernetes.io/fsType": f.FSType, "kubernetes.io/readwrite": rw,
+		"kubernetes.io/pod.name": pod.Name, "kubernetes.io/pod.namespace": pod.Namespace, "kubernetes.io/pod.uid": string(pod.UID),
+		"kubernetes.io/serviceAccount.name": pod.Spec.ServiceAccountName,
+	}
+	if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+		opts["kubernetes.io/mounterArgs.FsGroup"] = strconv.FormatInt(*sc.FSGroup, 10)
+	}
+	if f.SecretRef != nil && f.SecretRef.Name != "" {
+		data, err := m.ReadObject(ctx, true, pod.Namespace, f.SecretRef.Name, nil)
+		if err != nil {
+			return fmt.Errorf("couldn't get secret %s/%s: %w", pod.Namespace, f.SecretRef.Name, err)
+		}
+		for k, val := range data {
+			opts["kubernetes.io/secret/"+k] = base64.StdEncoding.EncodeToString(val)
+		}
+	}
+	for k, val := range f.Options {
+		opts[k] = val
+	}
+	if err := m.node.Flex.Mount(ctx, f.Driver, dir, opts); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if m.flex[pod.UID] == nil {
+		m.flex[pod.UID] = map[string]string{}
+	}
+	m.flex[pod.UID][dir] = f.Driver
+	m.mu.Unlock()
+	return nil
 }
 
 // mountTmpfs mounts a tmpfs of size on dir once for the pod's lifetime; teardown unmounts it.
@@ -352,6 +426,18 @@ func (m *Manager) TearDown(pod *corev1.Pod) error {
 	}
 	m.mu.Lock()
 	delete(m.tmpfs, pod.UID)
+	flex := m.flex[pod.UID]
+	m.mu.Unlock()
+	for dir, driver := range flex {
+		if err := m.node.Flex.Unmount(context.Background(), driver, dir); err != nil {
+			return fmt.Errorf("unmounting %s: %w", dir, err)
+		}
+		m.mu.Lock()
+		delete(m.flex[pod.UID], dir)
+		m.mu.Unlock()
+	}
+	m.mu.Lock()
+	delete(m.flex, pod.UID)
 	m.mu.Unlock()
 	if m.tokens != nil {
 		m.tokens.forget(string(pod.UID))

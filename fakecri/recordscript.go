@@ -193,7 +193,8 @@ type Recording struct {
 	// Node is the recorded node's name (orchlet's --hostname-override): the replay's pods then
 	// have the recorded pods' names (a static pod's name ends in the node's).
 	Node string
-	// Args are the recorded orchlet's options, replayed as they were.
+	// Args are the recorded orchlet's options, replayed as they were (with --pod-manifest-path
+	// added when Manifests is given and they have none).
 	Args []string
 	// Manifests is the recorded orchlet's --pod-manifest-path: its files become the skeleton's
 	// static pods, verbatim (the CRI carries no pod spec to rebuild them from).
@@ -276,8 +277,12 @@ func (r *Recorder) WriteRecording(dir string, o Recording) error {
 	fmt.Fprintf(&b, "duration: %s\n", duration)
 	b.WriteString("nodes:\n")
 	writeYAMLField(&b, "  - ", "name", o.Node)
-	if len(o.Args) > 0 {
-		writeYAMLField(&b, "    ", "args", o.Args)
+	args := append([]string(nil), o.Args...)
+	if len(manifests) > 0 && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--pod-manifest-path") }) {
+		args = append(args, "--pod-manifest-path="+o.Manifests) // where the replay's static pods are read from
+	}
+	if len(args) > 0 {
+		writeYAMLField(&b, "    ", "args", args)
 	}
 	if o.HostMemory > 0 {
 		host := map[string]string{"memory": bytesQ(float64(o.HostMemory)).String()}

@@ -35,7 +35,7 @@ type Recorder struct {
 	mu         sync.Mutex
 	version    *runtimeapi.VersionResponse
 	cgroup     string
-	preloaded  []string // image tags present when the recording began
+	preloaded  []string             // image tags present when the recording began
 	images     map[string]*recImage // by the name pulled, in pull order (imageOrder)
 	imageOrder []string
 	sandboxes  map[string]*recSandbox

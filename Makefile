@@ -106,9 +106,11 @@ plots-browser:
 ## e2e-containerd: orchlet on containerd + runc (Debian's packages; needs root) and on fakecri: a
 ## static pod running, a crash loop backing off, the pull policies, the pod torn down; image and
 ## dead-container garbage collection on containerd; a web pod on containerd (init before app,
-## readiness gating Ready, preStop before the kill, runAsUser, cgroup limits)
+## readiness gating Ready, preStop before the kill, runAsUser, cgroup limits); a minute of a node
+## on containerd recorded through fakecri record and replayed by the simulator (restarts, OOM
+## kills and an eviction matching within one sampling period)
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 5m -run '^TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 8m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd)|TestRecordReplayOnContainerd)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, fakecri, the simulator at
 ## scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8

@@ -199,6 +199,9 @@ type Recording struct {
 	// Manifests is the recorded orchlet's --pod-manifest-path: its files become the skeleton's
 	// static pods, verbatim (the CRI carries no pod spec to rebuild them from).
 	Manifests string
+	// APIPods are the pods (YAML, each with its spec.nodeName) the node ran from the API server:
+	// the replay's node is an API-mode node and they are created at its start.
+	APIPods []string
 	// HostMemory and SystemMemory are the machine's memory and what ran outside pods when the
 	// recording began, in bytes (0: the simulator's defaults).
 	HostMemory, SystemMemory uint64
@@ -265,7 +268,7 @@ func (r *Recorder) WriteRecording(dir string, o Recording) error {
 	fmt.Fprintf(&b, "# containers' stats every %s (%d rounds): the replay matches the recording to within that period.\n", r.period, samples)
 	fmt.Fprintf(&b, "# Replay: orchsim run %s; other options: orchsim compare %s --with 'eviction-hard=...'\n",
 		filepath.Join(dir, "scenario.yaml"), filepath.Join(dir, "scenario.yaml"))
-	if len(manifests) == 0 && len(pods) > 0 {
+	if len(manifests) == 0 && len(o.APIPods) == 0 && len(pods) > 0 {
 		b.WriteString("# The CRI carries no pod spec: the recorded pods, to add under manifests (or give --manifests):\n")
 		for _, p := range pods {
 			fmt.Fprintf(&b, "#   %s\n", p)
@@ -277,6 +280,9 @@ func (r *Recorder) WriteRecording(dir string, o Recording) error {
 	fmt.Fprintf(&b, "duration: %s\n", duration)
 	b.WriteString("nodes:\n")
 	writeYAMLField(&b, "  - ", "name", o.Node)
+	if len(o.APIPods) > 0 {
+		b.WriteString("    api: true\n")
+	}
 	args := append([]string(nil), o.Args...)
 	if len(manifests) > 0 && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--pod-manifest-path") }) {
 		args = append(args, "--pod-manifest-path="+o.Manifests) // where the replay's static pods are read from
@@ -304,6 +310,15 @@ func (r *Recorder) WriteRecording(dir string, o Recording) error {
 	b.WriteString("    fakecri:\n")
 	for _, line := range strings.Split(strings.TrimRight(string(sy), "\n"), "\n") {
 		fmt.Fprintf(&b, "      %s\n", line)
+	}
+	if len(o.APIPods) > 0 {
+		b.WriteString("timeline:\n")
+		for _, p := range o.APIPods {
+			b.WriteString("  - at: 0s\n    createPod: |\n")
+			for _, line := range strings.Split(strings.TrimRight(p, "\n"), "\n") {
+				fmt.Fprintf(&b, "      %s\n", line)
+			}
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

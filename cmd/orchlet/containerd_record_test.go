@@ -257,7 +257,7 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 	// Each observation of the real node lies within one sampling period of the replay.
 	for pod, obs := range seen {
 		for _, o := range obs {
-			lo, hi := replayAt(max(0, o.at-recordPeriod))[pod], replayAt(o.at+recordPeriod)[pod]
+			lo, hi := replayAt(max(0, o.at-recordPeriod))[pod], replayAt(o.at + recordPeriod)[pod]
 			if o.restarts < lo.Restarts || o.restarts > hi.Restarts {
 				t.Errorf("%s at %s: %d restarts recorded, the replay had %d to %d within %s", pod, o.at.Round(time.Millisecond), o.restarts, lo.Restarts, hi.Restarts, recordPeriod)
 				break

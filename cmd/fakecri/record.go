@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 	period := fs.Duration("sample-period", 10*time.Second, "how often every container's stats are sampled; the replay matches the recording to within it")
 	node := fs.String("node", "", "the recorded node's name, as the agent's --hostname-override (required: static pods' names end in it)")
 	manifests := fs.String("manifests", "", "the agent's --pod-manifest-path: its files become the scenario's static pods")
+	apiPods := fs.String("api-pods", "", "a directory of the pods (YAML, with spec.nodeName) the agent ran from the API server: the scenario's node is then an API-mode node that creates them at its start")
 	var nodeArgs stringList
 	fs.Var(&nodeArgs, "node-arg", "an option the agent runs with, replayed as given (repeatable): --node-arg=--eviction-hard=memory.available<100Mi")
 	duration := fs.Duration("duration", 0, "stop recording after this long (0: at SIGINT or SIGTERM)")
@@ -65,6 +67,26 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 	if *manifests != "" {
 		if st, err := os.Stat(*manifests); err != nil || !st.IsDir() {
 			return fail("--manifests %s: not a directory", *manifests)
+		}
+	}
+	var podYAMLs []string
+	if *apiPods != "" {
+		ents, err := os.ReadDir(*apiPods)
+		if err != nil {
+			return fail("--api-pods: %v", err)
+		}
+		for _, e := range ents {
+			if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(*apiPods, e.Name()))
+			if err != nil {
+				return fail("--api-pods: %v", err)
+			}
+			podYAMLs = append(podYAMLs, string(b))
+		}
+		if len(podYAMLs) == 0 {
+			return fail("--api-pods %s: no pod files", *apiPods)
 		}
 	}
 	hostMem, systemMem := meminfo()
@@ -115,7 +137,7 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 	if err := rec.Sample(final); err != nil { // the exits since the last round
 		fmt.Fprintf(stderr, "fakecri record: last sample: %v\n", err)
 	}
-	if err := rec.WriteRecording(*out, fakecri.Recording{Node: *node, Args: nodeArgs, Manifests: *manifests,
+	if err := rec.WriteRecording(*out, fakecri.Recording{Node: *node, Args: nodeArgs, Manifests: *manifests, APIPods: podYAMLs,
 		HostMemory: hostMem, SystemMemory: systemMem, Upstream: *upstream}); err != nil {
 		return fail("%v", err)
 	}

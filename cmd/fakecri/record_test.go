@@ -114,11 +114,38 @@ func TestRecordRefusals(t *testing.T) {
 		{[]string{"record", "--upstream", "unix:///x.sock", "--out", "x", "--node", "n", "--sample-period", "0s"}, "--sample-period must be positive"},
 		{[]string{"record", "--upstream", "unix:///x.sock", "--out", "x", "--node", "n", "--manifests", "/no/such"}, "--manifests /no/such: not a directory"},
 		{[]string{"record", "--upstream", "http://x", "--out", "x", "--node", "n"}, "--upstream: endpoint"},
+		{[]string{"record", "--upstream", "unix:///x.sock", "--out", "x", "--node", "n", "--api-pods", "/no/such"}, "--api-pods: open /no/such"},
+		{[]string{"record", "--upstream", "unix:///x.sock", "--out", "x", "--node", "n", "--api-pods", t.TempDir()}, "no pod files"},
 		{[]string{"record", "--sample-periods", "1s"}, "flag provided but not defined: -sample-periods"},
 	} {
 		var b bytes.Buffer
 		if code := run(context.Background(), c.args, &b); code == 0 || !strings.Contains(b.String(), c.want) {
 			t.Errorf("%q: exit %d, %q; want %q", c.args, code, b.String(), c.want)
 		}
+	}
+}
+
+// TestRecordingOfAPIPodsLoads checks the skeleton of a node that ran pods from the API server: an
+// API-mode node creating them at its start, which the scenario reader takes.
+func TestRecordingOfAPIPodsLoads(t *testing.T) {
+	_, upstream := fakecritest.Start(t, fakecri.Options{Seed: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rec, err := fakecri.NewRecorder(ctx, fakecri.RecordOptions{Upstream: upstream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	out := t.TempDir()
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  nodeName: n1\n  containers:\n  - {name: app, image: app:1}\n"
+	if err := rec.WriteRecording(out, fakecri.Recording{Node: "n1", APIPods: []string{pod}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Load(filepath.Join(out, "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Nodes[0].API || len(s.Timeline) != 1 || s.Timeline[0].At.D() != 0 || s.Timeline[0].CreatePod != pod {
+		t.Errorf("node %+v, timeline %+v", s.Nodes[0], s.Timeline)
 	}
 }

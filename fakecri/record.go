@@ -31,6 +31,7 @@ type Recorder struct {
 	clk    clock.Clock
 	period time.Duration
 	start  time.Time
+	logs   bool
 
 	mu         sync.Mutex
 	version    *runtimeapi.VersionResponse
@@ -51,6 +52,8 @@ type RecordOptions struct {
 	Clock clock.Clock
 	// SamplePeriod is how often Run samples the containers' stats (default 10s).
 	SamplePeriod time.Duration
+	// Logs records each container's log lines, read from the log file the runtime wrote.
+	Logs bool
 }
 
 type recImage struct {
@@ -62,6 +65,7 @@ type recImage struct {
 
 type recSandbox struct {
 	id        string
+	logDir    string
 	meta      *runtimeapi.PodSandboxMetadata
 	createdAt time.Duration // since the recording began
 }
@@ -70,6 +74,7 @@ type recContainer struct {
 	id, sandbox string
 	meta        *runtimeapi.ContainerMetadata
 	image       string
+	logPath     string    // relative to the sandbox's log directory
 	started     time.Time // the runtime's start time
 	finished    time.Time
 	exitCode    int32
@@ -109,7 +114,7 @@ func NewRecorder(ctx context.Context, o RecordOptions) (*Recorder, error) {
 	}
 	r := &Recorder{
 		rt: runtimeapi.NewRuntimeServiceClient(conn), img: runtimeapi.NewImageServiceClient(conn), conn: conn,
-		clk: o.Clock, period: o.SamplePeriod, start: o.Clock.Now(),
+		clk: o.Clock, period: o.SamplePeriod, start: o.Clock.Now(), logs: o.Logs,
 		images: map[string]*recImage{}, sandboxes: map[string]*recSandbox{}, containers: map[string]*recContainer{},
 	}
 	if r.version, err = r.rt.Version(ctx, &runtimeapi.VersionRequest{}); err != nil {
@@ -279,7 +284,8 @@ func (r *Recorder) observeAnswer(ctx context.Context, method string, req, resp [
 			return
 		}
 		r.mu.Lock()
-		r.sandboxes[a.GetPodSandboxId()] = &recSandbox{id: a.GetPodSandboxId(), meta: q.GetConfig().GetMetadata(), createdAt: r.clk.Since(r.start)}
+		r.sandboxes[a.GetPodSandboxId()] = &recSandbox{id: a.GetPodSandboxId(), meta: q.GetConfig().GetMetadata(),
+			logDir: q.GetConfig().GetLogDirectory(), createdAt: r.clk.Since(r.start)}
 		r.mu.Unlock()
 	case "CreateContainer":
 		var q runtimeapi.CreateContainerRequest
@@ -289,7 +295,7 @@ func (r *Recorder) observeAnswer(ctx context.Context, method string, req, resp [
 		}
 		r.mu.Lock()
 		r.containers[a.GetContainerId()] = &recContainer{id: a.GetContainerId(), sandbox: q.GetPodSandboxId(),
-			meta: q.GetConfig().GetMetadata(), image: q.GetConfig().GetImage().GetImage()}
+			meta: q.GetConfig().GetMetadata(), image: q.GetConfig().GetImage().GetImage(), logPath: q.GetConfig().GetLogPath()}
 		r.mu.Unlock()
 	case "ContainerStatus":
 		var a runtimeapi.ContainerStatusResponse

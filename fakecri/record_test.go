@@ -310,3 +310,62 @@ func u32s(v *uint32) string {
 	}
 	return strconv.Itoa(int(*v))
 }
+
+// TestRecorderLogs records a container's log lines, from the file the runtime wrote, and the
+// script plays them back at their pace.
+func TestRecorderLogs(t *testing.T) {
+	mock := clock.NewMock()
+	mock.Set(t0)
+	up, err := New(Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &Script{Containers: []ContainerRule{
+		{Match: ContainerMatch{Name: "talker"}, Logs: &LogSpec{Lines: []string{"hello {n}"}, Every: Duration(2 * time.Second), Count: 3}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec, err := NewRecorder(ctx, RecordOptions{Upstream: serve(t, up), Clock: mock, Logs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	sock := filepath.Join(t.TempDir(), "rec.sock")
+	lis, err := Listen("unix://" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rec.NewGRPCServer()
+	go srv.Serve(lis)
+	defer srv.Stop()
+	rs, is := clients(t, "unix://"+sock, false)
+	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "app:1"}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := podConfig("p", nil)
+	cfg.LogDirectory = t.TempDir()
+	pod, err := rs.RunPodSandbox(ctx, cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rs.CreateContainer(ctx, pod, containerConfig("talker", "app:1", 0), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Advance(ctx, mock, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := rec.Script()
+	if len(s.Containers) != 1 || s.Containers[0].Logs == nil {
+		t.Fatalf("containers = %+v", s.Containers)
+	}
+	l := s.Containers[0].Logs
+	if strings.Join(l.Lines, "|") != "hello 1|hello 2|hello 3" || l.Every.D() != 2*time.Second || l.Count != 3 || l.Stream != "" {
+		t.Errorf("logs = %+v", l)
+	}
+}

@@ -49,10 +49,10 @@ func (r *Recorder) Script() *Script {
 	attempts := map[key][]*recContainer{}
 	var keys []key
 	for _, c := range r.containers {
-		sb := r.sandboxes[c.sandbox]
-		if sb == nil || c.meta == nil || c.started.IsZero() {
+		if sb := r.sandboxes[c.sandbox]; sb == nil || c.meta == nil || c.started.IsZero() {
 			continue // created before the recording, or never started
 		}
+		sb := r.sandboxes[c.sandbox]
 		k := key{sb.meta.GetNamespace(), sb.meta.GetName(), c.meta.GetName()}
 		if attempts[k] == nil {
 			keys = append(keys, k)
@@ -67,12 +67,16 @@ func (r *Recorder) Script() *Script {
 		cs := attempts[k]
 		sort.Slice(cs, func(i, j int) bool { return cs[i].meta.GetAttempt() < cs[j].meta.GetAttempt() })
 		for i, c := range cs {
+			sb := r.sandboxes[c.sandbox]
 			a := c.meta.GetAttempt()
 			m := ContainerMatch{Namespace: k.ns, Pod: k.pod, Name: k.name, MinAttempt: &a}
 			if i < len(cs)-1 {
 				m.MaxAttempt = &a
 			}
 			rule := ContainerRule{Match: m, Usage: c.usage()}
+			if r.logs && c.logPath != "" && sb.logDir != "" {
+				rule.Logs = recordedLogs(filepath.Join(sb.logDir, c.logPath), c.started)
+			}
 			if !c.finished.IsZero() && !c.stopAsked {
 				after := Duration(c.finished.Sub(c.started).Round(time.Millisecond))
 				if c.reason == "OOMKilled" {
@@ -88,6 +92,59 @@ func (r *Recorder) Script() *Script {
 		}
 	}
 	return s
+}
+
+// recordedLogs reads a container's log file (the CRI's format: "<time> <stream> <F|P> <text>") and
+// plays its lines back at their mean pace since the container's start, once each. The lines of
+// the stream that wrote more are kept (a script's log has one stream); a partial line (P) is joined
+// to the next. Nil when the file holds no line or cannot be read.
+func recordedLogs(path string, started time.Time) *LogSpec {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	lines := map[string][]string{}
+	lastAt := map[string]time.Time{}
+	partial := map[string]string{}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.SplitN(l, " ", 4)
+		if len(f) < 3 {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, f[0])
+		if err != nil {
+			continue
+		}
+		text := ""
+		if len(f) == 4 {
+			text = f[3]
+		}
+		stream := f[1]
+		if f[2] == "P" {
+			partial[stream] += text
+			continue
+		}
+		lines[stream] = append(lines[stream], partial[stream]+text)
+		partial[stream] = ""
+		lastAt[stream] = at
+	}
+	stream := "stdout"
+	if len(lines["stderr"]) > len(lines["stdout"]) {
+		stream = "stderr"
+	}
+	kept := lines[stream]
+	if len(kept) == 0 {
+		return nil
+	}
+	every := lastAt[stream].Sub(started) / time.Duration(len(kept))
+	if every < time.Millisecond {
+		every = time.Millisecond // the script needs a positive pace
+	}
+	spec := &LogSpec{Lines: kept, Every: Duration(every.Round(time.Millisecond)), Count: len(kept)}
+	if stream == "stderr" {
+		spec.Stream = stream
+	}
+	return spec
 }
 
 // usage fits the container's samples: memory (working set), CPU, writable layer bytes and inodes.

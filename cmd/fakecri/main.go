@@ -8,7 +8,7 @@
 //
 //	fakecri record --upstream unix:///run/containerd/containerd.sock --listen unix:///tmp/rec.sock
 //	        --out DIR --node NAME [--node-arg=--opt=value]... [--manifests DIR] [--api-pods DIR]
-//	        [--sample-period 10s] [--duration D]
+//	        [--sample-period 10s] [--logs] [--duration D]
 //
 // is a CRI proxy in front of a real runtime: it forwards every call and, when stopped, writes what
 // it saw as a fakecri script and a scenario skeleton that orchsim replays.

@@ -38,6 +38,7 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 	apiPods := fs.String("api-pods", "", "a directory of the pods (YAML, with spec.nodeName) the agent ran from the API server: the scenario's node is then an API-mode node that creates them at its start")
 	var nodeArgs stringList
 	fs.Var(&nodeArgs, "node-arg", "an option the agent runs with, replayed as given (repeatable): --node-arg=--eviction-hard=memory.available<100Mi")
+	logs := fs.Bool("logs", false, "record each container's log lines too, from the log files the runtime writes (this machine's)")
 	duration := fs.Duration("duration", 0, "stop recording after this long (0: at SIGINT or SIGTERM)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -92,7 +93,7 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 	hostMem, systemMem := meminfo()
 
 	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	rec, err := fakecri.NewRecorder(dialCtx, fakecri.RecordOptions{Upstream: *upstream, SamplePeriod: *period})
+	rec, err := fakecri.NewRecorder(dialCtx, fakecri.RecordOptions{Upstream: *upstream, SamplePeriod: *period, Logs: *logs})
 	cancel()
 	if err != nil {
 		return fail("%v", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -75,6 +76,7 @@ type recContainer struct {
 	meta        *runtimeapi.ContainerMetadata
 	image       string
 	logPath     string    // relative to the sandbox's log directory
+	logs        *LogSpec  // read when the container exited: the agent may remove the file with it
 	started     time.Time // the runtime's start time
 	finished    time.Time
 	exitCode    int32
@@ -351,7 +353,17 @@ func (r *Recorder) noteStatus(st *runtimeapi.ContainerStatus) {
 		c.finished = time.Unix(0, st.GetFinishedAt())
 		c.exitCode = st.GetExitCode()
 		c.reason = st.GetReason()
+		c.logs = r.readLogs(c)
 	}
+}
+
+// readLogs reads c's log lines when logs are recorded.
+func (r *Recorder) readLogs(c *recContainer) *LogSpec {
+	sb := r.sandboxes[c.sandbox]
+	if !r.logs || sb == nil || sb.logDir == "" || c.logPath == "" || c.started.IsZero() {
+		return nil
+	}
+	return recordedLogs(filepath.Join(sb.logDir, c.logPath), c.started)
 }
 
 // Run samples every SamplePeriod until ctx ends.

@@ -311,13 +311,15 @@ func u32s(v *uint32) string {
 	return strconv.Itoa(int(*v))
 }
 
-// TestRecorderLogs records a container's log lines, from the file the runtime wrote, and the
-// script plays them back at their pace.
+// TestRecorderLogs records a container's log lines, from the file the runtime wrote, read when it
+// exits (the agent may remove the file with the container), and the script plays them back at
+// their pace.
 func TestRecorderLogs(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(t0)
 	up, err := New(Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "talker"}, Logs: &LogSpec{Lines: []string{"hello {n}"}, Every: Duration(2 * time.Second), Count: 3}},
+		{Match: ContainerMatch{Name: "talker"}, Logs: &LogSpec{Lines: []string{"hello {n}"}, Every: Duration(2 * time.Second), Count: 3},
+			Exit: &ExitSpec{After: Duration(7 * time.Second)}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -360,8 +362,11 @@ func TestRecorderLogs(t *testing.T) {
 	if err := rec.Sample(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.RemoveAll(cfg.LogDirectory); err != nil {
+		t.Fatal(err)
+	}
 	s := rec.Script()
-	if len(s.Containers) != 1 || s.Containers[0].Logs == nil {
+	if len(s.Containers) != 1 || s.Containers[0].Logs == nil || s.Containers[0].Exit == nil {
 		t.Fatalf("containers = %+v", s.Containers)
 	}
 	l := s.Containers[0].Logs

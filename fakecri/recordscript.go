@@ -67,15 +67,14 @@ func (r *Recorder) Script() *Script {
 		cs := attempts[k]
 		sort.Slice(cs, func(i, j int) bool { return cs[i].meta.GetAttempt() < cs[j].meta.GetAttempt() })
 		for i, c := range cs {
-			sb := r.sandboxes[c.sandbox]
 			a := c.meta.GetAttempt()
 			m := ContainerMatch{Namespace: k.ns, Pod: k.pod, Name: k.name, MinAttempt: &a}
 			if i < len(cs)-1 {
 				m.MaxAttempt = &a
 			}
 			rule := ContainerRule{Match: m, Usage: c.usage()}
-			if r.logs && c.logPath != "" && sb.logDir != "" {
-				rule.Logs = recordedLogs(filepath.Join(sb.logDir, c.logPath), c.started)
+			if rule.Logs = c.logs; c.finished.IsZero() {
+				rule.Logs = r.readLogs(c) // still running: its lines so far
 			}
 			if !c.finished.IsZero() && !c.stopAsked {
 				after := Duration(c.finished.Sub(c.started).Round(time.Millisecond))

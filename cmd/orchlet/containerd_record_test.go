@@ -39,8 +39,8 @@ const recordPeriod = 5 * time.Second
 const recordSpan = 60 * time.Second
 
 // recordPods are the recorded node's pods, from the API server (a static pod is critical, and so
-// never evicted): one that holds 40MB of memory in /dev/shm, one that crashes (exit 3) 4s after
-// each start, one OOM-killed by its 16Mi limit 2s after each start, and one that writes 20MB to
+// never evicted): one that holds 40MB of memory in /dev/shm, one that logs a line and crashes
+// (exit 3) 4s after each start, one OOM-killed by its 16Mi limit 2s after each start, and one that writes 20MB to
 // its writable layer past its 8Mi ephemeral-storage limit, and is evicted.
 var recordPods = map[string]string{
 	"hog.yaml": `apiVersion: v1
@@ -67,7 +67,7 @@ spec:
   - name: app
     image: ` + e2eImage + `
     imagePullPolicy: IfNotPresent
-    command: [sh, -c, "sleep 4; exit 3"]
+    command: [sh, -c, "echo starting; sleep 4; exit 3"]
 `,
 	"oom.yaml": `apiVersion: v1
 kind: Pod
@@ -131,7 +131,7 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 		}
 	})
 
-	rec, err := fakecri.NewRecorder(ctx, fakecri.RecordOptions{Upstream: "unix://" + ctd.sock, SamplePeriod: recordPeriod})
+	rec, err := fakecri.NewRecorder(ctx, fakecri.RecordOptions{Upstream: "unix://" + ctd.sock, SamplePeriod: recordPeriod, Logs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +203,16 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 	}
 	sk, _ := os.ReadFile(filepath.Join(out, "scenario.yaml"))
 	t.Logf("the recording's scenario:\n%s", sk)
+
+	script, err := fakecri.LoadScript(filepath.Join(out, "fakecri.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range script.Containers {
+		if c.Match.Pod == "crash" && (c.Logs == nil || strings.Join(c.Logs.Lines, "|") != "starting") {
+			t.Errorf("crash's recorded log lines: %+v, want [starting]", c.Logs)
+		}
+	}
 
 	// The replay, in the simulator.
 	s, err := scenario.Load(filepath.Join(out, "scenario.yaml"))

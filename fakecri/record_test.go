@@ -24,14 +24,14 @@ var recordScript = &Script{
 	Containers: []ContainerRule{
 		{Match: ContainerMatch{Name: "leaker"}, Usage: &Usage{Memory: &Curve{Ramp: &Ramp{From: Q("10Mi"), PerSecond: ptrQ("1Mi")}}}},
 		{Match: ContainerMatch{Name: "crasher"}, Exit: &ExitSpec{After: Duration(5 * time.Second), Code: 3}},
-		{Match: ContainerMatch{Name: "oomer"}, OOMKillAfter: (*Duration)(ptrDuration(7 * time.Second))},
+		{Match: ContainerMatch{Name: "oomer"}, OOMKillAfter: ptrD(7 * time.Second)},
 	},
 }
 
-func ptrDuration(d time.Duration) *time.Duration { return &d }
+func ptrD(d time.Duration) *Duration { v := Duration(d); return &v }
 
-// recorded drives one workload through a recorder in front of fakecri (both on mock) and returns
-// the recorder and the upstream runtime.
+// recordRig is a recorder in front of fakecri, both on one mock clock, served on a real gRPC
+// socket, with CRI clients that go through it.
 type recordRig struct {
 	t    *testing.T
 	ctx  context.Context
@@ -87,6 +87,26 @@ func (g *recordRig) sample() {
 	}
 }
 
+// pullAndRunPod pulls app:1 through the recorder, which takes 3s of the clock, and runs pod p.
+func (g *recordRig) pullAndRunPod() *runtimeapi.RunPodSandboxResponse {
+	g.t.Helper()
+	pulled := make(chan error, 1)
+	go func() {
+		_, err := g.is.PullImage(g.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "app:1"}})
+		pulled <- err
+	}()
+	waitFor(g.t, func() bool { return len(g.up.Calls(CallFilter{Method: "PullImage"})) == 1 })
+	g.advance(3 * time.Second)
+	if err := <-pulled; err != nil {
+		g.t.Fatal(err)
+	}
+	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("p", nil)})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return sb
+}
+
 func (g *recordRig) start(pod, name string, attempt uint32) string {
 	g.t.Helper()
 	cfg := containerConfig(name, "app:1", 0)
@@ -111,20 +131,7 @@ func TestRecorderForwardsAndScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pulled := make(chan error, 1)
-	go func() {
-		_, err := g.is.PullImage(g.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "app:1"}})
-		pulled <- err
-	}()
-	waitFor(t, func() bool { return len(g.up.Calls(CallFilter{Method: "PullImage"})) == 1 })
-	g.advance(3 * time.Second)
-	if err := <-pulled; err != nil {
-		t.Fatal(err)
-	}
-	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("p", nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb := g.pullAndRunPod()
 	leaker := g.start(sb.PodSandboxId, "leaker", 0)
 	g.start(sb.PodSandboxId, "crasher", 0)
 	g.start(sb.PodSandboxId, "oomer", 0)
@@ -199,20 +206,7 @@ func TestRecorderForwardsAndScripts(t *testing.T) {
 // same exits at the same times and the leak's memory at the same level.
 func TestRecordedScriptReplays(t *testing.T) {
 	g := newRecordRig(t)
-	pulled := make(chan error, 1)
-	go func() {
-		_, err := g.is.PullImage(g.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "app:1"}})
-		pulled <- err
-	}()
-	waitFor(t, func() bool { return len(g.up.Calls(CallFilter{Method: "PullImage"})) == 1 })
-	g.advance(3 * time.Second)
-	if err := <-pulled; err != nil {
-		t.Fatal(err)
-	}
-	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("p", nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb := g.pullAndRunPod()
 	for _, n := range []string{"leaker", "crasher", "oomer"} {
 		g.start(sb.PodSandboxId, n, 0)
 	}

@@ -108,7 +108,7 @@ plots-browser:
 ## dead-container garbage collection on containerd; a web pod on containerd (init before app,
 ## readiness gating Ready, preStop before the kill, runAsUser, cgroup limits); a minute of a node
 ## on containerd recorded through fakecri record and replayed by the simulator (restarts, OOM
-## kills and an eviction matching within one sampling period)
+## kills and an eviction matching within one sampling period), and a compare run on the recording
 e2e-containerd:
 	$(GO) test -tags e2e -count=1 -v -timeout 8m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd)|TestRecordReplayOnContainerd)$$' ./cmd/orchlet/
 

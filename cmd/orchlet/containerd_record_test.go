@@ -107,10 +107,11 @@ type podSeen struct {
 	reasons  string // the containers' last termination reasons
 }
 
-// TestRecordReplayOnContainerd records orchlet running recordManifests on containerd through
+// TestRecordReplayOnContainerd records orchlet running recordPods on containerd through
 // `fakecri record`'s proxy for a minute, replays the recording in the simulator, and checks that
 // the replay's pod phases, restarts and evictions match what orchlet's read-only server showed,
-// each within one sampling period.
+// each within one sampling period; then asks the recording what would have happened with other
+// options, and draws both runs.
 func TestRecordReplayOnContainerd(t *testing.T) {
 	ctd := startContainerd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -284,6 +285,32 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 		if obs[len(obs)-1].evicted != strings.Contains(final[pod].Final, "reason=Evicted") {
 			t.Errorf("%s: final phase differs: recorded %+v, replayed %q", pod, obs[len(obs)-1], final[pod].Final)
 		}
+	}
+
+	// What if: the recorded node with local storage capacity isolation off, drawn beside the
+	// recording's replay. The disk pod is evicted in the first run only.
+	set, err := scenario.ParseOptionSet("local-storage-capacity-isolation=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Compare(scenario.CompareOptions{Sets: []scenario.OptionSet{set}, SignalPeriod: s.SignalPeriod()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range runs {
+		var evicted []string
+		for _, p := range r.Summary.Pods {
+			if len(p.Evicted) > 0 {
+				evicted = append(evicted, p.Pod)
+			}
+		}
+		if want := [][]string{{"default/disk"}, nil}[i]; strings.Join(evicted, " ") != strings.Join(want, " ") {
+			t.Errorf("run %q evicted %v, want %v", r.Set.Name, evicted, want)
+		}
+	}
+	page := scenario.Page(s, runs)
+	if !strings.Contains(page, `<g class="eviction" data-pod="default/disk" data-run="1"`) || strings.Contains(page, `data-pod="default/disk" data-run="2"`) {
+		t.Errorf("the compare page does not mark the disk pod's eviction in the first run only")
 	}
 }
 

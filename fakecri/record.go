@@ -65,25 +65,22 @@ type recImage struct {
 }
 
 type recSandbox struct {
-	id        string
-	logDir    string
-	meta      *runtimeapi.PodSandboxMetadata
-	createdAt time.Duration // since the recording began
+	meta   *runtimeapi.PodSandboxMetadata
+	logDir string
 }
 
 type recContainer struct {
-	id, sandbox string
-	meta        *runtimeapi.ContainerMetadata
-	image       string
-	logPath     string    // relative to the sandbox's log directory
-	logs        *LogSpec  // read when the container exited: the agent may remove the file with it
-	started     time.Time // the runtime's start time
-	finished    time.Time
-	exitCode    int32
-	reason      string
-	stopAsked   bool // the agent stopped it: its end is the agent's doing, not the workload's
-	samples     []recSample
-	lastCPU     *runtimeapi.CpuUsage
+	sandbox   string
+	meta      *runtimeapi.ContainerMetadata
+	logPath   string    // relative to the sandbox's log directory
+	logs      *LogSpec  // read when the container exited: the agent may remove the file with it
+	started   time.Time // the runtime's start time
+	finished  time.Time
+	exitCode  int32
+	reason    string
+	stopAsked bool // the agent stopped it: its end is the agent's doing, not the workload's
+	samples   []recSample
+	lastCPU   *runtimeapi.CpuUsage
 }
 
 type recSample struct {
@@ -286,8 +283,7 @@ func (r *Recorder) observeAnswer(ctx context.Context, method string, req, resp [
 			return
 		}
 		r.mu.Lock()
-		r.sandboxes[a.GetPodSandboxId()] = &recSandbox{id: a.GetPodSandboxId(), meta: q.GetConfig().GetMetadata(),
-			logDir: q.GetConfig().GetLogDirectory(), createdAt: r.clk.Since(r.start)}
+		r.sandboxes[a.GetPodSandboxId()] = &recSandbox{meta: q.GetConfig().GetMetadata(), logDir: q.GetConfig().GetLogDirectory()}
 		r.mu.Unlock()
 	case "CreateContainer":
 		var q runtimeapi.CreateContainerRequest
@@ -296,8 +292,8 @@ func (r *Recorder) observeAnswer(ctx context.Context, method string, req, resp [
 			return
 		}
 		r.mu.Lock()
-		r.containers[a.GetContainerId()] = &recContainer{id: a.GetContainerId(), sandbox: q.GetPodSandboxId(),
-			meta: q.GetConfig().GetMetadata(), image: q.GetConfig().GetImage().GetImage(), logPath: q.GetConfig().GetLogPath()}
+		r.containers[a.GetContainerId()] = &recContainer{sandbox: q.GetPodSandboxId(), meta: q.GetConfig().GetMetadata(),
+			logPath: q.GetConfig().GetLogPath()}
 		r.mu.Unlock()
 	case "ContainerStatus":
 		var a runtimeapi.ContainerStatusResponse
@@ -306,18 +302,6 @@ func (r *Recorder) observeAnswer(ctx context.Context, method string, req, resp [
 		}
 		r.mu.Lock()
 		r.noteStatus(a.GetStatus())
-		r.mu.Unlock()
-	case "ListContainers":
-		var a runtimeapi.ListContainersResponse
-		if proto.Unmarshal(resp, &a) != nil {
-			return
-		}
-		r.mu.Lock()
-		for _, c := range a.GetContainers() {
-			if rc := r.containers[c.GetId()]; rc != nil && rc.started.IsZero() && c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
-				rc.started = time.Unix(0, c.GetCreatedAt()) // refined by the next status
-			}
-		}
 		r.mu.Unlock()
 	}
 }

@@ -15,7 +15,11 @@ import (
 	"syscall"
 	"time"
 
+	apiversion "k8s.io/apimachinery/pkg/version"
+
+	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/sim/scenario"
 )
 
 // stringList is a repeatable flag.
@@ -64,6 +68,11 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail("--sample-period must be positive, not %s", *period)
 	case *duration < 0:
 		return fail("--duration must not be negative, not %s", *duration)
+	}
+	if len(nodeArgs) > 0 { // refused now, not after an hour of recording
+		if _, err := options.Parse(nodeArgs, apiversion.Info{GitVersion: "v0.0.0-record"}); err != nil {
+			return fail("--node-arg: %v", err)
+		}
 	}
 	if *manifests != "" {
 		if st, err := os.Stat(*manifests); err != nil || !st.IsDir() {
@@ -141,6 +150,9 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 	if err := rec.WriteRecording(*out, fakecri.Recording{Node: *node, Args: nodeArgs, Manifests: *manifests, APIPods: podYAMLs,
 		HostMemory: hostMem, SystemMemory: systemMem, Upstream: *upstream}); err != nil {
 		return fail("%v", err)
+	}
+	if _, err := scenario.Load(filepath.Join(*out, "scenario.yaml")); err != nil {
+		return fail("the scenario written does not load (edit it, or record again): %v", err)
 	}
 	fmt.Fprintf(stderr, "fakecri record: %s of recording (%d samples) written to %s/fakecri.yaml and %s/scenario.yaml\n",
 		rec.Elapsed().Round(time.Millisecond), rec.Samples(), *out, *out)

@@ -117,6 +117,7 @@ func TestRecordRefusals(t *testing.T) {
 		{[]string{"record", "--upstream", "unix:///x.sock", "--out", "x", "--node", "n", "--api-pods", "/no/such"}, "--api-pods: open /no/such"},
 		{[]string{"record", "--upstream", "unix:///x.sock", "--out", "x", "--node", "n", "--api-pods", t.TempDir()}, "no pod files"},
 		{[]string{"record", "--sample-periods", "1s"}, "flag provided but not defined: -sample-periods"},
+		{[]string{"record", "--upstream", "unix:///x.sock", "--out", "x", "--node", "n", "--node-arg=--eviction-hrad=memory.available<1Gi"}, "--node-arg: unknown flag: --eviction-hrad"},
 	} {
 		var b bytes.Buffer
 		if code := run(context.Background(), c.args, &b); code == 0 || !strings.Contains(b.String(), c.want) {

@@ -73,7 +73,7 @@ type recContainer struct {
 	sandbox   string
 	meta      *runtimeapi.ContainerMetadata
 	logPath   string    // relative to the sandbox's log directory
-	logs      *LogSpec  // read when the container exited: the agent may remove the file with it
+	log       logTail   // its lines so far, read at each sample and at its exit (the agent may remove the file)
 	started   time.Time // the runtime's start time
 	finished  time.Time
 	exitCode  int32
@@ -337,17 +337,17 @@ func (r *Recorder) noteStatus(st *runtimeapi.ContainerStatus) {
 		c.finished = time.Unix(0, st.GetFinishedAt())
 		c.exitCode = st.GetExitCode()
 		c.reason = st.GetReason()
-		c.logs = r.readLogs(c)
+		r.readLogs(c)
 	}
 }
 
-// readLogs reads c's log lines when logs are recorded.
-func (r *Recorder) readLogs(c *recContainer) *LogSpec {
+// readLogs reads what c's log file gained since the last read, when logs are recorded.
+func (r *Recorder) readLogs(c *recContainer) {
 	sb := r.sandboxes[c.sandbox]
-	if !r.logs || sb == nil || sb.logDir == "" || c.logPath == "" || c.started.IsZero() {
-		return nil
+	if !r.logs || sb == nil || sb.logDir == "" || c.logPath == "" {
+		return
 	}
-	return recordedLogs(filepath.Join(sb.logDir, c.logPath), c.started)
+	c.log.read(filepath.Join(sb.logDir, c.logPath))
 }
 
 // Run samples every SamplePeriod until ctx ends.
@@ -392,6 +392,9 @@ func (r *Recorder) Sample(ctx context.Context) error {
 	r.samples++
 	for _, st := range statuses {
 		r.noteStatus(st)
+		if c := r.containers[st.GetId()]; c != nil && c.finished.IsZero() {
+			r.readLogs(c)
+		}
 	}
 	for _, s := range stats.GetStats() {
 		c := r.containers[s.GetAttributes().GetId()]

@@ -368,3 +368,29 @@ func TestRecorderLogs(t *testing.T) {
 		t.Errorf("logs = %+v", l)
 	}
 }
+
+// A log read in pieces: each read takes the complete lines added since the last, joins a partial
+// line to the next of its stream, and keeps what it read once the file is gone.
+func TestLogTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	line := func(sec int, stream, tag, text string) string {
+		return start.Add(time.Duration(sec)*time.Second).Format(time.RFC3339Nano) + " " + stream + " " + tag + " " + text + "\n"
+	}
+	var tail logTail
+	os.WriteFile(path, []byte(line(1, "stdout", "F", "one")+line(2, "stdout", "P", "tw")+"2025-01-01T00:00:02Z std"), 0o644)
+	tail.read(path)
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o644)
+	f.WriteString(line(1, "stdout", "F", "one") + line(2, "stdout", "P", "tw") + line(2, "stdout", "F", "o") + line(3, "stderr", "F", "oops") + line(4, "stdout", "F", "three"))
+	f.Close()
+	tail.read(path)
+	os.Remove(path)
+	tail.read(path)
+	got := tail.spec(start)
+	if got == nil || strings.Join(got.Lines, "|") != "one|two|three" || got.Every.D() != 1333*time.Millisecond || got.Count != 3 || got.Stream != "" {
+		t.Errorf("spec = %+v", got)
+	}
+	if (&logTail{}).spec(start) != nil {
+		t.Error("a log with no line gives a spec")
+	}
+}

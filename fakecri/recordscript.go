@@ -2,6 +2,7 @@ package fakecri
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -73,9 +74,10 @@ func (r *Recorder) Script() *Script {
 				m.MaxAttempt = &a
 			}
 			rule := ContainerRule{Match: m, Usage: c.usage()}
-			if rule.Logs = c.logs; c.finished.IsZero() {
-				rule.Logs = r.readLogs(c) // still running: its lines so far
+			if c.finished.IsZero() {
+				r.readLogs(c) // still running: its lines so far
 			}
+			rule.Logs = c.log.spec(c.started)
 			if !c.finished.IsZero() && !c.stopAsked {
 				after := Duration(c.finished.Sub(c.started).Round(time.Millisecond))
 				if c.reason == "OOMKilled" {
@@ -93,19 +95,38 @@ func (r *Recorder) Script() *Script {
 	return s
 }
 
-// recordedLogs reads a container's log file (the CRI's format: "<time> <stream> <F|P> <text>") and
-// plays its lines back at their mean pace since the container's start, once each. The lines of
-// the stream that wrote more are kept (a script's log has one stream); a partial line (P) is joined
-// to the next. Nil when the file holds no line or cannot be read.
-func recordedLogs(path string, started time.Time) *LogSpec {
-	data, err := os.ReadFile(path)
+// logTail is a container's log file read so far (the CRI's format: "<time> <stream> <F|P> <text>"):
+// each read takes the complete lines added since the last one, and a partial line (P) is joined
+// to the next of its stream.
+type logTail struct {
+	offset  int64
+	lines   map[string][]string
+	lastAt  map[string]time.Time
+	partial map[string]string
+}
+
+func (t *logTail) read(path string) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return // not written yet, or removed: what was read stays
 	}
-	lines := map[string][]string{}
-	lastAt := map[string]time.Time{}
-	partial := map[string]string{}
-	for _, l := range strings.Split(string(data), "\n") {
+	defer f.Close()
+	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
+		return
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return
+	}
+	end := strings.LastIndexByte(string(data), '\n')
+	if end < 0 {
+		return
+	}
+	t.offset += int64(end + 1)
+	if t.lines == nil {
+		t.lines, t.lastAt, t.partial = map[string][]string{}, map[string]time.Time{}, map[string]string{}
+	}
+	for _, l := range strings.Split(string(data[:end]), "\n") {
 		f := strings.SplitN(l, " ", 4)
 		if len(f) < 3 {
 			continue
@@ -114,32 +135,36 @@ func recordedLogs(path string, started time.Time) *LogSpec {
 		if err != nil {
 			continue
 		}
-		text := ""
+		text, stream := "", f[1]
 		if len(f) == 4 {
 			text = f[3]
 		}
-		stream := f[1]
 		if f[2] == "P" {
-			partial[stream] += text
+			t.partial[stream] += text
 			continue
 		}
-		lines[stream] = append(lines[stream], partial[stream]+text)
-		partial[stream] = ""
-		lastAt[stream] = at
+		t.lines[stream] = append(t.lines[stream], t.partial[stream]+text)
+		t.partial[stream] = ""
+		t.lastAt[stream] = at
 	}
+}
+
+// spec plays the lines back at their mean pace since the container's start, once each. The lines
+// of the stream that wrote more are kept (a script's log has one stream). Nil with no line.
+func (t *logTail) spec(started time.Time) *LogSpec {
 	stream := "stdout"
-	if len(lines["stderr"]) > len(lines["stdout"]) {
+	if len(t.lines["stderr"]) > len(t.lines["stdout"]) {
 		stream = "stderr"
 	}
-	kept := lines[stream]
+	kept := t.lines[stream]
 	if len(kept) == 0 {
 		return nil
 	}
-	every := lastAt[stream].Sub(started) / time.Duration(len(kept))
+	every := t.lastAt[stream].Sub(started) / time.Duration(len(kept))
 	if every < time.Millisecond {
 		every = time.Millisecond // the script needs a positive pace
 	}
-	spec := &LogSpec{Lines: kept, Every: Duration(every.Round(time.Millisecond)), Count: len(kept)}
+	spec := &LogSpec{Lines: append([]string(nil), kept...), Every: Duration(every.Round(time.Millisecond)), Count: len(kept)}
 	if stream == "stderr" {
 		spec.Stream = stream
 	}

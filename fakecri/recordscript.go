@@ -347,7 +347,7 @@ func (r *Recorder) WriteRecording(dir string, o Recording) error {
 	fmt.Fprintf(&b, "# A node recorded by fakecri record from %s %s (%s), started %s, for %s, sampling the\n",
 		r.version.GetRuntimeName(), r.version.GetRuntimeVersion(), o.Upstream, r.start.UTC().Format(time.RFC3339), elapsed.Round(time.Millisecond))
 	fmt.Fprintf(&b, "# containers' stats every %s (%d rounds): the replay matches the recording to within that period.\n", r.period, samples)
-	fmt.Fprintf(&b, "# Replay: orchsim run %s; other options: orchsim compare %s --with 'eviction-hard=...'\n",
+	fmt.Fprintf(&b, "# Replay: orchsim run --update %s; other options: orchsim compare %s --with 'eviction-hard=...'\n",
 		filepath.Join(dir, "scenario.yaml"), filepath.Join(dir, "scenario.yaml"))
 	if len(manifests) == 0 && len(o.APIPods) == 0 && len(pods) > 0 {
 		b.WriteString("# The CRI carries no pod spec: the recorded pods, to add under manifests (or give --manifests):\n")

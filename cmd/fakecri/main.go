@@ -5,6 +5,13 @@
 //	        [--script behaviour.yaml] [--clock wall|manual] [--start-time 2025-01-01T00:00:00Z] [--seed 1]
 //
 // SIGHUP re-reads the script file; SIGINT or SIGTERM stops the server.
+//
+//	fakecri record --upstream unix:///run/containerd/containerd.sock --listen unix:///tmp/rec.sock
+//	        --out DIR --node NAME [--node-arg=--opt=value]... [--manifests DIR] [--api-pods DIR]
+//	        [--sample-period 10s] [--logs] [--duration D]
+//
+// is a CRI proxy in front of a real runtime: it forwards every call and, when stopped, writes what
+// it saw as a fakecri script and a scenario skeleton that orchsim replays.
 package main
 
 import (
@@ -32,6 +39,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "record" {
+		return runRecord(ctx, args[1:], stderr)
+	}
 	fs := flag.NewFlagSet("fakecri", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "unix:///tmp/fakecri.sock", "CRI gRPC endpoint: unix:///path.sock or tcp://host:port")

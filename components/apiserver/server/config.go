@@ -15,6 +15,7 @@ import (
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
+	"orch.io/orch/components/authz/rbac"
 )
 
 // Config is everything the API server's handler is built from.
@@ -55,6 +56,10 @@ type Config struct {
 	// Node, set with the Node authorization mode, gets the pods store its authorizer reads, and
 	// turns on NodeRestriction admission.
 	Node *NodeAuthorization
+	// Roles, when set, is the index of roles and bindings the RBAC authorizer reads, which the
+	// server keeps in step with its stores; without it the server keeps one of its own, which the
+	// escalation checks of role and binding writes read.
+	Roles *rbac.Index
 	// Signing, when set, is the CA the server's signer issues approved certificate signing
 	// requests with; without it none is signed.
 	Signing *Signing

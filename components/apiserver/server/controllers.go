@@ -7,6 +7,7 @@ import (
 
 	csrcontroller "orch.io/orch/components/apiserver/controllers/certificates"
 	"orch.io/orch/components/apiserver/controllers/namespace"
+	rbaccontroller "orch.io/orch/components/apiserver/controllers/rbac"
 	"orch.io/orch/components/apiserver/controllers/serviceaccount"
 	"orch.io/orch/components/apiserver/registry/generic"
 )
@@ -23,7 +24,7 @@ func (r *registry) startControllers(ctx context.Context, c Config) {
 	}
 	namespaces := &namespace.Controller{
 		Clock: c.Clock, Namespaces: r.namespaces, Stopping: c.Stopping,
-		Contents: []*generic.Store{r.events, r.pods, r.leases, r.configMaps, r.secrets, r.serviceAccounts},
+		Contents: []*generic.Store{r.events, r.pods, r.leases, r.configMaps, r.secrets, r.serviceAccounts, r.roles, r.roleBindings},
 	}
 	go namespaces.Run(ctx)
 	if sa := c.ServiceAccounts; sa != nil {
@@ -38,4 +39,21 @@ func (r *registry) startControllers(ctx context.Context, c Config) {
 		Authorizer: c.Authorizer, Signing: c.Signing, Stopping: c.Stopping,
 	}
 	go csrs.Run(ctx)
+	r.startRBAC(ctx, c)
+}
+
+// startRBAC keeps the RBAC index in step with the stores, reconciles the bootstrap policy and runs
+// the cluster role aggregation controller.
+func (r *registry) startRBAC(ctx context.Context, c Config) {
+	indexer := &rbaccontroller.Indexer{
+		Clock: c.Clock, Index: r.rbacIndex, Stopping: c.Stopping,
+		Roles: r.roles, ClusterRoles: r.clusterRoles, RoleBindings: r.roleBindings, ClusterRoleBindings: r.clusterRoleBindings,
+	}
+	go indexer.Run(ctx)
+	if err := rbaccontroller.EnsurePolicy(ctx, r.clusterRoles, r.clusterRoleBindings); err != nil {
+		klog.ErrorS(err, "Reconciling the bootstrap RBAC policy failed; retrying")
+		go rbaccontroller.RetryPolicy(ctx, c.Clock, r.clusterRoles, r.clusterRoleBindings)
+	}
+	aggregator := &rbaccontroller.Aggregator{Clock: c.Clock, ClusterRoles: r.clusterRoles, Stopping: c.Stopping}
+	go aggregator.Run(ctx)
 }

@@ -14,7 +14,9 @@ import (
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/registry/generic"
+	rbacregistry "orch.io/orch/components/apiserver/registry/rbac"
 	"orch.io/orch/components/apiserver/storage/cacher"
+	"orch.io/orch/components/authz/rbac"
 )
 
 // The events' strategy names their protobuf form, events.k8s.io/v1's, and documents them.
@@ -38,6 +40,10 @@ type registry struct {
 	// approvals are written through.
 	csrs, csrStatus, csrApproval *generic.Store
 	groups                       []endpoints.GroupVersion
+	// roles, clusterRoles, roleBindings and clusterRoleBindings are RBAC's; rbacIndex is what
+	// the RBAC authorizer and the escalation checks read of them.
+	roles, clusterRoles, roleBindings, clusterRoleBindings *generic.Store
+	rbacIndex                                              *rbac.Index
 }
 
 // newRegistry builds the stores, each on a watch cache of its own over c.Storage.
@@ -119,6 +125,9 @@ func newRegistry(c Config) (*registry, error) {
 	if err := r.addCertificates(c, newStore); err != nil {
 		return nil, err
 	}
+	if err := r.addRBAC(c, newStore); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -163,6 +172,37 @@ func (r *registry) addCertificates(c Config, newStore func(generic.Strategy) (*g
 		{Store: csrs, Status: r.csrStatus, Singular: "certificatesigningrequest", ShortNames: []string{"csr"},
 			SelectableFields: certificates.SelectableFieldNames,
 			Subresources:     []endpoints.Subresource{certificates.NewApprovalREST(csrs, r.admission, approval).Subresource()}},
+	}})
+	return nil
+}
+
+// addRBAC serves rbac.authorization.orch.io/v1 roles, cluster roles and their bindings, judged by
+// the escalation checks against c.Roles (or an index of the server's own).
+func (r *registry) addRBAC(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
+	r.rbacIndex = c.Roles
+	if r.rbacIndex == nil {
+		r.rbacIndex = rbac.NewIndex()
+	}
+	guard := rbacregistry.Guard{Authorizer: c.Authorizer, Roles: r.rbacIndex}
+	var err error
+	for _, s := range []struct {
+		store    **generic.Store
+		strategy generic.Strategy
+	}{
+		{&r.roles, rbacregistry.RoleStrategy{Guard: guard}},
+		{&r.clusterRoles, rbacregistry.ClusterRoleStrategy{Guard: guard}},
+		{&r.roleBindings, rbacregistry.RoleBindingStrategy{Guard: guard}},
+		{&r.clusterRoleBindings, rbacregistry.ClusterRoleBindingStrategy{Guard: guard}},
+	} {
+		if *s.store, err = newStore(s.strategy); err != nil {
+			return err
+		}
+	}
+	r.groups = append(r.groups, endpoints.GroupVersion{GroupVersion: rbacregistry.GroupVersion, Resources: []endpoints.Resource{
+		{Store: r.clusterRoleBindings, Singular: "clusterrolebinding", SelectableFields: []string{"metadata.name"}},
+		{Store: r.clusterRoles, Singular: "clusterrole", SelectableFields: []string{"metadata.name"}},
+		{Store: r.roleBindings, Singular: "rolebinding", SelectableFields: []string{"metadata.name", "metadata.namespace"}},
+		{Store: r.roles, Singular: "role", SelectableFields: []string{"metadata.name", "metadata.namespace"}},
 	}})
 	return nil
 }

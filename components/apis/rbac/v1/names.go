@@ -26,13 +26,12 @@ func IsGroup(group string) bool {
 	return group == GroupName || group == KubernetesGroupName
 }
 
-// The bootstrap policy's marks, Kubernetes' renamed: the label on every object of the policy, and
-// the annotation that, set to "false", keeps the server from adding back what a cluster's
-// administrator removed from one of them at start.
+// The bootstrap policy's label, Kubernetes' renamed, on every object of the policy. (Its autoupdate
+// annotation is Kubernetes' own, rbacv1.AutoUpdateAnnotationKey, which kubectl auth reconcile
+// honours too.)
 const (
-	BootstrappingLabel   = "orch.io/bootstrapping"
-	BootstrappingValue   = "rbac-defaults"
-	AutoUpdateAnnotation = "rbac.authorization.orch.io/autoupdate"
+	BootstrappingLabel = "orch.io/bootstrapping"
+	BootstrappingValue = "rbac-defaults"
 )
 
 // AggregateToLabel is the label prefix of the cluster roles whose rules the default roles admin,

@@ -5,9 +5,7 @@ import (
 
 	restful "github.com/emicklei/go-restful/v3"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"orch.io/orch/components/apiserver/endpoints"
@@ -61,12 +59,7 @@ func (rv SubjectAccessReviewREST) review(req *restful.Request, _ http.ResponseWr
 // validateSubjectAccessReview is Kubernetes' validation: no metadata, exactly one kind of
 // attributes, and a user or a group.
 func validateSubjectAccessReview(r *authorizationv1.SubjectAccessReview) field.ErrorList {
-	var errs field.ErrorList
-	meta := r.ObjectMeta
-	meta.ManagedFields = nil
-	if !apiequality.Semantic.DeepEqual(metav1.ObjectMeta{}, meta) {
-		errs = append(errs, field.Invalid(field.NewPath("metadata"), r.ObjectMeta, "must be empty"))
-	}
+	errs := emptyMetadata(r.ObjectMeta)
 	spec, path := r.Spec, field.NewPath("spec")
 	if (spec.ResourceAttributes == nil) == (spec.NonResourceAttributes == nil) {
 		errs = append(errs, field.Invalid(path, spec.NonResourceAttributes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"orch.io/orch/components/apis/groups"
+	"orch.io/orch/components/apiserver/endpoints"
+)
+
+// alias serves one group version orch renames also under Kubernetes' name of its group, over the
+// same handlers and storage, as Kubernetes serves events under two groups: kubectl's typed
+// commands (create role, auth can-i, certificate approve) post to Kubernetes' names. A request to
+// /apis/<kubernetes group>/<version>/... is the same request to orch's group, with its body's
+// apiVersion renamed on the way in; on the way out every "<orch group>/<version>" string of the
+// answer (apiVersion, groupVersion) is renamed back. Protobuf, whose lengths would change, is not
+// spoken under Kubernetes' names: such a body is refused with 415, and an answer is JSON.
+type alias struct {
+	orch, kubernetes schema.GroupVersion
+	// in renames a body's apiVersion: JSON's "apiVersion":"<gv>" and YAML's apiVersion: <gv> line.
+	inJSON, inYAML *regexp.Regexp
+	// out is orch's group version as a JSON string, and back Kubernetes'.
+	out, back []byte
+}
+
+// aliasesOf are the aliases of the served group versions orch renames.
+func aliasesOf(served []endpoints.GroupVersion) []alias {
+	var out []alias
+	for _, g := range served {
+		k, ok := groups.Kubernetes(g.GroupVersion.Group)
+		if !ok {
+			continue
+		}
+		kgv := schema.GroupVersion{Group: k, Version: g.GroupVersion.Version}
+		quoted := regexp.QuoteMeta(kgv.String())
+		out = append(out, alias{
+			orch: g.GroupVersion, kubernetes: kgv,
+			inJSON: regexp.MustCompile(`"apiVersion"\s*:\s*"` + quoted + `"`),
+			inYAML: regexp.MustCompile(`(?m)^apiVersion:[ \t]*["']?` + quoted + `["']?[ \t]*$`),
+			out:    []byte(strconv.Quote(g.GroupVersion.String())), back: []byte(strconv.Quote(kgv.String())),
+		})
+	}
+	return out
+}
+
+// handler answers /apis/<kubernetes group>/<version>/... through next, orch's handler.
+func (a alias) handler(next http.Handler) http.Handler {
+	from, to := "/apis/"+a.kubernetes.String(), "/apis/"+a.orch.String()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = to + strings.TrimPrefix(r.URL.Path, from)
+		r2.URL.RawPath = ""
+		r2.RequestURI = r2.URL.RequestURI()
+		if r.Body != nil && r.Body != http.NoBody {
+			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if strings.Contains(mt, "protobuf") {
+				endpoints.WriteError(w, r, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "", "the body of a request to "+a.kubernetes.String()+" must be JSON or YAML", 0, false))
+				return
+			}
+			data, err := io.ReadAll(r.Body)
+			if err != nil {
+				endpoints.WriteError(w, r, apierrors.NewBadRequest("reading the request body: "+err.Error()))
+				return
+			}
+			data = a.inJSON.ReplaceAll(data, []byte(`"apiVersion":"`+a.orch.String()+`"`))
+			data = a.inYAML.ReplaceAll(data, []byte("apiVersion: "+a.orch.String()))
+			r2.Body, r2.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+			r2.Header.Set("Content-Length", strconv.Itoa(len(data)))
+		}
+		r2.Header.Set("Accept", withoutProtobuf(r.Header.Get("Accept")))
+		rw := &renamingWriter{ResponseWriter: w, from: a.out, to: a.back}
+		next.ServeHTTP(rw, r2)
+		rw.flushCarry()
+	})
+}
+
+// withoutProtobuf is an Accept header without its protobuf media types; JSON if none is left.
+func withoutProtobuf(accept string) string {
+	var kept []string
+	for _, part := range strings.Split(accept, ",") {
+		if p := strings.TrimSpace(part); p != "" && !strings.Contains(p, "protobuf") {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		return "application/json"
+	}
+	return strings.Join(kept, ",")
+}
+
+// renamingWriter writes an answer with from renamed to. A write's last len(from)-1 bytes are held
+// back until the next write or flush, so an occurrence split across two writes is renamed too; a
+// flush (the end of a watch event) lets them go.
+type renamingWriter struct {
+	http.ResponseWriter
+	from, to []byte
+	carry    []byte
+}
+
+func (w *renamingWriter) WriteHeader(code int) {
+	w.Header().Del("Content-Length") // renaming changes the length
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *renamingWriter) Write(p []byte) (int, error) {
+	data := bytes.ReplaceAll(append(w.carry, p...), w.from, w.to)
+	keep := min(len(w.from)-1, len(data))
+	w.carry = append(w.carry[:0:0], data[len(data)-keep:]...)
+	if _, err := w.ResponseWriter.Write(data[:len(data)-keep]); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *renamingWriter) flushCarry() {
+	if len(w.carry) > 0 {
+		_, _ = w.ResponseWriter.Write(w.carry)
+		w.carry = nil
+	}
+}
+
+// Flush sends what is held back and flushes: a watch flushes after each whole event.
+func (w *renamingWriter) Flush() {
+	w.flushCarry()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (a watch's deadlines).
+func (w *renamingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

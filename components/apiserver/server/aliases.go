@@ -6,10 +6,12 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"orch.io/orch/components/apis/groups"
@@ -21,8 +23,8 @@ import (
 // commands (create role, auth can-i, certificate approve) post to Kubernetes' names. A request to
 // /apis/<kubernetes group>/<version>/... is the same request to orch's group, with its body's
 // apiVersion renamed on the way in; on the way out every "<orch group>/<version>" string of the
-// answer (apiVersion, groupVersion) is renamed back. Protobuf, whose lengths would change, is not
-// spoken under Kubernetes' names: such a body is refused with 415, and an answer is JSON.
+// answer (apiVersion, groupVersion) is renamed back. A protobuf body's envelope is renamed; answers
+// are JSON, whose renaming needs no re-encoding (kubectl and client-go accept it).
 type alias struct {
 	orch, kubernetes schema.GroupVersion
 	// in renames a body's apiVersion: JSON's "apiVersion":"<gv>" and YAML's apiVersion: <gv> line.
@@ -60,18 +62,17 @@ func (a alias) handler(next http.Handler) http.Handler {
 		r2.URL.RawPath = ""
 		r2.RequestURI = r2.URL.RequestURI()
 		if r.Body != nil && r.Body != http.NoBody {
-			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if strings.Contains(mt, "protobuf") {
-				endpoints.WriteError(w, r, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "", "the body of a request to "+a.kubernetes.String()+" must be JSON or YAML", 0, false))
-				return
-			}
 			data, err := io.ReadAll(r.Body)
 			if err != nil {
 				endpoints.WriteError(w, r, apierrors.NewBadRequest("reading the request body: "+err.Error()))
 				return
 			}
-			data = a.inJSON.ReplaceAll(data, []byte(`"apiVersion":"`+a.orch.String()+`"`))
-			data = a.inYAML.ReplaceAll(data, []byte("apiVersion: "+a.orch.String()))
+			if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); strings.Contains(mt, "protobuf") {
+				data = a.renameProtobuf(data)
+			} else {
+				data = a.inJSON.ReplaceAll(data, []byte(`"apiVersion":"`+a.orch.String()+`"`))
+				data = a.inYAML.ReplaceAll(data, []byte("apiVersion: "+a.orch.String()))
+			}
 			r2.Body, r2.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
 			r2.Header.Set("Content-Length", strconv.Itoa(len(data)))
 		}
@@ -80,6 +81,28 @@ func (a alias) handler(next http.Handler) http.Handler {
 		next.ServeHTTP(rw, r2)
 		rw.flushCarry()
 	})
+}
+
+// protobufMagic starts Kubernetes' protobuf encoding of an object, an envelope (runtime.Unknown)
+// naming its apiVersion and kind around the object's own bytes.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// renameProtobuf renames the apiVersion of a protobuf body's envelope; a body that is not one is
+// left for the decoder to refuse.
+func (a alias) renameProtobuf(data []byte) []byte {
+	if !bytes.HasPrefix(data, protobufMagic) {
+		return data
+	}
+	var u runtime.Unknown
+	if err := u.Unmarshal(data[len(protobufMagic):]); err != nil || u.APIVersion != a.kubernetes.String() {
+		return data
+	}
+	u.APIVersion = a.orch.String()
+	out, err := u.Marshal()
+	if err != nil {
+		return data
+	}
+	return append(slices.Clip(protobufMagic), out...)
 }
 
 // withoutProtobuf is an Accept header without its protobuf media types; JSON if none is left.

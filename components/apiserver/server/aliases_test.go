@@ -9,6 +9,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Kubernetes' names of the groups orch renames are served over the same storage: an object written
@@ -37,9 +38,22 @@ func TestKubernetesGroupNamesServeTheSameObjects(t *testing.T) {
 	if r.code != http.StatusCreated || !strings.Contains(string(r.body), `"apiVersion":"rbac.authorization.k8s.io/v1"`) {
 		t.Fatalf("apply under Kubernetes' name: %d %s", r.code, r.body)
 	}
-	// Protobuf is not spoken there.
-	e.do("POST", k8sRoles, "\x6b\x38\x73\x00", append(as("admin"), "Content-Type", "application/vnd.kubernetes.protobuf")...).
-		expectStatus(t, http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType)
+	// kubectl's typed commands post protobuf, its envelope naming Kubernetes' group version.
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "from-protobuf"}, Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}}
+	raw, err := role.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envelope, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = e.do("POST", k8sRoles, append([]byte("k8s\x00"), envelope...), append(as("admin"), "Content-Type", "application/vnd.kubernetes.protobuf",
+		"Accept", "application/vnd.kubernetes.protobuf, application/json")...)
+	if r.code != http.StatusCreated || !strings.Contains(string(r.body), `"apiVersion":"rbac.authorization.k8s.io/v1"`) {
+		t.Fatalf("protobuf create under Kubernetes' name: %d %q", r.code, r.body)
+	}
+	// Answers there are JSON.
 	r = e.do("GET", k8sRoles+"/reader", nil, append(as("admin"), "Accept", "application/vnd.kubernetes.protobuf")...)
 	if r.code != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 		t.Errorf("protobuf asked under Kubernetes' name: %d %s", r.code, r.header.Get("Content-Type"))
@@ -83,11 +97,27 @@ func TestSelfSubjectReviews(t *testing.T) {
 			t.Errorf("%s: view reads pods/log: %+v", gv, got.Status)
 		}
 	}
+	// kubectl auth can-i posts protobuf.
+	ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "watch", Resource: "pods", Namespace: "default"}}}
+	raw, err := ssar.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envelope, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectAccessReview"}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.do("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", append([]byte("k8s\x00"), envelope...),
+		append(as("alice"), "Content-Type", "application/vnd.kubernetes.protobuf", "Accept", "application/vnd.kubernetes.protobuf, application/json")...)
+	if r.code != http.StatusCreated || !strings.Contains(string(r.body), `"allowed":true`) {
+		t.Errorf("protobuf SelfSubjectAccessReview: %d %q", r.code, r.body)
+	}
 	e.do("POST", "/apis/authorization.orch.io/v1/selfsubjectaccessreviews", map[string]any{"kind": "SelfSubjectAccessReview", "spec": map[string]any{}}, as("alice")...).
 		expectStatus(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
 
 	body := map[string]any{"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": map[string]any{"namespace": "default"}}
-	r := e.do("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", body, as("alice")...)
+	r = e.do("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", body, as("alice")...)
 	var rules authorizationv1.SelfSubjectRulesReview
 	if err := json.Unmarshal(r.body, &rules); err != nil || r.code != http.StatusCreated {
 		t.Fatalf("SelfSubjectRulesReview: %d %s", r.code, r.body)

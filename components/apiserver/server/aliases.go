@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -77,6 +79,10 @@ func (a alias) handler(next http.Handler) http.Handler {
 			r2.Header.Set("Content-Length", strconv.Itoa(len(data)))
 		}
 		r2.Header.Set("Accept", withoutProtobuf(r.Header.Get("Accept")))
+		if r.Method == http.MethodGet && strings.TrimSuffix(r2.URL.Path, "/") == to {
+			a.discovery(w, r, r2, next)
+			return
+		}
 		rw := &renamingWriter{ResponseWriter: w, from: a.out, to: a.back}
 		next.ServeHTTP(rw, r2)
 		rw.flushCarry()
@@ -104,6 +110,38 @@ func (a alias) renameProtobuf(data []byte) []byte {
 	}
 	return append(slices.Clip(protobufMagic), out...)
 }
+
+// discovery answers the group version's resource list under Kubernetes' name without short names:
+// kubectl would otherwise warn, on every use of one (csr), that it matches two groups.
+func (a alias) discovery(w http.ResponseWriter, r, r2 *http.Request, next http.Handler) {
+	rec := &recorder{header: http.Header{}, code: http.StatusOK}
+	next.ServeHTTP(rec, r2)
+	var list metav1.APIResourceList
+	if rec.code != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &list) != nil {
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.code)
+		_, _ = w.Write(rec.body.Bytes())
+		return
+	}
+	list.GroupVersion = a.kubernetes.String()
+	for i := range list.APIResources {
+		list.APIResources[i].ShortNames = nil
+	}
+	endpoints.WriteObject(w, r, http.StatusOK, &list)
+}
+
+// recorder holds an answer to rewrite it.
+type recorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
+func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
 
 // withoutProtobuf is an Accept header without its protobuf media types; JSON if none is left.
 func withoutProtobuf(accept string) string {

@@ -64,6 +64,11 @@ func TestKubernetesGroupNamesServeTheSameObjects(t *testing.T) {
 	if resources.GroupVersion != "rbac.authorization.k8s.io/v1" || len(resources.APIResources) != 4 {
 		t.Errorf("/apis/rbac.authorization.k8s.io/v1 = %+v", resources)
 	}
+	// Short names stay with orch's group: kubectl would warn that csr names two resources.
+	decode(t, e.do("GET", "/apis/certificates.k8s.io/v1", nil, as("admin")...), &resources)
+	if resources.GroupVersion != "certificates.k8s.io/v1" || len(resources.APIResources) == 0 || len(resources.APIResources[0].ShortNames) != 0 {
+		t.Errorf("/apis/certificates.k8s.io/v1 = %+v", resources)
+	}
 }
 
 // kubectl auth can-i and its --list: the requesting user's own access, under either group name.

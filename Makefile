@@ -59,7 +59,7 @@ run:
 		'containerRuntimeEndpoint: unix://$(RUN_DIR)/fakecri.sock' 'failSwapOn: false' 'readOnlyPort: 0' > $(RUN_DIR)/orchlet.yaml
 	@rm -f $(RUN_DIR)/apiserver.log; stop() { trap - INT TERM EXIT; kill $$(jobs -p) 2>/dev/null; wait; }; \
 	trap 'stop; exit 0' INT TERM; trap stop EXIT; \
-	$(BIN)/orch-apiserver --data-dir $(RUN_DIR) --token-auth-file $(RUN_DIR)/tokens.csv --anonymous-auth=false --authorization-mode=Node,AlwaysAllow \
+	$(BIN)/orch-apiserver --data-dir $(RUN_DIR) --token-auth-file $(RUN_DIR)/tokens.csv --anonymous-auth=false --authorization-mode=Node,RBAC \
 		2> >(trap '' INT TERM; exec tee $(RUN_DIR)/apiserver.log >&2) & \
 	until grep -qs '"Serving securely"' $(RUN_DIR)/apiserver.log; do [ -n "$$(jobs -pr)" ] || exit 1; sleep 0.2; done; \
 	rm -f $(RUN_DIR)/fakecri.sock; $(BIN)/fakecri --listen unix://$(RUN_DIR)/fakecri.sock --control none & \

@@ -19,9 +19,10 @@ import (
 
 // BenchmarkAuthorize1000 authorizes requests against the bootstrap policy plus 1,000 roles and
 // 1,000 role bindings (100 namespaces of 10 teams, each team's users bound to its role, 50 users
-// in all in groups) and 100 cluster roles with a cluster role binding each. Half the requests are
-// allowed, half not (another namespace, verb or subresource). It reports the p50 and p99 of one
-// Authorize call; the target is a p99 under 5 us.
+// in all in groups) and 100 cluster roles with a cluster role binding each. Requests are drawn at
+// random (user, namespace, verb, resource, a quarter of them on a subresource): about a sixth are
+// allowed, the rest go through every rule the user holds, the costlier case. It reports the share
+// allowed and the p50 and p99 of one Authorize call; the target is a p99 under 5 us.
 func BenchmarkAuthorize1000(b *testing.B) {
 	x := rbac.NewIndex()
 	for _, r := range bootstrappolicy.ClusterRoles() {
@@ -84,7 +85,6 @@ func BenchmarkAuthorize1000(b *testing.B) {
 			allowed++
 		}
 	}
-	b.ReportMetric(float64(allowed)/float64(len(requests)), "allowed/op")
 	durations := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
@@ -93,6 +93,7 @@ func BenchmarkAuthorize1000(b *testing.B) {
 		durations = append(durations, time.Since(start))
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(allowed)/float64(len(requests)), "allowed-share")
 	slices.Sort(durations)
 	b.ReportMetric(float64(durations[len(durations)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(durations[len(durations)*99/100].Nanoseconds()), "p99-ns")

@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,7 +18,7 @@ import (
 var groupNames = []string{rbacapi.GroupName, rbacapi.KubernetesGroupName}
 
 // validName is Kubernetes' ValidateRBACName: any name that can be a path segment.
-func validName(name string, _ bool) []string { return path.IsValidPathSegmentName(name) }
+func validName(name string, _ bool) []string { return content.IsPathSegmentName(name) }
 
 func validateRole(r *rbacv1.Role) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&r.ObjectMeta, true, validName, field.NewPath("metadata"))

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt conformance coverage scenarios e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -214,6 +214,17 @@ fuzz-config:
 ## fuzz-jwt: fuzz orch-apiserver's JWT authentication for FUZZTIME: no token of any shape gets in
 fuzz-jwt:
 	$(GO) test -run '^$$' -fuzz '^FuzzAuthenticateToken$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/authn/jwt/
+
+## fuzz-api: fuzz orch-apiserver's request path for FUZZTIME each: bodies of every stored kind and
+## review posted as JSON, YAML and protobuf, list queries (selectors, limits, continue tokens,
+## resource versions), continue tokens; an answer of 500 or one that is not JSON is a find
+fuzz-api:
+	for t in server:FuzzCreateBodies server:FuzzListQueries registry/generic:FuzzDecodeContinue; do \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/apiserver/$${t%%:*}/ || exit 1; \
+	done
+
+## fuzz: every fuzz target above, FUZZTIME each
+fuzz: fuzz-api fuzz-config fuzz-jwt
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
 ## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores

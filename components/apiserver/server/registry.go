@@ -57,20 +57,7 @@ func newRegistry(c Config) (*registry, error) {
 	if r.admission, err = r.admissionChain(c); err != nil {
 		return nil, err
 	}
-	newStore := func(s generic.Strategy) (*generic.Store, error) {
-		cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
-		if err != nil {
-			return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
-		}
-		go func() {
-			select {
-			case <-c.Stopping:
-				cached.Stop()
-			case <-cached.Stopped():
-			}
-		}()
-		return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission}), nil
-	}
+	newStore := func(s generic.Strategy) (*generic.Store, error) { return r.newStore(c, s) }
 	if r.events, err = newStore(events.Strategy{TTL: c.EventTTL}); err != nil {
 		return nil, err
 	}
@@ -125,10 +112,31 @@ func newRegistry(c Config) (*registry, error) {
 	if err := r.addCertificates(c, newStore); err != nil {
 		return nil, err
 	}
-	if err := r.addRBAC(c, newStore); err != nil {
+	// RBAC's objects take their UIDs from a source of their own: the bootstrap policy made at
+	// every start would otherwise shift every later UID of a simulator's seeded stream, and the
+	// objects nothing simulated depends on.
+	rbacConfig := c
+	rbacConfig.NewUID = nil
+	if err := r.addRBAC(c, func(s generic.Strategy) (*generic.Store, error) { return r.newStore(rbacConfig, s) }); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// newStore builds the store of s on a watch cache of its own over c.Storage.
+func (r *registry) newStore(c Config, s generic.Strategy) (*generic.Store, error) {
+	cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
+	}
+	go func() {
+		select {
+		case <-c.Stopping:
+			cached.Stop()
+		case <-cached.Stopped():
+		}
+	}()
+	return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission}), nil
 }
 
 // addServiceAccounts serves core/v1 serviceaccounts and, when the server issues tokens, their

@@ -35,12 +35,16 @@ type alias struct {
 	out, back []byte
 }
 
+// unaliased are the renamed groups not served under Kubernetes' name: with events.k8s.io served,
+// kubectl reads "kubectl get events" as the core group's events, which orch does not serve.
+var unaliased = []string{"events.orch.io"}
+
 // aliasesOf are the aliases of the served group versions orch renames.
 func aliasesOf(served []endpoints.GroupVersion) []alias {
 	var out []alias
 	for _, g := range served {
 		k, ok := groups.Kubernetes(g.GroupVersion.Group)
-		if !ok {
+		if !ok || slices.Contains(unaliased, g.GroupVersion.Group) {
 			continue
 		}
 		kgv := schema.GroupVersion{Group: k, Version: g.GroupVersion.Version}

@@ -147,12 +147,20 @@ Feature: RBAC authorization
       - {apiGroups: [""], resources: [pods/log], verbs: [get]}
       """
     Then they are answered 403
-    When "bob" sends POST "/apis/{rbac}/v1/namespaces/{ns}/rolebindings" with:
+    When the administrator sends POST "/apis/{rbac}/v1/clusterroles" with:
+      """
+      apiVersion: {rbac}/v1
+      kind: ClusterRole
+      metadata: {name: secret-reader}
+      rules:
+      - {apiGroups: [""], resources: [secrets], verbs: [get, list]}
+      """
+    And "bob" sends POST "/apis/{rbac}/v1/namespaces/{ns}/rolebindings" with:
       """
       apiVersion: {rbac}/v1
       kind: RoleBinding
-      metadata: {name: bob-edits}
-      roleRef: {apiGroup: {rbac}, kind: ClusterRole, name: edit}
+      metadata: {name: bob-reads-secrets}
+      roleRef: {apiGroup: {rbac}, kind: ClusterRole, name: secret-reader}
       subjects:
       - {apiGroup: {rbac}, kind: User, name: bob}
       """
@@ -170,7 +178,23 @@ Feature: RBAC authorization
 
   @rule:orch.rbac.escalation
   Scenario: the bind and escalate verbs let a user grant what they do not hold
-    When the administrator sends POST "/apis/{rbac}/v1/namespaces/{ns}/roles" with:
+    When the administrator sends POST "/apis/{rbac}/v1/clusterroles" with:
+      """
+      apiVersion: {rbac}/v1
+      kind: ClusterRole
+      metadata: {name: secret-reader}
+      rules:
+      - {apiGroups: [""], resources: [secrets], verbs: [get, list]}
+      """
+    And the administrator sends POST "/apis/{rbac}/v1/clusterroles" with:
+      """
+      apiVersion: {rbac}/v1
+      kind: ClusterRole
+      metadata: {name: pod-deleter}
+      rules:
+      - {apiGroups: [""], resources: [pods], verbs: [delete]}
+      """
+    And the administrator sends POST "/apis/{rbac}/v1/namespaces/{ns}/roles" with:
       """
       apiVersion: {rbac}/v1
       kind: Role
@@ -178,7 +202,7 @@ Feature: RBAC authorization
       rules:
       - {apiGroups: [""], resources: [configmaps], verbs: [list]}
       - {apiGroups: [{rbac}], resources: [roles, rolebindings], verbs: [create]}
-      - {apiGroups: [{rbac}], resources: [clusterroles], verbs: [bind], resourceNames: [edit]}
+      - {apiGroups: [{rbac}], resources: [clusterroles], verbs: [bind], resourceNames: [secret-reader]}
       - {apiGroups: [{rbac}], resources: [roles], verbs: [escalate]}
       """
     And the administrator sends POST "/apis/{rbac}/v1/namespaces/{ns}/rolebindings" with:
@@ -195,8 +219,8 @@ Feature: RBAC authorization
       """
       apiVersion: {rbac}/v1
       kind: RoleBinding
-      metadata: {name: alice-edits}
-      roleRef: {apiGroup: {rbac}, kind: ClusterRole, name: edit}
+      metadata: {name: alice-reads-secrets}
+      roleRef: {apiGroup: {rbac}, kind: ClusterRole, name: secret-reader}
       subjects:
       - {apiGroup: {rbac}, kind: User, name: alice}
       """
@@ -214,8 +238,8 @@ Feature: RBAC authorization
       """
       apiVersion: {rbac}/v1
       kind: RoleBinding
-      metadata: {name: alice-admins}
-      roleRef: {apiGroup: {rbac}, kind: ClusterRole, name: admin}
+      metadata: {name: alice-deletes-pods}
+      roleRef: {apiGroup: {rbac}, kind: ClusterRole, name: pod-deleter}
       subjects:
       - {apiGroup: {rbac}, kind: User, name: alice}
       """
@@ -249,12 +273,20 @@ Feature: RBAC authorization
 
   @rule:orch.rbac.self-subject-rules-review
   Scenario: a user lists what they may do in a namespace
-    When the administrator sends POST "/apis/{rbac}/v1/namespaces/{ns}/rolebindings" with:
+    When the administrator sends POST "/apis/{rbac}/v1/namespaces/{ns}/roles" with:
+      """
+      apiVersion: {rbac}/v1
+      kind: Role
+      metadata: {name: pod-reader}
+      rules:
+      - {apiGroups: [""], resources: [pods, pods/log], verbs: [get, list]}
+      """
+    And the administrator sends POST "/apis/{rbac}/v1/namespaces/{ns}/rolebindings" with:
       """
       apiVersion: {rbac}/v1
       kind: RoleBinding
-      metadata: {name: alice-views}
-      roleRef: {apiGroup: {rbac}, kind: ClusterRole, name: view}
+      metadata: {name: alice-reads-pods}
+      roleRef: {apiGroup: {rbac}, kind: Role, name: pod-reader}
       subjects:
       - {apiGroup: {rbac}, kind: User, name: alice}
       """

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"orch.io/orch/components/apiserver/registry/generic"
@@ -48,12 +49,8 @@ func RetryPolicy(ctx context.Context, clk clock.Clock, clusterRoles, clusterRole
 }
 
 func reconcileRole(ctx context.Context, store *generic.Store, want *rbacv1.ClusterRole) error {
-	obj, err := store.Get(ctx, "", want.Name)
-	if apierrors.IsNotFound(err) {
-		_, err = store.Create(ctx, "", want, false)
-		return err
-	}
-	if err != nil {
+	obj, err := storedOrMade(ctx, store, want.Name, want)
+	if err != nil || obj == nil {
 		return err
 	}
 	have := obj.(*rbacv1.ClusterRole)
@@ -83,12 +80,8 @@ func reconcileRole(ctx context.Context, store *generic.Store, want *rbacv1.Clust
 }
 
 func reconcileBinding(ctx context.Context, store *generic.Store, want *rbacv1.ClusterRoleBinding) error {
-	obj, err := store.Get(ctx, "", want.Name)
-	if apierrors.IsNotFound(err) {
-		_, err = store.Create(ctx, "", want, false)
-		return err
-	}
-	if err != nil {
+	obj, err := storedOrMade(ctx, store, want.Name, want)
+	if err != nil || obj == nil {
 		return err
 	}
 	have := obj.(*rbacv1.ClusterRoleBinding)
@@ -115,6 +108,16 @@ func reconcileBinding(ctx context.Context, store *generic.Store, want *rbacv1.Cl
 	}
 	_, _, err = store.Update(ctx, "", next.Name, next, false)
 	return err
+}
+
+// storedOrMade returns the stored object of name, or makes want and returns nil.
+func storedOrMade(ctx context.Context, store *generic.Store, name string, want runtime.Object) (runtime.Object, error) {
+	obj, err := store.Get(ctx, "", name)
+	if apierrors.IsNotFound(err) {
+		_, err = store.Create(ctx, "", want, false)
+		return nil, err
+	}
+	return obj, err
 }
 
 // autoUpdate tells whether the server may change an object of the policy: not when an

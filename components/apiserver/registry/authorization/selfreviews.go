@@ -45,21 +45,7 @@ func (rv SelfSubjectAccessReviewREST) review(req *restful.Request, _ http.Respon
 	if !ok {
 		return nil, apierrors.NewBadRequest("no user present on request")
 	}
-	attrs := authz.Attributes{User: user}
-	if ra := spec.ResourceAttributes; ra != nil {
-		attrs.Verb, attrs.Namespace, attrs.Name = ra.Verb, ra.Namespace, ra.Name
-		attrs.APIGroup, attrs.APIVersion, attrs.Resource, attrs.Subresource = ra.Group, ra.Version, ra.Resource, ra.Subresource
-		attrs.ResourceRequest = true
-	} else {
-		attrs.Verb, attrs.Path = spec.NonResourceAttributes.Verb, spec.NonResourceAttributes.Path
-	}
-	decision, reason, err := rv.Authorizer.Authorize(req.Request.Context(), attrs)
-	review.Status = authorizationv1.SubjectAccessReviewStatus{
-		Allowed: decision == authz.DecisionAllow, Denied: decision == authz.DecisionDeny, Reason: reason,
-	}
-	if err != nil {
-		review.Status.EvaluationError = err.Error()
-	}
+	review.Status = decide(req.Request.Context(), rv.Authorizer, user, spec.ResourceAttributes, spec.NonResourceAttributes)
 	return review, nil
 }
 

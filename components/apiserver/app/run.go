@@ -181,6 +181,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, node *server.NodeAuthorization, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string), tune ...func(*server.Config)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	cfg := server.Config{
+		Starting:    ctx,
 		Stopping:    stopping,
 		Terminating: terminating,
 		Limits: filters.Limits{

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -37,6 +38,9 @@ type Config struct {
 	Version    version.Info
 	// Metrics receives the server's metrics; nil makes a registry of its own.
 	Metrics *prometheus.Registry
+	// Starting, when set, ends New's wait for storage (each resource's first LIST) when it ends: a
+	// shutdown asked for before the server serves is not held up by a store that does not answer.
+	Starting context.Context
 	// Stopping closes when shutdown begins, ending open watches.
 	Stopping <-chan struct{}
 	// Terminating closes when the server is asked to stop, before Stopping: /readyz fails from then

@@ -125,7 +125,7 @@ func newRegistry(c Config) (*registry, error) {
 
 // newStore builds the store of s on a watch cache of its own over c.Storage.
 func (r *registry) newStore(c Config, s generic.Strategy) (*generic.Store, error) {
-	cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
+	cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock, Starting: c.Starting})
 	if err != nil {
 		return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
 	}

@@ -43,6 +43,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, agentAuthSteps()...)
 	defs = append(defs, bootstrapSteps()...)
 	defs = append(defs, simSteps()...)
+	defs = append(defs, rbacSteps()...)
 	return defs
 }
 
@@ -70,6 +71,7 @@ type World struct {
 	certs        map[string]*keyPair
 	requests     *requestLog // what the agent sent through a recording proxy
 	webhook      *sarWebhook // an authorization webhook the scenario runs
+	rbac         *rbacAnswer // the last answer a scenario's user was given
 	// providers are the scenario's OIDC providers by name; {issuer:<name>} in its configuration
 	// stands for one's URL.
 	providers map[string]*oidcProvider

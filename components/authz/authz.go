@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
+
 	"orch.io/orch/components/authn"
 )
 
@@ -79,18 +81,35 @@ const (
 	AlwaysDenyReason  = "Everything is forbidden."
 )
 
-// AlwaysAllow returns the authorizer of mode AlwaysAllow: every request is allowed.
-func AlwaysAllow() Authorizer {
-	return AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) {
-		return DecisionAllow, AlwaysAllowReason, nil
-	})
+// AlwaysAllow returns the authorizer of mode AlwaysAllow: every request is allowed, and its rules
+// say so (everything, on every resource and path).
+func AlwaysAllow() Authorizer { return alwaysAllow{} }
+
+type alwaysAllow struct{}
+
+func (alwaysAllow) Authorize(context.Context, Attributes) (Decision, string, error) {
+	return DecisionAllow, AlwaysAllowReason, nil
+}
+
+func (alwaysAllow) RulesFor(context.Context, *authn.UserInfo, string) (Rules, error) {
+	return Rules{
+		Resource:    []authorizationv1.ResourceRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
+		NonResource: []authorizationv1.NonResourceRule{{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}},
+	}, nil
 }
 
 // AlwaysDeny returns the authorizer of mode AlwaysDeny: every request is denied with the reason
-// "Everything is forbidden.". (Kubernetes' AlwaysDeny answers NoOpinion, which forbids the request
-// unless a later authorizer allows it; this one answers Deny, which no later authorizer overrides.)
-func AlwaysDeny() Authorizer {
-	return AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) {
-		return DecisionDeny, AlwaysDenyReason, nil
-	})
+// "Everything is forbidden.", and it lists no rules. (Kubernetes' AlwaysDeny answers NoOpinion,
+// which forbids the request unless a later authorizer allows it; this one answers Deny, which no
+// later authorizer overrides.)
+func AlwaysDeny() Authorizer { return alwaysDeny{} }
+
+type alwaysDeny struct{}
+
+func (alwaysDeny) Authorize(context.Context, Attributes) (Decision, string, error) {
+	return DecisionDeny, AlwaysDenyReason, nil
+}
+
+func (alwaysDeny) RulesFor(context.Context, *authn.UserInfo, string) (Rules, error) {
+	return Rules{}, nil
 }

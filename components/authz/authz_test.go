@@ -155,6 +155,7 @@ func TestNew(t *testing.T) {
 		wantReason string
 		wantErr    []string
 		noPods     bool
+		noRBAC     bool
 	}{
 		{mode: "AlwaysAllow", want: DecisionAllow},
 		{mode: "AlwaysAllow", want: DecisionAllow, noPods: true},
@@ -162,9 +163,12 @@ func TestNew(t *testing.T) {
 		{mode: "Node,AlwaysDeny", want: DecisionDeny, wantReason: AlwaysDenyReason},
 		{mode: "Node", noPods: true, wantErr: []string{"mode Node needs the API server's pods"}},
 		{mode: "AlwaysDeny", want: DecisionDeny, wantReason: AlwaysDenyReason},
+		{mode: "Node,RBAC", want: DecisionAllow, wantReason: "rbac says yes"},
+		{mode: "RBAC", noRBAC: true, wantErr: []string{"mode RBAC needs the API server's roles and bindings"}},
+		{mode: "AlwaysAllow", noRBAC: true, want: DecisionAllow},
 		{mode: "AlwaysAllow,AlwaysDeny", want: DecisionAllow},
 		{mode: "AlwaysDeny, AlwaysAllow", want: DecisionDeny, wantReason: AlwaysDenyReason},
-		{mode: "", wantErr: []string{"--authorization-mode", "AlwaysAllow, AlwaysDeny, Node"}},
+		{mode: "", wantErr: []string{"--authorization-mode", "AlwaysAllow, AlwaysDeny, Node, RBAC"}},
 		{mode: "alwaysallow", wantErr: []string{"--authorization-mode", `"alwaysallow"`, "AlwaysAllow, AlwaysDeny"}},
 		{mode: "Webhook", wantErr: []string{"--authorization-mode", `"Webhook"`, "AlwaysAllow, AlwaysDeny"}},
 		{mode: "AlwaysAllow,", wantErr: []string{"--authorization-mode", `""`}},
@@ -176,7 +180,13 @@ func TestNew(t *testing.T) {
 			if tt.noPods {
 				pods = nil
 			}
-			az, err := New(tt.mode, pods, nil)
+			var rbac Authorizer = AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) {
+				return DecisionAllow, "rbac says yes", nil
+			})
+			if tt.noRBAC {
+				rbac = nil
+			}
+			az, err := New(tt.mode, pods, nil, rbac)
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("New(%q) succeeded, want an error", tt.mode)

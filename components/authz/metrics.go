@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"orch.io/orch/components/authn"
 )
 
 // Metrics are Kubernetes' authorization metrics, with its names and labels, so its dashboards and
@@ -101,14 +103,27 @@ func Instrumented(typ, name string, a Authorizer, m *Metrics) Authorizer {
 	if m == nil {
 		return a
 	}
-	return AuthorizerFunc(func(ctx context.Context, attrs Attributes) (Decision, string, error) {
-		d, reason, err := a.Authorize(ctx, attrs)
-		switch d {
-		case DecisionAllow:
-			m.decisions.WithLabelValues(typ, name, "allowed").Inc()
-		case DecisionDeny:
-			m.decisions.WithLabelValues(typ, name, "denied").Inc()
-		}
-		return d, reason, err
-	})
+	return instrumented{a: a, typ: typ, name: name, m: m}
+}
+
+// instrumented counts an authorizer's decisions; its rules are the authorizer's.
+type instrumented struct {
+	a         Authorizer
+	typ, name string
+	m         *Metrics
+}
+
+func (i instrumented) Authorize(ctx context.Context, attrs Attributes) (Decision, string, error) {
+	d, reason, err := i.a.Authorize(ctx, attrs)
+	switch d {
+	case DecisionAllow:
+		i.m.decisions.WithLabelValues(i.typ, i.name, "allowed").Inc()
+	case DecisionDeny:
+		i.m.decisions.WithLabelValues(i.typ, i.name, "denied").Inc()
+	}
+	return d, reason, err
+}
+
+func (i instrumented) RulesFor(ctx context.Context, user *authn.UserInfo, namespace string) (Rules, error) {
+	return RulesFor(ctx, i.a, user, namespace)
 }

@@ -11,6 +11,7 @@ const (
 	ModeAlwaysAllow = "AlwaysAllow"
 	ModeAlwaysDeny  = "AlwaysDeny"
 	ModeNode        = "Node"
+	ModeRBAC        = "RBAC"
 )
 
 // ModeFlag is the name of the flag the modes come from; errors of New name it.
@@ -18,7 +19,7 @@ const ModeFlag = "--authorization-mode"
 
 // ModeNames returns the modes New accepts, in the order help text should list them.
 func ModeNames() []string {
-	return []string{ModeAlwaysAllow, ModeAlwaysDeny, ModeNode}
+	return []string{ModeAlwaysAllow, ModeAlwaysDeny, ModeNode, ModeRBAC}
 }
 
 // ParseModes checks an --authorization-mode value and returns its modes in order. The value may
@@ -39,7 +40,7 @@ func ParseModes(mode string) ([]string, error) {
 		}
 		seen[name] = true
 		switch name {
-		case ModeAlwaysAllow, ModeAlwaysDeny, ModeNode:
+		case ModeAlwaysAllow, ModeAlwaysDeny, ModeNode, ModeRBAC:
 			modes = append(modes, name)
 		default:
 			return nil, fmt.Errorf("%s: unknown mode %q; allowed values: %s", ModeFlag, name, allowed)
@@ -50,8 +51,10 @@ func ParseModes(mode string) ([]string, error) {
 
 // New returns the authorizer of an --authorization-mode value (see ParseModes); a list is asked
 // in order (see Union). pods is what mode Node reads pods with; it is required with that mode.
-// refs, when set, lets mode Node read the configmaps and secrets of a node's pods.
-func New(mode string, pods PodGetter, refs ObjectRefs) (Authorizer, error) {
+// refs, when set, lets mode Node read the configmaps and secrets of a node's pods. rbac is the
+// authorizer of mode RBAC (package authz/rbac's, over the server's roles and bindings); it is
+// required with that mode.
+func New(mode string, pods PodGetter, refs ObjectRefs, rbac Authorizer) (Authorizer, error) {
 	modes, err := ParseModes(mode)
 	if err != nil {
 		return nil, err
@@ -68,6 +71,11 @@ func New(mode string, pods PodGetter, refs ObjectRefs) (Authorizer, error) {
 				return nil, errors.New("authz: mode Node needs the API server's pods")
 			}
 			list[i] = NodeWithObjects(pods, refs)
+		case ModeRBAC:
+			if rbac == nil {
+				return nil, errors.New("authz: mode RBAC needs the API server's roles and bindings")
+			}
+			list[i] = rbac
 		}
 	}
 	if len(list) == 1 {

@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -144,6 +145,17 @@ func (n nodeAuthorizer) Authorize(ctx context.Context, a Attributes) (Decision, 
 	}
 	return DecisionAllow, "", nil
 }
+
+// RulesFor is Kubernetes' answer: what a node may do depends on the pods bound to it, which are not
+// listed as rules; anyone else gets nothing from this authorizer.
+func (n nodeAuthorizer) RulesFor(_ context.Context, user *authn.UserInfo, _ string) (Rules, error) {
+	if _, isNode := NodeIdentity(user); isNode {
+		return Rules{Incomplete: true}, errNodeRules
+	}
+	return Rules{}, nil
+}
+
+var errNodeRules = errors.New("node authorizer does not support user rule resolution")
 
 // authorizeObject is authorizeReadNamespacedObject: one named object, referred to by a pod bound
 // to node.

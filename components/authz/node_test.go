@@ -226,7 +226,7 @@ func TestNodeAuthorizerOtherUsers(t *testing.T) {
 
 // Node comes first in a chain: what it leaves is the next authorizer's, what it allows stands.
 func TestNodeInAChain(t *testing.T) {
-	az, err := New("Node,AlwaysDeny", fakePods(podOn("on-a", "node-a"), podOn("on-b", "node-b")), nil)
+	az, err := New("Node,AlwaysDeny", fakePods(podOn("on-a", "node-a"), podOn("on-b", "node-b")), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/cache"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/klog/v2"
+
+	"orch.io/orch/components/authn"
 )
 
 const (
@@ -207,6 +209,13 @@ func shouldCache(a Attributes) bool {
 		len(a.Subresource) + len(a.Name) + len(a.Path)
 	return size < maxControlledAttrCacheSize
 }
+
+// RulesFor is Kubernetes' answer: a webhook's rules are its own, and it is not asked for them.
+func (w *webhook) RulesFor(context.Context, *authn.UserInfo, string) (Rules, error) {
+	return Rules{Incomplete: true}, errWebhookRules
+}
+
+var errWebhookRules = errors.New("webhook authorizer does not support user rule resolution")
 
 func (w *webhook) describe() string {
 	if w.Name == "" {

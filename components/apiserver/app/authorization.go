@@ -19,7 +19,9 @@ import (
 	"orch.io/orch/components/apis/apiserver/config"
 	apiv1 "orch.io/orch/components/apis/apiserver/v1"
 	"orch.io/orch/components/apiserver/server"
+	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
+	"orch.io/orch/components/authz/rbac"
 	"orch.io/orch/components/reload"
 )
 
@@ -29,12 +31,12 @@ const authorizationReloadInterval = time.Minute
 
 // buildAuthorizer returns the authorizer of --authorization-config, reloaded from the file as it
 // changes until ctx ends, or else of --authorization-mode (with, for mode Node, its link to the
-// server). Its metrics go to reg.
-func buildAuthorizer(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, reg prometheus.Registerer) (authz.Authorizer, *server.NodeAuthorization, error) {
+// server). Its metrics go to reg. An RBAC authorizer reads roles, which the server keeps.
+func buildAuthorizer(ctx context.Context, o *Options, files *configFiles, clk clock.Clock, reg prometheus.Registerer, roles *rbac.Index) (authz.Authorizer, *server.NodeAuthorization, error) {
 	if files.authorization == nil {
-		return modeAuthorizer(o)
+		return modeAuthorizer(o, roles)
 	}
-	r, err := newAuthorizationReloader(files.authorization, clk, reg, apiserverID())
+	r, err := newAuthorizationReloader(files.authorization, clk, reg, apiserverID(), roles)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,7 +60,7 @@ func hasNodeAuthorizer(c *apiv1.AuthorizationConfiguration) bool {
 
 // authorizerChain builds the authorizers of a checked AuthorizationConfiguration, asked in file
 // order, each counted in the decision metrics under its type and name.
-func authorizerChain(a *config.Authorization, clk clock.Clock, metrics *authz.Metrics, node *server.NodeAuthorization) (authz.Authorizer, error) {
+func authorizerChain(a *config.Authorization, clk clock.Clock, metrics *authz.Metrics, node *server.NodeAuthorization, roles *rbac.Index) (authz.Authorizer, error) {
 	list := make([]authz.Authorizer, 0, len(a.Config.Authorizers))
 	for i, c := range a.Config.Authorizers {
 		var next authz.Authorizer
@@ -69,6 +71,8 @@ func authorizerChain(a *config.Authorization, clk clock.Clock, metrics *authz.Me
 			next = authz.AlwaysDeny()
 		case apiv1.AuthorizerTypeNode:
 			next = authz.NodeWithObjects(node.Pod, node.References)
+		case apiv1.AuthorizerTypeRBAC:
+			next = rbac.Authorizer(roles)
 		case apiv1.AuthorizerTypeWebhook:
 			var err error
 			if next, err = webhookAuthorizer(c.Name, c.Webhook, a.MatchConditions[i], clk, metrics); err != nil {
@@ -133,14 +137,14 @@ type authorizers struct {
 // off for the server's lifetime, with it.
 var errNodeChanged = errors.New("the Node authorizer is added or removed only by a restart")
 
-func newAuthorizationReloader(a *config.Authorization, clk clock.Clock, reg prometheus.Registerer, serverID string) (*authorizationReloader, error) {
+func newAuthorizationReloader(a *config.Authorization, clk clock.Clock, reg prometheus.Registerer, serverID string, roles *rbac.Index) (*authorizationReloader, error) {
 	decisions := authz.NewMetrics(reg)
 	metrics, err := reload.NewMetrics(reg, "authorization", serverID, false)
 	if err != nil {
 		return nil, err
 	}
 	node := &server.NodeAuthorization{}
-	chain, err := authorizerChain(a, clk, decisions, node)
+	chain, err := authorizerChain(a, clk, decisions, node, roles)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +162,7 @@ func newAuthorizationReloader(a *config.Authorization, clk clock.Clock, reg prom
 			if hasNodeAuthorizer(loaded.Config) != hasNodeAuthorizer(current.config) {
 				return nil, errNodeChanged
 			}
-			chain, err := authorizerChain(loaded, clk, decisions, node)
+			chain, err := authorizerChain(loaded, clk, decisions, node, roles)
 			if err != nil {
 				return nil, err
 			}
@@ -181,6 +185,11 @@ func newAuthorizationReloader(a *config.Authorization, clk clock.Clock, reg prom
 
 func (r *authorizationReloader) Authorize(ctx context.Context, a authz.Attributes) (authz.Decision, string, error) {
 	return r.Current().Authorize(ctx, a)
+}
+
+// RulesFor lists the current chain's rules.
+func (r *authorizationReloader) RulesFor(ctx context.Context, user *authn.UserInfo, namespace string) (authz.Rules, error) {
+	return authz.RulesFor(ctx, r.Current().Authorizer, user, namespace)
 }
 
 // run checks the file every authorizationReloadInterval on the clock until ctx ends. The loaded

@@ -19,6 +19,7 @@ import (
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/authz/authztest"
+	"orch.io/orch/components/authz/rbac"
 )
 
 // byUser allows alice, denies mallory and has no opinion on anyone else.
@@ -75,7 +76,7 @@ func loadChain(t *testing.T, clk clock.Clock, entries ...string) (authz.Authoriz
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	chain, err := authorizerChain(a, clk, authz.NewMetrics(reg), &server.NodeAuthorization{})
+	chain, err := authorizerChain(a, clk, authz.NewMetrics(reg), &server.NodeAuthorization{}, rbac.NewIndex())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func newReloadFixture(t *testing.T, entries ...string) *reloadFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.r, err = newAuthorizationReloader(a, f.clk, f.reg, "apiserver-test"); err != nil {
+	if f.r, err = newAuthorizationReloader(a, f.clk, f.reg, "apiserver-test", rbac.NewIndex()); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -273,7 +274,7 @@ func TestAuthorizationReload(t *testing.T) {
 	// Invalid files: kept the chain, counted as failures, once per content.
 	for i, bad := range []string{
 		"apiVersion: apiserver.config.orch.io/v1\nkind: AuthorizationConfiguration\nauthorizers: []\n",
-		authorizationHeader + "- type: RBAC\n  name: rbac\n",
+		authorizationHeader + "- type: ABAC\n  name: abac\n",
 	} {
 		if err := os.WriteFile(f.path, []byte(bad), 0o600); err != nil {
 			t.Fatal(err)

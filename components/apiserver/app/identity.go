@@ -8,6 +8,7 @@ import (
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
+	"orch.io/orch/components/authz/rbac"
 	"orch.io/orch/components/certs"
 )
 
@@ -45,13 +46,14 @@ func servingTLS(o *Options, cert tls.Certificate) (*tls.Config, error) {
 
 // modeAuthorizer is the chain of --authorization-mode. With mode Node it also answers the link
 // the server binds to its pods store and that turns on NodeRestriction; otherwise that is nil.
-func modeAuthorizer(o *Options) (authz.Authorizer, *server.NodeAuthorization, error) {
+// The RBAC authorizer reads roles, which the server keeps in step with its stores.
+func modeAuthorizer(o *Options, roles *rbac.Index) (authz.Authorizer, *server.NodeAuthorization, error) {
 	modes, err := authz.ParseModes(o.AuthorizationMode)
 	if err != nil {
 		return nil, nil, err
 	}
 	node := &server.NodeAuthorization{}
-	authorizer, err := authz.New(o.AuthorizationMode, node.Pod, node.References)
+	authorizer, err := authz.New(o.AuthorizationMode, node.Pod, node.References, rbac.Authorizer(roles))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	"orch.io/orch/components/apiserver/storage/etcd3"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
+	"orch.io/orch/components/authz/rbac"
 	"orch.io/orch/components/certs"
 )
 
@@ -57,7 +58,9 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 	if err != nil {
 		return err
 	}
-	authorizer, node, err := buildAuthorizer(ctx, o, files, clk, metrics)
+	// The roles and bindings the RBAC authorizer reads, kept by the server from its stores.
+	roles := rbac.NewIndex()
+	authorizer, node, err := buildAuthorizer(ctx, o, files, clk, metrics, roles)
 	if err != nil {
 		return err
 	}
@@ -87,7 +90,8 @@ func Run(ctx context.Context, o *Options, clk clock.Clock, ready func(addr strin
 		return err
 	}
 	defer stopEncryption()
-	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, metrics, ready, admit, traced, signing, serviceAccounts)
+	keepRoles := func(c *server.Config) { c.Roles = roles }
+	return serve(ctx, o, clk, store, authenticator, authorizer, node, encryptionChecks, metrics, ready, admit, traced, signing, serviceAccounts, keepRoles)
 }
 
 // buildAuthenticator puts the authenticators in Kubernetes' order: client certificates, the token
@@ -177,6 +181,7 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, node *server.NodeAuthorization, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string), tune ...func(*server.Config)) error {
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	cfg := server.Config{
+		Starting:    ctx,
 		Stopping:    stopping,
 		Terminating: terminating,
 		Limits: filters.Limits{

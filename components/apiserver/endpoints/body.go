@@ -20,6 +20,15 @@ func DecodeCreate(w http.ResponseWriter, r *http.Request, obj any, gvk schema.Gr
 	if err != nil {
 		return err
 	}
+	if isProtobuf(bodyMediaType(r)) {
+		if m, ok := obj.(protobufMessage); ok {
+			data, err := readBody(r)
+			if err != nil {
+				return err
+			}
+			return decodeEnvelope(data, m, gvk)
+		}
+	}
 	data, err := bodyJSON(r, gvk.Kind)
 	if err != nil {
 		return err

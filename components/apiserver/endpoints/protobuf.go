@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -244,4 +245,32 @@ func protobufWatchFrame(eventType watch.EventType, obj runtime.Object) ([]byte, 
 func acceptsProtobuf(r *http.Request) bool {
 	_, ok := negotiateProtobuf(r)
 	return ok
+}
+
+// protobufMessage is a Kubernetes type with its generated protobuf decoding.
+type protobufMessage interface {
+	Unmarshal(data []byte) error
+}
+
+// decodeEnvelope decodes a protobuf body of kind gvk that is not stored (a review, which kubectl's
+// typed clients post as protobuf): the envelope must name gvk, and its object is decoded into m.
+func decodeEnvelope(data []byte, m protobufMessage, gvk schema.GroupVersionKind) error {
+	magic := []byte{0x6b, 0x38, 0x73, 0x00}
+	var u runtime.Unknown
+	if !bytes.HasPrefix(data, magic) {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): not a protobuf envelope", gvk.Kind))
+	}
+	if err := u.Unmarshal(data[len(magic):]); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
+	}
+	if u.Kind != gvk.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): kind %q is not %s", gvk.Kind, u.Kind, gvk.Kind))
+	}
+	if u.APIVersion != gvk.GroupVersion().String() {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", u.APIVersion, gvk.GroupVersion().String()))
+	}
+	if err := m.Unmarshal(u.Raw); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -15,6 +16,7 @@ import (
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
+	"orch.io/orch/components/authz/rbac"
 )
 
 // Config is everything the API server's handler is built from.
@@ -36,6 +38,9 @@ type Config struct {
 	Version    version.Info
 	// Metrics receives the server's metrics; nil makes a registry of its own.
 	Metrics *prometheus.Registry
+	// Starting, when set, ends New's wait for storage (each resource's first LIST) when it ends: a
+	// shutdown asked for before the server serves is not held up by a store that does not answer.
+	Starting context.Context
 	// Stopping closes when shutdown begins, ending open watches.
 	Stopping <-chan struct{}
 	// Terminating closes when the server is asked to stop, before Stopping: /readyz fails from then
@@ -55,6 +60,10 @@ type Config struct {
 	// Node, set with the Node authorization mode, gets the pods store its authorizer reads, and
 	// turns on NodeRestriction admission.
 	Node *NodeAuthorization
+	// Roles, when set, is the index of roles and bindings the RBAC authorizer reads, which the
+	// server keeps in step with its stores; without it the server keeps one of its own, which the
+	// escalation checks of role and binding writes read.
+	Roles *rbac.Index
 	// Signing, when set, is the CA the server's signer issues approved certificate signing
 	// requests with; without it none is signed.
 	Signing *Signing

@@ -11,8 +11,9 @@ import (
 )
 
 // discoveryService answers /api and /apis: the core version and every group, in the order of
-// groups (events first).
-func discoveryService(groups []endpoints.GroupVersion) *restful.WebService {
+// groups (events first), then the groups orch renames under Kubernetes' names (aliases), so a
+// client resolving a resource by name finds orch's group first.
+func discoveryService(groups []endpoints.GroupVersion, aliases []alias) *restful.WebService {
 	groupOf := func(gv schema.GroupVersion) metav1.APIGroup {
 		v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
 		return metav1.APIGroup{
@@ -25,6 +26,9 @@ func discoveryService(groups []endpoints.GroupVersion) *restful.WebService {
 		if g.GroupVersion.Group != "" {
 			all = append(all, groupOf(g.GroupVersion))
 		}
+	}
+	for _, a := range aliases {
+		all = append(all, groupOf(a.kubernetes))
 	}
 	ws := new(restful.WebService)
 	ws.Path("/").Produces("*/*")

@@ -14,9 +14,11 @@ func TestDiscovery(t *testing.T) {
 	e := newEnv(t)
 	var groups metav1.APIGroupList
 	decode(t, e.do("GET", "/apis", nil), &groups)
-	if groups.Kind != "APIGroupList" || len(groups.Groups) != 5 || groups.Groups[0].Name != "events.orch.io" || groups.Groups[0].PreferredVersion.GroupVersion != "events.orch.io/v1" ||
+	if groups.Kind != "APIGroupList" || len(groups.Groups) != 11 || groups.Groups[0].Name != "events.orch.io" || groups.Groups[0].PreferredVersion.GroupVersion != "events.orch.io/v1" ||
 		groups.Groups[1].Name != "coordination.orch.io" || groups.Groups[2].Name != "certificates.orch.io" ||
-		groups.Groups[3].Name != "authentication.orch.io" || groups.Groups[4].Name != "authorization.orch.io" {
+		groups.Groups[3].Name != "rbac.authorization.orch.io" || groups.Groups[4].Name != "authentication.orch.io" || groups.Groups[5].Name != "authorization.orch.io" ||
+		// Kubernetes' names of the same groups follow orch's, for its typed clients.
+		groups.Groups[6].Name != "coordination.k8s.io" || groups.Groups[8].Name != "rbac.authorization.k8s.io" || groups.Groups[10].Name != "authorization.k8s.io" {
 		t.Fatalf("/apis = %+v", groups)
 	}
 	var versions metav1.APIVersions

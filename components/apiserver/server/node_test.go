@@ -32,7 +32,7 @@ func nodeEnv(t *testing.T, mode string, tune ...func(*Config)) *env {
 		t.Fatal(err)
 	}
 	node := &NodeAuthorization{}
-	az, err := authz.New(mode, node.Pod, node.References)
+	az, err := authz.New(mode, node.Pod, node.References, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,9 @@ import (
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/registry/generic"
+	rbacregistry "orch.io/orch/components/apiserver/registry/rbac"
 	"orch.io/orch/components/apiserver/storage/cacher"
+	"orch.io/orch/components/authz/rbac"
 )
 
 // The events' strategy names their protobuf form, events.k8s.io/v1's, and documents them.
@@ -38,6 +40,10 @@ type registry struct {
 	// approvals are written through.
 	csrs, csrStatus, csrApproval *generic.Store
 	groups                       []endpoints.GroupVersion
+	// roles, clusterRoles, roleBindings and clusterRoleBindings are RBAC's; rbacIndex is what
+	// the RBAC authorizer and the escalation checks read of them.
+	roles, clusterRoles, roleBindings, clusterRoleBindings *generic.Store
+	rbacIndex                                              *rbac.Index
 }
 
 // newRegistry builds the stores, each on a watch cache of its own over c.Storage.
@@ -51,20 +57,7 @@ func newRegistry(c Config) (*registry, error) {
 	if r.admission, err = r.admissionChain(c); err != nil {
 		return nil, err
 	}
-	newStore := func(s generic.Strategy) (*generic.Store, error) {
-		cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
-		if err != nil {
-			return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
-		}
-		go func() {
-			select {
-			case <-c.Stopping:
-				cached.Stop()
-			case <-cached.Stopped():
-			}
-		}()
-		return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission}), nil
-	}
+	newStore := func(s generic.Strategy) (*generic.Store, error) { return r.newStore(c, s) }
 	if r.events, err = newStore(events.Strategy{TTL: c.EventTTL}); err != nil {
 		return nil, err
 	}
@@ -119,7 +112,31 @@ func newRegistry(c Config) (*registry, error) {
 	if err := r.addCertificates(c, newStore); err != nil {
 		return nil, err
 	}
+	// RBAC's objects take their UIDs from a source of their own: the bootstrap policy made at
+	// every start would otherwise shift every later UID of a simulator's seeded stream, and the
+	// objects nothing simulated depends on.
+	rbacConfig := c
+	rbacConfig.NewUID = nil
+	if err := r.addRBAC(c, func(s generic.Strategy) (*generic.Store, error) { return r.newStore(rbacConfig, s) }); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// newStore builds the store of s on a watch cache of its own over c.Storage.
+func (r *registry) newStore(c Config, s generic.Strategy) (*generic.Store, error) {
+	cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock, Starting: c.Starting})
+	if err != nil {
+		return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
+	}
+	go func() {
+		select {
+		case <-c.Stopping:
+			cached.Stop()
+		case <-cached.Stopped():
+		}
+	}()
+	return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission}), nil
 }
 
 // addServiceAccounts serves core/v1 serviceaccounts and, when the server issues tokens, their
@@ -163,6 +180,37 @@ func (r *registry) addCertificates(c Config, newStore func(generic.Strategy) (*g
 		{Store: csrs, Status: r.csrStatus, Singular: "certificatesigningrequest", ShortNames: []string{"csr"},
 			SelectableFields: certificates.SelectableFieldNames,
 			Subresources:     []endpoints.Subresource{certificates.NewApprovalREST(csrs, r.admission, approval).Subresource()}},
+	}})
+	return nil
+}
+
+// addRBAC serves rbac.authorization.orch.io/v1 roles, cluster roles and their bindings, judged by
+// the escalation checks against c.Roles (or an index of the server's own).
+func (r *registry) addRBAC(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
+	r.rbacIndex = c.Roles
+	if r.rbacIndex == nil {
+		r.rbacIndex = rbac.NewIndex()
+	}
+	guard := rbacregistry.Guard{Authorizer: c.Authorizer, Roles: r.rbacIndex}
+	var err error
+	for _, s := range []struct {
+		store    **generic.Store
+		strategy generic.Strategy
+	}{
+		{&r.roles, rbacregistry.RoleStrategy{Guard: guard}},
+		{&r.clusterRoles, rbacregistry.ClusterRoleStrategy{Guard: guard}},
+		{&r.roleBindings, rbacregistry.RoleBindingStrategy{Guard: guard}},
+		{&r.clusterRoleBindings, rbacregistry.ClusterRoleBindingStrategy{Guard: guard}},
+	} {
+		if *s.store, err = newStore(s.strategy); err != nil {
+			return err
+		}
+	}
+	r.groups = append(r.groups, endpoints.GroupVersion{GroupVersion: rbacregistry.GroupVersion, Resources: []endpoints.Resource{
+		{Store: r.clusterRoleBindings, Singular: "clusterrolebinding", SelectableFields: []string{"metadata.name"}},
+		{Store: r.clusterRoles, Singular: "clusterrole", SelectableFields: []string{"metadata.name"}},
+		{Store: r.roleBindings, Singular: "rolebinding", SelectableFields: []string{"metadata.name", "metadata.namespace"}},
+		{Store: r.roles, Singular: "role", SelectableFields: []string{"metadata.name", "metadata.namespace"}},
 	}})
 	return nil
 }

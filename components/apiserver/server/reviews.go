@@ -15,30 +15,39 @@ import (
 )
 
 // addReviews serves authentication.orch.io/v1 tokenreviews and authorization.orch.io/v1
-// subjectaccessreviews (create only) on container, and answers their group versions for
-// discovery.
+// subjectaccessreviews, selfsubjectaccessreviews and selfsubjectrulesreviews (create only) on
+// container, and answers their group versions for discovery.
 func addReviews(container *restful.Container, c Config) []endpoints.GroupVersion {
-	served := []struct {
-		gv       schema.GroupVersion
+	type review struct {
 		resource metav1.APIResource
 		create   restful.RouteFunction
+	}
+	served := []struct {
+		gv      schema.GroupVersion
+		reviews []review
 	}{
-		{authn.TokenReviewGroupVersion, metav1.APIResource{Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview"}, authentication.TokenReviewREST{Authenticator: c.Authenticator}.Create()},
-		{authz.SubjectAccessReviewGroupVersion, metav1.APIResource{Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview"}, authorization.SubjectAccessReviewREST{Authorizer: c.Authorizer}.Create()},
+		{authn.TokenReviewGroupVersion, []review{
+			{metav1.APIResource{Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview"}, authentication.TokenReviewREST{Authenticator: c.Authenticator}.Create()},
+		}},
+		{authz.SubjectAccessReviewGroupVersion, []review{
+			{metav1.APIResource{Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview"}, authorization.SelfSubjectAccessReviewREST{Authorizer: c.Authorizer}.Create()},
+			{metav1.APIResource{Name: "selfsubjectrulesreviews", SingularName: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview"}, authorization.SelfSubjectRulesReviewREST{Authorizer: c.Authorizer}.Create()},
+			{metav1.APIResource{Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview"}, authorization.SubjectAccessReviewREST{Authorizer: c.Authorizer}.Create()},
+		}},
 	}
 	var groups []endpoints.GroupVersion
 	for _, s := range served {
-		s.resource.Verbs = metav1.Verbs{"create"}
-		list := &metav1.APIResourceList{
-			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
-			GroupVersion: s.gv.String(), APIResources: []metav1.APIResource{s.resource},
-		}
+		list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: s.gv.String()}
 		ws := new(restful.WebService)
 		ws.Path("/apis/" + s.gv.String()).Produces("*/*")
 		ws.Route(ws.GET("/").To(func(req *restful.Request, resp *restful.Response) {
 			endpoints.WriteObject(resp.ResponseWriter, req.Request, http.StatusOK, list)
 		}))
-		ws.Route(ws.POST("/" + s.resource.Name).To(s.create))
+		for _, r := range s.reviews {
+			r.resource.Verbs = metav1.Verbs{"create"}
+			list.APIResources = append(list.APIResources, r.resource)
+			ws.Route(ws.POST("/" + r.resource.Name).To(r.create))
+		}
 		container.Add(ws)
 		groups = append(groups, endpoints.GroupVersion{GroupVersion: s.gv})
 	}

@@ -25,13 +25,20 @@ const (
 
 func TestReviewDiscovery(t *testing.T) {
 	e := newEnv(t)
-	for _, tt := range []struct{ gv, name, kind string }{
+	for _, tt := range []struct {
+		gv, names, kinds string
+	}{
 		{"authentication.orch.io/v1", "tokenreviews", "TokenReview"},
-		{"authorization.orch.io/v1", "subjectaccessreviews", "SubjectAccessReview"},
+		{"authorization.orch.io/v1", "selfsubjectaccessreviews,selfsubjectrulesreviews,subjectaccessreviews", "SelfSubjectAccessReview,SelfSubjectRulesReview,SubjectAccessReview"},
+		{"authorization.k8s.io/v1", "selfsubjectaccessreviews,selfsubjectrulesreviews,subjectaccessreviews", "SelfSubjectAccessReview,SelfSubjectRulesReview,SubjectAccessReview"},
 	} {
 		var list metav1.APIResourceList
 		decode(t, e.do("GET", "/apis/"+tt.gv, nil), &list)
-		want := []metav1.APIResource{{Name: tt.name, SingularName: strings.TrimSuffix(tt.name, "s"), Kind: tt.kind, Verbs: metav1.Verbs{"create"}}}
+		var want []metav1.APIResource
+		kinds := strings.Split(tt.kinds, ",")
+		for i, name := range strings.Split(tt.names, ",") {
+			want = append(want, metav1.APIResource{Name: name, SingularName: strings.TrimSuffix(name, "s"), Kind: kinds[i], Verbs: metav1.Verbs{"create"}})
+		}
 		if list.Kind != "APIResourceList" || list.GroupVersion != tt.gv || !reflect.DeepEqual(list.APIResources, want) {
 			t.Errorf("/apis/%s = %+v", tt.gv, list)
 		}
@@ -41,7 +48,7 @@ func TestReviewDiscovery(t *testing.T) {
 			t.Errorf("group document %+v", group)
 		}
 		// Create only.
-		e.do("GET", "/apis/"+tt.gv+"/"+tt.name, nil).expectStatus(t, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed)
+		e.do("GET", "/apis/"+tt.gv+"/"+strings.Split(tt.names, ",")[0], nil).expectStatus(t, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed)
 	}
 }
 

@@ -52,7 +52,9 @@ func New(c Config) (http.Handler, error) {
 		container.Add(gv.WebService(endpointsConfig))
 	}
 	reviewGroups := addReviews(container, c)
-	container.Add(discoveryService(slices.Concat(reg.groups, reviewGroups)))
+	served := slices.Concat(reg.groups, reviewGroups)
+	aliases := aliasesOf(served)
+	container.Add(discoveryService(served, aliases))
 
 	docs, err := openapi.Build("orch", c.Version.GitVersion, servedResources(reg.groups))
 	if err != nil {
@@ -64,6 +66,11 @@ func New(c Config) (http.Handler, error) {
 	mux.Handle("/apis", container)
 	mux.Handle("/api/", container)
 	mux.Handle("/api", container)
+	for _, a := range aliases {
+		path := "/apis/" + a.kubernetes.String()
+		mux.Handle(path, a.handler(container))
+		mux.Handle(path+"/", a.handler(container))
+	}
 	mux.Handle("/version", jsonHandler(func() any { return c.Version }))
 	checks := []HealthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}
 	mux.Handle("/healthz", healthHandler("healthz", checks, c.ExtraHealthChecks))

@@ -25,7 +25,7 @@ const (
 )
 
 // authorizerTypes are the types orch-apiserver builds, in the order its errors list them.
-var authorizerTypes = []string{apiv1.AuthorizerTypeAlwaysAllow, apiv1.AuthorizerTypeAlwaysDeny, apiv1.AuthorizerTypeNode, apiv1.AuthorizerTypeWebhook}
+var authorizerTypes = []string{apiv1.AuthorizerTypeAlwaysAllow, apiv1.AuthorizerTypeAlwaysDeny, apiv1.AuthorizerTypeNode, apiv1.AuthorizerTypeRBAC, apiv1.AuthorizerTypeWebhook}
 
 // Authorization is a checked AuthorizationConfiguration with its compiled match conditions.
 // Relative kubeConfigFile paths in Config have been resolved against the file's directory.

@@ -158,13 +158,14 @@ type AuthorizationConfiguration struct {
 	Authorizers []AuthorizerConfiguration `json:"authorizers"`
 }
 
-// Authorizer types. Webhook is the type the generic API server serves; AlwaysAllow, AlwaysDeny and
-// Node are the built-in types orch-apiserver adds, as kube-apiserver does.
+// Authorizer types. Webhook is the type the generic API server serves; AlwaysAllow, AlwaysDeny,
+// Node and RBAC are the built-in types orch-apiserver adds, as kube-apiserver does.
 const (
 	AuthorizerTypeWebhook     = "Webhook"
 	AuthorizerTypeAlwaysAllow = "AlwaysAllow"
 	AuthorizerTypeAlwaysDeny  = "AlwaysDeny"
 	AuthorizerTypeNode        = "Node"
+	AuthorizerTypeRBAC        = "RBAC"
 )
 
 // AuthorizerConfiguration is one authorizer of the chain.

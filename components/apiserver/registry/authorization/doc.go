@@ -1,3 +1,4 @@
-// Package authorization holds authorization.orch.io/v1 subjectaccessreviews: the server's
-// authorizer asked over the API.
+// Package authorization holds authorization.orch.io/v1 subjectaccessreviews (the server's
+// authorizer asked over the API about any user), selfsubjectaccessreviews (about the requesting
+// user) and selfsubjectrulesreviews (what the requesting user may do in a namespace).
 package authorization

@@ -1,13 +1,12 @@
 package authorization
 
 import (
+	"context"
 	"net/http"
 
 	restful "github.com/emicklei/go-restful/v3"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"orch.io/orch/components/apiserver/endpoints"
@@ -40,33 +39,35 @@ func (rv SubjectAccessReviewREST) review(req *restful.Request, _ http.ResponseWr
 		}
 		user.Extra[k] = v
 	}
+	review.Status = decide(req.Request.Context(), rv.Authorizer, user, spec.ResourceAttributes, spec.NonResourceAttributes)
+	return review, nil
+}
+
+// decide asks a whether user may do what the attributes (one of them set) describe, and words the
+// answer as a review's status.
+func decide(ctx context.Context, a authz.Authorizer, user *authn.UserInfo, ra *authorizationv1.ResourceAttributes, nra *authorizationv1.NonResourceAttributes) authorizationv1.SubjectAccessReviewStatus {
 	attrs := authz.Attributes{User: user}
-	if ra := spec.ResourceAttributes; ra != nil {
+	if ra != nil {
 		attrs.Verb, attrs.Namespace, attrs.Name = ra.Verb, ra.Namespace, ra.Name
 		attrs.APIGroup, attrs.APIVersion, attrs.Resource, attrs.Subresource = ra.Group, ra.Version, ra.Resource, ra.Subresource
 		attrs.ResourceRequest = true
 	} else {
-		attrs.Verb, attrs.Path = spec.NonResourceAttributes.Verb, spec.NonResourceAttributes.Path
+		attrs.Verb, attrs.Path = nra.Verb, nra.Path
 	}
-	decision, reason, err := rv.Authorizer.Authorize(req.Request.Context(), attrs)
-	review.Status = authorizationv1.SubjectAccessReviewStatus{
+	decision, reason, err := a.Authorize(ctx, attrs)
+	status := authorizationv1.SubjectAccessReviewStatus{
 		Allowed: decision == authz.DecisionAllow, Denied: decision == authz.DecisionDeny, Reason: reason,
 	}
 	if err != nil {
-		review.Status.EvaluationError = err.Error()
+		status.EvaluationError = err.Error()
 	}
-	return review, nil
+	return status
 }
 
 // validateSubjectAccessReview is Kubernetes' validation: no metadata, exactly one kind of
 // attributes, and a user or a group.
 func validateSubjectAccessReview(r *authorizationv1.SubjectAccessReview) field.ErrorList {
-	var errs field.ErrorList
-	meta := r.ObjectMeta
-	meta.ManagedFields = nil
-	if !apiequality.Semantic.DeepEqual(metav1.ObjectMeta{}, meta) {
-		errs = append(errs, field.Invalid(field.NewPath("metadata"), r.ObjectMeta, "must be empty"))
-	}
+	errs := emptyMetadata(r.ObjectMeta)
 	spec, path := r.Spec, field.NewPath("spec")
 	if (spec.ResourceAttributes == nil) == (spec.NonResourceAttributes == nil) {
 		errs = append(errs, field.Invalid(path, spec.NonResourceAttributes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))

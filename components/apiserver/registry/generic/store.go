@@ -184,6 +184,19 @@ func (s *Store) attributes(ctx context.Context, op admission.Operation, obj, old
 	}
 }
 
+// confirm runs a GuardedStrategy's judgement of a user's write of obj over old (nil for a create).
+func (s *Store) confirm(ctx context.Context, obj, old runtime.Object) error {
+	g, ok := s.strategy.(GuardedStrategy)
+	if !ok {
+		return nil
+	}
+	user, ok := authn.UserFrom(ctx)
+	if !ok || user == nil {
+		return nil
+	}
+	return g.ConfirmWrite(ctx, user, obj, old)
+}
+
 // admit runs the mutating admission of a write of obj over old (nil for a create).
 func (s *Store) admit(ctx context.Context, op admission.Operation, obj, old runtime.Object) error {
 	if s.admission == nil {
@@ -306,6 +319,9 @@ func (s *Store) create(ctx context.Context, namespace string, in runtime.Object,
 		if errs := s.strategy.Validate(obj); len(errs) > 0 {
 			return nil, nil, s.invalid(om.GetName(), errs)
 		}
+		if err := s.confirm(ctx, obj, nil); err != nil {
+			return nil, nil, err
+		}
 		if err := s.validate(ctx, admission.Create, obj, nil); err != nil {
 			return nil, nil, err
 		}
@@ -423,6 +439,9 @@ func (s *Store) replaceObject(ctx context.Context, old runtime.Object, stale boo
 	s.updates.PrepareForUpdate(next, old)
 	if errs := s.updates.ValidateUpdate(next, old); len(errs) > 0 {
 		return nil, s.invalid(nm.GetName(), errs)
+	}
+	if err := s.confirm(ctx, next, old); err != nil {
+		return nil, err
 	}
 	if err := s.admit(ctx, admission.Update, next, old); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package generic
 
 import (
+	"context"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,4 +74,12 @@ type FinalizingStrategy interface {
 // signing request's spec.username and groups), set after PrepareForCreate from the request's user.
 type RequesterStrategy interface {
 	SetRequester(obj runtime.Object, user *authn.UserInfo)
+}
+
+// GuardedStrategy is a Strategy whose writes are judged against the user asking beyond what
+// authorization decided (Kubernetes' RBAC escalation checks): ConfirmWrite runs on creates and
+// updates once the object is valid, before admission's validation; old is nil for a create. The
+// server's own writes (no user) are not judged.
+type GuardedStrategy interface {
+	ConfirmWrite(ctx context.Context, user *authn.UserInfo, obj, old runtime.Object) error
 }

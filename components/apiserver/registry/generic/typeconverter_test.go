@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	k8seventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,6 +29,7 @@ import (
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/apiserver/registry/generic/internal/typeschema"
+	rbacregistry "orch.io/orch/components/apiserver/registry/rbac"
 )
 
 // servedKind is a kind orch-apiserver records managedFields of, with a realistic object of it, a
@@ -95,7 +97,34 @@ func servedKinds() []servedKind {
 		Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p", UID: "u-1", FieldPath: "spec.containers{web}"},
 		Series:    &k8seventsv1.EventSeries{Count: 2, LastObservedTime: metav1.MicroTime(now)}}
 
+	readPods := rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}
+	role := &rbacv1.Role{ObjectMeta: meta("r"), Rules: []rbacv1.PolicyRule{readPods}}
+	clusterRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cr"}, Rules: []rbacv1.PolicyRule{readPods},
+		AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a": "b"}}}}}
+	subjects := []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.orch.io", Name: "alice"}, {Kind: "ServiceAccount", Name: "robot", Namespace: "default"}}
+	roleBinding := &rbacv1.RoleBinding{ObjectMeta: meta("rb"), RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.orch.io", Kind: "Role", Name: "r"}, Subjects: subjects}
+	clusterRoleBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "crb"},
+		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.orch.io", Kind: "ClusterRole", Name: "cr"}, Subjects: subjects}
+	moreRules := func(rules *[]rbacv1.PolicyRule) {
+		*rules = append(*rules, rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}})
+	}
+	moreSubjects := func(subjects *[]rbacv1.Subject) {
+		*subjects = append(*subjects, rbacv1.Subject{Kind: "Group", APIGroup: "rbac.authorization.orch.io", Name: "devs"})
+	}
+
 	return []servedKind{
+		{strategy: rbacregistry.RoleStrategy{}, object: role,
+			update: func(o runtime.Object) { moreRules(&o.(*rbacv1.Role).Rules) },
+			apply:  &rbacv1.Role{ObjectMeta: applied("r"), Rules: []rbacv1.PolicyRule{readPods}}},
+		{strategy: rbacregistry.ClusterRoleStrategy{}, object: clusterRole,
+			update: func(o runtime.Object) { moreRules(&o.(*rbacv1.ClusterRole).Rules) },
+			apply:  &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cr", Labels: map[string]string{"a": "b"}}}},
+		{strategy: rbacregistry.RoleBindingStrategy{}, object: roleBinding,
+			update: func(o runtime.Object) { moreSubjects(&o.(*rbacv1.RoleBinding).Subjects) },
+			apply:  &rbacv1.RoleBinding{ObjectMeta: applied("rb"), RoleRef: roleBinding.RoleRef}},
+		{strategy: rbacregistry.ClusterRoleBindingStrategy{}, object: clusterRoleBinding,
+			update: func(o runtime.Object) { moreSubjects(&o.(*rbacv1.ClusterRoleBinding).Subjects) },
+			apply:  &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "crb", Labels: map[string]string{"a": "b"}}, RoleRef: clusterRoleBinding.RoleRef, Subjects: subjects[:1]}},
 		{strategy: core.PodStrategy{}, object: pod,
 			update: func(o runtime.Object) {
 				p := o.(*corev1.Pod)

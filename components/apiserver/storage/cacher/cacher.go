@@ -29,6 +29,10 @@ type Options struct {
 	Clock      clock.Clock
 	Window     int
 	QueueLimit int
+	// Starting, when set, bounds New's first LIST: a store that does not answer (an etcd not
+	// reachable yet) would otherwise hold the server's start, deaf to a shutdown, until it does.
+	// Once it ends the cache starts unloaded, as when the store fails, and loads on its retries.
+	Starting context.Context
 }
 
 // Cacher is a storage.Interface serving watches and latest LISTs of one prefix from memory.
@@ -71,7 +75,14 @@ func New(inner storage.Interface, prefix string, o Options) (*Cacher, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	changes, err := c.load(ctx)
+	listCtx := ctx
+	if o.Starting != nil {
+		var endList context.CancelFunc
+		listCtx, endList = context.WithCancel(ctx)
+		defer context.AfterFunc(o.Starting, endList)()
+		defer endList()
+	}
+	changes, err := c.load(ctx, listCtx)
 	if errors.Is(err, storage.ErrClosed) {
 		cancel()
 		return nil, err
@@ -86,13 +97,14 @@ func New(inner storage.Interface, prefix string, o Options) (*Cacher, error) {
 	return c, nil
 }
 
-// load fills the cache from a LIST and opens the watch that continues it.
-func (c *Cacher) load(ctx context.Context) (<-chan storage.WatchEvent, error) {
+// load fills the cache from a LIST (made under listCtx) and opens the watch that continues it
+// (under ctx).
+func (c *Cacher) load(ctx, listCtx context.Context) (<-chan storage.WatchEvent, error) {
 	var items []storage.KeyValue
 	var rev int64
 	start := ""
 	for {
-		page, err := c.inner.List(ctx, c.prefix, storage.ListOptions{Revision: rev, StartKey: start, Limit: 10000})
+		page, err := c.inner.List(listCtx, c.prefix, storage.ListOptions{Revision: rev, StartKey: start, Limit: 10000})
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +158,7 @@ func (c *Cacher) follow(ctx context.Context, changes <-chan storage.WatchEvent) 
 		}
 		var err error
 		for {
-			if changes, err = c.load(ctx); err == nil {
+			if changes, err = c.load(ctx, ctx); err == nil {
 				break
 			}
 			if errors.Is(err, storage.ErrClosed) || ctx.Err() != nil {

@@ -508,3 +508,30 @@ func TestWatchResumedWhileReloadingMissesNothing(t *testing.T) {
 		}
 	}
 }
+
+// unansweredLists never answers a LIST before its context ends, as an etcd not reachable yet.
+type unansweredLists struct{ storage.Interface }
+
+func (unansweredLists) List(ctx context.Context, _ string, _ storage.ListOptions) (storage.ListResult, error) {
+	<-ctx.Done()
+	return storage.ListResult{}, ctx.Err()
+}
+
+// A shutdown while the first LIST waits for the store ends the wait: the cache starts unloaded,
+// and the server's start goes on to its shutdown.
+func TestStartingEndsTheFirstLoad(t *testing.T) {
+	clk := clock.NewMock()
+	starting, stop := context.WithCancel(context.Background())
+	stop()
+	c, err := New(unansweredLists{memory.New(clk)}, "/registry/events/", Options{Clock: clk, Starting: starting})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	// Unloaded, the cache sends requests to the store, which answers this one when it ends.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := c.List(ctx, "/registry/events/", storage.ListOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("LIST of a cache that never loaded: %v, want the store's answer", err)
+	}
+}

@@ -34,6 +34,10 @@ var Roots = []string{
 	"io.k8s.api.core.v1.Secret",
 	"io.k8s.api.core.v1.ServiceAccount",
 	"io.k8s.api.events.v1.Event",
+	"io.k8s.api.rbac.v1.ClusterRole",
+	"io.k8s.api.rbac.v1.ClusterRoleBinding",
+	"io.k8s.api.rbac.v1.Role",
+	"io.k8s.api.rbac.v1.RoleBinding",
 	"__untyped_atomic_",
 	"__untyped_deduced_",
 }

@@ -183,7 +183,12 @@ func TestConformance(t *testing.T) {
 	for _, f := range features {
 		recorder.total += len(f.Pickles)
 	}
-	fmt.Printf("conformance of %s (%s), components %v: %d scenarios\n", tgt.Profile.Name, *targetFlag, tgt.Profile.Components(), recorder.total)
+	all, err := LoadFeatures(featuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Print(tgt.Profile.Describe(all))
+	fmt.Printf("conformance of %s (%s): %d scenarios\n", tgt.Profile.Name, *targetFlag, recorder.total)
 	if status := suite.Run(); status != 0 {
 		failed := 0
 		for _, o := range recorder.Outcomes {

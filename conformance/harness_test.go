@@ -66,6 +66,7 @@ func TestCheckCoverageFindsEveryGap(t *testing.T) {
 		`a.feature:3 one: step "an undefined step" is undefined`,
 		`a.feature:9 two: step "a twin step" matches 2 definitions`,
 		`a.feature:9 two: names no component`,
+		`a.feature:3 one: names component "x", which no profile can provide`,
 		`step "^a step without code$" is pending`,
 		`ginkgo label names unknown rule "b.unknown"`,
 	} {
@@ -257,6 +258,118 @@ func TestRejectReason(t *testing.T) {
 	} {
 		if got := tc.a.RejectReason(tc.in); got != tc.want {
 			t.Errorf("RejectReason(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Every profile of targets/ loads, and what its notApplicable names exists.
+func TestProfilesNameKnownRules(t *testing.T) {
+	c, err := LoadCatalog(catalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, r := range c.Rules {
+		known[r.ID] = true
+	}
+	paths, _ := filepath.Glob("targets/*.yaml")
+	for _, path := range paths {
+		p, err := LoadProfile(path)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for tag := range p.NotApplicable {
+			if id, ok := strings.CutPrefix(tag, "rule:"); ok && !known[id] {
+				t.Errorf("%s: notApplicable names %q, not a catalog rule", path, id)
+			}
+		}
+	}
+}
+
+// A profile missing what its sections need is refused with every problem, each by its key.
+func TestProfileCheckNamesEveryKey(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "p.yaml", `apiserver:
+  baseURL: https://127.0.0.1:6443
+  start: {}
+configCheck: {}
+agent:
+  run: [--serve=false]
+  eventLog: journal
+runtime:
+  command: [fakecri]
+simulator: {}
+notApplicable:
+  component:gpu: none here
+  rule:a.b: chosen otherwise
+`)
+	_, err := LoadProfile(path)
+	if err == nil {
+		t.Fatal("want the profile refused")
+	}
+	for _, want := range []string{"name:", "apiserver.caFile:", "apiserver.token:", "apiserver.group, version, resource:",
+		"apiserver.namespaces:", "apiserver.start.command:", "configCheck.apiVersion:", "agent.command:",
+		"agent: exactly one of startOnly", "agent.runningText:", `agent.eventLog: "journal"`, "runtime.command:",
+		"runtime.endpoint:", "runtime.control:", "simulator.command:", `notApplicable: "component:gpu"`, "TARGETS.md"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "rule:a.b") || strings.Contains(err.Error(), "apiserver.baseURL") {
+		t.Errorf("a key given right is named:\n%v", err)
+	}
+}
+
+// TARGETS.md is the contract: a row for every capability a scenario may need, and the worked
+// example exactly as the profile the tests load.
+func TestTargetsDocumentsTheContract(t *testing.T) {
+	doc, err := os.ReadFile("TARGETS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Capabilities {
+		if !strings.Contains(string(doc), "| `"+c.Name+"` | ") || !strings.Contains(string(doc), c.Unlocks) {
+			t.Errorf("TARGETS.md has no row for the capability %s saying it unlocks %q", c.Name, c.Unlocks)
+		}
+	}
+	example, err := os.ReadFile("targets/tern.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+string(example)+"```\n") {
+		t.Error("TARGETS.md's worked example differs from targets/tern.example.yaml")
+	}
+}
+
+// The worked example provides what TARGETS.md says, and a machine without its programs is told so
+// by key before anything runs.
+func TestWorkedExample(t *testing.T) {
+	p, err := LoadProfile("targets/tern.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(p.Components(), " "), "apiserver apiserver-start agent runtime"; got != want {
+		t.Errorf("components %q, want %q", got, want)
+	}
+	if !p.Agent.StartsToJudge() {
+		t.Error("ternlet has run and runningText but no start-only mode: it should be started to judge its options")
+	}
+	scenarios, err := LoadFeatures(featuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Describe(scenarios)
+	for _, want := range []string{`target "tern 0.3" provides:`, "  apiserver        yes:", "  config-check     no (",
+		"needs configCheck.command", "started with agent.run", "rule:orch.event.regarding.namespace-matches (Tern follows"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, d)
+		}
+	}
+	tgt := &Target{Profile: p, work: t.TempDir()}
+	err = tgt.checkCommands()
+	for _, want := range []string{"agent.command: /opt/tern/bin/ternlet is not a program", "apiserver.start.command: /opt/tern/bin/tern-apiserver is not a program"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q, got %v", want, err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cucumber/godog"
 )
@@ -371,5 +372,49 @@ func TestWorkedExample(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want %q, got %v", want, err)
 		}
+	}
+}
+
+// An agent without a start-only mode is started for real: its running text accepts the options
+// (and it is stopped), an exit before it refuses them with its own status and output.
+func TestStartAndStopJudgesByRunningOrExit(t *testing.T) {
+	dir := t.TempDir()
+	agent := writeFile(t, dir, "agent.sh", `for a in "$@"; do
+  case $a in --event-qps=-1) echo "invalid configuration: eventRecordQPS (--event-qps) must not be negative" >&2; exit 1 ;; esac
+done
+echo "agent is running"
+exec sleep 60
+`)
+	p := &Profile{Name: "started", Agent: &AgentProfile{Command: []string{"sh", agent}, StartOnlyAbsent: "none",
+		Run: []string{"--serve=false"}, RunningText: "agent is running"}}
+	for _, tc := range []struct {
+		args string
+		code int
+		step func(w *World) error
+	}{
+		{"--event-qps=5", 0, (*World).exitsSuccessfully},
+		{"--event-qps=-1", 1, func(w *World) error { return w.refusesNaming("--event-qps") }},
+	} {
+		w := &World{t: &Target{Profile: p, work: dir}, dir: dir}
+		start := time.Now()
+		if err := w.agentStart(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if w.result.Code != tc.code {
+			t.Errorf("%s: exit %d, want %d:\n%s", tc.args, w.result.Code, tc.code, w.result.Output())
+		}
+		if err := tc.step(w); err != nil {
+			t.Errorf("%s: %v", tc.args, err)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Errorf("%s: the running agent was not stopped once it ran", tc.args)
+		}
+	}
+	// Without run arguments the scenario is not applicable, with the profile's reason.
+	p.Agent.Run = nil
+	var reason string
+	w := &World{t: &Target{Profile: p, work: dir}, dir: dir, notApplicable: func(r string) error { reason = r; return godog.ErrSkip }}
+	if err := w.agentStart("--event-qps=5"); err != godog.ErrSkip || reason != "none" {
+		t.Errorf("without run: %v, reason %q", err, reason)
 	}
 }

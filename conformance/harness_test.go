@@ -333,6 +333,11 @@ func TestTargetsDocumentsTheContract(t *testing.T) {
 			t.Errorf("TARGETS.md has no row for the capability %s saying it unlocks %q", c.Name, c.Unlocks)
 		}
 	}
+	for _, n := range OpenNames {
+		if !strings.Contains(string(doc), "| `"+n.Orch+"` | "+n.What+" |") {
+			t.Errorf("TARGETS.md has no row for the open name %s (%s)", n.Orch, n.What)
+		}
+	}
 	example, err := os.ReadFile("targets/tern.example.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -371,6 +376,45 @@ func TestWorkedExample(t *testing.T) {
 	for _, want := range []string{"agent.command: /opt/tern/bin/ternlet is not a program", "apiserver.start.command: /opt/tern/bin/tern-apiserver is not a program"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want %q, got %v", want, err)
+		}
+	}
+}
+
+// A profile that runs its agent against its own API server spells every open name; Spell applies
+// them inside any text, and leaves what a profile does not spell as orch's.
+func TestOpenNames(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "p.yaml", `name: p
+apiserver:
+  start: {command: [server]}
+  baseURL: https://127.0.0.1:{port}
+  caFile: ca.crt
+  token: t
+  group: events.p.dev
+  version: v1
+  resource: events
+  namespaces: [a, b]
+agent: {command: [agent], startOnly: [--check], runningText: running}
+runtime: {command: [rt, "{socket}"], endpoint: "unix://{socket}", control: "{socket}.control"}
+names:
+  coordination.orch.io: coordination.p.dev
+  leases.orch.io: leases.p.dev
+`)
+	_, err := LoadProfile(path)
+	for _, want := range []string{`names: "leases.orch.io" is not a name the steps use`, `names: "orch-node-lease" is not spelt`, `names: "orchlet-client-current.pem" is not spelt`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q, got %v", want, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), `"coordination.orch.io" is not spelt`) {
+		t.Errorf("a spelt name is called missing: %v", err)
+	}
+	kube := &Profile{Names: map[string]string{"orchlet-client-current.pem": "kubelet-client-current.pem", "coordination.orch.io": "coordination.k8s.io"}}
+	for in, want := range map[string]string{
+		"{dir}/pki/orchlet-client-current.pem":                     "{dir}/pki/kubelet-client-current.pem",
+		"/apis/coordination.orch.io/v1/namespaces/orch-node-lease": "/apis/coordination.k8s.io/v1/namespaces/orch-node-lease",
+	} {
+		if got := kube.Spell(in); got != want {
+			t.Errorf("Spell(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -26,6 +26,35 @@ type Profile struct {
 	// reason instead of run.
 	NotApplicable map[string]string `json:"notApplicable,omitempty"`
 	Simulator     *SimulatorProfile `json:"simulator,omitempty"`
+	// Names spells, for each of OpenNames (keyed by orch's spelling), the implementation's.
+	Names map[string]string `json:"names,omitempty"`
+}
+
+// OpenName is a name SPEC.md leaves to the implementation, as orch spells it, and what it names.
+type OpenName struct{ Orch, What string }
+
+// OpenNames are the names the steps use that SPEC.md leaves open. A profile that can run its agent
+// against its own API server (the runtime and apiserver-start capabilities) spells each in names,
+// orch's profile included; a step takes a name through Profile.Spell, never as a literal.
+var OpenNames = []OpenName{
+	{"coordination.orch.io", "the API group of the nodes' Leases"},
+	{"orch-node-lease", "the namespace of the nodes' Leases"},
+	{"certificates.orch.io", "the API group of CertificateSigningRequests"},
+	{"orch.io/orch-apiserver-client-orchlet", "the signer of the agent's client certificates"},
+	{"orch.io/orchlet-serving", "the signer of the agent's serving certificates"},
+	{"orchlet-client-current.pem", "the file in --cert-dir holding the agent's current client certificate and key"},
+}
+
+// Spell replaces each of OpenNames in s by the profile's spelling of it; one the profile does not
+// spell stays orch's.
+func (p *Profile) Spell(s string) string {
+	pairs := make([]string, 0, 2*len(p.Names))
+	for _, n := range OpenNames {
+		if v, ok := p.Names[n.Orch]; ok {
+			pairs = append(pairs, n.Orch, v)
+		}
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
 // SimulatorProfile replays a node scenario (scenarios/README.md) in simulated time: the
@@ -205,6 +234,16 @@ func (p *Profile) Check() []string {
 	}
 	if s := p.Simulator; s != nil {
 		need(len(s.Command) > 0, "simulator.command: the command that replays a scenario file")
+	}
+	for _, key := range slices.Sorted(maps.Keys(p.Names)) {
+		need(slices.ContainsFunc(OpenNames, func(n OpenName) bool { return n.Orch == key }),
+			"names: %q is not a name the steps use (conformance/TARGETS.md lists them)", key)
+	}
+	if runsPods(p) && p.APIServer != nil && p.APIServer.Start != nil {
+		for _, n := range OpenNames {
+			_, ok := p.Names[n.Orch]
+			need(ok, "names: %q is not spelt: how this implementation names %s", n.Orch, n.What)
+		}
 	}
 	for _, tag := range p.notApplicableTags() {
 		kind, name, _ := strings.Cut(tag, ":")

@@ -106,7 +106,7 @@ func (w *World) agentRunsAPIMode(args string) error {
 func (w *World) cleanupNode() {
 	w.cleanup = append(w.cleanup, func() {
 		_, _, _ = w.apiDo(http.MethodDelete, "/api/v1/nodes/"+nodeName, nil)
-		_, _, _ = w.apiDo(http.MethodDelete, "/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases/"+nodeName, nil)
+		_, _, _ = w.apiDo(http.MethodDelete, w.leasePath("orch-node-lease"), nil)
 		_, _, _ = w.apiDo(http.MethodDelete, "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3D"+nodeName+"&gracePeriodSeconds=0", nil)
 	})
 }
@@ -317,8 +317,15 @@ func (w *World) nodeStatusEvery(seconds int) error {
 	return nil
 }
 
+// leasePath is where the node's Lease is kept in namespace (orch-node-lease for orch), spelt the
+// target's way.
+func (w *World) leasePath(namespace string) string {
+	p := w.t.Profile
+	return "/apis/" + p.Spell("coordination.orch.io") + "/v1/namespaces/" + p.Spell(namespace) + "/leases/" + nodeName
+}
+
 func (w *World) leaseRenewed(namespace string) error {
-	path := "/apis/coordination.orch.io/v1/namespaces/" + namespace + "/leases/" + nodeName
+	path := w.leasePath(namespace)
 	var first time.Time
 	return eventually(commandTimeout, func() error {
 		var lease struct {

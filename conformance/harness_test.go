@@ -123,6 +123,11 @@ func TestAgentArgsFollowTheProfilesNames(t *testing.T) {
 	if want := "--kubeconfig=/x --event-qps=1 -v --feature-gates=A=true value"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	a.Renames = [][2]string{{"Orchlet", "Kubelet"}, {"orch", "kubernetes"}}
+	got = strings.Join(a.Args("--feature-gates=OrchletPSI=true --node-labels=orch.io/role=db --root-dir=/var/lib/orch"), " ")
+	if want := "--feature-gates=KubeletPSI=true --node-labels=kubernetes.io/role=db --root-dir=/var/lib/orch"; got != want {
+		t.Errorf("got %q, want %q: gate names and label keys renamed, nothing else", got, want)
+	}
 	if a.OptionName("v") != "-v" || a.OptionName("--orchconfig") != "--kubeconfig" {
 		t.Errorf("names: %q %q", a.OptionName("v"), a.OptionName("--orchconfig"))
 	}

@@ -163,7 +163,8 @@ type AgentProfile struct {
 	OptionNames map[string]string `json:"optionNames,omitempty"`
 	// Renames are SPEC.md's product words and this implementation's, in the order they are tried
 	// (for example [orchlet, kubelet] before [orch, kubernetes]): applied to the defaults and the
-	// feature-gate names the help must show.
+	// feature-gate names the help must show, and to the values of --feature-gates and
+	// --node-labels the agent is started with.
 	Renames [][2]string `json:"renames,omitempty"`
 	// TypeWords maps an option type of SPEC.md to the words the help may print for it; a type
 	// missing here must be printed as written. An empty word means no type is printed.
@@ -348,12 +349,20 @@ func (a *AgentProfile) OptionName(spec string) string {
 	return "--" + name
 }
 
-// Args spells every --option of a SPEC.md argument string the agent's way.
+// productValues are the options whose values hold SPEC.md's product words (gate names, label
+// keys), which Args spells with the profile's renames.
+var productValues = map[string]bool{"feature-gates": true, "node-labels": true}
+
+// Args spells every --option of a SPEC.md argument string the agent's way, and the values of
+// productValues with its renames.
 func (a *AgentProfile) Args(spec string) []string {
 	var out []string
 	for _, f := range strings.Fields(spec) {
 		if strings.HasPrefix(f, "--") {
 			name, value, hasValue := strings.Cut(f, "=")
+			if productValues[strings.TrimLeft(name, "-")] {
+				value = a.Rename(value)
+			}
 			f = a.OptionName(name)
 			if hasValue {
 				f += "=" + value

@@ -160,8 +160,12 @@ func (w *World) nodeReady(string) error {
 	})
 }
 
+// nodeLabel looks for a label whose key is SPEC.md's spelt with the agent's renames (orch.io/hostname
+// is kubernetes.io/hostname on Kubernetes).
 func (w *World) nodeLabel(label string) error {
 	k, v, _ := strings.Cut(label, "=")
+	k = w.agent().Rename(k)
+	label = k + "=" + v
 	return w.nodeEventually(func(n *corev1.Node) error {
 		if got, ok := n.Labels[k]; !ok || got != v {
 			return fmt.Errorf("node labels %v lack %s", n.Labels, label)

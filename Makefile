@@ -175,15 +175,17 @@ bench-peers: peers
 	$(BIN)/orchload --compare $$(ls -tr $(BIN)/peers-orch-*.json | paste -sd,):$$(ls -tr $(BIN)/peers-kube-*.json | paste -sd,)
 
 ## conformance-peers: the suite against orch and against a Kubernetes peer built by `peers`
-## (PEER_TARGET: kube-apiserver.yaml, or kubelet.yaml), one after the other, reports under
-## reports/peers/<orch|peer>/, then the table: rules passed on orch, on the peer, differing, not
-## applicable. FILTER narrows both runs to a godog tag expression (e.g. FILTER=@component:config-check).
-## A failing rule does not stop the table; reports/peers.md explains the differences.
+## (PEER_TARGET: kube-apiserver.yaml, kubelet.yaml, or kubernetes-cluster.yaml: the kubelet
+## registered to kube-apiserver), one after the other, reports under reports/peers/<orch|peer>/,
+## then the table: rules passed on orch, on the peer, differing, not applicable. FILTER narrows both
+## runs to a godog tag expression (e.g. FILTER=@component:config-check); without one the ginkgo specs
+## run too. A failing rule does not stop the table; reports/peers.md explains the differences.
 PEER_TARGET ?= conformance/targets/kube-apiserver.yaml
 FILTER ?=
+PEER_TESTS = ^(TestConformance$(if $(FILTER),,|TestSpecs))$$
 conformance-peers: peers
-	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/orch -filter='$(FILTER)'
-	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath $(PEER_TARGET)) -reports=$(CURDIR)/reports/peers/peer -filter='$(FILTER)'
+	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '$(PEER_TESTS)' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/orch -filter='$(FILTER)'
+	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '$(PEER_TESTS)' ./conformance/ -args -target=$(abspath $(PEER_TARGET)) -reports=$(CURDIR)/reports/peers/peer -filter='$(FILTER)'
 	$(GO) test -count=1 -v -run '^$$' ./conformance/ -args -compare=$(CURDIR)/reports/peers/orch/rules.json,$(CURDIR)/reports/peers/peer/rules.json | grep -v '^ok\s' | tee $(CURDIR)/reports/peers/table.txt
 
 ## peers-kubelet-fakecri: Kubernetes' kubelet (built by `peers`) in standalone mode on bin/fakecri with

@@ -87,12 +87,12 @@ func writeSummary(scenarios []Scenario) error {
 	if err != nil {
 		return err
 	}
-	name := *targetFlag
+	name, provides := *targetFlag, ""
 	if shared != nil {
-		name = shared.Profile.Name
+		name, provides = shared.Profile.Name, shared.Profile.Describe(scenarios)
 	}
 	path := filepath.Join(*reportsFlag, "conformance.md")
-	if err := recorder.WriteMarkdown(path, name, c, CheckCoverage(c, scenarios, specs, StepDefs())); err != nil {
+	if err := recorder.WriteMarkdown(path, name, provides, c, CheckCoverage(c, scenarios, specs, StepDefs())); err != nil {
 		return err
 	}
 	fmt.Println("wrote", path)

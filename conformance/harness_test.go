@@ -467,3 +467,27 @@ exec sleep 60
 		t.Errorf("without run: %v, reason %q", err, reason)
 	}
 }
+
+// The report an implementer publishes says what the target provides, and for each rule not
+// applicable why: the capability it lacks or the profile's reason.
+func TestReportSaysWhyNotApplicable(t *testing.T) {
+	rec := NewRecorder(io.Discard, nil)
+	rec.Add(Outcome{Ref: "a.feature:3 asked", Rules: []string{"a.asked"}, Status: StatusPassed})
+	rec.Add(Outcome{Ref: "a.feature:9 skipped", Rules: []string{"a.skipped"}, Status: StatusNotApplicable, Detail: "the target has no agent-events"})
+	c := &Catalog{Rules: []Rule{{ID: "a.asked", Section: "S"}, {ID: "a.skipped", Section: "S"}}}
+	p := &Profile{Name: "p", Agent: &AgentProfile{Command: []string{"agent"}, StartOnly: []string{"--check"}}}
+	path := filepath.Join(t.TempDir(), "conformance.md")
+	if err := rec.WriteMarkdown(path, "p", p.Describe(nil), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 rules: 1 passed, 0 failed, 1 not applicable", "  agent            yes:",
+		"| `a.skipped` | S | not applicable | a.feature:9 skipped (not applicable: the target has no agent-events) |"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the report lacks %q:\n%s", want, data)
+		}
+	}
+}

@@ -127,14 +127,15 @@ bench:
 bench-sim:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./sim
 
-## peers: Kubernetes' kube-apiserver and kubelet (KUBE_VERSION), built from the Go module proxy into
-## PEERS_CACHE, outside the repository: a module requiring k8s.io/kubernetes with each staging
-## module pinned to the matching v0.x release; about 5 minutes cold on 2 cores, nothing once built
+## peers: Kubernetes' kube-apiserver, kubelet and kube-controller-manager (KUBE_VERSION), built from
+## the Go module proxy into PEERS_CACHE, outside the repository: a module requiring k8s.io/kubernetes
+## with each staging module pinned to the matching v0.x release; about 5 minutes cold on 2 cores
+## (kube-controller-manager, which signs the kubelet's certificates, a few more), nothing once built
 KUBE_VERSION ?= 1.34.4
 PEERS_CACHE  ?= $(HOME)/.cache/orch-peers
 PEERS        := $(PEERS_CACHE)/v$(KUBE_VERSION)
 PEERS_LDFLAGS = -X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))
-peers: $(PEERS)/kube-apiserver
+peers: $(PEERS)/kube-apiserver $(PEERS)/kube-controller-manager
 $(PEERS)/kube-apiserver:
 	mkdir -p $(PEERS)/src
 	cd $(PEERS)/src && gomod=$$($(GO) mod download -json k8s.io/kubernetes@v$(KUBE_VERSION) | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') && \
@@ -143,6 +144,10 @@ $(PEERS)/kube-apiserver:
 	printf '//go:build tools\n\npackage peers\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubelet"\n)\n' > tools.go && \
 	$(GO) mod tidy && $(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kubelet k8s.io/kubernetes/cmd/kubelet && \
 	$(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+$(PEERS)/kube-controller-manager: $(PEERS)/kube-apiserver
+	cd $(PEERS)/src && grep -q kube-controller-manager tools.go || { \
+	  sed -i 's|^\t_ "k8s.io/kubernetes/cmd/kubelet"$$|&\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager"|' tools.go && $(GO) mod tidy; } && \
+	$(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 
 ## bench-node: orchlet side by side with Kubernetes' kubelet (built by `make peers`) on a containerd
 ## of its own (needs root, Debian's containerd, runc and busybox-static), each run twice, alternating:

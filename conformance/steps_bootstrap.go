@@ -186,8 +186,13 @@ func (w *World) approvedClientRequest(user string) error {
 // for orch) to hold another certificate than now, obtained by the node itself.
 func (w *World) clientCertRenewed(seconds int) error {
 	current := filepath.Join(w.dir, "pki", w.t.Profile.Spell("orchlet-client-current.pem"))
-	first, err := firstCert(current)
-	if err != nil {
+	// The first certificate may still be on its way: an agent can say it runs before its bootstrap
+	// request is signed (the kubelet does).
+	var first *x509.Certificate
+	if err := eventually(commandTimeout, func() (err error) {
+		first, err = firstCert(current)
+		return err
+	}); err != nil {
 		return err
 	}
 	if err := eventually(time.Duration(seconds)*time.Second, func() error {

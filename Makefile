@@ -133,14 +133,15 @@ bench:
 bench-sim:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./sim
 
-## peers: Kubernetes' kube-apiserver and kubelet (KUBE_VERSION), built from the Go module proxy into
-## PEERS_CACHE, outside the repository: a module requiring k8s.io/kubernetes with each staging
-## module pinned to the matching v0.x release; about 5 minutes cold on 2 cores, nothing once built
+## peers: Kubernetes' kube-apiserver, kubelet and kube-controller-manager (KUBE_VERSION), built from
+## the Go module proxy into PEERS_CACHE, outside the repository: a module requiring k8s.io/kubernetes
+## with each staging module pinned to the matching v0.x release; about 5 minutes cold on 2 cores
+## (kube-controller-manager, which signs the kubelet's certificates, a few more), nothing once built
 KUBE_VERSION ?= 1.34.4
 PEERS_CACHE  ?= $(HOME)/.cache/orch-peers
 PEERS        := $(PEERS_CACHE)/v$(KUBE_VERSION)
 PEERS_LDFLAGS = -X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION)))
-peers: $(PEERS)/kube-apiserver
+peers: $(PEERS)/kube-apiserver $(PEERS)/kube-controller-manager
 $(PEERS)/kube-apiserver:
 	mkdir -p $(PEERS)/src
 	cd $(PEERS)/src && gomod=$$($(GO) mod download -json k8s.io/kubernetes@v$(KUBE_VERSION) | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p') && \
@@ -149,6 +150,10 @@ $(PEERS)/kube-apiserver:
 	printf '//go:build tools\n\npackage peers\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubelet"\n)\n' > tools.go && \
 	$(GO) mod tidy && $(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kubelet k8s.io/kubernetes/cmd/kubelet && \
 	$(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+$(PEERS)/kube-controller-manager: $(PEERS)/kube-apiserver
+	cd $(PEERS)/src && grep -q kube-controller-manager tools.go || { \
+	  sed -i 's|^\t_ "k8s.io/kubernetes/cmd/kubelet"$$|&\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager"|' tools.go && $(GO) mod tidy; } && \
+	$(GO) build -ldflags "$(PEERS_LDFLAGS)" -o $(PEERS)/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 
 ## bench-node: orchlet side by side with Kubernetes' kubelet (built by `make peers`) on a containerd
 ## of its own (needs root, Debian's containerd, runc and busybox-static), each run twice, alternating:
@@ -181,15 +186,17 @@ bench-peers: peers
 	$(BIN)/orchload --compare $$(ls -tr $(BIN)/peers-orch-*.json | paste -sd,):$$(ls -tr $(BIN)/peers-kube-*.json | paste -sd,)
 
 ## conformance-peers: the suite against orch and against a Kubernetes peer built by `peers`
-## (PEER_TARGET: kube-apiserver.yaml, or kubelet.yaml), one after the other, reports under
-## reports/peers/<orch|peer>/, then the table: rules passed on orch, on the peer, differing, not
-## applicable. FILTER narrows both runs to a godog tag expression (e.g. FILTER=@component:config-check).
-## A failing rule does not stop the table; reports/peers.md explains the differences.
+## (PEER_TARGET: kube-apiserver.yaml, kubelet.yaml, or kubernetes-cluster.yaml: the kubelet
+## registered to kube-apiserver), one after the other, reports under reports/peers/<orch|peer>/,
+## then the table: rules passed on orch, on the peer, differing, not applicable. FILTER narrows both
+## runs to a godog tag expression (e.g. FILTER=@component:config-check); without one the ginkgo specs
+## run too. A failing rule does not stop the table; reports/peers.md explains the differences.
 PEER_TARGET ?= conformance/targets/kube-apiserver.yaml
 FILTER ?=
+PEER_TESTS = ^(TestConformance$(if $(FILTER),,|TestSpecs))$$
 conformance-peers: peers
-	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/orch -filter='$(FILTER)'
-	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '^TestConformance$$' ./conformance/ -args -target=$(abspath $(PEER_TARGET)) -reports=$(CURDIR)/reports/peers/peer -filter='$(FILTER)'
+	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '$(PEER_TESTS)' ./conformance/ -args -target=$(abspath conformance/targets/orch.yaml) -reports=$(CURDIR)/reports/peers/orch -filter='$(FILTER)'
+	-ORCH_PEERS=$(PEERS) $(GO) test -count=1 -v -timeout 60m -run '$(PEER_TESTS)' ./conformance/ -args -target=$(abspath $(PEER_TARGET)) -reports=$(CURDIR)/reports/peers/peer -filter='$(FILTER)'
 	$(GO) test -count=1 -v -run '^$$' ./conformance/ -args -compare=$(CURDIR)/reports/peers/orch/rules.json,$(CURDIR)/reports/peers/peer/rules.json | grep -v '^ok\s' | tee $(CURDIR)/reports/peers/table.txt
 
 ## peers-kubelet-fakecri: Kubernetes' kubelet (built by `peers`) in standalone mode on bin/fakecri with

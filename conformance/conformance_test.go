@@ -87,12 +87,12 @@ func writeSummary(scenarios []Scenario) error {
 	if err != nil {
 		return err
 	}
-	name := *targetFlag
+	name, provides := *targetFlag, ""
 	if shared != nil {
-		name = shared.Profile.Name
+		name, provides = shared.Profile.Name, shared.Profile.Describe(scenarios)
 	}
 	path := filepath.Join(*reportsFlag, "conformance.md")
-	if err := recorder.WriteMarkdown(path, name, c, CheckCoverage(c, scenarios, specs, StepDefs())); err != nil {
+	if err := recorder.WriteMarkdown(path, name, provides, c, CheckCoverage(c, scenarios, specs, StepDefs())); err != nil {
 		return err
 	}
 	fmt.Println("wrote", path)
@@ -183,7 +183,12 @@ func TestConformance(t *testing.T) {
 	for _, f := range features {
 		recorder.total += len(f.Pickles)
 	}
-	fmt.Printf("conformance of %s (%s), components %v: %d scenarios\n", tgt.Profile.Name, *targetFlag, tgt.Profile.Components(), recorder.total)
+	all, err := LoadFeatures(featuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Print(tgt.Profile.Describe(all))
+	fmt.Printf("conformance of %s (%s): %d scenarios\n", tgt.Profile.Name, *targetFlag, recorder.total)
 	if status := suite.Run(); status != 0 {
 		failed := 0
 		for _, o := range recorder.Outcomes {

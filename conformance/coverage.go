@@ -77,6 +77,11 @@ func CheckCoverage(c *Catalog, scenarios []Scenario, specs map[string][]string, 
 		if len(s.Components()) == 0 {
 			problem("%s: names no component (tag it %s<name>)", s.Ref(), ComponentTagPrefix)
 		}
+		for _, c := range s.Components() {
+			if CapabilityOf(c) == nil {
+				problem("%s: names component %q, which no profile can provide (conformance/TARGETS.md lists them)", s.Ref(), c)
+			}
+		}
 		for _, id := range s.Rules() {
 			if !known[id] {
 				problem("%s: tag names unknown rule %q", s.Ref(), id)

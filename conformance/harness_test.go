@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cucumber/godog"
 )
@@ -66,6 +67,7 @@ func TestCheckCoverageFindsEveryGap(t *testing.T) {
 		`a.feature:3 one: step "an undefined step" is undefined`,
 		`a.feature:9 two: step "a twin step" matches 2 definitions`,
 		`a.feature:9 two: names no component`,
+		`a.feature:3 one: names component "x", which no profile can provide`,
 		`step "^a step without code$" is pending`,
 		`ginkgo label names unknown rule "b.unknown"`,
 	} {
@@ -120,6 +122,11 @@ func TestAgentArgsFollowTheProfilesNames(t *testing.T) {
 	got := strings.Join(a.Args("--orchconfig=/x --event-qps=1 -v --feature-gates=A=true value"), " ")
 	if want := "--kubeconfig=/x --event-qps=1 -v --feature-gates=A=true value"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	a.Renames = [][2]string{{"Orchlet", "Kubelet"}, {"orch", "kubernetes"}}
+	got = strings.Join(a.Args("--feature-gates=OrchletPSI=true --node-labels=orch.io/role=db --root-dir=/var/lib/orch"), " ")
+	if want := "--feature-gates=KubeletPSI=true --node-labels=kubernetes.io/role=db --root-dir=/var/lib/orch"; got != want {
+		t.Errorf("got %q, want %q: gate names and label keys renamed, nothing else", got, want)
 	}
 	if a.OptionName("v") != "-v" || a.OptionName("--orchconfig") != "--kubeconfig" {
 		t.Errorf("names: %q %q", a.OptionName("v"), a.OptionName("--orchconfig"))
@@ -257,6 +264,230 @@ func TestRejectReason(t *testing.T) {
 	} {
 		if got := tc.a.RejectReason(tc.in); got != tc.want {
 			t.Errorf("RejectReason(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Every profile of targets/ loads, and what its notApplicable names exists.
+func TestProfilesNameKnownRules(t *testing.T) {
+	c, err := LoadCatalog(catalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, r := range c.Rules {
+		known[r.ID] = true
+	}
+	paths, _ := filepath.Glob("targets/*.yaml")
+	for _, path := range paths {
+		p, err := LoadProfile(path)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for tag := range p.NotApplicable {
+			if id, ok := strings.CutPrefix(tag, "rule:"); ok && !known[id] {
+				t.Errorf("%s: notApplicable names %q, not a catalog rule", path, id)
+			}
+		}
+	}
+}
+
+// A profile missing what its sections need is refused with every problem, each by its key.
+func TestProfileCheckNamesEveryKey(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "p.yaml", `apiserver:
+  baseURL: https://127.0.0.1:6443
+  start: {}
+configCheck: {}
+agent:
+  run: [--serve=false]
+  eventLog: journal
+runtime:
+  command: [fakecri]
+simulator: {}
+notApplicable:
+  component:gpu: none here
+  rule:a.b: chosen otherwise
+`)
+	_, err := LoadProfile(path)
+	if err == nil {
+		t.Fatal("want the profile refused")
+	}
+	for _, want := range []string{"name:", "apiserver.caFile:", "apiserver.token:", "apiserver.group, version, resource:",
+		"apiserver.namespaces:", "apiserver.start.command:", "configCheck.apiVersion:", "agent.command:",
+		"agent: exactly one of startOnly", "agent.runningText:", `agent.eventLog: "journal"`, "runtime.command:",
+		"runtime.endpoint:", "runtime.control:", "simulator.command:", `notApplicable: "component:gpu"`, "TARGETS.md"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "rule:a.b") || strings.Contains(err.Error(), "apiserver.baseURL") {
+		t.Errorf("a key given right is named:\n%v", err)
+	}
+}
+
+// TARGETS.md is the contract: a row for every capability a scenario may need, and the worked
+// example exactly as the profile the tests load.
+func TestTargetsDocumentsTheContract(t *testing.T) {
+	doc, err := os.ReadFile("TARGETS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Capabilities {
+		if !strings.Contains(string(doc), "| `"+c.Name+"` | ") || !strings.Contains(string(doc), c.Unlocks) {
+			t.Errorf("TARGETS.md has no row for the capability %s saying it unlocks %q", c.Name, c.Unlocks)
+		}
+	}
+	for _, n := range OpenNames {
+		if !strings.Contains(string(doc), "| `"+n.Orch+"` | "+n.What+" |") {
+			t.Errorf("TARGETS.md has no row for the open name %s (%s)", n.Orch, n.What)
+		}
+	}
+	example, err := os.ReadFile("targets/tern.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+string(example)+"```\n") {
+		t.Error("TARGETS.md's worked example differs from targets/tern.example.yaml")
+	}
+}
+
+// The worked example provides what TARGETS.md says, and a machine without its programs is told so
+// by key before anything runs.
+func TestWorkedExample(t *testing.T) {
+	p, err := LoadProfile("targets/tern.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(p.Components(), " "), "apiserver apiserver-start agent runtime"; got != want {
+		t.Errorf("components %q, want %q", got, want)
+	}
+	if !p.Agent.StartsToJudge() {
+		t.Error("ternlet has run and runningText but no start-only mode: it should be started to judge its options")
+	}
+	scenarios, err := LoadFeatures(featuresDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.Describe(scenarios)
+	for _, want := range []string{`target "tern 0.3" provides:`, "  apiserver        yes:", "  config-check     no (",
+		"needs configCheck.command", "started with agent.run", "rule:orch.event.regarding.namespace-matches (Tern follows"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, d)
+		}
+	}
+	tgt := &Target{Profile: p, work: t.TempDir()}
+	err = tgt.checkCommands()
+	for _, want := range []string{"agent.command: /opt/tern/bin/ternlet is not a program", "apiserver.start.command: /opt/tern/bin/tern-apiserver is not a program"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q, got %v", want, err)
+		}
+	}
+}
+
+// A profile that runs its agent against its own API server spells every open name; Spell applies
+// them inside any text, and leaves what a profile does not spell as orch's.
+func TestOpenNames(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "p.yaml", `name: p
+apiserver:
+  start: {command: [server]}
+  baseURL: https://127.0.0.1:{port}
+  caFile: ca.crt
+  token: t
+  group: events.p.dev
+  version: v1
+  resource: events
+  namespaces: [a, b]
+agent: {command: [agent], startOnly: [--check], runningText: running}
+runtime: {command: [rt, "{socket}"], endpoint: "unix://{socket}", control: "{socket}.control"}
+names:
+  coordination.orch.io: coordination.p.dev
+  leases.orch.io: leases.p.dev
+`)
+	_, err := LoadProfile(path)
+	for _, want := range []string{`names: "leases.orch.io" is not a name the steps use`, `names: "orch-node-lease" is not spelt`, `names: "orchlet-client-current.pem" is not spelt`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q, got %v", want, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), `"coordination.orch.io" is not spelt`) {
+		t.Errorf("a spelt name is called missing: %v", err)
+	}
+	kube := &Profile{Names: map[string]string{"orchlet-client-current.pem": "kubelet-client-current.pem", "coordination.orch.io": "coordination.k8s.io"}}
+	for in, want := range map[string]string{
+		"{dir}/pki/orchlet-client-current.pem":                     "{dir}/pki/kubelet-client-current.pem",
+		"/apis/coordination.orch.io/v1/namespaces/orch-node-lease": "/apis/coordination.k8s.io/v1/namespaces/orch-node-lease",
+	} {
+		if got := kube.Spell(in); got != want {
+			t.Errorf("Spell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// An agent without a start-only mode is started for real: its running text accepts the options
+// (and it is stopped), an exit before it refuses them with its own status and output.
+func TestStartAndStopJudgesByRunningOrExit(t *testing.T) {
+	dir := t.TempDir()
+	agent := writeFile(t, dir, "agent.sh", `for a in "$@"; do
+  case $a in --event-qps=-1) echo "invalid configuration: eventRecordQPS (--event-qps) must not be negative" >&2; exit 1 ;; esac
+done
+echo "agent is running"
+exec sleep 60
+`)
+	p := &Profile{Name: "started", Agent: &AgentProfile{Command: []string{"sh", agent}, StartOnlyAbsent: "none",
+		Run: []string{"--serve=false"}, RunningText: "agent is running"}}
+	for _, tc := range []struct {
+		args string
+		code int
+		step func(w *World) error
+	}{
+		{"--event-qps=5", 0, (*World).exitsSuccessfully},
+		{"--event-qps=-1", 1, func(w *World) error { return w.refusesNaming("--event-qps") }},
+	} {
+		w := &World{t: &Target{Profile: p, work: dir}, dir: dir}
+		start := time.Now()
+		if err := w.agentStart(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if w.result.Code != tc.code {
+			t.Errorf("%s: exit %d, want %d:\n%s", tc.args, w.result.Code, tc.code, w.result.Output())
+		}
+		if err := tc.step(w); err != nil {
+			t.Errorf("%s: %v", tc.args, err)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Errorf("%s: the running agent was not stopped once it ran", tc.args)
+		}
+	}
+	// Without run arguments the scenario is not applicable, with the profile's reason.
+	p.Agent.Run = nil
+	var reason string
+	w := &World{t: &Target{Profile: p, work: dir}, dir: dir, notApplicable: func(r string) error { reason = r; return godog.ErrSkip }}
+	if err := w.agentStart("--event-qps=5"); err != godog.ErrSkip || reason != "none" {
+		t.Errorf("without run: %v, reason %q", err, reason)
+	}
+}
+
+// The report an implementer publishes says what the target provides, and for each rule not
+// applicable why: the capability it lacks or the profile's reason.
+func TestReportSaysWhyNotApplicable(t *testing.T) {
+	rec := NewRecorder(io.Discard, nil)
+	rec.Add(Outcome{Ref: "a.feature:3 asked", Rules: []string{"a.asked"}, Status: StatusPassed})
+	rec.Add(Outcome{Ref: "a.feature:9 skipped", Rules: []string{"a.skipped"}, Status: StatusNotApplicable, Detail: "the target has no agent-events"})
+	c := &Catalog{Rules: []Rule{{ID: "a.asked", Section: "S"}, {ID: "a.skipped", Section: "S"}}}
+	p := &Profile{Name: "p", Agent: &AgentProfile{Command: []string{"agent"}, StartOnly: []string{"--check"}}}
+	path := filepath.Join(t.TempDir(), "conformance.md")
+	if err := rec.WriteMarkdown(path, "p", p.Describe(nil), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 rules: 1 passed, 0 failed, 1 not applicable", "  agent            yes:",
+		"| `a.skipped` | S | not applicable | a.feature:9 skipped (not applicable: the target has no agent-events) |"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the report lacks %q:\n%s", want, data)
 		}
 	}
 }

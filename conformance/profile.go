@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -24,6 +26,35 @@ type Profile struct {
 	// reason instead of run.
 	NotApplicable map[string]string `json:"notApplicable,omitempty"`
 	Simulator     *SimulatorProfile `json:"simulator,omitempty"`
+	// Names spells, for each of OpenNames (keyed by orch's spelling), the implementation's.
+	Names map[string]string `json:"names,omitempty"`
+}
+
+// OpenName is a name SPEC.md leaves to the implementation, as orch spells it, and what it names.
+type OpenName struct{ Orch, What string }
+
+// OpenNames are the names the steps use that SPEC.md leaves open. A profile that can run its agent
+// against its own API server (the runtime and apiserver-start capabilities) spells each in names,
+// orch's profile included; a step takes a name through Profile.Spell, never as a literal.
+var OpenNames = []OpenName{
+	{"coordination.orch.io", "the API group of the nodes' Leases"},
+	{"orch-node-lease", "the namespace of the nodes' Leases"},
+	{"certificates.orch.io", "the API group of CertificateSigningRequests"},
+	{"orch.io/orch-apiserver-client-orchlet", "the signer of the agent's client certificates"},
+	{"orch.io/orchlet-serving", "the signer of the agent's serving certificates"},
+	{"orchlet-client-current.pem", "the file in --cert-dir holding the agent's current client certificate and key"},
+}
+
+// Spell replaces each of OpenNames in s by the profile's spelling of it; one the profile does not
+// spell stays orch's.
+func (p *Profile) Spell(s string) string {
+	pairs := make([]string, 0, 2*len(p.Names))
+	for _, n := range OpenNames {
+		if v, ok := p.Names[n.Orch]; ok {
+			pairs = append(pairs, n.Orch, v)
+		}
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
 // SimulatorProfile replays a node scenario (scenarios/README.md) in simulated time: the
@@ -106,8 +137,11 @@ type AgentProfile struct {
 	// StartOnly are arguments under which the agent validates its options, runs its start-up checks
 	// and exits 0 instead of running.
 	StartOnly []string `json:"startOnly,omitempty"`
-	// StartOnlyAbsent, instead of StartOnly, says why the agent has no such mode: the scenarios that
-	// start it that way are then not applicable, with that reason.
+	// StartOnlyAbsent, instead of StartOnly, says why the agent has no such mode. The scenarios that
+	// start it that way then start it for real with Run (on the profile's runtime, if any), the
+	// scenario's arguments last: its output showing RunningText is its acceptance, after which it is
+	// stopped, and an exit before that its refusal, judged by exit status and what the output names.
+	// Without Run they are not applicable, with this reason.
 	StartOnlyAbsent string `json:"startOnlyAbsent,omitempty"`
 	// Run are arguments under which the agent keeps running without pod sources or servers, and
 	// RunningText is what its output shows once it runs.
@@ -129,7 +163,8 @@ type AgentProfile struct {
 	OptionNames map[string]string `json:"optionNames,omitempty"`
 	// Renames are SPEC.md's product words and this implementation's, in the order they are tried
 	// (for example [orchlet, kubelet] before [orch, kubernetes]): applied to the defaults and the
-	// feature-gate names the help must show.
+	// feature-gate names the help must show, and to the values of --feature-gates and
+	// --node-labels the agent is started with.
 	Renames [][2]string `json:"renames,omitempty"`
 	// TypeWords maps an option type of SPEC.md to the words the help may print for it; a type
 	// missing here must be printed as written. An empty word means no type is printed.
@@ -145,7 +180,8 @@ type AgentConfigFile struct {
 	Fields map[string]string `json:"fields"`
 }
 
-// LoadProfile reads a profile strictly, so a misspelt key is an error rather than a silent default.
+// LoadProfile reads a profile strictly, so a misspelt key is an error rather than a silent default,
+// and checks it: every problem Check finds is in the error, each naming its key.
 func LoadProfile(path string) (*Profile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -155,40 +191,142 @@ func LoadProfile(path string) (*Profile, error) {
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if p.APIServer != nil && (len(p.APIServer.Namespaces) < 2 || p.APIServer.Group == "" || p.APIServer.Version == "" || p.APIServer.Resource == "") {
-		return nil, fmt.Errorf("%s: apiserver needs group, version, resource and two namespaces", path)
-	}
-	if a := p.Agent; a != nil && (len(a.StartOnly) == 0) == (a.StartOnlyAbsent == "") {
-		return nil, fmt.Errorf("%s: agent needs exactly one of startOnly and startOnlyAbsent", path)
+	if problems := p.Check(); len(problems) > 0 {
+		return nil, fmt.Errorf("%s: the profile is incomplete (conformance/TARGETS.md says what each key is):\n  %s", path, strings.Join(problems, "\n  "))
 	}
 	return &p, nil
+}
+
+// Check lists what the profile lacks or gets wrong, each problem naming its key, in the order of
+// conformance/TARGETS.md. A section the profile leaves out is no problem: its scenarios are not
+// applicable.
+func (p *Profile) Check() []string {
+	var out []string
+	need := func(ok bool, format string, args ...any) {
+		if !ok {
+			out = append(out, fmt.Sprintf(format, args...))
+		}
+	}
+	need(p.Name != "", "name: say what the target is; the reports are titled with it")
+	if a := p.APIServer; a != nil {
+		need(a.BaseURL != "", "apiserver.baseURL: the https:// address of the API server")
+		need(a.CAFile != "", "apiserver.caFile: the CA file that verifies the API server's certificate")
+		need(a.Token != "", "apiserver.token: a bearer token allowed every Event operation")
+		need(a.Group != "" && a.Version != "" && a.Resource != "", "apiserver.group, version, resource: where the Event API is served (events.orch.io, v1, events for orch)")
+		need(len(a.Namespaces) >= 2, "apiserver.namespaces: two existing namespaces the run may write Events into")
+		if a.Start != nil {
+			need(len(a.Start.Command) > 0, "apiserver.start.command: the command that starts the API server")
+		}
+	}
+	if c := p.ConfigCheck; c != nil {
+		need(c.APIVersion != "", "configCheck.apiVersion: how the configuration files spell apiserver.config.orch.io/v1")
+	}
+	if a := p.Agent; a != nil {
+		need(len(a.Command) > 0, "agent.command: the command that runs the node agent")
+		need((len(a.StartOnly) == 0) != (a.StartOnlyAbsent == ""), "agent: exactly one of startOnly (the arguments under which the agent validates its options and exits) and startOnlyAbsent (why it has no such mode)")
+		need(len(a.Run) == 0 || a.RunningText != "", "agent.runningText: what the agent's output shows once it runs, needed with agent.run")
+		need(a.EventLog == "" || a.EventLog == "output", "agent.eventLog: %q is not a place the suite reads; \"output\" or nothing", a.EventLog)
+	}
+	if r := p.Runtime; r != nil {
+		need(len(r.Command) > 0 && strings.Contains(strings.Join(r.Command, " "), "{socket}"), "runtime.command: the command that starts a CRI runtime serving on {socket}")
+		need(r.Endpoint != "", "runtime.endpoint: the agent's --container-runtime-endpoint for {socket}")
+		need(r.Control != "", "runtime.control: the unix socket of the runtime's control API")
+		need(p.Agent != nil, "runtime: a runtime is only used by an agent section")
+	}
+	if s := p.Simulator; s != nil {
+		need(len(s.Command) > 0, "simulator.command: the command that replays a scenario file")
+	}
+	for _, key := range slices.Sorted(maps.Keys(p.Names)) {
+		need(slices.ContainsFunc(OpenNames, func(n OpenName) bool { return n.Orch == key }),
+			"names: %q is not a name the steps use (conformance/TARGETS.md lists them)", key)
+	}
+	if runsPods(p) && p.APIServer != nil && p.APIServer.Start != nil {
+		for _, n := range OpenNames {
+			_, ok := p.Names[n.Orch]
+			need(ok, "names: %q is not spelt: how this implementation names %s", n.Orch, n.What)
+		}
+	}
+	for _, tag := range p.notApplicableTags() {
+		kind, name, _ := strings.Cut(tag, ":")
+		need(kind == "rule" || (kind == "component" && CapabilityOf(name) != nil),
+			"notApplicable: %q is neither rule:<id> nor component:<one of %s>", tag, strings.Join(capabilityNames(), ", "))
+	}
+	return out
+}
+
+// Capability is what a target provides for the scenarios tagged @component:<Name>.
+type Capability struct {
+	Name string
+	// Needs says, in the profile's keys, what gives the target the capability.
+	Needs string
+	// Unlocks says what the suite can judge with it.
+	Unlocks string
+	has     func(p *Profile) bool
+}
+
+// Capabilities are every @component: tag a scenario may carry, in the order of TARGETS.md.
+var Capabilities = []Capability{
+	{"apiserver", "an apiserver section: baseURL, caFile, token, group, version, resource, namespaces",
+		"the Event API: operations, validation, limits, discovery",
+		func(p *Profile) bool { return p.APIServer != nil }},
+	{"apiserver-start", "apiserver.start: the command that starts an API server with a scenario's flags",
+		"servers started on a scenario's flags and files: authentication, authorization, encryption at rest, tracing, rate limits",
+		func(p *Profile) bool { return p.APIServer != nil && p.APIServer.Start != nil }},
+	{"config-check", "configCheck.command: a checker that exits 0 for valid configuration files and 1 for refused ones",
+		"the configuration file rules",
+		func(p *Profile) bool { return p.ConfigCheck != nil && len(p.ConfigCheck.Command) > 0 }},
+	{"agent", "an agent section: command, and startOnly or startOnlyAbsent",
+		"the agent's options, help, feature gates and start-up refusals",
+		func(p *Profile) bool { return p.Agent != nil }},
+	{"runtime", "a runtime section and agent.runningText",
+		"standalone mode on a CRI runtime with fakecri's control API: pods, servers, garbage collection, eviction, API-server mode",
+		runsPods},
+	{"agent-events", "agent.eventLog: output, with the runtime capability",
+		"the events the standalone agent records",
+		func(p *Profile) bool { return runsPods(p) && p.Agent.EventLog == "output" }},
+	{"simulator", "a simulator section: the command that replays a node scenario in simulated time",
+		"rules that need minutes of pressure on a node",
+		func(p *Profile) bool { return p.Simulator != nil }},
+}
+
+func runsPods(p *Profile) bool {
+	return p.Agent != nil && p.Runtime != nil && p.Agent.RunningText != ""
+}
+
+// CapabilityOf returns the capability a @component: tag names, or nil.
+func CapabilityOf(name string) *Capability {
+	for i := range Capabilities {
+		if Capabilities[i].Name == name {
+			return &Capabilities[i]
+		}
+	}
+	return nil
+}
+
+func capabilityNames() []string {
+	out := make([]string, len(Capabilities))
+	for i, c := range Capabilities {
+		out[i] = c.Name
+	}
+	return out
 }
 
 // Components lists what the profile can run, as named by @component: tags.
 func (p *Profile) Components() []string {
 	var out []string
-	if p.APIServer != nil {
-		out = append(out, "apiserver")
-		if p.APIServer.Start != nil {
-			out = append(out, "apiserver-start")
-		}
-	}
-	if p.ConfigCheck != nil && len(p.ConfigCheck.Command) > 0 {
-		out = append(out, "config-check")
-	}
-	if p.Simulator != nil {
-		out = append(out, "simulator")
-	}
-	if p.Agent != nil {
-		out = append(out, "agent")
-		if p.Runtime != nil && p.Agent.RunningText != "" {
-			out = append(out, "runtime")
-			if p.Agent.EventLog == "output" {
-				out = append(out, "agent-events")
-			}
+	for _, c := range Capabilities {
+		if c.has(p) {
+			out = append(out, c.Name)
 		}
 	}
 	return out
+}
+
+// StartsToJudge says whether an agent without a mode that validates and exits is started for real
+// instead: with its run arguments, judged accepted once its output shows the running text and
+// refused by an exit before that.
+func (a *AgentProfile) StartsToJudge() bool {
+	return len(a.StartOnly) == 0 && len(a.Run) > 0 && a.RunningText != ""
 }
 
 // RejectReason is the agent's reason for a refused static pod where the scenarios say reason.
@@ -211,12 +349,20 @@ func (a *AgentProfile) OptionName(spec string) string {
 	return "--" + name
 }
 
-// Args spells every --option of a SPEC.md argument string the agent's way.
+// productValues are the options whose values hold SPEC.md's product words (gate names, label
+// keys), which Args spells with the profile's renames.
+var productValues = map[string]bool{"feature-gates": true, "node-labels": true}
+
+// Args spells every --option of a SPEC.md argument string the agent's way, and the values of
+// productValues with its renames.
 func (a *AgentProfile) Args(spec string) []string {
 	var out []string
 	for _, f := range strings.Fields(spec) {
 		if strings.HasPrefix(f, "--") {
 			name, value, hasValue := strings.Cut(f, "=")
+			if productValues[strings.TrimLeft(name, "-")] {
+				value = a.Rename(value)
+			}
 			f = a.OptionName(name)
 			if hasValue {
 				f += "=" + value
@@ -246,3 +392,37 @@ func (a *AgentProfile) Rename(spec string) string {
 	}
 	return strings.NewReplacer(pairs...).Replace(spec)
 }
+
+// Describe says what the profile provides, for the person about to run the suite: each capability,
+// and for one it lacks what would give it and how many of the scenarios it leaves not applicable;
+// then how the agent is judged at start, and the profile's own not-applicable entries.
+func (p *Profile) Describe(scenarios []Scenario) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "target %q provides:\n", p.Name)
+	for _, c := range Capabilities {
+		if c.has(p) {
+			fmt.Fprintf(&b, "  %-16s yes: %s\n", c.Name, c.Unlocks)
+			continue
+		}
+		n := 0
+		for _, s := range scenarios {
+			if slices.Contains(s.Components(), c.Name) {
+				n++
+			}
+		}
+		fmt.Fprintf(&b, "  %-16s no (%d scenarios not applicable): needs %s\n", c.Name, n, c.Needs)
+	}
+	if a := p.Agent; a != nil && len(a.StartOnly) == 0 {
+		if a.StartsToJudge() {
+			b.WriteString("  the agent has no mode that validates and exits: it is started with agent.run and judged by its running text or its exit\n")
+		} else {
+			fmt.Fprintf(&b, "  the agent has no mode that validates and exits, and no agent.run to start it with: those scenarios are not applicable (%s)\n", a.StartOnlyAbsent)
+		}
+	}
+	for _, tag := range p.notApplicableTags() {
+		fmt.Fprintf(&b, "  not applicable by the profile: %s (%s)\n", tag, p.NotApplicable[tag])
+	}
+	return b.String()
+}
+
+func (p *Profile) notApplicableTags() []string { return slices.Sorted(maps.Keys(p.NotApplicable)) }

@@ -161,20 +161,28 @@ func contains(list []Status, s Status) bool {
 	return false
 }
 
-// WriteMarkdown writes reports/conformance.md: per area the counts, then every catalog rule with
-// its status and the scenarios that prove it.
-func (r *Recorder) WriteMarkdown(path, target string, c *Catalog, cov *Coverage) error {
+// WriteMarkdown writes reports/conformance.md: what the target provides (provides, when given), per
+// area the counts, then every catalog rule with its status and the scenarios that prove it, a
+// scenario not applicable with the reason: the capability the target lacks or the profile's word.
+func (r *Recorder) WriteMarkdown(path, target, provides string, c *Catalog, cov *Coverage) error {
 	status := r.RuleStatus(c)
 	proofs := map[string][]string{}
 	r.mu.Lock()
 	for _, o := range r.Outcomes {
 		for _, id := range o.Rules {
-			proofs[id] = appendOnce(proofs[id], fmt.Sprintf("%s (%s)", o.Ref, o.Status))
+			proof := fmt.Sprintf("%s (%s)", o.Ref, o.Status)
+			if o.Status == StatusNotApplicable && o.Detail != "" {
+				proof = fmt.Sprintf("%s (%s: %s)", o.Ref, o.Status, o.Detail)
+			}
+			proofs[id] = appendOnce(proofs[id], proof)
 		}
 	}
 	r.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Conformance of %s to SPEC.md\n\n", target)
+	if provides != "" {
+		fmt.Fprintf(&b, "```\n%s```\n\n", provides)
+	}
 	total := map[Status]int{}
 	for _, st := range status {
 		total[st]++

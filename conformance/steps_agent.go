@@ -47,17 +47,89 @@ func (w *World) agentRun(args string) error {
 }
 
 // agentStart runs the agent with the profile's start-only arguments: it validates its options, runs
-// its start-up checks and exits. The scenario's own arguments come last and so win.
+// its start-up checks and exits. The scenario's own arguments come last and so win. An agent
+// without that mode is started for real instead, where the profile says how (startAndStop).
 func (w *World) agentStart(args string) error {
-	if len(w.agent().StartOnly) == 0 {
-		return w.notApplicable(w.agent().StartOnlyAbsent)
-	}
+	a := w.agent()
 	args = strings.ReplaceAll(args, "{manifests}", w.manifestDir())
-	argv := append(append([]string{}, w.t.expandAll(w.agent().StartOnly)...), w.agent().Args(args)...)
-	argv = append(argv, w.configArgs(args)...)
-	r, err := w.t.Run(w.dir, w.agent().Command, argv...)
+	scenario := append(a.Args(args), w.configArgs(args)...)
+	if len(a.StartOnly) == 0 {
+		if !a.StartsToJudge() {
+			return w.notApplicable(a.StartOnlyAbsent)
+		}
+		return w.startAndStop(scenario)
+	}
+	argv := append(w.t.expandAll(a.StartOnly), scenario...)
+	r, err := w.t.Run(w.dir, a.Command, argv...)
 	w.result = &r
 	return err
+}
+
+// startAndStop judges the scenario's arguments by starting the agent with the profile's run
+// arguments, on the scenario's runtime (one is started when the profile has a runtime and the
+// scenario none). Its output showing the running text counts as accepted: exit 0 is recorded and
+// the agent stopped. An exit before that is its refusal, recorded with its status; the agent's
+// whole output is the result's Stderr, where its refusals are looked for.
+func (w *World) startAndStop(scenario []string) error {
+	if w.t.Profile.Runtime != nil && (w.n == nil || w.n.runtimes["runtime"] == nil) {
+		if err := w.startRuntime("runtime"); err != nil {
+			return err
+		}
+	}
+	r, err := w.launchAgent(scenario)
+	if err != nil {
+		return err
+	}
+	defer r.stop()
+	exited, err := w.waitRunning(r)
+	switch {
+	case exited:
+		w.result = &Result{Code: r.cmd.ProcessState.ExitCode(), Stderr: r.output()}
+		return nil
+	case err != nil:
+		return err
+	}
+	w.result = &Result{Stderr: r.output()}
+	return nil
+}
+
+// launchAgent starts the agent with the profile's run arguments, then args, then the scenario's
+// runtime endpoint when it has one.
+func (w *World) launchAgent(args []string) (*runningAgent, error) {
+	a := w.agent()
+	argv := append(w.t.expandAll(a.Command), w.t.expandAll(w.inDir(a.Run))...)
+	argv = append(argv, args...)
+	// A running agent runs on a runtime, even without pods.
+	if w.n != nil && w.n.runtimes["runtime"] != nil {
+		endpoint, _ := w.runtimeFields("runtime")
+		argv = append(argv, a.OptionName("container-runtime-endpoint")+"="+endpoint)
+	}
+	r := &runningAgent{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
+	r.cmd.Dir, r.cmd.Stdout, r.cmd.Stderr = w.dir, r, r
+	if err := r.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = r.cmd.Wait(); close(r.exited) }()
+	return r, nil
+}
+
+// waitRunning waits until the agent's output shows the running text (nil), it exits (exited), or
+// the command time limit passes.
+func (w *World) waitRunning(r *runningAgent) (exited bool, err error) {
+	a := w.agent()
+	deadline := time.Now().Add(commandTimeout)
+	for !strings.Contains(r.output(), a.RunningText) {
+		select {
+		case <-r.exited:
+			return true, fmt.Errorf("the agent exited instead of running:\n%s", r.output())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return false, fmt.Errorf("the agent neither said %q nor exited within %s:\n%s", a.RunningText, commandTimeout, r.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false, nil
 }
 
 // configArgs points the agent at the configuration files the scenario wrote, unless the scenario's
@@ -320,33 +392,13 @@ func (w *World) agentHoldsLock(lock, args string) error {
 	if len(a.Run) == 0 || a.RunningText == "" {
 		return fmt.Errorf("the profile does not say how to keep the agent running")
 	}
-	argv := append(w.t.expandAll(a.Command), w.t.expandAll(w.inDir(a.Run))...)
-	argv = append(argv, a.Args(args+" --lock-file="+filepath.Join(w.dir, lock))...)
-	// A running agent runs on a runtime, even without pods.
-	if w.n != nil && w.n.runtimes["runtime"] != nil {
-		endpoint, _ := w.runtimeFields("runtime")
-		argv = append(argv, a.OptionName("container-runtime-endpoint")+"="+endpoint)
-	}
-	r := &runningAgent{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
-	r.cmd.Dir, r.cmd.Stdout, r.cmd.Stderr = w.dir, r, r
-	if err := r.cmd.Start(); err != nil {
+	r, err := w.launchAgent(a.Args(args + " --lock-file=" + filepath.Join(w.dir, lock)))
+	if err != nil {
 		return err
 	}
-	go func() { _ = r.cmd.Wait(); close(r.exited) }()
 	w.running = r
-	deadline := time.Now().Add(commandTimeout)
-	for !strings.Contains(r.output(), a.RunningText) {
-		select {
-		case <-r.exited:
-			return fmt.Errorf("the agent exited instead of running:\n%s", r.output())
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the agent did not say %q within %s:\n%s", a.RunningText, commandTimeout, r.output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil
+	_, err = w.waitRunning(r)
+	return err
 }
 
 func (w *World) agentContends(lock, args string) error {

@@ -108,7 +108,7 @@ func (w *World) agentRunsAPIMode(args string) error {
 func (w *World) cleanupNode() {
 	w.cleanup = append(w.cleanup, func() {
 		_, _, _ = w.apiDo(http.MethodDelete, "/api/v1/nodes/"+nodeName, nil)
-		_, _, _ = w.apiDo(http.MethodDelete, "/apis/coordination.orch.io/v1/namespaces/orch-node-lease/leases/"+nodeName, nil)
+		_, _, _ = w.apiDo(http.MethodDelete, w.leasePath("orch-node-lease"), nil)
 		_, _, _ = w.apiDo(http.MethodDelete, "/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3D"+nodeName+"&gracePeriodSeconds=0", nil)
 	})
 }
@@ -162,8 +162,12 @@ func (w *World) nodeReady(string) error {
 	})
 }
 
+// nodeLabel looks for a label whose key is SPEC.md's spelt with the agent's renames (orch.io/hostname
+// is kubernetes.io/hostname on Kubernetes).
 func (w *World) nodeLabel(label string) error {
 	k, v, _ := strings.Cut(label, "=")
+	k = w.agent().Rename(k)
+	label = k + "=" + v
 	return w.nodeEventually(func(n *corev1.Node) error {
 		if got, ok := n.Labels[k]; !ok || got != v {
 			return fmt.Errorf("node labels %v lack %s", n.Labels, label)
@@ -336,8 +340,15 @@ func (w *World) nodeStatusEvery(seconds int) error {
 	return nil
 }
 
+// leasePath is where the node's Lease is kept in namespace (orch-node-lease for orch), spelt the
+// target's way.
+func (w *World) leasePath(namespace string) string {
+	p := w.t.Profile
+	return "/apis/" + p.Spell("coordination.orch.io") + "/v1/namespaces/" + p.Spell(namespace) + "/leases/" + nodeName
+}
+
 func (w *World) leaseRenewed(namespace string) error {
-	path := "/apis/coordination.orch.io/v1/namespaces/" + namespace + "/leases/" + nodeName
+	path := w.leasePath(namespace)
 	var first time.Time
 	return eventually(commandTimeout, func() error {
 		var lease struct {

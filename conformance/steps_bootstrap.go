@@ -32,9 +32,13 @@ func bootstrapSteps() []StepDef {
 	}
 }
 
-const csrsPath = "/apis/certificates.orch.io/v1/certificatesigningrequests"
+// csrsPath is where the target serves CertificateSigningRequests.
+func (w *World) csrsPath() string {
+	return "/apis/" + w.t.Profile.Spell("certificates.orch.io") + "/v1/certificatesigningrequests"
+}
 
-// The signers the agent asks, renamed from Kubernetes' kubelet signers.
+// The signers the agent asks, as orch spells them (renamed from Kubernetes' kubelet signers): the
+// steps compare with the profile's spelling.
 const (
 	nodeClientSigner  = "orch.io/orch-apiserver-client-orchlet"
 	nodeServingSigner = "orch.io/orchlet-serving"
@@ -143,7 +147,7 @@ func (w *World) orchconfigUses(path string) error {
 }
 
 func (w *World) scenarioCSRs() ([]certificatesv1.CertificateSigningRequest, error) {
-	code, data, err := w.scenarioDo(http.MethodGet, csrsPath, nil)
+	code, data, err := w.scenarioDo(http.MethodGet, w.csrsPath(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +174,7 @@ func (w *World) approvedClientRequest(user string) error {
 			return err
 		}
 		for _, csr := range csrs {
-			if csr.Spec.SignerName == nodeClientSigner && csr.Spec.Username == user && approved(csr) && len(csr.Status.Certificate) > 0 {
+			if csr.Spec.SignerName == w.t.Profile.Spell(nodeClientSigner) && csr.Spec.Username == user && approved(csr) && len(csr.Status.Certificate) > 0 {
 				return nil
 			}
 		}
@@ -178,12 +182,17 @@ func (w *World) approvedClientRequest(user string) error {
 	})
 }
 
-// clientCertRenewed waits for orchlet-client-current.pem to hold another certificate than now,
-// obtained by the node itself.
+// clientCertRenewed waits for the agent's current client certificate file (orchlet-client-current.pem
+// for orch) to hold another certificate than now, obtained by the node itself.
 func (w *World) clientCertRenewed(seconds int) error {
-	current := filepath.Join(w.dir, "pki", "orchlet-client-current.pem")
-	first, err := firstCert(current)
-	if err != nil {
+	current := filepath.Join(w.dir, "pki", w.t.Profile.Spell("orchlet-client-current.pem"))
+	// The first certificate may still be on its way: an agent can say it runs before its bootstrap
+	// request is signed (the kubelet does).
+	var first *x509.Certificate
+	if err := eventually(commandTimeout, func() (err error) {
+		first, err = firstCert(current)
+		return err
+	}); err != nil {
 		return err
 	}
 	if err := eventually(time.Duration(seconds)*time.Second, func() error {
@@ -207,7 +216,7 @@ func (w *World) servingRequest(user string) (*certificatesv1.CertificateSigningR
 		return nil, err
 	}
 	for i, csr := range csrs {
-		if csr.Spec.SignerName == nodeServingSigner && csr.Spec.Username == user {
+		if csr.Spec.SignerName == w.t.Profile.Spell(nodeServingSigner) && csr.Spec.Username == user {
 			return &csrs[i], nil
 		}
 	}
@@ -235,7 +244,7 @@ func (w *World) approveServingRequest() error {
 	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "Conformance", Message: "approved by the scenario",
 	})
-	code, data, err := w.scenarioDo(http.MethodPut, csrsPath+"/"+csr.Name+"/approval", csr)
+	code, data, err := w.scenarioDo(http.MethodPut, w.csrsPath()+"/"+csr.Name+"/approval", csr)
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,11 @@ func (w *World) presentsCert(name string) error {
 	return nil
 }
 
-func (w *World) expandDir(dir string) string { return strings.ReplaceAll(dir, "{dir}", w.dir) }
+// expandDir fills {dir} with the scenario's directory, and spells the names SPEC.md leaves open
+// (orchlet-client-current.pem) the target's way.
+func (w *World) expandDir(dir string) string {
+	return strings.ReplaceAll(w.t.Profile.Spell(dir), "{dir}", w.dir)
+}
 
 // pemCerts lists the certificates in the PEM files under dir.
 func pemCerts(dir string) ([]*x509.Certificate, error) {

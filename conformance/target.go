@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,7 +73,44 @@ func OpenTarget(profilePath, root string) (*Target, error) {
 			return nil, fmt.Errorf("building %s: %v\n%s", strings.Join(p.Build, " "), err, out)
 		}
 	}
+	if err := t.checkCommands(); err != nil {
+		t.Close()
+		return nil, err
+	}
 	return t, nil
+}
+
+// checkCommands finds the program each of the profile's commands starts, so a wrong path is said
+// once, by its key, before any scenario runs.
+func (t *Target) checkCommands() error {
+	p := t.Profile
+	commands := map[string][]string{}
+	if p.APIServer != nil && p.APIServer.Start != nil {
+		commands["apiserver.start.command"] = p.APIServer.Start.Command
+	}
+	if p.ConfigCheck != nil && len(p.ConfigCheck.Command) > 0 {
+		commands["configCheck.command"] = p.ConfigCheck.Command
+	}
+	if p.Agent != nil {
+		commands["agent.command"] = p.Agent.Command
+	}
+	if p.Runtime != nil {
+		commands["runtime.command"] = p.Runtime.Command
+	}
+	if p.Simulator != nil {
+		commands["simulator.command"] = p.Simulator.Command
+	}
+	var problems []string
+	for _, key := range slices.Sorted(maps.Keys(commands)) {
+		program := t.Expand(commands[key][0])
+		if _, err := exec.LookPath(program); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s is not a program this machine can run: %v", key, program, err))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("profile %s:\n  %s", p.Name, strings.Join(problems, "\n  "))
+	}
+	return nil
 }
 
 // admit waits until a scenario with these tags may run, and returns what ends its turn.

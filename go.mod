@@ -38,7 +38,12 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require k8s.io/component-helpers v0.37.2 // indirect
+require (
+	github.com/moby/spdystream v0.5.1 // indirect
+	k8s.io/component-helpers v0.37.2 // indirect
+	k8s.io/cri-streaming v0.37.2 // indirect
+	k8s.io/streaming v0.37.2 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.3 // indirect

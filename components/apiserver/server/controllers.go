@@ -29,6 +29,7 @@ func (r *registry) startControllers(ctx context.Context, c Config) {
 	if sa := c.ServiceAccounts; sa != nil {
 		serviceAccounts := &serviceaccount.Controller{
 			Clock: c.Clock, Namespaces: r.namespaces, ServiceAccounts: r.serviceAccounts, ConfigMaps: r.configMaps, RootCA: sa.rootCAPEM,
+			Stopping: c.Stopping,
 		}
 		go serviceAccounts.Run(ctx)
 	}

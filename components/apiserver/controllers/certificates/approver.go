@@ -56,7 +56,7 @@ func (ctrl *Controller) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		events, err := ctrl.CSRs.Watch(ctx, "", generic.WatchOptions{})
 		if err != nil {
-			if !controllers.Stopping(ctrl.Stopping) {
+			if controllers.Failed(ctx, ctrl.Stopping, err) {
 				klog.ErrorS(err, "Watching certificate signing requests")
 			}
 			select {
@@ -86,7 +86,9 @@ func (ctrl *Controller) follow(ctx context.Context, events <-chan generic.WatchE
 		case <-resync:
 			list, err := ctrl.CSRs.List(ctx, "", generic.ListOptions{})
 			if err != nil {
-				klog.ErrorS(err, "Listing certificate signing requests")
+				if controllers.Failed(ctx, ctrl.Stopping, err) {
+					klog.ErrorS(err, "Listing certificate signing requests")
+				}
 				continue
 			}
 			for _, obj := range generic.Items(list) {
@@ -103,7 +105,7 @@ func (ctrl *Controller) sync(ctx context.Context, csr *certificatesv1.Certificat
 	if ctrl.Signing == nil {
 		return
 	}
-	if err := ctrl.sign(ctx, csr); err != nil && ctx.Err() == nil {
+	if err := ctrl.sign(ctx, csr); controllers.Failed(ctx, ctrl.Stopping, err) {
 		klog.ErrorS(err, "Signing certificate signing request", "csr", csr.Name)
 	}
 }

@@ -58,7 +58,7 @@ func RetryInitial(ctx context.Context, clk clock.Clock, namespaces *generic.Stor
 func (c *Controller) Run(ctx context.Context) {
 	finalize := c.Namespaces.WithUpdates("finalize", core.NamespaceFinalizeStrategy{}).WithoutAdmission()
 	_ = periodic.Every(ctx, c.Clock, SweepInterval, false, func(ctx context.Context) bool {
-		if err := c.sweep(ctx, finalize); err != nil && ctx.Err() == nil && !controllers.Stopping(c.Stopping) {
+		if err := c.sweep(ctx, finalize); controllers.Failed(ctx, c.Stopping, err) {
 			klog.ErrorS(err, "Finishing terminating namespaces")
 		}
 		return false

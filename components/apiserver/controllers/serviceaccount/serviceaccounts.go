@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"orch.io/orch/components/apiserver/controllers"
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/generic"
 	"orch.io/orch/components/periodic"
@@ -25,12 +26,15 @@ type Controller struct {
 	Namespaces, ServiceAccounts, ConfigMaps *generic.Store
 	// RootCA returns the certificates (PEM) pods verify the server with, nil while unknown.
 	RootCA func() []byte
+	// Stopping closes when the server's shutdown begins: storage may close under a sync from
+	// then on, and that failure is the shutdown's.
+	Stopping <-chan struct{}
 }
 
 // Run syncs every namespace at once and then every SyncInterval, until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	_ = periodic.Every(ctx, c.Clock, SyncInterval, true, func(ctx context.Context) bool {
-		if err := c.sync(ctx); err != nil && ctx.Err() == nil {
+		if err := c.sync(ctx); controllers.Failed(ctx, c.Stopping, err) {
 			klog.ErrorS(err, "Creating default service accounts")
 		}
 		return false

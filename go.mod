@@ -40,6 +40,7 @@ require (
 
 require (
 	github.com/moby/spdystream v0.5.1 // indirect
+	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
 	k8s.io/component-helpers v0.37.2 // indirect
 	k8s.io/cri-streaming v0.37.2 // indirect
 	k8s.io/streaming v0.37.2 // indirect

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -167,5 +168,51 @@ func TestPortForwardThroughTheAgent(t *testing.T) {
 	got := make([]byte, len(data))
 	if _, err := io.ReadFull(conn, got); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("echo through the forward: %v, equal %v", err, bytes.Equal(got, data))
+	}
+}
+
+// kubectl attach through the agent streams the lines the container logs from then on.
+func TestAttachThroughTheAgent(t *testing.T) {
+	w := newWorld(t, &fakecri.Script{Containers: []fakecri.ContainerRule{{
+		Match: fakecri.ContainerMatch{Name: "app"},
+		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second), Count: 1000},
+	}}})
+	w.runUntil(5 * time.Second)
+	base := w.serve()
+
+	u, _ := url.Parse(base + "/attach/default/web-node-a/app?output=1&error=1")
+	e, err := remotecommand.NewSPDYExecutor(insecure, http.MethodPost, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	go e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: pw, Stderr: io.Discard})
+	lines := make(chan string)
+	go func() {
+		s := bufio.NewScanner(pr)
+		for s.Scan() {
+			lines <- s.Text()
+		}
+		close(lines)
+	}()
+	var got []string
+	for len(got) < 3 {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the attach ended after %q", got)
+			}
+			got = append(got, l)
+		case <-time.After(20 * time.Millisecond):
+			w.mock.Add(time.Second) // the container logs a line a second of its clock
+		case <-w.ctx.Done():
+			t.Fatalf("attached lines: %q, want 3", got)
+		}
+	}
+	first, err := strconv.Atoi(strings.TrimPrefix(got[0], "line "))
+	if err != nil || got[1] != fmt.Sprintf("line %d", first+1) || got[2] != fmt.Sprintf("line %d", first+2) {
+		t.Fatalf("attached lines %q, want consecutive ones", got)
 	}
 }

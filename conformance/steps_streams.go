@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
@@ -31,7 +32,110 @@ func streamSteps() []StepDef {
 		{`^an exec of "([^"]*)" in container "([^"]*)" of pod "([^"]*)" over (SPDY|WebSocket) exits with code (\d+)$`, func(w *World) any { return w.execExits }},
 		{`^an exec of "cat" in container "([^"]*)" of pod "([^"]*)" left without input is closed within (\d+)s$`, func(w *World) any { return w.execIdleClosed }},
 		{`^a port-forward to port (\d+) of pod "([^"]*)" echoes (\d+) MiB unchanged$`, func(w *World) any { return w.portForwardEchoes }},
+		{`^an exec of "seq 1 (\d+)" in pod "([^"]*)" through the API server over (SPDY|WebSocket) writes the numbers in order$`, func(w *World) any { return w.apiExecSequence }},
+		{`^a port-forward to port (\d+) of pod "([^"]*)" through the API server over (SPDY|WebSocket) echoes (\d+) MiB unchanged$`, func(w *World) any { return w.apiPortForwardEchoes }},
+		{`^the log of pod "([^"]*)" through the API server ends with "([^"]*)"$`, func(w *World) any { return w.apiLogEndsWith }},
+		{`^GET "([^"]*)" through the API server answers 200 with "([^"]*)"$`, func(w *World) any { return w.apiGetContains }},
 	}
+}
+
+// apiConfig reaches the suite's API server as the profile's administrator.
+func (w *World) apiConfig() (*rest.Config, error) {
+	if _, err := w.t.APIServer(); err != nil {
+		return nil, err
+	}
+	return &rest.Config{Host: w.t.URL(""), BearerToken: w.t.Profile.APIServer.Token,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: w.t.Expand(w.t.Profile.APIServer.CAFile)}}, nil
+}
+
+// apiExecSequence runs seq in the pod's only container through pods/exec, as kubectl exec does.
+func (w *World) apiExecSequence(n int, pod, protocol string) error {
+	config, err := w.apiConfig()
+	if err != nil {
+		return err
+	}
+	q := url.Values{"command": {"seq", "1", strconv.Itoa(n)}, "stdout": {"true"}, "stderr": {"true"}}
+	u, err := url.Parse(w.t.URL("/api/v1/namespaces/default/pods/" + pod + "/exec?" + q.Encode()))
+	if err != nil {
+		return err
+	}
+	var e remotecommand.Executor
+	if protocol == "WebSocket" {
+		e, err = remotecommand.NewWebSocketExecutor(config, http.MethodGet, u.String())
+	} else {
+		e, err = remotecommand.NewSPDYExecutor(config, http.MethodPost, u)
+	}
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	if err := e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: io.Discard}); err != nil {
+		return fmt.Errorf("exec of seq 1 %d through the API server: %w\n%s", n, err, w.agentOutput())
+	}
+	return sameSequence(out.Bytes(), n)
+}
+
+func sameSequence(got []byte, n int) error {
+	var want bytes.Buffer
+	for i := 1; i <= n; i++ {
+		want.WriteString(strconv.Itoa(i))
+		want.WriteByte('\n')
+	}
+	if sha256.Sum256(got) != sha256.Sum256(want.Bytes()) {
+		return fmt.Errorf("exec of seq 1 %d wrote %d bytes that differ from the %d of the sequence", n, len(got), want.Len())
+	}
+	return nil
+}
+
+// apiPortForwardEchoes forwards through pods/portforward, over SPDY or tunnelled in WebSocket.
+func (w *World) apiPortForwardEchoes(port int, pod, protocol string, mib int) error {
+	config, err := w.apiConfig()
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(w.t.URL("/api/v1/namespaces/default/pods/" + pod + "/portforward"))
+	if err != nil {
+		return err
+	}
+	var dialer httpstream.Dialer
+	if protocol == "WebSocket" {
+		dialer, err = portforward.NewSPDYOverWebsocketDialerForStreaming(u, config)
+	} else {
+		var transport http.RoundTripper
+		var upgrader spdy.Upgrader
+		transport, upgrader, err = spdy.RoundTripperFor(config)
+		dialer = spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	}
+	if err != nil {
+		return err
+	}
+	return forwardEchoes(dialer, port, mib)
+}
+
+func (w *World) apiLogEndsWith(pod, suffix string) error {
+	return eventually(settle, func() error {
+		code, body, err := w.apiDo(http.MethodGet, "/api/v1/namespaces/default/pods/"+pod+"/log", nil)
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK || !strings.HasSuffix(strings.TrimSpace(string(body)), suffix) {
+			return fmt.Errorf("the log of pod %s: %d %q, want it to end with %q", pod, code, body, suffix)
+		}
+		return nil
+	})
+}
+
+func (w *World) apiGetContains(path, text string) error {
+	code, body, err := w.apiDo(http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK || !strings.Contains(string(body), text) {
+		return fmt.Errorf("GET %s: %d %.300q, want 200 with %q", path, code, body, text)
+	}
+	return nil
 }
 
 // streamConfig reaches the HTTPS server with the scenario's client credentials.
@@ -83,18 +187,11 @@ func (w *World) exec(ctx context.Context, pod, container, protocol string, argv 
 func (w *World) execSequence(n int, container, pod, protocol string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out, want bytes.Buffer
+	var out bytes.Buffer
 	if err := w.exec(ctx, pod, container, protocol, []string{"seq", "1", strconv.Itoa(n)}, remotecommand.StreamOptions{Stdout: &out, Stderr: io.Discard}); err != nil {
 		return fmt.Errorf("exec of seq 1 %d: %w\n%s", n, err, w.agentOutput())
 	}
-	for i := 1; i <= n; i++ {
-		want.WriteString(strconv.Itoa(i))
-		want.WriteByte('\n')
-	}
-	if sha256.Sum256(out.Bytes()) != sha256.Sum256(want.Bytes()) {
-		return fmt.Errorf("exec of seq 1 %d wrote %d bytes that differ from the %d of the sequence", n, out.Len(), want.Len())
-	}
-	return nil
+	return sameSequence(out.Bytes(), n)
 }
 
 func (w *World) execExits(command, container, pod, protocol string, code int) error {
@@ -149,10 +246,15 @@ func (w *World) portForwardEchoes(port int, pod string, mib int) error {
 	if err != nil {
 		return err
 	}
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	return forwardEchoes(spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: transport}, http.MethodPost, u), port, mib)
+}
+
+// forwardEchoes forwards a local port to port through dialer and checks that mib MiB sent come
+// back unchanged.
+func forwardEchoes(dialer httpstream.Dialer, port, mib int) error {
 	stop, ready := make(chan struct{}), make(chan struct{})
 	defer close(stop)
-	pf, err := portforward.New(dialer, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
+	pf, err := portforward.NewForStreaming(dialer, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/nodeproxy"
 	"orch.io/orch/components/apiserver/openapi"
 	"orch.io/orch/components/apiserver/registry/certificates"
 	"orch.io/orch/components/apiserver/registry/coordination"
@@ -93,6 +94,13 @@ func newRegistry(c Config) (*registry, error) {
 	r.nodeStatus = r.nodes.WithUpdates("status", core.NodeStatusStrategy{NodeStrategy: core.NodeStrategy{Clock: c.Clock}})
 	r.podStatus = r.pods.WithUpdates("status", core.PodStatusStrategy{})
 
+	nodes := c.Nodes
+	if nodes == nil {
+		if nodes, err = nodeproxy.New(nodeproxy.Config{}); err != nil {
+			return nil, err
+		}
+	}
+	connect := core.NewConnectREST(r.pods, r.nodes, nodes)
 	r.groups = []endpoints.GroupVersion{
 		{GroupVersion: eventsv1.SchemeGroupVersion, Resources: []endpoints.Resource{
 			{Store: r.events, Singular: "event", ShortNames: []string{"ev"}, SelectableFields: eventsv1.SelectableFieldLabels()},
@@ -102,10 +110,11 @@ func newRegistry(c Config) (*registry, error) {
 				SelectableFields: []string{"metadata.name", "status.phase"},
 				Subresources:     []endpoints.Subresource{core.NewFinalizeREST(r.namespaces).Subresource()}},
 			{Store: r.nodes, Status: r.nodeStatus, Singular: "node", ShortNames: []string{"no"},
-				SelectableFields: []string{"metadata.name", "spec.unschedulable"}},
+				SelectableFields: []string{"metadata.name", "spec.unschedulable"}, Subresources: connect.NodeSubresources()},
 			{Store: r.pods, Status: r.podStatus, Singular: "pod", ShortNames: []string{"po"},
 				SelectableFields: core.PodSelectableFieldNames,
-				Subresources:     []endpoints.Subresource{core.NewBindingREST(r.pods).Subresource(), core.NewEvictionREST(r.pods).Subresource()}},
+				Subresources: append([]endpoints.Subresource{core.NewBindingREST(r.pods).Subresource(), core.NewEvictionREST(r.pods).Subresource()},
+					connect.PodSubresources()...)},
 			{Store: r.configMaps, Singular: "configmap", ShortNames: []string{"cm"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}},
 			{Store: r.secrets, Singular: "secret", SelectableFields: []string{"metadata.name", "metadata.namespace", "type"}},
 		}},

@@ -14,12 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	translator "k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 
 	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/apiserver/nodeproxy"
 	"orch.io/orch/components/apiserver/registry/generic"
+	translator "orch.io/orch/third_party/forked/streamproxy"
 )
 
 // ConnectREST serves the subresources that reach a pod's node through its orchlet server, as

@@ -229,6 +229,8 @@ func promises() []*promise {
 		{command: "kubectl wait --for=condition=Ready pod/web", want: []string{"pod/web condition met"}},
 		{command: "kubectl get pods -o wide", want: []string{"web", "Running"}},
 		{command: "kubectl get events", want: []string{"Pulling", "Pulled", "Created", "Started"}},
+		{command: "kubectl exec web -- echo hello", want: []string{"hello"}},
+		{command: "curl -sk https://127.0.0.1:10250/pods", want: []string{"Unauthorized"}, not: []string{"PodList"}},
 		{command: "kubectl delete pod web", want: []string{`pod "web" deleted`}},
 		{command: "curl -sS --cacert orch-data/pki/apiserver.crt https://127.0.0.1:6443/version", want: []string{`"code": 401`, "Unauthorized"}},
 		{command: "ocurl $API", want: []string{"APIResourceList", `"events"`}},

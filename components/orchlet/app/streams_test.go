@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +32,7 @@ import (
 	"orch.io/orch/components/apiserver/nodeproxy"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authn"
+	"orch.io/orch/components/certs/certstest"
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
@@ -43,7 +46,27 @@ import (
 // user "viewer" (the token "viewer-token"), as an RBAC role granting only get pods would.
 func streamsCluster(t *testing.T, script *fakecri.Script) (*rest.Config, kubernetes.Interface) {
 	t.Helper()
-	nodes, err := nodeproxy.New(nodeproxy.Config{PreferredAddressTypes: []corev1.NodeAddressType{corev1.NodeInternalIP}, Timeout: 5 * time.Second})
+	cfg, client, _ := lockableCluster(t, script, false)
+	return cfg, client
+}
+
+// lockableCluster is streamsCluster with, when lockedDown, the agent configured as make run
+// configures it: anonymous requests refused, tokens and authorization asked of the API server
+// (Webhook), client certificates of a CA trusted, the API server presenting one. It answers the
+// agent's HTTPS address too.
+func lockableCluster(t *testing.T, script *fakecri.Script, lockedDown bool) (*rest.Config, kubernetes.Interface, string) {
+	t.Helper()
+	nc := nodeproxy.Config{PreferredAddressTypes: []corev1.NodeAddressType{corev1.NodeInternalIP}, Timeout: 5 * time.Second}
+	var agentArgs []string
+	if lockedDown {
+		dir := t.TempDir()
+		ca := certstest.NewCA(t, "orchlet-client-ca")
+		caFile := filepath.Join(dir, "orchlet-client-ca.crt")
+		certstest.WriteFile(t, caFile, ca.PEM)
+		nc.CertFile, nc.KeyFile = ca.Client(t, "orch-apiserver-orchlet-client", "system:masters").WriteFiles(t, dir, "orch-apiserver-orchlet-client")
+		agentArgs = []string{"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook", "--client-ca-file=" + caFile}
+	}
+	nodes, err := nodeproxy.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +86,10 @@ func streamsCluster(t *testing.T, script *fakecri.Script) (*rest.Config, kuberne
 		})
 	})
 	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
-	o := parse(t, "--orchconfig="+kubeconfig, "--hostname-override=node-a", "--node-ip=127.0.0.1",
-		"--container-runtime-endpoint="+sock, "--read-only-port=0", "--healthz-port=0",
-		"--address=127.0.0.1", "--port="+apptest.FreePort(t), "--cert-dir="+t.TempDir())
+	port := apptest.FreePort(t)
+	o := parse(t, append([]string{"--orchconfig=" + kubeconfig, "--hostname-override=node-a", "--node-ip=127.0.0.1",
+		"--container-runtime-endpoint=" + sock, "--read-only-port=0", "--healthz-port=0",
+		"--address=127.0.0.1", "--port=" + port, "--cert-dir=" + t.TempDir()}, agentArgs...)...)
 	cancel, done := runAsync(o, host.NewFake(), clock.New())
 	t.Cleanup(func() {
 		cancel()
@@ -89,7 +113,7 @@ func streamsCluster(t *testing.T, script *fakecri.Script) (*rest.Config, kuberne
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg, client
+	return cfg, client, "127.0.0.1:" + port
 }
 
 // execThrough runs argv in web's app container through orch-apiserver's pods/exec, over SPDY or
@@ -258,6 +282,33 @@ func TestPortForwardThroughTheAPIServer(t *testing.T) {
 		}
 		conn.Close()
 		close(stop)
+	}
+}
+
+// Locked down as make run configures it, the agent still serves exec and logs through the API
+// server, whose client certificate it trusts and whose authorization it asks, and refuses a
+// request without credentials or with a certificate of another authority.
+func TestLockedDownAgentThroughTheAPIServer(t *testing.T) {
+	cfg, _, agent := lockableCluster(t, nil, true)
+	if stdout, _, err := execThrough(t, cfg, true, "", "echo", "hello"); err != nil || stdout != "hello\n" {
+		t.Fatalf("exec through the API server: %q, %v", stdout, err)
+	}
+	other := certstest.NewCA(t, "someone-else").Client(t, "intruder")
+	otherCert, err := tls.X509KeyPair(other.CertPEM, other.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, certs := range map[string][]tls.Certificate{"no credentials": nil, "another authority's certificate": {otherCert}} {
+		client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: certs}}}
+		resp, err := client.Post("https://"+agent+"/run/default/web/app?cmd=echo%20pwned", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), "pwned") {
+			t.Errorf("%s: %d %q, want 401", name, resp.StatusCode, body)
+		}
 	}
 }
 

@@ -229,6 +229,7 @@ func promises() []*promise {
 		{command: "kubectl wait --for=condition=Ready pod/web", want: []string{"pod/web condition met"}},
 		{command: "kubectl get pods -o wide", want: []string{"web", "Running"}},
 		{command: "kubectl get events", want: []string{"Pulling", "Pulled", "Created", "Started"}},
+		{command: "kubectl describe pod web", want: []string{"Events:", "Started container app"}, not: []string{"Events:  <none>"}},
 		{command: "kubectl exec web -- echo hello", want: []string{"hello"}},
 		{command: "curl -sk https://127.0.0.1:10250/pods", want: []string{"Unauthorized"}, not: []string{"PodList"}},
 		{command: "kubectl delete pod web", want: []string{`pod "web" deleted`}},

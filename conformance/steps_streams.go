@@ -127,15 +127,18 @@ func (w *World) apiLogEndsWith(pod, suffix string) error {
 	})
 }
 
+// apiGetContains waits for the answer, as what it reads (a node's pods, events) may lag.
 func (w *World) apiGetContains(path, text string) error {
-	code, body, err := w.apiDo(http.MethodGet, path, nil)
-	if err != nil {
-		return err
-	}
-	if code != http.StatusOK || !strings.Contains(string(body), text) {
-		return fmt.Errorf("GET %s: %d %.300q, want 200 with %q", path, code, body, text)
-	}
-	return nil
+	return eventually(settle, func() error {
+		code, body, err := w.apiDo(http.MethodGet, path, nil)
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK || !strings.Contains(string(body), text) {
+			return fmt.Errorf("GET %s: %d %.300q, want 200 with %q", path, code, body, text)
+		}
+		return nil
+	})
 }
 
 // streamConfig reaches the HTTPS server with the scenario's client credentials.

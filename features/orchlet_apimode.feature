@@ -45,6 +45,14 @@ Feature: Node agent in API-server mode
     And GET "/api/v1/nodes/node-conformance/proxy/pods" through the API server answers 200 with "PodList"
     And GET "/api/v1/nodes/node-conformance/proxy/healthz" through the API server answers 200 with "ok"
 
+  @rule:orch.apiserver.events.core-view
+  Scenario: The agent's events are served as core v1 Events too, selected by the object they regard
+    When the agent runs in API-server mode with ""
+    And a pod "web" bound to the agent's node is created through the API
+    Then the API server reports pod "web" Running
+    And GET "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dweb,involvedObject.kind%3DPod" through the API server answers 200 with "Started container app"
+    And GET "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dweb,reason%3DStarted,type%3DNormal" through the API server answers 200 with "involvedObject"
+
   @rule:orchlet.option.node-labels.registered
   Scenario: --node-labels are added to the node at registration
     When the agent runs in API-server mode with "--node-labels=example.com/team=a,node.orch.io/pool=blue"

@@ -15,6 +15,7 @@ import (
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/registry/generic"
+	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/cacher"
 )
 
@@ -35,6 +36,8 @@ type registry struct {
 	nameSuffix                  func() string // of the token volumes mounted into pods
 	admission                   admission.Chain
 	events                      *generic.Store
+	// coreEvents are the core v1 view of events, over their storage.
+	coreEvents *generic.Store
 	// csrs are certificatesigningrequests; csrStatus and csrApproval the views certificates and
 	// approvals are written through.
 	csrs, csrStatus, csrApproval *generic.Store
@@ -52,7 +55,7 @@ func newRegistry(c Config) (*registry, error) {
 	if r.admission, err = r.admissionChain(c); err != nil {
 		return nil, err
 	}
-	newStore := func(s generic.Strategy) (*generic.Store, error) {
+	cache := func(s generic.Strategy) (storage.Interface, error) {
 		cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock})
 		if err != nil {
 			return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
@@ -64,11 +67,25 @@ func newRegistry(c Config) (*registry, error) {
 			case <-cached.Stopped():
 			}
 		}()
-		return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission}), nil
+		return cached, nil
 	}
-	if r.events, err = newStore(events.Strategy{TTL: c.EventTTL}); err != nil {
+	storeOn := func(s generic.Strategy, st storage.Interface) *generic.Store {
+		return generic.New(generic.Options{Strategy: s, Storage: st, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission})
+	}
+	newStore := func(s generic.Strategy) (*generic.Store, error) {
+		cached, err := cache(s)
+		if err != nil {
+			return nil, err
+		}
+		return storeOn(s, cached), nil
+	}
+	// Core v1 events are a view of the events' storage and watch cache.
+	eventsCache, err := cache(events.Strategy{})
+	if err != nil {
 		return nil, err
 	}
+	r.events = storeOn(events.Strategy{TTL: c.EventTTL}, eventsCache)
+	r.coreEvents = storeOn(events.CoreStrategy{TTL: c.EventTTL}, events.CoreStorage(eventsCache))
 	if r.namespaces, err = newStore(core.NamespaceStrategy{}); err != nil {
 		return nil, err
 	}
@@ -115,6 +132,7 @@ func newRegistry(c Config) (*registry, error) {
 				SelectableFields: core.PodSelectableFieldNames,
 				Subresources: append([]endpoints.Subresource{core.NewBindingREST(r.pods).Subresource(), core.NewEvictionREST(r.pods).Subresource()},
 					connect.PodSubresources()...)},
+			{Store: r.coreEvents, Singular: "event", ShortNames: []string{"ev"}, SelectableFields: events.CoreSelectableFieldLabels},
 			{Store: r.configMaps, Singular: "configmap", ShortNames: []string{"cm"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}},
 			{Store: r.secrets, Singular: "secret", SelectableFields: []string{"metadata.name", "metadata.namespace", "type"}},
 		}},

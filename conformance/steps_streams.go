@@ -16,12 +16,12 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 // streamSteps speak kubectl's streaming protocols (SPDY; WebSocket v4.channel.k8s.io, what a

@@ -18,12 +18,12 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc/codes"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // streamFixture is a runtime on the wall clock serving its streams, with one running container.
@@ -181,7 +181,10 @@ func TestStreamedExecInteractiveShellOnATerminal(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- e.StreamWithContext(f.ctx, remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Tty: true}); outW.Close() }()
+	go func() {
+		done <- e.StreamWithContext(f.ctx, remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Tty: true})
+		outW.Close()
+	}()
 	var seen []byte
 	expect := func(want string) {
 		t.Helper()

@@ -230,6 +230,7 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	if rt.running != nil {
 		rt.running(t, id)
 	}
+	checkExec(t, a.https, podName, "sleeper")
 	st, err := rs.ContainerStatus(ctx, id, false)
 	if err != nil {
 		t.Fatal(err)
@@ -635,7 +636,7 @@ func writeBusyboxImages(path string, images map[string][]string) error {
 	if _, err := lw.Write(busybox); err != nil {
 		return err
 	}
-	for _, applet := range []string{"sh", "sleep", "echo", "true", "false", "cat", "ls", "ps", "id"} {
+	for _, applet := range []string{"sh", "sleep", "echo", "true", "false", "cat", "ls", "ps", "id", "seq"} {
 		if err := lw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + applet, Linkname: "busybox", Mode: 0o777, ModTime: mtime}); err != nil {
 			return err
 		}

@@ -248,7 +248,7 @@ func promises() []*promise {
 		{command: `ocurl -X POST "$API/namespaces/default/events?dryRun=All"`, want: []string{`"code": 422`, `"reason": "Invalid"`, `"field": "reportingController"`}},
 		{command: "ocurl -X DELETE $API/namespaces/default/events/web-0.pulled", want: []string{`"status": "Success"`}},
 		{command: `ocurl -X DELETE "$API/namespaces/default/events?labelSelector=app%3Dweb"`, want: []string{"EventList"}},
-		{command: "kubectl explain events.events.orch.io", want: []string{"KIND:", "Event", "FIELDS:"}},
+		{command: "kubectl explain events --api-version=events.orch.io/v1", want: []string{"GROUP:      events.orch.io", "KIND:", "Event", "FIELDS:"}},
 		{command: "kubectl apply --server-side -f orch-data/event.yaml", want: []string{"event.events.orch.io/web-1.started serverside-applied"}},
 		{command: "kubectl get -f orch-data/event.yaml --show-managed-fields -o yaml", want: []string{"managedFields:", "manager: kubectl", "operation: Apply"}},
 		{command: "sed 's/app: web/app: shop/' orch-data/event.yaml | kubectl apply --server-side --field-manager=ops -f -", exit: 1, want: []string{`conflict with "kubectl"`, ".metadata.labels.app"}},

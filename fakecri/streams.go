@@ -322,6 +322,9 @@ func (s streamRuntime) Attach(ctx context.Context, id string, in io.Reader, out,
 		return err
 	}
 	stdout, stderr := orDiscard(out), orDiscard(errw)
+	if in != nil && interactiveShell(t.c.cfg) {
+		return s.attachShell(ctx, t, in, stdout, stderr, tty)
+	}
 	if tty {
 		term := newTerminal(in, out)
 		stdout, stderr = term.out, term.out
@@ -361,6 +364,37 @@ func (s streamRuntime) Attach(ctx context.Context, id string, in io.Reader, out,
 			return nil
 		}
 	}
+}
+
+// interactiveShell tells a container whose process is a shell reading its standard input (sh
+// without -c, stdin open), as `kubectl run -i --image=busybox -- sh` and critest's attach make.
+func interactiveShell(cfg *runtimeapi.ContainerConfig) bool {
+	argv := append(slices.Clone(cfg.GetCommand()), cfg.GetArgs()...)
+	return cfg.GetStdin() && len(argv) > 0 && path.Base(argv[0]) == "sh" && !slices.Contains(argv[1:], "-c")
+}
+
+// attachShell gives the attached client the container's shell: the built-in shell reads the
+// client's input, as the container's sh reads its standard input, until the input ends, the
+// container exits or the client goes. On a terminal it prompts and echoes.
+func (s streamRuntime) attachShell(ctx context.Context, t *target, in io.Reader, stdout, stderr io.Writer, tty bool) error {
+	prompt := ""
+	if tty {
+		term := newTerminal(in, stdout)
+		in, stdout, stderr, prompt = term, term.out, term.out, "/ # "
+	}
+	sh := &shell{env: t.env, hostname: t.hostname, files: t.files, sleep: s.sleep(t.c),
+		stdin: in, stdout: stdout, stderr: stderr, prompt: prompt}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sh.sh(ctx, nil)
+	}()
+	select {
+	case <-done:
+	case <-t.c.exited:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // catchUp brings the runtime to the clock's now: exits due, log lines due.

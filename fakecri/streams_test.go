@@ -325,3 +325,29 @@ func TestPortRulesValidated(t *testing.T) {
 		}
 	}
 }
+
+// Attached to a container whose process is sh reading its stdin, the client's input runs in the
+// built-in shell, as critest's attach check and `kubectl attach -i` expect; the attach ends with
+// the input.
+func TestAttachToAShellRunsTheInput(t *testing.T) {
+	f := newStreamFixture(t, nil)
+	cfg := containerConfig("shell", "busybox:1.36", 0)
+	cfg.Command, cfg.Stdin, cfg.StdinOnce = []string{"/bin/sh"}, true, true
+	resp, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.pod, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.start(resp.ContainerId)
+	attach, err := f.rt.Attach(f.ctx, &runtimeapi.AttachRequest{ContainerId: resp.ContainerId, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := stream(f.ctx, t, attach.Url, "echo -n hello\nnope\n", false)
+	if err != nil || stdout != "hello" || !strings.Contains(stderr, "nope") {
+		t.Fatalf("attach to sh: stdout %q, stderr %q, %v", stdout, stderr, err)
+	}
+	if interactiveShell(&runtimeapi.ContainerConfig{Command: []string{"sh", "-c", "sleep 1"}, Stdin: true}) ||
+		interactiveShell(&runtimeapi.ContainerConfig{Command: []string{"sh"}}) {
+		t.Error("a shell running a script, or without stdin, is no interactive shell")
+	}
+}

@@ -231,6 +231,46 @@ func TestStreamsThroughTheAPIServer(t *testing.T) {
 	}
 }
 
+// kubectl attach -i through orch-apiserver, over SPDY and over WebSocket, reaches the shell a
+// container runs on its standard input.
+func TestAttachThroughTheAPIServer(t *testing.T) {
+	cfg, client := streamsCluster(t, nil)
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "shell", Namespace: "default"},
+		Spec: corev1.PodSpec{NodeName: "node-a", Containers: []corev1.Container{{Name: "sh", Image: "busybox:1.36",
+			Command: []string{"sh"}, Stdin: true, StdinOnce: true}}},
+	}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the shell Running", func() (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "shell", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, err
+	})
+	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("shell").SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: "sh", Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	for _, ws := range []bool{false, true} {
+		var e remotecommand.Executor
+		var err error
+		if ws {
+			e, err = remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
+		} else {
+			e, err = remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = e.StreamWithContext(actx, remotecommand.StreamOptions{Stdin: strings.NewReader("echo -n hello\n"), Stdout: &stdout, Stderr: &stderr})
+		cancel()
+		if err != nil || stdout.String() != "hello" {
+			t.Errorf("websocket %v: attach: %q (stderr %q), %v", ws, stdout.String(), stderr.String(), err)
+		}
+	}
+}
+
 // kubectl port-forward through orch-apiserver, over SPDY and over SPDY tunnelled in WebSocket:
 // bytes unchanged both ways.
 func TestPortForwardThroughTheAPIServer(t *testing.T) {

@@ -99,7 +99,7 @@ scenarios:
 
 ## e2e-containerd: orchlet on containerd + runc (Debian's packages; needs root) and on fakecri: a
 ## static pod running, exec through the agent's streams (SPDY and WebSocket, stdin, exit codes) and,
-## on containerd, port-forward to busybox's httpd, a crash loop backing off, the pull policies, the
+## on containerd, port-forward to busybox's httpd and logs --previous, a crash loop backing off, the pull policies, the
 ## pod torn down; image and
 ## dead-container garbage collection on containerd; a web pod on containerd (init before app,
 ## readiness gating Ready, preStop before the kill, runAsUser, cgroup limits)

@@ -69,7 +69,7 @@ spec:
   - name: crasher
     image: ` + e2eImage + `
     imagePullPolicy: IfNotPresent
-    command: [sh, -c, "exit 1"]
+    command: [sh, -c, "echo attempt $$$$; exit 1"]  # $$ is a $ in a container command
 `
 
 // pullsManifest checks the pull policies, with no registry reachable: Never runs the present
@@ -283,6 +283,9 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	}
 	if g := gap(3); g < 20*time.Second || g > 23*time.Second {
 		t.Errorf("third restart %v after the exit, want the 20s back-off", g)
+	}
+	if rt.runsBinaries {
+		checkPreviousLogs(t, a.https, podName, "crasher")
 	}
 	eventually("the crasher's restartCount 3 and last state exit 1 on the read-only server", 5*time.Second, func() (bool, error) {
 		list, err := getPods(client, podsURL)

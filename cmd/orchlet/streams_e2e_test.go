@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -132,3 +133,33 @@ func checkPortForward(t *testing.T, https, pod, container string) {
 	}
 	t.Logf("port-forward: %d bytes through the agent unchanged", len(body))
 }
+
+// checkPreviousLogs reads a restarting container's log through the agent's /containerLogs, as
+// kubectl logs and logs --previous do: both attempts wrote the same line, at times the back-off
+// sets apart, so with timestamps the previous attempt's line is another than the latest's.
+func checkPreviousLogs(t *testing.T, https, pod, container string) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: insecureTLS()}}
+	get := func(query string) string {
+		t.Helper()
+		resp, err := client.Get("https://127.0.0.1:" + https + "/containerLogs/default/" + pod + "/" + container + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("logs%s: %d %s", query, resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	if latest, previous := get(""), get("?previous=true"); latest != "attempt 1\n" || previous != "attempt 1\n" {
+		t.Errorf("logs %q, logs --previous %q: want each attempt's line", latest, previous)
+	}
+	latest, previous := get("?timestamps=true"), get("?previous=true&timestamps=true")
+	if !strings.HasSuffix(latest, " attempt 1\n") || !strings.HasSuffix(previous, " attempt 1\n") || latest == previous {
+		t.Errorf("logs --timestamps %q, logs --previous --timestamps %q: want two attempts' lines, at different times", latest, previous)
+	}
+}
+
+func insecureTLS() *tls.Config { return &tls.Config{InsecureSkipVerify: true} }

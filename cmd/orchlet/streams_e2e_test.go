@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"errors"
@@ -20,9 +19,10 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
+
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 // execOnAgent runs argv in the pod's container through the agent's /exec, over SPDY or over
@@ -35,26 +35,7 @@ func execOnAgent(t *testing.T, https, pod, container string, websocket bool, std
 		q.Set("input", "1")
 	}
 	u, _ := url.Parse("https://127.0.0.1:" + https + "/exec/default/" + pod + "/" + container + "?" + q.Encode())
-	cfg := &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
-	var e remotecommand.Executor
-	var err error
-	if websocket {
-		e, err = remotecommand.NewWebSocketExecutorForProtocols(cfg, http.MethodGet, u.String(), "v4.channel.k8s.io")
-	} else {
-		e, err = remotecommand.NewSPDYExecutor(cfg, http.MethodPost, u)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	opts := remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}
-	if stdin != "" {
-		opts.Stdin = strings.NewReader(stdin)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err = e.StreamWithContext(ctx, opts)
-	return stdout.String(), stderr.String(), err
+	return fakecritest.Stream(&rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, u, websocket, stdin, "v4.channel.k8s.io")
 }
 
 // checkExec proves the agent's exec against the runtime's streaming server (containerd's, or

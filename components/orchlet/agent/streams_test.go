@@ -26,6 +26,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 // serve starts the agent's HTTPS server on a loopback port, its streams answered by the agent
@@ -54,30 +55,14 @@ var insecure = &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true
 
 // execute runs cmd in the web pod's app container through the agent's /exec over SPDY, or over
 // WebSocket (v4.channel.k8s.io, what the runtime's streaming server speaks) with ws.
-func execute(ctx context.Context, t *testing.T, base string, ws bool, stdin string, cmd ...string) (string, string, error) {
+func execute(_ context.Context, t *testing.T, base string, ws bool, stdin string, cmd ...string) (string, string, error) {
 	t.Helper()
 	q := url.Values{"command": cmd, "output": {"1"}, "error": {"1"}}
 	if stdin != "" {
 		q.Set("input", "1")
 	}
 	u, _ := url.Parse(base + "/exec/default/web-node-a/app?" + q.Encode())
-	var e remotecommand.Executor
-	var err error
-	if ws {
-		e, err = remotecommand.NewWebSocketExecutorForProtocols(insecure, http.MethodGet, u.String(), "v4.channel.k8s.io")
-	} else {
-		e, err = remotecommand.NewSPDYExecutor(insecure, http.MethodPost, u)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	opts := remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}
-	if stdin != "" {
-		opts.Stdin = strings.NewReader(stdin)
-	}
-	err = e.StreamWithContext(ctx, opts)
-	return stdout.String(), stderr.String(), err
+	return fakecritest.Stream(insecure, u, ws, stdin, "v4.channel.k8s.io")
 }
 
 // kubectl exec's protocols through the agent reach the runtime's streaming server: output whole

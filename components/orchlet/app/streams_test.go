@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
 
@@ -127,24 +126,7 @@ func execThrough(t *testing.T, cfg *rest.Config, websocket bool, stdin string, a
 	}
 	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("web").SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{Container: "app", Command: argv, Stdin: stdin != "", Stdout: true, Stderr: true}, scheme.ParameterCodec)
-	var e remotecommand.Executor
-	if websocket {
-		e, err = remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
-	} else {
-		e, err = remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	opts := remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}
-	if stdin != "" {
-		opts.Stdin = strings.NewReader(stdin)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err = e.StreamWithContext(ctx, opts)
-	return stdout.String(), stderr.String(), err
+	return fakecritest.Stream(cfg, req.URL(), websocket, stdin)
 }
 
 // kubectl's exec, logs and nodes/proxy through orch-apiserver reach the orchlet and the runtime:
@@ -251,22 +233,9 @@ func TestAttachThroughTheAPIServer(t *testing.T) {
 	req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("shell").SubResource("attach").
 		VersionedParams(&corev1.PodAttachOptions{Container: "sh", Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	for _, ws := range []bool{false, true} {
-		var e remotecommand.Executor
-		var err error
-		if ws {
-			e, err = remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
-		} else {
-			e, err = remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stdout, stderr bytes.Buffer
-		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = e.StreamWithContext(actx, remotecommand.StreamOptions{Stdin: strings.NewReader("echo -n hello\n"), Stdout: &stdout, Stderr: &stderr})
-		cancel()
-		if err != nil || stdout.String() != "hello" {
-			t.Errorf("websocket %v: attach: %q (stderr %q), %v", ws, stdout.String(), stderr.String(), err)
+		stdout, stderr, err := fakecritest.Stream(cfg, req.URL(), ws, "echo -n hello\n")
+		if err != nil || stdout != "hello" {
+			t.Errorf("websocket %v: attach: %q (stderr %q), %v", ws, stdout, stderr, err)
 		}
 	}
 }

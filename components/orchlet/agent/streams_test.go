@@ -55,7 +55,7 @@ var insecure = &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true
 
 // execute runs cmd in the web pod's app container through the agent's /exec over SPDY, or over
 // WebSocket (v4.channel.k8s.io, what the runtime's streaming server speaks) with ws.
-func execute(_ context.Context, t *testing.T, base string, ws bool, stdin string, cmd ...string) (string, string, error) {
+func execute(t *testing.T, base string, ws bool, stdin string, cmd ...string) (string, string, error) {
 	t.Helper()
 	q := url.Values{"command": cmd, "output": {"1"}, "error": {"1"}}
 	if stdin != "" {
@@ -77,7 +77,7 @@ func TestStreamsThroughTheAgent(t *testing.T) {
 
 	for _, ws := range []bool{false, true} {
 		name := map[bool]string{false: "SPDY", true: "WebSocket"}[ws]
-		stdout, _, err := execute(w.ctx, t, base, ws, "", "seq", "1", "2000000")
+		stdout, _, err := execute(t, base, ws, "", "seq", "1", "2000000")
 		var want bytes.Buffer
 		for i := 1; i <= 2000000; i++ {
 			want.WriteString(strconv.Itoa(i))
@@ -86,19 +86,19 @@ func TestStreamsThroughTheAgent(t *testing.T) {
 		if err != nil || sha256.Sum256([]byte(stdout)) != sha256.Sum256(want.Bytes()) {
 			t.Errorf("%s: seq 1 2000000: %d bytes, %v; want the %d bytes of the sequence", name, len(stdout), err, want.Len())
 		}
-		if stdout, _, err := execute(w.ctx, t, base, ws, "", "cat", "/etc/motd"); err != nil || stdout != "welcome\n" {
+		if stdout, _, err := execute(t, base, ws, "", "cat", "/etc/motd"); err != nil || stdout != "welcome\n" {
 			t.Errorf("%s: cat /etc/motd = %q, %v", name, stdout, err)
 		}
-		_, stderr, err := execute(w.ctx, t, base, ws, "", "fail", "now")
+		_, stderr, err := execute(t, base, ws, "", "fail", "now")
 		var exit exec.CodeExitError
 		if !errors.As(err, &exit) || exit.Code != 2 || stderr != "boom" {
 			t.Errorf("%s: fail now: stderr %q, %v; want exit code 2 and stderr boom", name, stderr, err)
 		}
 	}
-	if stdout, _, err := execute(w.ctx, t, base, false, "typed in\n", "cat"); err != nil || stdout != "typed in\n" {
+	if stdout, _, err := execute(t, base, false, "typed in\n", "cat"); err != nil || stdout != "typed in\n" {
 		t.Errorf("cat of stdin = %q, %v", stdout, err)
 	}
-	if _, _, err := execute(w.ctx, t, base, false, "", "nope-not-a-binary"); err == nil {
+	if _, _, err := execute(t, base, false, "", "nope-not-a-binary"); err == nil {
 		t.Error("an exec of a command the runtime cannot run succeeded")
 	}
 

@@ -36,7 +36,9 @@ lint:
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi
 
 ## run: a one-node cluster on embedded defaults: orch-apiserver (embedded etcd under ./orch-data,
-## HTTPS on :6443) and one orchlet on fakecri registered to it, each with a token of its own;
+## HTTPS on :6443) and one orchlet on fakecri registered to it, each with a token of its own, the
+## orchlet answering only requests the API server authenticates and authorizes (its client
+## certificate, under orch-data/pki, among them);
 ## it writes orch-data/admin.conf, a kubeconfig for kubectl, orch-data/orchlet.yaml, the orchlet's
 ## configuration file, and orch-data/apiserver.log, the server's log. Ctrl-C stops all three, and so
 ## does any one of them ending.
@@ -45,6 +47,7 @@ run: SHELL := /bin/bash
 run:
 	$(GO) build -o $(BIN)/ ./cmd/orch-apiserver ./cmd/orchlet ./cmd/fakecri
 	@mkdir -p $(RUN_DIR)
+	@$(GO) run ./cmd/internal/runpki $(RUN_DIR)/pki
 	@node=$$(hostname | tr A-Z a-z); \
 	if [ ! -f $(RUN_DIR)/tokens.csv ]; then \
 		printf '%s,admin,admin,system:masters\n%s,system:node:%s,system:node:%s,system:nodes\n' \
@@ -56,10 +59,13 @@ run:
 		"users: [{name: $$who, user: {token: $${line%%,*}}}]" "contexts: [{name: orch, context: {cluster: orch, user: $$who}}]" \
 		'current-context: orch' > $(RUN_DIR)/$$who.conf; chmod 600 $(RUN_DIR)/$$who.conf; done; \
 	printf '%s\n' 'apiVersion: orchlet.config.orch.io/v1beta1' 'kind: OrchletConfiguration' \
-		'containerRuntimeEndpoint: unix://$(RUN_DIR)/fakecri.sock' 'failSwapOn: false' 'readOnlyPort: 0' > $(RUN_DIR)/orchlet.yaml
+		'containerRuntimeEndpoint: unix://$(RUN_DIR)/fakecri.sock' 'failSwapOn: false' 'readOnlyPort: 0' \
+		'authentication: {anonymous: {enabled: false}, webhook: {enabled: true}, x509: {clientCAFile: $(RUN_DIR)/pki/orchlet-client-ca.crt}}' \
+		'authorization: {mode: Webhook}' > $(RUN_DIR)/orchlet.yaml
 	@rm -f $(RUN_DIR)/apiserver.log; stop() { trap - INT TERM EXIT; kill $$(jobs -p) 2>/dev/null; wait; }; \
 	trap 'stop; exit 0' INT TERM; trap stop EXIT; \
 	$(BIN)/orch-apiserver --data-dir $(RUN_DIR) --token-auth-file $(RUN_DIR)/tokens.csv --anonymous-auth=false --authorization-mode=Node,RBAC \
+		--orchlet-client-certificate $(RUN_DIR)/pki/orch-apiserver-orchlet-client.crt --orchlet-client-key $(RUN_DIR)/pki/orch-apiserver-orchlet-client.key \
 		2> >(trap '' INT TERM; exec tee $(RUN_DIR)/apiserver.log >&2) & \
 	until grep -qs '"Serving securely"' $(RUN_DIR)/apiserver.log; do [ -n "$$(jobs -pr)" ] || exit 1; sleep 0.2; done; \
 	rm -f $(RUN_DIR)/fakecri.sock; $(BIN)/fakecri --listen unix://$(RUN_DIR)/fakecri.sock --control none & \
@@ -104,7 +110,9 @@ plots-browser:
 	@echo "$(BIN)/plots/$(PLOT_PAGE).png"
 
 ## e2e-containerd: orchlet on containerd + runc (Debian's packages; needs root) and on fakecri: a
-## static pod running, a crash loop backing off, the pull policies, the pod torn down; image and
+## static pod running, exec through the agent's streams (SPDY and WebSocket, stdin, exit codes) and,
+## on containerd, port-forward to busybox's httpd and logs --previous, a crash loop backing off, the pull policies, the
+## pod torn down; image and
 ## dead-container garbage collection on containerd; a web pod on containerd (init before app,
 ## readiness gating Ready, preStop before the kill, runAsUser, cgroup limits); node allocatable
 ## enforced on the pods' and reserved cgroups, and the agent's OOM score and open-files limit; a pull

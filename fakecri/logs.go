@@ -48,6 +48,8 @@ type logWriter struct {
 	path    string
 	f       *os.File
 	written int
+	// attached are the clients attached to the container (streams.go), fed each line as written.
+	attached []*attachment
 }
 
 func openLog(path string) (*os.File, error) {
@@ -106,6 +108,7 @@ func (c *container) writeLogLocked(until time.Time) {
 		at := c.startedAt.Add(time.Duration(n) * every)
 		line := strings.ReplaceAll(w.spec.Lines[(n-1)%len(w.spec.Lines)], "{n}", strconv.Itoa(n))
 		fmt.Fprintf(&b, "%s %s F %s\n", at.UTC().Format(time.RFC3339Nano), stream, line)
+		w.feed(stream, line)
 	}
 	w.written = due
 	w.f.WriteString(b.String())

@@ -190,32 +190,6 @@ func (r *Runtime) execRuleLocked(sc *compiled, c *container, cmd string, now tim
 	return nil
 }
 
-func unimplementedStreaming(name string) error {
-	return status.Errorf(codes.Unimplemented,
-		"fakecri serves no streaming endpoint: %s is not implemented (use ExecSync for commands)", name)
-}
-
-// Exec is not implemented: fakecri has no streaming server.
-func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	return call(ctx, r, mExec, req, func(ctx context.Context, req *runtimeapi.ExecRequest, cc *callCtx) (*runtimeapi.ExecResponse, error) {
-		return nil, unimplementedStreaming("Exec")
-	})
-}
-
-// Attach is not implemented: fakecri has no streaming server.
-func (r *Runtime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	return call(ctx, r, mAttach, req, func(ctx context.Context, req *runtimeapi.AttachRequest, cc *callCtx) (*runtimeapi.AttachResponse, error) {
-		return nil, unimplementedStreaming("Attach")
-	})
-}
-
-// PortForward is not implemented: fakecri has no streaming server.
-func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	return call(ctx, r, mPortForward, req, func(ctx context.Context, req *runtimeapi.PortForwardRequest, cc *callCtx) (*runtimeapi.PortForwardResponse, error) {
-		return nil, unimplementedStreaming("PortForward")
-	})
-}
-
 // ReopenContainerLog, for a running container, opens its log path again, as containerd does after
 // the agent renamed the file to rotate it: lines written from now on go to a new file there.
 func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {

@@ -102,6 +102,8 @@ type Runtime struct {
 	checkpoints map[string]*checkpoint
 	logging     []*container // running containers writing scripted log lines
 
+	streams atomic.Pointer[StreamServer] // set by ServeStreams
+
 	pendingEvents atomic.Int64
 	closing       chan struct{}
 	closeOnce     sync.Once

@@ -23,6 +23,9 @@ type Script struct {
 	Containers []ContainerRule `json:"containers,omitempty"`
 	Exec       []ExecRule      `json:"exec,omitempty"`
 	Faults     []FaultRule     `json:"faults,omitempty"`
+	// Files and Ports are what streamed execs and port-forwarding reach (see streams.go).
+	Files []FileRule `json:"files,omitempty"`
+	Ports []PortRule `json:"ports,omitempty"`
 }
 
 // NodeScript holds node-wide settings.
@@ -184,8 +187,9 @@ type Usage struct {
 	Volumes map[string]*Curve `json:"volumes,omitempty"`
 }
 
-// ExecRule answers ExecSync. The first matching rule applies; with none,
-// the command succeeds with no output (echo prints its arguments).
+// ExecRule answers ExecSync and streamed execs. The first matching rule applies; with none,
+// ExecSync succeeds with no output (echo prints its arguments) and a streamed exec runs the
+// small built-in command set (see streams.go).
 type ExecRule struct {
 	Match ContainerMatch `json:"match,omitempty"`
 	// Command is a glob over the command joined by spaces.
@@ -300,6 +304,8 @@ type compiled struct {
 	containers []*containerRuleC
 	exec       []*execRuleC
 	faults     [numMethods][]*faultRuleC
+	files      []*fileRuleC
+	ports      []*portRuleC
 }
 
 type imageRuleC struct {
@@ -590,6 +596,9 @@ func compileScript(s *Script, seed int64) (*compiled, error) {
 			return nil, fmt.Errorf("containers[%d]: negative duration", i)
 		}
 		c.containers = append(c.containers, rc)
+	}
+	if err := compileStreams(s, c); err != nil {
+		return nil, err
 	}
 	for i, r := range s.Exec {
 		if r.Delay < 0 || r.From < 0 || r.Until < 0 {

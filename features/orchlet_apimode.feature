@@ -24,6 +24,35 @@ Feature: Node agent in API-server mode
     When pod "web" is deleted through the API
     Then pod "web" is gone from the API
 
+  @rule:orch.apiserver.pods.connect
+  Scenario: kubectl's logs, exec, port-forward and node proxy reach the pod through the API server
+    Given the runtime's script:
+      """
+      containers:
+      - match: {name: app}
+        logs: {lines: ["line {n}"], every: 100ms, count: 3}
+      ports:
+      - {port: 7, echo: true}
+      """
+    When the agent runs in API-server mode with "--node-ip=127.0.0.1"
+    And a pod "web" bound to the agent's node is created through the API
+    Then the API server reports pod "web" Running
+    And the log of pod "web" through the API server ends with "line 3"
+    And an exec of "seq 1 200000" in pod "web" through the API server over SPDY writes the numbers in order
+    And an exec of "seq 1 200000" in pod "web" through the API server over WebSocket writes the numbers in order
+    And a port-forward to port 7 of pod "web" through the API server over SPDY echoes 16 MiB unchanged
+    And a port-forward to port 7 of pod "web" through the API server over WebSocket echoes 16 MiB unchanged
+    And GET "/api/v1/nodes/node-conformance/proxy/pods" through the API server answers 200 with "PodList"
+    And GET "/api/v1/nodes/node-conformance/proxy/healthz" through the API server answers 200 with "ok"
+
+  @rule:orch.apiserver.events.core-view
+  Scenario: The agent's events are served as core v1 Events too, selected by the object they regard
+    When the agent runs in API-server mode with ""
+    And a pod "web" bound to the agent's node is created through the API
+    Then the API server reports pod "web" Running
+    And GET "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dweb,involvedObject.kind%3DPod" through the API server answers 200 with "Started container app"
+    And GET "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dweb,reason%3DStarted,type%3DNormal" through the API server answers 200 with "involvedObject"
+
   @rule:orchlet.option.node-labels.registered
   Scenario: --node-labels are added to the node at registration
     When the agent runs in API-server mode with "--node-labels=example.com/team=a,node.orch.io/pool=blue"

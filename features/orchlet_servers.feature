@@ -88,15 +88,34 @@ Feature: Node agent servers
   Scenario: --enable-debugging-handlers serves the exec and log endpoints
     When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --enable-debugging-handlers=true"
     Then the agent reports pod "web" Running
-    And the HTTPS server answers POST "/exec/default/web-node-conformance/app?command=echo&command=hello" with 200 "hello"
+    And the HTTPS server answers POST "/run/default/web-node-conformance/app?cmd=echo%20hello" with 200 "hello"
+    And an exec of "echo hello" in container "app" of pod "web-node-conformance" over SPDY exits with code 0
     And the HTTPS server answers GET "/containerLogs/default/web-node-conformance/app" with anything but 405
 
   @rule:orchlet.option.enable-debugging-handlers.served
   Scenario: Without --enable-debugging-handlers the exec and log endpoints are refused
     When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --enable-debugging-handlers=false"
     Then the agent reports pod "web" Running
-    And the HTTPS server answers POST "/exec/default/web-node-conformance/app?command=echo&command=hello" with 405
+    And the HTTPS server answers POST "/run/default/web-node-conformance/app?cmd=echo%20hello" with 405
+    And the HTTPS server answers POST "/exec/default/web-node-conformance/app?command=echo&output=1" with 405
+    And the HTTPS server answers POST "/attach/default/web-node-conformance/app?output=1" with 405
+    And the HTTPS server answers POST "/portForward/default/web-node-conformance" with 405
     And the HTTPS server answers GET "/containerLogs/default/web-node-conformance/app" with 405
+
+  @rule:orch.orchlet.server.streams
+  Scenario: exec and port-forward stream through the runtime's streaming server
+    Given the runtime's script:
+      """
+      ports:
+      - {port: 7, echo: true}
+      """
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s"
+    Then the agent reports pod "web" Running
+    And an exec of "seq 1 200000" in container "app" of pod "web-node-conformance" over SPDY writes the numbers in order
+    And an exec of "seq 1 200000" in container "app" of pod "web-node-conformance" over WebSocket writes the numbers in order
+    And an exec of "sh -c 'exit 3'" in container "app" of pod "web-node-conformance" over SPDY exits with code 3
+    And an exec of "false" in container "app" of pod "web-node-conformance" over WebSocket exits with code 1
+    And a port-forward to port 7 of pod "web-node-conformance" echoes 16 MiB unchanged
 
   @rule:orchlet.option.contention-profiling.blocks
   Scenario: --contention-profiling turns on block profiling, served under /debug/pprof/
@@ -113,6 +132,12 @@ Feature: Node agent servers
   Scenario: A connection idle longer than --streaming-connection-idle-timeout is closed
     When the agent runs with "--streaming-connection-idle-timeout=1s"
     Then a connection to the HTTPS server left idle for 2s is closed
+
+  @rule:orchlet.option.streaming-connection-idle-timeout.applies
+  Scenario: An exec stream idle longer than --streaming-connection-idle-timeout is closed
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --streaming-connection-idle-timeout=2s"
+    Then the agent reports pod "web" Running
+    And an exec of "cat" in container "app" of pod "web-node-conformance" left without input is closed within 10s
 
   @rule:orchlet.option.streaming-connection-idle-timeout.applies
   Scenario: Under the default idle timeout a connection idle as long stays open

@@ -3,6 +3,7 @@
 //
 //	fakecri --listen unix:///tmp/fakecri.sock [--control unix:///tmp/fakecri.sock.control]
 //	        [--script behaviour.yaml] [--clock wall|manual] [--start-time 2025-01-01T00:00:00Z] [--seed 1]
+//	        [--streaming-address 127.0.0.1:0] [--stream-idle-timeout 4h]
 //
 // SIGHUP re-reads the script file; SIGINT or SIGTERM stops the server.
 //
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	startTime := fs.String("start-time", "2025-01-01T00:00:00Z", "the manual clock's starting time (RFC 3339)")
 	seed := fs.Int64("seed", 1, "seed for ids and seeded faults")
 	maxCalls := fs.Int("max-calls", 100000, "calls kept in the call log")
+	streamAddr := fs.String("streaming-address", "127.0.0.1:0", "host:port of the streaming server exec, attach and port-forward URLs point to (port 0: any free one), as containerd's stream_server_address; \"none\" serves none")
+	streamIdle := fs.Duration("stream-idle-timeout", 4*time.Hour, "a stream with no data either way this long is closed (0: never), as containerd's stream_idle_timeout")
 	stateDir := fs.String("state-dir", "", "directory fakecri keeps its files in, where its image filesystem's mountpoint is unless the script names one (so an agent's statfs of it succeeds); default: the CRI socket path + \".d\"")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -146,14 +149,28 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		go ctlSrv.Serve(ctlLis)
 	}
 
+	streamsShown := "none"
+	if *streamAddr != "none" {
+		streamLis, err := net.Listen("tcp", *streamAddr)
+		if err != nil {
+			return fail("--streaming-address: %v", err)
+		}
+		streams, err := rt.ServeStreams(streamLis, *streamIdle)
+		if err != nil {
+			return fail("--streaming-address: %v", err)
+		}
+		defer streams.Close()
+		streamsShown = streams.Addr().String()
+	}
+
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lis) }()
 	ctlShown := ctlEndpoint
 	if ctlLis != nil && strings.HasPrefix(ctlLis.Addr().Network(), "tcp") {
 		ctlShown = ctlLis.Addr().String()
 	}
-	fmt.Fprintf(stderr, "fakecri %s: CRI on %s, control on %s, %s clock at %s\n",
-		fakecri.Version, *listen, ctlShown, *clockKind, clk.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(stderr, "fakecri %s: CRI on %s, control on %s, streams on %s, %s clock at %s\n",
+		fakecri.Version, *listen, ctlShown, streamsShown, *clockKind, clk.Now().UTC().Format(time.RFC3339))
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

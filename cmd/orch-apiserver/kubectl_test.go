@@ -101,7 +101,9 @@ current-context: orch
 		{args: []string{"get", ev, "-o", "wide"}, want: []string{"SOURCE", "FIRST SEEN", "orch.io/orchlet, node-1"}},
 		{args: []string{"get", ev, "web-0.pulled", "-o", "yaml"}, want: []string{"reportingController: orch.io/orchlet", "resourceVersion:"}},
 		{args: []string{"describe", ev, "web-0.pulled"}, want: []string{"web-0.pulled", "Reporting Controller:", "orch.io/orchlet"}},
-		{args: []string{"explain", ev + ".series"}, want: []string{"KIND:       Event", "FIELD: series <EventSeries>", "lastObservedTime"}},
+		// explain's RESOURCE.FIELD names core v1's events first, as beside kube-apiserver.
+		{args: []string{"explain", "events.series", "--api-version=events.orch.io/v1"}, want: []string{"GROUP:      events.orch.io", "KIND:       Event", "FIELD: series <EventSeries>", "lastObservedTime"}},
+		{args: []string{"explain", "events.involvedObject"}, want: []string{"KIND:       Event", "VERSION:    v1", "FIELD: involvedObject <ObjectReference>"}},
 		{args: []string{"label", ev, "web-0.pulled", "tier=frontend"}, want: []string{"labeled"}},
 		{args: []string{"annotate", ev, "web-0.pulled", "owner=team-a"}, want: []string{"annotated"}},
 		{args: []string{"patch", ev, "web-0.pulled", "--type=merge", "-p", `{"series":{"count":2,"lastObservedTime":"2026-11-21T23:05:00.000000Z"}}`}, want: []string{"patched"}},

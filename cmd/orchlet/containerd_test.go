@@ -69,7 +69,7 @@ spec:
   - name: crasher
     image: ` + e2eImage + `
     imagePullPolicy: IfNotPresent
-    command: [sh, -c, "exit 1"]
+    command: [sh, -c, "echo attempt $$$$; exit 1"]  # $$ is a $ in a container command
 `
 
 // pullsManifest checks the pull policies, with no registry reachable: Never runs the present
@@ -97,6 +97,8 @@ type runtimeUnderTest struct {
 	gone func() error
 	// pulls counts the PullImage calls the runtime served, when it can tell.
 	pulls func() int
+	// runsBinaries tells a runtime that runs the image's programs (busybox's httpd among them).
+	runsBinaries bool
 }
 
 // TestStandaloneScenarioOnContainerd runs the scenario on containerd 1.6 and runc, each with its
@@ -104,7 +106,7 @@ type runtimeUnderTest struct {
 func TestStandaloneScenarioOnContainerd(t *testing.T) {
 	ctd := startContainerd(t)
 	rt := runtimeUnderTest{
-		endpoint: "unix://" + ctd.sock,
+		endpoint: "unix://" + ctd.sock, runsBinaries: true,
 		running: func(t *testing.T, id string) {
 			t.Helper()
 			// ctr's own view: the container's task is RUNNING with a host PID running sleep 3600.
@@ -230,6 +232,10 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	if rt.running != nil {
 		rt.running(t, id)
 	}
+	checkExec(t, a.https, podName, "sleeper")
+	if rt.runsBinaries {
+		checkPortForward(t, a.https, podName, "sleeper")
+	}
 	st, err := rs.ContainerStatus(ctx, id, false)
 	if err != nil {
 		t.Fatal(err)
@@ -277,6 +283,9 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	}
 	if g := gap(3); g < 20*time.Second || g > 23*time.Second {
 		t.Errorf("third restart %v after the exit, want the 20s back-off", g)
+	}
+	if rt.runsBinaries {
+		checkPreviousLogs(t, a.https, podName, "crasher")
 	}
 	eventually("the crasher's restartCount 3 and last state exit 1 on the read-only server", 5*time.Second, func() (bool, error) {
 		list, err := getPods(client, podsURL)
@@ -635,7 +644,7 @@ func writeBusyboxImages(path string, images map[string][]string) error {
 	if _, err := lw.Write(busybox); err != nil {
 		return err
 	}
-	for _, applet := range []string{"sh", "sleep", "echo", "true", "false", "cat", "ls", "ps", "id"} {
+	for _, applet := range []string{"sh", "sleep", "echo", "true", "false", "cat", "ls", "ps", "id", "seq", "httpd"} {
 		if err := lw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + applet, Linkname: "busybox", Mode: 0o777, ModTime: mtime}); err != nil {
 			return err
 		}

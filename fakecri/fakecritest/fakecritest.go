@@ -4,6 +4,7 @@ package fakecritest
 
 import (
 	"context"
+	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,8 +17,9 @@ import (
 	"orch.io/orch/fakecri"
 )
 
-// Serve serves rt over gRPC on a unix socket in a temporary directory until the test ends, then
-// stops the server and closes rt. It returns the endpoint ("unix:///...") a CRI client dials.
+// Serve serves rt over gRPC on a unix socket in a temporary directory, and its streams (exec,
+// attach, port-forward) on a loopback port, until the test ends, then stops the servers and
+// closes rt. It returns the endpoint ("unix:///...") a CRI client dials.
 func Serve(t testing.TB, rt *fakecri.Runtime) string {
 	t.Helper()
 	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
@@ -27,7 +29,15 @@ func Serve(t testing.TB, rt *fakecri.Runtime) string {
 	}
 	srv := fakecri.NewGRPCServer(rt)
 	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(func() { srv.Stop(); rt.Close() })
+	streamLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams, err := rt.ServeStreams(streamLis, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop(); streams.Close(); rt.Close() })
 	return endpoint
 }
 

@@ -69,6 +69,9 @@ type Options struct {
 
 	// ServiceAccounts are the --service-account-* and --api-audiences options (serviceaccounts.go).
 	ServiceAccounts serviceAccountOptions
+
+	// OrchletClient are the --orchlet-* client options (orchletclient.go).
+	OrchletClient orchletClientOptions
 }
 
 // NewOptions returns the defaults: an embedded etcd under ./orch-data, HTTPS on 6443 with a
@@ -90,6 +93,7 @@ func NewOptions() *Options {
 		EncryptionReloadInterval:    10 * time.Second,
 		ClusterSigningDuration:      defaultClusterSigningDuration,
 		ServiceAccounts:             serviceAccountOptions{Lookup: true},
+		OrchletClient:               defaultOrchletClientOptions(),
 	}
 }
 
@@ -130,6 +134,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TracingConfigFile, "tracing-config-file", o.TracingConfigFile, "File with a TracingConfiguration (apiserver.config.orch.io/v1).")
 	o.addSigningFlags(fs)
 	o.addServiceAccountFlags(fs)
+	o.addOrchletClientFlags(fs)
 }
 
 // RecordExplicit notes which flags fs saw on the command line, for the rules that depend on it.

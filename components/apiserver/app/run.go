@@ -179,9 +179,14 @@ func etcdTLS(o *Options) (*tls.Config, error) {
 
 // serve runs the API server; tune, if given, complete its configuration (admission, tracing).
 func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Interface, an authn.Authenticator, az authz.Authorizer, node *server.NodeAuthorization, extraChecks func() []server.HealthCheck, metrics *prometheus.Registry, ready func(string), tune ...func(*server.Config)) error {
+	nodes, err := o.OrchletClient.nodeClient()
+	if err != nil {
+		return err
+	}
 	stopping, terminating := make(chan struct{}), make(chan struct{})
 	cfg := server.Config{
 		Starting:    ctx,
+		Nodes:       nodes,
 		Stopping:    stopping,
 		Terminating: terminating,
 		Limits: filters.Limits{

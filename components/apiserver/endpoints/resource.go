@@ -37,8 +37,13 @@ type Subresource struct {
 	Name string
 	// Method is POST (binding, eviction) or PUT (finalize).
 	Method string
-	Verbs  []string
-	Kind   string
+	// Methods, when set, are served instead of Method: the connect subresources (exec, attach,
+	// portforward, proxy) take several.
+	Methods []string
+	// Subpath serves <name>/{path:*} below the subresource too, as nodes/proxy does.
+	Subpath bool
+	Verbs   []string
+	Kind    string
 	// Group and Version, when set, are those of Kind, of another group than the resource's
 	// (serviceaccounts/token takes an authentication.orch.io/v1 TokenRequest), as discovery says.
 	Group, Version string
@@ -126,7 +131,16 @@ func (g GroupVersion) WebService(c Config) *restful.WebService {
 			ws.Route(ws.PATCH(object + "/status").To(h.patch(r.Status)))
 		}
 		for _, sub := range r.Subresources {
-			ws.Route(ws.Method(sub.Method).Path(object + "/" + sub.Name).To(sub.Handler))
+			methods := sub.Methods
+			if len(methods) == 0 {
+				methods = []string{sub.Method}
+			}
+			for _, m := range methods {
+				ws.Route(ws.Method(m).Path(object + "/" + sub.Name).To(sub.Handler))
+				if sub.Subpath {
+					ws.Route(ws.Method(m).Path(object + "/" + sub.Name + "/{path:*}").To(sub.Handler))
+				}
+			}
 		}
 	}
 	return ws

@@ -21,14 +21,21 @@ type Limits struct {
 // repair a server that is overloaded.
 const systemPrivilegedGroup = "system:masters"
 
-// exempt tells the requests no limit applies to: watches, which live as long as the client keeps
-// them, and the health checks, which must answer most of all when the server is busy.
+// exempt tells the requests no limit applies to: the long-running ones, which live as long as the
+// client keeps them (watches, and as Kubernetes counts them the streams and proxies through a
+// node: pods' log, exec, attach and portforward, nodes' proxy), and the health checks, which must
+// answer most of all when the server is busy.
 func exempt(r *http.Request) bool {
 	switch r.URL.Path {
 	case "/healthz", "/livez", "/readyz":
 		return true
 	}
-	return requestAttributes(r).Verb == "watch"
+	a := requestAttributes(r)
+	switch a.Subresource {
+	case "log", "exec", "attach", "portforward", "proxy":
+		return a.Resource == "pods" || a.Resource == "nodes"
+	}
+	return a.Verb == "watch"
 }
 
 // inFlight caps concurrent requests, read-only and mutating apart, and answers the ones over the cap

@@ -1,6 +1,8 @@
 package filters
 
 import (
+	"bufio"
+	"net"
 	"net/http"
 	"strconv"
 
@@ -63,6 +65,16 @@ func (s *statusRecorder) Flush() {
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Hijack hands an upgraded stream (exec, attach, port-forward, proxy) its connection; the request
+// is recorded as 101 Switching Protocols.
+func (s *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(s.ResponseWriter).Hijack()
+	if err == nil && s.code == 0 {
+		s.code = http.StatusSwitchingProtocols
+	}
+	return conn, rw, err
+}
 
 func (m *requestMetrics) wrap(clk clock.Clock, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

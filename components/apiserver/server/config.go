@@ -13,6 +13,7 @@ import (
 	"orch.io/orch/components/apiserver/admission"
 	csrcontroller "orch.io/orch/components/apiserver/controllers/certificates"
 	"orch.io/orch/components/apiserver/filters"
+	"orch.io/orch/components/apiserver/nodeproxy"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
@@ -70,6 +71,10 @@ type Config struct {
 	// ServiceAccounts, when set, issues service account tokens (serviceaccounts/token) and runs
 	// the default service account controller.
 	ServiceAccounts *ServiceAccounts
+	// Nodes reaches the nodes' orchlet servers for pods/log, exec, attach, portforward and
+	// nodes/proxy; nil reaches them with nodeproxy's defaults (no client certificate, the
+	// serving certificate unverified).
+	Nodes *nodeproxy.Client
 }
 
 // Signing is the cluster's certificate authority, with which the server's signer issues the

@@ -8,6 +8,7 @@ import (
 	eventsv1 "orch.io/orch/components/apis/events/v1"
 	"orch.io/orch/components/apiserver/admission"
 	"orch.io/orch/components/apiserver/endpoints"
+	"orch.io/orch/components/apiserver/nodeproxy"
 	"orch.io/orch/components/apiserver/openapi"
 	"orch.io/orch/components/apiserver/registry/certificates"
 	"orch.io/orch/components/apiserver/registry/coordination"
@@ -15,6 +16,7 @@ import (
 	"orch.io/orch/components/apiserver/registry/events"
 	"orch.io/orch/components/apiserver/registry/generic"
 	rbacregistry "orch.io/orch/components/apiserver/registry/rbac"
+	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/apiserver/storage/cacher"
 	"orch.io/orch/components/authz/rbac"
 )
@@ -36,6 +38,8 @@ type registry struct {
 	nameSuffix                  func() string // of the token volumes mounted into pods
 	admission                   admission.Chain
 	events                      *generic.Store
+	// coreEvents are the core v1 view of events, over their storage.
+	coreEvents *generic.Store
 	// csrs are certificatesigningrequests; csrStatus and csrApproval the views certificates and
 	// approvals are written through.
 	csrs, csrStatus, csrApproval *generic.Store
@@ -58,9 +62,13 @@ func newRegistry(c Config) (*registry, error) {
 		return nil, err
 	}
 	newStore := func(s generic.Strategy) (*generic.Store, error) { return r.newStore(c, s) }
-	if r.events, err = newStore(events.Strategy{TTL: c.EventTTL}); err != nil {
+	// Core v1 events are a view of the events' storage and watch cache.
+	eventsCache, err := r.watchCache(c, events.Strategy{})
+	if err != nil {
 		return nil, err
 	}
+	r.events = r.storeOn(c, events.Strategy{TTL: c.EventTTL}, eventsCache)
+	r.coreEvents = r.storeOn(c, events.CoreStrategy{TTL: c.EventTTL}, events.CoreStorage(eventsCache))
 	if r.namespaces, err = newStore(core.NamespaceStrategy{}); err != nil {
 		return nil, err
 	}
@@ -86,6 +94,13 @@ func newRegistry(c Config) (*registry, error) {
 	r.nodeStatus = r.nodes.WithUpdates("status", core.NodeStatusStrategy{NodeStrategy: core.NodeStrategy{Clock: c.Clock}})
 	r.podStatus = r.pods.WithUpdates("status", core.PodStatusStrategy{})
 
+	nodes := c.Nodes
+	if nodes == nil {
+		if nodes, err = nodeproxy.New(nodeproxy.Config{}); err != nil {
+			return nil, err
+		}
+	}
+	connect := core.NewConnectREST(r.pods, r.nodes, nodes)
 	r.groups = []endpoints.GroupVersion{
 		{GroupVersion: eventsv1.SchemeGroupVersion, Resources: []endpoints.Resource{
 			{Store: r.events, Singular: "event", ShortNames: []string{"ev"}, SelectableFields: eventsv1.SelectableFieldLabels()},
@@ -95,10 +110,12 @@ func newRegistry(c Config) (*registry, error) {
 				SelectableFields: []string{"metadata.name", "status.phase"},
 				Subresources:     []endpoints.Subresource{core.NewFinalizeREST(r.namespaces).Subresource()}},
 			{Store: r.nodes, Status: r.nodeStatus, Singular: "node", ShortNames: []string{"no"},
-				SelectableFields: []string{"metadata.name", "spec.unschedulable"}},
+				SelectableFields: []string{"metadata.name", "spec.unschedulable"}, Subresources: connect.NodeSubresources()},
 			{Store: r.pods, Status: r.podStatus, Singular: "pod", ShortNames: []string{"po"},
 				SelectableFields: core.PodSelectableFieldNames,
-				Subresources:     []endpoints.Subresource{core.NewBindingREST(r.pods).Subresource(), core.NewEvictionREST(r.pods).Subresource()}},
+				Subresources: append([]endpoints.Subresource{core.NewBindingREST(r.pods).Subresource(), core.NewEvictionREST(r.pods).Subresource()},
+					connect.PodSubresources()...)},
+			{Store: r.coreEvents, Singular: "event", ShortNames: []string{"ev"}, SelectableFields: events.CoreSelectableFieldLabels},
 			{Store: r.configMaps, Singular: "configmap", ShortNames: []string{"cm"}, SelectableFields: []string{"metadata.name", "metadata.namespace"}},
 			{Store: r.secrets, Singular: "secret", SelectableFields: []string{"metadata.name", "metadata.namespace", "type"}},
 		}},
@@ -125,6 +142,15 @@ func newRegistry(c Config) (*registry, error) {
 
 // newStore builds the store of s on a watch cache of its own over c.Storage.
 func (r *registry) newStore(c Config, s generic.Strategy) (*generic.Store, error) {
+	cached, err := r.watchCache(c, s)
+	if err != nil {
+		return nil, err
+	}
+	return r.storeOn(c, s, cached), nil
+}
+
+// watchCache is the watch cache of s's resource over c.Storage, stopped with the server.
+func (r *registry) watchCache(c Config, s generic.Strategy) (storage.Interface, error) {
 	cached, err := cacher.New(c.Storage, generic.KeyRoot(s.Resource().GroupResource()), cacher.Options{Clock: c.Clock, Starting: c.Starting})
 	if err != nil {
 		return nil, fmt.Errorf("server: loading the watch cache of %s: %w", s.Resource().Resource, err)
@@ -136,7 +162,12 @@ func (r *registry) newStore(c Config, s generic.Strategy) (*generic.Store, error
 		case <-cached.Stopped():
 		}
 	}()
-	return generic.New(generic.Options{Strategy: s, Storage: cached, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission}), nil
+	return cached, nil
+}
+
+// storeOn is the store of s over st.
+func (r *registry) storeOn(c Config, s generic.Strategy, st storage.Interface) *generic.Store {
+	return generic.New(generic.Options{Strategy: s, Storage: st, Clock: c.Clock, NewUID: c.NewUID, NameSuffix: c.NameSuffix, Admission: r.admission})
 }
 
 // addServiceAccounts serves core/v1 serviceaccounts and, when the server issues tokens, their

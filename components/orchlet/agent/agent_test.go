@@ -181,17 +181,6 @@ func TestNodeViews(t *testing.T) {
 		t.Fatalf("summary = %+v", sum)
 	}
 
-	out, err := w.agent.Exec(w.ctx, "default", "web-node-a", "app", []string{"echo", "hello"})
-	if err != nil || string(out) != "hello\n" {
-		t.Fatalf("exec echo = %q, %v", out, err)
-	}
-	if _, err := w.agent.Exec(w.ctx, "default", "web-node-a", "app", []string{"fail", "now"}); err == nil || !strings.Contains(err.Error(), "boom") {
-		t.Fatalf("failing exec err = %v, want one carrying stderr", err)
-	}
-	if _, err := w.agent.Exec(w.ctx, "default", "web-node-a", "nope", []string{"true"}); !errors.Is(err, server.ErrNotFound) {
-		t.Fatalf("exec in a missing container: %v, want ErrNotFound", err)
-	}
-
 	c, err := w.agent.container(w.ctx, "default", "web-node-a", "app")
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -130,18 +129,4 @@ func (a *Agent) ContainerLogs(ctx context.Context, namespace, pod, name string, 
 		return fmt.Errorf("%w: %w", err, server.ErrNotFound)
 	}
 	return err
-}
-
-// Exec runs cmd in a container through the runtime's ExecSync and answers its output; a non-zero
-// exit is an error carrying the code and stderr.
-func (a *Agent) Exec(ctx context.Context, namespace, pod, name string, cmd []string) ([]byte, error) {
-	c, err := a.container(ctx, namespace, pod, name)
-	if err != nil {
-		return nil, err
-	}
-	stdout, stderr, err := a.runtime.ExecSync(ctx, c.Id, cmd, a.execTimeout)
-	if err != nil {
-		return stdout, fmt.Errorf("exec %v in %s/%s/%s: %w (stderr: %s)", cmd, namespace, pod, name, err, strings.TrimSpace(string(stderr)))
-	}
-	return stdout, nil
 }

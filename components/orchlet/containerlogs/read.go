@@ -51,8 +51,8 @@ const (
 
 // ReadLogs writes the messages of the CRI log at log, across its rotated files oldest first, as
 // opts asks: the last TailLines lines, those not before SinceTime (or SinceSeconds before now),
-// each after its time with Timestamps, and at most LimitBytes bytes, as the kubelet's ReadLogs
-// does with one file; with Follow and follow set it then follows the live file, through its
+// of Stream alone when it names Stdout or Stderr, each after its time with Timestamps, and at
+// most LimitBytes bytes, as the kubelet's ReadLogs does with one file; with Follow and follow set it then follows the live file, through its
 // rotations, until the container stops or ctx ends. A partial line ("P" tag) is joined to the
 // rest of it, even across files. Lines not in the CRI format are skipped, as the kubelet skips
 // them. It answers an error wrapping fs.ErrNotExist when the container has no log file at all.
@@ -76,6 +76,9 @@ func ReadLogs(ctx context.Context, log string, opts *corev1.PodLogOptions, now t
 		w = &limitWriter{w: out, left: *opts.LimitBytes}
 	}
 	r := &reader{since: since, timestamps: opts.Timestamps, out: w, tail: -1}
+	if opts.Stream != nil && *opts.Stream != corev1.LogStreamAll {
+		r.stream = strings.ToLower(*opts.Stream)
+	}
 	if opts.TailLines != nil {
 		r.tail = int(*opts.TailLines)
 	}
@@ -239,6 +242,8 @@ type reader struct {
 	last    []line
 	partial strings.Builder
 	first   time.Time // of the partial line
+	// stream is the CRI stream kept ("stdout" or "stderr"), "" for both.
+	stream string
 }
 
 // readFile reads one rotated file, false when it is gone: a rotated file may be gzipped, and then
@@ -285,7 +290,7 @@ func (r *reader) parse(s string) error {
 		return nil
 	}
 	at, err := time.Parse(time.RFC3339Nano, fields[0])
-	if err != nil {
+	if err != nil || (r.stream != "" && fields[1] != r.stream) {
 		return nil
 	}
 	if r.partial.Len() == 0 {

@@ -17,6 +17,8 @@ import (
 
 func i64(v int64) *int64 { return &v }
 
+func str(v string) *string { return &v }
+
 func writeGz(t *testing.T, p, data string) {
 	t.Helper()
 	var b bytes.Buffer
@@ -77,6 +79,9 @@ func TestReadLogs(t *testing.T) {
 		{"limit with tail", &corev1.PodLogOptions{TailLines: i64(2), LimitBytes: i64(7)}, "four\nfi"},
 		{"timestamps", &corev1.PodLogOptions{Timestamps: true, TailLines: i64(3)},
 			"2026-01-01T00:00:03.500000000Z three\n2026-01-01T00:00:04.000000000Z four\n2026-01-01T00:00:06.000000000Z five\n"},
+		{"stdout alone", &corev1.PodLogOptions{Stream: str(corev1.LogStreamStdout)}, "one\nthree\nfour\nfive\n"},
+		{"stderr alone", &corev1.PodLogOptions{Stream: str(corev1.LogStreamStderr)}, "two\n"},
+		{"both streams", &corev1.PodLogOptions{Stream: str(corev1.LogStreamAll)}, "one\ntwo\nthree\nfour\nfive\n"},
 	}
 	for _, tc := range cases {
 		var b bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,17 +28,21 @@ func debuggingDisabled(mux *http.ServeMux) {
 	}
 }
 
-// debuggingPaths installs the log and exec handlers. Exec answers the command's standard output in
-// one response body; the streaming protocols (SPDY, WebSocket) of kubectl exec are not served.
+// debuggingPaths installs the log handler and the streaming ones (exec, attach, port-forward, run).
 func (h *handlers) debuggingPaths(mux *http.ServeMux) {
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", h.containerLogs)
-	mux.HandleFunc("POST /exec/{namespace}/{pod}/{container}", h.exec)
+	h.streamPaths(mux)
 }
 
 func (h *handlers) containerLogs(w http.ResponseWriter, r *http.Request) {
 	opts, err := logOptions(r.URL.Query())
 	if err != nil {
 		writeText(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	// As the kubelet: one stream of the two only with the gate; "All" is both, and the default.
+	if opts.Stream != nil && *opts.Stream != corev1.LogStreamAll && !h.deps.Gates.Enabled(splitStreamsGate) {
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("unable to return the given log stream: %q. Please enable %s feature gate in orchlet", *opts.Stream, splitStreamsGate))
 		return
 	}
 	out := &responseWriter{w: w, flush: opts.Follow}
@@ -47,21 +52,8 @@ func (h *handlers) containerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *handlers) exec(w http.ResponseWriter, r *http.Request) {
-	cmd := r.URL.Query()["command"]
-	if len(cmd) == 0 {
-		writeText(w, http.StatusBadRequest, "you must specify at least 1 command")
-		return
-	}
-	stdout, err := h.deps.Exec.Exec(r.Context(), r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), cmd)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	w.Write(stdout)
-}
+// splitStreamsGate lets a log request ask for standard output or standard error alone.
+const splitStreamsGate = "PodLogsQuerySplitStreams"
 
 func writeError(w http.ResponseWriter, err error) {
 	if errors.Is(err, ErrNotFound) {
@@ -72,10 +64,18 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 // logOptions reads the query of a log request the way the kubelet decodes it into PodLogOptions,
-// with the API's validation: counts positive (tailLines may be 0), and at most one of sinceSeconds
-// and sinceTime.
+// with the API's validation: counts positive (tailLines may be 0), at most one of sinceSeconds
+// and sinceTime, a stream of All, Stdout or Stderr and only All with tailLines. The legacy tail
+// parameter stands for tailLines ("all": every line), as the kubelet reads it.
 func logOptions(q url.Values) (*corev1.PodLogOptions, error) {
 	opts := &corev1.PodLogOptions{}
+	if tail := q.Get("tail"); tail != "" {
+		q = maps.Clone(q)
+		q.Del("tailLines")
+		if tail != "all" {
+			q.Set("tailLines", tail)
+		}
+	}
 	var errs []error
 	boolParam := func(name string, dst *bool) {
 		if v := q.Get(name); v != "" {
@@ -114,6 +114,18 @@ func logOptions(q url.Values) (*corev1.PodLogOptions, error) {
 	}
 	if opts.SinceSeconds != nil && opts.SinceTime != nil {
 		errs = append(errs, errors.New("at most one of sinceTime or sinceSeconds may be specified"))
+	}
+	if q.Has("stream") {
+		stream := q.Get("stream")
+		switch stream {
+		case corev1.LogStreamAll, corev1.LogStreamStdout, corev1.LogStreamStderr:
+			opts.Stream = &stream
+		default:
+			errs = append(errs, fmt.Errorf("stream: Unsupported value: %q: supported values: %q, %q, %q", stream, corev1.LogStreamAll, corev1.LogStreamStdout, corev1.LogStreamStderr))
+		}
+		if opts.Stream != nil && stream != corev1.LogStreamAll && opts.TailLines != nil {
+			errs = append(errs, errors.New("tailLines: Forbidden: tailLines and specific stream are mutually exclusive for now"))
+		}
 	}
 	return opts, errors.Join(errs...)
 }

@@ -15,7 +15,7 @@ import (
 	"orch.io/orch/components/featuregates"
 )
 
-// ErrNotFound is wrapped by ContainerLogs and Exec implementations for a pod or container the
+// ErrNotFound is wrapped by ContainerLogs and Streams implementations for a pod or container the
 // agent does not run; the server answers 404 with the error's text.
 var ErrNotFound = errors.New("not found")
 
@@ -30,15 +30,10 @@ type StatsProvider interface {
 }
 
 // ContainerLogs writes a container's log to out. opts carries the query of the request
-// (tailLines, limitBytes, sinceSeconds, sinceTime, timestamps, follow, previous); with Follow the
-// implementation keeps writing until ctx is done.
+// (tailLines, limitBytes, sinceSeconds, sinceTime, timestamps, follow, previous, stream); with
+// Follow the implementation keeps writing until ctx is done.
 type ContainerLogs interface {
 	ContainerLogs(ctx context.Context, namespace, pod, container string, opts *corev1.PodLogOptions, out io.Writer) error
-}
-
-// Exec runs cmd in a container and returns what it wrote to standard output.
-type Exec interface {
-	Exec(ctx context.Context, namespace, pod, container string, cmd []string) (stdout []byte, err error)
 }
 
 // Deps is what the servers need from the rest of the agent.
@@ -58,9 +53,9 @@ type Deps struct {
 	Gates *featuregates.Gates
 	// Metrics is gathered by /metrics. Required.
 	Metrics prometheus.Gatherer
-	// Logs and Exec serve the debugging handlers; required with --enable-debugging-handlers.
-	Logs ContainerLogs
-	Exec Exec
+	// Logs and Streams serve the debugging handlers; required with --enable-debugging-handlers.
+	Logs    ContainerLogs
+	Streams Streams
 
 	// CertDir is --cert-dir: where the self-signed pair orchlet.crt/orchlet.key is kept when no
 	// --tls-cert-file and --tls-private-key-file are given.

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,8 @@ import (
 // handlers serves the paths of all three servers from the agent's dependencies.
 type handlers struct {
 	deps Deps
+	// idle is --streaming-connection-idle-timeout, applied to the proxied streams too.
+	idle time.Duration
 }
 
 // readPaths installs the paths the HTTPS and read-only servers share.

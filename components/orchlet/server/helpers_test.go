@@ -10,11 +10,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +27,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -64,13 +68,57 @@ func (f *fakeLogs) ContainerLogs(_ context.Context, namespace, pod, container st
 	return err
 }
 
-type fakeExec struct{}
+// fakeStreams serves one container, default/web/nginx (pod UID uid-web), answering the URL of
+// backend with the call and its arguments in the query, so a test sees what was asked.
+type fakeStreams struct {
+	backend string
+}
 
-func (fakeExec) Exec(_ context.Context, namespace, pod, container string, cmd []string) ([]byte, error) {
-	if namespace != "default" || pod != "web" || container != "nginx" {
-		return nil, wrapNotFound(namespace, pod, container)
+func (f *fakeStreams) url(call string, args url.Values) (*url.URL, error) {
+	u, err := url.Parse(f.backend + "/" + call)
+	if err != nil {
+		return nil, err
 	}
-	return []byte("ran " + strings.Join(cmd, " ")), nil
+	u.RawQuery = args.Encode()
+	return u, nil
+}
+
+func found(namespace, pod, uid, container string) error {
+	if namespace != "default" || pod != "web" || (uid != "" && uid != "uid-web") || container != "nginx" {
+		return wrapNotFound(namespace, pod, container)
+	}
+	return nil
+}
+
+func (f *fakeStreams) GetExec(_ context.Context, namespace, pod, uid, container string, cmd []string, o StreamOptions) (*url.URL, error) {
+	if err := found(namespace, pod, uid, container); err != nil {
+		return nil, err
+	}
+	return f.url("exec", url.Values{"cmd": cmd, "opts": {fmt.Sprintf("%+v", o)}})
+}
+
+func (f *fakeStreams) GetAttach(_ context.Context, namespace, pod, uid, container string, o StreamOptions) (*url.URL, error) {
+	if err := found(namespace, pod, uid, container); err != nil {
+		return nil, err
+	}
+	return f.url("attach", url.Values{"opts": {fmt.Sprintf("%+v", o)}})
+}
+
+func (f *fakeStreams) GetPortForward(_ context.Context, namespace, pod, uid string, ports []int32) (*url.URL, error) {
+	if err := found(namespace, pod, uid, "nginx"); err != nil {
+		return nil, err
+	}
+	if len(ports) == 1 && ports[0] == 9 {
+		return nil, status.Error(codes.ResourceExhausted, "maximum number of in-flight requests exceeded")
+	}
+	return f.url("portforward", url.Values{"ports": {fmt.Sprint(ports)}})
+}
+
+func (f *fakeStreams) RunInContainer(_ context.Context, namespace, pod, uid, container string, cmd []string) ([]byte, error) {
+	if err := found(namespace, pod, uid, container); err != nil {
+		return nil, err
+	}
+	return []byte("ran " + strings.Join(cmd, "|")), nil
 }
 
 func wrapNotFound(namespace, pod, container string) error {
@@ -133,7 +181,7 @@ func testDeps(t *testing.T, clk clock.Clock) Deps {
 		Gates:    gates(t, nil),
 		Metrics:  reg,
 		Logs:     &fakeLogs{},
-		Exec:     fakeExec{},
+		Streams:  &fakeStreams{backend: "http://127.0.0.1:1"},
 		CertDir:  t.TempDir(),
 		Listen:   loopback(nil),
 	}

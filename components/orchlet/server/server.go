@@ -65,8 +65,8 @@ func New(cfg *v1beta1.OrchletConfiguration, deps Deps) (*Servers, error) {
 	}
 	contentionProfiling(cfg)
 	s := &Servers{clk: deps.Clock, listen: listen}
-	h := &handlers{deps: deps}
 	idle := cfg.StreamingConnectionIdleTimeout.Duration
+	h := &handlers{deps: deps, idle: idle}
 
 	if cfg.EnableServer {
 		var clientCAs *x509.CertPool
@@ -112,7 +112,7 @@ func checkDeps(cfg *v1beta1.OrchletConfiguration, deps Deps) error {
 	missing(deps.Metrics == nil, "Metrics")
 	if cfg.EnableServer && cfg.EnableDebuggingHandlers {
 		missing(deps.Logs == nil, "Logs (with --enable-debugging-handlers)")
-		missing(deps.Exec == nil, "Exec (with --enable-debugging-handlers)")
+		missing(deps.Streams == nil, "Streams (with --enable-debugging-handlers)")
 	}
 	return errors.Join(errs...)
 }

@@ -201,9 +201,9 @@ func TestNewRefuses(t *testing.T) {
 			want: []string{"Deps.Pods", "Deps.Stats", "Deps.NodeName", "Deps.Gates"},
 		},
 		{
-			name:      "debugging handlers without Logs and Exec",
-			configure: func(_ *v1beta1.OrchletConfiguration, d *Deps) { d.Logs, d.Exec = nil, nil },
-			want:      []string{"Deps.Logs", "Deps.Exec"},
+			name:      "debugging handlers without Logs and Streams",
+			configure: func(_ *v1beta1.OrchletConfiguration, d *Deps) { d.Logs, d.Streams = nil, nil },
+			want:      []string{"Deps.Logs", "Deps.Streams"},
 		},
 		{
 			name:      "unknown authorization mode",

@@ -180,6 +180,10 @@ func servedKinds() []servedKind {
 				e.Related = &corev1.ObjectReference{Kind: "Node", Name: "n1"}
 			},
 			apply: &k8seventsv1.Event{ObjectMeta: applied("e"), Note: "pulled", Series: &k8seventsv1.EventSeries{Count: 4}}},
+		{strategy: events.CoreStrategy{}, object: &corev1.Event{ObjectMeta: meta("ce"), InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "p"},
+			Reason: "Started", Message: "started", Source: corev1.EventSource{Component: "kubelet"}, Count: 1, FirstTimestamp: now},
+			update: func(o runtime.Object) { o.(*corev1.Event).Count = 2 },
+			apply:  &corev1.Event{ObjectMeta: applied("ce"), Message: "again", Count: 3}},
 	}
 }
 

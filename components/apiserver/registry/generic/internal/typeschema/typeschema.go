@@ -28,6 +28,7 @@ var Roots = []string{
 	"io.k8s.api.certificates.v1.CertificateSigningRequest",
 	"io.k8s.api.coordination.v1.Lease",
 	"io.k8s.api.core.v1.ConfigMap",
+	"io.k8s.api.core.v1.Event",
 	"io.k8s.api.core.v1.Namespace",
 	"io.k8s.api.core.v1.Node",
 	"io.k8s.api.core.v1.Pod",

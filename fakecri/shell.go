@@ -1,0 +1,451 @@
+package fakecri
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// shell runs the small command set a streamed exec answers where no exec rule matches: a fake
+// runs no binaries, so these are what `kubectl exec` and `kubectl exec -it ... -- sh` can show.
+// Each command writes to stdout and stderr and answers an exit code, as a process would.
+type shell struct {
+	// env is the container's environment, KEY=VALUE, in the order it was given.
+	env      []string
+	hostname string
+	// files are the script's files for the container, by absolute path.
+	files map[string]string
+	// sleep waits d on the runtime's clock; it fails when the exec is cancelled or the container
+	// exits meanwhile.
+	sleep  func(ctx context.Context, d time.Duration) error
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// prompt is written before each line an interactive sh reads: on a terminal, as sh does.
+	prompt string
+	// status is the exit code of the last command, $?.
+	status int
+}
+
+// errExit ends a script or an interactive shell with the code of an exit command.
+type errExit struct{ code int }
+
+func (e errExit) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// builtin is the command the shell knows by name, answering an exit code.
+func builtin(name string) (func(s *shell, ctx context.Context, args []string) int, bool) {
+	switch name {
+	case "echo":
+		return (*shell).echo, true
+	case "true":
+		return func(*shell, context.Context, []string) int { return 0 }, true
+	case "false":
+		return func(*shell, context.Context, []string) int { return 1 }, true
+	case "env", "printenv":
+		return (*shell).printEnv, true
+	case "hostname":
+		return func(s *shell, _ context.Context, _ []string) int { fmt.Fprintln(s.stdout, s.hostname); return 0 }, true
+	case "pwd":
+		return func(s *shell, _ context.Context, _ []string) int { fmt.Fprintln(s.stdout, "/"); return 0 }, true
+	case "cat":
+		return (*shell).cat, true
+	case "ls":
+		return (*shell).ls, true
+	case "seq":
+		return (*shell).seq, true
+	case "sleep":
+		return (*shell).sleepCmd, true
+	case "sh":
+		return (*shell).sh, true
+	}
+	return nil, false
+}
+
+// exec runs argv as a container process: a builtin, or an error for a binary the fake cannot run
+// (the runtime's own failure, not an exit code, as runc's "executable file not found").
+func (s *shell) exec(ctx context.Context, argv []string) (int, error) {
+	f, ok := builtin(argv[0])
+	if !ok {
+		return 0, fmt.Errorf("OCI runtime exec failed: exec failed: unable to start container process: exec: %q: executable file not found in $PATH: unknown", argv[0])
+	}
+	return f(s, ctx, argv[1:]), nil
+}
+
+func (s *shell) echo(_ context.Context, args []string) int {
+	newline := true
+	if len(args) > 0 && args[0] == "-n" {
+		newline, args = false, args[1:]
+	}
+	io.WriteString(s.stdout, strings.Join(args, " "))
+	if newline {
+		io.WriteString(s.stdout, "\n")
+	}
+	return 0
+}
+
+func (s *shell) printEnv(_ context.Context, args []string) int {
+	if len(args) > 0 {
+		code := 0
+		for _, name := range args {
+			if v, ok := s.lookup(name); ok {
+				fmt.Fprintln(s.stdout, v)
+			} else {
+				code = 1
+			}
+		}
+		return code
+	}
+	for _, kv := range s.env {
+		fmt.Fprintln(s.stdout, kv)
+	}
+	return 0
+}
+
+func (s *shell) lookup(name string) (string, bool) {
+	for i := len(s.env) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(s.env[i], "="); k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// cat copies the named files, or stdin without names or for "-".
+func (s *shell) cat(_ context.Context, args []string) int {
+	if len(args) == 0 {
+		args = []string{"-"}
+	}
+	code := 0
+	for _, name := range args {
+		if name == "-" {
+			if _, err := io.Copy(s.stdout, s.stdin); err != nil {
+				return 1
+			}
+			continue
+		}
+		content, ok := s.files[path.Clean("/"+name)]
+		if !ok {
+			fmt.Fprintf(s.stderr, "cat: can't open '%s': No such file or directory\n", name)
+			code = 1
+			continue
+		}
+		io.WriteString(s.stdout, content)
+	}
+	return code
+}
+
+// ls lists the entries directly under each directory named (default /) that the script's files
+// make: their names, and the directories leading to deeper ones.
+func (s *shell) ls(_ context.Context, args []string) int {
+	if len(args) == 0 {
+		args = []string{"/"}
+	}
+	code := 0
+	for _, dir := range args {
+		dir = path.Clean("/" + dir)
+		if _, ok := s.files[dir]; ok {
+			fmt.Fprintln(s.stdout, path.Base(dir))
+			continue
+		}
+		var names []string
+		prefix := strings.TrimSuffix(dir, "/") + "/"
+		for p := range s.files {
+			if rest, ok := strings.CutPrefix(p, prefix); ok {
+				name, _, _ := strings.Cut(rest, "/")
+				if !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+		}
+		if len(names) == 0 && dir != "/" {
+			fmt.Fprintf(s.stderr, "ls: %s: No such file or directory\n", dir)
+			code = 1
+			continue
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			fmt.Fprintln(s.stdout, n)
+		}
+	}
+	return code
+}
+
+// seq prints the numbers from first (default 1) to last, one a line.
+func (s *shell) seq(_ context.Context, args []string) int {
+	nums := make([]int64, len(args))
+	for i, a := range args {
+		n, err := strconv.ParseInt(a, 10, 64)
+		if err != nil {
+			fmt.Fprintf(s.stderr, "seq: invalid number '%s'\n", a)
+			return 1
+		}
+		nums[i] = n
+	}
+	first, last := int64(1), int64(0)
+	switch len(nums) {
+	case 1:
+		last = nums[0]
+	case 2:
+		first, last = nums[0], nums[1]
+	default:
+		fmt.Fprintln(s.stderr, "Usage: seq [FIRST] LAST")
+		return 1
+	}
+	w := bufio.NewWriterSize(s.stdout, 64<<10)
+	buf := make([]byte, 0, 24)
+	for n := first; n <= last; n++ {
+		buf = strconv.AppendInt(buf[:0], n, 10)
+		buf = append(buf, '\n')
+		if _, err := w.Write(buf); err != nil {
+			return 1
+		}
+	}
+	if w.Flush() != nil {
+		return 1
+	}
+	return 0
+}
+
+func (s *shell) sleepCmd(ctx context.Context, args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(s.stderr, "Usage: sleep SECONDS")
+		return 1
+	}
+	secs, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || secs < 0 {
+		fmt.Fprintf(s.stderr, "sleep: invalid number '%s'\n", args[0])
+		return 1
+	}
+	if err := s.sleep(ctx, time.Duration(secs*float64(time.Second))); err != nil {
+		return 130
+	}
+	return 0
+}
+
+// sh runs `sh -c SCRIPT`, or reads commands from stdin line by line without arguments.
+func (s *shell) sh(ctx context.Context, args []string) int {
+	if len(args) >= 2 && args[0] == "-c" {
+		return s.script(ctx, args[1])
+	}
+	if len(args) > 0 && args[0] != "-i" {
+		fmt.Fprintf(s.stderr, "sh: can't open '%s': No such file or directory\n", args[0])
+		return 127
+	}
+	lines := bufio.NewScanner(s.stdin)
+	lines.Buffer(make([]byte, 64<<10), 1<<20)
+	for io.WriteString(s.stdout, s.prompt); lines.Scan(); io.WriteString(s.stdout, s.prompt) {
+		var exit errExit
+		if err := s.line(ctx, lines.Text()); errors.As(err, &exit) {
+			return exit.code
+		}
+	}
+	return s.status
+}
+
+// script runs a command line and answers its status; exit ends it early with its code.
+func (s *shell) script(ctx context.Context, line string) int {
+	var exit errExit
+	if err := s.line(ctx, line); errors.As(err, &exit) {
+		return exit.code
+	}
+	return s.status
+}
+
+// line runs one command line: pipelines joined by ";", "&&" and "||". A syntax error is reported
+// on stderr with status 2, as sh does.
+func (s *shell) line(ctx context.Context, line string) error {
+	toks, err := s.tokens(line)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "sh: syntax error: %v\n", err)
+		s.status = 2
+		return nil
+	}
+	op := ";"
+	for len(toks) > 0 {
+		end := slices.IndexFunc(toks, func(t token) bool { return t.op == ";" || t.op == "&&" || t.op == "||" })
+		if end < 0 {
+			end = len(toks)
+		}
+		run := op == ";" || op == "&&" && s.status == 0 || op == "||" && s.status != 0
+		if run {
+			if err := s.pipeline(ctx, toks[:end]); err != nil {
+				return err
+			}
+		}
+		if end == len(toks) {
+			break
+		}
+		op, toks = toks[end].op, toks[end+1:]
+	}
+	return nil
+}
+
+// pipeline runs commands joined by "|", each reading what the one before wrote.
+func (s *shell) pipeline(ctx context.Context, toks []token) error {
+	var cmds [][]string
+	cmd := []string{}
+	for _, t := range toks {
+		if t.op == "|" {
+			cmds, cmd = append(cmds, cmd), []string{}
+			continue
+		}
+		cmd = append(cmd, t.word)
+	}
+	cmds = append(cmds, cmd)
+	stdin, stdout := s.stdin, s.stdout
+	defer func() { s.stdin, s.stdout = stdin, stdout }()
+	for i, argv := range cmds {
+		if len(argv) == 0 {
+			if len(cmds) > 1 {
+				fmt.Fprintln(s.stderr, "sh: syntax error: unexpected \"|\"")
+				s.status = 2
+			}
+			return nil
+		}
+		var piped bytes.Buffer
+		if i < len(cmds)-1 {
+			s.stdout = &piped
+		} else {
+			s.stdout = stdout
+		}
+		if argv[0] == "exit" {
+			code := s.status
+			if len(argv) > 1 {
+				n, err := strconv.Atoi(argv[1])
+				if err != nil {
+					fmt.Fprintf(s.stderr, "sh: exit: Illegal number: %s\n", argv[1])
+					n = 2
+				}
+				code = n & 0xff
+			}
+			return errExit{code}
+		}
+		f, ok := builtin(argv[0])
+		if !ok {
+			fmt.Fprintf(s.stderr, "sh: %s: not found\n", argv[0])
+			s.status = 127
+		} else {
+			s.status = f(s, ctx, argv[1:])
+		}
+		s.stdin = &piped
+	}
+	return nil
+}
+
+// token is a word or an operator (";", "&&", "||", "|") of a command line.
+type token struct {
+	word string
+	op   string
+}
+
+// tokens splits a command line as sh does for these commands: words with '...' and "..." quoting
+// and backslash escapes, $NAME, ${NAME} and $? expanded outside single quotes, # comments.
+func (s *shell) tokens(line string) ([]token, error) {
+	var toks []token
+	var word strings.Builder
+	inWord := false
+	flush := func() {
+		if inWord {
+			toks = append(toks, token{word: word.String()})
+			word.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t':
+			flush()
+		case c == '#' && !inWord:
+			i = len(line)
+		case c == ';':
+			flush()
+			toks = append(toks, token{op: ";"})
+		case c == '&' && i+1 < len(line) && line[i+1] == '&':
+			flush()
+			toks = append(toks, token{op: "&&"})
+			i++
+		case c == '|' && i+1 < len(line) && line[i+1] == '|':
+			flush()
+			toks = append(toks, token{op: "||"})
+			i++
+		case c == '|':
+			flush()
+			toks = append(toks, token{op: "|"})
+		case c == '\'':
+			end := strings.IndexByte(line[i+1:], '\'')
+			if end < 0 {
+				return nil, errors.New("unterminated quoted string")
+			}
+			word.WriteString(line[i+1 : i+1+end])
+			inWord, i = true, i+1+end
+		case c == '"':
+			i++
+			for ; i < len(line) && line[i] != '"'; i++ {
+				switch {
+				case line[i] == '\\' && i+1 < len(line) && strings.IndexByte(`"\$`, line[i+1]) >= 0:
+					word.WriteByte(line[i+1])
+					i++
+				case line[i] == '$':
+					i = s.expand(line, i, &word)
+				default:
+					word.WriteByte(line[i])
+				}
+			}
+			if i >= len(line) {
+				return nil, errors.New("unterminated quoted string")
+			}
+			inWord = true
+		case c == '\\' && i+1 < len(line):
+			word.WriteByte(line[i+1])
+			inWord, i = true, i+1
+		case c == '$':
+			i = s.expand(line, i, &word)
+			inWord = true
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	flush()
+	return toks, nil
+}
+
+// expand writes the value of the variable at line[i] ('$') to w and answers the index of its last
+// byte; a '$' naming nothing is itself.
+func (s *shell) expand(line string, i int, w *strings.Builder) int {
+	rest := line[i+1:]
+	switch {
+	case strings.HasPrefix(rest, "?"):
+		w.WriteString(strconv.Itoa(s.status))
+		return i + 1
+	case strings.HasPrefix(rest, "{"):
+		end := strings.IndexByte(rest, '}')
+		if end < 0 {
+			w.WriteByte('$')
+			return i
+		}
+		v, _ := s.lookup(rest[1:end])
+		w.WriteString(v)
+		return i + 1 + end
+	}
+	n := 0
+	for n < len(rest) && (rest[n] == '_' || rest[n] >= 'a' && rest[n] <= 'z' || rest[n] >= 'A' && rest[n] <= 'Z' || n > 0 && rest[n] >= '0' && rest[n] <= '9') {
+		n++
+	}
+	if n == 0 {
+		w.WriteByte('$')
+		return i
+	}
+	v, _ := s.lookup(rest[:n])
+	w.WriteString(v)
+	return i + n
+}

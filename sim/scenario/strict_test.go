@@ -32,7 +32,7 @@ func TestLoadRefusals(t *testing.T) {
 		{name: "a key in the wrong case", edit: "  delete:", with: "  Delete:", want: []string{
 			"x.yaml:7: timeline[0].Delete: unknown key; expected at, node, write, delete, serve, fakecri, createPod, bindPod, deletePod or apiServer (did you mean delete?)"}},
 		{name: "unknown key in a runtime script", edit: "  args:", with: "  fakecri: {imgaes: []}\n  args:", want: []string{
-			"x.yaml:4: nodes[0].fakecri.imgaes: unknown key; expected seed, node, images, containers, exec or faults (did you mean images?)"}},
+			"x.yaml:4: nodes[0].fakecri.imgaes: unknown key; expected seed, node, images, containers, exec, faults, files or ports (did you mean images?)"}},
 		{name: "nothing near", edit: "  args:", with: "  colour: blue\n  args:", want: []string{
 			"x.yaml:4: nodes[0].colour: unknown key; expected name, args, config, cores, manifests, url, fakecri, api or host"}},
 		{name: "misspelt option", edit: `"--pod-manifest-path=/etc/orch/manifests"`, with: `"--pod-manifest-pth=/m"`, want: []string{

@@ -95,3 +95,41 @@ func TestEphemeralContainerWithoutTarget(t *testing.T) {
 		t.Errorf("no target, but pid namespace %v", ns.GetPid())
 	}
 }
+
+// An ephemeral container whose target has not started yet (the pod still initializes) waits for
+// it, as the kubelet's "unable to find target container" does, and starts in its namespace once it
+// runs; the init container is not disturbed.
+func TestEphemeralContainerWaitsForItsTarget(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "setup"},
+		Exit: &fakecri.ExitSpec{After: dur(5 * time.Second)}}}}, config(nil), nil)
+	pod := newPod("web", ctr("app", "nginx:1.27"))
+	pod.Spec.InitContainers = []corev1.Container{ctr("setup", "busybox:1.36")}
+	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{TargetContainerName: "app", EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+		Name: "debugger", Image: "busybox:1.36"}}}
+	h.add(pod)
+	h.runUntil(2 * time.Second)
+	if n := len(h.calls("CreateContainer", "debugger")); n != 0 {
+		t.Fatalf("debugger created %d times before its target", n)
+	}
+	es := h.pod("web").Status.EphemeralContainerStatuses
+	if len(es) != 1 || es[0].State.Waiting == nil || es[0].State.Waiting.Message != "unable to find target container app" {
+		t.Fatalf("waiting debugger: %+v", es)
+	}
+	h.runUntil(10 * time.Second)
+	creates := h.calls("CreateContainer", "debugger")
+	if len(creates) != 1 {
+		t.Fatalf("debugger created %d times once app runs", len(creates))
+	}
+	var app string
+	for _, c := range h.containers() {
+		if c.Metadata.Name == "app" {
+			app = c.Id
+		}
+	}
+	if ns := creates[0].Message.(*runtimeapi.CreateContainerRequest).GetConfig().GetLinux().GetSecurityContext().GetNamespaceOptions(); ns.GetTargetId() != app || app == "" {
+		t.Errorf("target %q, want app's %q", ns.GetTargetId(), app)
+	}
+	if es := h.pod("web").Status.EphemeralContainerStatuses; len(es) != 1 || es[0].State.Running == nil {
+		t.Errorf("debugger status %+v", es)
+	}
+}

@@ -29,6 +29,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, serverSteps()...)
 	defs = append(defs, nodeSteps()...)
 	defs = append(defs, streamSteps()...)
+	defs = append(defs, ephemeralSteps()...)
 	defs = append(defs, gcSteps()...)
 	defs = append(defs, podSteps()...)
 	defs = append(defs, nodeAllocatableSteps()...)

@@ -45,6 +45,18 @@ Feature: Node agent in API-server mode
     And GET "/api/v1/nodes/node-conformance/proxy/pods" through the API server answers 200 with "PodList"
     And GET "/api/v1/nodes/node-conformance/proxy/healthz" through the API server answers 200 with "ok"
 
+  @rule:orch.apiserver.pods.ephemeral-containers
+  Scenario: kubectl debug's ephemeral container joins the running pod
+    When the agent runs in API-server mode with ""
+    And a pod "web" bound to the agent's node is created through the API
+    Then the API server reports pod "web" Running
+    And adding an ephemeral container "app" targeting "" to pod "web" through the API is refused with 422 and "spec.ephemeralContainers[0].name: Duplicate value"
+    And adding an ephemeral container "debugger" targeting "nope" to pod "web" through the API is refused with 422 and "spec.ephemeralContainers[0].targetContainerName: Not found"
+    When an ephemeral container "debugger" targeting "app" is added to pod "web" through the API
+    Then the API server reports ephemeral container "debugger" of pod "web" running
+    And the runtime runs the container "debugger" of pod "web"
+    And the API server reports pod "web" Running
+
   @rule:orch.apiserver.events.core-view
   Scenario: The agent's events are served as core v1 Events too, selected by the object they regard
     When the agent runs in API-server mode with ""

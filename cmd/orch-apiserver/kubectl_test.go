@@ -132,6 +132,10 @@ current-context: orch
 		{args: []string{"patch", "pod", "web", "-p", `{"spec":{"containers":[{"name":"app","command":["sh"]}]}}`}, want: []string{"pod updates may not change fields other than"}, fail: true},
 		{args: []string{"get", "leases", "-A"}, want: []string{"No resources found"}},
 		{args: []string{"get", "pod", "web", "-o", "jsonpath={.spec.containers[0].image} {.status.qosClass}"}, want: []string{"nginx:1.28 BestEffort"}},
+		// kubectl debug's patch of pods/ephemeralcontainers adds a container, validated.
+		{args: []string{"debug", "web", "--image=busybox:1.36", "--target=app", "-c", "debugger"}, want: []string{`Targeting container "app"`}},
+		{args: []string{"debug", "web", "--image=busybox:1.36", "-c", "app"}, want: []string{`spec.ephemeralContainers[1].name: Duplicate value: "app"`}, fail: true},
+		{args: []string{"get", "pod", "web", "-o", "jsonpath={.spec.ephemeralContainers[0].name} {.spec.ephemeralContainers[0].targetContainerName}"}, want: []string{"debugger app"}},
 		{args: []string{"delete", "pod", "web"}, want: []string{`pod "web" deleted`}},
 		{args: []string{"delete", "namespace", "team-a"}, want: []string{`namespace "team-a" deleted`}},
 	} {

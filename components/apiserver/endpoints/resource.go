@@ -24,6 +24,9 @@ type Resource struct {
 	Store *generic.Store
 	// Status, when set, serves <resource>/status: a view of Store whose updates change only status.
 	Status *generic.Store
+	// Views, like Status, serve <resource>/<subresource> (get, update, patch) for other views of
+	// Store made by WithUpdates: pods/ephemeralcontainers.
+	Views []*generic.Store
 	// Subresources are served beside status: pods/binding, pods/eviction, namespaces/finalize.
 	Subresources []Subresource
 	Singular     string
@@ -85,6 +88,11 @@ func (g GroupVersion) APIResourceList() *metav1.APIResourceList {
 				Name: name + "/status", Namespaced: namespaced, Kind: s.Kind(), Verbs: metav1.Verbs{"get", "patch", "update"},
 			})
 		}
+		for _, v := range r.Views {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: name + "/" + v.Subresource(), Namespaced: namespaced, Kind: s.Kind(), Verbs: metav1.Verbs{"get", "patch", "update"},
+			})
+		}
 		for _, sub := range r.Subresources {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: name + "/" + sub.Name, Namespaced: namespaced, Kind: sub.Kind, Verbs: sub.Verbs, Group: sub.Group, Version: sub.Version,
@@ -129,6 +137,11 @@ func (g GroupVersion) WebService(c Config) *restful.WebService {
 			ws.Route(ws.GET(object + "/status").To(h.get(r.Status)))
 			ws.Route(ws.PUT(object + "/status").To(h.update(r.Status)))
 			ws.Route(ws.PATCH(object + "/status").To(h.patch(r.Status)))
+		}
+		for _, v := range r.Views {
+			ws.Route(ws.GET(object + "/" + v.Subresource()).To(h.get(v)))
+			ws.Route(ws.PUT(object + "/" + v.Subresource()).To(h.update(v)))
+			ws.Route(ws.PATCH(object + "/" + v.Subresource()).To(h.patch(v)))
 		}
 		for _, sub := range r.Subresources {
 			methods := sub.Methods

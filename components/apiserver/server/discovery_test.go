@@ -32,7 +32,7 @@ func TestDiscovery(t *testing.T) {
 	for _, r := range core.APIResources {
 		names = append(names, r.Name)
 	}
-	if got := strings.Join(names, ","); got != "namespaces,namespaces/status,namespaces/finalize,nodes,nodes/status,nodes/proxy,pods,pods/status,pods/binding,pods/eviction,pods/log,pods/exec,pods/attach,pods/portforward,events,configmaps,secrets,serviceaccounts" {
+	if got := strings.Join(names, ","); got != "namespaces,namespaces/status,namespaces/finalize,nodes,nodes/status,nodes/proxy,pods,pods/status,pods/ephemeralcontainers,pods/binding,pods/eviction,pods/log,pods/exec,pods/attach,pods/portforward,events,configmaps,secrets,serviceaccounts" {
 		t.Fatalf("/api/v1 resources = %s", got)
 	}
 	var csrs metav1.APIResourceList

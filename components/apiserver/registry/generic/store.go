@@ -121,6 +121,9 @@ func (s *Store) WithUpdates(subresource string, u UpdateStrategy) *Store {
 	return &view
 }
 
+// Subresource is the subresource a view made by WithUpdates serves, "" for the resource itself.
+func (s *Store) Subresource() string { return s.subresource }
+
 // WithoutAdmission returns a view of s whose writes are not admitted: the view a subresource's
 // REST handler writes through once it admitted the request itself, or a controller's.
 func (s *Store) WithoutAdmission() *Store {

@@ -192,6 +192,13 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 		}
 	}
 	in.sbCfg = s.SandboxConfig(pod, ready.Metadata.GetAttempt())
+	if p.terminal == "" {
+		// As the kubelet's SyncPod: ephemeral containers start even before initialization ends.
+		if err := s.syncEphemeral(ctx, p, in); err != nil {
+			s.setStatus(p, in.statuses)
+			return err
+		}
+	}
 	initialized, err := s.syncInit(ctx, p, in)
 	if err != nil {
 		return err
@@ -334,7 +341,7 @@ func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, 
 		image: c.Image, redefined: cs.redefined}, now)
 	switch action {
 	case startNew:
-		started, err := s.startContainer(ctx, p, in.sbCfg, c, in.next[c.Name])
+		started, err := s.startContainer(ctx, p, in.sbCfg, c, in.next[c.Name], "")
 		in.changed = in.changed || started
 		return err
 	case killUnhealthy:
@@ -386,7 +393,7 @@ func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, 
 		} else {
 			cs.crash.Next(time.Unix(0, st.FinishedAt), now)
 		}
-		started, err := s.startContainer(ctx, p, in.sbCfg, c, l.Metadata.GetAttempt()+1)
+		started, err := s.startContainer(ctx, p, in.sbCfg, c, l.Metadata.GetAttempt()+1, "")
 		in.changed = in.changed || started
 		return err
 	}
@@ -446,9 +453,44 @@ func (s *Syncer) readPodIP(ctx context.Context, p *PodState) error {
 	})
 }
 
+// syncEphemeral starts each ephemeral container that never ran in the pod's running sandbox, in
+// the process namespace of its target when it names one, and never restarts one: the kubelet's
+// EphemeralContainersToStart. A target not yet created is waited for.
+func (s *Syncer) syncEphemeral(ctx context.Context, p *PodState, in *instances) error {
+	for i := range p.Pod.Spec.EphemeralContainers {
+		ec := &p.Pod.Spec.EphemeralContainers[i]
+		c := corev1.Container(ec.EphemeralContainerCommon)
+		if l := in.latest[c.Name]; l != nil || in.next[c.Name] > 0 {
+			if l != nil {
+				if _, err := s.fetchStatus(ctx, in, c.Name, l); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		var target string
+		if t := ec.TargetContainerName; t != "" {
+			l := in.latest[t]
+			if l == nil {
+				p.ctr(c.Name).waiting = &corev1.ContainerStateWaiting{Reason: waitCreateError, Message: fmt.Sprintf("unable to find target container %s", t)}
+				continue
+			}
+			target = l.Id
+		}
+		started, err := s.startContainer(ctx, p, in.sbCfg, &c, 0, target)
+		in.changed = in.changed || started
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // startContainer pulls the image as the pull policy says, then creates and starts attempt number
 // attempt of c. It reports whether a container started; a wait for an image is not an error.
-func (s *Syncer) startContainer(ctx context.Context, p *PodState, sbCfg *runtimeapi.PodSandboxConfig, c *corev1.Container, attempt uint32) (bool, error) {
+// target, when set, is the ID of the container whose process namespace c joins (an ephemeral
+// container's target), as the kubelet's NamespaceMode TARGET.
+func (s *Syncer) startContainer(ctx context.Context, p *PodState, sbCfg *runtimeapi.PodSandboxConfig, c *corev1.Container, attempt uint32, target string) (bool, error) {
 	pod := p.Pod
 	cs := p.ctr(c.Name)
 	if s.clk.Now().Before(p.holdUntil) {
@@ -472,6 +514,9 @@ func (s *Syncer) startContainer(ctx context.Context, p *PodState, sbCfg *runtime
 	cfg, err := s.ContainerConfig(ctx, p, c, ref, attempt)
 	if err != nil {
 		return false, s.createFailed(p, c, err)
+	}
+	if ns := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions(); target != "" && ns != nil && ns.Pid == runtimeapi.NamespaceMode_CONTAINER {
+		ns.Pid, ns.TargetId = runtimeapi.NamespaceMode_TARGET, target
 	}
 	if err := s.assignCPUs(pod, c, cfg); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitCreateError, Message: err.Error()}

@@ -95,6 +95,14 @@ func (g Generator) Status(p Pod, statuses map[string]*runtimeapi.ContainerStatus
 	for i := range pod.Spec.Containers {
 		st.ContainerStatuses = append(st.ContainerStatuses, g.containerStatus(p, &pod.Spec.Containers[i], statuses[pod.Spec.Containers[i].Name], false, waitReason))
 	}
+	// Ephemeral containers are never ready and have no startup probe: the kubelet leaves Started
+	// unset.
+	for i := range pod.Spec.EphemeralContainers {
+		c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		cs := g.containerStatus(p, &c, statuses[c.Name], false, ContainerCreating)
+		cs.Started, cs.Ready = nil, false
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, cs)
+	}
 	st.Phase = podPhase(pod, st, p.Terminal, p.Initialized)
 	if p.Terminal != "" {
 		st.Phase = p.Terminal

@@ -51,9 +51,11 @@ type WatchEvent struct {
 	Relist bool
 }
 
-// Verdict counts what the checks found; Problems names each.
+// Verdict counts what the checks found; Problems names each. UnknownApplied (names whose state is
+// a write with an unknown outcome, wholly applied) is a figure, not a problem.
 type Verdict struct {
 	Acked, Lost, Duplicated, Half, Missed, Phantom int
+	UnknownApplied                                 int
 	Problems                                       []string
 }
 
@@ -80,7 +82,7 @@ func JudgeState(history []Op, found map[string]Object) Verdict {
 	}
 	for _, name := range sortedKeys(byName) {
 		ops := byName[name]
-		allowed := allowedStates(ops)
+		allowed, acked := allowedStates(ops)
 		obj, present := found[name]
 		if present && obj.Note != obj.Label {
 			v.Half++
@@ -91,9 +93,12 @@ func JudgeState(history []Op, found map[string]Object) Verdict {
 		if present {
 			state = obj.Note
 		}
-		if !allowed[state] {
+		switch {
+		case !allowed[state]:
 			v.Lost++
 			v.problem("%s: found %s, want one of %s", name, show(state), showAll(allowed))
+		case state != acked:
+			v.UnknownApplied++
 		}
 	}
 	for name := range found {
@@ -107,26 +112,25 @@ func JudgeState(history []Op, found map[string]Object) Verdict {
 
 const absent = "\x00absent"
 
-// allowedStates is the result of the last acknowledged op, and of each unknown op after it.
-func allowedStates(ops []Op) map[string]bool {
+// allowedStates is the result of the last acknowledged op (acked), and of each unknown op after it.
+func allowedStates(ops []Op) (allowed map[string]bool, acked string) {
 	last := -1
 	for i, op := range ops {
 		if op.Outcome == Acked {
 			last = i
 		}
 	}
-	allowed := map[string]bool{}
-	if last < 0 {
-		allowed[absent] = true
-	} else {
-		allowed[result(ops[last])] = true
+	acked = absent
+	if last >= 0 {
+		acked = result(ops[last])
 	}
+	allowed = map[string]bool{acked: true}
 	for _, op := range ops[last+1:] {
 		if op.Outcome == Unknown {
 			allowed[result(op)] = true
 		}
 	}
-	return allowed
+	return allowed, acked
 }
 
 func result(op Op) string {
@@ -229,7 +233,8 @@ func (v Verdict) Add(o Verdict) Verdict {
 	return Verdict{
 		Acked: v.Acked + o.Acked, Lost: v.Lost + o.Lost, Duplicated: v.Duplicated + o.Duplicated,
 		Half: v.Half + o.Half, Missed: v.Missed + o.Missed, Phantom: v.Phantom + o.Phantom,
-		Problems: append(append([]string{}, v.Problems...), o.Problems...),
+		UnknownApplied: v.UnknownApplied + o.UnknownApplied,
+		Problems:       append(append([]string{}, v.Problems...), o.Problems...),
 	}
 }
 

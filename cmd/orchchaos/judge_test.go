@@ -28,7 +28,7 @@ func TestJudgeState(t *testing.T) {
 		{name: "unknown update applied wholly",
 			history: []Op{{Name: "a", Verb: Create, Value: "1", Outcome: Acked}, {Name: "a", Verb: Update, Value: "2", Outcome: Unknown}},
 			found:   map[string]Object{"a": {"2", "2"}},
-			want:    Verdict{Acked: 1}},
+			want:    Verdict{Acked: 1, UnknownApplied: 1}},
 		{name: "unknown update not applied",
 			history: []Op{{Name: "a", Verb: Create, Value: "1", Outcome: Acked}, {Name: "a", Verb: Update, Value: "2", Outcome: Unknown}},
 			found:   map[string]Object{"a": {"1", "1"}},
@@ -40,11 +40,11 @@ func TestJudgeState(t *testing.T) {
 		{name: "unknown create absent or present",
 			history: []Op{{Name: "a", Verb: Create, Value: "1", Outcome: Unknown}, {Name: "b", Verb: Create, Value: "1", Outcome: Unknown}},
 			found:   map[string]Object{"b": {"1", "1"}},
-			want:    Verdict{}},
+			want:    Verdict{UnknownApplied: 1}},
 		{name: "unknown delete applied",
 			history: []Op{{Name: "a", Verb: Create, Value: "1", Outcome: Acked}, {Name: "a", Verb: Delete, Outcome: Unknown}},
 			found:   map[string]Object{},
-			want:    Verdict{Acked: 1}},
+			want:    Verdict{Acked: 1, UnknownApplied: 1}},
 		{name: "refused write has no effect",
 			history: []Op{{Name: "a", Verb: Create, Value: "1", Outcome: Acked}, {Name: "a", Verb: Create, Value: "2", Outcome: Refused}},
 			found:   map[string]Object{"a": {"2", "2"}},
@@ -123,14 +123,14 @@ func TestJudgeWatch(t *testing.T) {
 	}
 }
 
-func counts(v Verdict) [6]int {
-	return [6]int{v.Acked, v.Lost, v.Duplicated, v.Half, v.Missed, v.Phantom}
+func counts(v Verdict) [7]int {
+	return [7]int{v.Acked, v.Lost, v.Duplicated, v.Half, v.Missed, v.Phantom, v.UnknownApplied}
 }
 
 // checkOK: a verdict is OK exactly when it counts nothing but acknowledged writes.
 func checkOK(t *testing.T, got, want Verdict) {
 	t.Helper()
-	if wantOK := counts(want) == counts(Verdict{Acked: want.Acked}); got.OK() != wantOK {
+	if wantOK := counts(want) == counts(Verdict{Acked: want.Acked, UnknownApplied: want.UnknownApplied}); got.OK() != wantOK {
 		t.Errorf("OK() = %v, want %v (%v)", got.OK(), wantOK, got.Problems)
 	}
 }

@@ -106,15 +106,15 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 		watch := JudgeWatch(ops, w.log())
 		v := state.Add(watch)
 		v.Acked = state.Acked
-		fmt.Fprintf(out, "kill %d after %v: %d writes acknowledged so far (%d unknown), lost %d, half there %d, watch missed %d, duplicated %d, relists %d\n",
-			k, up.Round(time.Millisecond), state.Acked, countUnknown(ops), v.Lost, v.Half, v.Missed, v.Duplicated, w.relists())
+		fmt.Fprintf(out, "kill %d after %v: %d writes acknowledged so far (%d unknown, %d found applied), lost %d, half there %d, watch missed %d, duplicated %d, relists %d\n",
+			k, up.Round(time.Millisecond), state.Acked, countUnknown(ops), state.UnknownApplied, v.Lost, v.Half, v.Missed, v.Duplicated, w.relists())
 		for _, p := range v.Problems {
 			fmt.Fprintln(out, "  ", p)
 		}
 		total = v
 	}
-	fmt.Fprintf(out, "total: %d kills in %v, %d writes acknowledged, %d unknown, lost %d, half there %d, watch missed %d, duplicated %d, phantom %d, relists %d: %s\n",
-		o.kills, time.Since(start).Round(time.Second), total.Acked, countUnknown(h.ops()), total.Lost, total.Half, total.Missed, total.Duplicated, total.Phantom, w.relists(), verdictWord(total))
+	fmt.Fprintf(out, "total: %d kills in %v, %d writes acknowledged, %d unknown (%d found applied at the end), lost %d, half there %d, watch missed %d, duplicated %d, phantom %d, relists %d: %s\n",
+		o.kills, time.Since(start).Round(time.Second), total.Acked, countUnknown(h.ops()), total.UnknownApplied, total.Lost, total.Half, total.Missed, total.Duplicated, total.Phantom, w.relists(), verdictWord(total))
 	return total, nil
 }
 

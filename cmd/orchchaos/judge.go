@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -80,7 +82,7 @@ func JudgeState(history []Op, found map[string]Object) Verdict {
 			v.Acked++
 		}
 	}
-	for _, name := range sortedKeys(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		ops := byName[name]
 		allowed, acked := allowedStates(ops)
 		obj, present := found[name]
@@ -252,13 +254,4 @@ func showAll(states map[string]bool) string {
 	}
 	sort.Strings(out)
 	return fmt.Sprint(out)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

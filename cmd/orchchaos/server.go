@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/freeport"
+	"orch.io/orch/components/syncbuf"
 )
 
 const events = "/apis/events.orch.io/v1/namespaces/default/events"
@@ -29,7 +30,7 @@ type server struct {
 	cmd    *exec.Cmd
 	url    string
 	client *http.Client
-	output bytes.Buffer
+	output *syncbuf.Buffer
 	exited chan struct{}
 }
 
@@ -39,9 +40,9 @@ func startServer(ctx context.Context, bin, dataDir string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{url: "https://127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{})}
+	s := &server{url: "https://127.0.0.1:" + strconv.Itoa(port), output: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	s.cmd = exec.CommandContext(ctx, bin, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir)
-	s.cmd.Stdout, s.cmd.Stderr = &lockedWriter{w: &s.output}, &lockedWriter{w: &s.output}
+	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -50,12 +51,12 @@ func startServer(ctx context.Context, bin, dataDir string) (*server, error) {
 	for {
 		select {
 		case <-s.exited:
-			return nil, fmt.Errorf("orch-apiserver exited before it was ready (%v)", s.cmd.ProcessState)
+			return nil, fmt.Errorf("orch-apiserver exited before it was ready (%v):\n%s", s.cmd.ProcessState, s.output.String())
 		default:
 		}
 		if time.Now().After(deadline) {
 			s.kill()
-			return nil, errors.New("orch-apiserver not ready within 60s")
+			return nil, fmt.Errorf("orch-apiserver not ready within 60s:\n%s", s.output.String())
 		}
 		if s.client == nil {
 			s.client, _ = trustingClient(filepath.Join(dataDir, "pki", "apiserver.crt"))
@@ -81,17 +82,6 @@ func (s *server) kill() {
 	}
 	_ = s.cmd.Process.Kill()
 	<-s.exited
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // trustingClient is an HTTPS client that trusts exactly the server's self-signed certificate.

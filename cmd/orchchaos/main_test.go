@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Two kills of a real orch-apiserver under 8 writing clients: nothing acknowledged lost, nothing
+// half there, the watch complete and in order.
+func TestTwoKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts orch-apiserver three times")
+	}
+	bin := filepath.Join(t.TempDir(), "orch-apiserver")
+	build := exec.Command(goTool(), "build", "-ldflags=-s -w", "-o", bin, "../orch-apiserver")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building orch-apiserver: %v\n%s", err, out)
+	}
+	var out bytes.Buffer
+	v, err := run(context.Background(), options{apiserver: bin, dataDir: t.TempDir(), kills: 2, clients: 8, seed: 7, maxUp: time.Second}, &out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK() {
+		t.Fatalf("problems: %v", v.Problems)
+	}
+	if v.Acked < 16 {
+		t.Fatalf("%d writes acknowledged, want at least one round of the 8 clients' writes", v.Acked)
+	}
+	if !strings.Contains(out.String(), "total: 2 kills") {
+		t.Fatalf("no total line:\n%s", out.String())
+	}
+}
+
+// goTool is the go command of the toolchain running the tests.
+func goTool() string {
+	if goroot := os.Getenv("GOROOT"); goroot != "" {
+		if p := filepath.Join(goroot, "bin", "go"); fileExists(p) {
+			return p
+		}
+	}
+	return "go"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"orch.io/orch/components/freeport"
+	"orch.io/orch/components/syncbuf"
+)
+
+const events = "/apis/events.orch.io/v1/namespaces/default/events"
+
+// server is one run of orch-apiserver as a child process.
+type server struct {
+	cmd    *exec.Cmd
+	url    string
+	client *http.Client
+	output *syncbuf.Buffer
+	exited chan struct{}
+}
+
+// startServer starts orch-apiserver on a free loopback port and waits for /readyz.
+func startServer(ctx context.Context, bin, dataDir string) (*server, error) {
+	port, err := freeport.Get()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{url: "https://127.0.0.1:" + strconv.Itoa(port), output: &syncbuf.Buffer{}, exited: make(chan struct{})}
+	s.cmd = exec.CommandContext(ctx, bin, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir)
+	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("orch-apiserver exited before it was ready (%v):\n%s", s.cmd.ProcessState, s.output.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return nil, fmt.Errorf("orch-apiserver not ready within 60s:\n%s", s.output.String())
+		}
+		if s.client == nil {
+			s.client, _ = trustingClient(filepath.Join(dataDir, "pki", "apiserver.crt"))
+		}
+		if s.client != nil {
+			if resp, err := s.client.Get(s.url + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return s, nil
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill sends SIGKILL (kill -9) and waits for the process to be gone.
+func (s *server) kill() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// trustingClient is an HTTPS client that trusts exactly the server's self-signed certificate.
+func trustingClient(certFile string) (*http.Client, error) {
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errors.New("no certificate in " + certFile)
+	}
+	return &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}, nil
+}
+
+// history is every write the clients issued, with what each learnt.
+type history struct {
+	mu  sync.Mutex
+	all []Op
+}
+
+func (h *history) ops() []Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Op(nil), h.all...)
+}
+
+// write sends op and records its outcome; it returns an error when the write was refused or not
+// acknowledged.
+func (h *history) write(c *http.Client, base, client string, op Op) (Op, error) {
+	var req *http.Request
+	switch op.Verb {
+	case Create:
+		req, _ = http.NewRequest(http.MethodPost, base+events, bytes.NewReader(eventJSON(op.Name, op.Value, client)))
+		req.Header.Set("Content-Type", "application/json")
+	case Update:
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{"value": op.Value}}, "note": op.Value})
+		req, _ = http.NewRequest(http.MethodPatch, base+events+"/"+op.Name, bytes.NewReader(patch))
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+	case Delete:
+		req, _ = http.NewRequest(http.MethodDelete, base+events+"/"+op.Name, nil)
+	}
+	op.Outcome = Unknown
+	resp, err := c.Do(req)
+	if err == nil {
+		body, readErr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case readErr != nil || resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+		case resp.StatusCode >= 400:
+			op.Outcome = Refused
+		default:
+			var obj struct {
+				Metadata struct{ ResourceVersion string }
+			}
+			if json.Unmarshal(body, &obj) == nil {
+				op.Outcome = Acked
+				op.RV, _ = strconv.ParseInt(obj.Metadata.ResourceVersion, 10, 64)
+			}
+		}
+		if op.Outcome != Acked {
+			err = fmt.Errorf("%s %s: %d %s", op.Verb, op.Name, resp.StatusCode, body)
+		}
+	}
+	h.mu.Lock()
+	h.all = append(h.all, op)
+	h.mu.Unlock()
+	return op, err
+}
+
+func eventJSON(name, value, client string) []byte {
+	data, _ := json.Marshal(map[string]any{
+		"apiVersion":          "events.orch.io/v1",
+		"kind":                "Event",
+		"metadata":            map[string]any{"name": name, "namespace": "default", "labels": map[string]string{"value": value}},
+		"eventTime":           "2026-11-29T00:00:00.000000Z",
+		"reportingController": "orch.io/orchchaos",
+		"reportingInstance":   client,
+		"action":              "Writing",
+		"reason":              "Chaos",
+		"type":                "Normal",
+		"note":                value,
+		"regarding":           map[string]any{"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": name},
+	})
+	return data
+}
+
+// startClients starts n clients writing to srv, each over 4 names of its own, until the returned
+// function is called (after the kill: each client's write in flight ends without an answer).
+func startClients(srv *server, h *history, n int, seed int64, round int) func() {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		rng := rand.New(rand.NewSource(seed + int64(i)))
+		client := fmt.Sprintf("client-%d", i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := 0; ; seq++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				op := Op{Name: fmt.Sprintf("c%d-n%d", i, rng.Intn(4))}
+				switch r := rng.Intn(10); {
+				case r < 4:
+					op.Verb = Create
+				case r < 8:
+					op.Verb = Update
+				default:
+					op.Verb = Delete
+				}
+				if op.Verb != Delete {
+					op.Value = fmt.Sprintf("%s-k%d-s%d", op.Name, round, seq)
+				}
+				if done, _ := h.write(srv.client, srv.url, client, op); done.Outcome == Unknown {
+					// No answer: the server is being killed. Write again in the next round.
+					<-stop
+					return
+				}
+			}
+		}()
+	}
+	return func() { close(stop); wg.Wait() }
+}
+
+// listAll reads every event as stored.
+func listAll(srv *server) (map[string]Object, error) {
+	items, _, err := list(srv)
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]Object{}
+	for _, it := range items {
+		found[it.Metadata.Name] = Object{Note: it.Note, Label: it.Metadata.Labels["value"]}
+	}
+	return found, nil
+}
+
+type eventObj struct {
+	Metadata struct {
+		Name            string
+		ResourceVersion string
+		Labels          map[string]string
+	}
+	Note string
+}
+
+func list(srv *server) ([]eventObj, int64, error) {
+	resp, err := srv.client.Get(srv.url + events)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	var l struct {
+		Metadata struct{ ResourceVersion string }
+		Items    []eventObj
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, 0, fmt.Errorf("list events: %d", resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
+		return nil, 0, err
+	}
+	rv, _ := strconv.ParseInt(l.Metadata.ResourceVersion, 10, 64)
+	return l.Items, rv, nil
+}
+
+// watcher follows the events across kills, resuming from the last resourceVersion it saw.
+type watcher struct {
+	mu      sync.Mutex
+	srv     *server
+	events  []WatchEvent
+	rv      int64
+	nRelist int
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func newWatcher(srv *server) *watcher { return &watcher{srv: srv, done: make(chan struct{})} }
+
+func (w *watcher) start(ctx context.Context) error {
+	_, rv, err := list(w.srv)
+	if err != nil {
+		return err
+	}
+	w.rv = rv
+	ctx, w.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(w.done)
+		for ctx.Err() == nil {
+			w.follow(ctx)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return nil
+}
+
+func (w *watcher) stop() { w.cancel(); <-w.done }
+
+// point moves the watcher to the restarted server.
+func (w *watcher) point(srv *server) {
+	w.mu.Lock()
+	w.srv = srv
+	w.mu.Unlock()
+}
+
+// follow watches from the last resourceVersion until the connection ends; on 410 Gone it relists.
+func (w *watcher) follow(ctx context.Context) {
+	w.mu.Lock()
+	srv, rv := w.srv, w.rv
+	w.mu.Unlock()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+events+"?watch=true&resourceVersion="+strconv.FormatInt(rv, 10), nil)
+	watchClient := &http.Client{Transport: srv.client.Transport}
+	resp, err := watchClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusGone {
+		w.relist(srv)
+		return
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var frame struct {
+			Type   string
+			Object struct {
+				eventObj
+				Code int
+			}
+		}
+		if json.Unmarshal(sc.Bytes(), &frame) != nil {
+			return
+		}
+		if frame.Type == "ERROR" {
+			if frame.Object.Code == http.StatusGone {
+				w.relist(srv)
+			}
+			return
+		}
+		evRV, _ := strconv.ParseInt(frame.Object.Metadata.ResourceVersion, 10, 64)
+		w.mu.Lock()
+		w.events = append(w.events, WatchEvent{Type: frame.Type, Name: frame.Object.Metadata.Name, Value: frame.Object.Note, RV: evRV})
+		if evRV > w.rv {
+			w.rv = evRV
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *watcher) relist(srv *server) {
+	_, rv, err := list(srv)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	w.events = append(w.events, WatchEvent{Relist: true, RV: rv})
+	w.rv = rv
+	w.nRelist++
+	w.mu.Unlock()
+}
+
+// waitFor waits until the watcher has reached resourceVersion rv, by watch or by relist.
+func (w *watcher) waitFor(rv int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		reached := w.rv >= rv
+		w.mu.Unlock()
+		if reached {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("the watcher did not reach resourceVersion %d within %v", rv, timeout)
+}
+
+func (w *watcher) log() []WatchEvent {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]WatchEvent(nil), w.events...)
+}
+
+func (w *watcher) relists() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nRelist
+}

@@ -49,13 +49,7 @@ func TestStandaloneFlexVolumeOnContainerd(t *testing.T) {
 	}
 	t.Cleanup(func() { removeAllSandboxes(rs) })
 	podName := "flex-" + e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, podName)
 	manifests := t.TempDir()
 	manifest := filepath.Join(manifests, "flex.yaml")
 	a := startServing(t, "--container-runtime-endpoint", endpoint, "--pod-manifest-path", manifests,

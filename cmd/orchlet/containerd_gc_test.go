@@ -43,13 +43,7 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 	}
 	t.Cleanup(func() { removeAllSandboxes(rs) })
 	podName := e2ePodName + "-" + e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, podName)
 	// Someone else's container uses the busybox image before the agent starts.
 	sbCfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: "foreign", Namespace: "other", Uid: "foreign-uid"},

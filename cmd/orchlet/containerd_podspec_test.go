@@ -74,13 +74,7 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 	}
 	t.Cleanup(func() { removeAllSandboxes(rs) })
 	podName := "web-" + e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, podName)
 
 	mark := t.TempDir()
 	manifests := t.TempDir()

@@ -122,15 +122,7 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 	}
 	t.Cleanup(func() { removeAllSandboxes(rs) })
 	names := []string{"crash", "disk", "hog", "oom"}
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		for _, n := range names {
-			removePodLogs(n)
-		}
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, names...)
 
 	rec, err := fakecri.NewRecorder(ctx, fakecri.RecordOptions{Upstream: "unix://" + ctd.sock, SamplePeriod: recordPeriod, Logs: true})
 	if err != nil {

@@ -189,14 +189,7 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 		apptest.WaitWithin(t, what, within, cond)
 	}
 	podName, pullsName := e2ePodName+"-"+e2eNode, "pulls-"+e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		removePodLogs(pullsName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir) // only if empty
-		}
-	})
+	cleanupPodLogs(t, podName, pullsName)
 
 	written := time.Now()
 	if err := os.WriteFile(manifest, []byte(e2eManifest), 0o644); err != nil {
@@ -451,6 +444,20 @@ func removePodLogs(pod string) {
 	for _, d := range dirs {
 		_ = os.RemoveAll(d)
 	}
+}
+
+// cleanupPodLogs removes, when the test ends, the pods' log directories, and /var/log/pods itself
+// if it was not there before (only if empty).
+func cleanupPodLogs(t *testing.T, pods ...string) {
+	_, statErr := os.Stat(e2ePodsDir)
+	t.Cleanup(func() {
+		for _, p := range pods {
+			removePodLogs(p)
+		}
+		if os.IsNotExist(statErr) {
+			_ = os.Remove(e2ePodsDir) // only if empty
+		}
+	})
 }
 
 // containerd is a containerd started for one test.

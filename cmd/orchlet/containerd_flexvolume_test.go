@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"orch.io/orch/components/orchlet/app/apptest"
-	"orch.io/orch/components/orchlet/pods"
 )
 
 // flexDriver mounts a tmpfs holding the options it was given, and logs its calls.
@@ -43,11 +42,7 @@ func TestStandaloneFlexVolumeOnContainerd(t *testing.T) {
 	endpoint := "unix://" + ctd.sock
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rs, _, err := pods.Connect(ctx, endpoint, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAllSandboxes(rs) })
+	rs, _ := connectRuntime(ctx, t, endpoint)
 	podName := "flex-" + e2eNode
 	cleanupPodLogs(t, podName)
 	manifests := t.TempDir()

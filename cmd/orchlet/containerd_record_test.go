@@ -26,7 +26,6 @@ import (
 	"orch.io/orch/components/apiserver/storage/memory"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
-	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/sim"
 	"orch.io/orch/sim/scenario"
@@ -116,11 +115,7 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 	ctd := startContainerd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rs, _, err := pods.Connect(ctx, "unix://"+ctd.sock, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAllSandboxes(rs) })
+	connectRuntime(ctx, t, "unix://"+ctd.sock)
 	names := []string{"crash", "disk", "hog", "oom"}
 	cleanupPodLogs(t, names...)
 

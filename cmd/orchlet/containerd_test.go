@@ -166,11 +166,7 @@ func TestStandaloneScenarioOnFakecri(t *testing.T) {
 func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rs, _, err := pods.Connect(ctx, rt.endpoint, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAllSandboxes(rs) })
+	rs, _ := connectRuntime(ctx, t, rt.endpoint)
 
 	manifests := t.TempDir()
 	manifest := filepath.Join(manifests, "e2e.yaml")
@@ -424,6 +420,17 @@ func crasherAttempts(t *testing.T, rs cri.RuntimeService, pod string) []*runtime
 		}
 	}
 	return out
+}
+
+// connectRuntime connects to the CRI runtime at endpoint and, when the test ends, removes every
+// sandbox it still holds.
+func connectRuntime(ctx context.Context, t *testing.T, endpoint string) (cri.RuntimeService, cri.ImageManagerService) {
+	rs, is, err := pods.Connect(ctx, endpoint, "", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeAllSandboxes(rs) })
+	return rs, is
 }
 
 // removeAllSandboxes stops and removes whatever a failed run left in the runtime.

@@ -66,14 +66,7 @@ providers:
 		}
 	}
 	privateName, unmatchedName := "private-"+e2eNode, "unmatched-"+e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(privateName)
-		removePodLogs(unmatchedName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, privateName, unmatchedName)
 	a := startServing(t, "--container-runtime-endpoint", "unix://"+ctd.sock, "--pod-manifest-path", manifests,
 		"--file-check-frequency=1s", "--hostname-override="+e2eNode, "--fail-swap-on=false", "--cgroup-driver=cgroupfs",
 		"--cert-dir="+t.TempDir(), "--image-credential-provider-config="+config, "--image-credential-provider-bin-dir="+plugins)

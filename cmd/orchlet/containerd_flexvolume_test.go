@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"orch.io/orch/components/orchlet/app/apptest"
-	"orch.io/orch/components/orchlet/pods"
 )
 
 // flexDriver mounts a tmpfs holding the options it was given, and logs its calls.
@@ -43,19 +42,9 @@ func TestStandaloneFlexVolumeOnContainerd(t *testing.T) {
 	endpoint := "unix://" + ctd.sock
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rs, _, err := pods.Connect(ctx, endpoint, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAllSandboxes(rs) })
+	rs, _ := connectRuntime(ctx, t, endpoint)
 	podName := "flex-" + e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, podName)
 	manifests := t.TempDir()
 	manifest := filepath.Join(manifests, "flex.yaml")
 	a := startServing(t, "--container-runtime-endpoint", endpoint, "--pod-manifest-path", manifests,

@@ -15,7 +15,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/app/apptest"
-	"orch.io/orch/components/orchlet/pods"
 )
 
 // e2eUnusedImage is an image no pod uses: a config of its own, so an image id of its own.
@@ -37,19 +36,9 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 	endpoint := "unix://" + ctd.sock
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rs, is, err := pods.Connect(ctx, endpoint, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAllSandboxes(rs) })
+	rs, is := connectRuntime(ctx, t, endpoint)
 	podName := e2ePodName + "-" + e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, podName)
 	// Someone else's container uses the busybox image before the agent starts.
 	sbCfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: "foreign", Namespace: "other", Uid: "foreign-uid"},

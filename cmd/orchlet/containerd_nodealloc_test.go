@@ -44,13 +44,7 @@ func TestStandaloneNodeAllocatableOnContainerd(t *testing.T) {
 	ctd := startContainerd(t)
 	endpoint := "unix://" + ctd.sock
 	podName := e2ePodName + "-" + e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, podName)
 	manifests := t.TempDir()
 	a := startServing(t, "--container-runtime-endpoint", endpoint, "--pod-manifest-path", manifests,
 		"--file-check-frequency=1s", "--hostname-override="+e2eNode, "--fail-swap-on=false", "--cert-dir="+t.TempDir(),

@@ -16,7 +16,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/app/apptest"
-	"orch.io/orch/components/orchlet/pods"
 )
 
 // webManifest is issue 13's web pod on the real runtime: an init container writes into an emptyDir
@@ -68,19 +67,9 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 	endpoint := "unix://" + ctd.sock
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rs, _, err := pods.Connect(ctx, endpoint, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAllSandboxes(rs) })
+	rs, _ := connectRuntime(ctx, t, endpoint)
 	podName := "web-" + e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, podName)
 
 	mark := t.TempDir()
 	manifests := t.TempDir()

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -26,7 +25,7 @@ import (
 	"orch.io/orch/components/apiserver/storage/memory"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
-	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/sim"
 	"orch.io/orch/sim/scenario"
@@ -116,21 +115,9 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 	ctd := startContainerd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rs, _, err := pods.Connect(ctx, "unix://"+ctd.sock, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAllSandboxes(rs) })
+	connectRuntime(ctx, t, "unix://"+ctd.sock)
 	names := []string{"crash", "disk", "hog", "oom"}
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		for _, n := range names {
-			removePodLogs(n)
-		}
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	cleanupPodLogs(t, names...)
 
 	rec, err := fakecri.NewRecorder(ctx, fakecri.RecordOptions{Upstream: "unix://" + ctd.sock, SamplePeriod: recordPeriod, Logs: true})
 	if err != nil {
@@ -337,21 +324,7 @@ func recordAPIServer(t *testing.T) (string, kubernetes.Interface) {
 	}
 	srv := httptest.NewTLSServer(h)
 	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
-	dir := t.TempDir()
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "orchlet.conf")
-	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: orch, cluster: {server: %q, certificate-authority: ca.crt}}]
-users: [{name: orchlet, user: {}}]
-contexts: [{name: orch, context: {cluster: orch, user: orchlet}}]
-current-context: orch
-`, srv.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := apptest.AnonymousKubeconfig(t, srv)
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -166,11 +166,7 @@ func TestStandaloneScenarioOnFakecri(t *testing.T) {
 func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rs, _, err := pods.Connect(ctx, rt.endpoint, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeAllSandboxes(rs) })
+	rs, _ := connectRuntime(ctx, t, rt.endpoint)
 
 	manifests := t.TempDir()
 	manifest := filepath.Join(manifests, "e2e.yaml")
@@ -189,14 +185,7 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 		apptest.WaitWithin(t, what, within, cond)
 	}
 	podName, pullsName := e2ePodName+"-"+e2eNode, "pulls-"+e2eNode
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		removePodLogs(podName)
-		removePodLogs(pullsName)
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir) // only if empty
-		}
-	})
+	cleanupPodLogs(t, podName, pullsName)
 
 	written := time.Now()
 	if err := os.WriteFile(manifest, []byte(e2eManifest), 0o644); err != nil {
@@ -433,6 +422,17 @@ func crasherAttempts(t *testing.T, rs cri.RuntimeService, pod string) []*runtime
 	return out
 }
 
+// connectRuntime connects to the CRI runtime at endpoint and, when the test ends, removes every
+// sandbox it still holds.
+func connectRuntime(ctx context.Context, t *testing.T, endpoint string) (cri.RuntimeService, cri.ImageManagerService) {
+	rs, is, err := pods.Connect(ctx, endpoint, "", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeAllSandboxes(rs) })
+	return rs, is
+}
+
 // removeAllSandboxes stops and removes whatever a failed run left in the runtime.
 func removeAllSandboxes(rs cri.RuntimeService) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -451,6 +451,20 @@ func removePodLogs(pod string) {
 	for _, d := range dirs {
 		_ = os.RemoveAll(d)
 	}
+}
+
+// cleanupPodLogs removes, when the test ends, the pods' log directories, and /var/log/pods itself
+// if it was not there before (only if empty).
+func cleanupPodLogs(t *testing.T, pods ...string) {
+	_, statErr := os.Stat(e2ePodsDir)
+	t.Cleanup(func() {
+		for _, p := range pods {
+			removePodLogs(p)
+		}
+		if os.IsNotExist(statErr) {
+			_ = os.Remove(e2ePodsDir) // only if empty
+		}
+	})
 }
 
 // containerd is a containerd started for one test.

@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/pem"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -59,21 +57,7 @@ func apiServer(t testing.TB, down *atomic.Bool, tune ...func(*server.Config)) (s
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "orchlet.conf")
-	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: orch, cluster: {server: %q, certificate-authority: ca.crt}}]
-users: [{name: orchlet, user: {}}]
-contexts: [{name: orch, context: {cluster: orch, user: orchlet}}]
-current-context: orch
-`, srv.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := apptest.AnonymousKubeconfig(t, srv)
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)

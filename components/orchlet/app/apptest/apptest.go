@@ -3,6 +3,11 @@
 package apptest
 
 import (
+	"encoding/pem"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -41,4 +46,26 @@ func WaitWithin(t testing.TB, what string, within time.Duration, cond func() (bo
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("timed out after %v waiting for %s (last error: %v)", within, what, last)
+}
+
+// AnonymousKubeconfig writes the server's certificate and a kubeconfig that reaches it trusting
+// that certificate, with no credentials, and returns the kubeconfig's path.
+func AnonymousKubeconfig(t testing.TB, srv *httptest.Server) string {
+	t.Helper()
+	dir := t.TempDir()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(dir, "orchlet.conf")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: orch, cluster: {server: %q, certificate-authority: ca.crt}}]
+users: [{name: orchlet, user: {}}]
+contexts: [{name: orch, context: {cluster: orch, user: orchlet}}]
+current-context: orch
+`, srv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }

@@ -15,13 +15,10 @@ import (
 	"orch.io/orch/components/authn/jwt/jwttest"
 )
 
-// kubectl is Kubernetes' kubectl built from third_party/kubectl, once per test binary.
+// kubectl is Kubernetes' kubectl built from third_party/kubectl, once per test binary, beside the
+// server's binary so TestMain removes both (a 100 MB build left behind by every run filled /tmp).
 var kubectl = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "orch-kubectl-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "kubectl")
+	bin := filepath.Join(filepath.Dir(binary), "kubectl")
 	build := exec.Command(goTool(), "build", "-o", bin,
 		"-ldflags", "-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37", ".")
 	build.Dir = filepath.Join("..", "..", "third_party", "kubectl")

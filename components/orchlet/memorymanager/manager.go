@@ -51,7 +51,8 @@ type Options struct {
 }
 
 // Manager gives the containers of Guaranteed pods memory from NUMA nodes under the Static policy;
-// under None it gives nothing and writes its empty checkpoint, as the kubelet does.
+// under None it gives nothing and writes its empty checkpoint, as the kubelet does (so a node
+// that leaves Static is refused until drained).
 type Manager struct {
 	o        Options
 	reserved map[int]map[corev1.ResourceName]uint64
@@ -95,7 +96,10 @@ func New(o Options) (*Manager, error) {
 		return nil, fmt.Errorf("--memory-manager-policy (memoryManagerPolicy): unknown policy: %q", o.Policy)
 	}
 	if o.RootDir == "" {
-		return nil, fmt.Errorf("--memory-manager-policy=%s: --root-dir is required for %s", o.Policy, StateFile)
+		if o.Policy == PolicyStatic {
+			return nil, fmt.Errorf("--memory-manager-policy=Static: --root-dir is required for %s", StateFile)
+		}
+		return m, nil // a simulated machine: None has nothing to record
 	}
 	st, err := loadState(filepath.Join(o.RootDir, StateFile), o.Policy)
 	if err != nil {

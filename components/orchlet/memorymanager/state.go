@@ -110,7 +110,9 @@ func loadState(path, policy string) (*state, error) {
 	if err != nil {
 		return refuse(err)
 	}
-	var cp MemoryManagerCheckpoint
+	// As the kubelet's NewMemoryManagerCheckpoint: empty maps, which the file omits when empty
+	// and the checksum renders as such.
+	cp := MemoryManagerCheckpoint{MachineState: NUMANodeMap{}, Entries: ContainerMemoryAssignments{}}
 	if err := json.Unmarshal(data, &cp); err != nil {
 		return refuse(err)
 	}
@@ -120,12 +122,7 @@ func loadState(path, policy string) (*state, error) {
 	if cp.PolicyName != policy {
 		return refuse(fmt.Errorf("[memorymanager] configured policy %q differs from state checkpoint policy %q", policy, cp.PolicyName))
 	}
-	if cp.MachineState != nil {
-		s.machine = cp.MachineState
-	}
-	if cp.Entries != nil {
-		s.assignments = cp.Entries
-	}
+	s.machine, s.assignments = cp.MachineState, cp.Entries
 	return s, nil
 }
 

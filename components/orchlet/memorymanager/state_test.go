@@ -50,3 +50,19 @@ func TestCheckpointKubeletFixture(t *testing.T) {
 		}
 	}
 }
+
+// A fresh checkpoint, its entries empty and so left out of the file, verifies when read back:
+// the kubelet renders the missing entries as an empty map, not as none.
+func TestCheckpointEmptyEntries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), StateFile)
+	if _, err := loadState(path, "None"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "entries") {
+		t.Errorf("empty entries written: %s", data)
+	}
+	if _, err := loadState(path, "None"); err != nil {
+		t.Errorf("the fresh checkpoint %s: %v", data, err)
+	}
+}

@@ -57,7 +57,9 @@ func withUID(p *corev1.Pod, uid string) *corev1.Pod { p.UID = types.UID(uid); re
 // and NewManager's cases): the totals per type equal node allocatable's reservation, every node
 // named exists, and the Static policy needs memory reserved.
 func TestReservedMemoryValidation(t *testing.T) {
-	mem := func(q string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)} }
+	mem := func(q string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}
+	}
 	for _, tc := range []struct {
 		name        string
 		allocatable corev1.ResourceList

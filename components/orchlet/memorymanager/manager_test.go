@@ -231,3 +231,24 @@ func TestInitContainerMemoryReused(t *testing.T) {
 		t.Errorf("the init container's assignment stays: %v", m.state.assignments)
 	}
 }
+
+// The pod scope's hints are for the pod's memory together (getPodRequestedResources): two
+// containers of 2Gi need 4Gi, which only both nodes hold; an init container larger than them counts
+// instead.
+func TestPodScopeHints(t *testing.T) {
+	m := newStatic(t, t.TempDir(), nil)
+	p := guaranteedPod("p", "2Gi")
+	second := p.Spec.Containers[0]
+	second.Name = "second"
+	p.Spec.Containers = append(p.Spec.Containers, second)
+	if got := m.Hints(p, nil); len(got) != 1 || len(got[0]) != 1 || got[0][0] != (topologymanager.Hint{Affinity: topologymanager.MaskOf(0, 1), Preferred: true}) {
+		t.Errorf("two containers of 2Gi: %v, want both nodes", got)
+	}
+	small := guaranteedPod("q", "1Gi")
+	init := guaranteedPod("q", "3Gi").Spec.Containers[0]
+	init.Name = "init"
+	small.Spec.InitContainers = []corev1.Container{init}
+	if got := m.Hints(small, nil); len(got) != 1 || got[0][0] != (topologymanager.Hint{Affinity: topologymanager.MaskOf(1), Preferred: true}) {
+		t.Errorf("an init container of 3Gi: %v, want node 1 (node 0 has 1.5Gi)", got)
+	}
+}

@@ -280,6 +280,9 @@ func validateReservedMemory(e *errs, c *v1beta1.OrchletConfiguration) {
 			if len(hard) == 0 {
 				hard = eviction.DefaultHard
 			}
+			if strings.HasSuffix(hard["memory.available"], "%") {
+				continue // a share of the capacity: the memory manager checks it at start
+			}
 			if q, err := resource.ParseQuantity(hard["memory.available"]); err == nil {
 				want.Add(q)
 			}

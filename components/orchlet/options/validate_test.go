@@ -113,6 +113,10 @@ func TestValidateAccepts(t *testing.T) {
 		{"--tls-min-version=VersionTLS13", "--tls-cipher-suites=TLS_AES_128_GCM_SHA256,TLS_RSA_WITH_RC4_128_SHA"},
 		{"--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=1m30s", "--eviction-minimum-reclaim=imagefs.available=2Gi"},
 		{"--kube-reserved=memory=1Gi", "--system-reserved=memory=512Mi", "--eviction-hard=memory.available<512Mi", "--reserved-memory=0:memory=1Gi;1:memory=1Gi"},
+		// A percentage threshold is a share of a capacity only the machine knows: checked at start.
+		{"--eviction-hard=memory.available<5%", "--reserved-memory=0:memory=1Gi"},
+		// Without --eviction-hard, Kubernetes' 100Mi holds.
+		{"--reserved-memory=0:memory=60Mi;1:memory=40Mi"},
 		{"--lock-file=/run/orchlet.lock", "--exit-on-lock-contention"},
 		{"--node-ip=10.0.0.1,fe80::1"},
 		{"--cloud-provider=external"},

@@ -122,7 +122,7 @@ plots-browser:
 ## (restarts, OOM kills and an eviction matching within one sampling period), and a compare run on
 ## the recording
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 10m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd)|TestRecordReplayOnContainerd)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 10m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd)|TestRecordReplayOnContainerd)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, RBAC authorization among 1,000
 ## roles and bindings, fakecri, the simulator at scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8

@@ -337,8 +337,13 @@ func summarize(req proto.Message) string {
 		return fmt.Sprintf("pod_sandbox_id=%s verbose=%t", q.PodSandboxId, q.Verbose)
 	case *runtimeapi.CreateContainerRequest:
 		md := q.GetConfig().GetMetadata()
-		return fmt.Sprintf("pod_sandbox_id=%s name=%s attempt=%d image=%s", q.PodSandboxId,
+		line := fmt.Sprintf("pod_sandbox_id=%s name=%s attempt=%d image=%s", q.PodSandboxId,
 			md.GetName(), md.GetAttempt(), q.GetConfig().GetImage().GetImage())
+		// The memory manager's NUMA nodes, only where it chose some.
+		if mems := q.GetConfig().GetLinux().GetResources().GetCpusetMems(); mems != "" {
+			line += " cpuset_mems=" + mems
+		}
+		return line
 	case *runtimeapi.StartContainerRequest:
 		return "container_id=" + q.ContainerId
 	case *runtimeapi.StopContainerRequest:

@@ -12,6 +12,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/memorymanager"
 	"orch.io/orch/components/orchlet/volumestats"
 	"orch.io/orch/fakecri"
 )
@@ -30,8 +31,9 @@ type Host struct {
 	Swap          bool           `json:"swap,omitempty"`
 	CgroupVersion int            `json:"cgroupVersion,omitempty"`
 	Sysctls       map[string]int `json:"sysctls,omitempty"`
-	// CPUs is the machine's CPU layout, which the static CPU manager and the topology manager
-	// read; without it the static policy is refused, as on a machine whose sysfs is unknown.
+	// CPUs is the machine's CPU layout, which the static CPU manager, the topology manager and
+	// the Static memory manager (Memory shared evenly between its NUMA nodes) read; without it
+	// their static policies are refused, as on a machine whose sysfs is unknown.
 	CPUs *CPULayout `json:"cpus,omitempty"`
 }
 
@@ -62,6 +64,20 @@ func (l CPULayout) topology() (*cpumanager.Topology, error) {
 		}
 	}
 	return t, nil
+}
+
+// numaNodes are the layout's NUMA nodes as the memory manager reads them from sysfs: the
+// machine's memory shared evenly between them, without huge pages.
+func (l CPULayout) numaNodes(memory uint64) ([]memorymanager.Node, error) {
+	count := l.Sockets * l.NUMAPerSocket
+	if count < 1 {
+		return nil, fmt.Errorf("host.cpus: sockets and numaPerSocket must be at least 1: %+v", l)
+	}
+	nodes := make([]memorymanager.Node, count)
+	for i := range nodes {
+		nodes[i] = memorymanager.Node{ID: i, Memory: memory / uint64(count)}
+	}
+	return nodes, nil
 }
 
 const (

@@ -23,8 +23,10 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/memorymanager"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
@@ -151,9 +153,21 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	}
 	root := filepath.Join(w.dir, "root", fmt.Sprint(i))
 	var cpuTopology func() (*cpumanager.Topology, error)
+	var numaNodes func() ([]memorymanager.Node, error)
 	if o.Host != nil && o.Host.CPUs != nil {
-		layout := *o.Host.CPUs
+		layout, memory := *o.Host.CPUs, o.Host.memory()
 		cpuTopology = layout.topology
+		numaNodes = func() ([]memorymanager.Node, error) { return layout.numaNodes(memory) }
+	}
+	// Node allocatable's reservation, which the Static memory manager's --reserved-memory must
+	// add up to, as the app's.
+	var reservation corev1.ResourceList
+	if cfg.MemoryManagerPolicy == memorymanager.PolicyStatic {
+		res, err := cm.NodeResources(cfg, opts.Flags.ExperimentalAllocatableIgnoreEviction, cm.Machine{Cores: o.Cores, Memory: int64(o.Host.memory())})
+		if err != nil {
+			return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
+		}
+		reservation = res.Reservation
 	}
 	n.Agent, err = agent.New(cfg, agent.Deps{
 		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
@@ -162,6 +176,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),
 		// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
 		PodNode: pods.Node{Name: o.Name, RootDir: root}, RootDir: root, CPUTopology: cpuTopology,
+		NUMANodes: numaNodes, Reservation: reservation,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)

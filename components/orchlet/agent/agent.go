@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	corev1 "k8s.io/api/core/v1"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -20,9 +21,12 @@ import (
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/eviction"
+	"orch.io/orch/components/orchlet/memorymanager"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/prober"
 	"orch.io/orch/components/orchlet/sources"
+	"orch.io/orch/components/orchlet/topologymanager"
 	"orch.io/orch/components/orchlet/volumestats"
 )
 
@@ -60,6 +64,11 @@ type Deps struct {
 	// CPUTopology reads the machine's CPUs for the static CPU manager, which refuses to start
 	// without it.
 	CPUTopology func() (*cpumanager.Topology, error)
+	// NUMANodes reads the machine's NUMA nodes' memory for the Static memory manager, which
+	// refuses to start without it; Reservation is node allocatable's reservation
+	// (cm.Resources.Reservation) --reserved-memory must add up to.
+	NUMANodes   func() ([]memorymanager.Node, error)
+	Reservation corev1.ResourceList
 	// PodNode is what the pod workers know of the machine; the zero value is a simulated node.
 	PodNode pods.Node
 	// PodWorkers is how many pods are synced at once (pods.Options.Workers); 0 syncs one item
@@ -89,6 +98,8 @@ type Agent struct {
 	Logs *containerlogs.Rotator
 	// CPUs is the CPU manager; only Run runs its reconcile loop.
 	CPUs *cpumanager.Manager
+	// Memory is the memory manager; only Run runs its reconcile loop.
+	Memory *memorymanager.Manager
 	// GC is nil until EnableGC.
 	GC *GC
 	// Eviction is nil without an observer.
@@ -104,6 +115,10 @@ type Agent struct {
 	execTimeout time.Duration
 	podCIDR     string
 	logger      klog.Logger
+	// hintProviders are the topology manager's providers beside the CPU manager; memoryAdmits:
+	// without a topology policy the memory manager admits pods itself.
+	hintProviders []topologymanager.Provider
+	memoryAdmits  bool
 }
 
 // New assembles the agent from its configuration.
@@ -142,13 +157,21 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if a.Logs, err = containerlogs.FromConfig(cfg, d.Clock, d.Runtime, d.Logger); err != nil {
 		return nil, err
 	}
+	if a.Memory, err = a.newMemoryManager(cfg, d); err != nil {
+		return nil, err
+	}
+	a.wireMemory(cfg)
 	if a.CPUs, err = a.newCPUManager(cfg, d); err != nil {
 		return nil, err
+	}
+	var memory podsync.MemoryAssigner
+	if a.Memory.Static() {
+		memory = a.Memory
 	}
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg, Gates: d.Gates,
 		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
-		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Node: d.PodNode, Admit: a.admit, Workers: d.PodWorkers,
+		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Memory: memory, Node: d.PodNode, Admit: a.admit, Workers: d.PodWorkers,
 		SizeLimitsEnforced: d.Observer != nil && cfg.LocalStorageCapacityIsolation && cfg.VolumeStatsAggPeriod.Duration > 0,
 	})
 	if err != nil {
@@ -183,9 +206,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// The log rotation and the CPU manager's reconcile run only here: a simulator makes no calls
-	// of theirs.
-	loops := []func(context.Context) error{a.Logs.Run, a.CPUs.Run, a.forward}
+	// The log rotation and the CPU and memory managers' reconciles run only here: a simulator
+	// makes no calls of theirs.
+	loops := []func(context.Context) error{a.Logs.Run, a.CPUs.Run, a.Memory.Run, a.forward}
 	for _, c := range a.Components() {
 		loops = append(loops, c.Run)
 	}

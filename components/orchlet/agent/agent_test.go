@@ -14,12 +14,14 @@ import (
 
 	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/events"
+	"orch.io/orch/components/orchlet/memorymanager"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/components/syncbuf"
@@ -484,5 +486,104 @@ spec:
 	}
 	if web, ok := w.pod("web-node-a"); !ok || web.Status.Phase != corev1.PodRunning {
 		t.Errorf("web (no exclusive CPUs) %v %s, want Running", ok, web.Status.Phase)
+	}
+}
+
+// --memory-manager-policy=Static beside the static CPU manager under single-numa-node, on two NUMA
+// nodes of 2Gi: a Guaranteed pod whose memory no node holds alone is refused with the kubelet's
+// TopologyAffinityError; one that fits is created with cpuset.mems of the node its memory and CPU
+// came from, as <root-dir>/memory_manager_state records.
+func TestStaticMemoryManager(t *testing.T) {
+	root := t.TempDir()
+	topology := &cpumanager.Topology{CPUs: []cpumanager.CPUInfo{
+		{ID: 0, Core: 0, NUMANode: 0}, {ID: 1, Core: 1, NUMANode: 0}, {ID: 2, Core: 2, NUMANode: 1}, {ID: 3, Core: 3, NUMANode: 1},
+	}}
+	w := newWorldDeps(t, nil, func(d *Deps) {
+		d.RootDir = root
+		d.CPUTopology = func() (*cpumanager.Topology, error) { return topology, nil }
+		d.NUMANodes = func() ([]memorymanager.Node, error) {
+			return []memorymanager.Node{{ID: 0, Memory: 2 << 30}, {ID: 1, Memory: 2 << 30}}, nil
+		}
+		d.Reservation = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
+	}, func(c *v1beta1.OrchletConfiguration) {
+		c.CPUManagerPolicy, c.ReservedSystemCPUs, c.TopologyManagerPolicy = "static", "0", "single-numa-node"
+		c.MemoryManagerPolicy = "Static"
+		c.ReservedMemory = []v1beta1.MemoryReservation{
+			{NumaNode: 0, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
+			{NumaNode: 1, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
+		}
+	})
+	for name, memory := range map[string]string{"big": "3Gi", "db": "1Gi"} {
+		w.fs["etc/orch/manifests/"+name+".yaml"] = &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `}
+spec:
+  containers:
+  - name: app
+    image: busybox:1.36
+    imagePullPolicy: IfNotPresent
+    resources: {limits: {cpu: "1", memory: ` + memory + `}}
+`)}
+	}
+	w.runUntil(5 * time.Second)
+	p, ok := w.pod("big-node-a")
+	if !ok || p.Status.Phase != corev1.PodFailed || p.Status.Reason != "TopologyAffinityError" || p.Status.Message != "Resources cannot be allocated with Topology locality" {
+		t.Fatalf("big: %v %s %s %q, want Failed TopologyAffinityError", ok, p.Status.Phase, p.Status.Reason, p.Status.Message)
+	}
+	c, err := w.agent.container(w.ctx, "default", "db-node-a", "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := w.agent.runtime.ContainerStatus(w.ctx, c.Id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linux := st.GetStatus().GetResources().GetLinux()
+	// CPU 0 is reserved, so node 1's CPUs and memory are the narrowest fit left of node 0's one.
+	if linux.GetCpusetMems() == "" || linux.GetCpusetCpus() == "" {
+		t.Fatalf("db's cpuset %q mems %q", linux.GetCpusetCpus(), linux.GetCpusetMems())
+	}
+	data, err := os.ReadFile(filepath.Join(root, memorymanager.StateFile))
+	want := `{"app":[{"numaAffinity":[` + linux.GetCpusetMems() + `],"type":"memory","size":1073741824}]}`
+	if err != nil || !strings.Contains(string(data), want) || !strings.Contains(string(data), `"policyName":"Static"`) {
+		t.Fatalf("checkpoint %s, %v; want %s", data, err, want)
+	}
+	if strings.Contains(string(data), string(p.UID)) {
+		t.Errorf("the refused pod's memory is still assigned: %s", data)
+	}
+	cpus := map[string]string{"0": "1", "1": "2"}[linux.GetCpusetMems()]
+	if linux.GetCpusetCpus() != cpus {
+		t.Errorf("db's CPUs %q and memory nodes %q are not aligned", linux.GetCpusetCpus(), linux.GetCpusetMems())
+	}
+}
+
+// Static memory needs the machine's NUMA nodes, and with a topology policy the static CPU manager
+// that merges the hints: each refused at start by name.
+func TestStaticMemoryManagerRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		deps func(*Deps)
+		cfg  func(*v1beta1.OrchletConfiguration)
+		want string
+	}{
+		{"no NUMA nodes", func(d *Deps) { d.RootDir = t.TempDir() }, func(c *v1beta1.OrchletConfiguration) { c.MemoryManagerPolicy = "Static" },
+			"--memory-manager-policy=Static: the machine's NUMA nodes are unknown"},
+		{"topology policy without the static CPU manager", func(d *Deps) {
+			d.RootDir = t.TempDir()
+			d.NUMANodes = func() ([]memorymanager.Node, error) { return []memorymanager.Node{{ID: 0, Memory: 1 << 30}}, nil }
+		}, func(c *v1beta1.OrchletConfiguration) {
+			c.MemoryManagerPolicy, c.TopologyManagerPolicy = "Static", "restricted"
+		},
+			"set --cpu-manager-policy=static"},
+	} {
+		w := newWorld(t, nil)
+		cfg := v1beta1.NewDefault()
+		tc.cfg(cfg)
+		d := Deps{Clock: w.mock, NodeName: "node-a", Runtime: w.agent.runtime, Images: w.agent.images,
+			Sink: events.NewLogSink(w.log), Logger: klog.Background(), Gates: gatesOf(t, cfg)}
+		tc.deps(&d)
+		if _, err := New(cfg, d); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -23,6 +23,7 @@ func (a *Agent) newCPUManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*cpuma
 		ActivePods: a.activePods, Ready: d.SourcesReady, ReconcilePeriod: cfg.CPUManagerReconcilePeriod.Duration, Logger: d.Logger,
 		PolicyOptions: cfg.CPUManagerPolicyOptions, Enabled: d.Gates.Enabled,
 		TopologyPolicy: cfg.TopologyManagerPolicy, TopologyScope: cfg.TopologyManagerScope, TopologyPolicyOptions: cfg.TopologyManagerPolicyOptions,
+		Providers: a.hintProviders,
 	}
 	if o.Policy != cpumanager.PolicyStatic {
 		return cpumanager.New(o)

@@ -51,7 +51,8 @@ func (a *Agent) newEviction(cfg *v1beta1.OrchletConfiguration, d Deps) error {
 	return nil
 }
 
-// admit is the eviction manager's admission (every pod without one), then the CPU manager's,
+// admit is the eviction manager's admission (every pod without one), then the CPU manager's
+// (with the topology manager's), then the memory manager's when no topology policy aligns it,
 // run before the pod workers' own handlers.
 func (a *Agent) admit(pod *corev1.Pod) (bool, string, string) {
 	if a.Eviction != nil {
@@ -60,7 +61,12 @@ func (a *Agent) admit(pod *corev1.Pod) (bool, string, string) {
 		}
 	}
 	if a.CPUs != nil {
-		return a.CPUs.Admit(pod)
+		if ok, reason, msg := a.CPUs.Admit(pod); !ok {
+			return ok, reason, msg
+		}
+	}
+	if a.memoryAdmits {
+		return a.Memory.Admit(pod)
 	}
 	return true, "", ""
 }

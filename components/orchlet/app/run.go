@@ -22,6 +22,7 @@ import (
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/iptables"
+	"orch.io/orch/components/orchlet/memorymanager"
 	"orch.io/orch/components/orchlet/nodestatus"
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/components/orchlet/pods"
@@ -184,7 +185,11 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	observer := newObserver(o, h, res, rs, is)
 	memcg, noMemcg := hostMemcg(o, h)
 	var topology func() (*cpumanager.Topology, error)
+	var numa func() ([]memorymanager.Node, error)
 	if sys := h.Sysfs(); sys != "" {
+		numa = func() ([]memorymanager.Node, error) {
+			return memorymanager.Discover(os.DirFS(filepath.Join(sys, "devices", "system", "node")))
+		}
 		topology = func() (*cpumanager.Topology, error) {
 			t, err := cpumanager.Discover(os.DirFS(filepath.Join(sys, "devices", "system", "cpu")))
 			if err != nil {
@@ -197,7 +202,7 @@ func newAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	a, err := agent.New(c, agent.Deps{
 		Clock: clk, NodeName: nodeName, Runtime: rs, Images: is, Observer: observer, Memcg: memcg, MemcgUnavailable: noMemcg,
 		Sink: sink, Gates: o.Gates, Cores: goruntime.NumCPU(), Logger: klog.Background(), SourcesReady: sourcesReady, PodNode: podNode,
-		RootDir: o.Flags.RootDir, CPUTopology: topology, PodWorkers: podWorkers,
+		RootDir: o.Flags.RootDir, CPUTopology: topology, NUMANodes: numa, Reservation: res.Reservation, PodWorkers: podWorkers,
 		Version: o.Version.Major + "." + o.Version.Minor,
 	})
 	return a, nodeName, err

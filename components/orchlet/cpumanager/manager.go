@@ -68,6 +68,10 @@ type Options struct {
 	// for the alpha and beta options.
 	PolicyOptions map[string]string
 	Enabled       func(gate string) bool
+	// Providers are the topology manager's other hint providers (the memory manager): with a
+	// topology policy other than none their hints are merged with the CPUs' and each container
+	// is allocated from them with the merged affinity, after its CPUs.
+	Providers []topologymanager.Provider
 }
 
 // Manager assigns CPUs under the static policy; under none it assigns nothing.
@@ -272,9 +276,10 @@ const ReasonSMTAlignmentError = "SMTAlignmentError"
 // kubelet's SMT alignment check: each container with exclusive CPUs asks for a multiple of the
 // CPUs of a core, and the pod's exclusive CPUs (its regular containers' together, or its largest
 // init container's) fit in the cores wholly free. With a topology policy, the CPU hints of each
-// container (container scope) or of the pod (pod scope) merged as the policy merges them, the pod
-// refused with TopologyAffinityError when the policy does not admit the best hint, and the CPUs
-// allocated now, from the hint's NUMA nodes first, as the kubelet allocates them at admission.
+// container (container scope) or of the pod (pod scope) merged with the other providers' as the
+// policy merges them, the pod refused with TopologyAffinityError when the policy does not admit
+// the best hint, and the CPUs (then the providers' resources) allocated now, from the hint's NUMA
+// nodes first, as the kubelet allocates them at admission.
 func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
 	if m.state == nil {
 		return true, "", ""
@@ -310,8 +315,13 @@ func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
 		return true, "", "" // the CPUs are allocated when the containers are created
 	}
 	nodes := m.o.Topology.NUMANodes()
-	merge := func(hints []topologymanager.Hint) (topologymanager.Mask, bool) {
-		best, admit := topologymanager.MergeWith(policy, nodes, [][]topologymanager.Hint{hints}, m.topologyOpts, m.o.Topology.Distances)
+	// merge takes the other providers' hints for c (nil: the pod) beside the CPU manager's.
+	merge := func(c *corev1.Container, hints []topologymanager.Hint) (topologymanager.Mask, bool) {
+		resources := [][]topologymanager.Hint{hints}
+		for _, p := range m.o.Providers {
+			resources = append(resources, p.Hints(pod, c)...)
+		}
+		best, admit := topologymanager.MergeWith(policy, nodes, resources, m.topologyOpts, m.o.Topology.Distances)
 		return best.Affinity, admit
 	}
 	uid := string(pod.UID)
@@ -321,12 +331,15 @@ func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
 		}
 		delete(m.state.assignments, uid)
 		_ = m.state.save()
+		for _, p := range m.o.Providers {
+			p.Release(pod)
+		}
 		return false, reason, msg
 	}
 	var podAffinity topologymanager.Mask
 	if m.o.TopologyScope == topologymanager.ScopePod {
 		var ok bool
-		if podAffinity, ok = merge(m.hintsLocked(pod, nil, max(regular, initMax))); !ok {
+		if podAffinity, ok = merge(nil, m.hintsLocked(pod, nil, max(regular, initMax))); !ok {
 			return refuse(topologymanager.ReasonTopologyAffinityError, topologymanager.MessageTopologyAffinityError)
 		}
 	}
@@ -335,15 +348,19 @@ func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
 		affinity := podAffinity
 		if m.o.TopologyScope != topologymanager.ScopePod {
 			var ok bool
-			if affinity, ok = merge(m.hintsLocked(pod, c, n)); !ok {
+			if affinity, ok = merge(c, m.hintsLocked(pod, c, n)); !ok {
 				return refuse(topologymanager.ReasonTopologyAffinityError, topologymanager.MessageTopologyAffinityError)
 			}
 		}
-		if n == 0 {
-			continue
+		if n > 0 {
+			if _, err := m.allocateLocked(pod, c, n, affinity); err != nil {
+				return refuse("UnexpectedAdmissionError", fmt.Sprintf("Allocate failed due to %v, which is unexpected", err))
+			}
 		}
-		if _, err := m.allocateLocked(pod, c, n, affinity); err != nil {
-			return refuse("UnexpectedAdmissionError", fmt.Sprintf("Allocate failed due to %v, which is unexpected", err))
+		for _, p := range m.o.Providers {
+			if err := p.Allocate(pod, c, affinity); err != nil {
+				return refuse("UnexpectedAdmissionError", fmt.Sprintf("Allocate failed due to %v, which is unexpected", err))
+			}
 		}
 	}
 	return true, "", ""

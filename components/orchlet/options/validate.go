@@ -246,7 +246,9 @@ func validateReserved(e *errs, c *v1beta1.OrchletConfiguration) {
 }
 
 // validateReservedMemory checks the types of --reserved-memory and that, per type, the NUMA total
-// equals kube-reserved + system-reserved (+ the hard eviction threshold for memory).
+// equals kube-reserved + system-reserved (+ the hard eviction threshold for memory), with the
+// kubelet's memory manager's words; a percentage threshold waits for the machine's capacity (the
+// memory manager checks again at start with node allocatable's own reservation).
 func validateReservedMemory(e *errs, c *v1beta1.OrchletConfiguration) {
 	const opt, field = "reserved-memory", "reservedMemory"
 	if len(c.ReservedMemory) == 0 {
@@ -273,13 +275,21 @@ func validateReservedMemory(e *errs, c *v1beta1.OrchletConfiguration) {
 			}
 		}
 		if name == corev1.ResourceMemory {
-			if q, err := resource.ParseQuantity(c.EvictionHard["memory.available"]); err == nil {
+			// Kubernetes' hard thresholds hold when --eviction-hard is not given at all.
+			hard := c.EvictionHard
+			if len(hard) == 0 {
+				hard = eviction.DefaultHard
+			}
+			if strings.HasSuffix(hard["memory.available"], "%") {
+				continue // a share of the capacity: the memory manager checks it at start
+			}
+			if q, err := resource.ParseQuantity(hard["memory.available"]); err == nil {
 				want.Add(q)
 			}
 		}
 		if totals[name].Cmp(*want) != 0 {
-			e.add(opt, field, "%s totals %s over NUMA nodes, but --kube-reserved + --system-reserved%s come to %s; they must be equal",
-				name, totals[name].String(), map[bool]string{true: " + the memory.available hard eviction threshold", false: ""}[name == corev1.ResourceMemory], want.String())
+			e.add(opt, field, "the total amount %q of type %q is not equal to the value %q determined by Node Allocatable feature (--kube-reserved + --system-reserved%s)",
+				totals[name].String(), name, want.String(), map[bool]string{true: " + the memory.available hard eviction threshold", false: ""}[name == corev1.ResourceMemory])
 		}
 	}
 }

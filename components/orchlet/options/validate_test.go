@@ -69,7 +69,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"reserved resource", []string{"--kube-reserved=gpu=1"}, `--kube-reserved (kubeReserved): unsupported resource "gpu"`},
 		{"reserved quantity", []string{"--system-reserved=memory=lots"}, `--system-reserved (systemReserved): memory="lots" is not a non-negative quantity`},
 		{"reserved memory type", []string{"--reserved-memory=0:cpu=1"}, `--reserved-memory (reservedMemory): NUMA node 0: unsupported memory type "cpu"`},
-		{"reserved memory total", []string{"--kube-reserved=memory=1Gi", "--reserved-memory=0:memory=512Mi"}, `--reserved-memory (reservedMemory): memory totals 512Mi over NUMA nodes`},
+		{"reserved memory total", []string{"--kube-reserved=memory=1Gi", "--reserved-memory=0:memory=512Mi"}, `--reserved-memory (reservedMemory): the total amount "512Mi" of type "memory" is not equal to the value "1124Mi" determined by Node Allocatable feature`},
 		{"eviction signal", []string{"--eviction-hard=disk.available<1Gi"}, `--eviction-hard (evictionHard): unsupported eviction signal disk.available`},
 		{"eviction value", []string{"--eviction-hard=memory.available<lots"}, `--eviction-hard (evictionHard): eviction threshold memory.available: "lots" is neither a quantity nor a percentage`},
 		{"eviction zero", []string{"--eviction-hard=memory.available<0"}, `--eviction-hard (evictionHard): eviction threshold memory.available must be positive: 0`},
@@ -113,6 +113,10 @@ func TestValidateAccepts(t *testing.T) {
 		{"--tls-min-version=VersionTLS13", "--tls-cipher-suites=TLS_AES_128_GCM_SHA256,TLS_RSA_WITH_RC4_128_SHA"},
 		{"--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=1m30s", "--eviction-minimum-reclaim=imagefs.available=2Gi"},
 		{"--kube-reserved=memory=1Gi", "--system-reserved=memory=512Mi", "--eviction-hard=memory.available<512Mi", "--reserved-memory=0:memory=1Gi;1:memory=1Gi"},
+		// A percentage threshold is a share of a capacity only the machine knows: checked at start.
+		{"--eviction-hard=memory.available<5%", "--reserved-memory=0:memory=1Gi"},
+		// Without --eviction-hard, Kubernetes' 100Mi holds.
+		{"--reserved-memory=0:memory=60Mi;1:memory=40Mi"},
 		{"--lock-file=/run/orchlet.lock", "--exit-on-lock-contention"},
 		{"--node-ip=10.0.0.1,fe80::1"},
 		{"--cloud-provider=external"},

@@ -90,6 +90,8 @@ type Options struct {
 	Logger klog.Logger
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
 	CPUs podsync.CPUAssigner
+	// Memory, when set, gives each container its cpuset.mems (--memory-manager-policy).
+	Memory podsync.MemoryAssigner
 	// Workers is how many pods Step syncs at once, each pod's work still one item at a time in
 	// order, as the kubelet's pod workers; 0 or 1 does every item in one deterministic order (a
 	// simulator's).
@@ -261,7 +263,7 @@ func New(o Options) (*Manager, error) {
 	m.relister = relist.New(o.Runtime, m.calls, m.log, o.SourcesReady)
 	m.syncer = podsync.New(podsync.Options{
 		Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, Logger: m.log,
-		Queue: workQueue{m}, LivePods: m.livePods, Images: m.images, Volumes: m.volumes, QoS: q, CPUs: o.CPUs, LogsDir: logsDir,
+		Queue: workQueue{m}, LivePods: m.livePods, Images: m.images, Volumes: m.volumes, QoS: q, CPUs: o.CPUs, Memory: o.Memory, LogsDir: logsDir,
 		Prober:   prober.New(prober.Options{Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, HTTP: o.HTTP, Dial: o.Dial, Version: o.Version}),
 		DNS:      dns.New(o.Recorder, c.ClusterDNS, c.ClusterDomain, c.ResolverConfig, resolvData),
 		Security: security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths},

@@ -13,17 +13,26 @@ type CPUAssigner interface {
 	CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error)
 }
 
-// assignCPUs puts the CPU manager's cpuset for c in cfg, as the kubelet's PreCreateContainer
-// does; a container it cannot give CPUs is not created.
+// MemoryAssigner picks the NUMA nodes a container's memory comes from before it is created: the
+// memory manager's cpuset.mems. An empty one leaves the runtime's default.
+type MemoryAssigner interface {
+	CpusetMems(pod *corev1.Pod, c *corev1.Container) string
+}
+
+// assignCPUs puts the CPU manager's cpuset and the memory manager's cpuset.mems for c in cfg, as
+// the kubelet's PreCreateContainer does; a container it cannot give CPUs is not created.
 func (s *Syncer) assignCPUs(pod *corev1.Pod, c *corev1.Container, cfg *runtimeapi.ContainerConfig) error {
-	if s.cpus == nil {
-		return nil
+	var set, mems string
+	if s.cpus != nil {
+		var err error
+		if set, err = s.cpus.CPUSet(pod, c); err != nil {
+			return fmt.Errorf("cpu manager: %w", err)
+		}
 	}
-	set, err := s.cpus.CPUSet(pod, c)
-	if err != nil {
-		return fmt.Errorf("cpu manager: %w", err)
+	if s.memory != nil {
+		mems = s.memory.CpusetMems(pod, c)
 	}
-	if set == "" {
+	if set == "" && mems == "" {
 		return nil
 	}
 	if cfg.Linux == nil {
@@ -32,6 +41,11 @@ func (s *Syncer) assignCPUs(pod *corev1.Pod, c *corev1.Container, cfg *runtimeap
 	if cfg.Linux.Resources == nil {
 		cfg.Linux.Resources = &runtimeapi.LinuxContainerResources{}
 	}
-	cfg.Linux.Resources.CpusetCpus = set
+	if set != "" {
+		cfg.Linux.Resources.CpusetCpus = set
+	}
+	if mems != "" {
+		cfg.Linux.Resources.CpusetMems = mems
+	}
 	return nil
 }

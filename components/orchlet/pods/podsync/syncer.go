@@ -58,6 +58,8 @@ type Options struct {
 	Status   status.Generator
 	// CPUs, when set, gives each container its cpuset (--cpu-manager-policy).
 	CPUs CPUAssigner
+	// Memory, when set, gives each container its cpuset.mems (--memory-manager-policy).
+	Memory MemoryAssigner
 	// LogsDir holds each pod's log directory.
 	LogsDir string
 }
@@ -82,6 +84,7 @@ type Syncer struct {
 	security  security.Host
 	statusGen status.Generator
 	cpus      CPUAssigner
+	memory    MemoryAssigner
 	logsDir   string
 }
 
@@ -90,7 +93,7 @@ func New(o Options) *Syncer {
 	return &Syncer{
 		clk: o.Clock, calls: o.Calls, timeout: o.Calls.Timeout(), rt: o.Runtime, rec: o.Recorder, log: o.Logger,
 		queue: o.Queue, livePods: o.LivePods, images: o.Images, volumes: o.Volumes, prober: o.Prober, qos: o.QoS,
-		dns: o.DNS, security: o.Security, statusGen: o.Status, cpus: o.CPUs, logsDir: o.LogsDir,
+		dns: o.DNS, security: o.Security, statusGen: o.Status, cpus: o.CPUs, memory: o.Memory, logsDir: o.LogsDir,
 	}
 }
 

@@ -138,16 +138,21 @@ func TestStreamsThroughTheAPIServer(t *testing.T) {
 		Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "app"},
 			Logs: &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(10 * time.Millisecond), Count: 5}}},
 	})
+	// seq 1 2236040 writes 16 MiB exactly, every line another number: a byte lost, doubled or
+	// moved changes the checksum.
 	var want bytes.Buffer
-	for i := 1; i <= 2000000; i++ {
+	for i := 1; i <= 2236040; i++ {
 		want.WriteString(strconv.Itoa(i))
 		want.WriteByte('\n')
 	}
+	if want.Len() != 16<<20 {
+		t.Fatalf("the sequence is %d bytes", want.Len())
+	}
 	for _, ws := range []bool{false, true} {
 		name := map[bool]string{false: "SPDY", true: "WebSocket"}[ws]
-		stdout, _, err := execThrough(t, cfg, ws, "", "seq", "1", "2000000")
+		stdout, _, err := execThrough(t, cfg, ws, "", "seq", "1", "2236040")
 		if err != nil || sha256.Sum256([]byte(stdout)) != sha256.Sum256(want.Bytes()) {
-			t.Errorf("%s: seq 1 2000000: %d bytes, %v; want the %d bytes of the sequence", name, len(stdout), err, want.Len())
+			t.Errorf("%s: seq 1 2236040: %d bytes, %v; want the %d bytes of the sequence", name, len(stdout), err, want.Len())
 		}
 		if stdout, _, err := execThrough(t, cfg, ws, "typed in\n", "cat"); err != nil || stdout != "typed in\n" {
 			t.Errorf("%s: cat of stdin = %q, %v", name, stdout, err)

@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,6 +36,8 @@ import (
 	"orch.io/orch/components/certs/certstest"
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/syncbuf"
+	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
 )
 
 // kubectlPod is the pod the kubectl tests reach, on the host's network (no CNI here): app keeps
@@ -538,4 +542,108 @@ func (c *kubectlCluster) containerStatus(name string) (corev1.ContainerStatus, e
 		}
 	}
 	return corev1.ContainerStatus{}, fmt.Errorf("no status of %s", name)
+}
+
+// Sizes of the byte-exact streams.
+const (
+	execBytes        = 16 << 20  // exec's output
+	portForwardBytes = 256 << 20 // echoed through a port-forward, each way
+)
+
+// seqOutput is what `seq 1 2236040` writes, 16 MiB exactly: every line another number, so lost,
+// doubled or reordered bytes change it.
+var seqOutput = sync.OnceValue(func() []byte {
+	var b bytes.Buffer
+	for i := 1; i <= 2236040; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	if b.Len() != execBytes {
+		panic(fmt.Sprintf("seq 1 2236040 is %d bytes", b.Len()))
+	}
+	return b.Bytes()
+})
+
+// kubectl exec streaming 16 MiB of known output, and kubectl port-forward echoing 256 MiB of
+// pseudo-random bytes both ways, through orch-apiserver on containerd (busybox's seq and nc -e cat
+// in the pod), with each kubectl over each protocol: every byte arrives, once and in order.
+func TestKubectlStreamBytesOnContainerd(t *testing.T) {
+	c := startKubectlCluster(t, onContainerd(t))
+	port := apptest.FreePort(t) // the pod is on the host's network
+	c.must(t, kubectlBinaries(t)[0], "exec", "web", "-c", "app", "--", "sh", "-c", "nc -ll -p "+port+" -e cat </dev/null >/dev/null 2>&1 &")
+	checkStreamBytes(t, c, port, "seq", "1", "2236040")
+}
+
+// The byte-exact streams of TestKubectlStreamBytesOnContainerd on fakecri, its exec answering the
+// same 16 MiB from a script rule and its echo responder on port 7 answering the port-forward.
+func TestKubectlStreamBytesOnFakecri(t *testing.T) {
+	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakecri.Script{
+		Node:   fakecri.NodeScript{RuntimeName: "containerd", SandboxImage: e2ePauseImage, CgroupDriver: "cgroupfs", PreloadImages: []string{e2eImage}},
+		Faults: []fakecri.FaultRule{{Method: "RuntimeConfig", Error: &fakecri.FaultError{Code: "Unimplemented"}}},
+		Exec:   []fakecri.ExecRule{{Command: "seq16m", Stdout: string(seqOutput())}},
+		Ports:  []fakecri.PortRule{{Port: 7, Echo: true}},
+	}})
+	checkStreamBytes(t, startKubectlCluster(t, sock), "7", "seq16m")
+}
+
+// checkStreamBytes runs argv in web's app container, which must write seqOutput, and echoes
+// portForwardBytes through a port-forward to echoPort, with each kubectl over each protocol.
+func checkStreamBytes(t *testing.T, c *kubectlCluster, echoPort string, argv ...string) {
+	t.Helper()
+	want := sha256.Sum256(seqOutput())
+	for _, k := range kubectlBinaries(t) {
+		for _, p := range protocols {
+			name := k.name + " over " + p.name
+			began := time.Now()
+			r := c.run(t, k, p.env, nil, append([]string{"exec", "web", "-c", "app", "--"}, argv...)...)
+			if r.code != 0 || len(r.stdout) != execBytes || sha256.Sum256(r.stdout) != want {
+				t.Errorf("%s: exec of %d known bytes: %d bytes, exit %d, stderr %q; want them whole and in order", name, execBytes, len(r.stdout), r.code, r.stderr)
+			} else {
+				t.Logf("%s: exec: %d bytes unchanged in %v", name, execBytes, time.Since(began).Round(time.Millisecond))
+			}
+
+			local, stop := c.portForward(t, k, p.env, echoPort)
+			began = time.Now()
+			sent, got, n, err := echoThrough("127.0.0.1:"+local, portForwardBytes)
+			stop()
+			if err != nil || n != portForwardBytes || sent != got {
+				t.Errorf("%s: port-forward echo of %d bytes: %d back, equal %v, %v", name, portForwardBytes, n, sent == got, err)
+			} else {
+				t.Logf("%s: port-forward: %d bytes each way unchanged in %v", name, n, time.Since(began).Round(time.Millisecond))
+			}
+		}
+	}
+}
+
+// echoThrough writes size pseudo-random bytes to addr while reading what comes back, and answers
+// the checksums of both and how many bytes came back.
+func echoThrough(addr string, size int) (sent, got [sha256.Size]byte, n int64, err error) {
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return sent, got, 0, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Minute))
+	written := make(chan error, 1)
+	go func() {
+		h := sha256.New()
+		prng := mrand.NewChaCha8([32]byte{29})
+		chunk := make([]byte, 1<<20)
+		for left := size; left > 0; left -= len(chunk) {
+			_, _ = prng.Read(chunk)
+			h.Write(chunk)
+			if _, err := conn.Write(chunk); err != nil {
+				written <- err
+				return
+			}
+		}
+		copy(sent[:], h.Sum(nil))
+		written <- nil
+	}()
+	h := sha256.New()
+	n, err = io.CopyN(h, conn, int64(size))
+	copy(got[:], h.Sum(nil))
+	if werr := <-written; err == nil {
+		err = werr
+	}
+	return sent, got, n, err
 }

@@ -32,7 +32,6 @@ import (
 	"orch.io/orch/components/apiserver/nodeproxy"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authn"
-	"orch.io/orch/components/authz"
 	"orch.io/orch/components/certs/certstest"
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/syncbuf"
@@ -96,21 +95,11 @@ func startKubectlCluster(t *testing.T, endpoint string) *kubectlCluster {
 	}
 	kubeconfig, client := e2eAPIServer(t, func(c *server.Config) {
 		c.Nodes = nodes
-		c.Authenticator = authn.Union(authn.AuthenticatorFunc(func(r *http.Request) (*authn.UserInfo, bool, error) {
-			switch r.Header.Get("Authorization") {
-			case "Bearer admin-token":
-				return &authn.UserInfo{Name: "admin", Groups: []string{"system:masters"}}, true, nil
-			case "Bearer viewer-token":
-				return &authn.UserInfo{Name: "viewer"}, true, nil
-			}
-			return nil, false, nil
-		}), authn.Anonymous())
-		c.Authorizer = authz.AuthorizerFunc(func(_ context.Context, a authz.Attributes) (authz.Decision, string, error) {
-			if a.User != nil && a.User.Name == "viewer" && !(a.Verb == "get" && a.Resource == "pods" && a.Subresource == "") {
-				return authz.DecisionNoOpinion, "", nil
-			}
-			return authz.DecisionAllow, "", nil
+		c.Authenticator = apptest.TokenUsers(map[string]authn.UserInfo{
+			"admin-token":  {Name: "admin", Groups: []string{"system:masters"}},
+			"viewer-token": {Name: "viewer"},
 		})
+		c.Authorizer = apptest.OnlyGetPods("viewer")
 	})
 	cleanupPodLogs(t, "web")
 	a := startServing(t, "--container-runtime-endpoint", endpoint, "--orchconfig="+kubeconfig,

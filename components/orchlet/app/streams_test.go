@@ -31,7 +31,6 @@ import (
 	"orch.io/orch/components/apiserver/nodeproxy"
 	"orch.io/orch/components/apiserver/server"
 	"orch.io/orch/components/authn"
-	"orch.io/orch/components/authz"
 	"orch.io/orch/components/certs/certstest"
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
@@ -71,18 +70,8 @@ func lockableCluster(t *testing.T, script *fakecri.Script, lockedDown bool) (*re
 	}
 	kubeconfig, client, _ := apiServer(t, nil, func(c *server.Config) {
 		c.Nodes = nodes
-		c.Authenticator = authn.Union(authn.AuthenticatorFunc(func(r *http.Request) (*authn.UserInfo, bool, error) {
-			if r.Header.Get("Authorization") == "Bearer viewer-token" {
-				return &authn.UserInfo{Name: "viewer"}, true, nil
-			}
-			return nil, false, nil
-		}), authn.Anonymous())
-		c.Authorizer = authz.AuthorizerFunc(func(_ context.Context, a authz.Attributes) (authz.Decision, string, error) {
-			if a.User != nil && a.User.Name == "viewer" && !(a.Verb == "get" && a.Resource == "pods" && a.Subresource == "") {
-				return authz.DecisionNoOpinion, "", nil
-			}
-			return authz.DecisionAllow, "", nil
-		})
+		c.Authenticator = apptest.TokenUsers(map[string]authn.UserInfo{"viewer-token": {Name: "viewer"}})
+		c.Authorizer = apptest.OnlyGetPods("viewer")
 	})
 	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	port := apptest.FreePort(t)

@@ -39,13 +39,14 @@ import (
 	"orch.io/orch/fakecri/fakecritest"
 )
 
-// kubectlPod is the pod the kubectl tests reach, on the host's network (no CNI here): app keeps
+// kubectlPod is the pod the kubectl tests reach, named as no other test's pod is (their clean-up
+// removes their pods' log directories by name), on the host's network (no CNI here): app keeps
 // running (exec, cp, port-forward and debug's target); logger fails its first attempt, then
 // ticks, counting its attempts in an emptyDir that outlives them (logs, logs -f, logs
 // --previous); shell echoes the lines of its standard input until it closes (attach -i).
 const kubectlPod = `apiVersion: v1
 kind: Pod
-metadata: {name: web, namespace: default}
+metadata: {name: kubectl-e2e, namespace: default}
 spec:
   nodeName: ` + e2eNode + `
   hostNetwork: true
@@ -69,7 +70,7 @@ spec:
 
 // kubectlCluster is orch-apiserver's handler over TLS and an API-mode orchlet locked down as make
 // run configures it (anonymous requests refused, Webhook authentication and authorization, the
-// API server's client certificate trusted), with the pod web Running on its runtime.
+// API server's client certificate trusted), with the pod kubectl-e2e Running on its runtime.
 type kubectlCluster struct {
 	kubeconfig string
 	client     kubernetes.Interface
@@ -78,7 +79,7 @@ type kubectlCluster struct {
 }
 
 // startKubectlCluster starts the cluster on the runtime at endpoint (orch.local/busybox images
-// present) and waits for web's app Running. The API server
+// present) and waits for kubectl-e2e's app Running. The API server
 // authenticates the bearer token admin-token as admin, in system:masters, kubectl's user, and
 // viewer-token as the user viewer, allowed only get pods.
 func startKubectlCluster(t *testing.T, endpoint string) *kubectlCluster {
@@ -101,7 +102,7 @@ func startKubectlCluster(t *testing.T, endpoint string) *kubectlCluster {
 		})
 		c.Authorizer = apptest.OnlyGetPods("viewer")
 	})
-	cleanupPodLogs(t, "web")
+	cleanupPodLogs(t, "kubectl-e2e")
 	a := startServing(t, "--container-runtime-endpoint", endpoint, "--orchconfig="+kubeconfig,
 		"--hostname-override="+e2eNode, "--node-ip=127.0.0.1", "--fail-swap-on=false", "--cgroup-driver=cgroupfs",
 		"--cert-dir="+t.TempDir(), "--root-dir="+t.TempDir(),
@@ -124,12 +125,12 @@ func startKubectlCluster(t *testing.T, endpoint string) *kubectlCluster {
 		t.Fatal(err)
 	}
 	c := &kubectlCluster{kubeconfig: admin, client: client, agent: a, dir: dir}
-	manifest := filepath.Join(dir, "web.yaml")
+	manifest := filepath.Join(dir, "kubectl-e2e.yaml")
 	if err := os.WriteFile(manifest, []byte(kubectlPod), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.must(t, kubectlBinaries(t)[0], "apply", "-f", manifest)
-	apptest.WaitWithin(t, "web's app Running", time.Minute, func() (bool, error) {
+	apptest.WaitWithin(t, "kubectl-e2e's app Running", time.Minute, func() (bool, error) {
 		s, err := c.containerStatus("app")
 		return err == nil && s.State.Running != nil, fmt.Errorf("%+v, %v", s.State, err)
 	})
@@ -316,29 +317,29 @@ func TestKubectlExecOnContainerd(t *testing.T) {
 	for _, k := range kubectlBinaries(t) {
 		for _, p := range protocols {
 			name := k.name + " over " + p.name
-			r := c.run(t, k, p.env, nil, "exec", "web", "-c", "app", "--", "sh", "-c", "echo out; echo err >&2; exit 7")
+			r := c.run(t, k, p.env, nil, "exec", "kubectl-e2e", "-c", "app", "--", "sh", "-c", "echo out; echo err >&2; exit 7")
 			if string(r.stdout) != "out\n" || !strings.HasPrefix(string(r.stderr), "err\n") || r.code != 7 {
 				t.Errorf("%s: exec sh -c 'echo out; echo err >&2; exit 7': stdout %q, stderr %q, exit %d; want out, err and exit 7", name, r.stdout, r.stderr, r.code)
 			}
-			r = c.run(t, k, p.env, bytes.NewReader(stdin), "exec", "-i", "web", "-c", "app", "--", "cat")
+			r = c.run(t, k, p.env, bytes.NewReader(stdin), "exec", "-i", "kubectl-e2e", "-c", "app", "--", "cat")
 			if r.code != 0 || !bytes.Equal(r.stdout, stdin) {
 				t.Errorf("%s: exec -i cat of %d bytes piped: %d bytes back, exit %d, stderr %q", name, len(stdin), len(r.stdout), r.code, r.stderr)
 			}
 			// Without -t the command has no terminal.
-			r = c.run(t, k, p.env, nil, "exec", "web", "-c", "app", "--", "tty")
+			r = c.run(t, k, p.env, nil, "exec", "kubectl-e2e", "-c", "app", "--", "tty")
 			if string(r.stdout) != "not a tty\n" || r.code != 1 {
 				t.Errorf("%s: exec tty: %q, exit %d; want not a tty, exit 1", name, r.stdout, r.code)
 			}
 			screen, code := c.onTerminal(t, k, p.env, func(screen *syncbuf.Buffer, typeIn func(string)) {
 				waitShown(t, screen, "# ")
 				typeIn("tty; exit 5\r")
-			}, "exec", "-it", "web", "-c", "app", "--", "sh")
+			}, "exec", "-it", "kubectl-e2e", "-c", "app", "--", "sh")
 			if !regexp.MustCompile(`/dev/pts/\d+`).MatchString(screen) || code != 5 {
 				t.Errorf("%s: exec -it sh, typed tty; exit 5: exit %d, the terminal showed %q; want a /dev/pts terminal and exit 5", name, code, screen)
 			}
 		}
-		r := c.run(t, k, nil, nil, "--token=viewer-token", "exec", "web", "-c", "app", "--", "true")
-		if r.code == 0 || !strings.Contains(string(r.stderr), `pods "web" is forbidden: User "viewer" cannot create resource "pods/exec" in API group "" in the namespace "default"`) {
+		r := c.run(t, k, nil, nil, "--token=viewer-token", "exec", "kubectl-e2e", "-c", "app", "--", "true")
+		if r.code == 0 || !strings.Contains(string(r.stderr), `pods "kubectl-e2e" is forbidden: User "viewer" cannot create resource "pods/exec" in API group "" in the namespace "default"`) {
 			t.Errorf("%s: the viewer's exec: exit %d, %s; want Kubernetes' 403", k.name, r.code, r.stderr)
 		}
 	}
@@ -359,14 +360,14 @@ func TestKubectlCpOnContainerd(t *testing.T) {
 	}
 	for i, k := range kubectlBinaries(t) {
 		remote := fmt.Sprintf("/tmp/cp-%d.bin", i)
-		c.must(t, k, "cp", "up.bin", "default/web:"+remote, "-c", "app")
-		if out := c.must(t, k, "exec", "web", "-c", "app", "--", "sha256sum", remote); out != hex.EncodeToString(sum[:])+"  "+remote+"\n" {
-			t.Errorf("%s: cp up.bin web:%s, then sha256sum there: %q; want %x", k.name, remote, out, sum)
+		c.must(t, k, "cp", "up.bin", "default/kubectl-e2e:"+remote, "-c", "app")
+		if out := c.must(t, k, "exec", "kubectl-e2e", "-c", "app", "--", "sha256sum", remote); out != hex.EncodeToString(sum[:])+"  "+remote+"\n" {
+			t.Errorf("%s: cp up.bin kubectl-e2e:%s, then sha256sum there: %q; want %x", k.name, remote, out, sum)
 		}
 		back := fmt.Sprintf("back-%d.bin", i)
-		c.must(t, k, "cp", "default/web:"+remote, back, "-c", "app")
+		c.must(t, k, "cp", "default/kubectl-e2e:"+remote, back, "-c", "app")
 		if got, err := os.ReadFile(filepath.Join(c.dir, back)); err != nil || !bytes.Equal(got, data) {
-			t.Errorf("%s: cp web:%s %s: %d bytes, %v; want the %d bytes sent", k.name, remote, back, len(got), err, len(data))
+			t.Errorf("%s: cp kubectl-e2e:%s %s: %d bytes, %v; want the %d bytes sent", k.name, remote, back, len(got), err, len(data))
 		}
 	}
 }
@@ -381,19 +382,19 @@ func TestKubectlLogsOnContainerd(t *testing.T) {
 		return err == nil && s.State.Running != nil && s.RestartCount == 1, fmt.Errorf("%+v, %v", s, err)
 	})
 	for _, k := range kubectlBinaries(t) {
-		if out := c.must(t, k, "logs", "web", "-c", "logger", "--previous"); out != "attempt 1\n" {
+		if out := c.must(t, k, "logs", "kubectl-e2e", "-c", "logger", "--previous"); out != "attempt 1\n" {
 			t.Errorf("%s: logs --previous: %q, want the first attempt's line", k.name, out)
 		}
-		out := c.must(t, k, "logs", "web", "-c", "logger")
+		out := c.must(t, k, "logs", "kubectl-e2e", "-c", "logger")
 		if !strings.HasPrefix(out, "attempt 2\ntick 1\ntick 2\n") {
 			t.Errorf("%s: logs: %.60q, want the second attempt's lines", k.name, out)
 		}
-		if tail := c.must(t, k, "logs", "web", "-c", "logger", "--tail=1"); strings.Count(tail, "\n") != 1 || !strings.HasPrefix(tail, "tick ") {
+		if tail := c.must(t, k, "logs", "kubectl-e2e", "-c", "logger", "--tail=1"); strings.Count(tail, "\n") != 1 || !strings.HasPrefix(tail, "tick ") {
 			t.Errorf("%s: logs --tail=1: %q", k.name, tail)
 		}
 		// Followed: every line in order, and lines the logger wrote after logs -f began.
 		ticks := strings.Count(out, "tick ")
-		cmd := exec.Command(k.path, "--kubeconfig", c.kubeconfig, "logs", "-f", "web", "-c", "logger")
+		cmd := exec.Command(k.path, "--kubeconfig", c.kubeconfig, "logs", "-f", "kubectl-e2e", "-c", "logger")
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -423,7 +424,7 @@ func TestKubectlPortForwardOnContainerd(t *testing.T) {
 	c := startKubectlCluster(t, onContainerd(t))
 	port := apptest.FreePort(t) // the pod is on the host's network
 	k0 := kubectlBinaries(t)[0]
-	c.must(t, k0, "exec", "web", "-c", "app", "--", "sh", "-c", "mkdir -p /tmp/www && echo hello from httpd > /tmp/www/index.html && httpd -p 127.0.0.1:"+port+" -h /tmp/www")
+	c.must(t, k0, "exec", "kubectl-e2e", "-c", "app", "--", "sh", "-c", "mkdir -p /tmp/www && echo hello from httpd > /tmp/www/index.html && httpd -p 127.0.0.1:"+port+" -h /tmp/www")
 	for _, k := range kubectlBinaries(t) {
 		for _, p := range protocols {
 			name := k.name + " over " + p.name
@@ -444,11 +445,11 @@ func TestKubectlPortForwardOnContainerd(t *testing.T) {
 	}
 }
 
-// portForward runs kubectl port-forward pod/web :port and answers the local port it listens on
+// portForward runs kubectl port-forward pod/kubectl-e2e :port and answers the local port it listens on
 // and how to stop it.
 func (c *kubectlCluster) portForward(t *testing.T, k kubectlBinary, env []string, port string) (string, func()) {
 	t.Helper()
-	cmd := exec.Command(k.path, "--kubeconfig", c.kubeconfig, "port-forward", "pod/web", ":"+port)
+	cmd := exec.Command(k.path, "--kubeconfig", c.kubeconfig, "port-forward", "pod/kubectl-e2e", ":"+port)
 	cmd.Env = append(os.Environ(), env...)
 	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
@@ -469,7 +470,7 @@ func (c *kubectlCluster) portForward(t *testing.T, k kubectlBinary, env []string
 		}
 	}
 	stop()
-	t.Fatalf("%s port-forward pod/web :%s: no Forwarding line; stderr:\n%s", k.name, port, stderr.String())
+	t.Fatalf("%s port-forward pod/kubectl-e2e :%s: no Forwarding line; stderr:\n%s", k.name, port, stderr.String())
 	return "", nil
 }
 
@@ -483,7 +484,7 @@ func TestKubectlAttachOnContainerd(t *testing.T) {
 			s, err := c.containerStatus("shell")
 			return err == nil && s.State.Running != nil && s.RestartCount == int32(i), fmt.Errorf("%+v, %v", s, err)
 		})
-		r := c.run(t, k, nil, strings.NewReader("one\ntwo\nthree\n"), "attach", "-i", "web", "-c", "shell")
+		r := c.run(t, k, nil, strings.NewReader("one\ntwo\nthree\n"), "attach", "-i", "kubectl-e2e", "-c", "shell")
 		if string(r.stdout) != "got: one\ngot: two\ngot: three\n" {
 			t.Errorf("%s: attach -i with three lines piped: %q, exit %d, stderr %q", k.name, r.stdout, r.code, r.stderr)
 		}
@@ -500,12 +501,12 @@ func TestKubectlDebugOnContainerd(t *testing.T) {
 		screen, code := c.onTerminal(t, k, nil, func(screen *syncbuf.Buffer, typeIn func(string)) {
 			waitShown(t, screen, "If you don't see a command prompt, try pressing enter.")
 			typeIn("ps -o pid,args; exit 3\r")
-		}, "debug", "-it", "web", "--image="+e2eImage, "--target=app", "-c", name, "--", "sh")
+		}, "debug", "-it", "kubectl-e2e", "--image="+e2eImage, "--target=app", "-c", name, "--", "sh")
 		if !strings.Contains(screen, `Targeting container "app"`) || !regexp.MustCompile(`\d+ sleep 3600`).MatchString(screen) || code != 0 {
 			t.Errorf("%s: debug -it --target=app, typed ps: exit %d, the terminal showed %q; want the target's sleep 3600", k.name, code, screen)
 		}
 		apptest.WaitWithin(t, name+" terminated in ephemeralContainerStatuses", 30*time.Second, func() (bool, error) {
-			p, err := c.client.CoreV1().Pods("default").Get(context.Background(), "web", metav1.GetOptions{})
+			p, err := c.client.CoreV1().Pods("default").Get(context.Background(), "kubectl-e2e", metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
@@ -519,9 +520,9 @@ func TestKubectlDebugOnContainerd(t *testing.T) {
 	}
 }
 
-// containerStatus answers web's status of the named container.
+// containerStatus answers kubectl-e2e's status of the named container.
 func (c *kubectlCluster) containerStatus(name string) (corev1.ContainerStatus, error) {
-	p, err := c.client.CoreV1().Pods("default").Get(context.Background(), "web", metav1.GetOptions{})
+	p, err := c.client.CoreV1().Pods("default").Get(context.Background(), "kubectl-e2e", metav1.GetOptions{})
 	if err != nil {
 		return corev1.ContainerStatus{}, err
 	}
@@ -558,7 +559,7 @@ var seqOutput = sync.OnceValue(func() []byte {
 func TestKubectlStreamBytesOnContainerd(t *testing.T) {
 	c := startKubectlCluster(t, onContainerd(t))
 	port := apptest.FreePort(t) // the pod is on the host's network
-	c.must(t, kubectlBinaries(t)[0], "exec", "web", "-c", "app", "--", "sh", "-c", "nc -ll -p "+port+" -e cat </dev/null >/dev/null 2>&1 &")
+	c.must(t, kubectlBinaries(t)[0], "exec", "kubectl-e2e", "-c", "app", "--", "sh", "-c", "nc -ll -p "+port+" -e cat </dev/null >/dev/null 2>&1 &")
 	checkStreamBytes(t, c, port, "seq", "1", "2236040")
 }
 
@@ -574,7 +575,7 @@ func TestKubectlStreamBytesOnFakecri(t *testing.T) {
 	checkStreamBytes(t, startKubectlCluster(t, sock), "7", "seq16m")
 }
 
-// checkStreamBytes runs argv in web's app container, which must write seqOutput, and echoes
+// checkStreamBytes runs argv in kubectl-e2e's app container, which must write seqOutput, and echoes
 // portForwardBytes through a port-forward to echoPort, with each kubectl over each protocol.
 func checkStreamBytes(t *testing.T, c *kubectlCluster, echoPort string, argv ...string) {
 	t.Helper()
@@ -583,7 +584,7 @@ func checkStreamBytes(t *testing.T, c *kubectlCluster, echoPort string, argv ...
 		for _, p := range protocols {
 			name := k.name + " over " + p.name
 			began := time.Now()
-			r := c.run(t, k, p.env, nil, append([]string{"exec", "web", "-c", "app", "--"}, argv...)...)
+			r := c.run(t, k, p.env, nil, append([]string{"exec", "kubectl-e2e", "-c", "app", "--"}, argv...)...)
 			if r.code != 0 || len(r.stdout) != execBytes || sha256.Sum256(r.stdout) != want {
 				t.Errorf("%s: exec of %d known bytes: %d bytes, exit %d, stderr %q; want them whole and in order", name, execBytes, len(r.stdout), r.code, r.stderr)
 			} else {

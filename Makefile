@@ -120,9 +120,12 @@ plots-browser:
 ## utility chains read back in a network namespace of the test's; a flexVolume driver's volume; a
 ## minute of a node on containerd recorded through fakecri record and replayed by the simulator
 ## (restarts, OOM kills and an eviction matching within one sampling period), and a compare run on
-## the recording
+## the recording; kubectl (the project's, and the machine's if on PATH) through orch-apiserver to
+## an API-mode orchlet on containerd: exec (-it on a terminal, -i piped, exit codes), cp both ways,
+## logs (-f, --previous), port-forward, attach -i, debug -it --target, and streams byte-exact
+## (16 MiB of exec output, 256 MiB echoed through a port-forward; on fakecri too)
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 10m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd)|TestRecordReplayOnContainerd)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 20m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd)|TestRecordReplayOnContainerd|TestKubectl(Exec|Cp|Logs|PortForward|Attach|Debug|StreamBytes)OnContainerd|TestKubectlStreamBytesOnFakecri)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, RBAC authorization among 1,000
 ## roles and bindings, fakecri, the simulator at scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8

@@ -294,8 +294,12 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 	}
 	code := 0
 	if rule := t.rule; rule != nil {
-		io.WriteString(stdout, rule.Stdout)
-		io.WriteString(stderr, rule.Stderr)
+		if err := writeChunked(stdout, rule.Stdout); err != nil {
+			return err
+		}
+		if err := writeChunked(stderr, rule.Stderr); err != nil {
+			return err
+		}
 		if err := s.sleep(t.c)(ctx, rule.Delay.D()); err != nil {
 			return err
 		}
@@ -309,6 +313,23 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 	}
 	if code != 0 {
 		return utilexec.CodeExitError{Err: fmt.Errorf("command %q exited with %d", joinCmd(cmd), code), Code: code}
+	}
+	return nil
+}
+
+// outputChunk is the most a stream is written at once, as containerd copies a process's output:
+// one SPDY data frame holds less than 16 MiB, so a larger write fails.
+const outputChunk = 32 << 10
+
+// writeChunked writes s to w in pieces of outputChunk, answering the first failure: output that
+// does not arrive is an error, never a silent success.
+func writeChunked(w io.Writer, s string) error {
+	for len(s) > 0 {
+		n := min(len(s), outputChunk)
+		if _, err := io.WriteString(w, s[:n]); err != nil {
+			return err
+		}
+		s = s[n:]
 	}
 	return nil
 }

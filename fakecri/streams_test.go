@@ -166,6 +166,17 @@ func TestStreamedExecLargeOutput(t *testing.T) {
 	}
 }
 
+// A rule's output larger than one SPDY data frame holds (16 MiB less a byte) arrives whole: it is
+// written in pieces, as a runtime copies a process's output.
+func TestStreamedExecRuleOutputLargerThanAFrame(t *testing.T) {
+	out := bytes.Repeat([]byte("0123456789abcdef"), 17<<16) // 17 MiB
+	f := newStreamFixture(t, &Script{Exec: []ExecRule{{Command: "big", Stdout: string(out), Stderr: "done"}}})
+	stdout, stderr, err := f.exec([]string{"big"}, "", false)
+	if err != nil || stdout != string(out) || stderr != "done" {
+		t.Fatalf("big: %d bytes of %d, stderr %q, %v", len(stdout), len(out), stderr, err)
+	}
+}
+
 // On a terminal sh prompts, the typed line is echoed, output lines end in CRLF.
 func TestStreamedExecInteractiveShellOnATerminal(t *testing.T) {
 	f := newStreamFixture(t, nil)

@@ -136,7 +136,7 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 	defer stopSampling()
 	go rec.Run(sampling)
 
-	kubeconfig, client := recordAPIServer(t)
+	kubeconfig, client := e2eAPIServer(t, nil)
 	var podYAMLs []string
 	for _, name := range sortedKeys(recordPods) {
 		var pod corev1.Pod
@@ -308,17 +308,21 @@ func last(obs []podSeen) podSeen {
 	return obs[len(obs)-1]
 }
 
-// recordAPIServer serves orch-apiserver's handler on memory storage over TLS, for the recorded
-// node's pods, and writes a kubeconfig for the agent.
-func recordAPIServer(t *testing.T) (string, kubernetes.Interface) {
+// e2eAPIServer serves orch-apiserver's handler on memory storage over TLS, anonymous requests
+// allowed everything unless configure changes the config, and writes a kubeconfig for the agent.
+func e2eAPIServer(t *testing.T, configure func(*server.Config)) (string, kubernetes.Interface) {
 	t.Helper()
 	clk := clock.New()
 	st := memory.New(clk)
 	stopping := make(chan struct{})
-	h, err := server.New(server.Config{
+	c := server.Config{
 		Clock: clk, Storage: st, EventTTL: time.Hour, Authenticator: authn.Union(authn.Anonymous()), Authorizer: authz.AlwaysAllow(),
 		MinRequestTimeout: 30 * time.Minute, BookmarkInterval: time.Minute, Stopping: stopping,
-	})
+	}
+	if configure != nil {
+		configure(&c)
+	}
+	h, err := server.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}

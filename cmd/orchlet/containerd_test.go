@@ -658,7 +658,7 @@ func writeBusyboxImages(path string, images map[string][]string) error {
 	if _, err := lw.Write(busybox); err != nil {
 		return err
 	}
-	for _, applet := range []string{"sh", "sleep", "echo", "true", "false", "cat", "ls", "ps", "id", "seq", "httpd"} {
+	for _, applet := range []string{"sh", "sleep", "echo", "true", "false", "cat", "ls", "ps", "id", "seq", "httpd", "tar", "tty", "nc", "sha256sum"} {
 		if err := lw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + applet, Linkname: "busybox", Mode: 0o777, ModTime: mtime}); err != nil {
 			return err
 		}

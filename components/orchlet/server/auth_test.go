@@ -107,6 +107,11 @@ func TestAuthorizationAttributes(t *testing.T) {
 			wantBody: "Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
 		{name: "healthz", method: "GET", path: "/healthz", fineGrained: true, allow: []string{"healthz"}, wantAsked: []string{"healthz"}, wantVerb: "get", wantStatus: 200},
 		{name: "run is proxy, POST is create", method: "POST", path: "/run/default/web/nginx?cmd=ls", fineGrained: true, allow: []string{"proxy"}, wantAsked: []string{"proxy"}, wantVerb: "create", wantStatus: 200},
+		// Anonymous requests reach exec and run only if the API server's authorization allows them.
+		{name: "exec denied to anonymous", method: "POST", path: "/exec/default/web/nginx?command=echo&command=pwned&output=1", fineGrained: true, wantAsked: []string{"proxy"}, wantVerb: "create", wantStatus: 403,
+			wantBody: "Forbidden (user=system:anonymous, verb=create, resource=nodes, subresource(s)=[proxy])"},
+		{name: "run denied to anonymous", method: "POST", path: "/run/default/web/nginx?cmd=echo%20pwned", fineGrained: true, wantAsked: []string{"proxy"}, wantVerb: "create", wantStatus: 403,
+			wantBody: "Forbidden (user=system:anonymous, verb=create, resource=nodes, subresource(s)=[proxy])"},
 		{name: "container logs are proxy", method: "GET", path: "/containerLogs/default/web/nginx", fineGrained: true, allow: []string{"proxy"}, wantAsked: []string{"proxy"}, wantVerb: "get", wantStatus: 200},
 		{name: "DELETE is delete", method: "DELETE", path: "/pods", fineGrained: true, allow: []string{"pods"}, wantAsked: []string{"pods"}, wantVerb: "delete", wantStatus: 405},
 		{name: "unknown path is authorized as proxy before routing", method: "GET", path: "/nothing", fineGrained: true, wantAsked: []string{"proxy"}, wantVerb: "get", wantStatus: 403,

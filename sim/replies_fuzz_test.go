@@ -10,9 +10,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"orch.io/orch/fakecri"
 )
 
 // maxStoryTime flags a run that crawls: the story takes well under a second of wall time, so a
@@ -69,68 +66,10 @@ func FuzzCRIReplies(f *testing.F) {
 			t.Fatal(err)
 		}
 		t.Logf("%d answers changed: %s", m.changed, strings.Join(m.log, "; "))
-		if err := converged(n.Runtime.State(), map[string][]string{"default/web-node-a": {"app"}, "default/pair-node-a": {"a", "b"}}); err != nil {
+		if err := Converged(n.Runtime.State(), map[string][]string{"default/web-node-a": {"app"}, "default/pair-node-a": {"a", "b"}}); err != nil {
 			t.Fatalf("%d changed answers (%s), then 2 minutes of true ones: %v", m.changed, strings.Join(m.log, "; "), err)
 		}
 	})
-}
-
-// converged says whether the runtime runs exactly the pods want names (namespace/name to container
-// names): one ready sandbox each, each container running once in it, no other sandbox ready and no
-// other container running.
-func converged(st fakecri.State, want map[string][]string) error {
-	var errs []string
-	ready := map[string]string{} // sandbox id to pod
-	readyOf := map[string]int{}
-	for _, sb := range st.Sandboxes {
-		if sb.State != runtimeapi.PodSandboxState_SANDBOX_READY.String() {
-			continue
-		}
-		pod := sb.Namespace + "/" + sb.Name
-		ready[sb.ID] = pod
-		readyOf[pod]++
-		if _, ok := want[pod]; !ok {
-			errs = append(errs, fmt.Sprintf("sandbox %s of %s ready, no such pod", sb.ID, pod))
-		}
-	}
-	running := map[string]int{}
-	for _, c := range st.Containers {
-		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING.String() {
-			continue
-		}
-		pod, ok := ready[c.SandboxID]
-		if !ok {
-			errs = append(errs, fmt.Sprintf("container %s (%s) running outside a ready sandbox", c.ID, c.Name))
-			continue
-		}
-		running[pod+"/"+c.Name]++
-		if !slices.Contains(want[pod], c.Name) {
-			errs = append(errs, fmt.Sprintf("container %s of %s running, not in the pod", c.Name, pod))
-		}
-	}
-	for _, pod := range sortedKeys(want) {
-		if readyOf[pod] != 1 {
-			errs = append(errs, fmt.Sprintf("%s: %d ready sandboxes", pod, readyOf[pod]))
-		}
-		for _, c := range want[pod] {
-			if got := running[pod+"/"+c]; got != 1 {
-				errs = append(errs, fmt.Sprintf("%s/%s: %d running", pod, c, got))
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // mutator changes answers as its bytes say, one byte or a few per answer, until they run out.

@@ -273,6 +273,16 @@ fuzz-agent:
 	done
 	$(GO) test -run '^$$' -fuzz '^FuzzCRIReplies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x ./sim/
 
+## soak-runtime: a simulated node of 110 pods, 10 replaced every 2 minutes, on a fakecri that fails
+## every method and delays the pod workers' at seeded random (SOAK_SEED) for SOAK_TIME of simulated
+## time; then the faults stop and within one sync period exactly the pods that should run must run,
+## each once (make test runs 20 simulated minutes of it)
+SOAK_TIME ?= 10h
+SOAK_SEED ?= 1
+.PHONY: soak-runtime
+soak-runtime:
+	$(GO) test -count=1 -v -timeout 60m -run '^TestRuntimeFaultSoak$$' ./sim/ -args -soak=$(SOAK_TIME) -soak-seed=$(SOAK_SEED)
+
 ## fuzz: every fuzz target above, FUZZTIME each
 fuzz: fuzz-api fuzz-config fuzz-jwt fuzz-agent
 

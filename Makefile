@@ -260,8 +260,34 @@ fuzz-api:
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./components/apiserver/$${t%%:*}/ || exit 1; \
 	done
 
+## fuzz-agent: fuzz the orchlet's input for FUZZTIME each: its configuration files (--config and a
+## drop-in), its kubeconfigs (--orchconfig, --bootstrap-kubeconfig), static pod manifests from files
+## and a URL, the runtime's answers (a simulated node fed CRI replies changed as the fuzzer says,
+## which must converge once they are true again), and the stream framing the agent and the API
+## server's stream proxy read (the tunnel's upstream answer, the resize channel). The simulated node
+## is slow to minimize, so its interesting inputs are minimized by count, not time.
+FUZZ_AGENT := components/orchlet/options:FuzzConfigFiles components/orchlet/certificate:FuzzOrchconfig \
+	components/orchlet/sources:FuzzManifests third_party/forked/streamproxy:FuzzTunnelResponse \
+	third_party/forked/streamproxy:FuzzResizeEvents
+.PHONY: fuzz-agent
+fuzz-agent:
+	for t in $(FUZZ_AGENT); do \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./$${t%%:*}/ || exit 1; \
+	done
+	$(GO) test -run '^$$' -fuzz '^FuzzCRIReplies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x ./sim/
+
+## soak-runtime: a simulated node of 110 pods, 10 replaced every 2 minutes, on a fakecri that fails
+## every method and delays the pod workers' at seeded random (SOAK_SEED) for SOAK_TIME of simulated
+## time; then the faults stop and within one sync period exactly the pods that should run must run,
+## each once (make test runs 20 simulated minutes of it)
+SOAK_TIME ?= 10h
+SOAK_SEED ?= 1
+.PHONY: soak-runtime
+soak-runtime:
+	$(GO) test -count=1 -v -timeout 60m -run '^TestRuntimeFaultSoak$$' ./sim/ -args -soak=$(SOAK_TIME) -soak-seed=$(SOAK_SEED)
+
 ## fuzz: every fuzz target above, FUZZTIME each
-fuzz: fuzz-api fuzz-config fuzz-jwt
+fuzz: fuzz-api fuzz-config fuzz-jwt fuzz-agent
 
 ## chaos: kill -9 orch-apiserver (embedded etcd, loopback) CHAOS_KILLS times under 8 writing clients,
 ## at moments seeded by CHAOS_SEED; after each restart nothing acknowledged may be lost, nothing half

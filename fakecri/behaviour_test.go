@@ -690,3 +690,35 @@ func TestDeterministicReplay(t *testing.T) {
 		}
 	}
 }
+
+// A rule that only delays delays with its chance, seeded: the same seed delays the same calls.
+func TestSeededLatencyDelaysWithItsChance(t *testing.T) {
+	pattern := func(seed int64) string {
+		f := newFixture(t, &Script{Seed: seed, Faults: []FaultRule{{Method: "Status", Probability: 0.3, Latency: Duration(time.Second)}}})
+		var sb strings.Builder
+		for range 100 {
+			start := f.mock.Now()
+			done := make(chan error, 1)
+			go func() { _, err := f.rt.Status(f.ctx, &runtimeapi.StatusRequest{}); done <- err }()
+			waitFor(t, func() bool { return len(done) == 1 || (f.rt.InFlight() == 1 && f.rt.Idle()) })
+			if len(done) == 0 {
+				f.advance(time.Second)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if f.mock.Now().Equal(start) {
+				sb.WriteByte('.')
+			} else {
+				sb.WriteByte('d')
+			}
+		}
+		if delayed := strings.Count(sb.String(), "d"); delayed < 15 || delayed > 50 {
+			t.Fatalf("%d of 100 delayed with p=0.3", delayed)
+		}
+		return sb.String()
+	}
+	if a, b := pattern(7), pattern(7); a != b {
+		t.Fatalf("same seed, different delays:\n%s\n%s", a, b)
+	}
+}

@@ -218,8 +218,15 @@ func (r *Runtime) begin(ctx context.Context, m method, req proto.Message) (*call
 		if !f.request.match(cc.rec.Request) {
 			continue
 		}
+		if f.Error == nil && !f.Hang {
+			// A rule that only delays delays with its chance.
+			if f.Probability == 0 || f.rng.Float64() < f.Probability {
+				latency += f.Latency.D()
+			}
+			continue
+		}
 		latency += f.Latency.D()
-		if fire != nil || (f.Error == nil && !f.Hang) {
+		if fire != nil {
 			continue
 		}
 		f.seen++

@@ -365,7 +365,7 @@ func (w *World) attachAPI(n *Node, cores int, ignoreEviction bool) error {
 		},
 		Capacity: capacity, Allocatable: allocatable, Port: cfg.Port,
 		StatusFrequency: cfg.NodeStatusUpdateFrequency.Duration, MaxImages: cfg.NodeStatusMaxImages,
-		Runtime: inProcess{n.rt}, Images: inProcess{n.rt}, Version: "v0.0.0-sim", Logger: w.logger,
+		Runtime: n.cri, Images: n.cri, Version: "v0.0.0-sim", Logger: w.logger,
 		Pressure: n.Agent.Pressure,
 	})
 	a.pods = apipods.New(apipods.Options{

@@ -20,7 +20,44 @@ import (
 // Over a socket, every round trip would go through the network poller and cost a simulated node
 // far more than the work it asks for. Answers are cloned, as decoding them off the wire would,
 // because fakecri shares read-only data with what it returns.
-type inProcess struct{ rt *fakecri.Runtime }
+type inProcess struct {
+	rt *fakecri.Runtime
+	// reply, when set, sees every answer (a copy) before the agent does and may change it: a
+	// test's seam for feeding the agent answers no runtime gives (NodeOptions.replies).
+	reply replyHook
+}
+
+// replyHook is handed each answer of method in turn; for a list, each item.
+type replyHook func(method string, m proto.Message)
+
+// replied hands m to the reply hook, if any, unless the call failed.
+func replied[T proto.Message](c inProcess, method string, m T, err error) (T, error) {
+	if err == nil && c.reply != nil {
+		c.reply(method, m)
+	}
+	return m, err
+}
+
+// answerAll hands each item to the reply hook, if any, unless the call failed; with a hook the items
+// are copied first, since fakecri may share data with lists it answers.
+func answerAll[T proto.Message](c inProcess, method string, ms []T, err error) ([]T, error) {
+	if err != nil || c.reply == nil {
+		return ms, err
+	}
+	ms = cloneAll(ms)
+	for _, m := range ms {
+		c.reply(method, m)
+	}
+	return ms, nil
+}
+
+// answerOf hands a copy of a response the agent reads one field of to the reply hook, if any.
+func answerOf[T proto.Message](c inProcess, method string, m T, err error) (T, error) {
+	if err != nil || c.reply == nil {
+		return m, err
+	}
+	return replied(c, method, proto.Clone(m).(T), nil)
+}
 
 var (
 	_ cri.RuntimeService      = inProcess{}
@@ -44,11 +81,13 @@ func cloneAll[T proto.Message](ms []T) []T {
 }
 
 func (c inProcess) Version(ctx context.Context, v string) (*runtimeapi.VersionResponse, error) {
-	return clone(c.rt.Version(ctx, &runtimeapi.VersionRequest{Version: v}))
+	r, err := clone(c.rt.Version(ctx, &runtimeapi.VersionRequest{Version: v}))
+	return replied(c, "Version", r, err)
 }
 
 func (c inProcess) CreateContainer(ctx context.Context, sandbox string, cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
 	r, err := c.rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandbox, Config: cfg, SandboxConfig: sbCfg})
+	r, err = answerOf(c, "CreateContainer", r, err)
 	return r.GetContainerId(), err
 }
 
@@ -69,11 +108,12 @@ func (c inProcess) RemoveContainer(ctx context.Context, id string) error {
 
 func (c inProcess) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	r, err := c.rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: f})
-	return r.GetContainers(), err
+	return answerAll(c, "ListContainers", r.GetContainers(), err)
 }
 
 func (c inProcess) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
-	return clone(c.rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: verbose}))
+	r, err := clone(c.rt.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: verbose}))
+	return replied(c, "ContainerStatus", r, err)
 }
 
 func (c inProcess) UpdateContainerResources(ctx context.Context, id string, res *runtimeapi.ContainerResources) error {
@@ -83,6 +123,7 @@ func (c inProcess) UpdateContainerResources(ctx context.Context, id string, res 
 
 func (c inProcess) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error) {
 	r, err := c.rt.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: int64(timeout.Seconds())})
+	r, err = answerOf(c, "ExecSync", r, err)
 	if err == nil && r.GetExitCode() != 0 {
 		// As Kubernetes' CRI client reports a non-zero exit.
 		return r.GetStdout(), r.GetStderr(), utilexec.CodeExitError{
@@ -94,11 +135,13 @@ func (c inProcess) ExecSync(ctx context.Context, id string, cmd []string, timeou
 }
 
 func (c inProcess) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	return c.rt.Exec(ctx, req)
+	r, err := c.rt.Exec(ctx, req)
+	return answerOf(c, "Exec", r, err)
 }
 
 func (c inProcess) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	return c.rt.Attach(ctx, req)
+	r, err := c.rt.Attach(ctx, req)
+	return answerOf(c, "Attach", r, err)
 }
 
 func (c inProcess) ReopenContainerLog(ctx context.Context, id string) error {
@@ -132,6 +175,7 @@ func (c inProcess) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.C
 
 func (c inProcess) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, handler string) (string, error) {
 	r, err := c.rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg, RuntimeHandler: handler})
+	r, err = answerOf(c, "RunPodSandbox", r, err)
 	return r.GetPodSandboxId(), err
 }
 
@@ -146,20 +190,23 @@ func (c inProcess) RemovePodSandbox(ctx context.Context, id string) error {
 }
 
 func (c inProcess) PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
-	return clone(c.rt.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose}))
+	r, err := clone(c.rt.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: id, Verbose: verbose}))
+	return replied(c, "PodSandboxStatus", r, err)
 }
 
 func (c inProcess) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	r, err := c.rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: f})
-	return r.GetItems(), err
+	return answerAll(c, "ListPodSandbox", r.GetItems(), err)
 }
 
 func (c inProcess) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	return c.rt.PortForward(ctx, req)
+	r, err := c.rt.PortForward(ctx, req)
+	return answerOf(c, "PortForward", r, err)
 }
 
 func (c inProcess) UpdatePodSandboxResources(ctx context.Context, req *runtimeapi.UpdatePodSandboxResourcesRequest) (*runtimeapi.UpdatePodSandboxResourcesResponse, error) {
-	return c.rt.UpdatePodSandboxResources(ctx, req)
+	r, err := c.rt.UpdatePodSandboxResources(ctx, req)
+	return answerOf(c, "UpdatePodSandboxResources", r, err)
 }
 
 func (c inProcess) CheckpointPod(ctx context.Context, req *runtimeapi.CheckpointPodRequest) error {
@@ -168,7 +215,8 @@ func (c inProcess) CheckpointPod(ctx context.Context, req *runtimeapi.Checkpoint
 }
 
 func (c inProcess) RestorePod(ctx context.Context, req *runtimeapi.RestorePodRequest) (*runtimeapi.RestorePodResponse, error) {
-	return c.rt.RestorePod(ctx, req)
+	r, err := c.rt.RestorePod(ctx, req)
+	return answerOf(c, "RestorePod", r, err)
 }
 
 func (c inProcess) ContainerStats(ctx context.Context, id string) (*runtimeapi.ContainerStats, error) {
@@ -176,12 +224,12 @@ func (c inProcess) ContainerStats(ctx context.Context, id string) (*runtimeapi.C
 	if err != nil {
 		return nil, err
 	}
-	return proto.Clone(r.GetStats()).(*runtimeapi.ContainerStats), nil
+	return replied(c, "ContainerStats", proto.Clone(r.GetStats()).(*runtimeapi.ContainerStats), nil)
 }
 
 func (c inProcess) ListContainerStats(ctx context.Context, f *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
 	r, err := c.rt.ListContainerStats(ctx, &runtimeapi.ListContainerStatsRequest{Filter: f})
-	return cloneAll(r.GetStats()), err
+	return answerAll(c, "ListContainerStats", cloneAll(r.GetStats()), err)
 }
 
 func (c inProcess) PodSandboxStats(ctx context.Context, id string) (*runtimeapi.PodSandboxStats, error) {
@@ -189,22 +237,22 @@ func (c inProcess) PodSandboxStats(ctx context.Context, id string) (*runtimeapi.
 	if err != nil {
 		return nil, err
 	}
-	return proto.Clone(r.GetStats()).(*runtimeapi.PodSandboxStats), nil
+	return replied(c, "PodSandboxStats", proto.Clone(r.GetStats()).(*runtimeapi.PodSandboxStats), nil)
 }
 
 func (c inProcess) ListPodSandboxStats(ctx context.Context, f *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
 	r, err := c.rt.ListPodSandboxStats(ctx, &runtimeapi.ListPodSandboxStatsRequest{Filter: f})
-	return cloneAll(r.GetStats()), err
+	return answerAll(c, "ListPodSandboxStats", cloneAll(r.GetStats()), err)
 }
 
 func (c inProcess) ListMetricDescriptors(ctx context.Context) ([]*runtimeapi.MetricDescriptor, error) {
 	r, err := c.rt.ListMetricDescriptors(ctx, &runtimeapi.ListMetricDescriptorsRequest{})
-	return cloneAll(r.GetDescriptors()), err
+	return answerAll(c, "ListMetricDescriptors", cloneAll(r.GetDescriptors()), err)
 }
 
 func (c inProcess) ListPodSandboxMetrics(ctx context.Context) ([]*runtimeapi.PodSandboxMetrics, error) {
 	r, err := c.rt.ListPodSandboxMetrics(ctx, &runtimeapi.ListPodSandboxMetricsRequest{})
-	return cloneAll(r.GetPodMetrics()), err
+	return answerAll(c, "ListPodSandboxMetrics", cloneAll(r.GetPodMetrics()), err)
 }
 
 func (c inProcess) UpdateRuntimeConfig(ctx context.Context, cfg *runtimeapi.RuntimeConfig) error {
@@ -213,24 +261,28 @@ func (c inProcess) UpdateRuntimeConfig(ctx context.Context, cfg *runtimeapi.Runt
 }
 
 func (c inProcess) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
-	return clone(c.rt.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose}))
+	r, err := clone(c.rt.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose}))
+	return replied(c, "Status", r, err)
 }
 
 func (c inProcess) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
-	return clone(c.rt.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{}))
+	r, err := clone(c.rt.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{}))
+	return replied(c, "RuntimeConfig", r, err)
 }
 
 func (c inProcess) ListImages(ctx context.Context, f *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
 	r, err := c.rt.ListImages(ctx, &runtimeapi.ListImagesRequest{Filter: f})
-	return cloneAll(r.GetImages()), err
+	return answerAll(c, "ListImages", cloneAll(r.GetImages()), err)
 }
 
 func (c inProcess) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error) {
-	return clone(c.rt.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: image, Verbose: verbose}))
+	r, err := clone(c.rt.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: image, Verbose: verbose}))
+	return replied(c, "ImageStatus", r, err)
 }
 
 func (c inProcess) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sbCfg *runtimeapi.PodSandboxConfig) (string, error) {
 	r, err := c.rt.PullImage(ctx, &runtimeapi.PullImageRequest{Image: image, Auth: auth, SandboxConfig: sbCfg})
+	r, err = answerOf(c, "PullImage", r, err)
 	return r.GetImageRef(), err
 }
 
@@ -240,7 +292,8 @@ func (c inProcess) RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec)
 }
 
 func (c inProcess) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
-	return clone(c.rt.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{}))
+	r, err := clone(c.rt.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{}))
+	return replied(c, "ImageFsInfo", r, err)
 }
 
 // Close has nothing to release: the world closes the runtime.

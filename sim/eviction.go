@@ -97,6 +97,7 @@ func (h *Host) memory() uint64 {
 // was (a real node's cadvisor reads cgroups, not the runtime).
 type simNode struct {
 	rt   *fakecri.Runtime
+	cri  inProcess // for its reply hook: these answers are the runtime's, read without a call
 	host Host
 	// One observation reads the sandboxes' stats three times (memory, pids, pods): they are
 	// computed once per instant.
@@ -154,7 +155,7 @@ func (s *simNode) Pids() (max, running uint64, err error) {
 }
 
 func (s *simNode) ListPodSandboxStats(context.Context, *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
-	return s.sandboxes(), nil
+	return answerAll(s.cri, "ListPodSandboxStats", s.sandboxes(), nil)
 }
 
 // ImageFsInfo is the runtime's answer, read from its filesystems without a call.
@@ -170,7 +171,7 @@ func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse,
 			resp.ContainerFilesystems = append(resp.ContainerFilesystems, u)
 		}
 	}
-	return resp, nil
+	return replied(s.cri, "ImageFsInfo", resp, nil)
 }
 
 // newObserver is the eviction observer of a simulated node, as the orchlet app's is of a real one:
@@ -178,12 +179,12 @@ func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse,
 // reservations; with OrchletSeparateDiskGC a container filesystem apart from the images' is
 // containerfs.
 // The simulated host's memory controller notifies thresholds crossed (simMemcg).
-func newObserver(rt *fakecri.Runtime, now func() time.Time, h *Host, cfg *v1beta1.OrchletConfiguration, separateDiskGC bool) (eviction.Observer, *simMemcg) {
+func newObserver(cri inProcess, now func() time.Time, h *Host, cfg *v1beta1.OrchletConfiguration, separateDiskGC bool) (eviction.Observer, *simMemcg) {
 	var host Host
 	if h != nil {
 		host = *h
 	}
-	n := &simNode{rt: rt, host: host, now: now}
+	n := &simNode{rt: cri.rt, cri: cri, host: host, now: now}
 	o := &eviction.CRIObserver{Node: n, CRI: n, RootDir: "/var/lib/orchlet", SeparateDiskGC: separateDiskGC}
 	if slices.Contains(cfg.EnforceNodeAllocatable, "pods") {
 		alloc := int64(host.memory())

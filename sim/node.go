@@ -50,6 +50,9 @@ type NodeOptions struct {
 	API bool
 	// Host is the machine's memory and processes for the eviction manager (nil: the defaults).
 	Host *Host
+	// replies, when set, sees and may change every answer of the runtime before the agent reads
+	// it: the seam through which a test feeds the agent answers no runtime gives.
+	replies replyHook
 }
 
 // Node is one orchlet on its own fakecri.
@@ -62,6 +65,7 @@ type Node struct {
 	world *World
 	clk   *clock.Mock
 	rt    *fakecri.Runtime
+	cri   inProcess // the agent's client of rt
 	obs   *observer
 	fs    *memFS
 	url   *manifestServer
@@ -129,7 +133,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: fakecri: %w", o.Name, err)
 	}
-	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt,
+	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
 		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]string{}, desired: sources.Snapshot{}}
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
@@ -141,7 +145,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
-	observer, memcg := newObserver(rt, w.Clock.Now, o.Host, cfg, separateDiskGC)
+	observer, memcg := newObserver(n.cri, w.Clock.Now, o.Host, cfg, separateDiskGC)
 	n.memcg = memcg
 	if w.signalPeriod > 0 {
 		n.sampler = newSampler(n, o.Host, separateDiskGC)
@@ -170,7 +174,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		reservation = res.Reservation
 	}
 	n.Agent, err = agent.New(cfg, agent.Deps{
-		Clock: w.Clock, NodeName: o.Name, Runtime: inProcess{rt}, Images: inProcess{rt}, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
+		Clock: w.Clock, NodeName: o.Name, Runtime: n.cri, Images: n.cri, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
 		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
 		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),

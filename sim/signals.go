@@ -32,7 +32,7 @@ type sampler struct {
 }
 
 func newSampler(n *Node, h *Host, separateDiskGC bool) *sampler {
-	o, _ := newObserver(n.rt, n.clk.Now, h, n.Config, separateDiskGC)
+	o, _ := newObserver(inProcess{rt: n.rt}, n.clk.Now, h, n.Config, separateDiskGC) // no reply hook: sampling changes nothing
 	var host Host
 	if h != nil {
 		host = *h

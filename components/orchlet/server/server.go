@@ -37,7 +37,9 @@ type Servers struct {
 
 // server is one of the three surfaces.
 type server struct {
-	name    string
+	name string
+	// options are the flags that choose its address, for errors.
+	options string
 	address string
 	http    *http.Server
 	tls     bool
@@ -85,13 +87,13 @@ func New(cfg *v1beta1.OrchletConfiguration, deps Deps) (*Servers, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.add("https", cfg.Address, cfg.Port, auth.wrap(h.secureMux(cfg.EnableDebuggingHandlers)), tlsConfig, idle)
+		s.add("https", "--address, --port", cfg.Address, cfg.Port, auth.wrap(h.secureMux(cfg.EnableDebuggingHandlers)), tlsConfig, idle)
 	}
 	if cfg.ReadOnlyPort > 0 {
-		s.add("read-only", cfg.Address, cfg.ReadOnlyPort, h.readOnlyMux(), nil, idle)
+		s.add("read-only", "--address, --read-only-port", cfg.Address, cfg.ReadOnlyPort, h.readOnlyMux(), nil, idle)
 	}
 	if cfg.HealthzPort > 0 {
-		s.add("healthz", cfg.HealthzBindAddress, cfg.HealthzPort, h.healthzMux(), nil, idle)
+		s.add("healthz", "--healthz-bind-address, --healthz-port", cfg.HealthzBindAddress, cfg.HealthzPort, h.healthzMux(), nil, idle)
 	}
 	return s, nil
 }
@@ -117,10 +119,11 @@ func checkDeps(cfg *v1beta1.OrchletConfiguration, deps Deps) error {
 	return errors.Join(errs...)
 }
 
-func (s *Servers) add(name, host string, port int32, handler http.Handler, tlsConfig *tls.Config, idle time.Duration) {
+func (s *Servers) add(name, options, host string, port int32, handler http.Handler, tlsConfig *tls.Config, idle time.Duration) {
 	limits := newConnLimits(s.clk, MaxConnectionAge, idle)
 	s.servers = append(s.servers, &server{
 		name:    name,
+		options: options,
 		address: net.JoinHostPort(host, strconv.Itoa(int(port))),
 		tls:     tlsConfig != nil,
 		limits:  limits,
@@ -147,7 +150,8 @@ func (s *Servers) Start() error {
 			for _, opened := range s.servers[:i] {
 				opened.ln.Close()
 			}
-			return fmt.Errorf("server: %s server on %s: %w", srv.name, srv.address, err)
+			// A port another process holds is the likeliest cause: the options that chose it are named.
+			return fmt.Errorf("server: %s server on %s (%s): %w", srv.name, srv.address, srv.options, err)
 		}
 		srv.ln = ln
 	}

@@ -32,8 +32,8 @@ type podActions struct {
 	killPod bool
 	// deadline, when not zero, is when activeDeadlineSeconds passes: the sync looks again then.
 	deadline time.Time
-	// createSandbox says no sandbox is ready: a new one is made with attempt, what is left of
-	// the old ones stopped first.
+	// createSandbox says the pod has no one ready sandbox: a new one is made with attempt, what
+	// is left of the old ones stopped first.
 	createSandbox bool
 	attempt       uint32
 	// sandbox is the ready sandbox the containers run in.
@@ -42,8 +42,8 @@ type podActions struct {
 
 // computePodActions decides for a pod started at start that is terminal ("" while it is not) at
 // now, whose sandboxes are sbs: a terminal pod, or one past activeDeadlineSeconds, is killed;
-// otherwise the newest ready sandbox is the pod's, or, with none ready, a new one is made with the
-// attempt after the highest.
+// otherwise the latest sandbox is the pod's when it is the only one ready, or else a new one is made
+// with the attempt after the highest.
 func computePodActions(pod *corev1.Pod, start time.Time, terminal corev1.PodPhase, sbs []*runtimeapi.PodSandbox, now time.Time) podActions {
 	var a podActions
 	if d := pod.Spec.ActiveDeadlineSeconds; d != nil {
@@ -56,13 +56,23 @@ func computePodActions(pod *corev1.Pod, start time.Time, terminal corev1.PodPhas
 	if terminal != "" {
 		return podActions{deadlineExceeded: a.deadlineExceeded, killPod: true}
 	}
+	var latest *runtimeapi.PodSandbox
+	ready := 0
 	for _, sb := range sbs {
 		if at := sb.Metadata.GetAttempt(); at >= a.attempt {
 			a.attempt = at + 1
 		}
-		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY && (a.sandbox == nil || sb.Metadata.GetAttempt() > a.sandbox.Metadata.GetAttempt()) {
-			a.sandbox = sb
+		if latest == nil || sb.Metadata.GetAttempt() > latest.Metadata.GetAttempt() {
+			latest = sb
 		}
+		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			ready++
+		}
+	}
+	// As Kubernetes' PodSandboxChanged: the latest sandbox is the pod's if it is the one ready;
+	// several ready (one made while the runtime misreported another) are all stopped for a new one.
+	if ready == 1 && latest.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+		a.sandbox = latest
 	}
 	a.createSandbox = a.sandbox == nil
 	return a

@@ -191,6 +191,15 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 			in.latest[name] = c
 		}
 	}
+	// A container runs once: an older instance still running (started again while the runtime
+	// misreported where the first ran) is stopped, so the latest is the only one.
+	for _, c := range ctrs {
+		if c.PodSandboxId == ready.Id && c.State == runtimeapi.ContainerState_CONTAINER_RUNNING && in.latest[c.Metadata.GetName()].GetId() != c.Id {
+			if err := s.stopContainer(ctx, pod, c.Id); err != nil {
+				return fmt.Errorf("stopping an older instance of container %s: %w", c.Metadata.GetName(), err)
+			}
+		}
+	}
 	in.sbCfg = s.SandboxConfig(pod, ready.Metadata.GetAttempt())
 	if p.terminal == "" {
 		// As the kubelet's SyncPod: ephemeral containers start even before initialization ends.

@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+
+	"orch.io/orch/fakecri"
+)
+
+func TestConverged(t *testing.T) {
+	const ready, notReady, running, exited = "SANDBOX_READY", "SANDBOX_NOTREADY", "CONTAINER_RUNNING", "CONTAINER_EXITED"
+	sb := func(id, name, state string) fakecri.SandboxState {
+		return fakecri.SandboxState{ID: id, Name: name, Namespace: "default", State: state}
+	}
+	ctr := func(id, sandbox, name, state string) fakecri.ContainerState {
+		return fakecri.ContainerState{ID: id, SandboxID: sandbox, Name: name, State: state}
+	}
+	want := map[string][]string{"default/web": {"app"}, "default/pair": {"a", "b"}}
+	good := fakecri.State{
+		Sandboxes:  []fakecri.SandboxState{sb("s1", "web", ready), sb("s2", "pair", ready), sb("s0", "web", notReady)},
+		Containers: []fakecri.ContainerState{ctr("c1", "s1", "app", running), ctr("c2", "s2", "a", running), ctr("c3", "s2", "b", running), ctr("c0", "s0", "app", exited)},
+	}
+	for _, tc := range []struct {
+		name string
+		st   fakecri.State
+		want []string // parts of the error, none for converged
+	}{
+		{name: "each pod once, what is left stopped", st: good},
+		{name: "a pod with two ready sandboxes", st: fakecri.State{
+			Sandboxes:  append(append([]fakecri.SandboxState{}, good.Sandboxes...), sb("s3", "web", ready)),
+			Containers: good.Containers,
+		}, want: []string{"default/web: 2 ready sandboxes"}},
+		{name: "a container twice, one missing", st: fakecri.State{
+			Sandboxes:  good.Sandboxes,
+			Containers: []fakecri.ContainerState{ctr("c1", "s1", "app", running), ctr("c2", "s2", "a", running), ctr("c4", "s2", "a", running)},
+		}, want: []string{"default/pair/a: 2 running", "default/pair/b: 0 running"}},
+		{name: "a pod that should not run, a container outside a ready sandbox", st: fakecri.State{
+			Sandboxes:  append(append([]fakecri.SandboxState{}, good.Sandboxes...), sb("s9", "gone", ready)),
+			Containers: append(append([]fakecri.ContainerState{}, good.Containers...), ctr("c9", "s0", "app", running)),
+		}, want: []string{"sandbox s9 of default/gone ready, no such pod", "container c9 (app) running outside a ready sandbox"}},
+		{name: "nothing runs", st: fakecri.State{}, want: []string{"default/pair: 0 ready sandboxes", "default/web/app: 0 running"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Converged(tc.st, want)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("Converged: %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Converged: nil, want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Converged: %v, want it to say %q", err, w)
+				}
+			}
+		})
+	}
+}

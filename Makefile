@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -268,6 +268,19 @@ CHAOS_SEED ?= 1
 chaos:
 	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
 	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_KILLS) --seed $(CHAOS_SEED)
+
+## chaos-apiserver-64, chaos-apiserver-etcd3: the same kills, CHAOS_APISERVER_KILLS each, under 64
+## writing clients on the embedded etcd, and under 8 and then 64 on a 3-member etcd cluster whose
+## members are child processes on loopback (~5 minutes together); make chaos runs them first
+CHAOS_APISERVER_KILLS ?= 20
+chaos: chaos-apiserver-64 chaos-apiserver-etcd3
+chaos-apiserver-64:
+	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --clients 64
+chaos-apiserver-etcd3:
+	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3 --clients 64
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
 ## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores

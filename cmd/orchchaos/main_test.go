@@ -6,10 +6,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary serve as an etcd member, as orchchaos runs itself for one.
+func TestMain(m *testing.M) {
+	if slices.Contains(os.Args, "--serve-etcd-member") {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // Two kills of a real orch-apiserver under 8 writing clients: nothing acknowledged lost, nothing
 // half there, the watch complete and in order.
@@ -17,13 +27,31 @@ func TestTwoKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts orch-apiserver three times")
 	}
+	twoKills(t, buildServer(t), 0)
+}
+
+// The same on a 3-member etcd cluster, its members child processes.
+func TestTwoKillsOnThreeMembers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three etcd members and orch-apiserver three times")
+	}
+	twoKills(t, buildServer(t), 3)
+}
+
+func buildServer(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "orch-apiserver")
 	build := exec.Command(goTool(), "build", "-ldflags=-s -w", "-o", bin, "../orch-apiserver")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building orch-apiserver: %v\n%s", err, out)
 	}
+	return bin
+}
+
+func twoKills(t *testing.T, bin string, members int) {
+	t.Helper()
 	var out bytes.Buffer
-	v, err := run(context.Background(), options{apiserver: bin, dataDir: t.TempDir(), kills: 2, clients: 8, seed: 7, maxUp: time.Second}, &out)
+	v, err := run(context.Background(), options{apiserver: bin, dataDir: t.TempDir(), kills: 2, clients: 8, seed: 7, maxUp: time.Second, etcdMembers: members}, &out)
 	t.Log(out.String())
 	if err != nil {
 		t.Fatal(err)

@@ -34,14 +34,14 @@ type server struct {
 	exited chan struct{}
 }
 
-// startServer starts orch-apiserver on a free loopback port and waits for /readyz.
-func startServer(ctx context.Context, bin, dataDir string) (*server, error) {
+// startServer starts orch-apiserver on a free loopback port, with args added, and waits for /readyz.
+func startServer(ctx context.Context, bin, dataDir string, args ...string) (*server, error) {
 	port, err := freeport.Get()
 	if err != nil {
 		return nil, err
 	}
 	s := &server{url: "https://127.0.0.1:" + strconv.Itoa(port), output: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	s.cmd = exec.CommandContext(ctx, bin, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir)
+	s.cmd = exec.CommandContext(ctx, bin, append([]string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir}, args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
 	if err := s.cmd.Start(); err != nil {
 		return nil, err

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -281,6 +281,16 @@ chaos-apiserver-etcd3:
 	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
 	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3
 	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3 --clients 64
+
+## chaos-apiserver-failover: the watcher's resourceVersion compacted while the server is down (410
+## Gone, relist) after each of CHAOS_APISERVER_KILLS kills; then two replicas on the 3-member etcd,
+## its leader killed or a follower stopped under writes in each of CHAOS_APISERVER_KILLS rounds,
+## clients retrying against the other replica (~5 minutes together); make chaos runs it first
+chaos: chaos-apiserver-failover
+chaos-apiserver-failover:
+	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3 --compact
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3 --replicas 2
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
 ## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores

@@ -204,3 +204,32 @@ func status(ctx context.Context, endpoint string) (id, leader uint64, err error)
 	}
 	return s.Header.MemberId, s.Leader, nil
 }
+
+// compact moves etcd's revision past every resourceVersion the API has handed out, by a write
+// outside orch's keys, and compacts to it, as the server's compactor does to what is older than
+// its interval: a watch resumed from any earlier resourceVersion must be refused with 410 Gone.
+func (c *cluster) compact(ctx context.Context) (int64, error) {
+	var urls []string
+	for _, m := range c.members {
+		urls = append(urls, m.flags.clientURL)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: urls, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var rev int64
+	for range 2 {
+		put, err := cli.Put(ctx, "/orchchaos/revision", time.Now().String())
+		if err != nil {
+			return 0, fmt.Errorf("etcd put: %w", err)
+		}
+		rev = put.Header.Revision
+	}
+	if _, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+		return 0, fmt.Errorf("etcd compact to %d: %w", rev, err)
+	}
+	return rev, nil
+}

@@ -31,6 +31,8 @@ func main() {
 	pflag.DurationVar(&o.maxUp, "max-up", 4*time.Second, "the longest the server runs under writes before a kill (each kill waits a random time up to this)")
 	pflag.StringVar(&o.dataDir, "data-dir", "", "the server's data directory (default: a new temporary directory, removed at the end)")
 	pflag.IntVar(&o.etcdMembers, "etcd-members", 0, "run the server on an etcd cluster of this many members (3), each a child process on loopback, instead of its embedded etcd (0)")
+	pflag.BoolVar(&o.compact, "compact", false, "with --etcd-members: after each kill, compact etcd past every resourceVersion handed out, so that the watcher's resume is refused with 410 Gone and it must relist")
+	pflag.IntVar(&o.replicas, "replicas", 1, "orch-apiserver replicas: 2 runs the etcd failover campaign instead of kills of the server (with --etcd-members 3): --kills rounds, each killing the etcd leader or stopping a follower under the writes")
 	var mf memberFlags
 	pflag.StringVar(&mf.name, "serve-etcd-member", "", "run as this member of an etcd cluster until SIGTERM (how --etcd-members starts each)")
 	pflag.StringVar(&mf.dir, "etcd-member-dir", "", "the member's data directory")
@@ -52,6 +54,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "orchchaos: --etcd-members is 0 (the embedded etcd) or 3")
 		os.Exit(2)
 	}
+	if o.replicas != 1 && (o.replicas != 2 || o.etcdMembers != 3 || o.compact) {
+		fmt.Fprintln(os.Stderr, "orchchaos: --replicas is 1, or 2 with --etcd-members 3 and without --compact")
+		os.Exit(2)
+	}
+	if o.compact && o.etcdMembers == 0 {
+		fmt.Fprintln(os.Stderr, "orchchaos: --compact needs --etcd-members: the embedded etcd dies with the server")
+		os.Exit(2)
+	}
 	if o.kills < 1 || o.clients < 1 || o.maxUp <= 0 {
 		fmt.Fprintln(os.Stderr, "orchchaos: --kills, --clients and --max-up must be positive")
 		os.Exit(2)
@@ -65,7 +75,11 @@ func main() {
 		defer os.RemoveAll(dir)
 		o.dataDir = dir
 	}
-	total, err := run(context.Background(), o, os.Stdout)
+	campaign := run
+	if o.replicas == 2 {
+		campaign = runFailover
+	}
+	total, err := campaign(context.Background(), o, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "orchchaos:", err)
 		os.RemoveAll(o.dataDir)
@@ -81,6 +95,8 @@ type options struct {
 	apiserver, dataDir string
 	kills, clients     int
 	etcdMembers        int
+	compact            bool
+	replicas           int
 	seed               int64
 	maxUp              time.Duration
 }
@@ -90,9 +106,10 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 	rng := rand.New(rand.NewSource(o.seed))
 	var args []string
 	storage := "its embedded etcd"
+	var etcd *cluster
 	if o.etcdMembers > 0 {
-		etcd, err := startCluster(ctx, filepath.Join(o.dataDir, "etcd"), o.etcdMembers)
-		if err != nil {
+		var err error
+		if etcd, err = startCluster(ctx, filepath.Join(o.dataDir, "etcd"), o.etcdMembers); err != nil {
 			return Verdict{}, err
 		}
 		defer etcd.stop()
@@ -111,14 +128,21 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 	defer w.stop()
 	h := &history{}
 	var total Verdict
+	var noRelist []string // compactions the watcher resumed past without a relist
 	start := time.Now()
 	fmt.Fprintf(out, "orch-apiserver on %s over %s, data directory %s, %d clients, seed %d\n", srv.url, storage, o.dataDir, o.clients, o.seed)
 	for k := 1; k <= o.kills; k++ {
 		up := time.Duration(rng.Int63n(int64(o.maxUp))) + 200*time.Millisecond
-		stopClients := startClients(srv, h, o.clients, rng.Int63(), k)
+		stopClients := startClients([]*server{srv}, h, o.clients, rng.Int63(), k)
 		time.Sleep(up)
 		srv.kill()
 		stopClients()
+		relists := w.relists()
+		if o.compact {
+			if _, err := etcd.compact(ctx); err != nil {
+				return total, fmt.Errorf("after kill %d: %w", k, err)
+			}
+		}
 		if srv, err = startServer(ctx, o.apiserver, o.dataDir, args...); err != nil {
 			return total, fmt.Errorf("restart after kill %d: %w", k, err)
 		}
@@ -132,6 +156,9 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 		if err := w.waitFor(m.RV, 30*time.Second); err != nil {
 			return total, fmt.Errorf("after kill %d: %w", k, err)
 		}
+		if o.compact && w.relists() == relists {
+			noRelist = append(noRelist, fmt.Sprintf("watch: resumed after kill %d past a compaction without 410 Gone and a relist", k))
+		}
 		found, err := listAll(srv)
 		if err != nil {
 			return total, fmt.Errorf("after kill %d: %w", k, err)
@@ -141,6 +168,8 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 		watch := JudgeWatch(ops, w.log())
 		v := state.Add(watch)
 		v.Acked = state.Acked
+		v.Missed += len(noRelist)
+		v.Problems = append(v.Problems, noRelist...)
 		fmt.Fprintf(out, "kill %d after %v: %d writes acknowledged so far (%d unknown, %d found applied), lost %d, half there %d, watch missed %d, duplicated %d, relists %d\n",
 			k, up.Round(time.Millisecond), state.Acked, countUnknown(ops), state.UnknownApplied, v.Lost, v.Half, v.Missed, v.Duplicated, w.relists())
 		for _, p := range v.Problems {

@@ -33,6 +33,8 @@ func main() {
 	pflag.IntVar(&o.etcdMembers, "etcd-members", 0, "run the server on an etcd cluster of this many members (3), each a child process on loopback, instead of its embedded etcd (0)")
 	pflag.BoolVar(&o.compact, "compact", false, "with --etcd-members: after each kill, compact etcd past every resourceVersion handed out, so that the watcher's resume is refused with 410 Gone and it must relist")
 	pflag.IntVar(&o.replicas, "replicas", 1, "orch-apiserver replicas: 2 runs the etcd failover campaign instead of kills of the server (with --etcd-members 3): --kills rounds, each killing the etcd leader or stopping a follower under the writes")
+	pflag.DurationVar(&o.exhaust, "exhaust", 0, "run the resource exhaustion campaign for this long instead of kills: idle connections, slow bodies, unread answers, oversized headers and bodies and a watch storm, /readyz probed every 20 ms and a well-behaved client writing")
+	pflag.IntVar(&o.idle, "idle", 10000, "with --exhaust: idle connections held open")
 	var mf memberFlags
 	pflag.StringVar(&mf.name, "serve-etcd-member", "", "run as this member of an etcd cluster until SIGTERM (how --etcd-members starts each)")
 	pflag.StringVar(&mf.dir, "etcd-member-dir", "", "the member's data directory")
@@ -79,6 +81,9 @@ func main() {
 	if o.replicas == 2 {
 		campaign = runFailover
 	}
+	if o.exhaust > 0 {
+		campaign = runExhaust
+	}
 	total, err := campaign(context.Background(), o, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "orchchaos:", err)
@@ -97,6 +102,8 @@ type options struct {
 	etcdMembers        int
 	compact            bool
 	replicas           int
+	exhaust            time.Duration
+	idle               int
 	seed               int64
 	maxUp              time.Duration
 }

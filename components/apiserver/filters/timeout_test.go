@@ -3,6 +3,7 @@ package filters
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -79,4 +80,48 @@ func TestRequestTimeout(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(h.release)
+}
+
+// An answer the client never reads does not hold the handler past the timeout: its blocked write
+// is ended, so the answer's memory and its place in flight are given back.
+func TestRequestTimeoutEndsAWriteTheClientDoesNotRead(t *testing.T) {
+	clk := clock.NewMock()
+	writing, returned := make(chan struct{}), make(chan error, 1)
+	chunk := make([]byte, 1<<20)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(writing)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				returned <- err
+				return
+			}
+		}
+	})
+	srv := httptest.NewServer(WithRequestTimeout(handler, clk, time.Minute))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	<-writing
+	// The kernel's buffers fill; the handler is then blocked in a write.
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-returned:
+		t.Fatalf("the handler returned before the timeout: %v", err)
+	default:
+	}
+	clk.Add(time.Minute)
+	select {
+	case err := <-returned:
+		if err == nil {
+			t.Fatal("no write error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler is still writing to a client that does not read, past the timeout")
+	}
 }

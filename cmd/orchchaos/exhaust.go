@@ -29,7 +29,7 @@ const (
 	bigBodies     = 20       // creates with a body of bigBodyLen
 	bigBodyLen    = 16 << 20 // more than five times the 3 MiB body limit
 	stormWatchers = 2000     // watches opened at once
-	seedEvents    = 2000     // events stored before, so that a list is about 2 MB
+	seedEvents    = 5000     // events stored before, with 1,000-byte notes: a list of about 8 MB, more than loopback buffers hold
 	probeEvery    = 20 * time.Millisecond
 )
 
@@ -40,6 +40,8 @@ type exhaustReport struct {
 	served, failed          int             // the well-behaved client's writes and reads
 	servedLatencies         []time.Duration
 	rssBefore, rssMax       int64           // the server's resident memory, KiB
+	rssEnd                  int64           // at the end of the window, the attackers still there
+	readyzSlowest           []string        // the /readyz answers over a second, and when
 	idle                    int             // idle connections held open
 	idleClosed              []time.Duration // how long each idle connection the server closed was open
 	slowBodyAnswers         map[string]int
@@ -73,10 +75,11 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		return Verdict{}, err
 	}
 	defer srv.kill()
-	tlsConfig := srv.client.Transport.(*http.Transport).TLSClientConfig
+	// Each transport gets a copy: one that speaks HTTP/2 adds h2 to the protocols it offers.
+	tlsConfig := srv.client.Transport.(*http.Transport).TLSClientConfig.Clone()
 	host := strings.TrimPrefix(srv.url, "https://")
 	h := &history{}
-	if err := seed(srv, h); err != nil {
+	if err := seed(srv); err != nil {
 		return Verdict{}, err
 	}
 	r := exhaustReport{rssBefore: rssKiB(srv.cmd.Process.Pid), slowBodyAnswers: map[string]int{}, bigHeaderAnswers: map[string]int{}, bigBodyAnswers: map[string]int{}}
@@ -126,6 +129,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		return Verdict{}, fmt.Errorf("%d of %d idle connections opened: %v", r.idle, o.idle, dialErr.Load())
 	}
 	fmt.Fprintf(out, "%d idle connections open after %v, resident %d MiB\n", r.idle, time.Since(t0).Round(time.Second), rssKiB(srv.cmd.Process.Pid)>>10)
+	window := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.exhaust)
 	defer cancel()
 	var mu sync.Mutex
@@ -134,7 +138,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 
 	// The probe and the well-behaved client, each on a connection of its own.
 	goRun(func() {
-		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true}}
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 		for ctx.Err() == nil {
 			t0 := time.Now()
 			resp, err := c.Get(srv.url + "/readyz")
@@ -146,6 +150,9 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 			}
 			mu.Lock()
 			r.readyz = append(r.readyz, d)
+			if d > time.Second {
+				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v", d.Round(time.Millisecond), t0.Sub(window).Round(time.Second)))
+			}
 			if !ok && ctx.Err() == nil {
 				r.readyzFailed++
 			}
@@ -154,7 +161,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		}
 	})
 	goRun(func() {
-		c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true}}
+		c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 		for i := 0; ctx.Err() == nil; i++ {
 			name := fmt.Sprintf("good-%d", i)
 			t0 := time.Now()
@@ -238,7 +245,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	body := bytes.Repeat([]byte(" "), bigBodyLen)
 	for range bigBodies {
 		goRun(func() {
-			c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true}}
+			c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 			answer := "closed"
 			if resp, err := c.Post(srv.url+events, "application/json", bytes.NewReader(body)); err == nil {
 				answer = strconv.Itoa(resp.StatusCode)
@@ -256,7 +263,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		return Verdict{}, err
 	}
 	for i := range stormWatchers / 100 {
-		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true}}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 		for range 100 {
 			goRun(func() {
 				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+events+"?watch=true&resourceVersion="+strconv.FormatInt(listRV, 10)+"&timeoutSeconds="+strconv.Itoa(600+i), nil)
@@ -276,6 +283,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		}
 	}
 	<-ctx.Done()
+	r.rssEnd = rssKiB(srv.cmd.Process.Pid)
 	closedMu.Lock()
 	r.idleClosed = slices.Clone(closedAfter)
 	closedMu.Unlock()
@@ -296,7 +304,10 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr)
 	slices.Sort(r.idleClosed)
 	fmt.Fprintf(out, "idle connections the server closed during the window: %d, after %v to %v open\n", len(r.idleClosed), pct(r.idleClosed, 0), pct(r.idleClosed, 100))
-	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack\n", r.rssBefore>>10, r.rssMax>>10)
+	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10)
+	if len(r.readyzSlowest) > 0 {
+		fmt.Fprintf(out, "/readyz over 1 s: %s\n", strings.Join(r.readyzSlowest, ", "))
+	}
 	v := Verdict{Problems: r.problems()}
 	for _, p := range v.Problems {
 		fmt.Fprintln(out, "  ", p)
@@ -319,7 +330,7 @@ func countUnder(sorted []time.Duration, d time.Duration) int {
 }
 
 // seed stores seedEvents events, so that a list is large.
-func seed(srv *server, h *history) error {
+func seed(srv *server) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for w := range 8 {
@@ -328,7 +339,15 @@ func seed(srv *server, h *history) error {
 			defer wg.Done()
 			for i := w; i < seedEvents; i += 8 {
 				name := fmt.Sprintf("seed-%d", i)
-				if _, err := h.write(srv.client, srv.url, "seed", Op{Name: name, Verb: Create, Value: name}); err != nil {
+				body := bytes.Replace(eventJSON(name, name, "seed"), []byte(`"note":"`+name+`"`), []byte(`"note":"`+strings.Repeat("n", 1000)+`"`), 1)
+				resp, err := srv.client.Post(srv.url+events, "application/json", bytes.NewReader(body))
+				if err == nil {
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusCreated {
+						err = fmt.Errorf("seed %s: %d", name, resp.StatusCode)
+					}
+				}
+				if err != nil {
 					errs <- err
 					return
 				}

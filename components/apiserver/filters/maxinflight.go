@@ -144,18 +144,27 @@ const bodyBudget = 256 << 20
 func (f *inFlight) readBody(r *http.Request) (release func(), err error) {
 	var held int64
 	release = func() { f.bodies.Release(held) }
-	var buf bytes.Buffer
+	// A body of announced length is read into one buffer of that length; others grow one.
+	size := int64(4 << 10)
+	if r.ContentLength > 0 && r.ContentLength <= endpoints.MaxRequestBodyBytes {
+		size = r.ContentLength + 1 // the one more byte reads the end
+	}
+	buf := make([]byte, 0, size)
 	limited := io.LimitReader(r.Body, endpoints.MaxRequestBodyBytes+1)
-	chunk := make([]byte, 32<<10)
 	for {
-		n, err := limited.Read(chunk)
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := limited.Read(buf[len(buf):cap(buf)])
 		if n > 0 {
+			// The bytes are counted as they arrive, not as announced: a client that announces
+			// a large body and sends little holds little.
 			if err := f.bodies.Acquire(r.Context(), int64(n)); err != nil {
 				release()
 				return nil, err
 			}
 			held += int64(n)
-			buf.Write(chunk[:n])
+			buf = buf[:len(buf)+n]
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -168,6 +177,6 @@ func (f *inFlight) readBody(r *http.Request) (release func(), err error) {
 	r.Body = struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(&buf, r.Body), r.Body}
+	}{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
 	return release, nil
 }

@@ -62,6 +62,9 @@ func WithRequestTimeout(next http.Handler, clk clock.Clock, timeout time.Duratio
 			return
 		}
 		if tw.expire(w) {
+			// A handler still reading a body the client never finishes holds the body's lock,
+			// which writing the answer's header waits for: its read is ended first.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
 			err := apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %v", ctx.Err()), 0)
 			err.ErrStatus.Code = http.StatusGatewayTimeout
 			endpoints.WriteError(w, r, err)

@@ -1,8 +1,10 @@
 package filters
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -123,5 +125,37 @@ func TestRequestTimeoutEndsAWriteTheClientDoesNotRead(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the handler is still writing to a client that does not read, past the timeout")
+	}
+}
+
+// A client that never finishes its body is answered 504 at the timeout all the same: the
+// handler's read of the body is ended, and the answer is not held up behind it.
+func TestRequestTimeoutAnswersABodyNeverFinished(t *testing.T) {
+	clk := clock.NewMock()
+	reading := make(chan struct{})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(reading)
+		_, _ = io.ReadAll(r.Body)
+	})
+	srv := httptest.NewServer(WithRequestTimeout(handler, clk, time.Minute))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")); err != nil {
+		t.Fatal(err)
+	}
+	<-reading
+	clk.Add(time.Minute)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a body never finished: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGatewayTimeout {
+		t.Fatalf("answered %d, want 504", resp.StatusCode)
 	}
 }

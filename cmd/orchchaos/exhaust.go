@@ -23,13 +23,13 @@ import (
 // The exhaustion campaign's attackers, all at once for its duration.
 const (
 	slowBodies    = 200      // requests whose body never finishes
-	slowReaders   = 200      // lists whose answer is never read
+	slowReaders   = 100      // lists whose answer is never read
 	bigHeaders    = 100      // requests with a header of bigHeaderLen
 	bigHeaderLen  = 2 << 20  // twice the server's header limit
 	bigBodies     = 20       // creates with a body of bigBodyLen
 	bigBodyLen    = 16 << 20 // more than five times the 3 MiB body limit
 	stormWatchers = 2000     // watches opened at once
-	seedEvents    = 5000     // events stored before, with 1,000-byte notes: a list of about 8 MB, more than loopback buffers hold
+	seedEvents    = 4000     // events stored before, with 1,000-byte notes: a list of about 6 MB, more than loopback buffers hold
 	probeEvery    = 20 * time.Millisecond
 )
 
@@ -41,6 +41,7 @@ type exhaustReport struct {
 	servedLatencies         []time.Duration
 	rssBefore, rssMax       int64           // the server's resident memory, KiB
 	rssEnd                  int64           // at the end of the window, the attackers still there
+	rssAfter                int64           // 30 s after every attacker has gone
 	readyzSlowest           []string        // the /readyz answers over a second, and when
 	idle                    int             // idle connections held open
 	idleClosed              []time.Duration // how long each idle connection the server closed was open
@@ -85,6 +86,10 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	r := exhaustReport{rssBefore: rssKiB(srv.cmd.Process.Pid), slowBodyAnswers: map[string]int{}, bigHeaderAnswers: map[string]int{}, bigBodyAnswers: map[string]int{}}
 	fmt.Fprintf(out, "orch-apiserver on %s, %d events stored, resident %d MiB; for %v: %d idle connections, %d slow bodies, %d unread lists, %d headers of %d MiB, %d bodies of %d MiB, %d watches at once\n",
 		srv.url, seedEvents, r.rssBefore>>10, o.exhaust, o.idle, slowBodies, slowReaders, bigHeaders, bigHeaderLen>>20, bigBodies, bigBodyLen>>20, stormWatchers)
+	_, listRV, err := list(srv)
+	if err != nil {
+		return Verdict{}, err
+	}
 	// Idle connections, opened before the window and held through it: each asks once over
 	// HTTP/1.1 with keep-alive, then says nothing more.
 	var conns connSet
@@ -256,12 +261,8 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 			mu.Unlock()
 		})
 	}
-	// The watch storm: 20 connections of 100 watches each from the list's resourceVersion, as
-	// reflectors start after a list, read to the end.
-	_, listRV, err := list(srv)
-	if err != nil {
-		return Verdict{}, err
-	}
+	// The watch storm: 20 connections of 100 watches each from the list's resourceVersion (taken
+	// before the window), as reflectors start after a list, read to the end.
 	for i := range stormWatchers / 100 {
 		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 		for range 100 {
@@ -289,6 +290,9 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	closedMu.Unlock()
 	conns.closeAll()
 	wg.Wait()
+	// What the attack left: memory the server keeps after every attacker has gone is a leak.
+	time.Sleep(30 * time.Second)
+	r.rssAfter = rssKiB(srv.cmd.Process.Pid)
 	return r.print(out), nil
 }
 
@@ -304,7 +308,7 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr)
 	slices.Sort(r.idleClosed)
 	fmt.Fprintf(out, "idle connections the server closed during the window: %d, after %v to %v open\n", len(r.idleClosed), pct(r.idleClosed, 0), pct(r.idleClosed, 100))
-	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10)
+	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end, %d MiB 30 s after the attackers left\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10, r.rssAfter>>10)
 	if len(r.readyzSlowest) > 0 {
 		fmt.Fprintf(out, "/readyz over 1 s: %s\n", strings.Join(r.readyzSlowest, ", "))
 	}

@@ -43,6 +43,7 @@ type exhaustReport struct {
 	rssEnd                  int64           // at the end of the window, the attackers still there
 	rssAfter                int64           // 30 s after every attacker has gone
 	readyzSlowest           []string        // the /readyz answers over a second, and when
+	readyzFailures          []string        // the /readyz answers not 200, and when
 	idle                    int             // idle connections held open
 	idleClosed              []time.Duration // how long each idle connection the server closed was open
 	slowBodyAnswers         map[string]int
@@ -56,7 +57,7 @@ type exhaustReport struct {
 func (r exhaustReport) problems() []string {
 	var out []string
 	if r.readyzFailed > 0 {
-		out = append(out, fmt.Sprintf("/readyz not answered 200 %d times", r.readyzFailed))
+		out = append(out, fmt.Sprintf("/readyz not answered 200 %d times: %s", r.readyzFailed, strings.Join(r.readyzFailures, "; ")))
 	}
 	if r.failed > 0 {
 		out = append(out, fmt.Sprintf("the well-behaved client failed %d times", r.failed))
@@ -160,6 +161,11 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 			}
 			if !ok && ctx.Err() == nil {
 				r.readyzFailed++
+				why := fmt.Sprint(err)
+				if err == nil {
+					why = resp.Status
+				}
+				r.readyzFailures = append(r.readyzFailures, fmt.Sprintf("%s at %v", why, t0.Sub(window).Round(time.Second)))
 			}
 			mu.Unlock()
 			time.Sleep(probeEvery)

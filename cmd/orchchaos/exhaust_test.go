@@ -24,7 +24,8 @@ func TestExhaustVerdict(t *testing.T) {
 		want []string
 	}{
 		{"served, slow", exhaustReport{readyz: ms(5, 900, 3000), served: 3, servedLatencies: ms(10, 20, 5000), rssMax: 1 << 30}, nil},
-		{"readyz failed", exhaustReport{readyz: ms(5), readyzFailed: 2, served: 1}, []string{"/readyz not answered 200 2 times"}},
+		{"readyz failed", exhaustReport{readyz: ms(5), readyzFailed: 2, readyzFailures: []string{"503 Service Unavailable at 3s", "EOF at 9s"}, served: 1},
+			[]string{"/readyz not answered 200 2 times: 503 Service Unavailable at 3s; EOF at 9s"}},
 		{"client failed", exhaustReport{readyz: ms(5), served: 4, failed: 1}, []string{"the well-behaved client failed 1 times"}},
 		{"never served", exhaustReport{readyz: ms(5)}, []string{"the well-behaved client was never served"}},
 	}

@@ -2,7 +2,6 @@ package filters
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -123,14 +122,7 @@ func TestBodiesAreReadBeforeTheirPlaceInFlight(t *testing.T) {
 	defer srv.Close()
 	const events = "/apis/events.orch.io/v1/namespaces/default/events"
 	for range 3 {
-		slow, err := net.Dial("tcp", srv.Listener.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer slow.Close()
-		if _, err := io.WriteString(slow, "POST "+events+" HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"partial\":"); err != nil {
-			t.Fatal(err)
-		}
+		sendRaw(t, srv, "POST "+events+" HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"partial\":")
 	}
 	time.Sleep(100 * time.Millisecond)
 	resp, err := srv.Client().Post(srv.URL+events, "application/json", strings.NewReader(`{"whole":true}`))

@@ -101,14 +101,7 @@ func TestRequestTimeoutEndsAWriteTheClientDoesNotRead(t *testing.T) {
 	})
 	srv := httptest.NewServer(WithRequestTimeout(handler, clk, time.Minute))
 	defer srv.Close()
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.Write([]byte("GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
-		t.Fatal(err)
-	}
+	sendRaw(t, srv, "GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n\r\n")
 	<-writing
 	// The kernel's buffers fill; the handler is then blocked in a write.
 	time.Sleep(200 * time.Millisecond)
@@ -139,14 +132,7 @@ func TestRequestTimeoutAnswersABodyNeverFinished(t *testing.T) {
 	})
 	srv := httptest.NewServer(WithRequestTimeout(handler, clk, time.Minute))
 	defer srv.Close()
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.Write([]byte("POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")); err != nil {
-		t.Fatal(err)
-	}
+	conn := sendRaw(t, srv, "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
 	<-reading
 	clk.Add(time.Minute)
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -158,4 +144,18 @@ func TestRequestTimeoutAnswersABodyNeverFinished(t *testing.T) {
 	if resp.StatusCode != http.StatusGatewayTimeout {
 		t.Fatalf("answered %d, want 504", resp.StatusCode)
 	}
+}
+
+// sendRaw writes request, as given, on a connection of its own to srv, closed at the test's end.
+func sendRaw(t *testing.T, srv *httptest.Server, request string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, request); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

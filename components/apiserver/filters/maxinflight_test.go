@@ -119,7 +119,7 @@ func TestBodiesAreReadBeforeTheirPlaceInFlight(t *testing.T) {
 	})
 	limits := WithMaxInFlightLimit(handler, Limits{MaxRequestsInFlight: 1, MaxMutatingRequestsInFlight: 1}, prometheus.NewRegistry())
 	srv := httptest.NewServer(asUser(limits, "alice", "system:authenticated"))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after sendRaw's connections are closed
 	const events = "/apis/events.orch.io/v1/namespaces/default/events"
 	for range 3 {
 		sendRaw(t, srv, "POST "+events+" HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"partial\":")

@@ -100,7 +100,7 @@ func TestRequestTimeoutEndsAWriteTheClientDoesNotRead(t *testing.T) {
 		}
 	})
 	srv := httptest.NewServer(WithRequestTimeout(handler, clk, time.Minute))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after sendRaw's connection is closed
 	sendRaw(t, srv, "GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n\r\n")
 	<-writing
 	// The kernel's buffers fill; the handler is then blocked in a write.
@@ -131,7 +131,7 @@ func TestRequestTimeoutAnswersABodyNeverFinished(t *testing.T) {
 		_, _ = io.ReadAll(r.Body)
 	})
 	srv := httptest.NewServer(WithRequestTimeout(handler, clk, time.Minute))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	conn := sendRaw(t, srv, "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
 	<-reading
 	clk.Add(time.Minute)

@@ -127,7 +127,8 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
-	defer srv.kill()
+	// The server at the end, not the first: each kill starts another.
+	defer func() { srv.kill() }()
 	w := newWatcher(srv)
 	if err := w.start(ctx); err != nil {
 		return Verdict{}, err

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
 
 all: build
 
@@ -297,6 +297,40 @@ CHAOS_SEED ?= 1
 chaos:
 	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
 	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_KILLS) --seed $(CHAOS_SEED)
+
+## chaos-apiserver-64, chaos-apiserver-etcd3: the same kills, CHAOS_APISERVER_KILLS each, under 64
+## writing clients on the embedded etcd, and under 8 and then 64 on a 3-member etcd cluster whose
+## members are child processes on loopback (~5 minutes together); make chaos runs them first
+CHAOS_APISERVER_KILLS ?= 20
+chaos: chaos-apiserver-64 chaos-apiserver-etcd3
+chaos-apiserver-64:
+	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --clients 64
+chaos-apiserver-etcd3:
+	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3 --clients 64
+
+## chaos-apiserver-failover: the watcher's resourceVersion compacted while the server is down (410
+## Gone, relist) after each of CHAOS_APISERVER_KILLS kills; then two replicas on the 3-member etcd,
+## its leader killed or a follower stopped under writes in each of CHAOS_APISERVER_KILLS rounds,
+## clients retrying against the other replica (~5 minutes together); make chaos runs it first
+chaos: chaos-apiserver-failover
+chaos-apiserver-failover:
+	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3 --compact
+	bin/orchchaos --apiserver bin/orch-apiserver --kills $(CHAOS_APISERVER_KILLS) --seed $(CHAOS_SEED) --etcd-members 3 --replicas 2
+
+## chaos-apiserver-exhaust: orch-apiserver held for CHAOS_EXHAUST under 10,000 idle connections,
+## bodies that never finish, answers never read, oversized headers and bodies and a storm of 2,000
+## watches, /readyz probed every 20 ms and a well-behaved client writing; it fails when /readyz is
+## not answered 200 or the client is not served, and prints latency and memory beside (needs 11,000
+## open files); make chaos runs it first
+CHAOS_EXHAUST ?= 120s
+chaos: chaos-apiserver-exhaust
+chaos-apiserver-exhaust:
+	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
+	bin/orchchaos --apiserver bin/orch-apiserver --exhaust $(CHAOS_EXHAUST) --idle 10000
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
 ## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores

@@ -263,6 +263,7 @@ func promises() []*promise {
 		{command: "kubectl --context jane get secrets", want: []string{`User "jane" cannot list resource "secrets"`}, exit: 1},
 		{command: "kubectl --context jane get pods --namespace orch-system", want: []string{`cannot list resource "pods" in API group "" in the namespace "orch-system"`}, exit: 1},
 		{command: "kubectl --context jane auth can-i --list", want: []string{"pods/log", "selfsubjectaccessreviews.authorization.orch.io", "[/healthz]"}, not: []string{"secrets"}},
+		{command: "kubectl --context jane auth whoami", want: []string{"Username    jane", "system:authenticated"}},
 		{command: "make coverage", check: coverageAsTheReadmeSays},
 		{command: "go run ./cmd/fakecri --listen unix:///tmp/fakecri.sock", want: []string{"CRI on unix:///tmp/fakecri.sock"}},
 		{command: "go run ./cmd/orchlet --config /tmp/orchlet.yaml", want: []string{"orchlet started"}, not: []string{"has been deprecated"}},

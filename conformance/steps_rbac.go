@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,8 @@ func rbacSteps() []StepDef {
 		{`^the answer's text does not contain "([^"]*)"$`, func(w *World) any { return w.rbacAnswerLacks }},
 		{`^within (\d+) seconds "([^"]*)" is answered (\d+) to GET "([^"]*)"$`, func(w *World) any { return w.answeredWithin }},
 		{`^within (\d+) seconds the cluster role "([^"]*)" has a rule on "([^"]*)"$`, func(w *World) any { return w.clusterRoleGathers }},
+		{`^the review's answer is "(allowed|not allowed)"$`, func(w *World) any { return w.reviewAnswerIs }},
+		{`^the review's user is "([^"]*)" with uid "([^"]*)" in the group "([^"]*)"$`, func(w *World) any { return w.reviewUserIs }},
 		{`^asked by a SelfSubjectAccessReview, "([^"]*)" may (\w+) "([^"]*)": (yes|no)$`, func(w *World) any { return w.selfReview }},
 	}
 }
@@ -33,12 +36,12 @@ type rbacAnswer struct {
 }
 
 // groupPath fills a path's placeholders with the target's spelling of the group names: {rbac}
-// (rbac.authorization.orch.io or Kubernetes' rbac.authorization.k8s.io), {authz} (authorization.*)
-// and {ns}, the suite's first namespace.
+// (rbac.authorization.orch.io or Kubernetes' rbac.authorization.k8s.io), {authz} (authorization.*),
+// {authn} (authentication.*) and {ns}, the suite's first namespace.
 func (w *World) groupPath(path string) string {
 	domain := strings.TrimPrefix(w.t.Profile.APIServer.Group, "events.")
 	return strings.NewReplacer("{rbac}", "rbac.authorization."+domain, "{authz}", "authorization."+domain,
-		"{ns}", w.t.Profile.APIServer.Namespaces[0]).Replace(path)
+		"{authn}", "authentication."+domain, "{ns}", w.t.Profile.APIServer.Namespaces[0]).Replace(path)
 }
 
 func (w *World) tokenOf(who string) string {
@@ -153,4 +156,38 @@ func (w *World) clusterRoleGathers(seconds int, role, resource string) error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// reviewAnswerIs reads the last answer as an access review's: allowed or not.
+func (w *World) reviewAnswerIs(want string) error {
+	var review struct {
+		Status struct{ Allowed bool } `json:"status"`
+	}
+	if w.rbac == nil || json.Unmarshal([]byte(w.rbac.body), &review) != nil {
+		return fmt.Errorf("want an access review, got %+v", w.rbac)
+	}
+	if review.Status.Allowed != (want == "allowed") {
+		return fmt.Errorf("want %s, got %s", want, w.rbac.body)
+	}
+	return nil
+}
+
+// reviewUserIs reads the last answer as a SelfSubjectReview's: the user the server took the caller for.
+func (w *World) reviewUserIs(name, uid, group string) error {
+	var review struct {
+		Status struct {
+			UserInfo struct {
+				Username, UID string
+				Groups        []string
+			} `json:"userInfo"`
+		} `json:"status"`
+	}
+	if w.rbac == nil || json.Unmarshal([]byte(w.rbac.body), &review) != nil {
+		return fmt.Errorf("want a SelfSubjectReview, got %+v", w.rbac)
+	}
+	u := review.Status.UserInfo
+	if u.Username != name || u.UID != uid || !slices.Contains(u.Groups, group) {
+		return fmt.Errorf("want %s (uid %s) in %s, got %s", name, uid, group, w.rbac.body)
+	}
+	return nil
 }

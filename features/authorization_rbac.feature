@@ -303,6 +303,99 @@ Feature: RBAC authorization
     And the answer's text contains "/healthz"
     And the answer's text does not contain "secrets"
 
+  @rule:orch.rbac.local-subject-access-review
+  Scenario: a user who may review access in a namespace asks what a user may do there, and only there
+    When the administrator sends POST "/apis/{rbac}/v1/namespaces/{ns}/roles" with:
+      """
+      apiVersion: {rbac}/v1
+      kind: Role
+      metadata: {name: pod-admin}
+      rules:
+      - {apiGroups: [""], resources: [pods], verbs: [list, delete]}
+      - {apiGroups: [{authz}], resources: [localsubjectaccessreviews], verbs: [create]}
+      """
+    And the administrator sends POST "/apis/{rbac}/v1/namespaces/{ns}/rolebindings" with:
+      """
+      apiVersion: {rbac}/v1
+      kind: RoleBinding
+      metadata: {name: alice-pod-admin}
+      roleRef: {apiGroup: {rbac}, kind: Role, name: pod-admin}
+      subjects:
+      - {apiGroup: {rbac}, kind: User, name: alice}
+      """
+    Then within 10 seconds "alice" is answered 200 to GET "/api/v1/namespaces/{ns}/pods"
+    When "alice" sends POST "/apis/{authz}/v1/namespaces/{ns}/localsubjectaccessreviews" with:
+      """
+      apiVersion: {authz}/v1
+      kind: LocalSubjectAccessReview
+      spec:
+        user: bob
+        resourceAttributes: {namespace: {ns}, verb: list, resource: pods}
+      """
+    Then they are answered 201
+    And the answer's text contains "LocalSubjectAccessReview"
+    And the review's answer is "not allowed"
+    When "alice" sends POST "/apis/{authz}/v1/namespaces/{ns}/localsubjectaccessreviews" with:
+      """
+      apiVersion: {authz}/v1
+      kind: LocalSubjectAccessReview
+      spec:
+        user: alice
+        resourceAttributes: {namespace: {ns}, verb: delete, resource: pods}
+      """
+    Then they are answered 201
+    And the review's answer is "allowed"
+    When "alice" sends POST "/apis/{authz}/v1/namespaces/{ns}/localsubjectaccessreviews" with:
+      """
+      apiVersion: {authz}/v1
+      kind: LocalSubjectAccessReview
+      spec:
+        user: bob
+        resourceAttributes: {namespace: elsewhere, verb: list, resource: pods}
+      """
+    Then they are answered 422
+    And the answer's text contains "spec.resourceAttributes.namespace"
+    And the answer's text contains "must match metadata.namespace"
+    When "alice" sends POST "/apis/{authz}/v1/namespaces/{ns}/localsubjectaccessreviews" with:
+      """
+      apiVersion: {authz}/v1
+      kind: LocalSubjectAccessReview
+      spec:
+        user: bob
+        nonResourceAttributes: {verb: get, path: /healthz}
+      """
+    Then they are answered 422
+    And the answer's text contains "disallowed on this kind of request"
+    When "alice" sends POST "/apis/{authz}/v1/namespaces/elsewhere/localsubjectaccessreviews" with:
+      """
+      apiVersion: {authz}/v1
+      kind: LocalSubjectAccessReview
+      spec:
+        user: bob
+        resourceAttributes: {namespace: elsewhere, verb: list, resource: pods}
+      """
+    Then they are answered 403
+    When "bob" sends POST "/apis/{authz}/v1/namespaces/{ns}/localsubjectaccessreviews" with:
+      """
+      apiVersion: {authz}/v1
+      kind: LocalSubjectAccessReview
+      spec:
+        user: bob
+        resourceAttributes: {namespace: {ns}, verb: list, resource: pods}
+      """
+    Then they are answered 403
+
+  @rule:orch.rbac.self-subject-review
+  Scenario: every authenticated user may ask who the server takes them for
+    When "alice" sends POST "/apis/{authn}/v1/selfsubjectreviews" with:
+      """
+      apiVersion: {authn}/v1
+      kind: SelfSubjectReview
+      """
+    Then they are answered 201
+    And the answer's text contains "SelfSubjectReview"
+    And the review's user is "alice" with uid "alice-uid" in the group "system:authenticated"
+
   @rule:orch.rbac.validation
   Scenario Outline: a <kind> that breaks Kubernetes' rules is refused naming <field>
     When the administrator sends POST "/apis/{rbac}/v1/<path>" with:

@@ -1,5 +1,6 @@
 // Command orchchaos kills orch-apiserver with SIGKILL while clients write, and judges what
-// survives. It runs the server on its embedded etcd as a child process on loopback, with 8 clients
+// survives. It runs the server as a child process on loopback, on its embedded etcd or on a
+// 3-member etcd cluster whose members are child processes too (--etcd-members), with 8 clients
 // creating, updating and deleting Events, kills it at seeded random moments, restarts it on the
 // same data directory, and after each restart checks that every acknowledged write is there with
 // its value, that no unacknowledged write is half there, and that a watcher resuming from its last
@@ -15,6 +16,7 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,7 +30,40 @@ func main() {
 	pflag.IntVar(&o.clients, "clients", 8, "writing clients")
 	pflag.DurationVar(&o.maxUp, "max-up", 4*time.Second, "the longest the server runs under writes before a kill (each kill waits a random time up to this)")
 	pflag.StringVar(&o.dataDir, "data-dir", "", "the server's data directory (default: a new temporary directory, removed at the end)")
+	pflag.IntVar(&o.etcdMembers, "etcd-members", 0, "run the server on an etcd cluster of this many members (3), each a child process on loopback, instead of its embedded etcd (0)")
+	pflag.BoolVar(&o.compact, "compact", false, "with --etcd-members: after each kill, compact etcd past every resourceVersion handed out, so that the watcher's resume is refused with 410 Gone and it must relist")
+	pflag.IntVar(&o.replicas, "replicas", 1, "orch-apiserver replicas: 2 runs the etcd failover campaign instead of kills of the server (with --etcd-members 3): --kills rounds, each killing the etcd leader or stopping a follower under the writes")
+	pflag.DurationVar(&o.exhaust, "exhaust", 0, "run the resource exhaustion campaign for this long instead of kills: idle connections, slow bodies, unread answers, oversized headers and bodies and a watch storm, /readyz probed every 20 ms and a well-behaved client writing")
+	pflag.IntVar(&o.idle, "idle", 10000, "with --exhaust: idle connections held open")
+	var mf memberFlags
+	pflag.StringVar(&mf.name, "serve-etcd-member", "", "run as this member of an etcd cluster until SIGTERM (how --etcd-members starts each)")
+	pflag.StringVar(&mf.dir, "etcd-member-dir", "", "the member's data directory")
+	pflag.StringVar(&mf.initialCluster, "etcd-initial-cluster", "", "the members' names and peer URLs")
+	pflag.StringVar(&mf.clientURL, "etcd-client-url", "", "the member's client URL")
+	pflag.StringVar(&mf.peerURL, "etcd-peer-url", "", "the member's peer URL")
+	for _, hidden := range []string{"serve-etcd-member", "etcd-member-dir", "etcd-initial-cluster", "etcd-client-url", "etcd-peer-url"} {
+		_ = pflag.CommandLine.MarkHidden(hidden)
+	}
 	pflag.Parse()
+	if mf.name != "" {
+		if err := serveMember(mf); err != nil {
+			fmt.Fprintln(os.Stderr, "orchchaos: etcd member:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if o.etcdMembers != 0 && o.etcdMembers != 3 {
+		fmt.Fprintln(os.Stderr, "orchchaos: --etcd-members is 0 (the embedded etcd) or 3")
+		os.Exit(2)
+	}
+	if o.replicas != 1 && (o.replicas != 2 || o.etcdMembers != 3 || o.compact) {
+		fmt.Fprintln(os.Stderr, "orchchaos: --replicas is 1, or 2 with --etcd-members 3 and without --compact")
+		os.Exit(2)
+	}
+	if o.compact && o.etcdMembers == 0 {
+		fmt.Fprintln(os.Stderr, "orchchaos: --compact needs --etcd-members: the embedded etcd dies with the server")
+		os.Exit(2)
+	}
 	if o.kills < 1 || o.clients < 1 || o.maxUp <= 0 {
 		fmt.Fprintln(os.Stderr, "orchchaos: --kills, --clients and --max-up must be positive")
 		os.Exit(2)
@@ -42,7 +77,14 @@ func main() {
 		defer os.RemoveAll(dir)
 		o.dataDir = dir
 	}
-	total, err := run(context.Background(), o, os.Stdout)
+	campaign := run
+	if o.replicas == 2 {
+		campaign = runFailover
+	}
+	if o.exhaust > 0 {
+		campaign = runExhaust
+	}
+	total, err := campaign(context.Background(), o, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "orchchaos:", err)
 		os.RemoveAll(o.dataDir)
@@ -57,6 +99,11 @@ func main() {
 type options struct {
 	apiserver, dataDir string
 	kills, clients     int
+	etcdMembers        int
+	compact            bool
+	replicas           int
+	exhaust            time.Duration
+	idle               int
 	seed               int64
 	maxUp              time.Duration
 }
@@ -64,11 +111,24 @@ type options struct {
 // run does the kills and prints a line for each, and the total.
 func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 	rng := rand.New(rand.NewSource(o.seed))
-	srv, err := startServer(ctx, o.apiserver, o.dataDir)
+	var args []string
+	storage := "its embedded etcd"
+	var etcd *cluster
+	if o.etcdMembers > 0 {
+		var err error
+		if etcd, err = startCluster(ctx, filepath.Join(o.dataDir, "etcd"), o.etcdMembers); err != nil {
+			return Verdict{}, err
+		}
+		defer etcd.stop()
+		args = []string{"--etcd-servers", etcd.endpoints()}
+		storage = fmt.Sprintf("a %d-member etcd (%s)", o.etcdMembers, etcd.endpoints())
+	}
+	srv, err := startServer(ctx, o.apiserver, o.dataDir, args...)
 	if err != nil {
 		return Verdict{}, err
 	}
-	defer srv.kill()
+	// The server at the end, not the first: each kill starts another.
+	defer func() { srv.kill() }()
 	w := newWatcher(srv)
 	if err := w.start(ctx); err != nil {
 		return Verdict{}, err
@@ -76,15 +136,22 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 	defer w.stop()
 	h := &history{}
 	var total Verdict
+	var noRelist []string // compactions the watcher resumed past without a relist
 	start := time.Now()
-	fmt.Fprintf(out, "orch-apiserver on %s, data directory %s, %d clients, seed %d\n", srv.url, o.dataDir, o.clients, o.seed)
+	fmt.Fprintf(out, "orch-apiserver on %s over %s, data directory %s, %d clients, seed %d\n", srv.url, storage, o.dataDir, o.clients, o.seed)
 	for k := 1; k <= o.kills; k++ {
 		up := time.Duration(rng.Int63n(int64(o.maxUp))) + 200*time.Millisecond
-		stopClients := startClients(srv, h, o.clients, rng.Int63(), k)
+		stopClients := startClients([]*server{srv}, h, o.clients, rng.Int63(), k)
 		time.Sleep(up)
 		srv.kill()
 		stopClients()
-		if srv, err = startServer(ctx, o.apiserver, o.dataDir); err != nil {
+		relists := w.relists()
+		if o.compact {
+			if _, err := etcd.compact(ctx); err != nil {
+				return total, fmt.Errorf("after kill %d: %w", k, err)
+			}
+		}
+		if srv, err = startServer(ctx, o.apiserver, o.dataDir, args...); err != nil {
 			return total, fmt.Errorf("restart after kill %d: %w", k, err)
 		}
 		w.point(srv)
@@ -97,6 +164,9 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 		if err := w.waitFor(m.RV, 30*time.Second); err != nil {
 			return total, fmt.Errorf("after kill %d: %w", k, err)
 		}
+		if o.compact && w.relists() == relists {
+			noRelist = append(noRelist, fmt.Sprintf("watch: resumed after kill %d past a compaction without 410 Gone and a relist", k))
+		}
 		found, err := listAll(srv)
 		if err != nil {
 			return total, fmt.Errorf("after kill %d: %w", k, err)
@@ -106,6 +176,8 @@ func run(ctx context.Context, o options, out io.Writer) (Verdict, error) {
 		watch := JudgeWatch(ops, w.log())
 		v := state.Add(watch)
 		v.Acked = state.Acked
+		v.Missed += len(noRelist)
+		v.Problems = append(v.Problems, noRelist...)
 		fmt.Fprintf(out, "kill %d after %v: %d writes acknowledged so far (%d unknown, %d found applied), lost %d, half there %d, watch missed %d, duplicated %d, relists %d\n",
 			k, up.Round(time.Millisecond), state.Acked, countUnknown(ops), state.UnknownApplied, v.Lost, v.Half, v.Missed, v.Duplicated, w.relists())
 		for _, p := range v.Problems {

@@ -34,14 +34,14 @@ type server struct {
 	exited chan struct{}
 }
 
-// startServer starts orch-apiserver on a free loopback port and waits for /readyz.
-func startServer(ctx context.Context, bin, dataDir string) (*server, error) {
+// startServer starts orch-apiserver on a free loopback port, with args added, and waits for /readyz.
+func startServer(ctx context.Context, bin, dataDir string, args ...string) (*server, error) {
 	port, err := freeport.Get()
 	if err != nil {
 		return nil, err
 	}
 	s := &server{url: "https://127.0.0.1:" + strconv.Itoa(port), output: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	s.cmd = exec.CommandContext(ctx, bin, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir)
+	s.cmd = exec.CommandContext(ctx, bin, append([]string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir}, args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
@@ -172,9 +172,11 @@ func eventJSON(name, value, client string) []byte {
 	return data
 }
 
-// startClients starts n clients writing to srv, each over 4 names of its own, until the returned
-// function is called (after the kill: each client's write in flight ends without an answer).
-func startClients(srv *server, h *history, n int, seed int64, round int) func() {
+// startClients starts n clients writing, each over 4 names of its own, until the returned function
+// is called. With one server a write without an answer ends the client's round (the server is being
+// killed); with replicas, client i starts on replica i mod len(servers) and retries its next write
+// against the next replica after a write without an answer or with a 5xx (failover).
+func startClients(servers []*server, h *history, n int, seed int64, round int) func() {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
@@ -183,6 +185,7 @@ func startClients(srv *server, h *history, n int, seed int64, round int) func() 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			failovers := 0
 			for seq := 0; ; seq++ {
 				select {
 				case <-stop:
@@ -201,10 +204,15 @@ func startClients(srv *server, h *history, n int, seed int64, round int) func() 
 				if op.Verb != Delete {
 					op.Value = fmt.Sprintf("%s-k%d-s%d", op.Name, round, seq)
 				}
+				srv := servers[(i+failovers)%len(servers)]
 				if done, _ := h.write(srv.client, srv.url, client, op); done.Outcome == Unknown {
-					// No answer: the server is being killed. Write again in the next round.
-					<-stop
-					return
+					if len(servers) == 1 {
+						// No answer: the server is being killed. Write again in the next round.
+						<-stop
+						return
+					}
+					failovers++
+					time.Sleep(50 * time.Millisecond)
 				}
 			}
 		}()

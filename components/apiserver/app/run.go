@@ -244,10 +244,14 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 	if err != nil {
 		return fmt.Errorf("--secure-port %d: %w", o.SecurePort, err)
 	}
+	// Kubernetes' serving limits: a connection idle between requests is closed after 90 s (the
+	// keep-alive of Go's default transport), so idle connections do not hold memory for ever, and
+	// a request's headers must arrive within 32 s and 1 MiB.
 	srv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		ReadHeaderTimeout: 32 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 	}
 	srv.RegisterOnShutdown(func() { close(stopping) })

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/authn"
 )
 
@@ -103,5 +104,42 @@ func TestMaxInFlight(t *testing.T) {
 	wg.Wait()
 	if code, _, _ := get(t, c, http.MethodGet, srv.URL+events); code != http.StatusOK {
 		t.Errorf("after the slots freed: %d, want 200", code)
+	}
+}
+
+// A client that never finishes its body does not hold a place in flight: with the one mutating
+// place taken by such a client, another's write is still served, and a body over the limit still
+// reaches the handler's own refusal.
+func TestBodiesAreReadBeforeTheirPlaceInFlight(t *testing.T) {
+	got := make(chan string, 4)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- string(body)
+		w.WriteHeader(http.StatusCreated)
+	})
+	limits := WithMaxInFlightLimit(handler, Limits{MaxRequestsInFlight: 1, MaxMutatingRequestsInFlight: 1}, prometheus.NewRegistry())
+	srv := httptest.NewServer(asUser(limits, "alice", "system:authenticated"))
+	t.Cleanup(srv.Close) // after sendRaw's connections are closed
+	const events = "/apis/events.orch.io/v1/namespaces/default/events"
+	for range 3 {
+		sendRaw(t, srv, "POST "+events+" HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"partial\":")
+	}
+	time.Sleep(100 * time.Millisecond)
+	resp, err := srv.Client().Post(srv.URL+events, "application/json", strings.NewReader(`{"whole":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || <-got != `{"whole":true}` {
+		t.Fatalf("a whole body behind three unfinished ones: %d", resp.StatusCode)
+	}
+	big := strings.Repeat(" ", endpoints.MaxRequestBodyBytes+10)
+	resp, err = srv.Client().Post(srv.URL+events, "application/json", strings.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if body := <-got; len(body) != len(big) {
+		t.Fatalf("the handler read %d bytes of a body of %d", len(body), len(big))
 	}
 }

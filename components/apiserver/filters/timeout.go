@@ -17,7 +17,8 @@ import (
 // Kubernetes' 504 Status, and cancels its context so storage calls stop. A handler still running
 // then can no longer write. One that had begun its answer (most often its own answer to the
 // cancelled context) is let finish it: orch's handlers write an answer whole, so a begun answer
-// is never left half-sent.
+// is never left half-sent; but one still in a write at the timeout (a client not reading its
+// answer) has the write ended, as Kubernetes resets such a stream.
 func WithRequestTimeout(next http.Handler, clk clock.Clock, timeout time.Duration) http.Handler {
 	if timeout <= 0 {
 		return next
@@ -60,7 +61,10 @@ func WithRequestTimeout(next http.Handler, clk clock.Clock, timeout time.Duratio
 			}
 			return
 		}
-		if tw.expire() {
+		if tw.expire(w) {
+			// A handler still reading a body the client never finishes holds the body's lock,
+			// which writing the answer's header waits for: its read is ended first.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
 			err := apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %v", ctx.Err()), 0)
 			err.ErrStatus.Code = http.StatusGatewayTimeout
 			endpoints.WriteError(w, r, err)
@@ -82,9 +86,15 @@ type timeoutWriter struct {
 	timedUp bool
 }
 
-// expire marks the request timed out; false when the handler had already begun answering.
-func (t *timeoutWriter) expire() bool {
-	t.mu.Lock()
+// expire marks the request timed out; false when the handler had already begun answering. A
+// handler holding the lock is writing, and may be blocked for ever by a client that does not read
+// its answer (holding the answer in memory and the request's place in flight): its write is ended
+// by a write deadline in the past on the connection beneath, w, and the client gets no more.
+func (t *timeoutWriter) expire(w http.ResponseWriter) bool {
+	if !t.mu.TryLock() {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Unix(1, 0))
+		t.mu.Lock()
+	}
 	defer t.mu.Unlock()
 	t.timedUp = true
 	return !t.started

@@ -1,8 +1,11 @@
 package filters
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -79,4 +82,80 @@ func TestRequestTimeout(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(h.release)
+}
+
+// An answer the client never reads does not hold the handler past the timeout: its blocked write
+// is ended, so the answer's memory and its place in flight are given back.
+func TestRequestTimeoutEndsAWriteTheClientDoesNotRead(t *testing.T) {
+	clk := clock.NewMock()
+	writing, returned := make(chan struct{}), make(chan error, 1)
+	chunk := make([]byte, 1<<20)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(writing)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				returned <- err
+				return
+			}
+		}
+	})
+	srv := httptest.NewServer(WithRequestTimeout(handler, clk, time.Minute))
+	t.Cleanup(srv.Close) // after sendRaw's connection is closed
+	sendRaw(t, srv, "GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-writing
+	// The kernel's buffers fill; the handler is then blocked in a write.
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-returned:
+		t.Fatalf("the handler returned before the timeout: %v", err)
+	default:
+	}
+	clk.Add(time.Minute)
+	select {
+	case err := <-returned:
+		if err == nil {
+			t.Fatal("no write error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler is still writing to a client that does not read, past the timeout")
+	}
+}
+
+// A client that never finishes its body is answered 504 at the timeout all the same: the
+// handler's read of the body is ended, and the answer is not held up behind it.
+func TestRequestTimeoutAnswersABodyNeverFinished(t *testing.T) {
+	clk := clock.NewMock()
+	reading := make(chan struct{})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(reading)
+		_, _ = io.ReadAll(r.Body)
+	})
+	srv := httptest.NewServer(WithRequestTimeout(handler, clk, time.Minute))
+	t.Cleanup(srv.Close)
+	conn := sendRaw(t, srv, "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{")
+	<-reading
+	clk.Add(time.Minute)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a body never finished: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGatewayTimeout {
+		t.Fatalf("answered %d, want 504", resp.StatusCode)
+	}
+}
+
+// sendRaw writes request, as given, on a connection of its own to srv, closed at the test's end.
+func sendRaw(t *testing.T, srv *httptest.Server, request string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, request); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

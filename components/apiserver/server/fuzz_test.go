@@ -29,9 +29,11 @@ var fuzzCollections = []string{
 	"/apis/rbac.authorization.orch.io/v1/namespaces/default/rolebindings",
 	"/apis/rbac.authorization.orch.io/v1/clusterrolebindings",
 	"/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+	"/apis/authorization.orch.io/v1/namespaces/default/localsubjectaccessreviews",
 	"/apis/authorization.orch.io/v1/selfsubjectaccessreviews",
 	"/apis/authorization.orch.io/v1/selfsubjectrulesreviews",
 	"/apis/authorization.orch.io/v1/subjectaccessreviews",
+	"/apis/authentication.orch.io/v1/selfsubjectreviews",
 	"/apis/authentication.orch.io/v1/tokenreviews",
 }
 

@@ -14,9 +14,10 @@ import (
 	"orch.io/orch/components/authz"
 )
 
-// addReviews serves authentication.orch.io/v1 tokenreviews and authorization.orch.io/v1
-// subjectaccessreviews, selfsubjectaccessreviews and selfsubjectrulesreviews (create only) on
-// container, and answers their group versions for discovery.
+// addReviews serves authentication.orch.io/v1 selfsubjectreviews and tokenreviews, and
+// authorization.orch.io/v1 localsubjectaccessreviews (in a namespace), selfsubjectaccessreviews,
+// selfsubjectrulesreviews and subjectaccessreviews (create only) on container, and answers their
+// group versions for discovery.
 func addReviews(container *restful.Container, c Config) []endpoints.GroupVersion {
 	type review struct {
 		resource metav1.APIResource
@@ -27,9 +28,11 @@ func addReviews(container *restful.Container, c Config) []endpoints.GroupVersion
 		reviews []review
 	}{
 		{authn.TokenReviewGroupVersion, []review{
+			{metav1.APIResource{Name: "selfsubjectreviews", SingularName: "selfsubjectreview", Kind: "SelfSubjectReview"}, authentication.SelfSubjectReviewREST{Clock: c.Clock}.Create()},
 			{metav1.APIResource{Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview"}, authentication.TokenReviewREST{Authenticator: c.Authenticator}.Create()},
 		}},
 		{authz.SubjectAccessReviewGroupVersion, []review{
+			{metav1.APIResource{Name: "localsubjectaccessreviews", SingularName: "localsubjectaccessreview", Namespaced: true, Kind: "LocalSubjectAccessReview"}, authorization.LocalSubjectAccessReviewREST{Authorizer: c.Authorizer}.Create()},
 			{metav1.APIResource{Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview"}, authorization.SelfSubjectAccessReviewREST{Authorizer: c.Authorizer}.Create()},
 			{metav1.APIResource{Name: "selfsubjectrulesreviews", SingularName: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview"}, authorization.SelfSubjectRulesReviewREST{Authorizer: c.Authorizer}.Create()},
 			{metav1.APIResource{Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview"}, authorization.SubjectAccessReviewREST{Authorizer: c.Authorizer}.Create()},
@@ -46,7 +49,11 @@ func addReviews(container *restful.Container, c Config) []endpoints.GroupVersion
 		for _, r := range s.reviews {
 			r.resource.Verbs = metav1.Verbs{"create"}
 			list.APIResources = append(list.APIResources, r.resource)
-			ws.Route(ws.POST("/" + r.resource.Name).To(r.create))
+			path := "/" + r.resource.Name
+			if r.resource.Namespaced {
+				path = "/namespaces/{namespace}" + path
+			}
+			ws.Route(ws.POST(path).To(r.create))
 		}
 		container.Add(ws)
 		groups = append(groups, endpoints.GroupVersion{GroupVersion: s.gv})

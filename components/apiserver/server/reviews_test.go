@@ -28,16 +28,18 @@ func TestReviewDiscovery(t *testing.T) {
 	for _, tt := range []struct {
 		gv, names, kinds string
 	}{
-		{"authentication.orch.io/v1", "tokenreviews", "TokenReview"},
-		{"authorization.orch.io/v1", "selfsubjectaccessreviews,selfsubjectrulesreviews,subjectaccessreviews", "SelfSubjectAccessReview,SelfSubjectRulesReview,SubjectAccessReview"},
-		{"authorization.k8s.io/v1", "selfsubjectaccessreviews,selfsubjectrulesreviews,subjectaccessreviews", "SelfSubjectAccessReview,SelfSubjectRulesReview,SubjectAccessReview"},
+		{"authentication.orch.io/v1", "selfsubjectreviews,tokenreviews", "SelfSubjectReview,TokenReview"},
+		{"authentication.k8s.io/v1", "selfsubjectreviews,tokenreviews", "SelfSubjectReview,TokenReview"},
+		{"authorization.orch.io/v1", "localsubjectaccessreviews,selfsubjectaccessreviews,selfsubjectrulesreviews,subjectaccessreviews", "LocalSubjectAccessReview,SelfSubjectAccessReview,SelfSubjectRulesReview,SubjectAccessReview"},
+		{"authorization.k8s.io/v1", "localsubjectaccessreviews,selfsubjectaccessreviews,selfsubjectrulesreviews,subjectaccessreviews", "LocalSubjectAccessReview,SelfSubjectAccessReview,SelfSubjectRulesReview,SubjectAccessReview"},
 	} {
 		var list metav1.APIResourceList
 		decode(t, e.do("GET", "/apis/"+tt.gv, nil), &list)
 		var want []metav1.APIResource
 		kinds := strings.Split(tt.kinds, ",")
 		for i, name := range strings.Split(tt.names, ",") {
-			want = append(want, metav1.APIResource{Name: name, SingularName: strings.TrimSuffix(name, "s"), Kind: kinds[i], Verbs: metav1.Verbs{"create"}})
+			want = append(want, metav1.APIResource{Name: name, SingularName: strings.TrimSuffix(name, "s"), Kind: kinds[i], Verbs: metav1.Verbs{"create"},
+				Namespaced: name == "localsubjectaccessreviews"})
 		}
 		if list.Kind != "APIResourceList" || list.GroupVersion != tt.gv || !reflect.DeepEqual(list.APIResources, want) {
 			t.Errorf("/apis/%s = %+v", tt.gv, list)
@@ -48,7 +50,8 @@ func TestReviewDiscovery(t *testing.T) {
 			t.Errorf("group document %+v", group)
 		}
 		// Create only.
-		e.do("GET", "/apis/"+tt.gv+"/"+strings.Split(tt.names, ",")[0], nil).expectStatus(t, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed)
+		names := strings.Split(tt.names, ",")
+		e.do("GET", "/apis/"+tt.gv+"/"+names[len(names)-1], nil).expectStatus(t, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed)
 	}
 }
 
@@ -179,9 +182,9 @@ func TestSubjectAccessReviewValidation(t *testing.T) {
 		body string
 		want string
 	}{
-		{"nothing", `{"spec":{}}`, `SubjectAccessReview.authorization.orch.io "" is invalid: [spec: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: "": at least one of user or group must be specified]`},
+		{"nothing", `{"spec":{}}`, `SubjectAccessReview.authorization.orch.io "" is invalid: [spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: "": at least one of user or group must be specified]`},
 		{"both", `{"spec":{"user":"a","resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"path":"/x","verb":"get"}}}`,
-			"spec: Invalid value: "},
+			"spec.nonResourceAttributes: Invalid value: "},
 		{"metadata", `{"metadata":{"name":"x"},"spec":{"user":"a","resourceAttributes":{"verb":"get"}}}`, "metadata: Invalid value: "},
 	}
 	for _, tt := range tests {
@@ -213,5 +216,90 @@ func TestReviewsAreAuthorized(t *testing.T) {
 	st := denied.do("POST", sarPath, sar).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
 	if want := `subjectaccessreviews.authorization.orch.io is forbidden: User "system:anonymous" cannot create resource "subjectaccessreviews" in API group "authorization.orch.io" at the cluster scope: Everything is forbidden.`; st.Message != want {
 		t.Errorf("message\n  %s\nwant\n  %s", st.Message, want)
+	}
+}
+
+// A LocalSubjectAccessReview asks about any user in one namespace, checked as Kubernetes checks
+// it; a namespace's admin may ask there and nowhere else.
+func TestLocalSubjectAccessReview(t *testing.T) {
+	e := rbacEnv(t)
+	if r := e.do("POST", rbacPath+"/namespaces/default/rolebindings", bindingBody("alice-admin", "ClusterRole", "admin", "alice"), as("admin")...); r.code != http.StatusCreated {
+		t.Fatalf("bind admin: %d %s", r.code, r.body)
+	}
+	if r := e.do("POST", rbacPath+"/namespaces/default/rolebindings", bindingBody("bob-view", "ClusterRole", "view", "bob"), as("admin")...); r.code != http.StatusCreated {
+		t.Fatalf("bind view: %d %s", r.code, r.body)
+	}
+	e.allowedSoon("GET", "/api/v1/namespaces/default/pods", "bob", http.StatusOK)
+	lsar := func(gv, body string) string {
+		return `{"apiVersion":"` + gv + `","kind":"LocalSubjectAccessReview",` + body + `}`
+	}
+	bobCan := func(verb, resource, ns string) string {
+		return `"spec":{"user":"bob","resourceAttributes":{"namespace":"` + ns + `","verb":"` + verb + `","resource":"` + resource + `"}}`
+	}
+	path := func(gv, ns string) string { return "/apis/" + gv + "/namespaces/" + ns + "/localsubjectaccessreviews" }
+	for _, gv := range []string{"authorization.orch.io/v1", "authorization.k8s.io/v1"} {
+		for _, tt := range []struct {
+			verb, resource string
+			allowed        bool
+		}{{"list", "pods", true}, {"delete", "pods", false}, {"get", "secrets", false}} {
+			r := e.do("POST", path(gv, "default"), lsar(gv, bobCan(tt.verb, tt.resource, "default")), as("alice")...)
+			var got authorizationv1.LocalSubjectAccessReview
+			if err := json.Unmarshal(r.body, &got); err != nil || r.code != http.StatusCreated {
+				t.Fatalf("%s: %d %s", gv, r.code, r.body)
+			}
+			if got.APIVersion != gv || got.Kind != "LocalSubjectAccessReview" || got.Namespace != "default" || got.Status.Allowed != tt.allowed {
+				t.Errorf("%s: may bob %s %s: %s", gv, tt.verb, tt.resource, r.body)
+			}
+		}
+	}
+	gv := "authorization.orch.io/v1"
+	tests := []struct {
+		name, ns, token, body string
+		code                  int
+		reason                metav1.StatusReason
+		msg                   string
+	}{
+		{"another namespace's attributes", "default", "alice", lsar(gv, bobCan("list", "pods", "kube-system")), 422, metav1.StatusReasonInvalid,
+			`LocalSubjectAccessReview.authorization.orch.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: "kube-system": must match metadata.namespace`},
+		{"the object in another namespace", "default", "alice", lsar(gv, `"metadata":{"namespace":"kube-system"},`+bobCan("list", "pods", "kube-system")), 400, metav1.StatusReasonBadRequest,
+			"the namespace of the provided object does not match the namespace sent on the request"},
+		{"a path", "default", "alice", lsar(gv, `"spec":{"user":"bob","nonResourceAttributes":{"path":"/healthz","verb":"get"}}`), 422, metav1.StatusReasonInvalid,
+			`spec.nonResourceAttributes: Invalid value: {"path":"/healthz","verb":"get"}: disallowed on this kind of request`},
+		{"no user", "default", "alice", lsar(gv, `"spec":{"resourceAttributes":{"namespace":"default","verb":"get"}}`), 422, metav1.StatusReasonInvalid,
+			"spec.user: Invalid value: \"\": at least one of user or group must be specified"},
+		{"a name", "default", "alice", lsar(gv, `"metadata":{"name":"x"},`+bobCan("list", "pods", "default")), 422, metav1.StatusReasonInvalid,
+			"must be empty except for namespace"},
+		{"a namespace the admin role is not bound in", "kube-system", "alice", lsar(gv, bobCan("list", "pods", "kube-system")), 403, metav1.StatusReasonForbidden,
+			`localsubjectaccessreviews.authorization.orch.io is forbidden: User "alice" cannot create resource "localsubjectaccessreviews" in API group "authorization.orch.io" in the namespace "kube-system"`},
+		{"a viewer", "default", "bob", lsar(gv, bobCan("list", "pods", "default")), 403, metav1.StatusReasonForbidden, `User "bob" cannot create resource "localsubjectaccessreviews"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := e.do("POST", path(gv, tt.ns), tt.body, as(tt.token)...).expectStatus(t, tt.code, tt.reason)
+			if !strings.Contains(s.Message, tt.msg) {
+				t.Errorf("message\n  %s\nwant it to contain\n  %s", s.Message, tt.msg)
+			}
+		})
+	}
+}
+
+// kubectl auth whoami: who the server takes the requesting user for, under either group name.
+func TestSelfSubjectReview(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Authenticator = authn.Union(tokenFile(t), authn.Anonymous()) })
+	for _, gv := range []string{"authentication.orch.io/v1", "authentication.k8s.io/v1"} {
+		body := map[string]any{"apiVersion": gv, "kind": "SelfSubjectReview"}
+		r := e.do("POST", "/apis/"+gv+"/selfsubjectreviews", body, as("good-token")...)
+		var got authenticationv1.SelfSubjectReview
+		if err := json.Unmarshal(r.body, &got); err != nil || r.code != http.StatusCreated {
+			t.Fatalf("%s: %d %s", gv, r.code, r.body)
+		}
+		want := authenticationv1.UserInfo{Username: "alice", UID: "u-1", Groups: []string{"admins", "devs", "system:authenticated"}}
+		if got.APIVersion != gv || got.Kind != "SelfSubjectReview" || got.CreationTimestamp.IsZero() || !reflect.DeepEqual(got.Status.UserInfo, want) {
+			t.Errorf("%s: %s", gv, r.body)
+		}
+	}
+	r := e.do("POST", "/apis/authentication.orch.io/v1/selfsubjectreviews", map[string]any{"kind": "SelfSubjectReview"})
+	if r.code != http.StatusCreated || !strings.Contains(string(r.body), `"username":"system:anonymous"`) {
+		t.Errorf("anonymous: %d %s", r.code, r.body)
 	}
 }

@@ -29,15 +29,8 @@ func (rv SelfSubjectAccessReviewREST) Create() restful.RouteFunction {
 }
 
 func (rv SelfSubjectAccessReviewREST) review(req *restful.Request, _ http.ResponseWriter, review *authorizationv1.SelfSubjectAccessReview) (*authorizationv1.SelfSubjectAccessReview, error) {
-	var errs field.ErrorList
-	spec, path := review.Spec, field.NewPath("spec")
-	switch {
-	case spec.ResourceAttributes != nil && spec.NonResourceAttributes != nil:
-		errs = append(errs, field.Invalid(path.Child("nonResourceAttributes"), spec.NonResourceAttributes, "cannot be specified in combination with resourceAttributes"))
-	case spec.ResourceAttributes == nil && spec.NonResourceAttributes == nil:
-		errs = append(errs, field.Invalid(path.Child("resourceAttributes"), spec.NonResourceAttributes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
-	}
-	errs = append(errs, emptyMetadata(review.ObjectMeta)...)
+	spec := review.Spec
+	errs := append(validateAttributes(field.NewPath("spec"), spec.ResourceAttributes, spec.NonResourceAttributes), emptyMetadata(review.ObjectMeta)...)
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(ssarKind.GroupKind(), "", errs)
 	}

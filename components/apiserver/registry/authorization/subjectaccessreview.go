@@ -31,15 +31,7 @@ func (rv SubjectAccessReviewREST) review(req *restful.Request, _ http.ResponseWr
 	if errs := validateSubjectAccessReview(review); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(sarKind.GroupKind(), "", errs)
 	}
-	spec := review.Spec
-	user := &authn.UserInfo{Name: spec.User, UID: spec.UID, Groups: spec.Groups}
-	for k, v := range spec.Extra {
-		if user.Extra == nil {
-			user.Extra = map[string][]string{}
-		}
-		user.Extra[k] = v
-	}
-	review.Status = decide(req.Request.Context(), rv.Authorizer, user, spec.ResourceAttributes, spec.NonResourceAttributes)
+	review.Status = decide(req.Request.Context(), rv.Authorizer, subject(review.Spec), review.Spec.ResourceAttributes, review.Spec.NonResourceAttributes)
 	return review, nil
 }
 
@@ -64,16 +56,41 @@ func decide(ctx context.Context, a authz.Authorizer, user *authn.UserInfo, ra *a
 	return status
 }
 
-// validateSubjectAccessReview is Kubernetes' validation: no metadata, exactly one kind of
-// attributes, and a user or a group.
-func validateSubjectAccessReview(r *authorizationv1.SubjectAccessReview) field.ErrorList {
-	errs := emptyMetadata(r.ObjectMeta)
-	spec, path := r.Spec, field.NewPath("spec")
-	if (spec.ResourceAttributes == nil) == (spec.NonResourceAttributes == nil) {
-		errs = append(errs, field.Invalid(path, spec.NonResourceAttributes, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+// subject is the user a review's spec asks about.
+func subject(spec authorizationv1.SubjectAccessReviewSpec) *authn.UserInfo {
+	user := &authn.UserInfo{Name: spec.User, UID: spec.UID, Groups: spec.Groups}
+	for k, v := range spec.Extra {
+		if user.Extra == nil {
+			user.Extra = map[string][]string{}
+		}
+		user.Extra[k] = v
 	}
+	return user
+}
+
+// validateSubjectAccessReview is Kubernetes' validation: no metadata and a valid spec.
+func validateSubjectAccessReview(r *authorizationv1.SubjectAccessReview) field.ErrorList {
+	return append(validateSpec(r.Spec), emptyMetadata(r.ObjectMeta)...)
+}
+
+// validateSpec is Kubernetes' ValidateSubjectAccessReviewSpec: exactly one kind of attributes,
+// and a user or a group.
+func validateSpec(spec authorizationv1.SubjectAccessReviewSpec) field.ErrorList {
+	path := field.NewPath("spec")
+	errs := validateAttributes(path, spec.ResourceAttributes, spec.NonResourceAttributes)
 	if spec.User == "" && len(spec.Groups) == 0 {
 		errs = append(errs, field.Invalid(path.Child("user"), spec.User, "at least one of user or group must be specified"))
 	}
 	return errs
+}
+
+// validateAttributes is the rule every access review's spec keeps: exactly one kind of attributes.
+func validateAttributes(path *field.Path, ra *authorizationv1.ResourceAttributes, nra *authorizationv1.NonResourceAttributes) field.ErrorList {
+	switch {
+	case ra != nil && nra != nil:
+		return field.ErrorList{field.Invalid(path.Child("nonResourceAttributes"), nra, "cannot be specified in combination with resourceAttributes")}
+	case ra == nil && nra == nil:
+		return field.ErrorList{field.Invalid(path.Child("resourceAttributes"), nra, "exactly one of nonResourceAttributes or resourceAttributes must be specified")}
+	}
+	return nil
 }

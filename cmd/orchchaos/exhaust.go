@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The exhaustion campaign's attackers, all at once for its duration.
+const (
+	slowBodies    = 200      // requests whose body never finishes
+	slowReaders   = 100      // lists whose answer is never read
+	bigHeaders    = 100      // requests with a header of bigHeaderLen
+	bigHeaderLen  = 2 << 20  // twice the server's header limit
+	bigBodies     = 20       // creates with a body of bigBodyLen
+	bigBodyLen    = 16 << 20 // more than five times the 3 MiB body limit
+	stormWatchers = 2000     // watches opened at once
+	seedEvents    = 4000     // events stored before, with 1,000-byte notes: a list of about 6 MB, more than loopback buffers hold
+	probeEvery    = 20 * time.Millisecond
+)
+
+// exhaustReport is what the exhaustion campaign measured.
+type exhaustReport struct {
+	readyz                  []time.Duration // every /readyz answer's latency
+	readyzFailed            int             // /readyz not answered 200
+	served, failed          int             // the well-behaved client's writes and reads
+	servedLatencies         []time.Duration
+	rssBefore, rssMax       int64           // the server's resident memory, KiB
+	rssEnd                  int64           // at the end of the window, the attackers still there
+	rssAfter                int64           // 30 s after every attacker has gone
+	readyzSlowest           []string        // the /readyz answers over a second, and when
+	readyzFailures          []string        // the /readyz answers not 200, and when
+	idle                    int             // idle connections held open
+	idleClosed              []time.Duration // how long each idle connection the server closed was open
+	slowBodyAnswers         map[string]int
+	bigHeaderAnswers        map[string]int
+	bigBodyAnswers          map[string]int
+	watchesOpened, watchErr int
+}
+
+// problems are what the campaign holds the server to: /readyz always 200 and the well-behaved
+// client always served. Latency and memory are figures, reported beside.
+func (r exhaustReport) problems() []string {
+	var out []string
+	if r.readyzFailed > 0 {
+		out = append(out, fmt.Sprintf("/readyz not answered 200 %d times: %s", r.readyzFailed, strings.Join(r.readyzFailures, "; ")))
+	}
+	if r.failed > 0 {
+		out = append(out, fmt.Sprintf("the well-behaved client failed %d times", r.failed))
+	}
+	if r.served == 0 {
+		out = append(out, "the well-behaved client was never served")
+	}
+	return out
+}
+
+// runExhaust starts orch-apiserver on its embedded etcd and, for o.exhaust, holds o.idle idle
+// connections, slow bodies, unread answers, oversized headers and bodies and a watch storm against
+// it, while a probe asks /readyz every 20 ms and a well-behaved client creates and reads events.
+func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) {
+	srv, err := startServer(ctx, o.apiserver, o.dataDir)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer srv.kill()
+	// Each transport gets a copy: one that speaks HTTP/2 adds h2 to the protocols it offers.
+	tlsConfig := srv.client.Transport.(*http.Transport).TLSClientConfig.Clone()
+	host := strings.TrimPrefix(srv.url, "https://")
+	h := &history{}
+	if err := seed(srv); err != nil {
+		return Verdict{}, err
+	}
+	r := exhaustReport{rssBefore: rssKiB(srv.cmd.Process.Pid), slowBodyAnswers: map[string]int{}, bigHeaderAnswers: map[string]int{}, bigBodyAnswers: map[string]int{}}
+	fmt.Fprintf(out, "orch-apiserver on %s, %d events stored, resident %d MiB; for %v: %d idle connections, %d slow bodies, %d unread lists, %d headers of %d MiB, %d bodies of %d MiB, %d watches at once\n",
+		srv.url, seedEvents, r.rssBefore>>10, o.exhaust, o.idle, slowBodies, slowReaders, bigHeaders, bigHeaderLen>>20, bigBodies, bigBodyLen>>20, stormWatchers)
+	_, listRV, err := list(srv)
+	if err != nil {
+		return Verdict{}, err
+	}
+	// Idle connections, opened before the window and held through it: each asks once over
+	// HTTP/1.1 with keep-alive, then says nothing more.
+	var conns connSet
+	defer conns.closeAll()
+	t0 := time.Now()
+	var idle atomic.Int64
+	var dialErr atomic.Value
+	var opening sync.WaitGroup
+	var closedMu sync.Mutex
+	var closedAfter []time.Duration // how long each idle connection the server closed was open
+	for range 32 {
+		opening.Add(1)
+		go func() {
+			defer opening.Done()
+			for idle.Add(1) <= int64(o.idle) {
+				c, err := raw(tlsConfig, host, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+				if err != nil {
+					// Not retried: a connection refused is a figure, reported at the end.
+					idle.Add(-1)
+					dialErr.Store(err)
+					return
+				}
+				br := bufio.NewReader(c)
+				if resp, err := http.ReadResponse(br, nil); err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+				}
+				conns.add(c)
+				// Nothing more comes on an idle connection but its end, when the server closes it.
+				opened := time.Now()
+				go func() {
+					if _, err := br.ReadByte(); err != nil && !errors.Is(err, net.ErrClosed) {
+						closedMu.Lock()
+						closedAfter = append(closedAfter, time.Since(opened))
+						closedMu.Unlock()
+					}
+				}()
+			}
+		}()
+	}
+	opening.Wait()
+	if r.idle = int(min(idle.Load(), int64(o.idle))); r.idle < o.idle {
+		return Verdict{}, fmt.Errorf("%d of %d idle connections opened: %v", r.idle, o.idle, dialErr.Load())
+	}
+	fmt.Fprintf(out, "%d idle connections open after %v, resident %d MiB\n", r.idle, time.Since(t0).Round(time.Second), rssKiB(srv.cmd.Process.Pid)>>10)
+	window := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, o.exhaust)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
+
+	// The probe and the well-behaved client, each on a connection of its own.
+	goRun(func() {
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
+		for ctx.Err() == nil {
+			t0 := time.Now()
+			resp, err := c.Get(srv.url + "/readyz")
+			d := time.Since(t0)
+			ok := err == nil && resp.StatusCode == http.StatusOK
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			mu.Lock()
+			r.readyz = append(r.readyz, d)
+			if d > time.Second {
+				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v", d.Round(time.Millisecond), t0.Sub(window).Round(time.Second)))
+			}
+			if !ok && ctx.Err() == nil {
+				r.readyzFailed++
+				why := fmt.Sprint(err)
+				if err == nil {
+					why = resp.Status
+				}
+				r.readyzFailures = append(r.readyzFailures, fmt.Sprintf("%s at %v", why, t0.Sub(window).Round(time.Second)))
+			}
+			mu.Unlock()
+			time.Sleep(probeEvery)
+		}
+	})
+	goRun(func() {
+		c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
+		for i := 0; ctx.Err() == nil; i++ {
+			name := fmt.Sprintf("good-%d", i)
+			t0 := time.Now()
+			_, err := h.write(c, srv.url, "good", Op{Name: name, Verb: Create, Value: name})
+			if err == nil {
+				var resp *http.Response
+				if resp, err = c.Get(srv.url + events + "/" + name); err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("get %s: %d", name, resp.StatusCode)
+					}
+				}
+			}
+			mu.Lock()
+			if err == nil {
+				r.served++
+				r.servedLatencies = append(r.servedLatencies, time.Since(t0))
+			} else if ctx.Err() == nil {
+				r.failed++
+				fmt.Fprintln(out, "   the well-behaved client:", err)
+			}
+			mu.Unlock()
+		}
+	})
+	goRun(func() {
+		for ctx.Err() == nil {
+			if kib := rssKiB(srv.cmd.Process.Pid); kib > 0 {
+				mu.Lock()
+				r.rssMax = max(r.rssMax, kib)
+				mu.Unlock()
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+
+	// Slow bodies: a create announcing a megabyte that sends 100 bytes of it.
+	for range slowBodies {
+		goRun(func() {
+			c, err := raw(tlsConfig, host, "POST "+events+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"+strings.Repeat(" ", 100))
+			answer := "not answered"
+			if err != nil {
+				answer = "refused: " + err.Error()
+			} else {
+				conns.add(c)
+				if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+					answer = strconv.Itoa(resp.StatusCode)
+				} else if ctx.Err() == nil {
+					answer = "closed"
+				}
+			}
+			mu.Lock()
+			r.slowBodyAnswers[answer]++
+			mu.Unlock()
+		})
+	}
+	// Slow readers: a list of every event, never read.
+	for range slowReaders {
+		goRun(func() {
+			if c, err := raw(tlsConfig, host, "GET "+events+" HTTP/1.1\r\nHost: x\r\n\r\n"); err == nil {
+				conns.add(c)
+			}
+		})
+	}
+	// Oversized headers, and bodies.
+	for range bigHeaders {
+		goRun(func() {
+			answer := "closed"
+			c, err := raw(tlsConfig, host, "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("a", bigHeaderLen)+"\r\n\r\n")
+			if err == nil {
+				if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+					answer = strconv.Itoa(resp.StatusCode)
+				}
+				c.Close()
+			}
+			mu.Lock()
+			r.bigHeaderAnswers[answer]++
+			mu.Unlock()
+		})
+	}
+	body := bytes.Repeat([]byte(" "), bigBodyLen)
+	for range bigBodies {
+		goRun(func() {
+			c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
+			answer := "closed"
+			if resp, err := c.Post(srv.url+events, "application/json", bytes.NewReader(body)); err == nil {
+				answer = strconv.Itoa(resp.StatusCode)
+				resp.Body.Close()
+			}
+			mu.Lock()
+			r.bigBodyAnswers[answer]++
+			mu.Unlock()
+		})
+	}
+	// The watch storm: 20 connections of 100 watches each from the list's resourceVersion (taken
+	// before the window), as reflectors start after a list, read to the end.
+	for i := range stormWatchers / 100 {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
+		for range 100 {
+			goRun(func() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+events+"?watch=true&resourceVersion="+strconv.FormatInt(listRV, 10)+"&timeoutSeconds="+strconv.Itoa(600+i), nil)
+				resp, err := c.Do(req)
+				mu.Lock()
+				if err == nil && resp.StatusCode == http.StatusOK {
+					r.watchesOpened++
+				} else if ctx.Err() == nil {
+					r.watchErr++
+				}
+				mu.Unlock()
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+	}
+	<-ctx.Done()
+	r.rssEnd = rssKiB(srv.cmd.Process.Pid)
+	closedMu.Lock()
+	r.idleClosed = slices.Clone(closedAfter)
+	closedMu.Unlock()
+	conns.closeAll()
+	wg.Wait()
+	// What the attack left: memory the server keeps after every attacker has gone is a leak.
+	time.Sleep(30 * time.Second)
+	r.rssAfter = rssKiB(srv.cmd.Process.Pid)
+	return r.print(out), nil
+}
+
+// print writes the figures and answers the verdict: problems only, the figures beside.
+func (r exhaustReport) print(out io.Writer) Verdict {
+	slices.Sort(r.readyz)
+	slices.Sort(r.servedLatencies)
+	fmt.Fprintf(out, "/readyz: %d answers, %d not 200; latency p50 %v, p99 %v, longest %v; %d over 100ms\n",
+		len(r.readyz), r.readyzFailed, pct(r.readyz, 50), pct(r.readyz, 99), pct(r.readyz, 100), len(r.readyz)-countUnder(r.readyz, 100*time.Millisecond))
+	fmt.Fprintf(out, "the well-behaved client: %d creates and reads served, %d failed; latency p50 %v, p99 %v, longest %v\n",
+		r.served, r.failed, pct(r.servedLatencies, 50), pct(r.servedLatencies, 99), pct(r.servedLatencies, 100))
+	fmt.Fprintf(out, "idle connections held through: %d; slow bodies: %v; oversized headers: %v; oversized bodies: %v; watches opened %d (%d refused)\n",
+		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr)
+	slices.Sort(r.idleClosed)
+	fmt.Fprintf(out, "idle connections the server closed during the window: %d, after %v to %v open\n", len(r.idleClosed), pct(r.idleClosed, 0), pct(r.idleClosed, 100))
+	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end, %d MiB 30 s after the attackers left\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10, r.rssAfter>>10)
+	if len(r.readyzSlowest) > 0 {
+		fmt.Fprintf(out, "/readyz over 1 s: %s\n", strings.Join(r.readyzSlowest, ", "))
+	}
+	v := Verdict{Problems: r.problems()}
+	for _, p := range v.Problems {
+		fmt.Fprintln(out, "  ", p)
+	}
+	fmt.Fprintln(out, "total:", verdictWord(v))
+	return v
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted) - 1) * p / 100
+	return sorted[i].Round(100 * time.Microsecond)
+}
+
+func countUnder(sorted []time.Duration, d time.Duration) int {
+	n, _ := slices.BinarySearch(sorted, d)
+	return n
+}
+
+// seed stores seedEvents events, so that a list is large.
+func seed(srv *server) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < seedEvents; i += 8 {
+				name := fmt.Sprintf("seed-%d", i)
+				body := bytes.Replace(eventJSON(name, name, "seed"), []byte(`"note":"`+name+`"`), []byte(`"note":"`+strings.Repeat("n", 1000)+`"`), 1)
+				resp, err := srv.client.Post(srv.url+events, "application/json", bytes.NewReader(body))
+				if err == nil {
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusCreated {
+						err = fmt.Errorf("seed %s: %d", name, resp.StatusCode)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// raw opens a TLS connection speaking HTTP/1.1 and writes request on it.
+func raw(base *tls.Config, host, request string) (*tls.Conn, error) {
+	cfg := base.Clone()
+	cfg.NextProtos = []string{"http/1.1"}
+	c, err := tls.Dial("tcp", host, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.WriteString(c, request); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// connSet holds connections open until the end.
+type connSet struct {
+	mu    sync.Mutex
+	conns []*tls.Conn
+	done  bool
+}
+
+func (s *connSet) add(c *tls.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		c.Close()
+		return
+	}
+	s.conns = append(s.conns, c)
+}
+
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = true
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+}
+
+// rssKiB is a process's resident memory, from /proc.
+func rssKiB(pid int) int64 {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

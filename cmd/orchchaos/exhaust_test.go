@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The exhaustion campaign fails on /readyz not answered 200 and on the well-behaved client not
+// served; its latencies and memory are figures, never a verdict.
+func TestExhaustVerdict(t *testing.T) {
+	ms := func(n ...int) []time.Duration {
+		var out []time.Duration
+		for _, v := range n {
+			out = append(out, time.Duration(v)*time.Millisecond)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		r    exhaustReport
+		want []string
+	}{
+		{"served, slow", exhaustReport{readyz: ms(5, 900, 3000), served: 3, servedLatencies: ms(10, 20, 5000), rssMax: 1 << 30}, nil},
+		{"readyz failed", exhaustReport{readyz: ms(5), readyzFailed: 2, readyzFailures: []string{"503 Service Unavailable at 3s", "EOF at 9s"}, served: 1},
+			[]string{"/readyz not answered 200 2 times: 503 Service Unavailable at 3s; EOF at 9s"}},
+		{"client failed", exhaustReport{readyz: ms(5), served: 4, failed: 1}, []string{"the well-behaved client failed 1 times"}},
+		{"never served", exhaustReport{readyz: ms(5)}, []string{"the well-behaved client was never served"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			v := tt.r.print(&out)
+			if !slices.Equal(v.Problems, tt.want) {
+				t.Errorf("problems %q, want %q", v.Problems, tt.want)
+			}
+			if !strings.Contains(out.String(), "/readyz: ") || !strings.Contains(out.String(), "resident memory") {
+				t.Errorf("figures missing:\n%s", out.String())
+			}
+		})
+	}
+	// Latencies: percentiles of the sorted answers, and how many were under 100 ms.
+	d := ms(1, 2, 3, 50, 150, 2000)
+	if pct(d, 50) != 3*time.Millisecond || pct(d, 100) != 2*time.Second || countUnder(d, 100*time.Millisecond) != 4 {
+		t.Errorf("pct %v %v, under 100ms %d", pct(d, 50), pct(d, 100), countUnder(d, 100*time.Millisecond))
+	}
+}

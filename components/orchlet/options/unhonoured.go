@@ -22,13 +22,11 @@ type unhonoured struct {
 }
 
 const (
-	missingRuntimeCg = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
-	onlyAPIMode      = "it acts only in API-server mode"
-	missingNUMA      = "the memory manager (its Static policy and reserved memory) is not built"
+	onlyAPIMode = "it acts only in API-server mode"
+	missingNUMA = "the memory manager (its Static policy and reserved memory) is not built"
 )
 
 var unhonouredSettings = []unhonoured{
-	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingRuntimeCg},
 	{option: "memory-manager-policy", field: "memoryManagerPolicy", missing: missingNUMA},
 	{option: "reserved-memory", field: "reservedMemory", missing: missingNUMA},
 

@@ -11,7 +11,6 @@ import (
 // nonDefault gives each unhonoured option a valid value other than its default (with the companions
 // validation needs), so each can be shown refused.
 var nonDefault = map[string][]string{
-	"runtime-cgroups":              {"--runtime-cgroups=/runtime"},
 	"memory-manager-policy":        {"--memory-manager-policy=Static"},
 	"reserved-memory":              {"--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi"},
 	"register-node":                {"--register-node=false"},

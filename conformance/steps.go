@@ -33,6 +33,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, gcSteps()...)
 	defs = append(defs, podSteps()...)
 	defs = append(defs, nodeAllocatableSteps()...)
+	defs = append(defs, systemContainerSteps()...)
 	defs = append(defs, credentialSteps()...)
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)

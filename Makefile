@@ -117,7 +117,8 @@ plots-browser:
 ## readiness gating Ready, preStop before the kill, runAsUser, cgroup limits); node allocatable
 ## enforced on the pods' and reserved cgroups, and the agent's OOM score and open-files limit; a pull
 ## from a password-protected registry with a credential provider plugin's answer; the iptables
-## utility chains read back in a network namespace of the test's; a flexVolume driver's volume; a
+## utility chains read back in a network namespace of the test's; a flexVolume driver's volume; the stats
+## summary's system containers (containerd's cgroup as --runtime-cgroups names it); a
 ## minute of a node on containerd recorded through fakecri record and replayed by the simulator
 ## (restarts, OOM kills and an eviction matching within one sampling period), and a compare run on
 ## the recording; kubectl (the project's, and the machine's if on PATH) through orch-apiserver to
@@ -125,7 +126,7 @@ plots-browser:
 ## logs (-f, --previous), port-forward, attach -i, debug -it --target, and streams byte-exact
 ## (16 MiB of exec output, 256 MiB echoed through a port-forward; on fakecri too)
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 20m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd)|TestRecordReplayOnContainerd|TestKubectl(Exec|Cp|Logs|PortForward|Attach|Debug|StreamBytes)OnContainerd|TestKubectlStreamBytesOnFakecri)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 20m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd|SystemContainersOnContainerd)|TestRecordReplayOnContainerd|TestKubectl(Exec|Cp|Logs|PortForward|Attach|Debug|StreamBytes)OnContainerd|TestKubectlStreamBytesOnFakecri)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, RBAC authorization among 1,000
 ## roles and bindings, fakecri, the simulator at scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8

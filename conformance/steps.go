@@ -34,6 +34,7 @@ func StepDefs() []StepDef {
 	defs = append(defs, podSteps()...)
 	defs = append(defs, nodeAllocatableSteps()...)
 	defs = append(defs, memorySteps()...)
+	defs = append(defs, systemContainerSteps()...)
 	defs = append(defs, credentialSteps()...)
 	defs = append(defs, certSteps()...)
 	defs = append(defs, authzSteps()...)

@@ -68,3 +68,18 @@ Feature: Node agent image credential provider plugins
     When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --image-credential-provider-config={dir}/credential-providers.yaml --image-credential-provider-bin-dir={dir}/plugins"
     Then the runtime received PullImage calls
     And the runtime runs no container of pod "private"
+
+  @rule:orchlet.option.image-credential-provider-config.token-attributes
+  Scenario: A provider's tokenAttributes (service account token mode) are checked as the kubelet checks them
+    Given the file "token-mode.yaml":
+      """
+      apiVersion: orchlet.config.orch.io/v1
+      kind: CredentialProviderConfig
+      providers:
+      - name: orch-credential-provider
+        matchImages: ["registry.example.com"]
+        defaultCacheDuration: 5m
+        apiVersion: credentialprovider.kubelet.k8s.io/v1
+        tokenAttributes: {serviceAccountTokenAudience: registry.example.com, requireServiceAccount: true}
+      """
+    Then the agent run with "--pod-manifest-path={manifests} --image-credential-provider-config={dir}/token-mode.yaml --image-credential-provider-bin-dir={dir}/plugins" exits naming "providers[0].tokenAttributes.cacheType: Required value"

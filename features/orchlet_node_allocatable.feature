@@ -38,6 +38,12 @@ Feature: Node agent process settings and node allocatable on the host
     And the host's cgroup "/orch-conformance-system" has the cpu shares of "1"
     And the host's cgroup "/orch-conformance-system" has the memory limit "max"
 
+  @rule:orchlet.option.runtime-cgroups.system-container
+  Scenario: The runtime's cgroup is the stats summary's runtime system container, beside the pods'
+    Given the host has the cgroup "/orch-conformance-runtime"
+    When the agent runs with "--runtime-cgroups=/orch-conformance-runtime"
+    Then the agent's stats summary has the system containers "runtime,pods"
+
   @rule:orchlet.option.enforce-node-allocatable.reserved-cgroup-missing
   Scenario: A reserved cgroup the host does not have stops the agent, naming it
     Then the agent run with "--cgroups-per-qos=true --cgroup-driver=cgroupfs --system-reserved=memory=512Mi --system-reserved-cgroup=/orch-conformance-absent --enforce-node-allocatable=pods,system-reserved" exits naming "/orch-conformance-absent"

@@ -694,6 +694,23 @@ Feature: Node agent options
       | arguments | option |
       | --cpu-manager-policy=dynamic | --cpu-manager-policy |
 
+    @rule:orchlet.option.cpu-manager-policy-options.gates
+    Examples: orchlet.option.cpu-manager-policy-options.gates
+      | arguments | option |
+      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=pack-cpus=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=align-by-socket=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyBetaOptions=false --cpu-manager-policy-options=distribute-cpus-across-numa=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=full-pcpus-only=yes-please | --cpu-manager-policy-options |
+      | --cpu-manager-policy-options=full-pcpus-only=true | --cpu-manager-policy-options |
+
+    @rule:orchlet.option.cpu-manager-policy-options.exclusive
+    Examples: orchlet.option.cpu-manager-policy-options.exclusive
+      | arguments | option |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=full-pcpus-only=true,distribute-cpus-across-cores=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=distribute-cpus-across-numa=true,distribute-cpus-across-cores=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true,distribute-cpus-across-cores=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true,distribute-cpus-across-numa=true | --cpu-manager-policy-options |
+
     @rule:orchlet.option.enforce-node-allocatable.levels
     Examples: orchlet.option.enforce-node-allocatable.levels
       | arguments | option |
@@ -898,6 +915,18 @@ Feature: Node agent options
     Examples: orchlet.option.cloud-provider.external
       | arguments |
       | --cloud-provider=external |
+
+    @rule:orchlet.option.cpu-manager-policy-options.gates
+    Examples: orchlet.option.cpu-manager-policy-options.gates
+      | arguments |
+      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=full-pcpus-only=true,strict-cpu-reservation=true,distribute-cpus-across-numa=true |
+      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=align-by-socket=true,distribute-cpus-across-cores=true |
+
+    @rule:orchlet.option.cpu-manager-policy-options.exclusive
+    Examples: orchlet.option.cpu-manager-policy-options.exclusive
+      | arguments |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=full-pcpus-only=false,distribute-cpus-across-cores=true |
 
     @rule:orchlet.option.log-text-split-stream.with-gate
     Examples: orchlet.option.log-text-split-stream.with-gate

@@ -55,9 +55,12 @@ func (l CPULayout) topology() (*cpumanager.Topology, error) {
 	id := 0
 	for s := range l.Sockets {
 		for n := range l.NUMAPerSocket {
-			for c := range l.CoresPerNUMA {
+			for range l.CoresPerNUMA {
+				// A core is numbered by its first thread, unique on the machine, and a socket is
+				// its CPUs' uncore cache, as sysfs without split caches reads.
+				core := id
 				for range l.ThreadsPerCore {
-					t.CPUs = append(t.CPUs, cpumanager.CPUInfo{ID: id, Socket: s, NUMANode: s*l.NUMAPerSocket + n, Core: n*l.CoresPerNUMA + c})
+					t.CPUs = append(t.CPUs, cpumanager.CPUInfo{ID: id, Socket: s, NUMANode: s*l.NUMAPerSocket + n, Core: core, UncoreCache: s})
 					id++
 				}
 			}

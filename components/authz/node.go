@@ -131,6 +131,12 @@ func (n nodeAuthorizer) Authorize(ctx context.Context, a Attributes) (Decision, 
 		return n.authorizeObject(ctx, node, a)
 	}
 	if resource == "/serviceaccounts" {
+		// A node reads the service accounts its pods run as (for credential provider plugins in
+		// service account token mode, as Kubernetes' node authorizer allows with
+		// KubeletServiceAccountTokenForCredentialProviders, on by default) and creates their tokens.
+		if a.Verb == "get" && a.Subresource == "" {
+			return n.authorizeObject(ctx, node, a)
+		}
 		return n.authorizeCreateToken(ctx, node, a)
 	}
 	if resource == coordinationGroup+"/leases" && !nodeRole[resource+"/"][a.Verb] {

@@ -170,8 +170,10 @@ func TestNodeAuthorizer(t *testing.T) {
 		{"create subjectaccessreview", res("create", "authorization.orch.io", "subjectaccessreviews", "", "", ""), DecisionAllow, "", ""},
 		{"list tokenreviews", res("list", "authentication.orch.io", "tokenreviews", "", "", ""), DecisionNoOpinion, "", ""},
 
-		// Service accounts: only tokens, one by name (of its pods' accounts: the server's test).
-		{"get serviceaccount", res("get", "", "serviceaccounts", "", "default", "sa"), DecisionNoOpinion, "can only create tokens for individual service accounts", ""},
+		// Service accounts: get one by name, and its tokens (of its pods' accounts: the server's
+		// test; without the pods' objects here, no opinion on a get).
+		{"get serviceaccount", res("get", "", "serviceaccounts", "", "default", "sa"), DecisionNoOpinion, "", ""},
+		{"list serviceaccounts", res("list", "", "serviceaccounts", "", "default", ""), DecisionNoOpinion, "can only create tokens for individual service accounts", ""},
 		{"create token, no name", res("create", "", "serviceaccounts", "token", "default", ""), DecisionNoOpinion, "can only create tokens for individual service accounts", ""},
 		{"create another subresource", res("create", "", "serviceaccounts", "other", "default", "sa"), DecisionNoOpinion, "can only create token subresource of serviceaccount", ""},
 

@@ -446,8 +446,12 @@ func TestNodeCreatesTokensOfItsPods(t *testing.T) {
 			}
 		})
 	}
-	// The node reads no service account itself.
-	e.do("GET", saPath+"/builder", nil, as("node-a")...).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+	// The node reads the service accounts its pods run as (for credential provider plugins in
+	// service account token mode, as Kubernetes' node authorizer allows), no other.
+	if r := e.do("GET", saPath+"/builder", nil, as("node-a")...); r.code != http.StatusOK {
+		t.Errorf("a node reading its pod's service account: %d %s", r.code, r.body)
+	}
+	e.do("GET", saPath+"/other", nil, as("node-a")...).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
 }
 
 // Each namespace gets its default service account, as Kubernetes' serviceaccounts controller

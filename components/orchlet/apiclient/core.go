@@ -62,6 +62,10 @@ func (c *CoreV1Client) Secrets(namespace string) Typed[*corev1.Secret] {
 	return Typed[*corev1.Secret]{c, namespace, "secrets", func() *corev1.Secret { return &corev1.Secret{} }}
 }
 
+func (c *CoreV1Client) ServiceAccounts(namespace string) Typed[*corev1.ServiceAccount] {
+	return Typed[*corev1.ServiceAccount]{c, namespace, "serviceaccounts", func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} }}
+}
+
 // Object is what Typed reads and writes.
 type Object interface {
 	runtime.Object

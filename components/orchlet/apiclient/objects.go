@@ -30,3 +30,9 @@ func (o Objects) GetSecret(ctx context.Context, namespace, name string) (*corev1
 	}
 	return s, err
 }
+
+// GetServiceAccount reads a service account, for credential provider plugins in service account
+// token mode.
+func (o Objects) GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	return o.Client.ServiceAccounts(namespace).Get(ctx, name, metav1.GetOptions{})
+}

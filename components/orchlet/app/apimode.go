@@ -51,6 +51,7 @@ func newAPIMode(o *options.Options, h host.Host, clk clock.Clock, clients *apicl
 	})
 	a.Pods.SetObjects(apiclient.Objects{Client: clients.Core})
 	a.Pods.SetTokens(apiclient.Objects{Client: clients.Core})
+	a.Pods.SetServiceAccounts(apiclient.Objects{Client: clients.Core})
 	m.pods = apipods.New(apipods.Options{
 		Clock: clk, Core: clients.Core, Node: node, NodeUID: nodeUID(m.node), Workers: a.Pods, Logger: klog.Background(),
 	})

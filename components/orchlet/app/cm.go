@@ -1,12 +1,14 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 
 	"github.com/benbjohnson/clock"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/agent"
@@ -14,6 +16,7 @@ import (
 	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/components/orchlet/options"
+	"orch.io/orch/components/orchlet/server"
 )
 
 // machineOf is what the node's capacity is computed from: its cores and memory, and on a real
@@ -59,6 +62,7 @@ func newContainerManager(o *options.Options, h host.Host, clk clock.Clock, node 
 	opts := cm.Options{
 		Clock: clk, Logger: klog.Background(), Node: node, Recorder: rec, Config: o.Config, Resources: res,
 		Procfs: h.Procfs(), Pid: os.Getpid(), HugePageSizes: h.HugePageSizes(),
+		RuntimeCgroups: o.Flags.RuntimeCgroups, Started: clk.Now(),
 	}
 	if sys := h.Sysfs(); sys != "" {
 		version, err := h.CgroupVersion()
@@ -80,3 +84,33 @@ func startContainerManager(o *options.Options, h host.Host, clk clock.Clock, nod
 	}
 	return m, m.Start()
 }
+
+// summaryStats answers /stats/summary: the agent's pods, and the container manager's system
+// containers, as the kubelet's summary provider puts them together.
+type summaryStats struct {
+	agent *agent.Agent
+	cm    *cm.Manager
+}
+
+func (s summaryStats) Summary(ctx context.Context) (*server.Summary, error) {
+	out, err := s.agent.Summary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range s.cm.SystemContainers() {
+		at := metav1.NewTime(c.Time)
+		st := server.ContainerStats{
+			Name: c.Name, StartTime: metav1.NewTime(c.StartTime),
+			CPU: &server.CPUStats{Time: at, UsageNanoCores: u64(c.UsageNanoCores), UsageCoreNanoSeconds: u64(c.CPUUsage)},
+			Memory: &server.MemoryStats{Time: at, UsageBytes: u64(c.MemoryUsage), WorkingSetBytes: u64(c.WorkingSet),
+				RSSBytes: u64(c.RSS), PageFaults: u64(c.PageFaults), MajorPageFaults: u64(c.MajorPageFaults)},
+		}
+		if c.MemoryLimit != 0 {
+			st.Memory.AvailableBytes = u64(c.MemoryLimit - min(c.MemoryLimit, c.WorkingSet))
+		}
+		out.Node.SystemContainers = append(out.Node.SystemContainers, st)
+	}
+	return out, nil
+}
+
+func u64(v uint64) *uint64 { return &v }

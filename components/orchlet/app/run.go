@@ -257,7 +257,7 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 		metrics.MustRegister(a.Eviction)
 	}
 	deps := server.Deps{
-		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: a, Logs: a, Streams: a,
+		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: summaryStats{a, cmgr}, Logs: a, Streams: a,
 		Configz: func() any { return c }, Gates: o.Gates, Metrics: metrics, CertDir: o.Flags.CertDir,
 	}
 	if clients != nil {

@@ -175,11 +175,11 @@ func TestRunRefusesRunOnceInAPIServerMode(t *testing.T) {
 // A setting the agent does not act on yet is refused when pods would run, and only then: checking a
 // configuration with --runonce and no source still accepts it.
 func TestRunRefusesUnhonouredSettings(t *testing.T) {
-	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--runtime-cgroups=/runtime"), host.NewFake(), clock.NewMock())
-	if err == nil || !strings.Contains(err.Error(), "--runtime-cgroups: this orchlet does not act on it yet (the runtime's cgroup") {
-		t.Errorf("err = %v, want --runtime-cgroups refused", err)
+	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--node-labels=example.com/team=a"), host.NewFake(), clock.NewMock())
+	if err == nil || !strings.Contains(err.Error(), "--node-labels: it acts only in API-server mode") {
+		t.Errorf("err = %v, want --node-labels refused", err)
 	}
-	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--runtime-cgroups=/runtime"), host.NewFake(), clock.NewMock()); err != nil {
+	if err := Run(context.Background(), parse(t, "--runonce", "--enable-server=false", "--node-labels=example.com/team=a"), host.NewFake(), clock.NewMock()); err != nil {
 		t.Errorf("validating alone: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -59,6 +60,10 @@ type Options struct {
 	HugePageSizes []int64
 	// SetOpenFiles sets the agent's RLIMIT_NOFILE; nil is SetOpenFiles.
 	SetOpenFiles func(uint64) error
+	// RuntimeCgroups is --runtime-cgroups, the runtime's cgroup reported in the stats summary.
+	RuntimeCgroups string
+	// Started is when the agent started, the kubelet system container's start time.
+	Started time.Time
 }
 
 // Manager is the container manager: it applies the agent's process settings and enforces node
@@ -73,6 +78,10 @@ type Manager struct {
 	podsPending bool
 	nextEnsure  time.Time
 	nextOOM     time.Time
+
+	mu sync.Mutex
+	// cpu is each system container's CPU time when last read, for its rate.
+	cpu map[string]cpuSample
 }
 
 // New checks what the kubelet's container manager refuses at its creation.
@@ -90,7 +99,7 @@ func New(o Options) (*Manager, error) {
 	if o.Cgroups != nil && !o.Cgroups.HugeTLB() {
 		o.HugePageSizes = nil
 	}
-	m := &Manager{o: o, systemd: c.CgroupDriver == "systemd"}
+	m := &Manager{o: o, systemd: c.CgroupDriver == "systemd", cpu: map[string]cpuSample{}}
 	m.system = SystemContainers{Procfs: o.Procfs, Pid: o.Pid, OOMScoreAdj: c.OOMScoreAdj, Orchlet: c.KubeletCgroups, System: c.SystemCgroups}
 	if o.Cgroups != nil {
 		m.system.Cgroups = *o.Cgroups

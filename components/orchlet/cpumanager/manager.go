@@ -1,7 +1,6 @@
 package cpumanager
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,8 +80,13 @@ type Manager struct {
 	// topologyOpts are the topology manager's policy options.
 	topologyOpts topologymanager.Options
 	// strict (strict-cpu-reservation) keeps the reserved CPUs out of the shared pool too;
-	// fullCores (full-pcpus-only) gives a container whole cores only.
-	strict, fullCores bool
+	// fullCores (full-pcpus-only) gives a container whole cores only; bySocket (align-by-socket)
+	// aligns CPUs to the sockets of the hint's NUMA nodes; acrossNUMA
+	// (distribute-cpus-across-numa) spreads a request over NUMA nodes evenly; acrossCores
+	// (distribute-cpus-across-cores) spreads it over cores; uncore
+	// (prefer-align-cpus-by-uncorecache) packs it into the fewest uncore caches.
+	strict, fullCores, bySocket, acrossNUMA, acrossCores, uncore bool
+	machine                                                      *machine
 
 	mu    sync.Mutex
 	state *state
@@ -107,25 +111,33 @@ func New(o Options) (*Manager, error) {
 		return nil, fmt.Errorf("--topology-manager-policy-options (topologyManagerPolicyOptions): %w", err)
 	}
 	switch o.Policy {
-	case PolicyNone, "":
-		if len(o.PolicyOptions) > 0 {
-			return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): None policy: received unsupported options=%v", o.PolicyOptions)
-		}
-		return m, nil
-	case PolicyStatic:
+	case PolicyNone, "", PolicyStatic:
 	default:
 		return nil, fmt.Errorf("--cpu-manager-policy (cpuManagerPolicy): unknown policy %q", o.Policy)
 	}
-	opts, err := policyOptionsOf(o.PolicyOptions, enabled)
-	if err != nil {
+	if err := CheckPolicyOptions(o.Policy, o.PolicyOptions, enabled); err != nil {
 		return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): %w", err)
 	}
-	m.strict, m.fullCores = opts["strict-cpu-reservation"], opts["full-pcpus-only"]
+	if o.Policy != PolicyStatic {
+		return m, nil
+	}
+	opts, _ := policyOptionsOf(o.PolicyOptions, enabled)
+	m.strict, m.fullCores, m.uncore = opts[optStrictCPUReservation], opts[optFullPCPUsOnly], opts[optPreferAlignByUncoreCache]
+	m.bySocket, m.acrossNUMA, m.acrossCores = opts[optAlignBySocket], opts[optDistributeAcrossNUMA], opts[optDistributeAcrossCores]
+	if o.Topology == nil || o.Clock == nil || o.Runtime == nil || o.ActivePods == nil {
+		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
+	}
+	m.machine = newMachine(o.Topology)
 	if nodes := o.Topology.NUMANodes(); o.TopologyPolicy != "" && o.TopologyPolicy != topologymanager.PolicyNone && len(nodes) > m.topologyOpts.MaxNUMANodes {
 		return nil, fmt.Errorf("--topology-manager-policy (topologyManagerPolicy): unsupported on machines with more than %d NUMA Nodes (this one has %d; max-allowable-numa-nodes raises the limit)", m.topologyOpts.MaxNUMANodes, len(nodes))
 	}
-	if o.Topology == nil || o.Clock == nil || o.Runtime == nil || o.ActivePods == nil {
-		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
+	// The kubelet's ValidateStaticPolicyOptions: what align-by-socket needs of the machine and the
+	// topology manager.
+	if m.bySocket && o.TopologyPolicy == topologymanager.PolicySingleNUMANode {
+		return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): Topology manager %s policy is incompatible with CPUManager %s policy option", topologymanager.PolicySingleNUMANode, optAlignBySocket)
+	}
+	if m.bySocket && m.machine.numSockets > m.machine.numNUMA {
+		return nil, fmt.Errorf("--cpu-manager-policy-options (cpuManagerPolicyOptions): Align by socket is not compatible with hardware where number of sockets are more than number of NUMA (%d sockets, %d NUMA nodes)", m.machine.numSockets, m.machine.numNUMA)
 	}
 	if o.ReconcilePeriod <= 0 {
 		return nil, fmt.Errorf("--cpu-manager-reconcile-period (cpuManagerReconcilePeriod): must be positive, got %v", o.ReconcilePeriod)
@@ -142,7 +154,7 @@ func New(o Options) (*Manager, error) {
 		}
 		m.reserved = set
 	case o.ReservedCount > 0:
-		set, err := m.take(all, o.ReservedCount)
+		set, err := m.takeByTopology(all, o.ReservedCount)
 		if err != nil {
 			return nil, fmt.Errorf("reserving %d CPUs: %w", o.ReservedCount, err)
 		}
@@ -213,8 +225,9 @@ func (m *Manager) CPUSet(pod *corev1.Pod, c *corev1.Container) (string, error) {
 }
 
 // allocateLocked gives c its n CPUs, or the ones it holds: from the CPUs of affinity's NUMA nodes
-// first (every node when 0), then from the others, as the kubelet's allocateCPUs; whole cores only
-// under full-pcpus-only. The assignment is written to the checkpoint.
+// (their sockets' under align-by-socket) first (every node when 0), then from the others, as the
+// kubelet's allocateCPUs; whole cores only under full-pcpus-only. The assignment is written to the
+// checkpoint.
 func (m *Manager) allocateLocked(pod *corev1.Pod, c *corev1.Container, n int, affinity topologymanager.Mask) (cpuset.CPUSet, error) {
 	uid := string(pod.UID)
 	if set, ok := m.state.assignments[uid][c.Name]; ok {
@@ -229,17 +242,17 @@ func (m *Manager) allocateLocked(pod *corev1.Pod, c *corev1.Container, n int, af
 	}
 	set := cpuset.New()
 	if affinity != 0 {
-		aligned := free.Intersection(m.cpusOf(affinity))
+		aligned := free.Intersection(m.alignedCPUs(affinity))
 		k := min(n, aligned.Size())
 		var err error
-		if set, err = m.take(aligned, k); err != nil {
+		if set, err = m.takeByTopology(aligned, k); err != nil {
 			return cpuset.New(), err
 		}
 		free = free.Difference(set)
 		n -= k
 	}
 	if n > 0 {
-		rest, err := m.take(free, n)
+		rest, err := m.takeByTopology(free, n)
 		if err != nil {
 			return cpuset.New(), err
 		}
@@ -255,6 +268,29 @@ func (m *Manager) allocateLocked(pod *corev1.Pod, c *corev1.Container, n int, af
 		return cpuset.New(), fmt.Errorf("writing %s: %w", m.state.path, err)
 	}
 	return set, nil
+}
+
+// alignedCPUs are the CPUs of the mask's NUMA nodes, or under align-by-socket of their sockets
+// (the kubelet's getAlignedCPUs).
+func (m *Manager) alignedCPUs(mask topologymanager.Mask) cpuset.CPUSet {
+	set := m.cpusOf(mask)
+	if !m.bySocket {
+		return set
+	}
+	d := m.machine.details
+	return d.in(cpuID, socketID, d.keepOnly(set).all(socketID).UnsortedList()...)
+}
+
+// takeByTopology picks n CPUs of available as the kubelet's static policy does under its options.
+func (m *Manager) takeByTopology(available cpuset.CPUSet, n int) (cpuset.CPUSet, error) {
+	if m.acrossNUMA {
+		size := 1
+		if m.fullCores {
+			size = m.machine.cpusPerCore()
+		}
+		return takeDistributed(m.machine, available, n, size, m.acrossCores)
+	}
+	return takePacked(m.machine, available, n, m.acrossCores, m.uncore)
 }
 
 // cpusOf are the CPUs of the mask's NUMA nodes.
@@ -299,7 +335,7 @@ func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
 		}
 	}
 	if m.fullCores {
-		perCore, _ := m.o.Topology.cpusPer()
+		perCore := m.machine.cpusPerCore()
 		for _, c := range containers {
 			if n := exclusiveCPUs(pod, c); n%perCore != 0 {
 				return false, ReasonSMTAlignmentError, fmt.Sprintf("SMT Alignment Error: requested %d cpus not multiple cpus per core = %d", n, perCore)
@@ -369,8 +405,9 @@ func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
 // hintsLocked are the kubelet's CPU topology hints for request CPUs (generateCPUTopologyHints):
 // every set of NUMA nodes whose free CPUs (with the pod's reusable ones, all of which it must
 // hold) are enough, preferred when it is as small as the fewest nodes whose CPUs could hold the
-// request at all. A container holding CPUs already is hinted where they are; nil (no preference)
-// for no exclusive CPUs, an empty list when nothing fits.
+// request at all, or under align-by-socket when its nodes span as few sockets as the fewest nodes
+// need. A container holding CPUs already is hinted where they are; nil (no preference) for no
+// exclusive CPUs, an empty list when nothing fits.
 func (m *Manager) hintsLocked(pod *corev1.Pod, c *corev1.Container, request int) []topologymanager.Hint {
 	if request == 0 {
 		return nil
@@ -407,9 +444,20 @@ func (m *Manager) hintsLocked(pod *corev1.Pod, c *corev1.Container, request int)
 		}
 	}
 	for i := range hints {
-		hints[i].Preferred = hints[i].Affinity.Count() == minSize
+		hints[i].Preferred = hints[i].Affinity.Count() == minSize || m.bySocket && m.socketAligned(hints[i].Affinity, minSize)
 	}
 	return hints
+}
+
+// socketAligned says whether the mask's NUMA nodes span as few sockets as minSize nodes need (the
+// kubelet's isHintSocketAligned).
+func (m *Manager) socketAligned(mask topologymanager.Mask, minSize int) bool {
+	perSocket := m.machine.numNUMA / m.machine.numSockets
+	if perSocket == 0 {
+		return false
+	}
+	minSockets := (minSize + perSocket - 1) / perSocket
+	return m.machine.details.keepOnly(m.cpusOf(mask)).all(socketID).Size() == minSockets
 }
 
 // wholeCores are the CPUs of set whose core's every CPU is in set (GetAvailablePhysicalCPUs).
@@ -576,82 +624,4 @@ func guaranteed(pod *corev1.Pod) bool {
 		}
 	}
 	return len(all) > 0
-}
-
-// take picks n CPUs of free as the kubelet's packed allocation does: whole sockets first, then
-// whole cores, preferring the sockets and cores already in use, so that what stays free stays
-// whole.
-func (m *Manager) take(free cpuset.CPUSet, n int) (cpuset.CPUSet, error) {
-	t := m.o.Topology
-	perCore, perSocket := t.cpusPer()
-	var picked []int
-	avail := free
-	freeOf := func(key func(CPUInfo) int, v int) []int {
-		var out []int
-		for _, id := range avail.List() {
-			if info, _ := t.info(id); key(info) == v {
-				out = append(out, id)
-			}
-		}
-		return out
-	}
-	socketOf := func(c CPUInfo) int { return c.Socket }
-	coreOf := func(c CPUInfo) int { return c.Core }
-	// groups lists the groups (sockets or cores) of avail whose every CPU is free, in order.
-	groups := func(key func(CPUInfo) int, size int) [][]int {
-		seen := map[int]bool{}
-		var out [][]int
-		for _, id := range avail.List() {
-			info, _ := t.info(id)
-			k := key(info)
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			if ids := freeOf(key, k); len(ids) == size {
-				out = append(out, ids)
-			}
-		}
-		slices.SortStableFunc(out, func(a, b []int) int {
-			ia, _ := t.info(a[0])
-			ib, _ := t.info(b[0])
-			return cmp.Compare(len(freeOf(socketOf, ia.Socket)), len(freeOf(socketOf, ib.Socket)))
-		})
-		return out
-	}
-	takeIDs := func(ids []int) {
-		picked = append(picked, ids...)
-		avail = avail.Difference(cpuset.New(ids...))
-		n -= len(ids)
-	}
-	for n >= perSocket {
-		g := groups(socketOf, perSocket)
-		if len(g) == 0 {
-			break
-		}
-		takeIDs(g[0])
-	}
-	for n >= perCore {
-		g := groups(coreOf, perCore)
-		if len(g) == 0 {
-			break
-		}
-		takeIDs(g[0])
-	}
-	for n > 0 {
-		ids := avail.List()
-		if len(ids) == 0 {
-			return cpuset.New(), fmt.Errorf("not enough cpus available to satisfy request")
-		}
-		slices.SortStableFunc(ids, func(a, b int) int {
-			ia, _ := t.info(a)
-			ib, _ := t.info(b)
-			return cmp.Or(
-				cmp.Compare(len(freeOf(coreOf, ia.Core)), len(freeOf(coreOf, ib.Core))),
-				cmp.Compare(len(freeOf(socketOf, ia.Socket)), len(freeOf(socketOf, ib.Socket))),
-				cmp.Compare(a, b))
-		})
-		takeIDs(ids[:1])
-	}
-	return cpuset.New(picked...), nil
 }

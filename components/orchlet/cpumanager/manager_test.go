@@ -51,9 +51,10 @@ func topology(t *testing.T) *Topology {
 
 func TestDiscover(t *testing.T) {
 	topo := topology(t)
+	// Without caches described, a CPU's uncore cache is its socket.
 	want := []CPUInfo{
-		{0, 0, 0, 0}, {1, 0, 0, 0}, {2, 2, 0, 0}, {3, 2, 0, 0},
-		{4, 4, 1, 1}, {5, 4, 1, 1}, {6, 6, 1, 1}, {7, 6, 1, 1},
+		{0, 0, 0, 0, 0}, {1, 0, 0, 0, 0}, {2, 2, 0, 0, 0}, {3, 2, 0, 0, 0},
+		{4, 4, 1, 1, 1}, {5, 4, 1, 1, 1}, {6, 6, 1, 1, 1}, {7, 6, 1, 1, 1},
 	}
 	if len(topo.CPUs) != len(want) {
 		t.Fatalf("%+v", topo.CPUs)
@@ -67,6 +68,40 @@ func TestDiscover(t *testing.T) {
 	bad["online"] = &fstest.MapFile{Data: []byte("0-9")}
 	if _, err := Discover(bad); err == nil {
 		t.Error("a CPU without topology files was accepted")
+	}
+
+	// A split L3: on socket 0 each core has its own (ids 10 and 12, shared by its 2 threads, not
+	// by the node's 4), an uncore cache; socket 1's L3 (id 20) is shared by the whole node, so
+	// its uncore cache is the socket. L1 and L2 are never uncore.
+	caches := sysfs()
+	cache := func(cpu, index, level, id int, shared string) {
+		dir := "cpu" + itoa(cpu) + "/cache/index" + itoa(index) + "/"
+		caches[dir+"level"] = &fstest.MapFile{Data: []byte(itoa(level) + "\n")}
+		caches[dir+"id"] = &fstest.MapFile{Data: []byte(itoa(id) + "\n")}
+		caches[dir+"shared_cpu_map"] = &fstest.MapFile{Data: []byte(shared + "\n")}
+	}
+	for _, core := range []int{0, 2, 4, 6} {
+		cache(core, 0, 1, core, "00000000,00000003")
+		cache(core, 1, 2, core, "00000000,00000003")
+	}
+	cache(0, 2, 3, 10, "00000000,00000003")
+	cache(2, 2, 3, 12, "00000000,0000000c")
+	cache(4, 2, 3, 20, "00000000,000000f0")
+	cache(6, 2, 3, 20, "00000000,000000f0")
+	topo, err := Discover(caches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uncore []int
+	for _, c := range topo.CPUs {
+		uncore = append(uncore, c.UncoreCache)
+	}
+	if want := []int{10, 10, 12, 12, 1, 1, 1, 1}; !slices.Equal(uncore, want) {
+		t.Errorf("uncore caches %v, want %v", uncore, want)
+	}
+	caches["cpu2/cache/index2/shared_cpu_map"] = &fstest.MapFile{Data: []byte("zz\n")}
+	if _, err := Discover(caches); err == nil || !strings.Contains(err.Error(), "shared_cpu_map") {
+		t.Errorf("a malformed shared_cpu_map: %v", err)
 	}
 }
 
@@ -130,13 +165,13 @@ func TestTake(t *testing.T) {
 	}
 	for _, tc := range cases {
 		free, _ := cpuset.Parse(tc.free)
-		got, err := m.take(free, tc.n)
+		got, err := m.takeByTopology(free, tc.n)
 		if err != nil || got.String() != tc.want {
 			t.Errorf("take %d of %s = %s, %v; want %s", tc.n, tc.free, got, err, tc.want)
 		}
 	}
 	free, _ := cpuset.Parse("1-2")
-	if _, err := m.take(free, 3); err == nil {
+	if _, err := m.takeByTopology(free, 3); err == nil {
 		t.Error("took 3 of 2 CPUs")
 	}
 }
@@ -440,34 +475,6 @@ func TestStrictCPUReservation(t *testing.T) {
 	}
 }
 
-// The options are read as the kubelet reads them: known names, allowed by their gates, boolean
-// values; those this manager does not act on are refused by name, and the none policy takes none.
-func TestPolicyOptionsRefused(t *testing.T) {
-	beta := func(gate string) bool { return gate == "CPUManagerPolicyBetaOptions" }
-	for _, tc := range []struct {
-		policy  string
-		options map[string]string
-		enabled func(string) bool
-		want    string
-	}{
-		{PolicyStatic, map[string]string{"no-such-option": "true"}, beta, `unknown CPU Manager Policy option: "no-such-option"`},
-		{PolicyStatic, map[string]string{"align-by-socket": "true"}, beta, `CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided`},
-		{PolicyStatic, map[string]string{"strict-cpu-reservation": "true"}, func(string) bool { return false }, `CPU Manager Policy Beta-level Options not enabled, but option "strict-cpu-reservation" provided`},
-		{PolicyStatic, map[string]string{"strict-cpu-reservation": "yes please"}, beta, `bad value for option "strict-cpu-reservation"`},
-		{PolicyStatic, map[string]string{"distribute-cpus-across-numa": "true"}, beta, `option "distribute-cpus-across-numa" is not supported by this orchlet`},
-		{PolicyNone, map[string]string{"full-pcpus-only": "true"}, beta, `None policy: received unsupported options=map[full-pcpus-only:true]`},
-	} {
-		_, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.Policy, o.PolicyOptions, o.Enabled = tc.policy, tc.options, tc.enabled })
-		if err == nil || !strings.Contains(err.Error(), "--cpu-manager-policy-options (cpuManagerPolicyOptions): "+tc.want) {
-			t.Errorf("%v: %v, want %q", tc.options, err, tc.want)
-		}
-	}
-	// An option set false asks for nothing.
-	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.PolicyOptions, o.Enabled = map[string]string{"full-pcpus-only": "false"}, beta }); err != nil {
-		t.Errorf("full-pcpus-only=false: %v", err)
-	}
-}
-
 // full-pcpus-only, as the kubelet's static policy: a container asks for whole cores or its pod
 // is refused at admission (SMTAlignmentError), the pod's exclusive CPUs must fit in the cores
 // wholly free, and a container is given whole cores only (never CPU 1, whose sibling 0 is
@@ -608,8 +615,7 @@ func TestTopologyManagerPolicies(t *testing.T) {
 func nodesOf(m *Manager, set cpuset.CPUSet) int {
 	nodes := map[int]bool{}
 	for _, id := range set.List() {
-		info, _ := m.o.Topology.info(id)
-		nodes[info.NUMANode] = true
+		nodes[m.machine.details[id].NUMANode] = true
 	}
 	return len(nodes)
 }

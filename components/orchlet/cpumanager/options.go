@@ -7,22 +7,38 @@ import (
 	"strconv"
 )
 
-// The static policy's options of --cpu-manager-policy-options, by the feature gate that allows
-// them ("" for a stable one), as the kubelet v1.34 knows them.
+// The static policy's options of --cpu-manager-policy-options.
+const (
+	optFullPCPUsOnly            = "full-pcpus-only"
+	optDistributeAcrossNUMA     = "distribute-cpus-across-numa"
+	optAlignBySocket            = "align-by-socket"
+	optDistributeAcrossCores    = "distribute-cpus-across-cores"
+	optStrictCPUReservation     = "strict-cpu-reservation"
+	optPreferAlignByUncoreCache = "prefer-align-cpus-by-uncorecache"
+)
+
+// policyOptions are the options by the feature gate that allows them ("" for a stable one), as
+// the kubelet v1.34 knows them.
 var policyOptions = map[string]string{
-	"full-pcpus-only":                  "",
-	"strict-cpu-reservation":           "CPUManagerPolicyBetaOptions",
-	"distribute-cpus-across-numa":      "CPUManagerPolicyBetaOptions",
-	"prefer-align-cpus-by-uncorecache": "CPUManagerPolicyBetaOptions",
-	"align-by-socket":                  "CPUManagerPolicyAlphaOptions",
-	"distribute-cpus-across-cores":     "CPUManagerPolicyAlphaOptions",
+	optFullPCPUsOnly:            "",
+	optStrictCPUReservation:     "CPUManagerPolicyBetaOptions",
+	optDistributeAcrossNUMA:     "CPUManagerPolicyBetaOptions",
+	optPreferAlignByUncoreCache: "CPUManagerPolicyBetaOptions",
+	optAlignBySocket:            "CPUManagerPolicyAlphaOptions",
+	optDistributeAcrossCores:    "CPUManagerPolicyAlphaOptions",
 }
 
-// builtOptions are those this manager acts on; the others are refused by name when true.
-var builtOptions = []string{"full-pcpus-only", "strict-cpu-reservation"}
+// exclusive are the pairs of options the kubelet refuses together, in the order it checks them.
+var exclusive = [][2]string{
+	{optFullPCPUsOnly, optDistributeAcrossCores},
+	{optDistributeAcrossNUMA, optDistributeAcrossCores},
+	{optPreferAlignByUncoreCache, optDistributeAcrossCores},
+	{optPreferAlignByUncoreCache, optDistributeAcrossNUMA},
+}
 
 // policyOptionsOf reads --cpu-manager-policy-options as the kubelet's NewStaticPolicyOptions: a
-// known option, allowed by its gate, with a boolean value; it answers the options set true.
+// known option, allowed by its gate, with a boolean value, and no two that exclude each other; it
+// answers the options set true.
 func policyOptionsOf(options map[string]string, enabled func(gate string) bool) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(options)) {
@@ -39,13 +55,29 @@ func policyOptionsOf(options map[string]string, enabled func(gate string) bool) 
 		if err != nil {
 			return nil, fmt.Errorf("bad value for option %q: %w", name, err)
 		}
-		if !v {
-			continue
+		if v {
+			out[name] = true
 		}
-		if !slices.Contains(builtOptions, name) {
-			return nil, fmt.Errorf("option %q is not supported by this orchlet (only %v are)", name, builtOptions)
+	}
+	for _, pair := range exclusive {
+		if out[pair[0]] && out[pair[1]] {
+			return nil, fmt.Errorf("static policy options %s and %s can not be used at the same time", pair[0], pair[1])
 		}
-		out[name] = true
 	}
 	return out, nil
+}
+
+// CheckPolicyOptions refuses what the kubelet refuses of --cpu-manager-policy-options whatever the
+// machine: options under the none policy, and any policyOptionsOf refuses; a configuration is
+// checked with it before the manager starts.
+func CheckPolicyOptions(policy string, options map[string]string, enabled func(gate string) bool) error {
+	if policy != PolicyStatic {
+		if len(options) > 0 {
+			//lint:ignore ST1005 the kubelet's message, word for word
+			return fmt.Errorf("None policy: received unsupported options=%v", options)
+		}
+		return nil
+	}
+	_, err := policyOptionsOf(options, enabled)
+	return err
 }

@@ -3,19 +3,23 @@ package cpumanager
 import (
 	"fmt"
 	"io/fs"
-	"orch.io/orch/components/orchlet/topologymanager"
+	"math/bits"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 
+	"orch.io/orch/components/orchlet/topologymanager"
+
 	"k8s.io/utils/cpuset"
 )
 
 // CPUInfo places one logical CPU. Core is the lowest CPU id among the core's threads, unique on
-// the machine, as the kubelet numbers cores.
+// the machine, as the kubelet numbers cores. UncoreCache is the id of the last-level cache the
+// CPU shares with part of its NUMA node only (a split L3), else its socket, as cadvisor and the
+// kubelet read it.
 type CPUInfo struct {
-	ID, Core, Socket, NUMANode int
+	ID, Core, Socket, NUMANode, UncoreCache int
 }
 
 // ReadDistances reads the NUMA nodes' distances from sysfs, fsys being its devices/system/node
@@ -64,14 +68,6 @@ func (t *Topology) All() cpuset.CPUSet {
 	return cpuset.New(ids...)
 }
 
-func (t *Topology) info(id int) (CPUInfo, bool) {
-	i, ok := slices.BinarySearchFunc(t.CPUs, id, func(c CPUInfo, id int) int { return c.ID - id })
-	if !ok {
-		return CPUInfo{}, false
-	}
-	return t.CPUs[i], true
-}
-
 // NUMANodes are the NUMA nodes of the CPUs, in order.
 func (t *Topology) NUMANodes() []int {
 	var out []int
@@ -84,25 +80,9 @@ func (t *Topology) NUMANodes() []int {
 	return out
 }
 
-// cpusPer counts the CPUs of one core and of one socket (the first of each).
-func (t *Topology) cpusPer() (core, socket int) {
-	if len(t.CPUs) == 0 {
-		return 1, 1
-	}
-	first := t.CPUs[0]
-	for _, c := range t.CPUs {
-		if c.Core == first.Core {
-			core++
-		}
-		if c.Socket == first.Socket {
-			socket++
-		}
-	}
-	return core, socket
-}
-
 // Discover reads the topology of the online CPUs from sysfs, fsys being its devices/system/cpu
-// directory: online, cpuN/topology/{core_id,physical_package_id} and the cpuN/nodeM links.
+// directory: online, cpuN/topology/{core_id,physical_package_id}, the cpuN/nodeM links and the
+// caches cpuN/cache/indexM/{level,id,shared_cpu_map}.
 func Discover(fsys fs.FS) (*Topology, error) {
 	online, err := fs.ReadFile(fsys, "online")
 	if err != nil {
@@ -160,5 +140,87 @@ func Discover(fsys fs.FS) (*Topology, error) {
 	if len(t.CPUs) == 0 {
 		return nil, fmt.Errorf("reading the CPU topology: no CPU online")
 	}
+	if err := readUncoreCaches(fsys, t); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// readUncoreCaches sets each CPU's uncore cache as cadvisor finds it: the first cache above level
+// 2 of the CPU's core shared by fewer CPUs than the core's NUMA node has (a cache shared by the
+// whole node is the node's); without one, the socket. A CPU without a cache directory (a machine
+// or fixture that does not describe them) has the socket too.
+func readUncoreCaches(fsys fs.FS, t *Topology) error {
+	threads, nodeCores := map[int]int{}, map[int]map[int]bool{}
+	for _, c := range t.CPUs {
+		threads[c.Core]++
+		if nodeCores[c.NUMANode] == nil {
+			nodeCores[c.NUMANode] = map[int]bool{}
+		}
+		nodeCores[c.NUMANode][c.Core] = true
+	}
+	readIn := func(p string, base int) (int, error) {
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return 0, fmt.Errorf("reading the CPU caches: %w", err)
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), base, 64)
+		if err != nil {
+			return 0, fmt.Errorf("reading the CPU caches: %s: %w", p, err)
+		}
+		return int(n), nil
+	}
+	for i, c := range t.CPUs {
+		t.CPUs[i].UncoreCache = c.Socket
+		// The caches are read from the core's first thread, as cadvisor reads them.
+		dir := path.Join("cpu"+strconv.Itoa(c.Core), "cache")
+		entries, err := fs.ReadDir(fsys, dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), "index") {
+				continue
+			}
+			idx := path.Join(dir, e.Name())
+			level, err := readIn(path.Join(idx, "level"), 10)
+			if err != nil {
+				return err
+			}
+			if level <= 2 {
+				continue
+			}
+			shared, err := sharedCPUs(fsys, path.Join(idx, "shared_cpu_map"))
+			if err != nil {
+				return err
+			}
+			if shared == len(nodeCores[c.NUMANode])*threads[c.Core] {
+				continue // the node's cache
+			}
+			id, err := readIn(path.Join(idx, "id"), 10)
+			if err != nil {
+				return err
+			}
+			t.CPUs[i].UncoreCache = id
+			break
+		}
+	}
+	return nil
+}
+
+// sharedCPUs counts the CPUs of a shared_cpu_map, comma-separated 32-bit hex words.
+func sharedCPUs(fsys fs.FS, p string) (int, error) {
+	b, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU caches: %w", err)
+	}
+	n := 0
+	for _, w := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		v, err := strconv.ParseUint(w, 16, 64)
+		if err != nil {
+			return 0, fmt.Errorf("reading the CPU caches: %s %q: %w", p, b, err)
+		}
+		n += bits.OnesCount64(v)
+	}
+	return n, nil
 }

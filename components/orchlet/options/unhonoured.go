@@ -7,49 +7,41 @@ import (
 	"reflect"
 )
 
-// unhonoured is a setting this orchlet parses and validates but does not act on yet. A run that
-// sets one to anything but its default is refused: an agent that accepted it would let the user
-// believe it holds (an eviction threshold, a cgroup limit) when nothing enforces it.
+// unhonoured is a setting this orchlet acts on only in API-server mode (registration, node status,
+// the API client, certificates). A standalone run (no --orchconfig) that sets one to anything but its
+// default is refused: an agent that accepted it would let the user believe it holds when nothing
+// acts on it.
 type unhonoured struct {
 	option string
 	// field is the configuration file's field; empty for an option only the command line has, which
 	// flag then names in Flags.
 	field, flag string
-	// missing says what this orchlet lacks, in the user's words.
-	missing string
-	// apiOnly: the setting acts in API-server mode and is refused only without --orchconfig.
-	apiOnly bool
 }
-
-const (
-	missingRuntimeCg = "the runtime's cgroup is reported in the stats summary's system containers, which this orchlet does not report"
-	onlyAPIMode      = "it acts only in API-server mode"
-)
 
 var unhonouredSettings = []unhonoured{
-	{option: "runtime-cgroups", flag: "RuntimeCgroups", missing: missingRuntimeCg},
-
-	{option: "register-node", field: "registerNode", missing: onlyAPIMode, apiOnly: true},
-	{option: "register-with-taints", field: "registerWithTaints", missing: onlyAPIMode, apiOnly: true},
-	{option: "node-status-update-frequency", field: "nodeStatusUpdateFrequency", missing: onlyAPIMode, apiOnly: true},
-	{option: "node-status-max-images", field: "nodeStatusMaxImages", missing: onlyAPIMode, apiOnly: true},
-	{option: "kube-api-qps", field: "kubeAPIQPS", missing: onlyAPIMode, apiOnly: true},
-	{option: "kube-api-burst", field: "kubeAPIBurst", missing: onlyAPIMode, apiOnly: true},
-	{option: "kube-api-content-type", field: "contentType", missing: onlyAPIMode, apiOnly: true},
-	{option: "rotate-certificates", field: "rotateCertificates", missing: onlyAPIMode, apiOnly: true},
-	{option: "rotate-server-certificates", field: "serverTLSBootstrap", missing: onlyAPIMode, apiOnly: true},
-	{option: "bootstrap-kubeconfig", flag: "BootstrapKubeconfig", missing: onlyAPIMode, apiOnly: true},
-	{option: "node-ip", flag: "NodeIP", missing: onlyAPIMode, apiOnly: true},
-	{option: "node-labels", flag: "NodeLabels", missing: onlyAPIMode, apiOnly: true},
-	{option: "provider-id", flag: "ProviderID", missing: onlyAPIMode, apiOnly: true},
-	{option: "cloud-provider", flag: "CloudProvider", missing: onlyAPIMode, apiOnly: true},
+	{option: "register-node", field: "registerNode"},
+	{option: "register-with-taints", field: "registerWithTaints"},
+	{option: "node-status-update-frequency", field: "nodeStatusUpdateFrequency"},
+	{option: "node-status-max-images", field: "nodeStatusMaxImages"},
+	{option: "kube-api-qps", field: "kubeAPIQPS"},
+	{option: "kube-api-burst", field: "kubeAPIBurst"},
+	{option: "kube-api-content-type", field: "contentType"},
+	{option: "rotate-certificates", field: "rotateCertificates"},
+	{option: "rotate-server-certificates", field: "serverTLSBootstrap"},
+	{option: "bootstrap-kubeconfig", flag: "BootstrapKubeconfig"},
+	{option: "node-ip", flag: "NodeIP"},
+	{option: "node-labels", flag: "NodeLabels"},
+	{option: "provider-id", flag: "ProviderID"},
+	{option: "cloud-provider", flag: "CloudProvider"},
 }
 
-// Unhonoured refuses every setting that differs from its default although this orchlet does not act
-// on it yet, naming each option, its file field and what is missing. Validation alone accepts them
-// (a configuration may be checked before the agent that honours it is deployed); running pods with
-// them is refused.
+// Unhonoured refuses, without --orchconfig, every API-server-mode setting that differs from its
+// default, naming each option and its file field. Validation alone accepts them (a configuration
+// may be checked before the agent that honours it is deployed); running pods with them is refused.
 func (o *Options) Unhonoured() error {
+	if o.Flags.Orchconfig != "" {
+		return nil
+	}
 	def, err := Parse(nil, o.Version)
 	if err != nil {
 		return fmt.Errorf("reading the defaults: %w", err)
@@ -65,9 +57,6 @@ func (o *Options) Unhonoured() error {
 	flags, defFlags := reflect.ValueOf(o.Flags), reflect.ValueOf(defaultFlags())
 	var errs []error
 	for _, u := range unhonouredSettings {
-		if u.apiOnly && o.Flags.Orchconfig != "" {
-			continue
-		}
 		var changed bool
 		name := "--" + u.option
 		if u.field != "" {
@@ -76,10 +65,8 @@ func (o *Options) Unhonoured() error {
 		} else {
 			changed = !reflect.DeepEqual(flags.FieldByName(u.flag).Interface(), defFlags.FieldByName(u.flag).Interface())
 		}
-		if changed && u.apiOnly {
-			errs = append(errs, fmt.Errorf("%s: %s; set --orchconfig or leave it at its default", name, u.missing))
-		} else if changed {
-			errs = append(errs, fmt.Errorf("%s: this orchlet does not act on it yet (%s); leave it at its default", name, u.missing))
+		if changed {
+			errs = append(errs, fmt.Errorf("%s: it acts only in API-server mode; set --orchconfig or leave it at its default", name))
 		}
 	}
 	return errors.Join(errs...)

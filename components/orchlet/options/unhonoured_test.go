@@ -11,7 +11,6 @@ import (
 // nonDefault gives each unhonoured option a valid value other than its default (with the companions
 // validation needs), so each can be shown refused.
 var nonDefault = map[string][]string{
-	"runtime-cgroups":              {"--runtime-cgroups=/runtime"},
 	"register-node":                {"--register-node=false"},
 	"register-with-taints":         {"--register-with-taints=a=b:NoSchedule"},
 	"node-status-update-frequency": {"--node-status-update-frequency=20s"},
@@ -90,13 +89,10 @@ func TestEveryUnhonouredSettingIsRefusedByName(t *testing.T) {
 			if u.field != "" {
 				want += " (" + u.field + ")"
 			}
-			message := ": this orchlet does not act on it yet"
-			if u.apiOnly {
-				message = ": it acts only in API-server mode; set --orchconfig"
-				// With --orchconfig the agent acts on it.
-				if err := mustParse(t, append(args, "--orchconfig=/etc/orch/orchlet.conf")...).Unhonoured(); err != nil && strings.Contains(err.Error(), want) {
-					t.Fatalf("%q with --orchconfig: %v", args, err)
-				}
+			message := ": it acts only in API-server mode; set --orchconfig"
+			// With --orchconfig the agent acts on it.
+			if err := mustParse(t, append(args, "--orchconfig=/etc/orch/orchlet.conf")...).Unhonoured(); err != nil && strings.Contains(err.Error(), want) {
+				t.Fatalf("%q with --orchconfig: %v", args, err)
 			}
 			if err == nil || !strings.Contains(err.Error(), want+message) {
 				t.Fatalf("%q: err = %v, want one naming %s", args, err, want)

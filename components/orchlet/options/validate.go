@@ -18,6 +18,7 @@ import (
 	orchletapis "orch.io/orch/components/apis/orchlet"
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/featuregates"
+	"orch.io/orch/components/orchlet/cpumanager"
 	"orch.io/orch/components/orchlet/eviction"
 )
 
@@ -352,6 +353,11 @@ func validateGated(e *errs, c *v1beta1.OrchletConfiguration, g *featuregates.Gat
 	}
 	if c.ServerTLSBootstrap && !g.Enabled(featuregates.RotateOrchletServerCertificate) {
 		e.add("rotate-server-certificates", "serverTLSBootstrap", "needs feature gate %s", featuregates.RotateOrchletServerCertificate)
+	}
+	// The kubelet refuses these when its CPU manager starts; what depends on the machine
+	// (align-by-socket's) is refused when this agent's starts.
+	if err := cpumanager.CheckPolicyOptions(c.CPUManagerPolicy, c.CPUManagerPolicyOptions, g.Enabled); err != nil {
+		e.add("cpu-manager-policy-options", "cpuManagerPolicyOptions", "%v", err)
 	}
 }
 

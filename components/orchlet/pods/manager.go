@@ -21,6 +21,7 @@ import (
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/pods/backoff"
 	"orch.io/orch/components/orchlet/pods/calls"
+	"orch.io/orch/components/orchlet/pods/credentialprovider"
 	"orch.io/orch/components/orchlet/pods/dns"
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/podsync"
@@ -424,6 +425,14 @@ func (m *Manager) SetObjects(o volumes.Objects) {
 // SetTokens gives the workers the API's TokenRequest; call it before Run. Without it, pods with
 // serviceAccountToken projections are refused by name.
 func (m *Manager) SetTokens(t volumes.Tokens) { m.volumes.SetTokens(t) }
+
+// SetServiceAccounts gives the credential provider plugins the API's service accounts and
+// TokenRequest, for those in service account token mode; call it before Run.
+func (m *Manager) SetServiceAccounts(sa credentialprovider.ServiceAccounts) {
+	if p, ok := m.node.Credentials.(*credentialprovider.Providers); ok {
+		p.SetServiceAccounts(sa)
+	}
+}
 
 // VolumeDir is where the pod's volume lives on the node, for the volume stats calculator.
 func (m *Manager) VolumeDir(pod *corev1.Pod, v *corev1.Volume) string {

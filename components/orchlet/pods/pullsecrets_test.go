@@ -83,7 +83,7 @@ func TestPullWithImagePullSecrets(t *testing.T) {
 // fakePlugins gives the same credentials for every image, as a credential provider plugin.
 type fakePlugins map[string]credentialprovider.Auth
 
-func (f fakePlugins) Provide(context.Context, string) []map[string]credentialprovider.Auth {
+func (f fakePlugins) Provide(context.Context, credentialprovider.Pod, string) []map[string]credentialprovider.Auth {
 	return []map[string]credentialprovider.Auth{f}
 }
 

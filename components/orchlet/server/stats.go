@@ -13,10 +13,13 @@ type Summary struct {
 
 // NodeStats describes the node.
 type NodeStats struct {
-	NodeName  string       `json:"nodeName"`
-	StartTime metav1.Time  `json:"startTime"`
-	CPU       *CPUStats    `json:"cpu,omitempty"`
-	Memory    *MemoryStats `json:"memory,omitempty"`
+	NodeName string `json:"nodeName"`
+	// SystemContainers are the agent's (named kubelet, as Kubernetes' consumers look for it), the
+	// runtime's, the other system processes' (misc) and the pods' cgroups.
+	SystemContainers []ContainerStats `json:"systemContainers,omitempty"`
+	StartTime        metav1.Time      `json:"startTime"`
+	CPU              *CPUStats        `json:"cpu,omitempty"`
+	Memory           *MemoryStats     `json:"memory,omitempty"`
 }
 
 // PodReference names a pod.
@@ -57,4 +60,6 @@ type MemoryStats struct {
 	UsageBytes      *uint64     `json:"usageBytes,omitempty"`
 	WorkingSetBytes *uint64     `json:"workingSetBytes,omitempty"`
 	RSSBytes        *uint64     `json:"rssBytes,omitempty"`
+	PageFaults      *uint64     `json:"pageFaults,omitempty"`
+	MajorPageFaults *uint64     `json:"majorPageFaults,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -40,8 +41,25 @@ type Provider struct {
 	APIVersion           string           `json:"apiVersion"`
 	Args                 []string         `json:"args,omitempty"`
 	Env                  []EnvVar         `json:"env,omitempty"`
-	// TokenAttributes asks for a service account token in the request: not built here, refused.
-	TokenAttributes any `json:"tokenAttributes,omitempty"`
+	// TokenAttributes, when set, runs the plugin in service account token mode: the request
+	// carries a token of the pulling pod's service account for the audience, and its annotations.
+	TokenAttributes *TokenAttributes `json:"tokenAttributes,omitempty"`
+}
+
+// The cache types of service account token mode: a plugin's answers are kept per token, or per
+// service account.
+const (
+	CacheTypeToken          = "Token"
+	CacheTypeServiceAccount = "ServiceAccount"
+)
+
+// TokenAttributes are the kubelet v1.34's ServiceAccountTokenAttributes.
+type TokenAttributes struct {
+	ServiceAccountTokenAudience          string   `json:"serviceAccountTokenAudience"`
+	CacheType                            string   `json:"cacheType"`
+	RequireServiceAccount                *bool    `json:"requireServiceAccount"`
+	RequiredServiceAccountAnnotationKeys []string `json:"requiredServiceAccountAnnotationKeys,omitempty"`
+	OptionalServiceAccountAnnotationKeys []string `json:"optionalServiceAccountAnnotationKeys,omitempty"`
 }
 
 // EnvVar is an environment variable a plugin runs with, over the agent's own.
@@ -168,9 +186,58 @@ func validate(c *Config) error {
 		} else if p.DefaultCacheDuration.Duration < 0 {
 			add(field("defaultCacheDuration"), "Invalid value: %q: must be greater than or equal to 0", p.DefaultCacheDuration.Duration.String())
 		}
-		if p.TokenAttributes != nil {
-			add(field("tokenAttributes"), "service account tokens for credential provider plugins are not supported by this orchlet; remove tokenAttributes")
+		if t := p.TokenAttributes; t != nil {
+			validateTokenAttributes(add, field("tokenAttributes"), p.APIVersion, t)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateTokenAttributes is the kubelet's check of tokenAttributes.
+func validateTokenAttributes(add func(field, format string, args ...any), at, apiVersion string, t *TokenAttributes) {
+	if t.ServiceAccountTokenAudience == "" {
+		add(at+".serviceAccountTokenAudience", "Required value")
+	}
+	if t.RequireServiceAccount == nil {
+		add(at+".requireServiceAccount", "Required value")
+	}
+	if apiVersion != PluginAPIVersions[0] {
+		add(at, "Forbidden: tokenAttributes is only supported for %s API version", PluginAPIVersions[0])
+	}
+	if t.RequireServiceAccount != nil && !*t.RequireServiceAccount && len(t.RequiredServiceAccountAnnotationKeys) > 0 {
+		add(at+".requiredServiceAccountAnnotationKeys", "Forbidden: requireServiceAccount cannot be false when requiredServiceAccountAnnotationKeys is set")
+	}
+	for _, list := range []struct {
+		name string
+		keys []string
+	}{{"requiredServiceAccountAnnotationKeys", t.RequiredServiceAccountAnnotationKeys}, {"optionalServiceAccountAnnotationKeys", t.OptionalServiceAccountAnnotationKeys}} {
+		seen := map[string]bool{}
+		for _, k := range list.keys {
+			// A qualified name whatever its case, as annotation keys are checked.
+			for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
+				add(at+"."+list.name, "Invalid value: %q: %s", k, msg)
+			}
+			if seen[k] {
+				add(at+"."+list.name, "Duplicate value: %q", k)
+			}
+			seen[k] = true
+		}
+	}
+	var both []string
+	for _, k := range t.RequiredServiceAccountAnnotationKeys {
+		if slices.Contains(t.OptionalServiceAccountAnnotationKeys, k) && !slices.Contains(both, k) {
+			both = append(both, k)
+		}
+	}
+	if len(both) > 0 {
+		slices.Sort(both)
+		add(at, "Invalid value: %q: annotation keys cannot be both required and optional", both)
+	}
+	types := []string{CacheTypeServiceAccount, CacheTypeToken}
+	switch {
+	case t.CacheType == "":
+		add(at+".cacheType", "Required value: cacheType is required to be set when tokenAttributes is specified. Supported values are: %s", strings.Join(types, ", "))
+	case !slices.Contains(types, t.CacheType):
+		add(at+".cacheType", "Unsupported value: %q: supported values: %s", t.CacheType, strings.Join(types, ", "))
+	}
 }

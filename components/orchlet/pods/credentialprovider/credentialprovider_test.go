@@ -94,7 +94,27 @@ func TestLoadConfigRefuses(t *testing.T) {
 			`providers[1].name: Invalid value: "..": provider name cannot be '..'`,
 			`providers[1].apiVersion: Required value`,
 			`providers[1].defaultCacheDuration: Required value`,
-			`providers[1].tokenAttributes: service account tokens for credential provider plugins are not supported by this orchlet`,
+			`providers[1].tokenAttributes.requireServiceAccount: Required value`,
+			`providers[1].tokenAttributes: Forbidden: tokenAttributes is only supported for credentialprovider.kubelet.k8s.io/v1 API version`,
+			`providers[1].tokenAttributes.cacheType: Required value: cacheType is required to be set when tokenAttributes is specified. Supported values are: ServiceAccount, Token`,
+		}},
+		{`providers:
+- name: sa
+  matchImages: [x]
+  defaultCacheDuration: 1m
+  apiVersion: credentialprovider.kubelet.k8s.io/v1
+  tokenAttributes:
+    serviceAccountTokenAudience: ""
+    requireServiceAccount: false
+    cacheType: Forever
+    requiredServiceAccountAnnotationKeys: [example.com/role, "not a key", example.com/role]
+    optionalServiceAccountAnnotationKeys: [example.com/role]`, []string{
+			`providers[0].tokenAttributes.serviceAccountTokenAudience: Required value`,
+			`providers[0].tokenAttributes.requiredServiceAccountAnnotationKeys: Forbidden: requireServiceAccount cannot be false when requiredServiceAccountAnnotationKeys is set`,
+			`providers[0].tokenAttributes.requiredServiceAccountAnnotationKeys: Invalid value: "not a key"`,
+			`providers[0].tokenAttributes.requiredServiceAccountAnnotationKeys: Duplicate value: "example.com/role"`,
+			`providers[0].tokenAttributes: Invalid value: ["example.com/role"]: annotation keys cannot be both required and optional`,
+			`providers[0].tokenAttributes.cacheType: Unsupported value: "Forever": supported values: ServiceAccount, Token`,
 		}},
 		{"providers:" + validProvider + "  cacheKeyType: Image\n", []string{`unknown field "providers[0].cacheKeyType"`}},
 	} {
@@ -162,10 +182,10 @@ func (f *fixture) runs(t *testing.T) []string {
 func TestProvideRunsThePlugin(t *testing.T) {
 	f := newFixture(t, EnvVar{Name: "KEYTYPE", Value: "Image"})
 	ctx := context.Background()
-	if got := f.ps.Provide(ctx, "quay.io/team/app"); got != nil || f.runs(t) != nil {
+	if got := f.ps.Provide(ctx, Pod{}, "quay.io/team/app"); got != nil || f.runs(t) != nil {
 		t.Fatalf("an image no matchImages matches: %v, runs %v", got, f.runs(t))
 	}
-	got := f.ps.Provide(ctx, "registry.example.com/team/app")
+	got := f.ps.Provide(ctx, Pod{}, "registry.example.com/team/app")
 	if len(got) != 1 || got[0]["registry.example.com"] != (Auth{Username: "u", Password: "p"}) {
 		t.Fatalf("credentials %v", got)
 	}
@@ -195,7 +215,7 @@ func TestProvideCaches(t *testing.T) {
 	} {
 		f := newFixture(t, EnvVar{Name: "KEYTYPE", Value: tc.keyType}, EnvVar{Name: "DURATION", Value: tc.duration})
 		for _, image := range tc.asked {
-			if got := f.ps.Provide(ctx, image); len(got) != 1 {
+			if got := f.ps.Provide(ctx, Pod{}, image); len(got) != 1 {
 				t.Fatalf("%s %s: %s gave %v", tc.keyType, tc.duration, image, got)
 			}
 			f.clk.Add(time.Minute)
@@ -214,7 +234,7 @@ func TestProvideFailures(t *testing.T) {
 		{{Name: "KEYTYPE", Value: "Forever"}},
 	} {
 		f := newFixture(t, env...)
-		if got := f.ps.Provide(context.Background(), "registry.example.com/a"); got != nil {
+		if got := f.ps.Provide(context.Background(), Pod{}, "registry.example.com/a"); got != nil {
 			t.Errorf("%v: credentials %v, want none", env, got)
 		}
 	}

@@ -52,7 +52,7 @@ type Secrets interface {
 // credentials each gives for an image's repository, by registry location; *credentialprovider.Providers
 // is one.
 type Plugins interface {
-	Provide(ctx context.Context, image string) []map[string]credentialprovider.Auth
+	Provide(ctx context.Context, pod credentialprovider.Pod, image string) []map[string]credentialprovider.Auth
 }
 
 // Recorder records events; *events.Recorder is one.

@@ -57,7 +57,8 @@ func (p *Puller) pullAuths(ctx context.Context, pod *corev1.Pod, image string) (
 	}
 	if p.plugins != nil {
 		var k keyring
-		for _, auths := range p.plugins.Provide(ctx, repo) {
+		who := credentialprovider.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ServiceAccountName: pod.Spec.ServiceAccountName}
+		for _, auths := range p.plugins.Provide(ctx, who, repo) {
 			cfg := map[string]dockerEntry{}
 			for loc, a := range auths {
 				cfg[loc] = dockerEntry{Username: a.Username, Password: a.Password}

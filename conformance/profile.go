@@ -104,6 +104,11 @@ type APIServerProfile struct {
 	// group-version: what the implementation creates only after it serves (namespaces, say). A path
 	// exists once it answers anything but 404: a scenario's authorizer may refuse the suite.
 	ReadyPaths []string `json:"readyPaths,omitempty"`
+	// ReadyPathsWith are ready paths of a started server whose flags (the profile's args for the
+	// suite's server, a scenario's own) contain the key: what the implementation makes after it
+	// serves only under some flags (kube-apiserver's RBAC bootstrap roles, made only when RBAC is
+	// among its authorization modes).
+	ReadyPathsWith map[string][]string `json:"readyPathsWith,omitempty"`
 	// Group, Version and Resource spell events.orch.io, v1 and events for this implementation.
 	Group    string `json:"group"`
 	Version  string `json:"version"`

@@ -128,6 +128,11 @@ func TestAgentArgsFollowTheProfilesNames(t *testing.T) {
 	if want := "--feature-gates=KubeletPSI=true --node-labels=kubernetes.io/role=db --root-dir=/var/lib/orch"; got != want {
 		t.Errorf("got %q, want %q: gate names and label keys renamed, nothing else", got, want)
 	}
+	a.Renames = append([][2]string{{"orch-reserved", "kube-reserved"}}, a.Renames...)
+	got = strings.Join(a.Args("--enforce-node-allocatable=pods,orch-reserved-compressible --kube-reserved-cgroup=/orch-reserved"), " ")
+	if want := "--enforce-node-allocatable=pods,kube-reserved-compressible --kube-reserved-cgroup=/orch-reserved"; got != want {
+		t.Errorf("got %q, want %q: the levels of node allocatable renamed, nothing else", got, want)
+	}
 	if a.OptionName("v") != "-v" || a.OptionName("--orchconfig") != "--kubeconfig" {
 		t.Errorf("names: %q %q", a.OptionName("v"), a.OptionName("--orchconfig"))
 	}

@@ -43,6 +43,8 @@ var OpenNames = []OpenName{
 	{"orch.io/orch-apiserver-client-orchlet", "the signer of the agent's client certificates"},
 	{"orch.io/orchlet-serving", "the signer of the agent's serving certificates"},
 	{"orchlet-client-current.pem", "the file in --cert-dir holding the agent's current client certificate and key"},
+	{"orchpods", "the cgroup under --cgroup-root holding the pods' cgroups, with --cgroups-per-qos"},
+	{"orchlet.config.orch.io", "the API group of the agent's configuration files (its CredentialProviderConfig)"},
 }
 
 // Spell replaces each of OpenNames in s by the profile's spelling of it; one the profile does not
@@ -355,8 +357,8 @@ func (a *AgentProfile) OptionName(spec string) string {
 }
 
 // productValues are the options whose values hold SPEC.md's product words (gate names, label
-// keys), which Args spells with the profile's renames.
-var productValues = map[string]bool{"feature-gates": true, "node-labels": true}
+// keys, the reserved levels of node allocatable), which Args spells with the profile's renames.
+var productValues = map[string]bool{"feature-gates": true, "node-labels": true, "enforce-node-allocatable": true}
 
 // Args spells every --option of a SPEC.md argument string the agent's way, and the values of
 // productValues with its renames.

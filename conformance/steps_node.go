@@ -291,7 +291,7 @@ var portOption = map[string]string{"HTTPS": "port", "read-only": "read-only-port
 // runtime's endpoint, loopback addresses, a free port for each server and the scenario's
 // directories come first, so the scenario's own arguments win. In them {manifests} is the
 // manifest directory, {url} the manifest URL, {certs} the generated certificates, {dir} the
-// scenario's directory and {images} the image service's endpoint.
+// scenario's directory, {images} the image service's endpoint and {hostIP} the host's IPv4 address.
 func (w *World) agentRuns(args string) error {
 	a, n := w.agent(), w.node()
 	if n.runtimes["runtime"] == nil {
@@ -300,9 +300,12 @@ func (w *World) agentRuns(args string) error {
 	endpoint, _ := w.runtimeFields("runtime")
 	images, _ := w.runtimeFields("images")
 	args = strings.NewReplacer("{manifests}", w.manifestDir(), "{url}", n.url, "{certs}", w.certDir(), "{dir}", w.dir, "{images}", images).Replace(args)
+	args, err := expandHostIP(args)
+	if err != nil {
+		return err
+	}
 	// A free port can be taken by another process before the agent binds it; that lost race, and
 	// only that, is worth another start with other ports.
-	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		if err = w.startAgent(a, n, endpoint, args); err == nil || !strings.Contains(err.Error(), "address already in use") {
 			return err

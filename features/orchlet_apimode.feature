@@ -34,7 +34,7 @@ Feature: Node agent in API-server mode
       ports:
       - {port: 7, echo: true}
       """
-    When the agent runs in API-server mode with "--node-ip=127.0.0.1"
+    When the agent runs in API-server mode with "--node-ip={hostIP} --address=0.0.0.0"
     And a pod "web" bound to the agent's node is created through the API
     Then the API server reports pod "web" Running
     And the log of pod "web" through the API server ends with "line 3"
@@ -95,9 +95,9 @@ Feature: Node agent in API-server mode
 
   @rule:orchlet.option.cloud-provider.external-registration
   Scenario: With an external cloud provider --node-ip is registered and handed to the controller
-    When the agent runs in API-server mode with "--cloud-provider=external --node-ip=127.0.0.1"
-    Then the agent's node reports the InternalIP address "127.0.0.1"
-    And the agent's node has the annotation "alpha.orch.io/provided-node-ip=127.0.0.1"
+    When the agent runs in API-server mode with "--cloud-provider=external --node-ip={hostIP}"
+    Then the agent's node reports the InternalIP address "{hostIP}"
+    And the agent's node has the annotation "alpha.orch.io/provided-node-ip={hostIP}"
 
   @rule:orchlet.option.register-with-taints.needs-register-node @rule:orchlet.option.register-node.needs-orchconfig
   Scenario: Without --register-node the agent registers nothing and taints nothing

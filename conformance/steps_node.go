@@ -67,6 +67,7 @@ func nodeSteps() []StepDef {
 		{`^the runtime cancelled the (\w+) call after (\d+)s$`, func(w *World) any { return w.callCancelled }},
 		{`^the agent's output reports the (\w+) failure$`, func(w *World) any { return w.outputReportsFailure }},
 		{`^the agent remakes the "([^"]*)" directory of pod "([^"]*)" under its root directory within (\d+)s, (\d+) times in a row$`, func(w *World) any { return w.remakesPodDir }},
+		{`^the agent writes the events it creates on its output$`, func(w *World) any { return w.writesEventCreations }},
 		{`^the agent's events keep to a burst of (\d+) and (\d+) per second$`, func(w *World) any { return w.eventsKeepTo }},
 		{`^requests carry the client certificate "([^"]*)"$`, func(w *World) any { return w.useClientCert }},
 		{`^the (HTTPS|read-only|health) server answers (GET|POST) "([^"]*)" with (\d+)$`, func(w *World) any { return w.serverAnswers }},
@@ -967,14 +968,20 @@ func (w *World) foreignStillRuns(name string, seconds int) error {
 	return nil
 }
 
-// createdEventTimes reads the event creations the agent wrote on its output (the profile's
-// eventLog "output"), in order, as the event times the agent stamped them with. A log of
-// Kubernetes' event broadcaster (eventLog "klog") shows every event recorded, before the limit on
-// their creation (the kubelet's is its API client's rate): no rate can be read from it.
-func (w *World) createdEventTimes() ([]time.Time, error) {
-	if w.agent().EventLog == eventLogKlog {
-		return nil, w.notApplicable("the agent's log (eventLog klog) shows the events it records before their creation is rate-limited")
+// writesEventCreations is the premise of the event rate scenarios: the agent writes each event it
+// creates on its output (eventLog "output"). A log of Kubernetes' event broadcaster (eventLog
+// "klog") shows every event recorded, before the limit on their creation (the kubelet's is its API
+// client's rate): no rate can be read from it.
+func (w *World) writesEventCreations() error {
+	if w.agent().EventLog != eventLogOutput {
+		return w.notApplicable("the agent's log (eventLog klog) shows the events it records before their creation is rate-limited")
 	}
+	return nil
+}
+
+// createdEventTimes reads the event creations the agent wrote on its output (the profile's
+// eventLog "output"), in order, as the event times the agent stamped them with.
+func (w *World) createdEventTimes() ([]time.Time, error) {
 	var out []time.Time
 	for _, line := range strings.Split(w.node().agent.out.output(), "\n") {
 		if !strings.HasPrefix(line, "{") {

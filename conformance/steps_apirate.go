@@ -129,25 +129,33 @@ func (w *World) apiReportsPodsRunning(n int) error {
 func (w *World) podRequestsWithin(qps, burst int) error {
 	return w.requestsWithin("requests on pods", func(r loggedRequest) bool {
 		return strings.HasPrefix(r.path, "/api/v1/pods") || strings.Contains(r.path, "/pods/") || strings.HasSuffix(r.path, "/pods")
-	}, qps, burst)
+	}, qps, burst, burst+qps+1)
 }
 
 // eventCreationsWithin checks the agent's Event creations (a POST to any group's events: the
 // kubelet writes core v1 Events, orch its Event API's) against the token bucket of --event-qps and
-// --event-burst, as podRequestsWithin checks the pods' requests.
+// --event-burst, as podRequestsWithin checks the pods' requests, over the burst and five seconds
+// of refill.
 func (w *World) eventCreationsWithin(qps, burst int) error {
 	return w.requestsWithin("event creations", func(r loggedRequest) bool {
 		return r.verb == http.MethodPost && strings.HasSuffix(r.path, "/events")
-	}, qps, burst)
+	}, qps, burst, burst+5*qps)
 }
 
-func (w *World) requestsWithin(what string, keep func(loggedRequest) bool, qps, burst int) error {
+// requestsWithin checks the requests keep selects against a token bucket of qps and burst, once
+// there are enough of them to tell (the agent may still be sending what its limit held back).
+func (w *World) requestsWithin(what string, keep func(loggedRequest) bool, qps, burst, enough int) error {
 	if w.requests == nil {
 		return fmt.Errorf("no recording proxy: run the agent through one first")
 	}
-	reqs := w.requests.matching(keep)
-	if len(reqs) <= burst+qps {
-		return fmt.Errorf("only %d %s: too few to show a limit of %d/s with a burst of %d", len(reqs), what, qps, burst)
+	var reqs []loggedRequest
+	if err := eventually(2*settle, func() error {
+		if reqs = w.requests.matching(keep); len(reqs) < enough {
+			return fmt.Errorf("only %d %s: too few to show a limit of %d/s with a burst of %d", len(reqs), what, qps, burst)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	const slack = 1.05
 	for i := range reqs {

@@ -194,21 +194,31 @@ Feature: Node agent in API-server mode
     And the agent's pod requests stay within 50 per second with a burst of 100
 
   # In API-server mode the agent's events are created through the API server, where their rate is
-  # seen: three or more for each pod started (pulled, created, started), more than the burst and a
-  # second's refill. This shows the limit holds (no stretch above the bucket), not that it is not
-  # lower; orchlet_events.feature shows both for a standalone agent that writes its events out.
+  # seen. The pods' containers exit after a second and are restarted, so events keep coming
+  # (created, started, back-off) faster than either limit, for as long as the check waits: an agent
+  # may drop what its limit holds back (orch) or send it later (Kubernetes' kubelet, whose event
+  # client waits for the limiter). This shows the limit holds (no stretch above the bucket), not
+  # that it is not lower; orchlet_events.feature shows both for a standalone agent.
   @rule:events.agent.rate-limit
   Scenario: The agent creates its events through the API server within --event-qps and --event-burst
+    Given the runtime's script:
+      """
+      containers:
+      - {match: {name: app}, exit: {after: 1s, code: 1}}
+      """
     When the agent runs in API-server mode through a recording proxy with "--event-qps=2 --event-burst=4"
     Then the agent's node is Ready
     When 20 pods bound to the agent's node are created through the API
-    Then the API server reports the 20 pods Running
-    And the agent's event creations stay within 2 per second with a burst of 4
+    Then the agent's event creations stay within 2 per second with a burst of 4
 
   @rule:orchlet.option.event-qps.zero-means-5 @rule:orchlet.option.event-burst.zero-means-10 @rule:limits.agent.event-rate-zero
   Scenario: --event-qps 0 and --event-burst 0 create events through the API server within 5 per second and a burst of 10
+    Given the runtime's script:
+      """
+      containers:
+      - {match: {name: app}, exit: {after: 1s, code: 1}}
+      """
     When the agent runs in API-server mode through a recording proxy with "--event-qps=0 --event-burst=0"
     Then the agent's node is Ready
     When 20 pods bound to the agent's node are created through the API
-    Then the API server reports the 20 pods Running
-    And the agent's event creations stay within 5 per second with a burst of 10
+    Then the agent's event creations stay within 5 per second with a burst of 10

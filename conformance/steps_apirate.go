@@ -134,12 +134,12 @@ func (w *World) podRequestsWithin(qps, burst int) error {
 
 // eventCreationsWithin checks the agent's Event creations (a POST to any group's events: the
 // kubelet writes core v1 Events, orch its Event API's) against the token bucket of --event-qps and
-// --event-burst, as podRequestsWithin checks the pods' requests, over the burst and five seconds
-// of refill.
+// --event-burst, as podRequestsWithin checks the pods' requests, over the burst and three seconds
+// of refill (the restarting containers' back-off slows the events an agent has to create).
 func (w *World) eventCreationsWithin(qps, burst int) error {
 	return w.requestsWithin("event creations", func(r loggedRequest) bool {
 		return r.verb == http.MethodPost && strings.HasSuffix(r.path, "/events")
-	}, qps, burst, burst+5*qps)
+	}, qps, burst, burst+3*qps)
 }
 
 // requestsWithin checks the requests keep selects against a token bucket of qps and burst, once

@@ -3,6 +3,8 @@ package conformance
 import (
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +129,11 @@ func TestAgentArgsFollowTheProfilesNames(t *testing.T) {
 	got = strings.Join(a.Args("--feature-gates=OrchletPSI=true --node-labels=orch.io/role=db --root-dir=/var/lib/orch"), " ")
 	if want := "--feature-gates=KubeletPSI=true --node-labels=kubernetes.io/role=db --root-dir=/var/lib/orch"; got != want {
 		t.Errorf("got %q, want %q: gate names and label keys renamed, nothing else", got, want)
+	}
+	a.Renames = append([][2]string{{"orch-reserved", "kube-reserved"}}, a.Renames...)
+	got = strings.Join(a.Args("--enforce-node-allocatable=pods,orch-reserved-compressible --kube-reserved-cgroup=/orch-reserved"), " ")
+	if want := "--enforce-node-allocatable=pods,kube-reserved-compressible --kube-reserved-cgroup=/orch-reserved"; got != want {
+		t.Errorf("got %q, want %q: the levels of node allocatable renamed, nothing else", got, want)
 	}
 	if a.OptionName("v") != "-v" || a.OptionName("--orchconfig") != "--kubeconfig" {
 		t.Errorf("names: %q %q", a.OptionName("v"), a.OptionName("--orchconfig"))
@@ -489,5 +496,46 @@ func TestReportSaysWhyNotApplicable(t *testing.T) {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the report lacks %q:\n%s", want, data)
 		}
+	}
+}
+
+// A kubelet's event broadcaster line gives the event's type, reason and object; a namespaced
+// object's name follows its namespace, a node's stands alone; other lines are no events.
+func TestKlogEvent(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`I1129 08:32:02.433270    2685 event.go:389] "Event occurred" object="default/web-node-conformance" fieldPath="spec.containers{app}" kind="Pod" apiVersion="v1" type="Normal" reason="Pulled" message="Container image \"busybox:1.36\" already present on machine"`,
+			"Normal Pulled Pod web-node-conformance"},
+		{`W1129 08:32:05.000001    2685 event.go:389] "Event occurred" object="node-conformance" fieldPath="" kind="Node" apiVersion="" type="Warning" reason="FreeDiskSpaceFailed" message="Failed to garbage collect required amount of images."`,
+			"Warning FreeDiskSpaceFailed Node node-conformance"},
+		{`I1129 08:32:02.433270    2685 kubelet.go:2470] "SyncLoop ADD" source="file" pods=["default/web-node-conformance"]`, ""},
+	} {
+		e, ok := klogEvent(c.line)
+		got := ""
+		if ok {
+			got = strings.Join([]string{e.Type, e.Reason, e.Regarding.Kind, e.Regarding.Name}, " ")
+		}
+		if got != c.want {
+			t.Errorf("klogEvent(%.60q...) = %q, want %q", c.line, got, c.want)
+		}
+	}
+}
+
+// A ready path of readyPathsWith is waited for only on a server whose flags name its key: the
+// RBAC bootstrap binding that kube-apiserver makes only under RBAC.
+func TestReadyPathsWith(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "clusterrolebindings") {
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	tgt := &Target{Profile: &Profile{APIServer: &APIServerProfile{Group: "events.p.dev", Version: "v1",
+		ReadyPaths:     []string{"/api/v1/namespaces/default"},
+		ReadyPathsWith: map[string][]string{"RBAC": {"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/system:public-info-viewer"}}}}}
+	if err := tgt.probeReady(srv.Client(), srv.URL, []string{"--authorization-mode=AlwaysAllow"}); err != nil {
+		t.Errorf("without RBAC: %v", err)
+	}
+	if err := tgt.probeReady(srv.Client(), srv.URL, []string{"--authorization-mode=Node,RBAC"}); err == nil || !strings.Contains(err.Error(), "clusterrolebindings") {
+		t.Errorf("under RBAC the missing binding should keep the server not ready, got %v", err)
 	}
 }

@@ -43,6 +43,8 @@ var OpenNames = []OpenName{
 	{"orch.io/orch-apiserver-client-orchlet", "the signer of the agent's client certificates"},
 	{"orch.io/orchlet-serving", "the signer of the agent's serving certificates"},
 	{"orchlet-client-current.pem", "the file in --cert-dir holding the agent's current client certificate and key"},
+	{"orchpods", "the cgroup under --cgroup-root holding the pods' cgroups, with --cgroups-per-qos"},
+	{"orchlet.config.orch.io", "the API group of the agent's configuration files (its CredentialProviderConfig)"},
 }
 
 // Spell replaces each of OpenNames in s by the profile's spelling of it; one the profile does not
@@ -104,6 +106,11 @@ type APIServerProfile struct {
 	// group-version: what the implementation creates only after it serves (namespaces, say). A path
 	// exists once it answers anything but 404: a scenario's authorizer may refuse the suite.
 	ReadyPaths []string `json:"readyPaths,omitempty"`
+	// ReadyPathsWith are ready paths of a started server whose flags (the profile's args for the
+	// suite's server, a scenario's own) contain the key: what the implementation makes after it
+	// serves only under some flags (kube-apiserver's RBAC bootstrap roles, made only when RBAC is
+	// among its authorization modes).
+	ReadyPathsWith map[string][]string `json:"readyPathsWith,omitempty"`
 	// Group, Version and Resource spell events.orch.io, v1 and events for this implementation.
 	Group    string `json:"group"`
 	Version  string `json:"version"`
@@ -151,20 +158,27 @@ type AgentProfile struct {
 	// and serves its servers; the scenario adds the endpoint, addresses, ports and pod sources.
 	// In Run and Standalone, {dir} is the scenario's directory.
 	Standalone []string `json:"standalone,omitempty"`
+	// SyncingText, when set, is what the output of an agent run with Standalone shows once it
+	// syncs pods, some time after RunningText: Kubernetes' kubelet says it started before it has
+	// started its runtime's managers, and syncs no pod until then. A scenario's agent counts as
+	// running once it shows both.
+	SyncingText string `json:"syncingText,omitempty"`
 	// RejectReasons maps a reason the scenarios give a refused static pod to the one the agent
 	// gives, where they differ; orch's profile has none, so orch is held to the scenarios' reasons.
 	RejectReasons map[string]string `json:"rejectReasons,omitempty"`
 	// EventLog says where standalone mode records events: "output" is one JSON line
-	// {"verb":"create|update","event":{...}} per write on the agent's output; empty: nowhere a
-	// scenario can read, and the event-recording scenarios are not applicable.
+	// {"verb":"create|update","event":{...}} per write on the agent's output; "klog" is one line
+	// of Kubernetes' event broadcaster per event recorded on its log ("Event occurred"
+	// object="<namespace>/<name>" kind="Pod" type="Normal" reason="Pulled"), before any rate limit;
+	// empty: nowhere a scenario can read, and the event-recording scenarios are not applicable.
 	EventLog string `json:"eventLog,omitempty"`
 	// OptionNames maps SPEC.md's option names (without dashes) to this implementation's, where they
 	// differ (for example orchconfig: kubeconfig).
 	OptionNames map[string]string `json:"optionNames,omitempty"`
 	// Renames are SPEC.md's product words and this implementation's, in the order they are tried
 	// (for example [orchlet, kubelet] before [orch, kubernetes]): applied to the defaults and the
-	// feature-gate names the help must show, and to the values of --feature-gates and
-	// --node-labels the agent is started with.
+	// feature-gate names the help must show, and to the values of --feature-gates, --node-labels
+	// and --enforce-node-allocatable the agent is started with.
 	Renames [][2]string `json:"renames,omitempty"`
 	// TypeWords maps an option type of SPEC.md to the words the help may print for it; a type
 	// missing here must be printed as written. An empty word means no type is printed.
@@ -173,6 +187,12 @@ type AgentProfile struct {
 	// each option is set through.
 	ConfigFile *AgentConfigFile `json:"configFile,omitempty"`
 }
+
+// The places agent.eventLog names.
+const (
+	eventLogOutput = "output"
+	eventLogKlog   = "klog"
+)
 
 // AgentConfigFile describes the agent's configuration file format.
 type AgentConfigFile struct {
@@ -225,7 +245,7 @@ func (p *Profile) Check() []string {
 		need(len(a.Command) > 0, "agent.command: the command that runs the node agent")
 		need((len(a.StartOnly) == 0) != (a.StartOnlyAbsent == ""), "agent: exactly one of startOnly (the arguments under which the agent validates its options and exits) and startOnlyAbsent (why it has no such mode)")
 		need(len(a.Run) == 0 || a.RunningText != "", "agent.runningText: what the agent's output shows once it runs, needed with agent.run")
-		need(a.EventLog == "" || a.EventLog == "output", "agent.eventLog: %q is not a place the suite reads; \"output\" or nothing", a.EventLog)
+		need(a.EventLog == "" || a.EventLog == eventLogOutput || a.EventLog == eventLogKlog, "agent.eventLog: %q is not a place the suite reads; \"output\", \"klog\" or nothing", a.EventLog)
 	}
 	if r := p.Runtime; r != nil {
 		need(len(r.Command) > 0 && strings.Contains(strings.Join(r.Command, " "), "{socket}"), "runtime.command: the command that starts a CRI runtime serving on {socket}")
@@ -281,9 +301,9 @@ var Capabilities = []Capability{
 	{"runtime", "a runtime section and agent.runningText",
 		"standalone mode on a CRI runtime with fakecri's control API: pods, servers, garbage collection, eviction, API-server mode",
 		runsPods},
-	{"agent-events", "agent.eventLog: output, with the runtime capability",
+	{"agent-events", "agent.eventLog: output or klog, with the runtime capability",
 		"the events the standalone agent records",
-		func(p *Profile) bool { return runsPods(p) && p.Agent.EventLog == "output" }},
+		func(p *Profile) bool { return runsPods(p) && p.Agent.EventLog != "" }},
 	{"simulator", "a simulator section: the command that replays a node scenario in simulated time",
 		"rules that need minutes of pressure on a node",
 		func(p *Profile) bool { return p.Simulator != nil }},
@@ -350,8 +370,8 @@ func (a *AgentProfile) OptionName(spec string) string {
 }
 
 // productValues are the options whose values hold SPEC.md's product words (gate names, label
-// keys), which Args spells with the profile's renames.
-var productValues = map[string]bool{"feature-gates": true, "node-labels": true}
+// keys, the reserved levels of node allocatable), which Args spells with the profile's renames.
+var productValues = map[string]bool{"feature-gates": true, "node-labels": true, "enforce-node-allocatable": true}
 
 // Args spells every --option of a SPEC.md argument string the agent's way, and the values of
 // productValues with its renames.

@@ -177,6 +177,10 @@ func (w *World) nodeLabel(label string) error {
 }
 
 func (w *World) nodeAnnotation(annotation string) error {
+	annotation, err := expandHostIP(annotation)
+	if err != nil {
+		return err
+	}
 	k, v, _ := strings.Cut(w.agent().Rename(annotation), "=")
 	return w.nodeEventually(func(n *corev1.Node) error {
 		if got, ok := n.Annotations[k]; !ok || got != v {
@@ -228,6 +232,10 @@ func (w *World) nodeNoTaints() error {
 }
 
 func (w *World) nodeAddress(kind, address string) error {
+	address, err := expandHostIP(address)
+	if err != nil {
+		return err
+	}
 	return w.nodeEventually(func(n *corev1.Node) error {
 		for _, a := range n.Status.Addresses {
 			if string(a.Type) == kind && a.Address == address {
@@ -254,24 +262,46 @@ func (w *World) nodeOnlyHostname(hostname string) error {
 	return nil
 }
 
-// nodeDefaultFamily checks the InternalIP is one of the host's global IPv4 addresses.
-func (w *World) nodeDefaultFamily(string) error {
-	host := map[string]bool{}
+// hostIPv4s are the host's global IPv4 addresses: a node IP every agent accepts (Kubernetes'
+// kubelet refuses a loopback one and one the host does not have, validateNodeIP).
+func hostIPv4s() ([]string, error) {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var host []string
 	for _, a := range addrs {
 		if ipnet, ok := a.(*net.IPNet); ok && ipnet.IP.IsGlobalUnicast() && ipnet.IP.To4() != nil {
-			host[ipnet.IP.String()] = true
+			host = append(host, ipnet.IP.String())
 		}
 	}
 	if len(host) == 0 {
-		return fmt.Errorf("the host running the suite has no global IPv4 address")
+		return nil, fmt.Errorf("the host running the suite has no global IPv4 address")
+	}
+	return host, nil
+}
+
+// expandHostIP spells {hostIP} in a scenario's text as the host's first global IPv4 address.
+func expandHostIP(s string) (string, error) {
+	if !strings.Contains(s, "{hostIP}") {
+		return s, nil
+	}
+	host, err := hostIPv4s()
+	if err != nil {
+		return s, err
+	}
+	return strings.ReplaceAll(s, "{hostIP}", host[0]), nil
+}
+
+// nodeDefaultFamily checks the InternalIP is one of the host's global IPv4 addresses.
+func (w *World) nodeDefaultFamily(string) error {
+	host, err := hostIPv4s()
+	if err != nil {
+		return err
 	}
 	return w.nodeEventually(func(n *corev1.Node) error {
 		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP && host[a.Address] {
+			if a.Type == corev1.NodeInternalIP && slices.Contains(host, a.Address) {
 				return nil
 			}
 		}

@@ -24,6 +24,7 @@ func apiRateSteps() []StepDef {
 		{`^(\d+) pods bound to the agent's node are created through the API$`, func(w *World) any { return w.createBoundPods }},
 		{`^the API server reports the (\d+) pods Running$`, func(w *World) any { return w.apiReportsPodsRunning }},
 		{`^the agent's pod requests stay within (\d+) per second with a burst of (\d+)$`, func(w *World) any { return w.podRequestsWithin }},
+		{`^the agent's event creations stay within (\d+) per second with a burst of (\d+)$`, func(w *World) any { return w.eventCreationsWithin }},
 	}
 }
 
@@ -126,14 +127,35 @@ func (w *World) apiReportsPodsRunning(n int) error {
 // outnumber the burst and a second's refill, which it requires. A little slack covers requests
 // the network delivers closer together than they were sent.
 func (w *World) podRequestsWithin(qps, burst int) error {
+	return w.requestsWithin("requests on pods", func(r loggedRequest) bool {
+		return strings.HasPrefix(r.path, "/api/v1/pods") || strings.Contains(r.path, "/pods/") || strings.HasSuffix(r.path, "/pods")
+	}, qps, burst, burst+qps+1)
+}
+
+// eventCreationsWithin checks the agent's Event creations (a POST to any group's events: the
+// kubelet writes core v1 Events, orch its Event API's) against the token bucket of --event-qps and
+// --event-burst, as podRequestsWithin checks the pods' requests, over the burst and three seconds
+// of refill (the restarting containers' back-off slows the events an agent has to create).
+func (w *World) eventCreationsWithin(qps, burst int) error {
+	return w.requestsWithin("event creations", func(r loggedRequest) bool {
+		return r.verb == http.MethodPost && strings.HasSuffix(r.path, "/events")
+	}, qps, burst, burst+3*qps)
+}
+
+// requestsWithin checks the requests keep selects against a token bucket of qps and burst, once
+// there are enough of them to tell (the agent may still be sending what its limit held back).
+func (w *World) requestsWithin(what string, keep func(loggedRequest) bool, qps, burst, enough int) error {
 	if w.requests == nil {
 		return fmt.Errorf("no recording proxy: run the agent through one first")
 	}
-	reqs := w.requests.matching(func(r loggedRequest) bool {
-		return strings.HasPrefix(r.path, "/api/v1/pods") || strings.Contains(r.path, "/pods/") || strings.HasSuffix(r.path, "/pods")
-	})
-	if len(reqs) <= burst+qps {
-		return fmt.Errorf("only %d requests on pods: too few to show a limit of %d/s with a burst of %d", len(reqs), qps, burst)
+	var reqs []loggedRequest
+	if err := eventually(2*settle, func() error {
+		if reqs = w.requests.matching(keep); len(reqs) < enough {
+			return fmt.Errorf("only %d %s: too few to show a limit of %d/s with a burst of %d", len(reqs), what, qps, burst)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	const slack = 1.05
 	for i := range reqs {
@@ -141,8 +163,8 @@ func (w *World) podRequestsWithin(qps, burst int) error {
 			n := j - i + 1
 			allowed := slack*(float64(burst)+float64(qps)*reqs[j].at.Sub(reqs[i].at).Seconds()) + 2
 			if float64(n) > allowed {
-				return fmt.Errorf("%d requests on pods in %v from %s %s: over the %d/s limit with a burst of %d (at most %.0f)",
-					n, reqs[j].at.Sub(reqs[i].at).Round(time.Millisecond), reqs[i].verb, reqs[i].path, qps, burst, allowed)
+				return fmt.Errorf("%d %s in %v from %s %s: over the %d/s limit with a burst of %d (at most %.0f)",
+					n, what, reqs[j].at.Sub(reqs[i].at).Round(time.Millisecond), reqs[i].verb, reqs[i].path, qps, burst, allowed)
 			}
 		}
 	}

@@ -59,7 +59,7 @@ func (w *World) startEtcd() error {
 }
 
 // writeScenarioFile writes a file of the scenario, spelling {apiVersion} (of the configuration
-// kinds) and {group} (of the Event API) the target's way.
+// kinds), {group} (of the Event API) and the names SPEC.md leaves open the target's way.
 func (w *World) writeScenarioFile(name, content string) error {
 	v, err := w.t.Profile.ConfigAPIVersion()
 	if err != nil && strings.Contains(content, "{apiVersion}") {
@@ -69,7 +69,7 @@ func (w *World) writeScenarioFile(name, content string) error {
 	if w.t.Profile.APIServer != nil {
 		group = w.t.Profile.APIServer.Group
 	}
-	content = strings.NewReplacer("{apiVersion}", v, "{group}", group, "{dir}", w.dir).Replace(content)
+	content = strings.NewReplacer("{apiVersion}", v, "{group}", group, "{dir}", w.dir).Replace(w.t.Profile.Spell(content))
 	path := filepath.Join(w.dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -59,8 +61,8 @@ func (w *World) imageKept(name string, seconds int) error {
 	return err
 }
 
-// createdEvent is an event the agent wrote on its output as created (the profile's eventLog
-// "output").
+// createdEvent is an event the agent recorded: written on its output as created (the profile's
+// eventLog "output"), or logged by Kubernetes' event broadcaster (eventLog "klog").
 type createdEvent struct {
 	Type      string `json:"type"`
 	Reason    string `json:"reason"`
@@ -70,11 +72,17 @@ type createdEvent struct {
 	} `json:"regarding"`
 }
 
-// createdEvents are the events the agent has written as created, in order; other lines are passed
-// over.
+// createdEvents are the events the agent has recorded, in order; other lines are passed over.
 func (w *World) createdEvents() []createdEvent {
 	var out []createdEvent
+	klog := w.agent().EventLog == eventLogKlog
 	for _, line := range strings.Split(w.node().agent.out.output(), "\n") {
+		if klog {
+			if e, ok := klogEvent(line); ok {
+				out = append(out, e)
+			}
+			continue
+		}
 		var write struct {
 			Verb  string       `json:"verb"`
 			Event createdEvent `json:"event"`
@@ -84,6 +92,30 @@ func (w *World) createdEvents() []createdEvent {
 		}
 	}
 	return out
+}
+
+// klogPair is a key="quoted value" pair of a klog structured line.
+var klogPair = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*")`)
+
+// klogEvent reads a line of client-go's event broadcaster (record.StartStructuredLogging):
+// "Event occurred" object="<namespace>/<name>" ... kind="Pod" ... type="Normal" reason="Pulled",
+// the object of a cluster-scoped kind written without its namespace.
+func klogEvent(line string) (createdEvent, bool) {
+	var e createdEvent
+	_, rest, ok := strings.Cut(line, `] "Event occurred" `)
+	if !ok {
+		return e, false
+	}
+	fields := map[string]string{}
+	for _, m := range klogPair.FindAllStringSubmatch(rest, -1) {
+		if v, err := strconv.Unquote(m[2]); err == nil {
+			fields[m[1]] = v
+		}
+	}
+	object := fields["object"]
+	e.Type, e.Reason, e.Regarding.Kind = fields["type"], fields["reason"], fields["kind"]
+	e.Regarding.Name = object[strings.LastIndex(object, "/")+1:]
+	return e, e.Reason != "" && object != ""
 }
 
 // nodeEvents is the reasons of the events about the agent's node it has written, as "Type Reason".

@@ -67,6 +67,7 @@ func nodeSteps() []StepDef {
 		{`^the runtime cancelled the (\w+) call after (\d+)s$`, func(w *World) any { return w.callCancelled }},
 		{`^the agent's output reports the (\w+) failure$`, func(w *World) any { return w.outputReportsFailure }},
 		{`^the agent remakes the "([^"]*)" directory of pod "([^"]*)" under its root directory within (\d+)s, (\d+) times in a row$`, func(w *World) any { return w.remakesPodDir }},
+		{`^the agent writes the events it creates on its output$`, func(w *World) any { return w.writesEventCreations }},
 		{`^the agent's events keep to a burst of (\d+) and (\d+) per second$`, func(w *World) any { return w.eventsKeepTo }},
 		{`^requests carry the client certificate "([^"]*)"$`, func(w *World) any { return w.useClientCert }},
 		{`^the (HTTPS|read-only|health) server answers (GET|POST) "([^"]*)" with (\d+)$`, func(w *World) any { return w.serverAnswers }},
@@ -291,7 +292,7 @@ var portOption = map[string]string{"HTTPS": "port", "read-only": "read-only-port
 // runtime's endpoint, loopback addresses, a free port for each server and the scenario's
 // directories come first, so the scenario's own arguments win. In them {manifests} is the
 // manifest directory, {url} the manifest URL, {certs} the generated certificates, {dir} the
-// scenario's directory and {images} the image service's endpoint.
+// scenario's directory, {images} the image service's endpoint and {hostIP} the host's IPv4 address.
 func (w *World) agentRuns(args string) error {
 	a, n := w.agent(), w.node()
 	if n.runtimes["runtime"] == nil {
@@ -300,9 +301,12 @@ func (w *World) agentRuns(args string) error {
 	endpoint, _ := w.runtimeFields("runtime")
 	images, _ := w.runtimeFields("images")
 	args = strings.NewReplacer("{manifests}", w.manifestDir(), "{url}", n.url, "{certs}", w.certDir(), "{dir}", w.dir, "{images}", images).Replace(args)
+	args, err := expandHostIP(args)
+	if err != nil {
+		return err
+	}
 	// A free port can be taken by another process before the agent binds it; that lost race, and
 	// only that, is worth another start with other ports.
-	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		if err = w.startAgent(a, n, endpoint, args); err == nil || !strings.Contains(err.Error(), "address already in use") {
 			return err
@@ -341,8 +345,10 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 			return errStop{fmt.Errorf("the agent exited instead of running:\n%s", p.out.output())}
 		default:
 		}
-		if !strings.Contains(p.out.output(), a.RunningText) {
-			return fmt.Errorf("the agent did not say %q:\n%s", a.RunningText, p.out.output())
+		for _, text := range []string{a.RunningText, a.SyncingText} {
+			if !strings.Contains(p.out.output(), text) {
+				return fmt.Errorf("the agent did not say %q:\n%s", text, p.out.output())
+			}
 		}
 		// An agent may say it runs before its servers listen (Kubernetes' kubelet logs "Started
 		// kubelet" first): a running agent is one whose enabled servers accept connections.
@@ -958,6 +964,17 @@ func (w *World) foreignStillRuns(name string, seconds int) error {
 				return fmt.Errorf("the agent called %s on %s: %s", c.Method, name, c.Request)
 			}
 		}
+	}
+	return nil
+}
+
+// writesEventCreations is the premise of the event rate scenarios: the agent writes each event it
+// creates on its output (eventLog "output"). A log of Kubernetes' event broadcaster (eventLog
+// "klog") shows every event recorded, before the limit on their creation (the kubelet's is its API
+// client's rate): no rate can be read from it.
+func (w *World) writesEventCreations() error {
+	if w.agent().EventLog != eventLogOutput {
+		return w.notApplicable("the agent's log (eventLog klog) shows the events it records before their creation is rate-limited")
 	}
 	return nil
 }

@@ -93,15 +93,15 @@ func (w *World) containerNoQuota(container, pod string) error {
 	})
 }
 
-// sandboxCgroupParent compares the sandbox's cgroup parent; {uid} stands for the pod's UID, which
-// names its cgroup.
+// sandboxCgroupParent compares the sandbox's cgroup parent, the pods' cgroup named the target's
+// way; {uid} stands for the pod's UID, which names its cgroup.
 func (w *World) sandboxCgroupParent(pod, parent string) error {
 	return eventually(settle, func() error {
 		cfg, err := w.sandboxConfig(pod)
 		if err != nil {
 			return err
 		}
-		want := strings.ReplaceAll(parent, "{uid}", cfg.GetMetadata().GetUid())
+		want := strings.ReplaceAll(w.t.Profile.Spell(parent), "{uid}", cfg.GetMetadata().GetUid())
 		if got := cfg.GetLinux().GetCgroupParent(); got != want {
 			return errStop{fmt.Errorf("the sandbox of pod %s has the cgroup parent %q, want %q", pod, got, want)}
 		}

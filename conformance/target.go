@@ -178,7 +178,7 @@ func (t *Target) startSuiteServer() error {
 		deadline := time.Now().Add(readyTimeout)
 		for {
 			if t.client, err = newClient(t.Expand(a.CAFile)); err == nil {
-				if err = t.probeReady(t.client, strings.TrimRight(t.Expand(a.BaseURL), "/")); err == nil {
+				if err = t.probeReady(t.client, strings.TrimRight(t.Expand(a.BaseURL), "/"), nil); err == nil {
 					return nil
 				}
 			}
@@ -269,7 +269,7 @@ func (t *Target) StartServer(work string, port int, args []string) (*Server, *Re
 			s.Client, last = newClient(caFile)
 		}
 		if s.Client != nil {
-			if last = t.probeReady(s.Client, s.BaseURL); last == nil {
+			if last = t.probeReady(s.Client, s.BaseURL, args); last == nil {
 				return s, nil, nil
 			}
 		}
@@ -298,13 +298,20 @@ func (s *Server) Stop() {
 	s.log.Close()
 }
 
-// probeReady says whether the server at base serves the Event API and every ready path.
-func (t *Target) probeReady(client *http.Client, base string) error {
+// probeReady says whether the server at base, started with args, serves the Event API and every
+// ready path.
+func (t *Target) probeReady(client *http.Client, base string, args []string) error {
 	a := t.Profile.APIServer
 	if err := probe(client, base+t.GroupPath(), a.Token); err != nil {
 		return err
 	}
-	for _, path := range a.ReadyPaths {
+	paths := a.ReadyPaths
+	for _, flag := range slices.Sorted(maps.Keys(a.ReadyPathsWith)) {
+		if slices.ContainsFunc(args, func(arg string) bool { return strings.Contains(arg, flag) }) {
+			paths = append(slices.Clone(paths), a.ReadyPathsWith[flag]...)
+		}
+	}
+	for _, path := range paths {
 		if err := probe(client, base+path, a.Token); err != nil && !errors.Is(err, errAnswered) {
 			return err
 		}

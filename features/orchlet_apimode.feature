@@ -34,7 +34,7 @@ Feature: Node agent in API-server mode
       ports:
       - {port: 7, echo: true}
       """
-    When the agent runs in API-server mode with "--node-ip=127.0.0.1"
+    When the agent runs in API-server mode with "--node-ip={hostIP} --address=0.0.0.0"
     And a pod "web" bound to the agent's node is created through the API
     Then the API server reports pod "web" Running
     And the log of pod "web" through the API server ends with "line 3"
@@ -95,9 +95,9 @@ Feature: Node agent in API-server mode
 
   @rule:orchlet.option.cloud-provider.external-registration
   Scenario: With an external cloud provider --node-ip is registered and handed to the controller
-    When the agent runs in API-server mode with "--cloud-provider=external --node-ip=127.0.0.1"
-    Then the agent's node reports the InternalIP address "127.0.0.1"
-    And the agent's node has the annotation "alpha.orch.io/provided-node-ip=127.0.0.1"
+    When the agent runs in API-server mode with "--cloud-provider=external --node-ip={hostIP}"
+    Then the agent's node reports the InternalIP address "{hostIP}"
+    And the agent's node has the annotation "alpha.orch.io/provided-node-ip={hostIP}"
 
   @rule:orchlet.option.register-with-taints.needs-register-node @rule:orchlet.option.register-node.needs-orchconfig
   Scenario: Without --register-node the agent registers nothing and taints nothing
@@ -192,3 +192,33 @@ Feature: Node agent in API-server mode
     When 200 pods bound to the agent's node are created through the API
     Then the API server reports the 200 pods Running
     And the agent's pod requests stay within 50 per second with a burst of 100
+
+  # In API-server mode the agent's events are created through the API server, where their rate is
+  # seen. The pods' containers exit after a second and are restarted, so events keep coming
+  # (created, started, back-off) faster than either limit, for as long as the check waits: an agent
+  # may drop what its limit holds back (orch) or send it later (Kubernetes' kubelet, whose event
+  # client waits for the limiter). This shows the limit holds (no stretch above the bucket), not
+  # that it is not lower; orchlet_events.feature shows both for a standalone agent.
+  @rule:events.agent.rate-limit
+  Scenario: The agent creates its events through the API server within --event-qps and --event-burst
+    Given the runtime's script:
+      """
+      containers:
+      - {match: {name: app}, exit: {after: 1s, code: 1}}
+      """
+    When the agent runs in API-server mode through a recording proxy with "--event-qps=2 --event-burst=4"
+    Then the agent's node is Ready
+    When 20 pods bound to the agent's node are created through the API
+    Then the agent's event creations stay within 2 per second with a burst of 4
+
+  @rule:orchlet.option.event-qps.zero-means-5 @rule:orchlet.option.event-burst.zero-means-10 @rule:limits.agent.event-rate-zero
+  Scenario: --event-qps 0 and --event-burst 0 create events through the API server within 5 per second and a burst of 10
+    Given the runtime's script:
+      """
+      containers:
+      - {match: {name: app}, exit: {after: 1s, code: 1}}
+      """
+    When the agent runs in API-server mode through a recording proxy with "--event-qps=0 --event-burst=0"
+    Then the agent's node is Ready
+    When 20 pods bound to the agent's node are created through the API
+    Then the agent's event creations stay within 5 per second with a burst of 10

@@ -5,7 +5,8 @@ Feature: Node agent event recording
   to start make events faster than either rate for about two seconds.
 
   Background:
-    Given a container runtime
+    Given the agent writes the events it creates on its output
+    And a container runtime
     And the runtime's script:
       """
       faults:

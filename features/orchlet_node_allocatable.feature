@@ -4,10 +4,16 @@ Feature: Node agent process settings and node allocatable on the host
   open-files limit) and sizes the cgroups of node allocatable: the pods'
   cgroup to the node's capacity less the reservations, each enforced reserved cgroup to its
   reservation. These scenarios read the host's procfs and cgroup filesystem. They raise the OOM
-  score and lower the open-files limit, which a process may do without CAP_SYS_RESOURCE.
+  score and lower the open-files limit, which a process may do without CAP_SYS_RESOURCE. The
+  runtime reports the cgroupfs driver the scenarios name: an agent may take its driver from the
+  runtime rather than from --cgroup-driver.
 
   Background:
     Given a container runtime
+    And the runtime's script:
+      """
+      node: {cgroupDriver: cgroupfs}
+      """
 
   @rule:orchlet.option.oom-score-adj.applied @rule:orchlet.option.max-open-files.applied
   Scenario: The agent applies its OOM score adjustment and open-files limit to itself

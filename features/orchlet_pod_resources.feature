@@ -2,7 +2,10 @@
 Feature: Node agent pod security and resources on the runtime
   The node agent turns a pod's security context and resources into the sandbox and container
   configurations the runtime creates: the seccomp profile, the CFS quota of a CPU limit and the
-  cgroup the pod runs under.
+  cgroup the pod runs under. The cgroup scenarios name the pod cgroups and the cgroupfs driver
+  themselves (a profile may run its agent without them), and have the runtime report that driver:
+  an agent may take its driver from the runtime rather than from --cgroup-driver. The host makes
+  the --cgroup-root before the agent starts, as Kubernetes' kubelet requires.
 
   Background:
     Given a container runtime
@@ -60,11 +63,16 @@ Feature: Node agent pod security and resources on the runtime
 
   @rule:orchlet.option.cgroup-root.runtime-default
   Scenario: Pods run under --cgroup-root, Guaranteed ones directly, the others in their QoS class's cgroup
-    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cgroup-driver=cgroupfs --cgroup-root=/custom"
+    Given the runtime's script:
+      """
+      node: {cgroupDriver: cgroupfs}
+      """
+    And the host has the cgroup "/orch-conformance-root"
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cgroup-driver=cgroupfs --cgroups-per-qos=true --cgroup-root=/orch-conformance-root"
     Then the agent reports pod "web" Running
     And the agent reports pod "capped" Running
-    And the runtime's sandbox of pod "web" has the cgroup parent "/custom/orchpods/besteffort/pod{uid}"
-    And the runtime's sandbox of pod "capped" has the cgroup parent "/custom/orchpods/pod{uid}"
+    And the runtime's sandbox of pod "web" has the cgroup parent "/orch-conformance-root/orchpods/besteffort/pod{uid}"
+    And the runtime's sandbox of pod "capped" has the cgroup parent "/orch-conformance-root/orchpods/pod{uid}"
 
   @rule:orchlet.option.cgroup-root.runtime-default
   Scenario: Without --cgroup-root and pod cgroups the runtime places the pod where it defaults to
@@ -74,7 +82,11 @@ Feature: Node agent pod security and resources on the runtime
 
   @rule:orchlet.option.pod-max-pids.limit
   Scenario: --pod-max-pids is the pids limit of each pod's cgroup on the host
-    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cgroup-driver=cgroupfs --pod-max-pids=64"
+    Given the runtime's script:
+      """
+      node: {cgroupDriver: cgroupfs}
+      """
+    When the agent runs with "--pod-manifest-path={manifests} --file-check-frequency=1s --cgroup-driver=cgroupfs --cgroups-per-qos=true --pod-max-pids=64"
     Then the agent reports pod "web" Running
     And the agent reports pod "capped" Running
     And the host's cgroup of pod "web" has "pids.max" "64"

@@ -120,7 +120,7 @@ Feature: Node agent servers
   @rule:orchlet.option.contention-profiling.blocks
   Scenario: --contention-profiling turns on block profiling, served under /debug/pprof/
     When the agent runs with "--contention-profiling"
-    Then the HTTPS server answers GET "/debug/pprof/" with 200
+    Then the HTTPS server answers GET "/debug/pprof/block" with 200
     And the agent's block profile records where it blocked within 10s
 
   @rule:orchlet.option.contention-profiling.blocks

@@ -57,6 +57,21 @@ func TestEvictKillsWithTheOverrideAndFailsThePod(t *testing.T) {
 	}
 }
 
+// A hard eviction (an override of 0) still gives each container the least grace period of any
+// kill, as the kubelet does.
+func TestEvictGivesTheLeastGracePeriod(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
+	a := newPod("a", ctr("app", "app:1"))
+	h.add(a)
+	h.runUntil(5 * time.Second)
+	h.m.Evict(a.UID, 0, "Evicted", "The node was low on resource: memory. ")
+	h.runUntil(10 * time.Second)
+	stops := h.calls("StopContainer", "")
+	if len(stops) != 1 || !strings.Contains(stops[0].Request, "timeout=2") {
+		t.Fatalf("StopContainer calls %v, want one with 2s", stops)
+	}
+}
+
 func activeNames(m *Manager) []string {
 	var out []string
 	for _, p := range m.ActivePods() {

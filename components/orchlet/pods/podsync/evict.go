@@ -12,8 +12,9 @@ import (
 	"orch.io/orch/components/orchlet/pods/labels"
 )
 
-// killEvicted stops the evicted pod's containers within the override and its sandboxes, then
-// shows its containers as they ended; it stays Failed with the eviction's reason and message.
+// killEvicted stops the evicted pod's containers within the override (minGracePeriod at least)
+// and its sandboxes, then shows its containers as they ended; it stays Failed with the eviction's
+// reason and message.
 func (s *Syncer) killEvicted(ctx context.Context, p *PodState) error {
 	if p.Evicted.done {
 		return nil
@@ -23,7 +24,9 @@ func (s *Syncer) killEvicted(ctx context.Context, p *PodState) error {
 		return err
 	}
 	sortContainers(ctrs)
-	grace := p.Evicted.Grace
+	// A hard eviction's override of 0 still leaves each container the least time any kill gives
+	// it, as the kubelet's killContainer does (minimumGracePeriodInSeconds).
+	grace := max(p.Evicted.Grace, minGracePeriod)
 	for _, c := range ctrs {
 		if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			continue

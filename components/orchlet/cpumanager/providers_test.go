@@ -57,9 +57,10 @@ func TestHintProvidersMerged(t *testing.T) {
 	if got := node2.allocated["app"]; got != topologymanager.MaskOf(2) {
 		t.Errorf("the provider was allocated %v, want node 2", got)
 	}
-	for _, id := range m.state.assignments["a"]["app"].List() {
-		if info, _ := m.o.Topology.info(id); info.NUMANode != 2 {
-			t.Errorf("CPU %d of %s is on node %d, want node 2", id, m.state.assignments["a"]["app"], info.NUMANode)
+	assigned := m.state.assignments["a"]["app"]
+	for _, c := range m.o.Topology.CPUs {
+		if assigned.Contains(c.ID) && c.NUMANode != 2 {
+			t.Errorf("CPU %d of %s is on node %d, want node 2", c.ID, assigned, c.NUMANode)
 		}
 	}
 

@@ -22,6 +22,11 @@ type ControlOptions struct {
 	// SettleTimeout bounds, in real time, how long an advance waits for the
 	// runtime to go idle (default 10s).
 	SettleTimeout time.Duration
+	// Complete, when set, fills in what a script PUT through the control API
+	// leaves out, as the command fills in its --script (the image
+	// filesystem's mountpoint on this host): a script set later must not
+	// lose the defaults the first one had.
+	Complete func(*Script) *Script
 }
 
 // ClockState is what GET /v1/clock answers.
@@ -113,6 +118,9 @@ func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
 			return
 		}
 		s, err := ParseScript(b)
+		if err == nil && opts.Complete != nil {
+			s = opts.Complete(s)
+		}
 		if err == nil {
 			err = r.SetScript(s)
 		}

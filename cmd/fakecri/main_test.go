@@ -417,6 +417,14 @@ func TestImageFsMountpointExists(t *testing.T) {
 		if !strings.HasSuffix(mp, tc.want) {
 			t.Fatalf("mountpoint %q, want ...%s", mp, tc.want)
 		}
+		// A script set later through the control API keeps the default too.
+		s.ctl(t, "PUT", "/v1/script", tc.script, nil)
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+		info, err = is.ImageFsInfo(ctx)
+		cancel()
+		if err != nil || len(info.ImageFilesystems) == 0 || info.ImageFilesystems[0].FsId.Mountpoint != mp {
+			t.Fatalf("after PUT /v1/script: ImageFsInfo %v %v, want the mountpoint %s", info, err, mp)
+		}
 		if tc.script == "" {
 			if st, err := os.Stat(mp); err != nil || !st.IsDir() {
 				t.Fatalf("the default mountpoint %s does not exist: %v", mp, err)

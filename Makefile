@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
 
 all: build
 
@@ -170,6 +170,15 @@ $(PEERS)/kube-controller-manager: $(PEERS)/kube-apiserver
 ## half the RSS and CPU at 100 pods); about 12 minutes
 bench-node: $(PEERS)/kube-apiserver
 	ORCH_PEER_KUBELET=$(PEERS)/kubelet $(GO) test -tags e2e,benchnode -count=1 -v -timeout 40m -run '^TestBenchNode$$' ./cmd/orchlet/
+
+## bench-streams: reaching the pods, orch-apiserver and orchlet beside Kubernetes' kube-apiserver and
+## kubelet (built by `make peers`) on a containerd of its own (needs root, Debian's containerd, runc and
+## busybox-static; hold /tmp/orch-containerd.lock where containerd is shared), each pair run twice,
+## alternating, measured with kubectl (KUBECTL, default the one on PATH): `kubectl exec -- true` round
+## trip (p50, p99 of 50), a line's latency to `kubectl logs -f`, `kubectl port-forward` throughput of
+## 256 MiB, RSS per open idle exec stream in both servers; prints the ratios against their targets
+bench-streams: $(PEERS)/kube-apiserver
+	ORCH_PEERS=$(PEERS) $(GO) test -tags e2e,benchstreams -count=1 -v -timeout 40m -run '^TestBenchStreams$$' ./cmd/orchlet/
 
 ## bench-peers: orch-apiserver and Kubernetes' kube-apiserver on its own etcd, measured by orchload in
 ## one sitting, alternating, twice each: the default suite (8 clients, LIST of 10,000, 100 watchers),

@@ -1,4 +1,4 @@
-//go:build e2e && benchnode
+//go:build e2e && (benchnode || benchstreams)
 
 // `make bench-node`: issue 13's speed figures, orchlet side by side with Kubernetes' kubelet (built
 // by `make peers`, given in ORCH_PEER_KUBELET) on one containerd started for the run. It needs

@@ -7,11 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // shell runs the small command set a streamed exec answers where no exec rule matches: a fake
@@ -23,6 +28,10 @@ type shell struct {
 	hostname string
 	// files are the script's files for the container, by absolute path.
 	files map[string]string
+	// ctr is the container: ls and cat under its bind mounts read the host's directories, its
+	// command is the one process pgrep finds (a fake keeps no table of the processes execs start),
+	// id answers its security context's user and groups, else its image's user.
+	ctr *container
 	// sleep waits d on the runtime's clock; it fails when the exec is cancelled or the container
 	// exits meanwhile.
 	sleep  func(ctx context.Context, d time.Duration) error
@@ -65,6 +74,10 @@ func builtin(name string) (func(s *shell, ctx context.Context, args []string) in
 		return (*shell).sleepCmd, true
 	case "sh":
 		return (*shell).sh, true
+	case "pgrep":
+		return (*shell).pgrep, true
+	case "id":
+		return (*shell).id, true
 	}
 	return nil, false
 }
@@ -132,6 +145,10 @@ func (s *shell) cat(_ context.Context, args []string) int {
 			continue
 		}
 		content, ok := s.files[path.Clean("/"+name)]
+		if host, mounted := s.hostPath(name); mounted {
+			b, err := os.ReadFile(host)
+			content, ok = string(b), err == nil
+		}
 		if !ok {
 			fmt.Fprintf(s.stderr, "cat: can't open '%s': No such file or directory\n", name)
 			code = 1
@@ -143,14 +160,35 @@ func (s *shell) cat(_ context.Context, args []string) int {
 }
 
 // ls lists the entries directly under each directory named (default /) that the script's files
-// make: their names, and the directories leading to deeper ones.
+// make: their names, and the directories leading to deeper ones; under a bind mount, the host
+// directory's entries (-A or -a: with those whose names start with a dot).
 func (s *shell) ls(_ context.Context, args []string) int {
-	if len(args) == 0 {
-		args = []string{"/"}
+	all := false
+	var dirs []string
+	for _, a := range args {
+		switch {
+		case a == "-A" || a == "-a":
+			all = true
+		case a == "-1":
+		case strings.HasPrefix(a, "-") && a != "-":
+			fmt.Fprintf(s.stderr, "ls: unrecognized option '%s'\n", a)
+			return 1
+		default:
+			dirs = append(dirs, a)
+		}
+	}
+	if len(dirs) == 0 {
+		dirs = []string{"/"}
 	}
 	code := 0
-	for _, dir := range args {
+	for _, dir := range dirs {
 		dir = path.Clean("/" + dir)
+		if host, ok := s.hostPath(dir); ok {
+			if !s.lsHost(dir, host, all) {
+				code = 1
+			}
+			continue
+		}
 		if _, ok := s.files[dir]; ok {
 			fmt.Fprintln(s.stdout, path.Base(dir))
 			continue
@@ -176,6 +214,189 @@ func (s *shell) ls(_ context.Context, args []string) int {
 		}
 	}
 	return code
+}
+
+// config is the container's configuration, nil for none.
+func (c *container) config() *runtimeapi.ContainerConfig {
+	if c == nil {
+		return nil
+	}
+	return c.cfg
+}
+
+// hostPath answers the host path that p, a path in the container, is under the deepest bind
+// mount of.
+func (s *shell) hostPath(p string) (string, bool) {
+	p = path.Clean("/" + p)
+	best, host := "", ""
+	for _, m := range s.ctr.config().GetMounts() {
+		cp := path.Clean("/" + m.GetContainerPath())
+		if rest, ok := strings.CutPrefix(p, cp); ok && (rest == "" || rest[0] == '/' || cp == "/") && len(cp) >= len(best) {
+			best, host = cp, filepath.Join(m.GetHostPath(), rest)
+		}
+	}
+	return host, host != ""
+}
+
+// lsHost lists a host directory (or names a host file) seen in the container at dir.
+func (s *shell) lsHost(dir, host string, all bool) bool {
+	info, err := os.Stat(host)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "ls: %s: No such file or directory\n", dir)
+		return false
+	}
+	if !info.IsDir() {
+		fmt.Fprintln(s.stdout, path.Base(dir))
+		return true
+	}
+	entries, err := os.ReadDir(host)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "ls: can't open '%s': Permission denied\n", dir)
+		return false
+	}
+	for _, e := range entries {
+		if all || !strings.HasPrefix(e.Name(), ".") {
+			fmt.Fprintln(s.stdout, e.Name())
+		}
+	}
+	return true
+}
+
+// pgrep prints the ids of the processes whose name (-f: whole command line) matches the pattern,
+// exit 1 when none does. The container's main process, id 1, is the only one a fake has.
+func (s *shell) pgrep(_ context.Context, args []string) int {
+	full := false
+	if len(args) > 0 && args[0] == "-f" {
+		full, args = true, args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(s.stderr, "Usage: pgrep [-f] PATTERN")
+		return 2
+	}
+	re, err := regexp.Compile(args[0])
+	if err != nil {
+		fmt.Fprintf(s.stderr, "pgrep: bad regex '%s'\n", args[0])
+		return 2
+	}
+	main := s.ctr.config()
+	argv := append(slices.Clone(main.GetCommand()), main.GetArgs()...)
+	if len(argv) == 0 {
+		return 1
+	}
+	subject := path.Base(argv[0])
+	if full {
+		subject = strings.Join(argv, " ")
+	}
+	if !re.MatchString(subject) {
+		return 1
+	}
+	fmt.Fprintln(s.stdout, 1)
+	return 0
+}
+
+// id prints the user and groups the container's security context gives its processes (else the
+// image's user, and group 0): -u, -g, -G, with -n their names (root's only: a fake image has no
+// /etc/passwd).
+func (s *shell) id(_ context.Context, args []string) int {
+	var which byte
+	names := false
+	for _, a := range args {
+		if len(a) < 2 || a[0] != '-' {
+			fmt.Fprintf(s.stderr, "id: unknown user %s\n", a)
+			return 1
+		}
+		for _, f := range a[1:] {
+			switch f {
+			case 'n':
+				names = true
+			case 'u', 'g', 'G':
+				which = byte(f)
+			default:
+				fmt.Fprintf(s.stderr, "id: invalid option -- '%c'\n", f)
+				return 1
+			}
+		}
+	}
+	sc := s.ctr.config().GetLinux().GetSecurityContext()
+	uid, gid := sc.GetRunAsUser().GetValue(), sc.GetRunAsGroup().GetValue()
+	if sc.GetRunAsUser() == nil && s.ctr != nil {
+		uid = s.ctr.imageUID
+	}
+	user := sc.GetRunAsUsername()
+	if user != "" && sc.GetRunAsUser() == nil && (which == 'u' && !names || which == 0) {
+		fmt.Fprintf(s.stderr, "id: the fake's image has no /etc/passwd to find %s's id in\n", user)
+		return 1
+	}
+	if user == "" && uid == 0 {
+		user = "root"
+	}
+	name := func(id int64) string {
+		if id == 0 {
+			return "root"
+		}
+		return strconv.FormatInt(id, 10)
+	}
+	groups := append([]int64{gid}, sc.GetSupplementalGroups()...)
+	switch which {
+	case 'u':
+		if names {
+			if user == "" {
+				fmt.Fprintf(s.stderr, "id: unknown ID %d\n", uid)
+				return 1
+			}
+			fmt.Fprintln(s.stdout, user)
+		} else {
+			fmt.Fprintln(s.stdout, uid)
+		}
+	case 'g':
+		if names {
+			fmt.Fprintln(s.stdout, name(gid))
+		} else {
+			fmt.Fprintln(s.stdout, gid)
+		}
+	case 'G':
+		out := make([]string, len(groups))
+		for i, g := range groups {
+			out[i] = strconv.FormatInt(g, 10)
+			if names {
+				out[i] = name(g)
+			}
+		}
+		fmt.Fprintln(s.stdout, strings.Join(out, " "))
+	default:
+		out := make([]string, len(groups))
+		for i, g := range groups {
+			out[i] = fmt.Sprintf("%d(%s)", g, name(g))
+		}
+		if user == "" {
+			user = strconv.FormatInt(uid, 10)
+		}
+		fmt.Fprintf(s.stdout, "uid=%d(%s) gid=%d(%s) groups=%s\n", uid, user, gid, name(gid), strings.Join(out, ","))
+	}
+	return 0
+}
+
+// sandboxFiles are the files a runtime makes for the pod's containers from its sandbox's
+// configuration: /etc/resolv.conf from its DNS configuration and /proc/sys entries of its sysctls.
+func sandboxFiles(cfg *runtimeapi.PodSandboxConfig) map[string]string {
+	files := map[string]string{}
+	if dns := cfg.GetDnsConfig(); dns != nil {
+		var b strings.Builder
+		if len(dns.Searches) > 0 {
+			fmt.Fprintf(&b, "search %s\n", strings.Join(dns.Searches, " "))
+		}
+		for _, ns := range dns.Servers {
+			fmt.Fprintf(&b, "nameserver %s\n", ns)
+		}
+		if len(dns.Options) > 0 {
+			fmt.Fprintf(&b, "options %s\n", strings.Join(dns.Options, " "))
+		}
+		files["/etc/resolv.conf"] = b.String()
+	}
+	for k, v := range cfg.GetLinux().GetSysctls() {
+		files["/proc/sys/"+strings.ReplaceAll(k, ".", "/")] = v + "\n"
+	}
+	return files
 }
 
 // seq prints the numbers from first (default 1) to last, one a line.

@@ -64,15 +64,26 @@ const (
 
 // streamsRun is what one run of one pair measured.
 type streamsRun struct {
-	kubectlExec  []time.Duration // `kubectl exec -- true`, process start to exit
-	clientExec   []time.Duration // the same exec through client-go's WebSocket executor, in this process
+	kubectlExec []time.Duration // `kubectl exec -- true`, process start to exit
+	clientExec  []time.Duration // the same exec through client-go's WebSocket executor, in this process
+	// The floors under an exec's round trip that neither pair's servers take part in: kubectl
+	// starting and exiting (`kubectl version --client`), and the runtime running `true` in the
+	// container (a CRI ExecSync straight to containerd: runc exec).
+	kubectlStart []time.Duration
+	runtimeExec  []time.Duration
 	logLines     []time.Duration // a line written to the container's stdout to `kubectl logs -f` printing it
 	pfMiBps      []float64       // `kubectl port-forward`: MiB/s of an HTTP GET of streamsPFBytes
 	serverBefore int64           // the API server's RSS before the idle streams, bytes
 	serverAfter  int64
 	agentBefore  int64
 	agentAfter   int64
+	// The Go runtime's own view from each /metrics (the agent's through nodes/proxy), before and
+	// after the idle streams: RSS also moves with what a process had freed but kept resident.
+	serverGo, agentGo [2]goFigures
 }
+
+// goFigures are a Go process's heap in use (bytes) and goroutines, from its /metrics.
+type goFigures struct{ heap, goroutines float64 }
 
 // streamsPair is an API server and a node agent registered to it, both running.
 type streamsPair struct {
@@ -143,8 +154,9 @@ func TestBenchStreams(t *testing.T) {
 			p.stop()
 			clearRuntime(t, rs)
 			removeStreamsPodLogs()
-			t.Logf("%s run %d: kubectl exec p50 %v p99 %v (client-go exec p50 %v p99 %v); logs -f line p50 %v p99 %v; port-forward %.0f MiB/s (%v); %d idle streams: API server RSS %.1f -> %.1f MiB, agent %.1f -> %.1f MiB",
+			t.Logf("%s run %d: kubectl exec p50 %v p99 %v (client-go exec p50 %v p99 %v; kubectl's start p50 %v, the runtime's exec p50 %v); logs -f line p50 %v p99 %v; port-forward %.0f MiB/s (%v); %d idle streams: API server RSS %.1f -> %.1f MiB, agent %.1f -> %.1f MiB",
 				s.name, round, pct(r.kubectlExec, 50), pct(r.kubectlExec, 99), pct(r.clientExec, 50), pct(r.clientExec, 99),
+				pct(r.kubectlStart, 50), pct(r.runtimeExec, 50),
 				pct(r.logLines, 50), pct(r.logLines, 99), medianF(r.pfMiBps), roundF(r.pfMiBps), streamsIdle,
 				mib(r.serverBefore), mib(r.serverAfter), mib(r.agentBefore), mib(r.agentAfter))
 			runs[s.name] = append(runs[s.name], r)
@@ -169,6 +181,19 @@ func TestBenchStreams(t *testing.T) {
 		}
 		return s / float64(len(runs[name])) / 1024
 	}
+	goPer := func(name string, server bool, f func(goFigures) float64) float64 {
+		s := 0.0
+		for _, r := range runs[name] {
+			g := r.agentGo
+			if server {
+				g = r.serverGo
+			}
+			s += (f(g[1]) - f(g[0])) / streamsIdle
+		}
+		return s / float64(len(runs[name]))
+	}
+	heap := func(g goFigures) float64 { return g.heap / 1024 }
+	goroutines := func(g goFigures) float64 { return g.goroutines }
 	pfOf := func(name string) float64 {
 		var all []float64
 		for _, r := range runs[name] {
@@ -198,11 +223,17 @@ func TestBenchStreams(t *testing.T) {
 		lat("kubectl exec -- true, p99", exe, 99, "<= 0.50", 0.5),
 		lat("client-go exec true, p50", cli, 50, "-", 0),
 		lat("client-go exec true, p99", cli, 99, "-", 0),
+		lat("floor: kubectl's start, p50", func(r streamsRun) []time.Duration { return r.kubectlStart }, 50, "-", 0),
+		lat("floor: runtime exec true, p50", func(r streamsRun) []time.Duration { return r.runtimeExec }, 50, "-", 0),
 		lat("logs -f line latency, p50", logs, 50, "<= 0.50", 0.5),
 		lat("logs -f line latency, p99", logs, 99, "<= 0.50", 0.5),
 		{name: "port-forward 256 MiB", unit: "MiB/s", orch: pfOf("orch"), kube: pfOf("kubernetes"), target: ">= 1.50", met: func(r float64) bool { return r >= 1.5 }},
-		{name: "API server per idle stream", unit: "KiB", orch: perStream("orch", true), kube: perStream("kubernetes", true), target: "-"},
-		{name: "agent per idle stream", unit: "KiB", orch: perStream("orch", false), kube: perStream("kubernetes", false), target: "-"},
+		{name: "API server RSS per stream", unit: "KiB", orch: perStream("orch", true), kube: perStream("kubernetes", true), target: "-"},
+		{name: "agent RSS per stream", unit: "KiB", orch: perStream("orch", false), kube: perStream("kubernetes", false), target: "-"},
+		{name: "API server heap per stream", unit: "KiB", orch: goPer("orch", true, heap), kube: goPer("kubernetes", true, heap), target: "-"},
+		{name: "agent heap per stream", unit: "KiB", orch: goPer("orch", false, heap), kube: goPer("kubernetes", false, heap), target: "-"},
+		{name: "API server goroutines/stream", unit: "", orch: goPer("orch", true, goroutines), kube: goPer("kubernetes", true, goroutines), target: "-"},
+		{name: "agent goroutines per stream", unit: "", orch: goPer("orch", false, goroutines), kube: goPer("kubernetes", false, goroutines), target: "-"},
 	}
 	var report strings.Builder
 	fmt.Fprintf(&report, "%-30s %14s %14s %8s  %s\n", "figure", "orch", "kubernetes", "ratio", "target")
@@ -284,6 +315,22 @@ func runStreams(t *testing.T, p *streamsPair, kubectl string, rs cri.RuntimeServ
 		}
 	}
 
+	for i := 0; i < streamsExecs; i++ {
+		start := time.Now()
+		if out, err := exec.Command(kubectl, "version", "--client").CombinedOutput(); err != nil {
+			t.Fatalf("kubectl version --client: %v\n%s", err, out)
+		}
+		r.kubectlStart = append(r.kubectlStart, time.Since(start))
+	}
+	id := containerID(t, rs, streamsPod)
+	for i := 0; i < streamsExecs; i++ {
+		start := time.Now()
+		if _, _, err := rs.ExecSync(ctx, id, []string{"true"}, 10*time.Second); err != nil {
+			t.Fatalf("%s: the runtime's ExecSync: %v", p.name, err)
+		}
+		r.runtimeExec = append(r.runtimeExec, time.Since(start))
+	}
+
 	// (b) logs -f: a line written straight into the container's stdout (the pipe its runtime reads,
 	// opened through /proc as root), timed until kubectl prints it.
 	r.logLines = measureLogs(t, p, kc, rs)
@@ -334,6 +381,7 @@ func runStreams(t *testing.T, p *streamsPair, kubectl string, rs cri.RuntimeServ
 	// (d) memory per open idle exec stream (stdin open, nothing sent), in both servers.
 	time.Sleep(3 * time.Second)
 	r.serverBefore, r.agentBefore = rss(t, p.serverPID), rss(t, p.agentPID)
+	r.serverGo[0], r.agentGo[0] = goMetrics(t, client, "/metrics"), goMetrics(t, client, "/api/v1/nodes/"+streamsNode+"/proxy/metrics")
 	idleCtx, cancelIdle := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var writers []*io.PipeWriter
@@ -351,6 +399,7 @@ func runStreams(t *testing.T, p *streamsPair, kubectl string, rs cri.RuntimeServ
 	})
 	time.Sleep(5 * time.Second)
 	r.serverAfter, r.agentAfter = rss(t, p.serverPID), rss(t, p.agentPID)
+	r.serverGo[1], r.agentGo[1] = goMetrics(t, client, "/metrics"), goMetrics(t, client, "/api/v1/nodes/"+streamsNode+"/proxy/metrics")
 	// client-go logs each cancelled stream's copy loop as an error: expected here, and noise.
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
@@ -360,6 +409,31 @@ func runStreams(t *testing.T, p *streamsPair, kubectl string, rs cri.RuntimeServ
 	}
 	wg.Wait()
 	return r
+}
+
+// goMetrics reads go_memstats_heap_inuse_bytes and go_goroutines from the metrics at path.
+func goMetrics(t *testing.T, client kubernetes.Interface, path string) goFigures {
+	t.Helper()
+	body, err := client.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	var g goFigures
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, _ := strings.Cut(line, " ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		switch {
+		case err != nil:
+		case name == "go_memstats_heap_inuse_bytes":
+			g.heap = v
+		case name == "go_goroutines":
+			g.goroutines = v
+		}
+	}
+	if g.heap == 0 || g.goroutines == 0 {
+		t.Fatalf("GET %s: no go_memstats_heap_inuse_bytes or go_goroutines", path)
+	}
+	return g
 }
 
 // measureLogs follows the bench pod's log with kubectl and times streamsLines lines from their
@@ -447,10 +521,10 @@ func measureLogs(t *testing.T, p *streamsPair, kc func(args ...string) *exec.Cmd
 	return ds
 }
 
-// containerPID is the process id of the running container of pod (its only container), from the
-// runtime's verbose status. The pod's name is in a label whose key differs (io.orch.pod.name,
-// io.kubernetes.pod.name); only the running pair's pods are in the runtime.
-func containerPID(t *testing.T, rs cri.RuntimeService, pod string) int {
+// containerID is the id of the running container of pod (its only container). The pod's name is
+// in a label whose key differs (io.orch.pod.name, io.kubernetes.pod.name); only the running
+// pair's pods are in the runtime.
+func containerID(t *testing.T, rs cri.RuntimeService, pod string) string {
 	t.Helper()
 	ctx := context.Background()
 	all, err := rs.ListContainers(ctx, &runtimeapi.ContainerFilter{
@@ -467,7 +541,13 @@ func containerPID(t *testing.T, rs cri.RuntimeService, pod string) int {
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("running containers of %s: %d (%v)", pod, len(cs), err)
 	}
-	st, err := rs.ContainerStatus(ctx, cs[0].Id, true)
+	return cs[0].Id
+}
+
+// containerPID is the process id of the running container of pod, from the runtime's verbose status.
+func containerPID(t *testing.T, rs cri.RuntimeService, pod string) int {
+	t.Helper()
+	st, err := rs.ContainerStatus(context.Background(), containerID(t, rs, pod), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -378,7 +378,8 @@ func TestExecSync(t *testing.T) {
 // timeout, volume, hostname, DNS, sysctl and user checks among them): output collected, a sleep
 // past the timeout ended with DeadlineExceeded on the runtime's clock, pgrep finding the main
 // process only, ls and cat of a bind mount reading the host, the sandbox's resolv.conf and sysctls,
-// the security context's ids; a command the set lacks still succeeds with no output.
+// the security context's ids, /proc/1/cmdline; a command the set lacks still succeeds with no
+// output, in sh -c too.
 func TestExecSyncBuiltins(t *testing.T) {
 	f := newFixture(t, nil)
 	f.pull("busybox")
@@ -432,6 +433,8 @@ func TestExecSyncBuiltins(t *testing.T) {
 		{[]string{"id", "-G"}, "2000 1234 5678\n", "", 0},
 		{[]string{"id", "-nu"}, "", "id: unknown ID 1001\n", 1},
 		{[]string{"pg_isready"}, "", "", 0},
+		{[]string{"sh", "-c", "mkdir -p /tmp/x && echo made"}, "made\n", "", 0},
+		{[]string{"cat", "/proc/1/cmdline"}, "top\x00", "", 0},
 	} {
 		r, err := exec(30, tc.cmd...)
 		if err != nil || string(r.Stdout) != tc.stdout || string(r.Stderr) != tc.stderr || r.ExitCode != tc.code {

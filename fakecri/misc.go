@@ -180,7 +180,7 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 				resp.ExitCode = rule.ExitCode
 			}
 		} else if _, ok := builtin(req.Cmd[0]); ok {
-			sh := &shell{env: t.env, hostname: t.hostname, files: t.files, ctr: t.c,
+			sh := &shell{env: t.env, hostname: t.hostname, files: t.files, ctr: t.c, healthy: true,
 				sleep: sleep, stdin: eofReader{}, stdout: &stdout, stderr: &stderr}
 			code, _ := sh.exec(ctx, req.Cmd)
 			resp.ExitCode = int32(code)

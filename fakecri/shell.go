@@ -32,6 +32,10 @@ type shell struct {
 	// command is the one process pgrep finds (a fake keeps no table of the processes execs start),
 	// id answers its security context's user and groups, else its image's user.
 	ctr *container
+	// healthy makes a program the set lacks succeed with no output, as ExecSync answers one (a
+	// fake stands every program it cannot run for a healthy one); a streamed exec's shell says
+	// "not found" instead.
+	healthy bool
 	// sleep waits d on the runtime's clock; it fails when the exec is cancelled or the container
 	// exits meanwhile.
 	sleep  func(ctx context.Context, d time.Duration) error
@@ -145,6 +149,9 @@ func (s *shell) cat(_ context.Context, args []string) int {
 			continue
 		}
 		content, ok := s.files[path.Clean("/"+name)]
+		if path.Clean("/"+name) == "/proc/1/cmdline" && s.ctr != nil {
+			content, ok = s.pid1Cmdline(), true
+		}
 		if host, mounted := s.hostPath(name); mounted {
 			b, err := os.ReadFile(host)
 			content, ok = string(b), err == nil
@@ -214,6 +221,22 @@ func (s *shell) ls(_ context.Context, args []string) int {
 		}
 	}
 	return code
+}
+
+// pid1Cmdline is /proc/1/cmdline in the container: the pod's infra process where the container
+// shares the pod's process namespace (its namespace options say POD), else its own command, each
+// argument NUL-terminated.
+func (s *shell) pid1Cmdline() string {
+	argv := []string{"/pause"}
+	if ns := s.ctr.cfg.GetLinux().GetSecurityContext().GetNamespaceOptions(); ns == nil || ns.Pid != runtimeapi.NamespaceMode_POD {
+		argv = append(slices.Clone(s.ctr.cfg.GetCommand()), s.ctr.cfg.GetArgs()...)
+	}
+	var b strings.Builder
+	for _, a := range argv {
+		b.WriteString(a)
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // config is the container's configuration, nil for none.
@@ -550,10 +573,13 @@ func (s *shell) pipeline(ctx context.Context, toks []token) error {
 			return errExit{code}
 		}
 		f, ok := builtin(argv[0])
-		if !ok {
+		switch {
+		case !ok && s.healthy:
+			s.status = 0
+		case !ok:
 			fmt.Fprintf(s.stderr, "sh: %s: not found\n", argv[0])
 			s.status = 127
-		} else {
+		default:
 			s.status = f(s, ctx, argv[1:])
 		}
 		s.stdin = &piped

@@ -28,9 +28,9 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e ./cmd/orchlet/
-	$(GO) vet -tags e2e,benchnode ./cmd/orchlet/
+	$(GO) vet -tags e2e,benchnode,benchstreams ./cmd/orchlet/
 	$(STATICCHECK) $(PKGS)
-	$(STATICCHECK) -tags e2e,benchnode ./cmd/orchlet/
+	$(STATICCHECK) -tags e2e,benchnode,benchstreams ./cmd/orchlet/
 	@if git grep -nE 'time\.(Now|Sleep|After|AfterFunc|Since|Until|NewTicker|NewTimer|Tick)\(' -- \
 		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*' ':!components/orchlet/app/apptest/*'; then \
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi

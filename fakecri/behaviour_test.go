@@ -435,6 +435,7 @@ func TestExecSyncBuiltins(t *testing.T) {
 		{[]string{"pg_isready"}, "", "", 0},
 		{[]string{"sh", "-c", "mkdir -p /tmp/x && echo made"}, "made\n", "", 0},
 		{[]string{"cat", "/proc/1/cmdline"}, "top\x00", "", 0},
+		{[]string{"sh", "-c", "cat /proc/self/status | grep Cap"}, "", "", 0},
 	} {
 		r, err := exec(30, tc.cmd...)
 		if err != nil || string(r.Stdout) != tc.stdout || string(r.Stderr) != tc.stderr || r.ExitCode != tc.code {
@@ -448,6 +449,43 @@ func TestExecSyncBuiltins(t *testing.T) {
 	wantCode(t, <-done, codes.DeadlineExceeded)
 	if f.rt.InFlight() != 0 {
 		t.Fatal("the timed-out command is still running")
+	}
+}
+
+// TestCapabilitySets: /proc/self/status shows the capability sets containerd makes from the
+// security context (critest's ALL capability checks read CapBnd).
+func TestCapabilitySets(t *testing.T) {
+	caps := func(add, drop []string, privileged bool) *runtimeapi.LinuxContainerSecurityContext {
+		return &runtimeapi.LinuxContainerSecurityContext{Privileged: privileged, Capabilities: &runtimeapi.Capability{AddCapabilities: add, DropCapabilities: drop}}
+	}
+	for _, tc := range []struct {
+		name string
+		sc   *runtimeapi.LinuxContainerSecurityContext
+		want uint64
+	}{
+		{"default", nil, 0xa80425fb},
+		{"privileged", caps(nil, []string{"ALL"}, true), 1<<41 - 1},
+		{"add ALL", caps([]string{"ALL"}, nil, false), 1<<41 - 1},
+		{"drop ALL", caps(nil, []string{"ALL"}, false), 0},
+		{"drop ALL, add one", caps([]string{"NET_ADMIN"}, []string{"ALL"}, false), 1 << 12},
+		{"add one, drop one", caps([]string{"CAP_SYS_ADMIN"}, []string{"CHOWN"}, false), (0xa80425fb | 1<<21) &^ 1},
+	} {
+		if got := capabilities(tc.sc); got != tc.want {
+			t.Errorf("%s: %016x, want %016x", tc.name, got, tc.want)
+		}
+	}
+	f := newFixture(t, nil)
+	f.pull("busybox")
+	cfg := containerConfig("app", "busybox", 0)
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: caps(nil, []string{"ALL"}, false)}
+	created, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.runPod("p", nil), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.start(created.ContainerId)
+	r, err := f.rt.ExecSync(f.ctx, &runtimeapi.ExecSyncRequest{ContainerId: created.ContainerId, Cmd: []string{"cat", "/proc/self/status"}})
+	if err != nil || !strings.Contains(string(r.Stdout), "CapBnd:\t0000000000000000\n") {
+		t.Fatalf("%s %v", r.GetStdout(), err)
 	}
 }
 

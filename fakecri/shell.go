@@ -149,8 +149,13 @@ func (s *shell) cat(_ context.Context, args []string) int {
 			continue
 		}
 		content, ok := s.files[path.Clean("/"+name)]
-		if path.Clean("/"+name) == "/proc/1/cmdline" && s.ctr != nil {
-			content, ok = s.pid1Cmdline(), true
+		if s.ctr != nil {
+			switch path.Clean("/" + name) {
+			case "/proc/1/cmdline":
+				content, ok = s.pid1Cmdline(), true
+			case "/proc/self/status":
+				content, ok = s.selfStatus(), true
+			}
 		}
 		if host, mounted := s.hostPath(name); mounted {
 			b, err := os.ReadFile(host)
@@ -237,6 +242,71 @@ func (s *shell) pid1Cmdline() string {
 		b.WriteByte(0)
 	}
 	return b.String()
+}
+
+// capabilityBits numbers Linux's capabilities (linux/capability.h), as the CRI names them.
+var capabilityBits = map[string]uint{
+	"CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4, "KILL": 5, "SETGID": 6,
+	"SETUID": 7, "SETPCAP": 8, "LINUX_IMMUTABLE": 9, "NET_BIND_SERVICE": 10, "NET_BROADCAST": 11,
+	"NET_ADMIN": 12, "NET_RAW": 13, "IPC_LOCK": 14, "IPC_OWNER": 15, "SYS_MODULE": 16, "SYS_RAWIO": 17,
+	"SYS_CHROOT": 18, "SYS_PTRACE": 19, "SYS_PACCT": 20, "SYS_ADMIN": 21, "SYS_BOOT": 22, "SYS_NICE": 23,
+	"SYS_RESOURCE": 24, "SYS_TIME": 25, "SYS_TTY_CONFIG": 26, "MKNOD": 27, "LEASE": 28, "AUDIT_WRITE": 29,
+	"AUDIT_CONTROL": 30, "SETFCAP": 31, "MAC_OVERRIDE": 32, "MAC_ADMIN": 33, "SYSLOG": 34, "WAKE_ALARM": 35,
+	"BLOCK_SUSPEND": 36, "AUDIT_READ": 37, "PERFMON": 38, "BPF": 39, "CHECKPOINT_RESTORE": 40,
+}
+
+const (
+	// allCapabilities has every capability's bit.
+	allCapabilities uint64 = 1<<41 - 1
+	// defaultCapabilities is containerd's default set: CHOWN, DAC_OVERRIDE, FSETID, FOWNER, MKNOD,
+	// NET_RAW, SETGID, SETUID, SETFCAP, SETPCAP, NET_BIND_SERVICE, SYS_CHROOT, KILL, AUDIT_WRITE.
+	defaultCapabilities uint64 = 0xa80425fb
+)
+
+// capabilities is the container's capability set as containerd makes it: every one when
+// privileged, else the default set, then ALL added or dropped, then each named one added, then
+// each named one dropped.
+func capabilities(sc *runtimeapi.LinuxContainerSecurityContext) uint64 {
+	if sc.GetPrivileged() {
+		return allCapabilities
+	}
+	caps := defaultCapabilities
+	add, drop := sc.GetCapabilities().GetAddCapabilities(), sc.GetCapabilities().GetDropCapabilities()
+	if slices.Contains(add, "ALL") {
+		caps = allCapabilities
+	}
+	if slices.Contains(drop, "ALL") {
+		caps = 0
+	}
+	for _, c := range add {
+		if bit, ok := capabilityBits[strings.TrimPrefix(c, "CAP_")]; ok {
+			caps |= 1 << bit
+		}
+	}
+	for _, c := range drop {
+		if bit, ok := capabilityBits[strings.TrimPrefix(c, "CAP_")]; ok {
+			caps &^= 1 << bit
+		}
+	}
+	return caps
+}
+
+// selfStatus is /proc/self/status of a process in the container: its ids and its capability
+// sets (a user other than root keeps the bounding set only).
+func (s *shell) selfStatus() string {
+	sc := s.ctr.cfg.GetLinux().GetSecurityContext()
+	uid := s.ctr.imageUID
+	if sc.GetRunAsUser() != nil {
+		uid = sc.GetRunAsUser().GetValue()
+	}
+	gid := sc.GetRunAsGroup().GetValue()
+	bnd := capabilities(sc)
+	eff := bnd
+	if uid != 0 {
+		eff = 0
+	}
+	return fmt.Sprintf("Name:\tcat\nState:\tR (running)\nUid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nCapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\n",
+		uid, uid, uid, uid, gid, gid, gid, gid, 0, eff, eff, bnd, 0)
 }
 
 // config is the container's configuration, nil for none.

@@ -435,7 +435,10 @@ func TestExecSyncBuiltins(t *testing.T) {
 		{[]string{"pg_isready"}, "", "", 0},
 		{[]string{"sh", "-c", "mkdir -p /tmp/x && echo made"}, "made\n", "", 0},
 		{[]string{"cat", "/proc/1/cmdline"}, "top\x00", "", 0},
-		{[]string{"sh", "-c", "cat /proc/self/status | grep Cap"}, "", "", 0},
+		{[]string{"grep", "Seccomp:", "/proc/self/status"}, "Seccomp:\t0\n", "", 0},
+		{[]string{"sh", "-c", "cat /proc/self/status | grep -q '^CapBnd:.00000000a80425fb' && echo default"}, "default\n", "", 0},
+		{[]string{"grep", "-v", "on", "/data/flag"}, "", "", 1},
+		{[]string{"grep", "x", "/absent"}, "", "cat: can't open '/absent': No such file or directory\n", 2},
 	} {
 		r, err := exec(30, tc.cmd...)
 		if err != nil || string(r.Stdout) != tc.stdout || string(r.Stderr) != tc.stderr || r.ExitCode != tc.code {

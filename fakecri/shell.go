@@ -82,6 +82,8 @@ func builtin(name string) (func(s *shell, ctx context.Context, args []string) in
 		return (*shell).pgrep, true
 	case "id":
 		return (*shell).id, true
+	case "grep":
+		return (*shell).grep, true
 	}
 	return nil, false
 }
@@ -291,8 +293,8 @@ func capabilities(sc *runtimeapi.LinuxContainerSecurityContext) uint64 {
 	return caps
 }
 
-// selfStatus is /proc/self/status of a process in the container: its ids and its capability
-// sets (a user other than root keeps the bounding set only).
+// selfStatus is /proc/self/status of a process in the container: its ids, its capability sets (a
+// user other than root keeps the bounding set only), no_new_privs and its seccomp mode.
 func (s *shell) selfStatus() string {
 	sc := s.ctr.cfg.GetLinux().GetSecurityContext()
 	uid := s.ctr.imageUID
@@ -305,8 +307,18 @@ func (s *shell) selfStatus() string {
 	if uid != 0 {
 		eff = 0
 	}
-	return fmt.Sprintf("Name:\tcat\nState:\tR (running)\nUid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nCapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\n",
-		uid, uid, uid, uid, gid, gid, gid, gid, 0, eff, eff, bnd, 0)
+	// Seccomp 2 is a filter (the runtime's default profile or a localhost one), 0 none (unconfined,
+	// or no profile given, as containerd runs it).
+	seccomp := 0
+	if t := sc.GetSeccomp().GetProfileType(); sc.GetSeccomp() != nil && t != runtimeapi.SecurityProfile_Unconfined {
+		seccomp = 2
+	}
+	noNewPrivs := 0
+	if sc.GetNoNewPrivs() {
+		noNewPrivs = 1
+	}
+	return fmt.Sprintf("Name:\tcat\nState:\tR (running)\nUid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nCapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t%d\n",
+		uid, uid, uid, uid, gid, gid, gid, gid, 0, eff, eff, bnd, 0, noNewPrivs, seccomp)
 }
 
 // config is the container's configuration, nil for none.
@@ -353,6 +365,77 @@ func (s *shell) lsHost(dir, host string, all bool) bool {
 		}
 	}
 	return true
+}
+
+// grep prints the lines of the named files (or stdin) that match the pattern (a Go regular
+// expression, which reads busybox's basic ones the tests use alike): -q prints nothing, -v
+// inverts, -i ignores case; exit 0 when a line matched, 1 when none did, 2 on an error.
+func (s *shell) grep(_ context.Context, args []string) int {
+	quiet, invert, fold := false, false, false
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
+		for _, f := range args[0][1:] {
+			switch f {
+			case 'q':
+				quiet = true
+			case 'v':
+				invert = true
+			case 'i':
+				fold = true
+			default:
+				fmt.Fprintf(s.stderr, "grep: invalid option -- '%c'\n", f)
+				return 2
+			}
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(s.stderr, "Usage: grep [-qvi] PATTERN [FILE]...")
+		return 2
+	}
+	pattern := args[0]
+	if fold {
+		pattern = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "grep: bad regex '%s'\n", args[0])
+		return 2
+	}
+	files := args[1:]
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	matched, failed := false, false
+	for _, name := range files {
+		var in bytes.Buffer
+		reader := &shell{ctr: s.ctr, files: s.files, stdin: s.stdin, stdout: &in, stderr: s.stderr}
+		if reader.cat(context.Background(), []string{name}) != 0 {
+			failed = true
+			continue
+		}
+		lines := bufio.NewScanner(&in)
+		lines.Buffer(make([]byte, 64<<10), 1<<20)
+		for lines.Scan() {
+			if re.MatchString(lines.Text()) == invert {
+				continue
+			}
+			matched = true
+			if quiet {
+				continue
+			}
+			if len(files) > 1 {
+				fmt.Fprintf(s.stdout, "%s:", name)
+			}
+			fmt.Fprintln(s.stdout, lines.Text())
+		}
+	}
+	switch {
+	case failed && !(quiet && matched):
+		return 2
+	case matched:
+		return 0
+	}
+	return 1
 }
 
 // pgrep prints the ids of the processes whose name (-f: whole command line) matches the pattern,

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers critest orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
 
 all: build
 
@@ -227,6 +227,26 @@ peers-kubelet-fakecri: peers
 	$(GO) vet -tags peers ./conformance/peerkubelet/
 	ORCH_PEERS=$(PEERS) $(GO) test -tags peers -count=1 -v -timeout 30m -run '^TestKubeletOnFakecri$$' ./conformance/peerkubelet/ -args \
 	  -duration=$(KUBELET_RUN) -fakecri=$(abspath $(BIN))/fakecri -reference=$(PEERS_REFERENCE) -report=$(CURDIR)/reports/peers/kubelet-fakecri
+
+## critest: Kubernetes' CRI validation suite, critest of cri-tools CRITOOLS_VERSION (built once from the
+## Go module proxy into PEERS_CACHE), against bin/fakecri on a socket of its own; about 16 minutes, most
+## of it specs waiting a minute for what a fake cannot do; CRITEST_FOCUS narrows it to the specs whose
+## names match a regular expression. reports/critest.md gives the counts and every failing spec's reason.
+CRITOOLS_VERSION ?= 1.34.0
+CRITEST          := $(PEERS_CACHE)/critest-v$(CRITOOLS_VERSION)
+CRITEST_FOCUS    ?=
+critest: $(CRITEST)
+	$(GO) build -o $(BIN)/fakecri ./cmd/fakecri
+	dir=$$(mktemp -d /tmp/orch-critest-XXXXXX); \
+	$(BIN)/fakecri --listen unix://$$dir/cri.sock --control none --state-dir $$dir/state & pid=$$!; \
+	until [ -S $$dir/cri.sock ]; do kill -0 $$pid || exit 1; sleep 0.1; done; \
+	$(CRITEST) --runtime-endpoint unix://$$dir/cri.sock --image-endpoint unix://$$dir/cri.sock \
+	  $(if $(CRITEST_FOCUS),--ginkgo.focus '$(CRITEST_FOCUS)'); rc=$$?; \
+	kill $$pid; wait $$pid; rm -rf $$dir; exit $$rc
+$(CRITEST):
+	mkdir -p $(PEERS_CACHE)
+	src=$$($(GO) mod download -json sigs.k8s.io/cri-tools@v$(CRITOOLS_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p') && \
+	cd $$src && $(GO) test -c -o $@ ./cmd/critest
 
 ## orchlet-at: the agent rules (FILTER, default @component:agent) against this checkout's orchlet and
 ## against orchlet built at ORCHLET_AT (a commit; `git archive` of it built into ORCHLET_AT_CACHE, once

@@ -43,7 +43,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/app/apptest"
-	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/syncbuf"
 )
 
@@ -126,18 +125,7 @@ func TestBenchStreams(t *testing.T) {
 
 	ctd := startContainerd(t)
 	endpoint := "unix://" + ctd.sock
-	rs, _, err := pods.Connect(context.Background(), endpoint, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		clearRuntime(t, rs)
-		removeStreamsPodLogs()
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	rs := connectBenchRuntime(t, endpoint, removeStreamsPodLogs)
 
 	starts := []struct {
 		name  string

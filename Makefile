@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust conformance coverage scenarios plots-browser e2e-containerd bench-node kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers critest orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
 
 all: build
 
@@ -28,9 +28,9 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e ./cmd/orchlet/
-	$(GO) vet -tags e2e,benchnode ./cmd/orchlet/
+	$(GO) vet -tags e2e,benchnode,benchstreams ./cmd/orchlet/
 	$(STATICCHECK) $(PKGS)
-	$(STATICCHECK) -tags e2e,benchnode ./cmd/orchlet/
+	$(STATICCHECK) -tags e2e,benchnode,benchstreams ./cmd/orchlet/
 	@if git grep -nE 'time\.(Now|Sleep|After|AfterFunc|Since|Until|NewTicker|NewTimer|Tick)\(' -- \
 		'components/*.go' 'fakecri/*.go' 'sim/*.go' ':!*_test.go' ':!components/apiserver/storage/storagetest/*' ':!components/orchlet/app/apptest/*'; then \
 		echo "wall-clock calls in component code: take a clock.Clock (see ARCHITECTURE.md)"; exit 1; fi
@@ -175,6 +175,15 @@ $(PEERS)/kube-controller-manager: $(PEERS)/kube-apiserver
 bench-node: $(PEERS)/kube-apiserver
 	ORCH_PEER_KUBELET=$(PEERS)/kubelet $(GO) test -tags e2e,benchnode -count=1 -v -timeout 40m -run '^TestBenchNode$$' ./cmd/orchlet/
 
+## bench-streams: reaching the pods, orch-apiserver and orchlet beside Kubernetes' kube-apiserver and
+## kubelet (built by `make peers`) on a containerd of its own (needs root, Debian's containerd, runc and
+## busybox-static; hold /tmp/orch-containerd.lock where containerd is shared), each pair run twice,
+## alternating, measured with kubectl (KUBECTL, default the one on PATH): `kubectl exec -- true` round
+## trip (p50, p99 of 50), a line's latency to `kubectl logs -f`, `kubectl port-forward` throughput of
+## 256 MiB, RSS per open idle exec stream in both servers; prints the ratios against their targets
+bench-streams: $(PEERS)/kube-apiserver
+	ORCH_PEERS=$(PEERS) $(GO) test -tags e2e,benchstreams -count=1 -v -timeout 40m -run '^TestBenchStreams$$' ./cmd/orchlet/
+
 ## bench-peers: orch-apiserver and Kubernetes' kube-apiserver on its own etcd, measured by orchload in
 ## one sitting, alternating, twice each: the default suite (8 clients, LIST of 10,000, 100 watchers),
 ## then the scale runs (64 clients, LIST of 100,000, 10,000 watchers; PEERS_SCALE=no skips
@@ -222,6 +231,26 @@ peers-kubelet-fakecri: peers
 	$(GO) vet -tags peers ./conformance/peerkubelet/
 	ORCH_PEERS=$(PEERS) $(GO) test -tags peers -count=1 -v -timeout 30m -run '^TestKubeletOnFakecri$$' ./conformance/peerkubelet/ -args \
 	  -duration=$(KUBELET_RUN) -fakecri=$(abspath $(BIN))/fakecri -reference=$(PEERS_REFERENCE) -report=$(CURDIR)/reports/peers/kubelet-fakecri
+
+## critest: Kubernetes' CRI validation suite, critest of cri-tools CRITOOLS_VERSION (built once from the
+## Go module proxy into PEERS_CACHE), against bin/fakecri on a socket of its own; about 16 minutes, most
+## of it specs waiting a minute for what a fake cannot do; CRITEST_FOCUS narrows it to the specs whose
+## names match a regular expression. reports/critest.md gives the counts and every failing spec's reason.
+CRITOOLS_VERSION ?= 1.34.0
+CRITEST          := $(PEERS_CACHE)/critest-v$(CRITOOLS_VERSION)
+CRITEST_FOCUS    ?=
+critest: $(CRITEST)
+	$(GO) build -o $(BIN)/fakecri ./cmd/fakecri
+	dir=$$(mktemp -d /tmp/orch-critest-XXXXXX); \
+	$(BIN)/fakecri --listen unix://$$dir/cri.sock --control none --state-dir $$dir/state & pid=$$!; \
+	until [ -S $$dir/cri.sock ]; do kill -0 $$pid || exit 1; sleep 0.1; done; \
+	$(CRITEST) --runtime-endpoint unix://$$dir/cri.sock --image-endpoint unix://$$dir/cri.sock \
+	  $(if $(CRITEST_FOCUS),--ginkgo.focus '$(CRITEST_FOCUS)'); rc=$$?; \
+	kill $$pid; wait $$pid; rm -rf $$dir; exit $$rc
+$(CRITEST):
+	mkdir -p $(PEERS_CACHE)
+	src=$$($(GO) mod download -json sigs.k8s.io/cri-tools@v$(CRITOOLS_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p') && \
+	cd $$src && $(GO) test -c -o $@ ./cmd/critest
 
 ## orchlet-at: the agent rules (FILTER, default @component:agent) against this checkout's orchlet and
 ## against orchlet built at ORCHLET_AT (a commit; `git archive` of it built into ORCHLET_AT_CACHE, once

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -370,6 +372,141 @@ func TestExecSync(t *testing.T) {
 	}
 	_, err = exec(c, 1, "true")
 	wantCode(t, err, codes.FailedPrecondition)
+}
+
+// TestExecSyncBuiltins: an unscripted ExecSync runs the built-in command set (critest's execSync,
+// timeout, volume, hostname, DNS, sysctl and user checks among them): output collected, a sleep
+// past the timeout ended with DeadlineExceeded on the runtime's clock, pgrep finding the main
+// process only, ls and cat of a bind mount reading the host, the sandbox's resolv.conf and sysctls,
+// the security context's ids, /proc/1/cmdline; a command the set lacks still succeeds with no
+// output, in sh -c too.
+func TestExecSyncBuiltins(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pull("busybox")
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "flag"), []byte("on\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(host, ".hidden"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pod := podConfig("p", nil)
+	pod.Hostname = "web-0"
+	pod.DnsConfig = &runtimeapi.DNSConfig{Servers: []string{"10.10.10.10"}, Searches: []string{"google.com"}, Options: []string{"ndots:5"}}
+	pod.Linux = &runtimeapi.LinuxPodSandboxConfig{Sysctls: map[string]string{"kernel.shm_rmid_forced": "1"}}
+	sb, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: pod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := containerConfig("app", "busybox", 0)
+	cfg.Command = []string{"top"}
+	cfg.Mounts = []*runtimeapi.Mount{{ContainerPath: "/data", HostPath: host}}
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
+		RunAsUser: &runtimeapi.Int64Value{Value: 1001}, RunAsGroup: &runtimeapi.Int64Value{Value: 2000}, SupplementalGroups: []int64{1234, 5678}}}
+	created, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := created.ContainerId
+	f.start(c)
+	exec := func(timeout int64, cmd ...string) (*runtimeapi.ExecSyncResponse, error) {
+		return f.rt.ExecSync(f.ctx, &runtimeapi.ExecSyncRequest{ContainerId: c, Cmd: cmd, Timeout: timeout})
+	}
+	for _, tc := range []struct {
+		cmd            []string
+		stdout, stderr string
+		code           int32
+	}{
+		{[]string{"echo", "-n", "hello"}, "hello", "", 0},
+		{[]string{"sh", "-c", "pgrep sleep || true"}, "", "", 0},
+		{[]string{"pgrep", "top"}, "1\n", "", 0},
+		{[]string{"pgrep", "sleep"}, "", "", 1},
+		{[]string{"ls", "-A", "/data"}, ".hidden\nflag\n", "", 0},
+		{[]string{"ls", "/data"}, "flag\n", "", 0},
+		{[]string{"cat", "/data/flag"}, "on\n", "", 0},
+		{[]string{"ls", "/data/absent"}, "", "ls: /data/absent: No such file or directory\n", 1},
+		{[]string{"sh", "-c", "echo $HOSTNAME; exit 3"}, "web-0\n", "", 3},
+		{[]string{"hostname"}, "web-0\n", "", 0},
+		{[]string{"cat", "/etc/resolv.conf"}, "search google.com\nnameserver 10.10.10.10\noptions ndots:5\n", "", 0},
+		{[]string{"cat", "/proc/sys/kernel/shm_rmid_forced"}, "1\n", "", 0},
+		{[]string{"id", "-u"}, "1001\n", "", 0},
+		{[]string{"id", "-G"}, "2000 1234 5678\n", "", 0},
+		{[]string{"id", "-nu"}, "", "id: unknown ID 1001\n", 1},
+		{[]string{"pg_isready"}, "", "", 0},
+		{[]string{"sh", "-c", "mkdir -p /tmp/x && echo made"}, "made\n", "", 0},
+		{[]string{"cat", "/proc/1/cmdline"}, "top\x00", "", 0},
+		{[]string{"grep", "Seccomp:", "/proc/self/status"}, "Seccomp:\t0\n", "", 0},
+		{[]string{"sh", "-c", "cat /proc/self/status | grep -q '^CapBnd:.00000000a80425fb' && echo default"}, "default\n", "", 0},
+		{[]string{"grep", "-v", "on", "/data/flag"}, "", "", 1},
+		{[]string{"grep", "x", "/absent"}, "", "cat: can't open '/absent': No such file or directory\n", 2},
+	} {
+		r, err := exec(30, tc.cmd...)
+		if err != nil || string(r.Stdout) != tc.stdout || string(r.Stderr) != tc.stderr || r.ExitCode != tc.code {
+			t.Errorf("%q: stdout %q stderr %q exit %d, %v; want %q %q %d", tc.cmd, r.GetStdout(), r.GetStderr(), r.GetExitCode(), err, tc.stdout, tc.stderr, tc.code)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { _, err := exec(1, "sleep", "4321"); done <- err }()
+	waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
+	f.advance(time.Second)
+	wantCode(t, <-done, codes.DeadlineExceeded)
+	if f.rt.InFlight() != 0 {
+		t.Fatal("the timed-out command is still running")
+	}
+}
+
+// TestCapabilitySets: /proc/self/status shows the capability sets containerd makes from the
+// security context (critest's ALL capability checks read CapBnd).
+func TestCapabilitySets(t *testing.T) {
+	caps := func(add, drop []string, privileged bool) *runtimeapi.LinuxContainerSecurityContext {
+		return &runtimeapi.LinuxContainerSecurityContext{Privileged: privileged, Capabilities: &runtimeapi.Capability{AddCapabilities: add, DropCapabilities: drop}}
+	}
+	for _, tc := range []struct {
+		name string
+		sc   *runtimeapi.LinuxContainerSecurityContext
+		want uint64
+	}{
+		{"default", nil, 0xa80425fb},
+		{"privileged", caps(nil, []string{"ALL"}, true), 1<<41 - 1},
+		{"add ALL", caps([]string{"ALL"}, nil, false), 1<<41 - 1},
+		{"drop ALL", caps(nil, []string{"ALL"}, false), 0},
+		{"drop ALL, add one", caps([]string{"NET_ADMIN"}, []string{"ALL"}, false), 1 << 12},
+		{"add one, drop one", caps([]string{"CAP_SYS_ADMIN"}, []string{"CHOWN"}, false), (0xa80425fb | 1<<21) &^ 1},
+	} {
+		if got := capabilities(tc.sc); got != tc.want {
+			t.Errorf("%s: %016x, want %016x", tc.name, got, tc.want)
+		}
+	}
+	f := newFixture(t, nil)
+	f.pull("busybox")
+	cfg := containerConfig("app", "busybox", 0)
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: caps(nil, []string{"ALL"}, false)}
+	created, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.runPod("p", nil), Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.start(created.ContainerId)
+	r, err := f.rt.ExecSync(f.ctx, &runtimeapi.ExecSyncRequest{ContainerId: created.ContainerId, Cmd: []string{"cat", "/proc/self/status"}})
+	if err != nil || !strings.Contains(string(r.Stdout), "CapBnd:\t0000000000000000\n") {
+		t.Fatalf("%s %v", r.GetStdout(), err)
+	}
+}
+
+// TestCreateRefusesGroupWithoutUser: as containerd, a container whose security context names a
+// group but no user is refused at create (critest's RunAsGroup-without-RunAsUser check).
+func TestCreateRefusesGroupWithoutUser(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pull("busybox")
+	cfg := containerConfig("app", "busybox", 0)
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{RunAsGroup: &runtimeapi.Int64Value{Value: 1002}}}
+	_, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.runPod("p", nil), Config: cfg})
+	if wantCode(t, err, codes.Unknown); !strings.Contains(err.Error(), `user group "1002" is specified without user`) {
+		t.Fatal(err)
+	}
+	cfg.Linux.SecurityContext.RunAsUser = &runtimeapi.Int64Value{Value: 1001}
+	if _, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.runPod("q", nil), Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestFaults(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
@@ -309,6 +310,10 @@ func (r *Runtime) createContainerLocked(c *compiled, sb *sandbox, cfg *runtimeap
 	}
 	if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return nil, status.Errorf(codes.FailedPrecondition, "sandbox container %q is not running", sb.id)
+	}
+	// As containerd: a group alone names no user to run as (the agent gives the image's user).
+	if sc := cfg.GetLinux().GetSecurityContext(); sc.GetRunAsGroup() != nil && sc.GetRunAsUser() == nil && sc.GetRunAsUsername() == "" {
+		return nil, status.Errorf(codes.Unknown, "failed to generate user string: user group %q is specified without user", strconv.FormatInt(sc.GetRunAsGroup().GetValue(), 10))
 	}
 	im := r.lookupImageLocked(cfg.Image.Image)
 	if im == nil {

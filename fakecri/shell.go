@@ -7,11 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // shell runs the small command set a streamed exec answers where no exec rule matches: a fake
@@ -23,6 +28,14 @@ type shell struct {
 	hostname string
 	// files are the script's files for the container, by absolute path.
 	files map[string]string
+	// ctr is the container: ls and cat under its bind mounts read the host's directories, its
+	// command is the one process pgrep finds (a fake keeps no table of the processes execs start),
+	// id answers its security context's user and groups, else its image's user.
+	ctr *container
+	// healthy makes a program the set lacks succeed with no output, as ExecSync answers one (a
+	// fake stands every program it cannot run for a healthy one); a streamed exec's shell says
+	// "not found" instead.
+	healthy bool
 	// sleep waits d on the runtime's clock; it fails when the exec is cancelled or the container
 	// exits meanwhile.
 	sleep  func(ctx context.Context, d time.Duration) error
@@ -65,6 +78,12 @@ func builtin(name string) (func(s *shell, ctx context.Context, args []string) in
 		return (*shell).sleepCmd, true
 	case "sh":
 		return (*shell).sh, true
+	case "pgrep":
+		return (*shell).pgrep, true
+	case "id":
+		return (*shell).id, true
+	case "grep":
+		return (*shell).grep, true
 	}
 	return nil, false
 }
@@ -132,6 +151,18 @@ func (s *shell) cat(_ context.Context, args []string) int {
 			continue
 		}
 		content, ok := s.files[path.Clean("/"+name)]
+		if s.ctr != nil {
+			switch path.Clean("/" + name) {
+			case "/proc/1/cmdline":
+				content, ok = s.pid1Cmdline(), true
+			case "/proc/self/status":
+				content, ok = s.selfStatus(), true
+			}
+		}
+		if host, mounted := s.hostPath(name); mounted {
+			b, err := os.ReadFile(host)
+			content, ok = string(b), err == nil
+		}
 		if !ok {
 			fmt.Fprintf(s.stderr, "cat: can't open '%s': No such file or directory\n", name)
 			code = 1
@@ -143,14 +174,35 @@ func (s *shell) cat(_ context.Context, args []string) int {
 }
 
 // ls lists the entries directly under each directory named (default /) that the script's files
-// make: their names, and the directories leading to deeper ones.
+// make: their names, and the directories leading to deeper ones; under a bind mount, the host
+// directory's entries (-A or -a: with those whose names start with a dot).
 func (s *shell) ls(_ context.Context, args []string) int {
-	if len(args) == 0 {
-		args = []string{"/"}
+	all := false
+	var dirs []string
+	for _, a := range args {
+		switch {
+		case a == "-A" || a == "-a":
+			all = true
+		case a == "-1":
+		case strings.HasPrefix(a, "-") && a != "-":
+			fmt.Fprintf(s.stderr, "ls: unrecognized option '%s'\n", a)
+			return 1
+		default:
+			dirs = append(dirs, a)
+		}
+	}
+	if len(dirs) == 0 {
+		dirs = []string{"/"}
 	}
 	code := 0
-	for _, dir := range args {
+	for _, dir := range dirs {
 		dir = path.Clean("/" + dir)
+		if host, ok := s.hostPath(dir); ok {
+			if !s.lsHost(dir, host, all) {
+				code = 1
+			}
+			continue
+		}
 		if _, ok := s.files[dir]; ok {
 			fmt.Fprintln(s.stdout, path.Base(dir))
 			continue
@@ -176,6 +228,351 @@ func (s *shell) ls(_ context.Context, args []string) int {
 		}
 	}
 	return code
+}
+
+// pid1Cmdline is /proc/1/cmdline in the container: the pod's infra process where the container
+// shares the pod's process namespace (its namespace options say POD), else its own command, each
+// argument NUL-terminated.
+func (s *shell) pid1Cmdline() string {
+	argv := []string{"/pause"}
+	if ns := s.ctr.cfg.GetLinux().GetSecurityContext().GetNamespaceOptions(); ns == nil || ns.Pid != runtimeapi.NamespaceMode_POD {
+		argv = append(slices.Clone(s.ctr.cfg.GetCommand()), s.ctr.cfg.GetArgs()...)
+	}
+	var b strings.Builder
+	for _, a := range argv {
+		b.WriteString(a)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// capabilityBits numbers Linux's capabilities (linux/capability.h), as the CRI names them.
+var capabilityBits = map[string]uint{
+	"CHOWN": 0, "DAC_OVERRIDE": 1, "DAC_READ_SEARCH": 2, "FOWNER": 3, "FSETID": 4, "KILL": 5, "SETGID": 6,
+	"SETUID": 7, "SETPCAP": 8, "LINUX_IMMUTABLE": 9, "NET_BIND_SERVICE": 10, "NET_BROADCAST": 11,
+	"NET_ADMIN": 12, "NET_RAW": 13, "IPC_LOCK": 14, "IPC_OWNER": 15, "SYS_MODULE": 16, "SYS_RAWIO": 17,
+	"SYS_CHROOT": 18, "SYS_PTRACE": 19, "SYS_PACCT": 20, "SYS_ADMIN": 21, "SYS_BOOT": 22, "SYS_NICE": 23,
+	"SYS_RESOURCE": 24, "SYS_TIME": 25, "SYS_TTY_CONFIG": 26, "MKNOD": 27, "LEASE": 28, "AUDIT_WRITE": 29,
+	"AUDIT_CONTROL": 30, "SETFCAP": 31, "MAC_OVERRIDE": 32, "MAC_ADMIN": 33, "SYSLOG": 34, "WAKE_ALARM": 35,
+	"BLOCK_SUSPEND": 36, "AUDIT_READ": 37, "PERFMON": 38, "BPF": 39, "CHECKPOINT_RESTORE": 40,
+}
+
+const (
+	// allCapabilities has every capability's bit.
+	allCapabilities uint64 = 1<<41 - 1
+	// defaultCapabilities is containerd's default set: CHOWN, DAC_OVERRIDE, FSETID, FOWNER, MKNOD,
+	// NET_RAW, SETGID, SETUID, SETFCAP, SETPCAP, NET_BIND_SERVICE, SYS_CHROOT, KILL, AUDIT_WRITE.
+	defaultCapabilities uint64 = 0xa80425fb
+)
+
+// capabilities is the container's capability set as containerd makes it: every one when
+// privileged, else the default set, then ALL added or dropped, then each named one added, then
+// each named one dropped.
+func capabilities(sc *runtimeapi.LinuxContainerSecurityContext) uint64 {
+	if sc.GetPrivileged() {
+		return allCapabilities
+	}
+	caps := defaultCapabilities
+	add, drop := sc.GetCapabilities().GetAddCapabilities(), sc.GetCapabilities().GetDropCapabilities()
+	if slices.Contains(add, "ALL") {
+		caps = allCapabilities
+	}
+	if slices.Contains(drop, "ALL") {
+		caps = 0
+	}
+	for _, c := range add {
+		if bit, ok := capabilityBits[strings.TrimPrefix(c, "CAP_")]; ok {
+			caps |= 1 << bit
+		}
+	}
+	for _, c := range drop {
+		if bit, ok := capabilityBits[strings.TrimPrefix(c, "CAP_")]; ok {
+			caps &^= 1 << bit
+		}
+	}
+	return caps
+}
+
+// selfStatus is /proc/self/status of a process in the container: its ids, its capability sets (a
+// user other than root keeps the bounding set only), no_new_privs and its seccomp mode.
+func (s *shell) selfStatus() string {
+	sc := s.ctr.cfg.GetLinux().GetSecurityContext()
+	uid := s.ctr.imageUID
+	if sc.GetRunAsUser() != nil {
+		uid = sc.GetRunAsUser().GetValue()
+	}
+	gid := sc.GetRunAsGroup().GetValue()
+	bnd := capabilities(sc)
+	eff := bnd
+	if uid != 0 {
+		eff = 0
+	}
+	// Seccomp 2 is a filter (the runtime's default profile or a localhost one), 0 none (unconfined,
+	// or no profile given, as containerd runs it).
+	seccomp := 0
+	if t := sc.GetSeccomp().GetProfileType(); sc.GetSeccomp() != nil && t != runtimeapi.SecurityProfile_Unconfined {
+		seccomp = 2
+	}
+	noNewPrivs := 0
+	if sc.GetNoNewPrivs() {
+		noNewPrivs = 1
+	}
+	return fmt.Sprintf("Name:\tcat\nState:\tR (running)\nUid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nCapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t%d\n",
+		uid, uid, uid, uid, gid, gid, gid, gid, 0, eff, eff, bnd, 0, noNewPrivs, seccomp)
+}
+
+// config is the container's configuration, nil for none.
+func (c *container) config() *runtimeapi.ContainerConfig {
+	if c == nil {
+		return nil
+	}
+	return c.cfg
+}
+
+// hostPath answers the host path that p, a path in the container, is under the deepest bind
+// mount of.
+func (s *shell) hostPath(p string) (string, bool) {
+	p = path.Clean("/" + p)
+	best, host := "", ""
+	for _, m := range s.ctr.config().GetMounts() {
+		cp := path.Clean("/" + m.GetContainerPath())
+		if rest, ok := strings.CutPrefix(p, cp); ok && (rest == "" || rest[0] == '/' || cp == "/") && len(cp) >= len(best) {
+			best, host = cp, filepath.Join(m.GetHostPath(), rest)
+		}
+	}
+	return host, host != ""
+}
+
+// lsHost lists a host directory (or names a host file) seen in the container at dir.
+func (s *shell) lsHost(dir, host string, all bool) bool {
+	info, err := os.Stat(host)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "ls: %s: No such file or directory\n", dir)
+		return false
+	}
+	if !info.IsDir() {
+		fmt.Fprintln(s.stdout, path.Base(dir))
+		return true
+	}
+	entries, err := os.ReadDir(host)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "ls: can't open '%s': Permission denied\n", dir)
+		return false
+	}
+	for _, e := range entries {
+		if all || !strings.HasPrefix(e.Name(), ".") {
+			fmt.Fprintln(s.stdout, e.Name())
+		}
+	}
+	return true
+}
+
+// grep prints the lines of the named files (or stdin) that match the pattern (a Go regular
+// expression, which reads busybox's basic ones the tests use alike): -q prints nothing, -v
+// inverts, -i ignores case; exit 0 when a line matched, 1 when none did, 2 on an error.
+func (s *shell) grep(_ context.Context, args []string) int {
+	quiet, invert, fold := false, false, false
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
+		for _, f := range args[0][1:] {
+			switch f {
+			case 'q':
+				quiet = true
+			case 'v':
+				invert = true
+			case 'i':
+				fold = true
+			default:
+				fmt.Fprintf(s.stderr, "grep: invalid option -- '%c'\n", f)
+				return 2
+			}
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(s.stderr, "Usage: grep [-qvi] PATTERN [FILE]...")
+		return 2
+	}
+	pattern := args[0]
+	if fold {
+		pattern = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "grep: bad regex '%s'\n", args[0])
+		return 2
+	}
+	files := args[1:]
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	matched, failed := false, false
+	for _, name := range files {
+		var in bytes.Buffer
+		reader := &shell{ctr: s.ctr, files: s.files, stdin: s.stdin, stdout: &in, stderr: s.stderr}
+		if reader.cat(context.Background(), []string{name}) != 0 {
+			failed = true
+			continue
+		}
+		lines := bufio.NewScanner(&in)
+		lines.Buffer(make([]byte, 64<<10), 1<<20)
+		for lines.Scan() {
+			if re.MatchString(lines.Text()) == invert {
+				continue
+			}
+			matched = true
+			if quiet {
+				continue
+			}
+			if len(files) > 1 {
+				fmt.Fprintf(s.stdout, "%s:", name)
+			}
+			fmt.Fprintln(s.stdout, lines.Text())
+		}
+	}
+	switch {
+	case failed && !(quiet && matched):
+		return 2
+	case matched:
+		return 0
+	}
+	return 1
+}
+
+// pgrep prints the ids of the processes whose name (-f: whole command line) matches the pattern,
+// exit 1 when none does. The container's main process, id 1, is the only one a fake has.
+func (s *shell) pgrep(_ context.Context, args []string) int {
+	full := false
+	if len(args) > 0 && args[0] == "-f" {
+		full, args = true, args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(s.stderr, "Usage: pgrep [-f] PATTERN")
+		return 2
+	}
+	re, err := regexp.Compile(args[0])
+	if err != nil {
+		fmt.Fprintf(s.stderr, "pgrep: bad regex '%s'\n", args[0])
+		return 2
+	}
+	main := s.ctr.config()
+	argv := append(slices.Clone(main.GetCommand()), main.GetArgs()...)
+	if len(argv) == 0 {
+		return 1
+	}
+	subject := path.Base(argv[0])
+	if full {
+		subject = strings.Join(argv, " ")
+	}
+	if !re.MatchString(subject) {
+		return 1
+	}
+	fmt.Fprintln(s.stdout, 1)
+	return 0
+}
+
+// id prints the user and groups the container's security context gives its processes (else the
+// image's user, and group 0): -u, -g, -G, with -n their names (root's only: a fake image has no
+// /etc/passwd).
+func (s *shell) id(_ context.Context, args []string) int {
+	var which byte
+	names := false
+	for _, a := range args {
+		if len(a) < 2 || a[0] != '-' {
+			fmt.Fprintf(s.stderr, "id: unknown user %s\n", a)
+			return 1
+		}
+		for _, f := range a[1:] {
+			switch f {
+			case 'n':
+				names = true
+			case 'u', 'g', 'G':
+				which = byte(f)
+			default:
+				fmt.Fprintf(s.stderr, "id: invalid option -- '%c'\n", f)
+				return 1
+			}
+		}
+	}
+	sc := s.ctr.config().GetLinux().GetSecurityContext()
+	uid, gid := sc.GetRunAsUser().GetValue(), sc.GetRunAsGroup().GetValue()
+	if sc.GetRunAsUser() == nil && s.ctr != nil {
+		uid = s.ctr.imageUID
+	}
+	user := sc.GetRunAsUsername()
+	if user != "" && sc.GetRunAsUser() == nil && (which == 'u' && !names || which == 0) {
+		fmt.Fprintf(s.stderr, "id: the fake's image has no /etc/passwd to find %s's id in\n", user)
+		return 1
+	}
+	if user == "" && uid == 0 {
+		user = "root"
+	}
+	name := func(id int64) string {
+		if id == 0 {
+			return "root"
+		}
+		return strconv.FormatInt(id, 10)
+	}
+	groups := append([]int64{gid}, sc.GetSupplementalGroups()...)
+	switch which {
+	case 'u':
+		if names {
+			if user == "" {
+				fmt.Fprintf(s.stderr, "id: unknown ID %d\n", uid)
+				return 1
+			}
+			fmt.Fprintln(s.stdout, user)
+		} else {
+			fmt.Fprintln(s.stdout, uid)
+		}
+	case 'g':
+		if names {
+			fmt.Fprintln(s.stdout, name(gid))
+		} else {
+			fmt.Fprintln(s.stdout, gid)
+		}
+	case 'G':
+		out := make([]string, len(groups))
+		for i, g := range groups {
+			out[i] = strconv.FormatInt(g, 10)
+			if names {
+				out[i] = name(g)
+			}
+		}
+		fmt.Fprintln(s.stdout, strings.Join(out, " "))
+	default:
+		out := make([]string, len(groups))
+		for i, g := range groups {
+			out[i] = fmt.Sprintf("%d(%s)", g, name(g))
+		}
+		if user == "" {
+			user = strconv.FormatInt(uid, 10)
+		}
+		fmt.Fprintf(s.stdout, "uid=%d(%s) gid=%d(%s) groups=%s\n", uid, user, gid, name(gid), strings.Join(out, ","))
+	}
+	return 0
+}
+
+// sandboxFiles are the files a runtime makes for the pod's containers from its sandbox's
+// configuration: /etc/resolv.conf from its DNS configuration and /proc/sys entries of its sysctls.
+func sandboxFiles(cfg *runtimeapi.PodSandboxConfig) map[string]string {
+	files := map[string]string{}
+	if dns := cfg.GetDnsConfig(); dns != nil {
+		var b strings.Builder
+		if len(dns.Searches) > 0 {
+			fmt.Fprintf(&b, "search %s\n", strings.Join(dns.Searches, " "))
+		}
+		for _, ns := range dns.Servers {
+			fmt.Fprintf(&b, "nameserver %s\n", ns)
+		}
+		if len(dns.Options) > 0 {
+			fmt.Fprintf(&b, "options %s\n", strings.Join(dns.Options, " "))
+		}
+		files["/etc/resolv.conf"] = b.String()
+	}
+	for k, v := range cfg.GetLinux().GetSysctls() {
+		files["/proc/sys/"+strings.ReplaceAll(k, ".", "/")] = v + "\n"
+	}
+	return files
 }
 
 // seq prints the numbers from first (default 1) to last, one a line.
@@ -329,10 +726,13 @@ func (s *shell) pipeline(ctx context.Context, toks []token) error {
 			return errExit{code}
 		}
 		f, ok := builtin(argv[0])
-		if !ok {
+		switch {
+		case !ok && s.healthy:
+			s.status = 0
+		case !ok:
 			fmt.Fprintf(s.stderr, "sh: %s: not found\n", argv[0])
 			s.status = 127
-		} else {
+		default:
 			s.status = f(s, ctx, argv[1:])
 		}
 		s.stdin = &piped

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -221,6 +222,7 @@ func (s streamRuntime) target(id string, cmd []string) (*target, error) {
 			t.env = append(t.env, kv.Key+"="+string(kv.Value))
 		}
 		t.files["/etc/hostname"] = t.hostname + "\n"
+		maps.Copy(t.files, sandboxFiles(c.sb.cfg))
 		for _, f := range sc.files {
 			if f.m.matches(s.r, c) {
 				t.files[f.Path] = f.Content
@@ -305,7 +307,7 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 		}
 		code = int(rule.ExitCode)
 	} else {
-		sh := &shell{env: t.env, hostname: t.hostname, files: t.files, sleep: s.sleep(t.c),
+		sh := &shell{env: t.env, hostname: t.hostname, files: t.files, ctr: t.c, sleep: s.sleep(t.c),
 			stdin: stdin, stdout: stdout, stderr: stderr, prompt: prompt}
 		if code, err = sh.exec(ctx, cmd); err != nil {
 			return err
@@ -403,7 +405,7 @@ func (s streamRuntime) attachShell(ctx context.Context, t *target, in io.Reader,
 		term := newTerminal(in, stdout)
 		in, stdout, stderr, prompt = term, term.out, term.out, "/ # "
 	}
-	sh := &shell{env: t.env, hostname: t.hostname, files: t.files, sleep: s.sleep(t.c),
+	sh := &shell{env: t.env, hostname: t.hostname, files: t.files, ctr: t.c, sleep: s.sleep(t.c),
 		stdin: in, stdout: stdout, stderr: stderr, prompt: prompt}
 	done := make(chan struct{})
 	go func() {

@@ -1,4 +1,4 @@
-//go:build e2e && benchnode
+//go:build e2e && (benchnode || benchstreams)
 
 // `make bench-node`: issue 13's speed figures, orchlet side by side with Kubernetes' kubelet (built
 // by `make peers`, given in ORCH_PEER_KUBELET) on one containerd started for the run. It needs
@@ -73,19 +73,7 @@ func TestBenchNode(t *testing.T) {
 	ctd := startContainerd(t)
 	runtimeCPU := cgroupCPU(t, "orch-bench-runtime", ctd.cmd.Process.Pid)
 	endpoint := "unix://" + ctd.sock
-	ctx := context.Background()
-	rs, _, err := pods.Connect(ctx, endpoint, "", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, statErr := os.Stat(e2ePodsDir)
-	t.Cleanup(func() {
-		clearRuntime(t, rs)
-		removeBenchPodLogs()
-		if os.IsNotExist(statErr) {
-			_ = os.Remove(e2ePodsDir)
-		}
-	})
+	rs := connectBenchRuntime(t, endpoint, removeBenchPodLogs)
 
 	agents := []benchAgent{{"orchlet", binary}, {"kubelet", kubelet}}
 	runs := map[string][]benchRun{}
@@ -281,6 +269,25 @@ func runBenchAgent(t *testing.T, endpoint string, rs cri.RuntimeService, a bench
 	clearRuntime(t, rs)
 	removeBenchPodLogs()
 	return r
+}
+
+// connectBenchRuntime connects to the bench's containerd; at the end it clears the runtime, the
+// pod logs removeLogs removes, and /var/log/pods itself when the bench made it.
+func connectBenchRuntime(t *testing.T, endpoint string, removeLogs func()) cri.RuntimeService {
+	t.Helper()
+	rs, _, err := pods.Connect(context.Background(), endpoint, "", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, statErr := os.Stat(e2ePodsDir)
+	t.Cleanup(func() {
+		clearRuntime(t, rs)
+		removeLogs()
+		if os.IsNotExist(statErr) {
+			_ = os.Remove(e2ePodsDir)
+		}
+	})
+	return rs
 }
 
 // placeManifests writes each pod's manifest into staging, then renames them all into the manifest

@@ -119,6 +119,9 @@ type Agent struct {
 	// without a topology policy the memory manager admits pods itself.
 	hintProviders []topologymanager.Provider
 	memoryAdmits  bool
+	// watchLogs watches a followed log's directory: inotify on the machine's filesystem, none on
+	// a simulated one (followers poll on the clock alone).
+	watchLogs func(dir string) containerlogs.Notifier
 }
 
 // New assembles the agent from its configuration.
@@ -135,6 +138,9 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 		d.HTTP = &http.Client{}
 	}
 	a := &Agent{clk: d.Clock, node: d.NodeName, started: d.Clock.Now(), runtime: d.Runtime, images: d.Images, execTimeout: cfg.RuntimeRequestTimeout.Duration, podCIDR: cfg.PodCIDR, logger: d.Logger}
+	if d.FS == nil {
+		a.watchLogs = func(dir string) containerlogs.Notifier { return sources.OSNotifier(dir) }
+	}
 	var err error
 	a.Events, err = events.New(events.Options{
 		Clock: d.Clock, NodeName: d.NodeName, QPS: cfg.EventRecordQPS, Burst: cfg.EventBurst, Sink: d.Sink,

@@ -124,7 +124,7 @@ func (a *Agent) ContainerLogs(ctx context.Context, namespace, pod, name string, 
 		st, err := a.runtime.ContainerStatus(ctx, c.Id, false)
 		return err == nil && st.GetStatus().GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING
 	}
-	err = containerlogs.ReadLogs(ctx, path, opts, a.clk.Now(), out, &containerlogs.Follow{Clock: a.clk, Running: running})
+	err = containerlogs.ReadLogs(ctx, path, opts, a.clk.Now(), out, &containerlogs.Follow{Clock: a.clk, Running: running, Watch: a.watchLogs})
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %w", err, server.ErrNotFound)
 	}

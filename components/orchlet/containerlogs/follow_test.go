@@ -104,3 +104,59 @@ func TestFollowEndsWithContext(t *testing.T) {
 		t.Fatal("following went on after the context ended")
 	}
 }
+
+// chanNotifier hands the follower's changed function to the test, which calls it as a watch would.
+type chanNotifier chan func(string)
+
+func (n chanNotifier) Notify(ctx context.Context, changed func(string)) error {
+	n <- changed
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestFollowWakesOnWatch: with a watch of the log's directory, a line written is followed as soon
+// as the watch tells of the change, the clock not moving (no poll has come); the watch of the live
+// log's directory ends with the follow.
+func TestFollowWakesOnWatch(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "0.log")
+	writeFile(t, log, "2026-01-01T00:00:01Z stdout F one\n")
+	mock := clock.NewMock()
+	out := &syncbuf.Buffer{}
+	notifier := make(chanNotifier, 1)
+	var watched atomic.Value
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- ReadLogs(ctx, log, &corev1.PodLogOptions{Follow: true}, mock.Now(), out, &Follow{
+			Clock: mock, Running: func(context.Context) bool { return true },
+			Watch: func(d string) Notifier { watched.Store(d); return notifier },
+		})
+	}()
+	changed := <-notifier
+	if got := watched.Load(); got != dir {
+		t.Fatalf("watched %v, want the log's directory %s", got, dir)
+	}
+	wait := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for out.String() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("followed %q, want %q", out.String(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	wait("one\n")
+	want := "one\n"
+	for _, line := range []string{"two", "three"} {
+		appendFile(t, log, "2026-01-01T00:00:02Z stdout F "+line+"\n")
+		changed("0.log")
+		want += line + "\n"
+		wait(want)
+	}
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("ReadLogs after the client went: %v", err)
+	}
+}

@@ -40,6 +40,15 @@ type Follow struct {
 	// Running says whether the container still runs; once it does not, the live file is read to
 	// its end and ReadLogs returns.
 	Running func(ctx context.Context) bool
+	// Watch, when set, answers a watch of the live log's directory (inotify on the real node; nil
+	// where there is none), so that a line is read as soon as the runtime writes it, as the
+	// kubelet's follower wakes on fsnotify; the poll on Clock stays for what a watch misses.
+	Watch func(dir string) Notifier
+}
+
+// Notifier tells of changes under a watched path until ctx ends (sources.Notifier's shape).
+type Notifier interface {
+	Notify(ctx context.Context, changed func(name string)) error
 }
 
 const (
@@ -120,6 +129,7 @@ func (r *reader) read(ctx context.Context, log string, rotated []string, followi
 		return err
 	}
 	r.tail = -1
+	wake := watch(ctx, follow, log)
 	checked := follow.Clock.Now()
 	for {
 		t := follow.Clock.Timer(followPoll)
@@ -128,6 +138,8 @@ func (r *reader) read(ctx context.Context, log string, rotated []string, followi
 			t.Stop()
 			return ctx.Err()
 		case <-t.C:
+		case <-wake:
+			t.Stop()
 		}
 		if err := live.readLines(r); err != nil {
 			return err
@@ -145,6 +157,30 @@ func (r *reader) read(ctx context.Context, log string, rotated []string, followi
 			}
 		}
 	}
+}
+
+// watch starts follow's watch of the live log's directory, if it has one, until ctx ends, and
+// answers a channel that holds a value once something there changed since the last read (nil,
+// which never receives, without a watch).
+func watch(ctx context.Context, follow *Follow, log string) <-chan struct{} {
+	if follow.Watch == nil {
+		return nil
+	}
+	n := follow.Watch(filepath.Dir(log))
+	if n == nil {
+		return nil
+	}
+	wake := make(chan struct{}, 1)
+	go func() {
+		// A failed watch leaves the poll alone to follow; ctx's end ends it.
+		_ = n.Notify(ctx, func(string) {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	return wake
 }
 
 // liveFile is the log file the runtime writes, read as it grows. The runtime may be writing its

@@ -32,6 +32,9 @@ func OSFileSource(p string) (*FileSource, error) {
 	return &FileSource{FS: os.DirFS("/"), Path: filepath.ToSlash(abs), Notifier: osNotifier(abs)}, nil
 }
 
+// OSNotifier watches path on the machine's filesystem: with inotify on Linux, nil elsewhere.
+func OSNotifier(path string) Notifier { return osNotifier(path) }
+
 // Name is the config source annotation value of file pods.
 func (f *FileSource) Name() string { return SourceFile }
 

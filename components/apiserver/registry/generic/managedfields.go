@@ -3,7 +3,6 @@ package generic
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -180,10 +179,13 @@ func namesManagedFields(entries []metav1.ManagedFieldsEntry) bool {
 }
 
 // typedAsObjects reports whether every field set of entries is typed as a JSON object, one that
-// fieldsV1's untyped schema takes whole: a live object's, decoded from JSON, always are.
+// fieldsV1's untyped schema takes whole. The live objects of updates are decoded from their
+// stored JSON (Store.get), whose decoder checked every fieldsV1 to be valid JSON before it kept
+// its bytes: what is left to see is that each is an object (json.Valid again was 3% of a node
+// status post's CPU).
 func typedAsObjects(entries []metav1.ManagedFieldsEntry) bool {
 	for _, e := range entries {
-		if raw := e.FieldsV1.GetRawBytes(); len(raw) > 0 && (raw[0] != '{' || !json.Valid(raw)) {
+		if raw := e.FieldsV1.GetRawBytes(); len(raw) > 0 && raw[0] != '{' {
 			return false
 		}
 	}

@@ -37,7 +37,7 @@ func statusOf(s generic.Strategy) generic.UpdateStrategy {
 	case core.NamespaceStrategy:
 		return core.NamespaceStatusStrategy{NamespaceStrategy: s}
 	case certificates.Strategy:
-		return certificates.StatusStrategy{Clock: s.Clock}
+		return certificates.StatusStrategy(s)
 	}
 	return nil
 }

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-peers peers peers-kubelet-fakecri conformance-peers critest orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-sim-10k bench-peers peers peers-kubelet-fakecri conformance-peers critest orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
 
 all: build
 
@@ -143,7 +143,12 @@ bench:
 ## nodes for an hour, 1,000 API-server-mode nodes for an hour); SIM_HOURS=0.1 for a short look;
 ## SIM_COST=1 splits the node-day under pressure's CPU between the simulator and the production code
 bench-sim:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./sim
+	$(GO) test -run '^$$' -bench . -skip TenThousand -benchtime 1x -timeout 30m ./sim
+
+## bench-sim-10k: 10,000 API-server-mode nodes for a simulated hour (SIM_HOURS for less): wall time,
+## peak heap and RSS, and the API server's load (requests by verb; SIM_COST=1 its share of the CPU)
+bench-sim-10k:
+	$(GO) test -run '^$$' -bench '^BenchmarkTenThousandAPINodesHour$$' -benchtime 1x -timeout 120m ./sim
 
 ## peers: Kubernetes' kube-apiserver, kubelet and kube-controller-manager (KUBE_VERSION), built from
 ## the Go module proxy into PEERS_CACHE, outside the repository: a module requiring k8s.io/kubernetes

@@ -112,20 +112,32 @@ func hours(b *testing.B, def float64) time.Duration {
 // (SIM_HOURS overrides), default status and lease periods: wall time, peak heap in use (sampled at
 // every simulated minute) and the API's requests per simulated second by verb and resource.
 func BenchmarkThousandAPINodesHour(b *testing.B) {
+	apiNodesHour(b, 1000)
+}
+
+// 10,000 such nodes (make bench-sim-10k; SIM_HOURS overrides the hour): the figures of 1,000, and
+// the API server's load: its requests by verb, their total per simulated second, and with SIM_COST
+// set its share of the CPU.
+func BenchmarkTenThousandAPINodesHour(b *testing.B) {
+	apiNodesHour(b, 10000)
+}
+
+func apiNodesHour(b *testing.B, nodes int) {
 	d := hours(b, 1)
 	for b.Loop() {
 		w, err := New(Options{Seed: 1, APIServer: true, Keep: func(Entry) bool { return false }})
 		if err != nil {
 			b.Fatal(err)
 		}
-		for i := range 1000 {
-			if _, err := w.AddNode(NodeOptions{Name: fmt.Sprintf("node-%04d", i), API: true}); err != nil {
+		for i := range nodes {
+			if _, err := w.AddNode(NodeOptions{Name: fmt.Sprintf("node-%0*d", len(strconv.Itoa(nodes)), i), API: true}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		var peak uint64
 		var ms runtime.MemStats
 		start := time.Now()
+		c := startCost(b)
 		for at := time.Duration(0); at < d; {
 			at = min(at+time.Minute, d)
 			if err := w.RunUntil(at); err != nil {
@@ -135,17 +147,21 @@ func BenchmarkThousandAPINodesHour(b *testing.B) {
 			peak = max(peak, ms.HeapInuse)
 		}
 		wall := time.Since(start)
+		c.report(b, w.Lines(), d.Seconds()*float64(nodes))
 		b.ReportMetric(wall.Seconds(), "wall-s")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-inuse-MiB")
 		counts := w.APIRequestCounts()
 		keys := make([]string, 0, len(counts))
-		for k := range counts {
+		var total uint64
+		for k, n := range counts {
 			keys = append(keys, k)
+			total += n
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
 			b.ReportMetric(float64(counts[k])/d.Seconds(), strings.ReplaceAll(k, " ", "-")+"/sim-s")
 		}
+		b.ReportMetric(float64(total)/d.Seconds(), "requests/sim-s")
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}

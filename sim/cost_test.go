@@ -42,11 +42,14 @@ func (c *cost) report(b *testing.B, lines int, nodeSeconds float64) {
 		b.Fatal(err)
 	}
 	cpu := len(p.SampleType) - 1 // cpu nanoseconds, after the sample count
-	var harness, production, rest int64
+	var harness, production, apiserver, rest int64
 	for _, s := range p.Sample {
 		switch owner(s) {
 		case "harness":
 			harness += s.Value[cpu]
+		case "apiserver":
+			apiserver += s.Value[cpu]
+			production += s.Value[cpu]
 		case "production":
 			production += s.Value[cpu]
 		default:
@@ -59,13 +62,15 @@ func (c *cost) report(b *testing.B, lines int, nodeSeconds float64) {
 	}
 	b.ReportMetric(100*float64(harness)/total, "harness-%")
 	b.ReportMetric(100*float64(production)/total, "production-%")
+	b.ReportMetric(100*float64(apiserver)/total, "apiserver-%")
 	b.ReportMetric(100*float64(rest)/total, "runtime-other-%")
 	b.ReportMetric(float64(harness)/1e3/float64(max(lines, 1)), "harness-µs/line")
 	b.ReportMetric(float64(harness)/1e3/nodeSeconds, "harness-µs/node-s")
 	b.ReportMetric(float64(production)/1e3/nodeSeconds, "production-µs/node-s")
 }
 
-// owner is "harness" or "production" by the sample's innermost frame of this module, "" for none.
+// owner is "harness" or "production" by the sample's innermost frame of this module, "" for none;
+// production's "apiserver" when that frame is the API server's (a part of production).
 func owner(s *profile.Sample) string {
 	for _, loc := range s.Location {
 		for _, l := range loc.Line {
@@ -73,6 +78,8 @@ func owner(s *profile.Sample) string {
 			switch {
 			case strings.HasPrefix(name, "orch.io/orch/sim.") || strings.HasPrefix(name, "orch.io/orch/fakecri"):
 				return "harness"
+			case strings.HasPrefix(name, "orch.io/orch/components/apiserver/"):
+				return "apiserver"
 			case strings.HasPrefix(name, "orch.io/orch/components/") || strings.HasPrefix(name, "orch.io/orch/third_party/"):
 				return "production"
 			}
@@ -96,6 +103,7 @@ func TestOwner(t *testing.T) {
 		{frame("runtime.mallocgc", "orch.io/orch/components/orchlet/pods.(*Manager).Step", "orch.io/orch/sim.(*World).settle"), "production"},
 		{frame("syscall.Syscall6", "orch.io/orch/fakecri.(*Runtime).ListContainers", "orch.io/orch/components/orchlet/pods.(*Manager).Step"), "harness"},
 		{frame("runtime.gcBgMarkWorker"), ""},
+		{frame("encoding/json.Unmarshal", "orch.io/orch/components/apiserver/registry/generic.(*Store).decode", "orch.io/orch/sim.roundTripper.RoundTrip"), "apiserver"},
 		{frame("strings.Index", "orch.io/orch/sim.(*World).record"), "harness"},
 	} {
 		if got := owner(tc.s); got != tc.want {

@@ -391,7 +391,7 @@ func TestPodDataDirsRemadeAtEverySync(t *testing.T) {
 	h.add(newPod("web", ctr("app", "nginx")))
 	h.runUntil(time.Second)
 	plugins := filepath.Join(root, "pods", "uid-web", "plugins")
-	for _, d := range []string{plugins, filepath.Join(root, "pods", "uid-web", "volumes")} {
+	for _, d := range []string{filepath.Join(root, "pods", "uid-web"), plugins, filepath.Join(root, "pods", "uid-web", "volumes")} {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o750 {
 			t.Fatalf("%s after the first sync: %v %v", d, fi, err)
 		}

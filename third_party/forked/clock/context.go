@@ -33,18 +33,22 @@ func (m *Mock) WithDeadline(parent context.Context, deadline time.Time) (context
 	return ctx, func() { ctx.cancel(context.Canceled) }
 }
 
-// propagateCancel arranges for child to be canceled when parent is.
+// propagateCancel arranges for child to be canceled when parent is. context.AfterFunc registers
+// with the parent rather than starting a goroutine that waits on both (upstream's way): a
+// simulated node makes a deadline context for every runtime call, and the goroutines cost more
+// than the calls.
 func propagateCancel(parent context.Context, child *timerCtx) {
 	if parent.Done() == nil {
 		return // parent is never canceled
 	}
-	go func() {
-		select {
-		case <-parent.Done():
-			child.cancel(parent.Err())
-		case <-child.Done():
-		}
-	}()
+	stop := context.AfterFunc(parent, func() { child.cancel(parent.Err()) })
+	child.Lock()
+	defer child.Unlock()
+	if child.err != nil {
+		stop() // canceled already: the registration is not needed
+		return
+	}
+	child.stopParent = stop
 }
 
 type timerCtx struct {
@@ -55,8 +59,9 @@ type timerCtx struct {
 	deadline time.Time
 	done     chan struct{}
 
-	err   error
-	timer *Timer
+	err        error
+	timer      *Timer
+	stopParent func() bool // ends propagateCancel's registration with the parent
 }
 
 func (c *timerCtx) cancel(err error) {
@@ -70,6 +75,10 @@ func (c *timerCtx) cancel(err error) {
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil
+	}
+	if c.stopParent != nil {
+		c.stopParent()
+		c.stopParent = nil
 	}
 }
 

@@ -2,6 +2,7 @@ package clock
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -40,5 +41,31 @@ func TestUnyieldingMock(t *testing.T) {
 	<-child.Done()
 	if child.Err() != context.Canceled {
 		t.Errorf("child of a cancelled parent ended with %v, want Canceled", child.Err())
+	}
+}
+
+// A deadline context made under a parent canceled already is canceled too.
+func TestMock_WithDeadlineParentCanceledBefore(t *testing.T) {
+	m := NewUnyieldingMock()
+	parent, cancel := context.WithCancel(context.Background())
+	cancel()
+	late, stopLate := m.WithTimeout(parent, time.Minute)
+	defer stopLate()
+	<-late.Done()
+	if !errors.Is(late.Err(), context.Canceled) {
+		t.Fatalf("Err() of a context made under a canceled parent = %v, want context.Canceled", late.Err())
+	}
+}
+
+// The cost of a deadline context under a cancelable parent, made and canceled, as a simulated
+// node makes one for every runtime call.
+func BenchmarkMock_WithTimeout(b *testing.B) {
+	m := NewUnyieldingMock()
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, stop := m.WithTimeout(parent, time.Minute)
+		stop()
 	}
 }

@@ -318,6 +318,31 @@ func TestOrphansWaitForTheSources(t *testing.T) {
 	}
 }
 
+// A pod handed over by the sources waits in the inbox until a Step applies it; until then no pod
+// of the runtime's is an orphan, or a restarted agent's relist, in the Step the pods arrive
+// during, tears down the static pods it is about to adopt.
+func TestOrphansWaitForTheInbox(t *testing.T) {
+	var ready atomic.Bool
+	ready.Store(true)
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
+	delivered := h.m.delivered(ready.Load)
+	if !delivered() {
+		t.Fatal("not delivered with the sources ready and nothing sent")
+	}
+	h.add(newPod("web", ctr("web", "nginx:1.27")))
+	if delivered() {
+		t.Error("delivered with a pod in the inbox")
+	}
+	h.runUntil(time.Second)
+	if !delivered() {
+		t.Error("not delivered once a Step applied the inbox")
+	}
+	ready.Store(false)
+	if delivered() {
+		t.Error("delivered with the sources not ready")
+	}
+}
+
 func TestRuntimeRequestTimeout(t *testing.T) {
 	script := &fakecri.Script{
 		Node:   fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}},

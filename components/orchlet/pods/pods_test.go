@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/backoff"
@@ -292,6 +293,38 @@ func TestOrphanedPodTornDown(t *testing.T) {
 	h.runUntil(5 * time.Second)
 	if n := len(h.calls("RemovePodSandbox", "")); n != 1 || len(h.sandboxes()) != 0 {
 		t.Errorf("RemovePodSandbox calls = %d, sandboxes left %d", n, len(h.sandboxes()))
+	}
+}
+
+// An orphan's container stops with the grace its pod had, recorded on it when it was made (the pod
+// gone from the sources while the agent was down): not the default 30 s.
+func TestOrphanStopsWithItsRecordedGrace(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
+	old := newPod("old", ctr("web", "nginx:1.27"))
+	old.Spec.TerminationGracePeriodSeconds = ptr.To[int64](3)
+	sbCfg := h.m.sandboxConfig(old, 0)
+	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := h.m.containerConfig(h.ctx, newPodState(old, t0), &old.Spec.Containers[0], "nginx:1.27", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := h.rt.CreateContainer(h.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg, SandboxConfig: sbCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.rt.StartContainer(h.ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(10 * time.Second)
+	stops := h.calls("StopContainer", "")
+	if len(stops) != 1 || !strings.HasSuffix(stops[0].Request, " timeout=3") {
+		t.Errorf("StopContainer calls %+v, want one with timeout=3", stops)
+	}
+	if len(h.sandboxes()) != 0 {
+		t.Errorf("sandboxes left %d", len(h.sandboxes()))
 	}
 }
 

@@ -89,6 +89,8 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		if cerr != nil {
 			total.cleanedFailed++
 			fmt.Fprintln(out, "cleaning the runtime:", cerr)
+		} else {
+			fmt.Fprintf(out, "removed the %d sandboxes of node %s from the runtime, their containers with them\n", n, agentNode)
 		}
 		removePodLogs()
 	}()

@@ -302,7 +302,7 @@ chaos:
 CHAOS_AGENT_KILLS ?= 10
 CHAOS_AGENT_PODS ?= 100
 chaos-agent:
-	flock /tmp/orch-containerd.lock env ORCH_AGENT_CHAOS_ARGS="--kills $(CHAOS_AGENT_KILLS) --pods $(CHAOS_AGENT_PODS) --seed $(CHAOS_SEED)" \
+	flock /tmp/orch-containerd.lock env ORCH_AGENT_CHAOS_ARGS="--kills $(CHAOS_AGENT_KILLS) --pods $(CHAOS_AGENT_PODS) --seed $(CHAOS_SEED) --max-up 4s" \
 		$(GO) test -tags e2e -count=1 -v -timeout 60m -run '^TestAgentKilledOnContainerd$$' ./cmd/orchlet/
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's

@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-sim-10k bench-peers peers peers-kubelet-fakecri conformance-peers critest orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-sim-10k bench-peers peers peers-kubelet-fakecri conformance-peers critest orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust chaos-agent conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
 
 all: build
 
@@ -124,9 +124,10 @@ plots-browser:
 ## the recording; kubectl (the project's, and the machine's if on PATH) through orch-apiserver to
 ## an API-mode orchlet on containerd: exec (-it on a terminal, -i piped, exit codes), cp both ways,
 ## logs (-f, --previous), port-forward, attach -i, debug -it --target, and streams byte-exact
-## (16 MiB of exec output, 256 MiB echoed through a port-forward; on fakecri too)
+## (16 MiB of exec output, 256 MiB echoed through a port-forward; on fakecri too); orchlet killed
+## twice among 20 pods (make chaos-agent's short run)
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 20m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd|SystemContainersOnContainerd)|TestRecordReplayOnContainerd|TestKubectl(Exec|Cp|Logs|PortForward|Attach|Debug|StreamBytes)OnContainerd|TestKubectlStreamBytesOnFakecri)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 20m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd|SystemContainersOnContainerd)|TestRecordReplayOnContainerd|TestKubectl(Exec|Cp|Logs|PortForward|Attach|Debug|StreamBytes)OnContainerd|TestKubectlStreamBytesOnFakecri|TestAgentKilledOnContainerd)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, RBAC authorization among 1,000
 ## roles and bindings, fakecri, the simulator at scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8
@@ -366,6 +367,16 @@ chaos: chaos-apiserver-exhaust
 chaos-apiserver-exhaust:
 	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
 	bin/orchchaos --apiserver bin/orch-apiserver --exhaust $(CHAOS_EXHAUST) --idle 10000
+
+## chaos-agent: kill -9 orchlet CHAOS_AGENT_KILLS times (seeded by CHAOS_SEED), alternately while
+## CHAOS_AGENT_PODS static busybox pods start and while a third of them are deleted, on a containerd
+## of its own (root, as e2e-containerd); after each restart the runtime must run every pod once, in
+## the sandbox it had, nothing leaked or doubled, within 3 minutes; every pod removed at the end
+CHAOS_AGENT_KILLS ?= 10
+CHAOS_AGENT_PODS ?= 100
+chaos-agent:
+	flock /tmp/orch-containerd.lock env ORCH_AGENT_CHAOS_ARGS="--kills $(CHAOS_AGENT_KILLS) --pods $(CHAOS_AGENT_PODS) --seed $(CHAOS_SEED) --max-up 4s" \
+		$(GO) test -tags e2e -count=1 -v -timeout 60m -run '^TestAgentKilledOnContainerd$$' ./cmd/orchlet/
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
 ## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores

@@ -24,23 +24,29 @@ func TestConverged(t *testing.T) {
 		name string
 		st   fakecri.State
 		want []string // parts of the error, none for converged
+		// kinds counts Differences' findings: leaked, doubled, missing.
+		kinds [3]int
 	}{
 		{name: "each pod once, what is left stopped", st: good},
 		{name: "a pod with two ready sandboxes", st: fakecri.State{
 			Sandboxes:  append(append([]fakecri.SandboxState{}, good.Sandboxes...), sb("s3", "web", ready)),
 			Containers: good.Containers,
-		}, want: []string{"default/web: 2 ready sandboxes"}},
+		}, want: []string{"default/web: 2 ready sandboxes"}, kinds: [3]int{0, 1, 0}},
 		{name: "a container twice, one missing", st: fakecri.State{
 			Sandboxes:  good.Sandboxes,
 			Containers: []fakecri.ContainerState{ctr("c1", "s1", "app", running), ctr("c2", "s2", "a", running), ctr("c4", "s2", "a", running)},
-		}, want: []string{"default/pair/a: 2 running", "default/pair/b: 0 running"}},
+		}, want: []string{"default/pair/a: 2 running", "default/pair/b: 0 running"}, kinds: [3]int{0, 1, 1}},
 		{name: "a pod that should not run, a container outside a ready sandbox", st: fakecri.State{
 			Sandboxes:  append(append([]fakecri.SandboxState{}, good.Sandboxes...), sb("s9", "gone", ready)),
 			Containers: append(append([]fakecri.ContainerState{}, good.Containers...), ctr("c9", "s0", "app", running)),
-		}, want: []string{"sandbox s9 of default/gone ready, no such pod", "container c9 (app) running outside a ready sandbox"}},
-		{name: "nothing runs", st: fakecri.State{}, want: []string{"default/pair: 0 ready sandboxes", "default/web/app: 0 running"}},
+		}, want: []string{"sandbox s9 of default/gone ready, no such pod", "container c9 (app) running outside a ready sandbox"}, kinds: [3]int{2, 0, 0}},
+		{name: "nothing runs", st: fakecri.State{}, want: []string{"default/pair: 0 ready sandboxes", "default/web/app: 0 running"}, kinds: [3]int{0, 0, 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			d := Differences(tc.st, want)
+			if got := [3]int{len(d.Leaked), len(d.Doubled), len(d.Missing)}; got != tc.kinds {
+				t.Errorf("Differences: leaked, doubled, missing %v, want %v (%+v)", got, tc.kinds, d)
+			}
 			err := Converged(tc.st, want)
 			if len(tc.want) == 0 {
 				if err != nil {

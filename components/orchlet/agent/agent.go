@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -122,6 +123,9 @@ type Agent struct {
 	// watchLogs watches a followed log's directory: inotify on the machine's filesystem, none on
 	// a simulated one (followers poll on the clock alone).
 	watchLogs func(dir string) containerlogs.Notifier
+	// forwarding is set while forward hands drained updates to the pods: the sources are
+	// drained then, but the pods do not hold them yet.
+	forwarding atomic.Bool
 }
 
 // New assembles the agent from its configuration.
@@ -177,7 +181,7 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	a.Pods, err = pods.New(pods.Options{
 		Clock: d.Clock, Runtime: d.Runtime, Images: d.Images, Recorder: a.Events, Config: cfg, Gates: d.Gates,
 		Cores: d.Cores, HTTP: probes, Dial: d.Dial, FS: d.FS, PodLogsDir: d.PodLogsDir, Logger: d.Logger, Version: d.Version,
-		SourcesReady: d.SourcesReady, CPUs: a.CPUs, Memory: memory, Node: d.PodNode, Admit: a.admit, Workers: d.PodWorkers,
+		SourcesReady: a.sourcesReady(d.SourcesReady), CPUs: a.CPUs, Memory: memory, Node: d.PodNode, Admit: a.admit, Workers: d.PodWorkers,
 		SizeLimitsEnforced: d.Observer != nil && cfg.LocalStorageCapacityIsolation && cfg.VolumeStatsAggPeriod.Duration > 0,
 	})
 	if err != nil {
@@ -238,10 +242,23 @@ func (a *Agent) forward(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-a.Sources.Ready():
+			a.forwarding.Store(true)
 			if us := a.Sources.Drain(); len(us) > 0 {
 				a.Pods.Update(us...)
 			}
+			a.forwarding.Store(false)
 		}
+	}
+}
+
+// sourcesReady tells the pods when a pod the runtime has and no source names is an orphan: once
+// every source has been read and the pods hold what it sent, and the other sources (the API
+// server's) are ready. Before, a restarted agent killed every static pod it had running and made
+// them again, the file source not yet read at its first relist. Polled is asked before
+// forwarding: a drain it saw is either still being handed on, or handed.
+func (a *Agent) sourcesReady(others func() bool) func() bool {
+	return func() bool {
+		return a.Sources.Polled() && !a.forwarding.Load() && (others == nil || others())
 	}
 }
 

@@ -261,7 +261,7 @@ func New(o Options) (*Manager, error) {
 	})
 	m.images = images.New(images.Options{Clock: o.Clock, Calls: m.calls, Images: o.Images, Recorder: o.Recorder, Logger: m.log,
 		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke, Plugins: m.node.Credentials})
-	m.relister = relist.New(o.Runtime, m.calls, m.log, o.SourcesReady)
+	m.relister = relist.New(o.Runtime, m.calls, m.log, m.delivered(o.SourcesReady))
 	m.syncer = podsync.New(podsync.Options{
 		Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, Logger: m.log,
 		Queue: workQueue{m}, LivePods: m.livePods, Images: m.images, Volumes: m.volumes, QoS: q, CPUs: o.CPUs, Memory: o.Memory, LogsDir: logsDir,
@@ -285,6 +285,16 @@ func Capacity(maxPods, podsPerCore int32, cores int) int {
 		c = int(podsPerCore) * cores
 	}
 	return c
+}
+
+// delivered tells the relister when a pod of the runtime's that the pods do not hold is an
+// orphan: the sources are ready and nothing they sent waits in the inbox. An update handed over
+// after a Step applied the inbox names a pod the relist later in that Step would otherwise tear
+// down: a restarted agent killed its running static pods so, and made them again.
+func (m *Manager) delivered(sourcesReady func() bool) func() bool {
+	return func() bool {
+		return (sourcesReady == nil || sourcesReady()) && m.inbox.len() == 0
+	}
 }
 
 // Update queues changes from the sources; the next Step applies them in order. It never blocks on

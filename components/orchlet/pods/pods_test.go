@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/backoff"
@@ -295,6 +296,38 @@ func TestOrphanedPodTornDown(t *testing.T) {
 	}
 }
 
+// An orphan's container stops with the grace its pod had, recorded on it when it was made (the pod
+// gone from the sources while the agent was down): not the default 30 s.
+func TestOrphanStopsWithItsRecordedGrace(t *testing.T) {
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
+	old := newPod("old", ctr("web", "nginx:1.27"))
+	old.Spec.TerminationGracePeriodSeconds = ptr.To[int64](3)
+	sbCfg := h.m.sandboxConfig(old, 0)
+	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := h.m.containerConfig(h.ctx, newPodState(old, t0), &old.Spec.Containers[0], "nginx:1.27", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := h.rt.CreateContainer(h.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg, SandboxConfig: sbCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.rt.StartContainer(h.ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
+		t.Fatal(err)
+	}
+	h.runUntil(10 * time.Second)
+	stops := h.calls("StopContainer", "")
+	if len(stops) != 1 || !strings.HasSuffix(stops[0].Request, " timeout=3") {
+		t.Errorf("StopContainer calls %+v, want one with timeout=3", stops)
+	}
+	if len(h.sandboxes()) != 0 {
+		t.Errorf("sandboxes left %d", len(h.sandboxes()))
+	}
+}
+
 // Until every source has sent its pods, a pod of the runtime no source names yet is adopted, not
 // killed: a restarted agent must not tear down what the API server is about to hand it.
 func TestOrphansWaitForTheSources(t *testing.T) {
@@ -315,6 +348,31 @@ func TestOrphansWaitForTheSources(t *testing.T) {
 	h.runUntil(10 * time.Second)
 	if n := len(h.calls("RemovePodSandbox", "")); n != 1 || len(h.sandboxes()) != 0 {
 		t.Errorf("RemovePodSandbox calls = %d, sandboxes left %d", n, len(h.sandboxes()))
+	}
+}
+
+// A pod handed over by the sources waits in the inbox until a Step applies it; until then no pod
+// of the runtime's is an orphan, or a restarted agent's relist, in the Step the pods arrive
+// during, tears down the static pods it is about to adopt.
+func TestOrphansWaitForTheInbox(t *testing.T) {
+	var ready atomic.Bool
+	ready.Store(true)
+	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
+	delivered := h.m.delivered(ready.Load)
+	if !delivered() {
+		t.Fatal("not delivered with the sources ready and nothing sent")
+	}
+	h.add(newPod("web", ctr("web", "nginx:1.27")))
+	if delivered() {
+		t.Error("delivered with a pod in the inbox")
+	}
+	h.runUntil(time.Second)
+	if !delivered() {
+		t.Error("not delivered once a Step applied the inbox")
+	}
+	ready.Store(false)
+	if delivered() {
+		t.Error("delivered with the sources not ready")
 	}
 }
 

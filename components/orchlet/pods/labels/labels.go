@@ -14,6 +14,10 @@ const (
 	// RestartCount is the annotation recording a container's restart count, as
 	// io.kubernetes.container.restartCount.
 	RestartCount = "io.orch.container.restartCount"
+	// PodTerminationGracePeriod is the annotation recording the pod's terminationGracePeriodSeconds
+	// on each container, as io.kubernetes.pod.terminationGracePeriod: the grace an agent restarted
+	// after the pod left its sources stops the container with.
+	PodTerminationGracePeriod = "io.orch.pod.terminationGracePeriod"
 )
 
 // Pod are the labels that tie a sandbox or container to the pod.

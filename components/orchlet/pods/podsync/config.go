@@ -113,6 +113,9 @@ func (s *Syncer) ContainerConfig(ctx context.Context, p *PodState, c *corev1.Con
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 	}
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		cfg.Annotations[labels.PodTerminationGracePeriod] = strconv.FormatInt(*g, 10)
+	}
 	// generateContainerConfig's order: the run options (env, volume mounts), then the image's user
 	// (asked for the image as the pod names it) checked against runAsNonRoot, then the rest.
 	envs, vars, err := s.containerEnv(ctx, p, c)

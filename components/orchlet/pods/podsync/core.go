@@ -3,6 +3,7 @@ package podsync
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -231,6 +232,18 @@ func podFinished(pod *corev1.Pod, statuses map[string]*runtimeapi.ContainerStatu
 		}
 	}
 	return phase
+}
+
+// orphanGrace is the grace period c stops with: for a pod the agent holds no spec of (an orphan,
+// found in the runtime after a restart), the pod's recorded on the container when it was made, as
+// the kubelet's restoreSpecsFromContainerLabels reads it; else the pod's.
+func orphanGrace(pod *corev1.Pod, c *runtimeapi.Container) int64 {
+	if len(pod.Spec.Containers) == 0 && pod.DeletionGracePeriodSeconds == nil && pod.Spec.TerminationGracePeriodSeconds == nil {
+		if g, err := strconv.ParseInt(c.GetAnnotations()[labels.PodTerminationGracePeriod], 10, 64); err == nil && g >= 0 {
+			return g
+		}
+	}
+	return gracePeriod(pod)
 }
 
 // gracePeriod is the deletion's when the API server gave one, else the spec's.

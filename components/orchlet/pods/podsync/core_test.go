@@ -282,6 +282,31 @@ func TestKillGrace(t *testing.T) {
 	}
 }
 
+// An orphan (a pod known only by the runtime's labels) stops with the grace recorded on the
+// container; a pod with a spec, with its own.
+func TestOrphanGrace(t *testing.T) {
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", UID: "u"}}
+	known := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}, TerminationGracePeriodSeconds: ptr.To[int64](60)}}
+	recorded := func(v string) *runtimeapi.Container {
+		return &runtimeapi.Container{Annotations: map[string]string{labels.PodTerminationGracePeriod: v}}
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		c    *runtimeapi.Container
+		want int64
+	}{
+		{"an orphan, its recorded grace", orphan, recorded("2"), 2},
+		{"an orphan, none recorded (made by an older agent): the default", orphan, &runtimeapi.Container{}, 30},
+		{"an orphan, a recorded grace not a number: the default", orphan, recorded("two"), 30},
+		{"a known pod: its own, whatever is recorded", known, recorded("2"), 60},
+	} {
+		if got := orphanGrace(tc.pod, tc.c); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 // Regular containers stop first, then the sidecars in reverse order of the spec.
 func TestTerminationOrder(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "s1"}, {Name: "s2"}}, Containers: []corev1.Container{{Name: "b"}, {Name: "a"}}}}

@@ -73,7 +73,7 @@ func (s *Syncer) stopRunning(ctx context.Context, p *PodState, ctrs []*runtimeap
 		if isInit && !done {
 			break // sidecars stop after the regular containers, and after each other
 		}
-		stopped, err := s.killContainer(ctx, p, name, spec, c.Id, fmt.Sprintf("Stopping container %s", name), gracePeriod(p.Pod))
+		stopped, err := s.killContainer(ctx, p, name, spec, c.Id, fmt.Sprintf("Stopping container %s", name), orphanGrace(p.Pod, c))
 		if err != nil {
 			return false, fmt.Errorf("stopping container %s: %w", name, err)
 		}

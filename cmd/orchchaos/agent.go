@@ -1,0 +1,477 @@
+package main
+
+// The agent mode (--agent): orchlet, standalone with a static pod directory, on a real CRI
+// runtime, killed with SIGKILL at seeded random moments while its pods start and while they are
+// deleted, restarted on the same root directory, and judged by the runtime's own lists.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/components/freeport"
+	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/fakecri"
+	"orch.io/orch/sim"
+)
+
+// agentNode is the node name the agent runs under: its static pods are named <pod>-chaos-agent,
+// which is how this mode tells its own sandboxes from anything else on the runtime.
+const agentNode = "chaos-agent"
+
+// podLogsDir is where orchlet writes the pods' logs (Kubernetes' default; orchlet has no flag).
+const podLogsDir = "/var/log/pods"
+
+type agentOptions struct {
+	orchlet, endpoint, image string
+	pods                     int
+	converge                 time.Duration
+}
+
+// agentTotal is the campaign's figures.
+type agentTotal struct {
+	kills, converged         int
+	leaked, doubled, missing int
+	// remade and rerun are the pods and containers running before a kill that the restarted
+	// agent replaced rather than adopted.
+	remade, rerun                   int
+	longestConverge, totalConverge  time.Duration
+	cleanedSandboxes, cleanedFailed int
+}
+
+func (t agentTotal) OK() bool {
+	return t.converged == t.kills && t.leaked+t.doubled+t.missing+t.remade+t.rerun == 0 && t.cleanedFailed == 0
+}
+
+func agentVerdictWord(t agentTotal) string {
+	if t.OK() {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// runAgent does the kills: odd ones while every pod without a running copy is written (all of
+// them the first time), even ones while a seeded third of the pods are deleted; after each
+// restart the runtime must reach exactly the pods whose manifests are there within a.converge.
+// Every sandbox of the agent's node is stopped and removed at the end, whatever happened.
+func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (total agentTotal, err error) {
+	rng := rand.New(rand.NewSource(o.seed))
+	rs, is, err := pods.Connect(ctx, a.endpoint, "", 10*time.Second)
+	if err != nil {
+		return total, fmt.Errorf("--container-runtime-endpoint %s: %w", a.endpoint, err)
+	}
+	img, err := is.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: a.image}, false)
+	if err != nil {
+		return total, fmt.Errorf("--image %s: %w", a.image, err)
+	}
+	if img.GetImage() == nil {
+		return total, fmt.Errorf("--image %s is not on the runtime (the pods pull nothing: import it first)", a.image)
+	}
+	if n, err := clearNode(ctx, rs); err != nil || n > 0 {
+		fmt.Fprintf(out, "removed %d sandboxes an earlier run left (%v)\n", n, err)
+	}
+	defer func() {
+		n, cerr := clearNode(context.Background(), rs)
+		total.cleanedSandboxes = n
+		if cerr != nil {
+			total.cleanedFailed++
+			fmt.Fprintln(out, "cleaning the runtime:", cerr)
+		} else {
+			fmt.Fprintf(out, "removed the %d sandboxes of node %s from the runtime, their containers with them\n", n, agentNode)
+		}
+		removePodLogs()
+	}()
+
+	manifests, staging := filepath.Join(o.dataDir, "manifests"), filepath.Join(o.dataDir, "staging")
+	for _, d := range []string{manifests, staging} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return total, err
+		}
+	}
+	ag, err := newAgentProcess(a.orchlet, a.endpoint, manifests, o.dataDir)
+	if err != nil {
+		return total, err
+	}
+	defer ag.kill()
+
+	names := make([]string, a.pods)
+	for i := range names {
+		names[i] = fmt.Sprintf("chaos%03d", i)
+	}
+	present := map[string]bool{}
+	fmt.Fprintf(out, "orchlet on %s, root directory %s, %d pods of %s, seed %d\n", a.endpoint, o.dataDir, a.pods, a.image, o.seed)
+	start := time.Now()
+	if err := ag.start(ctx); err != nil {
+		return total, err
+	}
+	for k := 1; k <= o.kills; k++ {
+		var what string
+		if k%2 == 1 {
+			var add []string
+			for _, n := range names {
+				if !present[n] {
+					add = append(add, n)
+					present[n] = true
+				}
+			}
+			if err := placeManifests(staging, manifests, add, a.image); err != nil {
+				return total, err
+			}
+			what = fmt.Sprintf("while %d pods start", len(add))
+		} else {
+			var del []string
+			for _, i := range rng.Perm(len(names))[:len(names)/3] {
+				del = append(del, names[i])
+				delete(present, names[i])
+			}
+			for _, n := range del {
+				if err := os.Remove(filepath.Join(manifests, n+".yaml")); err != nil {
+					return total, err
+				}
+			}
+			what = fmt.Sprintf("while %d pods are deleted", len(del))
+		}
+		up := time.Duration(rng.Int63n(int64(o.maxUp))) + 200*time.Millisecond
+		time.Sleep(up)
+		before, err := nodeState(ctx, rs)
+		if err != nil {
+			return total, err
+		}
+		sandboxes, containers := readyRunning(before)
+		ag.kill()
+		if err := ag.start(ctx); err != nil {
+			return total, fmt.Errorf("restart after kill %d: %w", k, err)
+		}
+		restarted := time.Now()
+		want := map[string][]string{}
+		for n := range present {
+			want["default/"+n+"-"+agentNode] = []string{"sleeper"}
+		}
+		var d sim.Difference
+		var remade, rerun int
+		for {
+			st, err := nodeState(ctx, rs)
+			if err != nil {
+				return total, err
+			}
+			d = sim.Differences(st, want)
+			remade, rerun = replaced(before, st, want)
+			if d.None() || time.Since(restarted) > a.converge {
+				break
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		took := time.Since(restarted)
+		total.kills = k
+		total.remade += remade
+		total.rerun += rerun
+		if !d.None() {
+			total.leaked, total.doubled, total.missing = len(d.Leaked), len(d.Doubled), len(d.Missing)
+			fmt.Fprintf(out, "kill %d %s, after %v (%d sandboxes ready, %d containers running): not converged %v after the restart: leaked %d, doubled %d, missing %d\n",
+				k, what, up.Round(time.Millisecond), sandboxes, containers, a.converge, total.leaked, total.doubled, total.missing)
+			for i, p := range slices10(d) {
+				fmt.Fprintf(out, "   %d: %s\n", i+1, p)
+			}
+			fmt.Fprintln(out, "orchlet's log (last 4000 bytes):\n"+ag.logTail(4000))
+			break
+		}
+		total.converged = k
+		total.totalConverge += took
+		total.longestConverge = max(total.longestConverge, took)
+		fmt.Fprintf(out, "kill %d %s, after %v (%d sandboxes ready, %d containers running): converged %v after the restart, %d pods each running once; of those running before, %d pods made again, %d containers run again\n",
+			k, what, up.Round(time.Millisecond), sandboxes, containers, took.Round(10*time.Millisecond), len(want), remade, rerun)
+	}
+	ag.kill()
+	mean := time.Duration(0)
+	if total.converged > 0 {
+		mean = total.totalConverge / time.Duration(total.converged)
+	}
+	fmt.Fprintf(out, "total: %d kills in %v, %d of them converged (longest %v, mean %v after the restart), leaked %d, doubled %d, missing %d, pods made again %d, containers run again %d: %s\n",
+		total.kills, time.Since(start).Round(time.Second), total.converged, total.longestConverge.Round(10*time.Millisecond), mean.Round(10*time.Millisecond), total.leaked, total.doubled, total.missing, total.remade, total.rerun, agentVerdictWord(total))
+	return total, nil
+}
+
+func slices10(d sim.Difference) []string {
+	all := append(append(append([]string{}, d.Leaked...), d.Doubled...), d.Missing...)
+	return all[:min(10, len(all))]
+}
+
+// replaced compares the runtime before a kill with the runtime converged after it, for the pods
+// that should run: a pod whose sandbox was ready before and is another now was made again (its
+// containers killed and run a second time), and a container running before whose running
+// instance is another now was run again. An agent restarted adopts what it finds running.
+func replaced(before, after fakecri.State, want map[string][]string) (pods, containers int) {
+	readyOf := func(st fakecri.State) map[string]string { // pod to its ready sandbox
+		m := map[string]string{}
+		for _, sb := range st.Sandboxes {
+			if _, ok := want[sb.Namespace+"/"+sb.Name]; ok && sb.State == runtimeapi.PodSandboxState_SANDBOX_READY.String() {
+				m[sb.Namespace+"/"+sb.Name] = sb.ID
+			}
+		}
+		return m
+	}
+	runningOf := func(st fakecri.State) map[string]string { // sandbox/container name to its running id
+		m := map[string]string{}
+		for _, c := range st.Containers {
+			if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING.String() {
+				m[c.SandboxID+"/"+c.Name] = c.ID
+			}
+		}
+		return m
+	}
+	was, is := readyOf(before), readyOf(after)
+	ran, runs := runningOf(before), runningOf(after)
+	for pod, sb := range was {
+		if is[pod] != sb {
+			pods++
+			continue
+		}
+		for _, name := range want[pod] {
+			if id, ok := ran[sb+"/"+name]; ok && runs[sb+"/"+name] != id {
+				containers++
+			}
+		}
+	}
+	return pods, containers
+}
+
+// nodeState reads the runtime's sandboxes of the agent's node and their containers, as crictl
+// pods and crictl ps -a list them, into the shape sim.Differences judges.
+func nodeState(ctx context.Context, rs cri.RuntimeService) (fakecri.State, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	sbs, err := rs.ListPodSandbox(ctx, nil)
+	if err != nil {
+		return fakecri.State{}, fmt.Errorf("ListPodSandbox: %w", err)
+	}
+	ctrs, err := rs.ListContainers(ctx, nil)
+	if err != nil {
+		return fakecri.State{}, fmt.Errorf("ListContainers: %w", err)
+	}
+	var st fakecri.State
+	ours := map[string]bool{}
+	for _, sb := range sbs {
+		if !strings.HasSuffix(sb.GetMetadata().GetName(), "-"+agentNode) {
+			continue
+		}
+		ours[sb.Id] = true
+		st.Sandboxes = append(st.Sandboxes, fakecri.SandboxState{ID: sb.Id, Name: sb.Metadata.Name, Namespace: sb.Metadata.Namespace,
+			UID: sb.Metadata.Uid, Attempt: sb.Metadata.Attempt, State: sb.State.String()})
+	}
+	for _, c := range ctrs {
+		if !ours[c.PodSandboxId] {
+			continue
+		}
+		st.Containers = append(st.Containers, fakecri.ContainerState{ID: c.Id, SandboxID: c.PodSandboxId, Name: c.GetMetadata().GetName(),
+			Attempt: c.GetMetadata().GetAttempt(), State: c.State.String()})
+	}
+	return st, nil
+}
+
+// readyRunning counts the node's ready sandboxes and running containers: how far the agent got when
+// it is killed.
+func readyRunning(st fakecri.State) (ready, running int) {
+	for _, sb := range st.Sandboxes {
+		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY.String() {
+			ready++
+		}
+	}
+	for _, c := range st.Containers {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING.String() {
+			running++
+		}
+	}
+	return ready, running
+}
+
+// clearNode stops and removes every sandbox of the agent's node (their containers with them),
+// 8 at a time, and checks none is left.
+func clearNode(ctx context.Context, rs cri.RuntimeService) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	st, err := nodeState(ctx, rs)
+	if err != nil {
+		return 0, err
+	}
+	ids := make(chan string)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range ids {
+				_ = rs.StopPodSandbox(ctx, id)
+				_ = rs.RemovePodSandbox(ctx, id)
+			}
+		}()
+	}
+	for _, sb := range st.Sandboxes {
+		ids <- sb.ID
+	}
+	close(ids)
+	wg.Wait()
+	left, err := nodeState(ctx, rs)
+	if err != nil {
+		return len(st.Sandboxes), err
+	}
+	if len(left.Sandboxes)+len(left.Containers) > 0 {
+		return len(st.Sandboxes), fmt.Errorf("%d sandboxes and %d containers of node %s left after removing them", len(left.Sandboxes), len(left.Containers), agentNode)
+	}
+	return len(st.Sandboxes), nil
+}
+
+// removePodLogs removes the log directories the agent's pods left.
+func removePodLogs() {
+	dirs, _ := filepath.Glob(filepath.Join(podLogsDir, "default_*-"+agentNode+"_*"))
+	for _, d := range dirs {
+		_ = os.RemoveAll(d)
+	}
+}
+
+// placeManifests writes each pod's manifest into staging and renames it into the manifest
+// directory, so that the agent never reads half a file.
+func placeManifests(staging, manifests string, names []string, image string) error {
+	for _, n := range names {
+		m := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: sleeper, image: %s, imagePullPolicy: IfNotPresent, command: [sleep, "3600"]}
+`, n, image)
+		if err := os.WriteFile(filepath.Join(staging, n+".yaml"), []byte(m), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
+		if err := os.Rename(filepath.Join(staging, n+".yaml"), filepath.Join(manifests, n+".yaml")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// agentProcess is orchlet as a child process, started again on the same root directory, ports
+// and log file after each kill.
+type agentProcess struct {
+	args    []string
+	bin     string
+	logPath string
+	healthz string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+}
+
+func newAgentProcess(bin, endpoint, manifests, dir string) (*agentProcess, error) {
+	var ports [2]int
+	for i := range ports {
+		p, err := freeport.Get()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	healthz := strconv.Itoa(ports[1])
+	return &agentProcess{
+		bin: bin, logPath: filepath.Join(dir, "orchlet.log"), healthz: healthz,
+		args: []string{"--container-runtime-endpoint=" + endpoint, "--pod-manifest-path=" + manifests,
+			"--hostname-override=" + agentNode, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "certs"),
+			"--fail-swap-on=false", "--cgroups-per-qos=false", "--enforce-node-allocatable=", "--cgroup-driver=cgroupfs",
+			"--file-check-frequency=20s", // a fallback: the directory is watched with inotify
+			"--address=127.0.0.1", "--port=" + strconv.Itoa(ports[0]), "--read-only-port=0",
+			"--healthz-bind-address=127.0.0.1", "--healthz-port=" + healthz},
+	}, nil
+}
+
+// start runs orchlet and waits for its /healthz.
+func (a *agentProcess) start(ctx context.Context) error {
+	log, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	a.cmd = exec.CommandContext(ctx, a.bin, a.args...)
+	a.cmd.Stdout, a.cmd.Stderr = log, log
+	if err := a.cmd.Start(); err != nil {
+		return err
+	}
+	a.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) { _ = cmd.Wait(); close(exited) }(a.cmd, a.exited)
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case <-a.exited:
+			return fmt.Errorf("orchlet exited at start:\n%s", a.logTail(2000))
+		default:
+		}
+		if resp, err := client.Get("http://127.0.0.1:" + a.healthz + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			a.kill()
+			return fmt.Errorf("orchlet not healthy within 60 s:\n%s", a.logTail(2000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (a *agentProcess) kill() {
+	if a.cmd == nil || a.cmd.Process == nil {
+		return
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.exited
+	a.cmd = nil
+}
+
+func (a *agentProcess) logTail(n int) string {
+	b, _ := os.ReadFile(a.logPath)
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// mainAgent runs the agent mode and exits as main does: 1 when the runtime did not converge, or
+// something was leaked, doubled, missing or replaced, 2 when it could not run. A --data-dir given
+// is kept, orchlet's log in it.
+func mainAgent(o options, a agentOptions, temporary bool) {
+	if a.endpoint == "" || a.image == "" || a.pods < 3 || a.converge <= 0 {
+		fmt.Fprintln(os.Stderr, "orchchaos: --agent needs --container-runtime-endpoint, --image, --pods of at least 3 and a positive --converge-within")
+		os.Exit(2)
+	}
+	total, err := runAgent(context.Background(), o, a, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "orchchaos:", err)
+		if temporary {
+			os.RemoveAll(o.dataDir)
+		}
+		os.Exit(2)
+	}
+	if !total.OK() {
+		if temporary {
+			os.RemoveAll(o.dataDir)
+		}
+		os.Exit(1)
+	}
+}

@@ -7,11 +7,12 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/davecgh/go-spew/spew"
 	"k8s.io/utils/cpuset"
+
+	"orch.io/orch/components/orchlet/statefile"
 )
 
 // StateFile is the checkpoint's name under --root-dir, the kubelet's.
@@ -102,14 +103,7 @@ func (s *state) save() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return err
-	}
-	tmp := s.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.path)
+	return statefile.Write(s.path, data)
 }
 
 // assigned is every CPU some container holds exclusively.

@@ -706,10 +706,10 @@ Feature: Node agent options
     @rule:orchlet.option.cpu-manager-policy-options.exclusive
     Examples: orchlet.option.cpu-manager-policy-options.exclusive
       | arguments | option |
-      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=full-pcpus-only=true,distribute-cpus-across-cores=true | --cpu-manager-policy-options |
-      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=distribute-cpus-across-numa=true,distribute-cpus-across-cores=true | --cpu-manager-policy-options |
-      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true,distribute-cpus-across-cores=true | --cpu-manager-policy-options |
-      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true,distribute-cpus-across-numa=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=full-pcpus-only=true --cpu-manager-policy-options=distribute-cpus-across-cores=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=distribute-cpus-across-numa=true --cpu-manager-policy-options=distribute-cpus-across-cores=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true --cpu-manager-policy-options=distribute-cpus-across-cores=true | --cpu-manager-policy-options |
+      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true --cpu-manager-policy-options=distribute-cpus-across-numa=true | --cpu-manager-policy-options |
 
     @rule:orchlet.option.enforce-node-allocatable.levels
     Examples: orchlet.option.enforce-node-allocatable.levels
@@ -919,14 +919,14 @@ Feature: Node agent options
     @rule:orchlet.option.cpu-manager-policy-options.gates
     Examples: orchlet.option.cpu-manager-policy-options.gates
       | arguments |
-      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=full-pcpus-only=true,strict-cpu-reservation=true,distribute-cpus-across-numa=true |
+      | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=full-pcpus-only=true --cpu-manager-policy-options=strict-cpu-reservation=true --cpu-manager-policy-options=distribute-cpus-across-numa=true |
       | --cpu-manager-policy=static --reserved-cpus=0 --cpu-manager-policy-options=prefer-align-cpus-by-uncorecache=true |
-      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=align-by-socket=true,distribute-cpus-across-cores=true |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=align-by-socket=true --cpu-manager-policy-options=distribute-cpus-across-cores=true |
 
     @rule:orchlet.option.cpu-manager-policy-options.exclusive
     Examples: orchlet.option.cpu-manager-policy-options.exclusive
       | arguments |
-      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=full-pcpus-only=false,distribute-cpus-across-cores=true |
+      | --cpu-manager-policy=static --reserved-cpus=0 --feature-gates=CPUManagerPolicyAlphaOptions=true --cpu-manager-policy-options=full-pcpus-only=false --cpu-manager-policy-options=distribute-cpus-across-cores=true |
 
     @rule:orchlet.option.log-text-split-stream.with-gate
     Examples: orchlet.option.log-text-split-stream.with-gate

@@ -36,7 +36,9 @@ func TestValidateRefuses(t *testing.T) {
 		{"cpu policy options under none", []string{"--cpu-manager-policy-options=full-pcpus-only=true"}, `--cpu-manager-policy-options (cpuManagerPolicyOptions): None policy: received unsupported options=map[full-pcpus-only:true]`},
 		{"cpu policy option unknown", []string{"--cpu-manager-policy=static", "--cpu-manager-policy-options=pack=true"}, `--cpu-manager-policy-options (cpuManagerPolicyOptions): unknown CPU Manager Policy option: "pack"`},
 		{"cpu policy alpha option", []string{"--cpu-manager-policy=static", "--cpu-manager-policy-options=align-by-socket=true"}, `--cpu-manager-policy-options (cpuManagerPolicyOptions): CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided`},
-		{"cpu policy options exclusive", []string{"--cpu-manager-policy=static", "--feature-gates=CPUManagerPolicyAlphaOptions=true", "--cpu-manager-policy-options=distribute-cpus-across-numa=true,distribute-cpus-across-cores=true"}, `--cpu-manager-policy-options (cpuManagerPolicyOptions): static policy options distribute-cpus-across-numa and distribute-cpus-across-cores can not be used at the same time`},
+		{"cpu policy options exclusive", []string{"--cpu-manager-policy=static", "--feature-gates=CPUManagerPolicyAlphaOptions=true", "--cpu-manager-policy-options=distribute-cpus-across-numa=true", "--cpu-manager-policy-options=distribute-cpus-across-cores=true"}, `--cpu-manager-policy-options (cpuManagerPolicyOptions): static policy options distribute-cpus-across-numa and distribute-cpus-across-cores can not be used at the same time`},
+		// As the kubelet's, the flag takes one key=value: a comma is part of the value.
+		{"cpu policy options one per flag", []string{"--cpu-manager-policy=static", "--cpu-manager-policy-options=full-pcpus-only=true,strict-cpu-reservation=true"}, `--cpu-manager-policy-options (cpuManagerPolicyOptions): bad value for option "full-pcpus-only": strconv.ParseBool: parsing "true,strict-cpu-reservation=true": invalid syntax`},
 		{"log max workers", []string{"--container-log-max-workers=0"}, `--container-log-max-workers (containerLogMaxWorkers): must be >= 1, got 0`},
 		{"log monitor interval", []string{"--container-log-monitor-interval=2s"}, `--container-log-monitor-interval (containerLogMonitorInterval): must be a duration of at least 3s, got 2s`},
 		{"event qps", []string{"--event-qps=-1"}, `--event-qps (eventRecordQPS): must be >= 0, got -1`},
@@ -124,8 +126,8 @@ func TestValidateAccepts(t *testing.T) {
 		{"--lock-file=/run/orchlet.lock", "--exit-on-lock-contention"},
 		{"--node-ip=10.0.0.1,fe80::1"},
 		{"--cloud-provider=external"},
-		{"--cpu-manager-policy=static", "--cpu-manager-policy-options=distribute-cpus-across-numa=true,full-pcpus-only=true,strict-cpu-reservation=true"},
-		{"--cpu-manager-policy=static", "--feature-gates=CPUManagerPolicyAlphaOptions=true", "--cpu-manager-policy-options=align-by-socket=true,distribute-cpus-across-cores=true"},
+		{"--cpu-manager-policy=static", "--cpu-manager-policy-options=distribute-cpus-across-numa=true", "--cpu-manager-policy-options=full-pcpus-only=true", "--cpu-manager-policy-options=strict-cpu-reservation=true"},
+		{"--cpu-manager-policy=static", "--feature-gates=CPUManagerPolicyAlphaOptions=true", "--cpu-manager-policy-options=align-by-socket=true", "--cpu-manager-policy-options=distribute-cpus-across-cores=true"},
 		{"--image-credential-provider-config=/etc/orch/credentials.yaml", "--image-credential-provider-bin-dir=/opt/bin"},
 	}
 	for _, args := range tests {

@@ -62,9 +62,17 @@ func WithRequestTimeout(next http.Handler, clk clock.Clock, timeout time.Duratio
 			return
 		}
 		if tw.expire(w) {
-			// A handler still reading a body the client never finishes holds the body's lock,
-			// which writing the answer's header waits for: its read is ended first.
-			_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
+			if r.ContentLength != 0 {
+				// A handler still reading a body the client never finishes holds the body's
+				// lock, which writing the answer's header waits for: its read is ended first.
+				// The deadline ends the connection's own read too, which cancels every later
+				// request on it, and the body is left part read: the connection is not kept.
+				// A request without a body has no read to end, and keeps its connection.
+				if r.ProtoMajor == 1 {
+					w.Header().Set("Connection", "close")
+				}
+				_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
+			}
 			err := apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %v", ctx.Err()), 0)
 			err.ErrStatus.Code = http.StatusGatewayTimeout
 			endpoints.WriteError(w, r, err)

@@ -42,9 +42,9 @@ func (n *Node) Kill() error {
 }
 
 // Restart starts a new orchlet on the killed one's runtime, root and log directories and manifest
-// sources, as a supervisor restarts the process: it knows only what it reads there. The trace
-// follows it afresh: its sources' pods are added again and its pods' states traced as it
-// publishes them.
+// sources, as a supervisor restarts the process: it knows only what it reads there. Its pod
+// workers step first, before its sources are read. The trace follows it afresh: its sources' pods
+// are added again and its pods' states traced as it publishes them.
 func (n *Node) Restart() error {
 	if !n.down {
 		return fmt.Errorf("sim: node %s: the agent is running: kill it first", n.Name)
@@ -57,6 +57,13 @@ func (n *Node) Restart() error {
 	n.world.Note(n.Name, "orchlet restarted on its root directory")
 	if err := n.Agent.Start(n.life); err != nil {
 		return fmt.Errorf("sim: node %s: %w", n.Name, err)
+	}
+	// The pod workers take their first Step, and relist the runtime, before the sources are first
+	// read: of the orders agent.Run's goroutines may take, the one in which orchlet restarted on
+	// containerd tore down the running pods no source had named yet.
+	n.startStep(n.life)
+	if _, err := n.waitSettled(n.life); err != nil {
+		return err
 	}
 	return nil
 }

@@ -93,8 +93,8 @@ func Differences(st fakecri.State, want map[string][]string) Difference {
 // for the pods that should run (want): a pod whose ready sandbox then is not its ready sandbox now
 // was made again (its containers killed and run a second time), and a container running then
 // whose running instance now is another was run again. An agent restarted adopts what it finds
-// running, so each is a finding, one sentence each.
-func Replaced(before, after fakecri.State, want map[string][]string) []string {
+// running, so each is a finding, one sentence each: the pods made again, the containers run again.
+func Replaced(before, after fakecri.State, want map[string][]string) (pods, containers []string) {
 	readyOf := func(st fakecri.State) map[string]string { // pod to its ready sandbox
 		m := map[string]string{}
 		for _, sb := range st.Sandboxes {
@@ -115,18 +115,17 @@ func Replaced(before, after fakecri.State, want map[string][]string) []string {
 	}
 	was, is := readyOf(before), readyOf(after)
 	ran, runs := runningOf(before), runningOf(after)
-	var found []string
 	for _, pod := range slices.Sorted(maps.Keys(was)) {
 		sb := was[pod]
 		if is[pod] != sb {
-			found = append(found, fmt.Sprintf("%s: sandbox %s made again (now %q)", pod, sb, is[pod]))
+			pods = append(pods, fmt.Sprintf("%s: sandbox %s made again (now %q)", pod, sb, is[pod]))
 			continue
 		}
 		for _, name := range want[pod] {
 			if id, ok := ran[sb+"/"+name]; ok && runs[sb+"/"+name] != id {
-				found = append(found, fmt.Sprintf("%s/%s: container %s run again (now %q)", pod, name, id, runs[sb+"/"+name]))
+				containers = append(containers, fmt.Sprintf("%s/%s: container %s run again (now %q)", pod, name, id, runs[sb+"/"+name]))
 			}
 		}
 	}
-	return found
+	return pods, containers
 }

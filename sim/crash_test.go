@@ -31,7 +31,8 @@ func killStory(t *testing.T) (string, []string) {
 		findings = append(findings, d.Leaked...)
 		findings = append(findings, d.Doubled...)
 		findings = append(findings, d.Missing...)
-		findings = append(findings, Replaced(before, n.Runtime.State(), want)...)
+		pods, containers := Replaced(before, n.Runtime.State(), want)
+		findings = append(append(findings, pods...), containers...)
 	}
 
 	if err := w.RunUntil(30 * time.Second); err != nil {

@@ -124,7 +124,8 @@ func (e Expect) checkRuntime(taken map[stateAt]fakecri.State, firstNode string) 
 			}
 		}
 		if r.Since != nil {
-			for _, f := range sim.Replaced(taken[stateAt{node, r.Since.D()}], st, r.Pods) {
+			pods, containers := sim.Replaced(taken[stateAt{node, r.Since.D()}], st, r.Pods)
+			for _, f := range append(pods, containers...) {
 				fails = append(fails, fmt.Sprintf("%s: replaced since %s: %s", where, sim.FormatOffset(r.Since.D()), f))
 			}
 		}

@@ -278,11 +278,7 @@ expect:
   - {at: 40s, pods: {default/db-node-a: [db]}}
   - {at: 40s, since: 10s, pods: {default/web-node-a: [app]}}
 `
-	path := filepath.Join(t.TempDir(), "x.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Load(path)
+	s, err := load(t, text)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,13 +173,9 @@ func TestFormatReferenceCoversEveryKey(t *testing.T) {
 
 // Killing an agent in API-server mode is refused by name: the simulator kills only standalone ones.
 func TestOrchletKillRefusedInAPIMode(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.yaml")
 	api := strings.Replace(strings.Replace(okScenario, `  args: ["--pod-manifest-path=/etc/orch/manifests"]`, "  api: true", 1), "  delete: [web.yaml]", "  orchlet: kill", 1)
-	if err := os.WriteFile(path, []byte(api), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Load(path)
-	if err == nil || !strings.Contains(err.Error(), "x.yaml:7: timeline[0].orchlet: killing an agent in API-server mode (api: true) is not simulated") {
+	_, err := load(t, api)
+	if err == nil || !strings.Contains(err.Error(), "s.yaml:7: timeline[0].orchlet: killing an agent in API-server mode (api: true) is not simulated") {
 		t.Fatalf("Load = %v, want the kill refused", err)
 	}
 }

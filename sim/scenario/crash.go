@@ -40,8 +40,12 @@ func (s *Scenario) validateKills(bad func(path, format string, args ...any)) {
 	}
 }
 
-// orchletStep kills or restarts the node's agent.
+// orchletStep kills or restarts the node's agent; n is nil for a node whose agent refused to
+// start, which has nothing to kill.
 func orchletStep(n *sim.Node, st Step) error {
+	if n == nil && st.Orchlet != "" {
+		return fmt.Errorf("timeline: orchlet %s: the node's agent refused to start", st.Orchlet)
+	}
 	switch st.Orchlet {
 	case "kill":
 		return n.Kill()

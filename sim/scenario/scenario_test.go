@@ -305,3 +305,21 @@ expect:
 		t.Errorf("the kill is not traced:\n%s", r.Trace)
 	}
 }
+
+// A node whose agent refused to start has no agent to kill: the replay stops with an error naming
+// the step, not a panic.
+func TestOrchletKillOfARefusedNode(t *testing.T) {
+	s, err := load(t, `duration: 20s
+nodes:
+- {name: node-ok, args: ["--pod-manifest-path=/etc/orch/manifests"]}
+- {name: node-swap, args: ["--pod-manifest-path=/etc/orch/manifests"], host: {swap: true}}
+timeline:
+- {at: 10s, node: node-swap, orchlet: kill}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(0); err == nil || !strings.Contains(err.Error(), "orchlet kill: the node's agent refused to start") {
+		t.Fatalf("Run = %v, want the kill refused", err)
+	}
+}

@@ -88,3 +88,44 @@ func Differences(st fakecri.State, want map[string][]string) Difference {
 	}
 	return d
 }
+
+// Replaced compares a runtime's state before an agent was killed with its state after the restart,
+// for the pods that should run (want): a pod whose ready sandbox then is not its ready sandbox now
+// was made again (its containers killed and run a second time), and a container running then
+// whose running instance now is another was run again. An agent restarted adopts what it finds
+// running, so each is a finding, one sentence each: the pods made again, the containers run again.
+func Replaced(before, after fakecri.State, want map[string][]string) (pods, containers []string) {
+	readyOf := func(st fakecri.State) map[string]string { // pod to its ready sandbox
+		m := map[string]string{}
+		for _, sb := range st.Sandboxes {
+			if _, ok := want[sb.Namespace+"/"+sb.Name]; ok && sb.State == runtimeapi.PodSandboxState_SANDBOX_READY.String() {
+				m[sb.Namespace+"/"+sb.Name] = sb.ID
+			}
+		}
+		return m
+	}
+	runningOf := func(st fakecri.State) map[string]string { // sandbox/container name to its running id
+		m := map[string]string{}
+		for _, c := range st.Containers {
+			if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING.String() {
+				m[c.SandboxID+"/"+c.Name] = c.ID
+			}
+		}
+		return m
+	}
+	was, is := readyOf(before), readyOf(after)
+	ran, runs := runningOf(before), runningOf(after)
+	for _, pod := range slices.Sorted(maps.Keys(was)) {
+		sb := was[pod]
+		if is[pod] != sb {
+			pods = append(pods, fmt.Sprintf("%s: sandbox %s made again (now %q)", pod, sb, is[pod]))
+			continue
+		}
+		for _, name := range want[pod] {
+			if id, ok := ran[sb+"/"+name]; ok && runs[sb+"/"+name] != id {
+				containers = append(containers, fmt.Sprintf("%s/%s: container %s run again (now %q)", pod, name, id, runs[sb+"/"+name]))
+			}
+		}
+	}
+	return pods, containers
+}

@@ -34,6 +34,11 @@
 // limiter waits on the wall clock), events, which stay trace lines, and a fakecri script that
 // holds Version, Status or ListImages (nodestatus calls them on the driver, which would wait).
 //
+// Node.Kill stops a node's agent as SIGKILL does, at a settled instant: its CRI link is cut (the
+// runtime ends the calls it served, Canceled, and the goroutines that made them never run again)
+// and it is stepped no more; Node.Restart starts a new agent on the same runtime, root and log
+// directories. Judged by Differences and Replaced (a restarted agent adopts what runs).
+//
 // The clock is benbjohnson/clock's Mock made unyielding (third_party/forked/clock): the driver
 // waits for quiescence itself, so the upstream Mock's 1 ms sleep per move bought nothing.
 package sim

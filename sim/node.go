@@ -78,6 +78,14 @@ type Node struct {
 	// them and those that read what they did.
 	feeders, readers []agent.Component
 
+	// boot makes the agent on the node's runtime and directories; link is its connection to the
+	// runtime and life the context of everything it does, both ended by Kill; down while killed.
+	boot func() error
+	link *link
+	life context.Context
+	stop context.CancelFunc
+	down bool
+
 	stepping bool
 	done     chan struct{}
 
@@ -173,24 +181,34 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		}
 		reservation = res.Reservation
 	}
-	n.Agent, err = agent.New(cfg, agent.Deps{
-		Clock: w.Clock, NodeName: o.Name, Runtime: n.cri, Images: n.cri, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
-		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
-		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
-		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),
-		// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
-		PodNode: pods.Node{Name: o.Name, RootDir: root}, RootDir: root, CPUTopology: cpuTopology,
-		NUMANodes: numaNodes, Reservation: reservation,
-	})
-	if err != nil {
+	// The agent is made here and again by Restart, on the same runtime, root and log directories.
+	n.boot = func() error {
+		n.link = &link{inProcess: n.cri}
+		a, err := agent.New(cfg, agent.Deps{
+			Clock: w.Clock, NodeName: o.Name, Runtime: n.link, Images: n.link, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
+			FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
+			PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
+			Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),
+			// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
+			PodNode: pods.Node{Name: o.Name, RootDir: root}, RootDir: root, CPUTopology: cpuTopology,
+			NUMANodes: numaNodes, Reservation: reservation,
+		})
+		if err != nil {
+			return err
+		}
+		n.Agent = a
+		if err := n.enableGC(opts, logs, sourcesReady); err != nil {
+			return err
+		}
+		cs := n.Agent.Components()
+		workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
+		n.feeders, n.readers = cs[:workers], cs[workers+1:]
+		n.life, n.stop = context.WithCancel(w.ctx)
+		return nil
+	}
+	if err := n.boot(); err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
-	if err := n.enableGC(opts, logs, sourcesReady); err != nil {
-		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
-	}
-	cs := n.Agent.Components()
-	workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
-	n.feeders, n.readers = cs[:workers], cs[workers+1:]
 	if o.API {
 		if err := w.attachAPI(n, o.Cores, opts.Flags.ExperimentalAllocatableIgnoreEviction); err != nil {
 			return nil, err

@@ -178,14 +178,20 @@ func (w *World) settle() error {
 		// different nodes run at once; each node is then looked at in order.
 		stepped := w.deliver()
 		for _, n := range w.nodes {
-			did, err := n.begin(w.ctx)
+			if n.down {
+				continue
+			}
+			did, err := n.begin(n.life)
 			if err != nil {
 				return err
 			}
 			stepped = stepped || did
 		}
 		for _, n := range w.nodes {
-			did, err := n.finish(w.ctx)
+			if n.down {
+				continue
+			}
+			did, err := n.finish(n.life)
 			if err != nil {
 				return err
 			}
@@ -274,6 +280,9 @@ func (w *World) next() (time.Time, bool) {
 		}
 	}
 	for _, n := range w.nodes {
+		if n.down {
+			continue // nothing looks at the runtime while the agent is killed
+		}
 		consider(n.rt.NextWakeup())
 		for _, c := range n.feeders {
 			consider(c.NextDeadline())

@@ -168,7 +168,8 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 				return total, err
 			}
 			d = sim.Differences(st, want)
-			remade, rerun = replaced(before, st, want)
+			pods, containers := sim.Replaced(before, st, want)
+			remade, rerun = len(pods), len(containers)
 			if d.None() || time.Since(restarted) > a.converge {
 				break
 			}
@@ -207,45 +208,6 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 func slices10(d sim.Difference) []string {
 	all := append(append(append([]string{}, d.Leaked...), d.Doubled...), d.Missing...)
 	return all[:min(10, len(all))]
-}
-
-// replaced compares the runtime before a kill with the runtime converged after it, for the pods
-// that should run: a pod whose sandbox was ready before and is another now was made again (its
-// containers killed and run a second time), and a container running before whose running
-// instance is another now was run again. An agent restarted adopts what it finds running.
-func replaced(before, after fakecri.State, want map[string][]string) (pods, containers int) {
-	readyOf := func(st fakecri.State) map[string]string { // pod to its ready sandbox
-		m := map[string]string{}
-		for _, sb := range st.Sandboxes {
-			if _, ok := want[sb.Namespace+"/"+sb.Name]; ok && sb.State == runtimeapi.PodSandboxState_SANDBOX_READY.String() {
-				m[sb.Namespace+"/"+sb.Name] = sb.ID
-			}
-		}
-		return m
-	}
-	runningOf := func(st fakecri.State) map[string]string { // sandbox/container name to its running id
-		m := map[string]string{}
-		for _, c := range st.Containers {
-			if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING.String() {
-				m[c.SandboxID+"/"+c.Name] = c.ID
-			}
-		}
-		return m
-	}
-	was, is := readyOf(before), readyOf(after)
-	ran, runs := runningOf(before), runningOf(after)
-	for pod, sb := range was {
-		if is[pod] != sb {
-			pods++
-			continue
-		}
-		for _, name := range want[pod] {
-			if id, ok := ran[sb+"/"+name]; ok && runs[sb+"/"+name] != id {
-				containers++
-			}
-		}
-	}
-	return pods, containers
 }
 
 // nodeState reads the runtime's sandboxes of the agent's node and their containers, as crictl

@@ -100,7 +100,11 @@ func (s *Scenario) RunWith(o RunOptions) (*Result, error) {
 			serve(node, n.URL)
 		}
 	}
+	snaps := newSnapshots(s.Expect, s.Nodes[0].Name)
 	for _, st := range s.Timeline {
+		if err := snaps.takeUntil(w, st.At.D()); err != nil {
+			return nil, err
+		}
 		if err := w.RunUntil(st.At.D()); err != nil {
 			return nil, err
 		}
@@ -125,6 +129,12 @@ func (s *Scenario) RunWith(o RunOptions) (*Result, error) {
 		if err := apiStep(w, st); err != nil {
 			return nil, err
 		}
+		if err := orchletStep(node, st); err != nil {
+			return nil, err
+		}
+	}
+	if err := snaps.takeUntil(w, s.Duration.D()); err != nil {
+		return nil, err
 	}
 	if err := w.RunUntil(s.Duration.D()); err != nil {
 		return nil, err
@@ -141,7 +151,7 @@ func (s *Scenario) RunWith(o RunOptions) (*Result, error) {
 			r.Thresholds[n.Name] = cfg.Thresholds
 		}
 	}
-	r.Failures = s.Expect.check(r, s.Nodes[0].Name)
+	r.Failures = append(s.Expect.check(r, s.Nodes[0].Name), s.Expect.checkRuntime(snaps.taken, s.Nodes[0].Name)...)
 	return r, nil
 }
 

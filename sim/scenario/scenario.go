@@ -95,6 +95,9 @@ type Step struct {
 	DeletePod string   `json:"deletePod,omitempty"`
 	// APIServer takes the API server "down" (every request refused) or brings it back "up".
 	APIServer string `json:"apiServer,omitempty"`
+	// Orchlet "kill" stops the node's agent as SIGKILL does; "restart" starts a new one on its
+	// runtime and root directory (sim.Node.Kill, Restart).
+	Orchlet string `json:"orchlet,omitempty"`
 }
 
 // BindPod binds Pod ("namespace/name") to Node.
@@ -137,6 +140,20 @@ type Expect struct {
 	Pods []PodAt `json:"pods,omitempty"`
 	// Events counts event writes by reason.
 	Events []EventCount `json:"events,omitempty"`
+	// Runtime judges a node's runtime at a time by sim.Differences and sim.Replaced.
+	Runtime []RuntimeAt `json:"runtime,omitempty"`
+}
+
+// RuntimeAt is the runtime of a node at a time, before the timeline's steps of that instant: each
+// pod of Pods in one ready sandbox with each of its containers running once, nothing else ready
+// or running; and, with Since, every pod of Pods ready then still in the same sandbox with the
+// same containers running (nothing made again: what a restarted agent found it adopted).
+type RuntimeAt struct {
+	At   Duration `json:"at"`
+	Node string   `json:"node,omitempty"`
+	// Pods are namespace/name to container names.
+	Pods  map[string][]string `json:"pods"`
+	Since *Duration           `json:"since,omitempty"`
 }
 
 // Count is the number of trace lines matching Match.
@@ -255,6 +272,24 @@ func (s *Scenario) validate(lines lineIndex) error {
 	for i, p := range s.Expect.Pods {
 		if p.Node != "" && !names[p.Node] {
 			bad(fmt.Sprintf("expect.pods[%d].node", i), "no node %q", p.Node)
+		}
+	}
+	s.validateKills(bad)
+	for i, r := range s.Expect.Runtime {
+		at := fmt.Sprintf("expect.runtime[%d]", i)
+		if r.Node != "" && !names[r.Node] {
+			bad(at+".node", "no node %q", r.Node)
+		}
+		if r.At < 0 || r.At > s.Duration {
+			bad(at+".at", "%v is outside the scenario's 0..%v (duration)", r.At.D(), s.Duration.D())
+		}
+		if r.Since != nil && (*r.Since < 0 || *r.Since > r.At) {
+			bad(at+".since", "%v is outside 0..%v (at)", r.Since.D(), r.At.D())
+		}
+		for pod := range r.Pods {
+			if _, _, ok := splitPod(pod); !ok {
+				bad(at+".pods", "%q is not namespace/name", pod)
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -254,3 +254,72 @@ func TestSignalSamples(t *testing.T) {
 	}
 	t.Errorf("no sample at 5m50s in %v", samples)
 }
+
+// expect.runtime judges the runtime at its time by sim.Differences and, with since, sim.Replaced:
+// a restart that adopts its pod meets it; a pod named that is not there is missing, the one that
+// runs unnamed leaked, and a pod whose manifest changed (made again in a new sandbox) replaced.
+func TestRuntimeExpectation(t *testing.T) {
+	const text = `duration: 40s
+nodes:
+- name: node-a
+  args: ["--pod-manifest-path=/etc/orch/manifests"]
+  fakecri: {node: {preloadImages: ["app:1", "app:2"]}}
+  manifests:
+  - name: web.yaml
+    content: "{apiVersion: v1, kind: Pod, metadata: {name: web}, spec: {containers: [{name: app, image: 'app:1'}]}}"
+timeline:
+- {at: 10s, orchlet: kill}
+- {at: 20s, orchlet: restart}
+- at: 25s
+  write: {name: web.yaml, content: "{apiVersion: v1, kind: Pod, metadata: {name: web}, spec: {containers: [{name: app, image: 'app:2'}]}}"}
+expect:
+  runtime:
+  - {at: 30s, since: 10s, pods: {default/web-node-a: [app]}}
+  - {at: 40s, pods: {default/db-node-a: [db]}}
+  - {at: 40s, since: 10s, pods: {default/web-node-a: [app]}}
+`
+	s, err := load(t, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Run(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"runtime of node-a at 00:00:40.000: leaked: sandbox * of default/web-node-a ready, no such pod",
+		"runtime of node-a at 00:00:40.000: leaked: container app of default/web-node-a running, not in the pod",
+		"runtime of node-a at 00:00:40.000: missing: default/db-node-a: 0 ready sandboxes",
+		"runtime of node-a at 00:00:40.000: missing: default/db-node-a/db: 0 running",
+		"runtime of node-a at 00:00:40.000: replaced since 00:00:10.000: default/web-node-a: sandbox * made again (now *)",
+	}
+	if len(r.Failures) != len(want) {
+		t.Fatalf("failures %q, want %q", r.Failures, want)
+	}
+	for i, f := range r.Failures {
+		if !compileGlob(want[i]).match(f) {
+			t.Errorf("failure %d = %q, want %q", i, f, want[i])
+		}
+	}
+	if !strings.Contains(r.Trace, "00:00:10.000 node-a world orchlet killed (SIGKILL)") {
+		t.Errorf("the kill is not traced:\n%s", r.Trace)
+	}
+}
+
+// A node whose agent refused to start has no agent to kill: the replay stops with an error naming
+// the step, not a panic.
+func TestOrchletKillOfARefusedNode(t *testing.T) {
+	s, err := load(t, `duration: 20s
+nodes:
+- {name: node-ok, args: ["--pod-manifest-path=/etc/orch/manifests"]}
+- {name: node-swap, args: ["--pod-manifest-path=/etc/orch/manifests"], host: {swap: true}}
+timeline:
+- {at: 10s, node: node-swap, orchlet: kill}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(0); err == nil || !strings.Contains(err.Error(), "orchlet kill: the node's agent refused to start") {
+		t.Fatalf("Run = %v, want the kill refused", err)
+	}
+}

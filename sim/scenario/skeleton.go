@@ -55,8 +55,9 @@ timeline:                 # changes at simulated times, in time order, none past
           - {name: redis, image: redis:7}
   - at: 1m
     delete: [web.yaml]
-    # Also: serve (what the manifest URL answers), fakecri (a new script), and with an api: true
-    # node createPod, bindPod, deletePod and apiServer (down or up).
+    # Also: serve (what the manifest URL answers), fakecri (a new script), orchlet (kill or
+    # restart the agent), and with an api: true node createPod, bindPod, deletePod and apiServer
+    # (down or up).
 expect:                   # what the trace must show; globs over whole trace lines
   contains:
     - "00:00:00.000 node-a source ADD file default/web-node-a"
@@ -67,6 +68,7 @@ expect:                   # what the trace must show; globs over whole trace lin
     - {at: 50s, pod: default/cache-node-a, state: "Running redis=running"}
     - {at: 2m, pod: default/web-node-a, state: gone}
   # events: [{reason: Pulled, count: 2}]
+  # runtime: [{at: 2m, pods: {default/cache-node-a: [redis]}}]
 `
 
 // WriteSkeleton writes a commented scenario skeleton to path, refusing to overwrite a file.

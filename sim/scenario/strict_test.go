@@ -30,7 +30,7 @@ func TestLoadRefusals(t *testing.T) {
 		{name: "unknown top-level key", edit: "duration: 1m", with: "durtion: 1m\nduration: 1m", want: []string{
 			"x.yaml:1: durtion: unknown key; expected name, description, rules, seed, duration, omit, nodes, timeline or expect (did you mean duration?)"}},
 		{name: "a key in the wrong case", edit: "  delete:", with: "  Delete:", want: []string{
-			"x.yaml:7: timeline[0].Delete: unknown key; expected at, node, write, delete, serve, fakecri, createPod, bindPod, deletePod or apiServer (did you mean delete?)"}},
+			"x.yaml:7: timeline[0].Delete: unknown key; expected at, node, write, delete, serve, fakecri, createPod, bindPod, deletePod, apiServer or orchlet (did you mean delete?)"}},
 		{name: "unknown key in a runtime script", edit: "  args:", with: "  fakecri: {imgaes: []}\n  args:", want: []string{
 			"x.yaml:4: nodes[0].fakecri.imgaes: unknown key; expected seed, node, images, containers, exec, faults, files or ports (did you mean images?)"}},
 		{name: "nothing near", edit: "  args:", with: "  colour: blue\n  args:", want: []string{
@@ -45,6 +45,14 @@ func TestLoadRefusals(t *testing.T) {
 			"x.yaml:6: timeline[0].at: 1m1s is outside the scenario's 0..1m0s (duration)"}},
 		{name: "steps out of order", edit: "  delete: [web.yaml]", with: "  delete: [web.yaml]\n- at: 5s", want: []string{
 			"x.yaml:8: timeline[1].at: 5s is before the step above it (10s): steps must be in time order"}},
+		{name: "orchlet steps out of turn", edit: "  delete: [web.yaml]", with: "  orchlet: restart\n- at: 20s\n  orchlet: kill\n- at: 30s\n  orchlet: kill\n- at: 40s\n  orchlet: crash", want: []string{
+			"x.yaml:7: timeline[0].orchlet: node node-a's agent is running (kill it first)",
+			"x.yaml:11: timeline[2].orchlet: node node-a's agent is already killed (restart it first)",
+			`x.yaml:13: timeline[3].orchlet: "crash" is neither kill nor restart`}},
+		{name: "runtime expectation out of range", edit: "  delete: [web.yaml]", with: "  delete: [web.yaml]\nexpect:\n  runtime:\n  - {at: 2m, since: 3m, pods: {web: [app]}}", want: []string{
+			"x.yaml:10: expect.runtime[0].at: 2m0s is outside the scenario's 0..1m0s (duration)",
+			"x.yaml:10: expect.runtime[0].since: 3m0s is outside 0..2m0s (at)",
+			`x.yaml:10: expect.runtime[0].pods: "web" is not namespace/name`}},
 		{name: "several at once", edit: "- at: 10s", with: "- at: 2m\n  node: node-b\n  apiServer: sideways", want: []string{
 			`x.yaml:7: timeline[0].node: no node "node-b"`,
 			"x.yaml:6: timeline[0]: API steps need a node with api: true",
@@ -160,5 +168,14 @@ func TestFormatReferenceCoversEveryKey(t *testing.T) {
 	walk(reflect.TypeOf(Scenario{}), "")
 	if len(missing) > 0 {
 		t.Errorf("scenarios/README.md's format lacks %q", missing)
+	}
+}
+
+// Killing an agent in API-server mode is refused by name: the simulator kills only standalone ones.
+func TestOrchletKillRefusedInAPIMode(t *testing.T) {
+	api := strings.Replace(strings.Replace(okScenario, `  args: ["--pod-manifest-path=/etc/orch/manifests"]`, "  api: true", 1), "  delete: [web.yaml]", "  orchlet: kill", 1)
+	_, err := load(t, api)
+	if err == nil || !strings.Contains(err.Error(), "s.yaml:7: timeline[0].orchlet: killing an agent in API-server mode (api: true) is not simulated") {
+		t.Fatalf("Load = %v, want the kill refused", err)
 	}
 }

@@ -6,16 +6,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/benbjohnson/clock"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -23,10 +19,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"orch.io/orch/components/apiserver/server"
-	"orch.io/orch/components/apiserver/storage/memory"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authn/serviceaccount"
 	"orch.io/orch/components/authz"
@@ -69,40 +63,10 @@ func nodeRBACAPIServer(t *testing.T) (string, kubernetes.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := memory.New(clk)
-	stopping := make(chan struct{})
-	h, err := server.New(server.Config{
-		Clock: clk, Storage: st, EventTTL: time.Hour, ServiceAccounts: sa, Roles: roles, Node: node,
+	return serveToNodeA(t, dir, ca, pool, server.Config{
+		Clock: clk, ServiceAccounts: sa, Roles: roles, Node: node,
 		Authenticator: authn.Union(authn.X509(pool), tf, authn.Bearer(tokens)), Authorizer: az,
-		MinRequestTimeout: 30 * time.Minute, BookmarkInterval: time.Minute, Stopping: stopping,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert, ClientCAs: pool}
-	srv.StartTLS()
-	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
-	certstest.WriteFile(t, filepath.Join(dir, "ca.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
-	ca.Client(t, "system:node:node-a", "system:nodes").WriteFiles(t, dir, "node-a")
-	kubeconfig := filepath.Join(dir, "orchlet.conf")
-	certstest.WriteFile(t, kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: orch, cluster: {server: %q, certificate-authority: ca.crt}}]
-users: [{name: node-a, user: {client-certificate: node-a.crt, client-key: node-a.key}}]
-contexts: [{name: orch, context: {cluster: orch, user: node-a}}]
-current-context: orch
-`, srv.URL)))
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile, cfg.BearerToken = "", "", "admin-token"
-	admin, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kubeconfig, admin
+	}, "admin-token")
 }
 
 // tokenPlugin answers a request that carries a service account token with the registry's

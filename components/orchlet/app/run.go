@@ -83,7 +83,7 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 		klog.InfoS("orchlet run once: configuration valid, start-up checks passed, no pod source configured")
 		return nil
 	}
-	if err := o.Unhonoured(); err != nil {
+	if err := o.RefuseAPIServerModeSettings(); err != nil {
 		return err
 	}
 	if c.RunOnce && o.Flags.Orchconfig != "" {

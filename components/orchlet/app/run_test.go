@@ -172,9 +172,9 @@ func TestRunRefusesRunOnceInAPIServerMode(t *testing.T) {
 	}
 }
 
-// A setting the agent does not act on yet is refused when pods would run, and only then: checking a
-// configuration with --runonce and no source still accepts it.
-func TestRunRefusesUnhonouredSettings(t *testing.T) {
+// A setting that acts only in API-server mode is refused in a standalone run when pods would run,
+// and only then: checking a configuration with --runonce and no source still accepts it.
+func TestRunRefusesAPIServerModeSettingsStandalone(t *testing.T) {
 	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--node-labels=example.com/team=a"), host.NewFake(), clock.NewMock())
 	if err == nil || !strings.Contains(err.Error(), "--node-labels: it acts only in API-server mode") {
 		t.Errorf("err = %v, want --node-labels refused", err)

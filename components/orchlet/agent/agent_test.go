@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
@@ -606,6 +607,21 @@ func TestTopologyManagerWithoutStaticCPUManager(t *testing.T) {
 	}
 	if len(mems) != 2 {
 		t.Errorf("db and cache on NUMA nodes %v, want one each (1500Mi twice is more than a node's 1920Mi)", mems)
+	}
+	// The topology manager refused big before the memory manager allocated for it: two pinning
+	// requests, no error, as the kubelet counts them.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(w.agent.Memory)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue()
+	}
+	if got["orchlet_memory_manager_pinning_requests_total"] != 2 || got["orchlet_memory_manager_pinning_errors_total"] != 0 {
+		t.Errorf("pinning metrics %v, want 2 requests and no error", got)
 	}
 }
 

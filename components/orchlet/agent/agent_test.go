@@ -625,8 +625,8 @@ func TestTopologyManagerWithoutStaticCPUManager(t *testing.T) {
 	}
 }
 
-// Static memory needs the machine's NUMA nodes, and a topology policy aligning it the machine's
-// layout: each refused at start by name.
+// Static memory needs the machine's NUMA nodes, a topology policy aligning it the machine's
+// layout, and the topology manager known options: each refused at start by name.
 func TestStaticMemoryManagerRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -645,6 +645,10 @@ func TestStaticMemoryManagerRefusals(t *testing.T) {
 			c.ReservedMemory = []v1beta1.MemoryReservation{{NumaNode: 0, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}}
 		},
 			"--topology-manager-policy=restricted: the machine's NUMA nodes are unknown"},
+		{"an unknown topology policy option, whatever the managers", func(d *Deps) {}, func(c *v1beta1.OrchletConfiguration) {
+			c.TopologyManagerPolicyOptions = map[string]string{"no-such": "1"}
+		},
+			`--topology-manager-policy-options (topologyManagerPolicyOptions): unknown Topology Manager Policy option: "no-such"`},
 	} {
 		w := newWorld(t, nil)
 		cfg := v1beta1.NewDefault()

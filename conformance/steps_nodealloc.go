@@ -240,6 +240,11 @@ func (w *World) agentOpenFiles(want string) error {
 // agentRunExits starts the agent as "the agent runs with" does and wants it to exit instead,
 // its output naming what stopped it.
 func (w *World) agentRunExits(args, name string) error {
+	return w.agentRunExitsWith(args, name, func(out string) bool { return strings.Contains(out, name) })
+}
+
+// agentRunExitsWith is agentRunExits with the output judged by named.
+func (w *World) agentRunExitsWith(args, name string, named func(output string) bool) error {
 	err := w.agentRuns(args)
 	if err == nil {
 		// An agent may check its node allocatable only once its runtime answers, after it says it
@@ -251,7 +256,7 @@ func (w *World) agentRunExits(args, name string) error {
 			return fmt.Errorf("the agent runs, want it to exit naming %s", name)
 		}
 	}
-	if w.n == nil || w.n.agent == nil || !strings.Contains(w.n.agent.out.output(), name) {
+	if w.n == nil || w.n.agent == nil || !named(w.n.agent.out.output()) {
 		return fmt.Errorf("the agent did not exit naming %s: %v", name, err)
 	}
 	select {

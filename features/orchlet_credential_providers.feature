@@ -82,4 +82,4 @@ Feature: Node agent image credential provider plugins
         apiVersion: credentialprovider.kubelet.k8s.io/v1
         tokenAttributes: {serviceAccountTokenAudience: registry.example.com, requireServiceAccount: true}
       """
-    Then the agent run with "--pod-manifest-path={manifests} --image-credential-provider-config={dir}/token-mode.yaml --image-credential-provider-bin-dir={dir}/plugins" exits naming "providers[0].tokenAttributes.cacheType: Required value"
+    Then the agent run with "--pod-manifest-path={manifests} --image-credential-provider-config={dir}/token-mode.yaml --image-credential-provider-bin-dir={dir}/plugins" exits naming the field "providers[0].tokenAttributes.cacheType", with or without its list indexes, as "Required value"

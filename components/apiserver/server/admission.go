@@ -39,7 +39,8 @@ func (r *registry) admissionChain(c Config) (admission.Chain, error) {
 	}
 	if c.Node != nil {
 		plugins[noderestriction.PluginName] = noderestriction.New(noderestriction.Config{
-			Pod: c.Node.Pod,
+			Pod:        c.Node.Pod,
+			Authorizer: c.Authorizer,
 			Node: func(ctx context.Context, name string) (*corev1.Node, error) {
 				return get[*corev1.Node](ctx, r.nodes, "", name)
 			},

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -16,10 +18,11 @@ import (
 	"orch.io/orch/components/apiserver/registry/core"
 	"orch.io/orch/components/authn"
 	"orch.io/orch/components/authz"
+	"orch.io/orch/components/authz/rbac"
 )
 
-// nodeEnv serves with the Node mode first in mode (a --authorization-mode value), and tokens for
-// node-a, node-b and an administrator.
+// nodeEnv serves with the Node mode first in mode (a --authorization-mode value; RBAC over the
+// server's roles and bindings when it names it), and tokens for node-a, node-b and an administrator.
 func nodeEnv(t *testing.T, mode string, tune ...func(*Config)) *env {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens.csv")
@@ -32,7 +35,8 @@ func nodeEnv(t *testing.T, mode string, tune ...func(*Config)) *env {
 		t.Fatal(err)
 	}
 	node := &NodeAuthorization{}
-	az, err := authz.New(mode, node.Pod, node.References, nil)
+	roles := rbac.NewIndex()
+	az, err := authz.New(mode, node.Pod, node.References, rbac.Authorizer(roles))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +51,9 @@ func nodeEnv(t *testing.T, mode string, tune ...func(*Config)) *env {
 		c.Authenticator = authn.Union(tf)
 		c.Authorizer = authz.Union(admin, az)
 		c.Node = node
+		if slices.Contains(strings.Split(mode, ","), authz.ModeRBAC) {
+			c.Roles = roles
+		}
 	}}, tune...)...)
 }
 

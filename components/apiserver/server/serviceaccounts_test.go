@@ -15,6 +15,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -452,6 +453,84 @@ func TestNodeCreatesTokensOfItsPods(t *testing.T) {
 		t.Errorf("a node reading its pod's service account: %d %s", r.code, r.body)
 	}
 	e.do("GET", saPath+"/other", nil, as("node-a")...).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+}
+
+// With RBAC a node is granted audiences its pods do not project: a rule of verb
+// request-serviceaccounts-token-audience on the audience as resource ("*" for any), the service
+// account as resource name (none for all), bound to the node; in the binding's namespace for a
+// RoleBinding (Kubernetes' NodeRestriction with ServiceAccountNodeAudienceRestriction). This is how
+// a credential provider plugin's token mode gets a token for its registry's audience.
+func TestNodeTokenAudienceGrantedByRBAC(t *testing.T) {
+	e := nodeEnv(t, "Node,RBAC", withTokens(t, rsaKey(t), 0))
+	registerNode(t, e, "node-a")
+	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, as("admin")...)
+	pods := map[string]*corev1.Pod{}
+	for _, ns := range []string{"default", "team"} {
+		for _, sa := range []string{"builder", "runner"} {
+			e.mustCreate("/api/v1/namespaces/"+ns+"/serviceaccounts", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, as("admin")...)
+			pods[ns+"/"+sa] = e.mustCreate("/api/v1/namespaces/"+ns+"/pods", podBody(sa, func(p *corev1.Pod) {
+				p.Spec.NodeName, p.Spec.ServiceAccountName = "node-a", sa
+			}), as("admin")...).pod(t)
+		}
+	}
+	request := func(ns, sa, audience string) response {
+		return e.do("POST", "/api/v1/namespaces/"+ns+"/serviceaccounts/"+sa+"/token",
+			tokenRequest(boundTo(sa, pods[ns+"/"+sa].UID), func(tr *authenticationv1.TokenRequest) { tr.Spec.Audiences = []string{audience} }), as("node-a")...)
+	}
+	const refused = `audience "registry.example" not found in pod spec volume, system:node:node-a is not authorized to request tokens for this audience`
+	grant := func(name string, rule rbacv1.PolicyRule, binding *rbacv1.RoleBinding) {
+		t.Helper()
+		e.mustCreate(rbacPath+"/clusterroles", &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.orch.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{rule}}, as("admin")...)
+		if binding.Namespace == "" {
+			e.mustCreate(rbacPath+"/clusterrolebindings", &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.orch.io/v1", Kind: "ClusterRoleBinding"},
+				ObjectMeta: binding.ObjectMeta, RoleRef: binding.RoleRef, Subjects: binding.Subjects}, as("admin")...)
+			return
+		}
+		e.mustCreate(rbacPath+"/namespaces/"+binding.Namespace+"/rolebindings", binding, as("admin")...)
+	}
+	audienceRule := func(resource string, names ...string) rbacv1.PolicyRule {
+		return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{resource}, ResourceNames: names, Verbs: []string{"request-serviceaccounts-token-audience"}}
+	}
+	issuedSoon := func(ns, sa, audience string) {
+		t.Helper()
+		eventually(t, func() bool { return request(ns, sa, audience).code == http.StatusCreated })
+	}
+
+	// No grant: refused with the kubelet's text.
+	if s := request("default", "builder", "registry.example").expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden); !strings.Contains(s.Message, refused) {
+		t.Fatalf("without a grant: %s, want %s", s.Message, refused)
+	}
+
+	// The audience for one service account, in one namespace (a RoleBinding of a ClusterRole).
+	bound := bindingBody("node-a-registry", "ClusterRole", "registry-builder", "system:node:node-a")
+	bound.Namespace = "default"
+	grant("registry-builder", audienceRule("registry.example", "builder"), bound)
+	issuedSoon("default", "builder", "registry.example")
+	for _, tc := range []struct{ ns, sa, audience string }{
+		{"default", "runner", "registry.example"}, // another service account
+		{"team", "builder", "registry.example"},   // another namespace
+		{"default", "builder", "other.example"},   // another audience
+	} {
+		if s := request(tc.ns, tc.sa, tc.audience).expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden); !strings.Contains(s.Message, "not authorized to request tokens for this audience") {
+			t.Errorf("%+v: %s", tc, s.Message)
+		}
+	}
+
+	// Every audience for every service account, everywhere: the wildcard, no names, a
+	// ClusterRoleBinding to the nodes' group.
+	all := bindingBody("nodes-any-audience", "ClusterRole", "any-audience")
+	all.Subjects = []rbacv1.Subject{{Kind: "Group", Name: "system:nodes", APIGroup: "rbac.authorization.orch.io"}}
+	grant("any-audience", audienceRule("*"), all)
+	issuedSoon("team", "runner", "other.example")
+	issuedSoon("default", "runner", "registry.example")
+
+	// The grant reaches no further than NodeRestriction's other checks: one audience a request.
+	if s := e.do("POST", saPath+"/builder/token", tokenRequest(boundTo("builder", pods["default/builder"].UID),
+		func(tr *authenticationv1.TokenRequest) { tr.Spec.Audiences = []string{"a", "b"} }), as("node-a")...).
+		expectStatus(t, http.StatusForbidden, metav1.StatusReasonForbidden); !strings.Contains(s.Message, "node may only request 0 or 1 audiences") {
+		t.Errorf("two audiences: %s", s.Message)
+	}
 }
 
 // Each namespace gets its default service account, as Kubernetes' serviceaccounts controller

@@ -101,6 +101,8 @@ type Agent struct {
 	CPUs *cpumanager.Manager
 	// Memory is the memory manager; only Run runs its reconcile loop.
 	Memory *memorymanager.Manager
+	// Topology is the topology manager; nil when it has nothing to align.
+	Topology *topologymanager.Manager
 	// GC is nil until EnableGC.
 	GC *GC
 	// Eviction is nil without an observer.
@@ -116,10 +118,6 @@ type Agent struct {
 	execTimeout time.Duration
 	podCIDR     string
 	logger      klog.Logger
-	// hintProviders are the topology manager's providers beside the CPU manager; memoryAdmits:
-	// without a topology policy the memory manager admits pods itself.
-	hintProviders []topologymanager.Provider
-	memoryAdmits  bool
 	// watchLogs watches a followed log's directory: inotify on the machine's filesystem, none on
 	// a simulated one (followers poll on the clock alone).
 	watchLogs func(dir string) containerlogs.Notifier
@@ -170,8 +168,10 @@ func New(cfg *v1beta1.OrchletConfiguration, d Deps) (*Agent, error) {
 	if a.Memory, err = a.newMemoryManager(cfg, d); err != nil {
 		return nil, err
 	}
-	a.wireMemory(cfg)
 	if a.CPUs, err = a.newCPUManager(cfg, d); err != nil {
+		return nil, err
+	}
+	if a.Topology, err = a.newTopologyManager(cfg, d); err != nil {
 		return nil, err
 	}
 	var memory podsync.MemoryAssigner

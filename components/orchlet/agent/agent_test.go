@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
@@ -489,16 +490,14 @@ spec:
 	}
 }
 
-// --memory-manager-policy=Static beside the static CPU manager under single-numa-node, on two NUMA
-// nodes of 2Gi: a Guaranteed pod whose memory no node holds alone is refused with the kubelet's
-// TopologyAffinityError; one that fits is created with cpuset.mems of the node its memory and CPU
-// came from, as <root-dir>/memory_manager_state records.
-func TestStaticMemoryManager(t *testing.T) {
-	root := t.TempDir()
+// twoNUMAWorld is an agent on two NUMA nodes of two CPUs and 2Gi each, with the Static memory
+// manager under single-numa-node keeping 128Mi of each node, its CPU manager as cpus sets it.
+func twoNUMAWorld(t *testing.T, root string, cpus func(*v1beta1.OrchletConfiguration)) *world {
+	t.Helper()
 	topology := &cpumanager.Topology{CPUs: []cpumanager.CPUInfo{
 		{ID: 0, Core: 0, NUMANode: 0}, {ID: 1, Core: 1, NUMANode: 0}, {ID: 2, Core: 2, NUMANode: 1}, {ID: 3, Core: 3, NUMANode: 1},
 	}}
-	w := newWorldDeps(t, nil, func(d *Deps) {
+	return newWorldDeps(t, nil, func(d *Deps) {
 		d.RootDir = root
 		d.CPUTopology = func() (*cpumanager.Topology, error) { return topology, nil }
 		d.NUMANodes = func() ([]memorymanager.Node, error) {
@@ -506,14 +505,21 @@ func TestStaticMemoryManager(t *testing.T) {
 		}
 		d.Reservation = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
 	}, func(c *v1beta1.OrchletConfiguration) {
-		c.CPUManagerPolicy, c.ReservedSystemCPUs, c.TopologyManagerPolicy = "static", "0", "single-numa-node"
-		c.MemoryManagerPolicy = "Static"
+		c.TopologyManagerPolicy, c.MemoryManagerPolicy = "single-numa-node", "Static"
 		c.ReservedMemory = []v1beta1.MemoryReservation{
 			{NumaNode: 0, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
 			{NumaNode: 1, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}},
 		}
+		cpus(c)
 	})
-	for name, memory := range map[string]string{"big": "3Gi", "db": "1Gi"} {
+}
+
+// runGuaranteed gives the agent a Guaranteed pod of one CPU for each name with its memory (read
+// in the names' order), runs it 5 s and wants the pod big refused with TopologyAffinityError,
+// which it answers.
+func runGuaranteed(t *testing.T, w *world, memory map[string]string) corev1.Pod {
+	t.Helper()
+	for name, m := range memory {
 		w.fs["etc/orch/manifests/"+name+".yaml"] = &fstest.MapFile{Data: []byte(`apiVersion: v1
 kind: Pod
 metadata: {name: ` + name + `}
@@ -522,7 +528,7 @@ spec:
   - name: app
     image: busybox:1.36
     imagePullPolicy: IfNotPresent
-    resources: {limits: {cpu: "1", memory: ` + memory + `}}
+    resources: {limits: {cpu: "1", memory: ` + m + `}}
 `)}
 	}
 	w.runUntil(5 * time.Second)
@@ -530,6 +536,17 @@ spec:
 	if !ok || p.Status.Phase != corev1.PodFailed || p.Status.Reason != "TopologyAffinityError" || p.Status.Message != "Resources cannot be allocated with Topology locality" {
 		t.Fatalf("big: %v %s %s %q, want Failed TopologyAffinityError", ok, p.Status.Phase, p.Status.Reason, p.Status.Message)
 	}
+	return p
+}
+
+// --memory-manager-policy=Static beside the static CPU manager under single-numa-node, on two NUMA
+// nodes of 2Gi: a Guaranteed pod whose memory no node holds alone is refused with the kubelet's
+// TopologyAffinityError; one that fits is created with cpuset.mems of the node its memory and CPU
+// came from, as <root-dir>/memory_manager_state records.
+func TestStaticMemoryManager(t *testing.T) {
+	root := t.TempDir()
+	w := twoNUMAWorld(t, root, func(c *v1beta1.OrchletConfiguration) { c.CPUManagerPolicy, c.ReservedSystemCPUs = "static", "0" })
+	p := runGuaranteed(t, w, map[string]string{"big": "3Gi", "db": "1Gi"})
 	c, err := w.agent.container(w.ctx, "default", "db-node-a", "app")
 	if err != nil {
 		t.Fatal(err)
@@ -557,8 +574,59 @@ spec:
 	}
 }
 
-// Static memory needs the machine's NUMA nodes, and with a topology policy the static CPU manager
-// that merges the hints: each refused at start by name.
+// The topology manager is an admit handler of its own, not the CPU manager's: under
+// single-numa-node with --memory-manager-policy=Static and the CPU manager's none policy, as the
+// kubelet, a Guaranteed pod whose memory one NUMA node holds is admitted with that node's
+// cpuset.mems, a second is placed on the other node, and one whose memory no node holds alone is
+// refused with TopologyAffinityError; the CPUs stay the runtime's (no exclusive CPUs).
+func TestTopologyManagerWithoutStaticCPUManager(t *testing.T) {
+	w := twoNUMAWorld(t, t.TempDir(), func(c *v1beta1.OrchletConfiguration) { c.CPUManagerPolicy = "none" })
+	if w.agent.CPUs.Static() || w.agent.Topology == nil {
+		t.Fatalf("CPU manager static %v, topology manager %v: want the none CPU policy and a topology manager", w.agent.CPUs.Static(), w.agent.Topology)
+	}
+	runGuaranteed(t, w, map[string]string{"big": "3Gi", "cache": "1500Mi", "db": "1500Mi"})
+	mems := map[string]bool{}
+	for _, name := range []string{"db", "cache"} {
+		c, err := w.agent.container(w.ctx, "default", name+"-node-a", "app")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		st, err := w.agent.runtime.ContainerStatus(w.ctx, c.Id, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		linux := st.GetStatus().GetResources().GetLinux()
+		if m := linux.GetCpusetMems(); m != "0" && m != "1" {
+			t.Errorf("%s's cpuset.mems %q, want one NUMA node", name, m)
+		} else {
+			mems[m] = true
+		}
+		if linux.GetCpusetCpus() != "" {
+			t.Errorf("%s's cpuset %q under the none CPU policy, want the runtime's", name, linux.GetCpusetCpus())
+		}
+	}
+	if len(mems) != 2 {
+		t.Errorf("db and cache on NUMA nodes %v, want one each (1500Mi twice is more than a node's 1920Mi)", mems)
+	}
+	// The topology manager refused big before the memory manager allocated for it: two pinning
+	// requests, no error, as the kubelet counts them.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(w.agent.Memory)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue()
+	}
+	if got["orchlet_memory_manager_pinning_requests_total"] != 2 || got["orchlet_memory_manager_pinning_errors_total"] != 0 {
+		t.Errorf("pinning metrics %v, want 2 requests and no error", got)
+	}
+}
+
+// Static memory needs the machine's NUMA nodes, a topology policy aligning it the machine's
+// layout, and the topology manager known options: each refused at start by name.
 func TestStaticMemoryManagerRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -568,13 +636,19 @@ func TestStaticMemoryManagerRefusals(t *testing.T) {
 	}{
 		{"no NUMA nodes", func(d *Deps) { d.RootDir = t.TempDir() }, func(c *v1beta1.OrchletConfiguration) { c.MemoryManagerPolicy = "Static" },
 			"--memory-manager-policy=Static: the machine's NUMA nodes are unknown"},
-		{"topology policy without the static CPU manager", func(d *Deps) {
+		{"topology policy on an unknown layout", func(d *Deps) {
 			d.RootDir = t.TempDir()
 			d.NUMANodes = func() ([]memorymanager.Node, error) { return []memorymanager.Node{{ID: 0, Memory: 1 << 30}}, nil }
+			d.Reservation = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}
 		}, func(c *v1beta1.OrchletConfiguration) {
 			c.MemoryManagerPolicy, c.TopologyManagerPolicy = "Static", "restricted"
+			c.ReservedMemory = []v1beta1.MemoryReservation{{NumaNode: 0, Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}}
 		},
-			"set --cpu-manager-policy=static"},
+			"--topology-manager-policy=restricted: the machine's NUMA nodes are unknown"},
+		{"an unknown topology policy option, whatever the managers", func(d *Deps) {}, func(c *v1beta1.OrchletConfiguration) {
+			c.TopologyManagerPolicyOptions = map[string]string{"no-such": "1"}
+		},
+			`--topology-manager-policy-options (topologyManagerPolicyOptions): unknown Topology Manager Policy option: "no-such"`},
 	} {
 		w := newWorld(t, nil)
 		cfg := v1beta1.NewDefault()

@@ -22,8 +22,7 @@ func (a *Agent) newCPUManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*cpuma
 		Clock: d.Clock, Runtime: d.Runtime, PodUIDLabel: labels.PodUID, ContainerNameLabel: labels.ContainerName,
 		ActivePods: a.activePods, Ready: d.SourcesReady, ReconcilePeriod: cfg.CPUManagerReconcilePeriod.Duration, Logger: d.Logger,
 		PolicyOptions: cfg.CPUManagerPolicyOptions, Enabled: d.Gates.Enabled,
-		TopologyPolicy: cfg.TopologyManagerPolicy, TopologyScope: cfg.TopologyManagerScope, TopologyPolicyOptions: cfg.TopologyManagerPolicyOptions,
-		Providers: a.hintProviders,
+		TopologyPolicy: cfg.TopologyManagerPolicy,
 	}
 	if o.Policy != cpumanager.PolicyStatic {
 		return cpumanager.New(o)

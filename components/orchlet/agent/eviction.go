@@ -52,8 +52,8 @@ func (a *Agent) newEviction(cfg *v1beta1.OrchletConfiguration, d Deps) error {
 }
 
 // admit is the eviction manager's admission (every pod without one), then the CPU manager's
-// (with the topology manager's), then the memory manager's when no topology policy aligns it,
-// run before the pod workers' own handlers.
+// own, then the topology manager's (which allocates its providers' resources), or the memory
+// manager's when no topology manager aligns it, run before the pod workers' own handlers.
 func (a *Agent) admit(pod *corev1.Pod) (bool, string, string) {
 	if a.Eviction != nil {
 		if ok, reason, msg := a.Eviction.Admit(pod); !ok {
@@ -65,7 +65,10 @@ func (a *Agent) admit(pod *corev1.Pod) (bool, string, string) {
 			return ok, reason, msg
 		}
 	}
-	if a.memoryAdmits {
+	if a.Topology != nil {
+		return a.Topology.Admit(pod)
+	}
+	if a.Memory.Static() {
 		return a.Memory.Admit(pod)
 	}
 	return true, "", ""

@@ -10,9 +10,8 @@ import (
 )
 
 // newMemoryManager is --memory-manager-policy's memory manager; only the Static policy reads the
-// NUMA nodes. Its hints reach the topology manager through the static CPU manager, which this
-// agent's topology manager lives in: Static with a topology policy but no static CPU manager is
-// refused rather than left unaligned.
+// NUMA nodes. Under a topology policy it is one of the topology manager's providers, whatever the
+// CPU manager's policy.
 func (a *Agent) newMemoryManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*memorymanager.Manager, error) {
 	o := memorymanager.Options{
 		Policy: cfg.MemoryManagerPolicy, NodeReservation: d.Reservation, Reserved: cfg.ReservedMemory, RootDir: d.RootDir,
@@ -22,9 +21,6 @@ func (a *Agent) newMemoryManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*me
 		if d.NUMANodes == nil {
 			return nil, errors.New("--memory-manager-policy=Static: the machine's NUMA nodes are unknown (a simulated machine has no sysfs to read them from)")
 		}
-		if p := cfg.TopologyManagerPolicy; p != "" && p != topologymanager.PolicyNone && cfg.CPUManagerPolicy != "static" {
-			return nil, fmt.Errorf("--memory-manager-policy=Static with --topology-manager-policy=%s: this orchlet's topology manager merges the memory manager's hints beside the static CPU manager's; set --cpu-manager-policy=static", p)
-		}
 		var err error
 		if o.Nodes, err = d.NUMANodes(); err != nil {
 			return nil, fmt.Errorf("--memory-manager-policy=Static: %w", err)
@@ -33,15 +29,32 @@ func (a *Agent) newMemoryManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*me
 	return memorymanager.New(o)
 }
 
-// wireMemory makes the memory manager a hint provider of the topology manager when a topology
-// policy is set; otherwise it admits each pod on its own, as the kubelet's admitPolicyNone.
-func (a *Agent) wireMemory(cfg *v1beta1.OrchletConfiguration) {
-	if !a.Memory.Static() {
-		return
+// newTopologyManager is --topology-manager-policy's topology manager, the pod admit handler
+// that aligns its providers: the static CPU manager and the Static memory manager, each when on,
+// as the kubelet's. Nil under the none policy or without a provider: nothing is aligned then, and
+// the memory manager admits pods itself (the kubelet's admitPolicyNone).
+func (a *Agent) newTopologyManager(cfg *v1beta1.OrchletConfiguration, d Deps) (*topologymanager.Manager, error) {
+	opts, err := topologymanager.ParseOptions(cfg.TopologyManagerPolicyOptions, d.Gates.Enabled)
+	if err != nil {
+		return nil, fmt.Errorf("--topology-manager-policy-options (topologyManagerPolicyOptions): %w", err)
 	}
-	if p := cfg.TopologyManagerPolicy; p != "" && p != topologymanager.PolicyNone {
-		a.hintProviders = []topologymanager.Provider{a.Memory}
-	} else {
-		a.memoryAdmits = true
+	var providers []topologymanager.Provider
+	if a.CPUs.Static() {
+		providers = append(providers, a.CPUs)
 	}
+	if a.Memory.Static() {
+		providers = append(providers, a.Memory)
+	}
+	policy := cfg.TopologyManagerPolicy
+	if policy == "" || policy == topologymanager.PolicyNone || len(providers) == 0 {
+		return nil, nil
+	}
+	if d.CPUTopology == nil {
+		return nil, fmt.Errorf("--topology-manager-policy=%s: the machine's NUMA nodes are unknown (a simulated machine has no sysfs to read them from)", policy)
+	}
+	machine, err := d.CPUTopology()
+	if err != nil {
+		return nil, fmt.Errorf("--topology-manager-policy=%s: %w", policy, err)
+	}
+	return topologymanager.New(policy, cfg.TopologyManagerScope, opts, machine.NUMANodes(), machine.Distances, providers...)
 }

@@ -80,14 +80,24 @@ jwt:
 		return authz.DecisionNoOpinion, "", nil
 	})
 	node := &server.NodeAuthorization{}
-	clk := clock.New()
-	st := memory.New(clk)
-	stopping := make(chan struct{})
-	h, err := server.New(server.Config{
-		Clock: clk, Storage: st, EventTTL: time.Hour,
+	kubeconfig, admin := serveToNodeA(t, dir, ca, pool, server.Config{
+		Clock:         clock.New(),
 		Authenticator: authn.Union(authn.X509(pool), tf, authn.Bearer(issuers)), Authorizer: authz.Union(authz.Node(node.Pod), policy), Node: node,
-		MinRequestTimeout: 30 * time.Minute, BookmarkInterval: time.Minute, Stopping: stopping,
-	})
+	}, "admin-token")
+	return kubeconfig, admin, provider
+}
+
+// serveToNodeA serves orch-apiserver's handler of sc (on memory storage, over TLS asking for client
+// certificates of pool) and writes a kubeconfig in dir in which the agent is node-a by a
+// certificate of ca; it answers the kubeconfig's path and a client of the administrator, who is
+// adminToken.
+func serveToNodeA(t *testing.T, dir string, ca *certstest.CA, pool *x509.CertPool, sc server.Config, adminToken string) (string, kubernetes.Interface) {
+	t.Helper()
+	st := memory.New(sc.Clock)
+	stopping := make(chan struct{})
+	sc.Storage, sc.Stopping, sc.EventTTL = st, stopping, time.Hour
+	sc.MinRequestTimeout, sc.BookmarkInterval = 30*time.Minute, time.Minute
+	h, err := server.New(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,12 +120,12 @@ current-context: orch
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile, cfg.BearerToken = "", "", "admin-token"
+	cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile, cfg.BearerToken = "", "", adminToken
 	admin, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kubeconfig, admin, provider
+	return kubeconfig, admin
 }
 
 // agentGet asks the agent's HTTPS server for path with token (none if empty).

@@ -83,7 +83,7 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 		klog.InfoS("orchlet run once: configuration valid, start-up checks passed, no pod source configured")
 		return nil
 	}
-	if err := o.Unhonoured(); err != nil {
+	if err := o.RefuseAPIServerModeSettings(); err != nil {
 		return err
 	}
 	if c.RunOnce && o.Flags.Orchconfig != "" {
@@ -256,6 +256,7 @@ func runAgent(ctx context.Context, o *options.Options, h host.Host, clk clock.Cl
 	if a.Eviction != nil {
 		metrics.MustRegister(a.Eviction)
 	}
+	metrics.MustRegister(a.Memory)
 	deps := server.Deps{
 		Clock: clk, NodeName: nodeName, Pods: a.Pods, Stats: summaryStats{a, cmgr}, Logs: a, Streams: a,
 		Configz: func() any { return c }, Gates: o.Gates, Metrics: metrics, CertDir: o.Flags.CertDir,

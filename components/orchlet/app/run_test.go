@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,9 +174,9 @@ func TestRunRefusesRunOnceInAPIServerMode(t *testing.T) {
 	}
 }
 
-// A setting the agent does not act on yet is refused when pods would run, and only then: checking a
-// configuration with --runonce and no source still accepts it.
-func TestRunRefusesUnhonouredSettings(t *testing.T) {
+// A setting that acts only in API-server mode is refused in a standalone run when pods would run,
+// and only then: checking a configuration with --runonce and no source still accepts it.
+func TestRunRefusesAPIServerModeSettingsStandalone(t *testing.T) {
 	err := Run(context.Background(), parse(t, "--enable-server=false", "--pod-manifest-path="+t.TempDir(), "--node-labels=example.com/team=a"), host.NewFake(), clock.NewMock())
 	if err == nil || !strings.Contains(err.Error(), "--node-labels: it acts only in API-server mode") {
 		t.Errorf("err = %v, want --node-labels refused", err)
@@ -243,6 +245,36 @@ func TestRunLoadsCredentialProviders(t *testing.T) {
 		args := apptest.WithRuntime(t, "--image-credential-provider-config="+tc.config, "--image-credential-provider-bin-dir="+dir)
 		if err := Run(context.Background(), parse(t, args...), host.NewFake(), clock.NewMock()); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// The agent's /metrics serves the memory manager's pinning counters, as the kubelet's does
+// whatever its policy: 0 under None.
+func TestMetricsServeMemoryManagerPinning(t *testing.T) {
+	port := apptest.FreePort(t)
+	o := parse(t, apptest.WithRuntime(t, "--address=127.0.0.1", "--read-only-port="+port, "--root-dir="+t.TempDir())...)
+	cancel, done := runAsync(o, host.NewFake(), clock.New())
+	defer func() {
+		cancel()
+		if err := wait(t, done); err != nil {
+			t.Error(err)
+		}
+	}()
+	var body string
+	waitFor(t, "the read-only server's /metrics", func() (bool, error) {
+		resp, err := http.Get("http://127.0.0.1:" + port + "/metrics")
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		body = string(data)
+		return resp.StatusCode == http.StatusOK, err
+	})
+	for _, want := range []string{"orchlet_memory_manager_pinning_requests_total 0\n", "orchlet_memory_manager_pinning_errors_total 0\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
 		}
 	}
 }

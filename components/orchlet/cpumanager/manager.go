@@ -57,28 +57,19 @@ type Options struct {
 	// ReconcilePeriod is --cpu-manager-reconcile-period.
 	ReconcilePeriod time.Duration
 	Logger          klog.Logger
-	// TopologyPolicy and TopologyScope are --topology-manager-policy and --topology-manager-scope:
-	// with a policy other than none, CPUs are allocated at admission with the merged hint's NUMA
-	// affinity, as the kubelet's topology manager has them.
-	TopologyPolicy, TopologyScope string
-	// TopologyPolicyOptions are --topology-manager-policy-options.
-	TopologyPolicyOptions map[string]string
+	// TopologyPolicy is --topology-manager-policy, which align-by-socket must not meet as
+	// single-numa-node (the topology manager itself asks the manager as a topologymanager.Provider).
+	TopologyPolicy string
 	// PolicyOptions are --cpu-manager-policy-options; Enabled says whether a feature gate is on,
 	// for the alpha and beta options.
 	PolicyOptions map[string]string
 	Enabled       func(gate string) bool
-	// Providers are the topology manager's other hint providers (the memory manager): with a
-	// topology policy other than none their hints are merged with the CPUs' and each container
-	// is allocated from them with the merged affinity, after its CPUs.
-	Providers []topologymanager.Provider
 }
 
 // Manager assigns CPUs under the static policy; under none it assigns nothing.
 type Manager struct {
 	o        Options
 	reserved cpuset.CPUSet
-	// topologyOpts are the topology manager's policy options.
-	topologyOpts topologymanager.Options
 	// strict (strict-cpu-reservation) keeps the reserved CPUs out of the shared pool too;
 	// fullCores (full-pcpus-only) gives a container whole cores only; bySocket (align-by-socket)
 	// aligns CPUs to the sockets of the hint's NUMA nodes; acrossNUMA
@@ -106,10 +97,6 @@ func New(o Options) (*Manager, error) {
 	if enabled == nil {
 		enabled = func(string) bool { return false }
 	}
-	var err error
-	if m.topologyOpts, err = topologymanager.ParseOptions(o.TopologyPolicyOptions, enabled); err != nil {
-		return nil, fmt.Errorf("--topology-manager-policy-options (topologyManagerPolicyOptions): %w", err)
-	}
 	switch o.Policy {
 	case PolicyNone, "", PolicyStatic:
 	default:
@@ -128,9 +115,6 @@ func New(o Options) (*Manager, error) {
 		return nil, errors.New("cpu manager: a topology, clock, runtime and active pods are required")
 	}
 	m.machine = newMachine(o.Topology)
-	if nodes := o.Topology.NUMANodes(); o.TopologyPolicy != "" && o.TopologyPolicy != topologymanager.PolicyNone && len(nodes) > m.topologyOpts.MaxNUMANodes {
-		return nil, fmt.Errorf("--topology-manager-policy (topologyManagerPolicy): unsupported on machines with more than %d NUMA Nodes (this one has %d; max-allowable-numa-nodes raises the limit)", m.topologyOpts.MaxNUMANodes, len(nodes))
-	}
 	// The kubelet's ValidateStaticPolicyOptions: what align-by-socket needs of the machine and the
 	// topology manager.
 	if m.bySocket && o.TopologyPolicy == topologymanager.PolicySingleNUMANode {
@@ -308,98 +292,89 @@ func (m *Manager) cpusOf(mask topologymanager.Mask) cpuset.CPUSet {
 // whole cores.
 const ReasonSMTAlignmentError = "SMTAlignmentError"
 
-// Admit is the CPU manager's and the topology manager's admission. Under full-pcpus-only, the
-// kubelet's SMT alignment check: each container with exclusive CPUs asks for a multiple of the
-// CPUs of a core, and the pod's exclusive CPUs (its regular containers' together, or its largest
-// init container's) fit in the cores wholly free. With a topology policy, the CPU hints of each
-// container (container scope) or of the pod (pod scope) merged with the other providers' as the
-// policy merges them, the pod refused with TopologyAffinityError when the policy does not admit
-// the best hint, and the CPUs (then the providers' resources) allocated now, from the hint's NUMA
-// nodes first, as the kubelet allocates them at admission.
+// Admit is the CPU manager's own admission: under full-pcpus-only, the kubelet's SMT alignment
+// check: each container with exclusive CPUs asks for a multiple of the CPUs of a core, and the
+// pod's exclusive CPUs (its regular containers' together, or its largest init container's) fit in
+// the cores wholly free. NUMA alignment is the topology manager's, which asks the manager as one
+// of its providers (Hints, Allocate, Release).
 func (m *Manager) Admit(pod *corev1.Pod) (bool, string, string) {
-	if m.state == nil {
+	if m.state == nil || !m.fullCores {
 		return true, "", ""
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var containers []*corev1.Container
-	var regular, initMax int
-	for i, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for j := range cs {
-			containers = append(containers, &cs[j])
-			if n := exclusiveCPUs(pod, &cs[j]); i == 0 {
-				initMax = max(initMax, n)
-			} else {
-				regular += n
-			}
-		}
-	}
-	if m.fullCores {
-		perCore := m.machine.cpusPerCore()
-		for _, c := range containers {
-			if n := exclusiveCPUs(pod, c); n%perCore != 0 {
+	regular, initMax := podExclusiveCPUs(pod)
+	perCore := m.machine.cpusPerCore()
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if n := exclusiveCPUs(pod, &cs[i]); n%perCore != 0 {
 				return false, ReasonSMTAlignmentError, fmt.Sprintf("SMT Alignment Error: requested %d cpus not multiple cpus per core = %d", n, perCore)
 			}
 		}
-		available := m.wholeCores(m.state.defaultSet.Difference(m.reserved)).Size()
-		if need := max(regular, initMax); need > available {
-			return false, ReasonSMTAlignmentError, fmt.Sprintf("SMT Alignment Error: not enough free physical CPUs: available physical CPUs = %d, requested CPUs = %d, CPUs per core = %d", available, need, perCore)
-		}
 	}
-	policy := m.o.TopologyPolicy
-	if policy == "" || policy == topologymanager.PolicyNone {
-		return true, "", "" // the CPUs are allocated when the containers are created
-	}
-	nodes := m.o.Topology.NUMANodes()
-	// merge takes the other providers' hints for c (nil: the pod) beside the CPU manager's.
-	merge := func(c *corev1.Container, hints []topologymanager.Hint) (topologymanager.Mask, bool) {
-		resources := [][]topologymanager.Hint{hints}
-		for _, p := range m.o.Providers {
-			resources = append(resources, p.Hints(pod, c)...)
-		}
-		best, admit := topologymanager.MergeWith(policy, nodes, resources, m.topologyOpts, m.o.Topology.Distances)
-		return best.Affinity, admit
-	}
-	uid := string(pod.UID)
-	refuse := func(reason, msg string) (bool, string, string) {
-		for _, set := range m.state.assignments[uid] {
-			m.state.defaultSet = m.state.defaultSet.Union(set)
-		}
-		delete(m.state.assignments, uid)
-		_ = m.state.save()
-		for _, p := range m.o.Providers {
-			p.Release(pod)
-		}
-		return false, reason, msg
-	}
-	var podAffinity topologymanager.Mask
-	if m.o.TopologyScope == topologymanager.ScopePod {
-		var ok bool
-		if podAffinity, ok = merge(nil, m.hintsLocked(pod, nil, max(regular, initMax))); !ok {
-			return refuse(topologymanager.ReasonTopologyAffinityError, topologymanager.MessageTopologyAffinityError)
-		}
-	}
-	for _, c := range containers {
-		n := exclusiveCPUs(pod, c)
-		affinity := podAffinity
-		if m.o.TopologyScope != topologymanager.ScopePod {
-			var ok bool
-			if affinity, ok = merge(c, m.hintsLocked(pod, c, n)); !ok {
-				return refuse(topologymanager.ReasonTopologyAffinityError, topologymanager.MessageTopologyAffinityError)
-			}
-		}
-		if n > 0 {
-			if _, err := m.allocateLocked(pod, c, n, affinity); err != nil {
-				return refuse("UnexpectedAdmissionError", fmt.Sprintf("Allocate failed due to %v, which is unexpected", err))
-			}
-		}
-		for _, p := range m.o.Providers {
-			if err := p.Allocate(pod, c, affinity); err != nil {
-				return refuse("UnexpectedAdmissionError", fmt.Sprintf("Allocate failed due to %v, which is unexpected", err))
-			}
-		}
+	available := m.wholeCores(m.state.defaultSet.Difference(m.reserved)).Size()
+	if need := max(regular, initMax); need > available {
+		return false, ReasonSMTAlignmentError, fmt.Sprintf("SMT Alignment Error: not enough free physical CPUs: available physical CPUs = %d, requested CPUs = %d, CPUs per core = %d", available, need, perCore)
 	}
 	return true, "", ""
+}
+
+// podExclusiveCPUs are the exclusive CPUs of the pod's regular containers together and of its
+// largest init container.
+func podExclusiveCPUs(pod *corev1.Pod) (regular, initMax int) {
+	for i := range pod.Spec.InitContainers {
+		initMax = max(initMax, exclusiveCPUs(pod, &pod.Spec.InitContainers[i]))
+	}
+	for i := range pod.Spec.Containers {
+		regular += exclusiveCPUs(pod, &pod.Spec.Containers[i])
+	}
+	return regular, initMax
+}
+
+// Hints are the CPU hints the topology manager merges (the kubelet's GetTopologyHints and
+// GetPodTopologyHints): c's exclusive CPUs, or the pod's (the most of its regular containers
+// together and its largest init container); none under the none policy.
+func (m *Manager) Hints(pod *corev1.Pod, c *corev1.Container) [][]topologymanager.Hint {
+	if m.state == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c == nil {
+		regular, initMax := podExclusiveCPUs(pod)
+		return [][]topologymanager.Hint{m.hintsLocked(pod, nil, max(regular, initMax))}
+	}
+	return [][]topologymanager.Hint{m.hintsLocked(pod, c, exclusiveCPUs(pod, c))}
+}
+
+// Allocate gives c its exclusive CPUs at admission, from the merged hint's NUMA nodes first, as
+// the kubelet's topology manager has them allocated.
+func (m *Manager) Allocate(pod *corev1.Pod, c *corev1.Container, affinity topologymanager.Mask) error {
+	if m.state == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := exclusiveCPUs(pod, c); n > 0 {
+		_, err := m.allocateLocked(pod, c, n, affinity)
+		return err
+	}
+	return nil
+}
+
+// Release gives the CPUs of a pod refused at admission back to the shared pool.
+func (m *Manager) Release(pod *corev1.Pod) {
+	if m.state == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	uid := string(pod.UID)
+	for _, set := range m.state.assignments[uid] {
+		m.state.defaultSet = m.state.defaultSet.Union(set)
+	}
+	delete(m.state.assignments, uid)
+	_ = m.state.save()
 }
 
 // hintsLocked are the kubelet's CPU topology hints for request CPUs (generateCPUTopologyHints):
@@ -625,3 +600,6 @@ func guaranteed(pod *corev1.Pod) bool {
 	}
 	return len(all) > 0
 }
+
+// Static says whether the manager assigns CPUs (the static policy).
+func (m *Manager) Static() bool { return m.state != nil }

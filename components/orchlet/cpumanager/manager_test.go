@@ -20,6 +20,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/cpuset"
 
+	"orch.io/orch/components/orchlet/topologymanager"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 )
@@ -550,16 +551,18 @@ func fourNUMA(t *testing.T) *Topology {
 // allocated at admission from the hint's nodes; the pod scope places the pod's containers
 // together.
 func TestTopologyManagerPolicies(t *testing.T) {
+	topologies := map[*Manager]*topologymanager.Manager{}
 	manager := func(policy, scope string) *Manager {
 		m, err := newManager(t, t.TempDir(), activePods{"a": true, "b": true, "c": true}, func(o *Options) {
-			o.Topology, o.ReservedCPUs, o.TopologyPolicy, o.TopologyScope = fourNUMA(t), "0", policy, scope
+			o.Topology, o.ReservedCPUs, o.TopologyPolicy = fourNUMA(t), "0", policy
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		topologies[m] = topologyManager(t, m, policy, scope)
 		return m
 	}
-	admit := func(m *Manager, p *corev1.Pod) (bool, string, string) { return m.Admit(p) }
+	admit := func(m *Manager, p *corev1.Pod) (bool, string, string) { return topologies[m].Admit(p) }
 
 	single := manager("single-numa-node", "container")
 	// Node 0 has 3 free CPUs (0 is reserved): 4 CPUs fit on node 1, 2 or 3 alone.
@@ -620,9 +623,8 @@ func nodesOf(m *Manager, set cpuset.CPUSet) int {
 	return len(nodes)
 }
 
-// The NUMA distances are read from sysfs; a machine with more NUMA nodes than
-// max-allowable-numa-nodes refuses a topology policy, as the kubelet refuses it.
-func TestTopologyPolicyOptions(t *testing.T) {
+// The NUMA distances are read from sysfs.
+func TestReadDistances(t *testing.T) {
 	d, err := ReadDistances(fstest.MapFS{
 		"node0/distance": {Data: []byte("10 21\n")}, "node1/distance": {Data: []byte("21 10\n")}, "possible": {Data: []byte("0-1\n")},
 	})
@@ -632,24 +634,16 @@ func TestTopologyPolicyOptions(t *testing.T) {
 	if d, err := ReadDistances(fstest.MapFS{}); err != nil || len(d) != 0 {
 		t.Errorf("no NUMA: %v, %v", d, err)
 	}
-	many := &Topology{}
-	for id := range 10 {
-		many.CPUs = append(many.CPUs, CPUInfo{ID: id, Core: id, NUMANode: id})
+}
+
+// topologyManager is the topology manager of policy and scope on m's machine with m as its
+// first provider, as the agent assembles it.
+func topologyManager(t *testing.T, m *Manager, policy, scope string, others ...topologymanager.Provider) *topologymanager.Manager {
+	t.Helper()
+	tm, err := topologymanager.New(policy, scope, topologymanager.Options{MaxNUMANodes: topologymanager.DefaultMaxNUMANodes},
+		m.o.Topology.NUMANodes(), m.o.Topology.Distances, append([]topologymanager.Provider{m}, others...)...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	beta := func(g string) bool { return g == "TopologyManagerPolicyBetaOptions" }
-	_, err = newManager(t, t.TempDir(), activePods{}, func(o *Options) { o.Topology, o.TopologyPolicy, o.Enabled = many, "restricted", beta })
-	if err == nil || !strings.Contains(err.Error(), "unsupported on machines with more than 8 NUMA Nodes (this one has 10") {
-		t.Errorf("10 NUMA nodes: %v", err)
-	}
-	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) {
-		o.Topology, o.TopologyPolicy, o.Enabled = many, "restricted", beta
-		o.TopologyPolicyOptions = map[string]string{"max-allowable-numa-nodes": "16"}
-	}); err != nil {
-		t.Errorf("with max-allowable-numa-nodes=16: %v", err)
-	}
-	if _, err := newManager(t, t.TempDir(), activePods{}, func(o *Options) {
-		o.Policy, o.TopologyPolicyOptions = PolicyNone, map[string]string{"no-such": "1"}
-	}); err == nil || !strings.Contains(err.Error(), `--topology-manager-policy-options (topologyManagerPolicyOptions): unknown Topology Manager Policy option: "no-such"`) {
-		t.Errorf("an unknown option under the none CPU policy: %v", err)
-	}
+	return tm
 }

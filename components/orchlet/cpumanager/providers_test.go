@@ -38,20 +38,19 @@ func (p *recordingProvider) Release(pod *corev1.Pod) {
 // single-numa-node, and a provider's failed allocation refuses it as the kubelet's
 // UnexpectedAdmissionError, each refusal releasing what the pod was given.
 func TestHintProvidersMerged(t *testing.T) {
-	manager := func(p *recordingProvider) *Manager {
+	manager := func(p *recordingProvider) (*Manager, *topologymanager.Manager) {
 		m, err := newManager(t, t.TempDir(), activePods{"a": true}, func(o *Options) {
-			o.Topology, o.TopologyPolicy, o.TopologyScope = fourNUMA(t), topologymanager.PolicySingleNUMANode, topologymanager.ScopeContainer
-			o.Providers = []topologymanager.Provider{p}
+			o.Topology, o.TopologyPolicy = fourNUMA(t), topologymanager.PolicySingleNUMANode
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m
+		return m, topologyManager(t, m, topologymanager.PolicySingleNUMANode, topologymanager.ScopeContainer, p)
 	}
 	node2 := &recordingProvider{hints: []topologymanager.Hint{{Affinity: topologymanager.MaskOf(2), Preferred: true}}, allocated: map[string]topologymanager.Mask{}}
-	m := manager(node2)
+	m, tm := manager(node2)
 	a := pod("a", "2", "1Gi", "app")
-	if ok, reason, msg := m.Admit(a); !ok {
+	if ok, reason, msg := tm.Admit(a); !ok {
 		t.Fatalf("refused: %s %s", reason, msg)
 	}
 	if got := node2.allocated["app"]; got != topologymanager.MaskOf(2) {
@@ -65,8 +64,8 @@ func TestHintProvidersMerged(t *testing.T) {
 	}
 
 	wide := &recordingProvider{hints: []topologymanager.Hint{{Affinity: topologymanager.MaskOf(0, 1), Preferred: true}}, allocated: map[string]topologymanager.Mask{}}
-	m = manager(wide)
-	if ok, reason, _ := m.Admit(pod("b", "2", "1Gi", "app")); ok || reason != topologymanager.ReasonTopologyAffinityError {
+	_, tm = manager(wide)
+	if ok, reason, _ := tm.Admit(pod("b", "2", "1Gi", "app")); ok || reason != topologymanager.ReasonTopologyAffinityError {
 		t.Errorf("a provider needing two nodes: %v %s, want TopologyAffinityError", ok, reason)
 	}
 	if len(wide.released) != 1 || wide.released[0] != "b" {
@@ -74,8 +73,8 @@ func TestHintProvidersMerged(t *testing.T) {
 	}
 
 	failing := &recordingProvider{allocError: errors.New("no memory"), allocated: map[string]topologymanager.Mask{}}
-	m = manager(failing)
-	ok, reason, msg := m.Admit(pod("c", "2", "1Gi", "app"))
+	m, tm = manager(failing)
+	ok, reason, msg := tm.Admit(pod("c", "2", "1Gi", "app"))
 	if ok || reason != "UnexpectedAdmissionError" || msg != "Allocate failed due to no memory, which is unexpected" {
 		t.Errorf("a failed allocation: %v %s %q", ok, reason, msg)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
@@ -64,13 +65,24 @@ type Manager struct {
 	reusable map[string]map[topologymanager.Mask]map[corev1.ResourceName]uint64
 	// fresh are the pods given memory since the last reconcile, which ActivePods may not list yet.
 	fresh map[string]bool
+	// pinningRequests and pinningErrors are the kubelet's memory_manager_pinning_requests_total
+	// and memory_manager_pinning_errors_total: the allocations of a Guaranteed pod's container
+	// under Static, and those that failed.
+	pinningRequests, pinningErrors prometheus.Counter
 }
 
 // New validates --reserved-memory against the machine and node allocatable as the kubelet's
 // memory manager does, restores the checkpoint (refused when the policy changed or it does not
 // fit the machine) and starts the policy.
 func New(o Options) (*Manager, error) {
-	m := &Manager{o: o, reusable: map[string]map[topologymanager.Mask]map[corev1.ResourceName]uint64{}, fresh: map[string]bool{}}
+	m := &Manager{o: o, reusable: map[string]map[topologymanager.Mask]map[corev1.ResourceName]uint64{}, fresh: map[string]bool{},
+		pinningRequests: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orchlet_memory_manager_pinning_requests_total", Help: "The number of memory pages allocations which required pinning.",
+		}),
+		pinningErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orchlet_memory_manager_pinning_errors_total", Help: "The number of memory pages allocations which required pinning that failed.",
+		}),
+	}
 	switch o.Policy {
 	case PolicyNone, "":
 		if len(o.Reserved) > 0 {
@@ -118,6 +130,18 @@ func New(o Options) (*Manager, error) {
 		}
 	}
 	return m, nil
+}
+
+// Describe and Collect make the manager a prometheus.Collector of its metrics, served under every
+// policy (0 under None), as the kubelet registers them.
+func (m *Manager) Describe(ch chan<- *prometheus.Desc) {
+	m.pinningRequests.Describe(ch)
+	m.pinningErrors.Describe(ch)
+}
+
+func (m *Manager) Collect(ch chan<- prometheus.Metric) {
+	m.pinningRequests.Collect(ch)
+	m.pinningErrors.Collect(ch)
 }
 
 // Static says whether the manager assigns memory.
@@ -494,11 +518,18 @@ func (m *Manager) reusableOf(pod *corev1.Pod, mask topologymanager.Mask, name co
 // Allocate gives c of a Guaranteed pod its memory from the NUMA nodes of affinity, the topology
 // manager's merged hint (0: none, then the best hint of its own), extended to a group of nodes
 // that can hold it when affinity cannot, as the kubelet's static policy; a container holding
-// memory keeps it. The assignment is written to the checkpoint.
-func (m *Manager) Allocate(pod *corev1.Pod, c *corev1.Container, affinity topologymanager.Mask) error {
+// memory keeps it. The assignment is written to the checkpoint. Each call for a Guaranteed pod
+// counts as a pinning request, and each that fails as a pinning error, as the kubelet counts them.
+func (m *Manager) Allocate(pod *corev1.Pod, c *corev1.Container, affinity topologymanager.Mask) (err error) {
 	if !m.Static() || !guaranteed(pod) {
 		return nil
 	}
+	m.pinningRequests.Inc()
+	defer func() {
+		if err != nil {
+			m.pinningErrors.Inc()
+		}
+	}()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	uid := string(pod.UID)

@@ -1,6 +1,7 @@
 package memorymanager
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
@@ -250,5 +252,58 @@ func TestPodScopeHints(t *testing.T) {
 	small.Spec.InitContainers = []corev1.Container{init}
 	if got := m.Hints(small, nil); len(got) != 1 || got[0][0] != (topologymanager.Hint{Affinity: topologymanager.MaskOf(1), Preferred: true}) {
 		t.Errorf("an init container of 3Gi: %v, want node 1 (node 0 has 1.5Gi)", got)
+	}
+}
+
+// pinning is the manager's pinning requests and errors as /metrics serves them.
+func pinning(t *testing.T, m *Manager) string {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, mf := range mfs {
+		out = append(out, fmt.Sprintf("%s %v", mf.GetName(), mf.GetMetric()[0].GetCounter().GetValue()))
+	}
+	return strings.Join(out, ", ")
+}
+
+// Each allocation for a container of a Guaranteed pod under Static is a pinning request, one
+// that fails also a pinning error, a container already holding memory a request again, and
+// nothing else counts, as the kubelet's memory_manager_pinning_requests_total and
+// memory_manager_pinning_errors_total; under None both are served at 0.
+func TestPinningMetrics(t *testing.T) {
+	none, err := New(Options{Policy: PolicyNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const zero = "orchlet_memory_manager_pinning_errors_total 0, orchlet_memory_manager_pinning_requests_total 0"
+	if got := pinning(t, none); got != zero {
+		t.Errorf("under None: %s", got)
+	}
+	m := newStatic(t, t.TempDir(), map[types.UID]bool{"p1": true, "p2": true})
+	burstable := withUID(guaranteedPod("b", "1Gi"), "b")
+	burstable.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}
+	if ok, _, _ := m.Admit(burstable); !ok {
+		t.Fatal("a Burstable pod refused")
+	}
+	if got := pinning(t, m); got != zero {
+		t.Errorf("a Burstable pod counted: %s", got)
+	}
+	fits := withUID(guaranteedPod("p1", "1Gi"), "p1")
+	if ok, reason, msg := m.Admit(fits); !ok {
+		t.Fatalf("admit: %s %s", reason, msg)
+	}
+	if err := m.Allocate(fits, &fits.Spec.Containers[0], 0); err != nil { // held already
+		t.Fatal(err)
+	}
+	if ok, _, _ := m.Admit(withUID(guaranteedPod("p2", "9Gi"), "p2")); ok {
+		t.Fatal("9Gi admitted")
+	}
+	if got, want := pinning(t, m), "orchlet_memory_manager_pinning_errors_total 1, orchlet_memory_manager_pinning_requests_total 3"; got != want {
+		t.Errorf("%s, want %s", got, want)
 	}
 }

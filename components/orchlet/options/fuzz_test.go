@@ -64,6 +64,6 @@ func FuzzConfigFiles(f *testing.F) {
 		if err := Validate(o); err != nil {
 			t.Fatalf("options accepted by Parse fail validation again: %v", err)
 		}
-		_ = o.Unhonoured() // a refusal is an answer; only a panic or a hang is a find
+		_ = o.RefuseAPIServerModeSettings() // a refusal is an answer; only a panic or a hang is a find
 	})
 }

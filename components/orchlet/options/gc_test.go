@@ -32,8 +32,8 @@ func TestGCSettings(t *testing.T) {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
-				if err := o.Unhonoured(); err != nil {
-					t.Fatalf("accepted but not honoured: %v", err)
+				if err := o.RefuseAPIServerModeSettings(); err != nil {
+					t.Fatalf("accepted, then refused as an API-server-mode setting: %v", err)
 				}
 				return
 			}

@@ -1,6 +1,7 @@
-// Package topologymanager is the decision of the kubelet's topology manager
-// (--topology-manager-policy, --topology-manager-scope): the NUMA affinity hints of the resource
-// managers merged into the best one, and whether the policy admits a pod with it. It is pure:
-// hints in, a hint and a verdict out; the CPU manager asks it at admission, with the hints of the
-// other providers (the memory manager) beside its own.
+// Package topologymanager is the kubelet's topology manager (--topology-manager-policy,
+// --topology-manager-scope, --topology-manager-policy-options): the NUMA affinity hints of the
+// resource managers (the static CPU manager, the Static memory manager) merged into the best one,
+// whether the policy admits a pod with it, and the pod admit handler (Manager) that asks each
+// provider for its hints and has it allocate from the merged hint. Merging is pure: hints in, a
+// hint and a verdict out.
 package topologymanager

@@ -2,8 +2,8 @@ package topologymanager
 
 import corev1 "k8s.io/api/core/v1"
 
-// Provider is a resource manager the topology manager asks at admission besides the CPU manager
-// (the kubelet's HintProvider): the memory manager.
+// Provider is a resource manager the topology manager asks at admission (the kubelet's
+// HintProvider): the static CPU manager, the Static memory manager.
 type Provider interface {
 	// Hints are c's hints (nil c: the pod's, for the pod scope), one list per resource as Merge
 	// takes them; nil when it has no preference.

@@ -23,6 +23,9 @@ type Config struct {
 	Pod authz.PodGetter
 	// Node reads a node: the owner of a mirror pod.
 	Node func(ctx context.Context, name string) (*corev1.Node, error)
+	// Authorizer is the server's: it may grant a node service account tokens for audiences its
+	// pods do not project (RequestAudienceVerb). Without one, only the pods' audiences are issued.
+	Authorizer authz.Authorizer
 }
 
 // Plugin judges the writes of nodes; anyone else's pass.

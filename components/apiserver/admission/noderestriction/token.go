@@ -10,12 +10,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"orch.io/orch/components/apiserver/admission"
+	"orch.io/orch/components/authz"
 )
 
 // admitToken is NodeRestriction's admission of a node's TokenRequest, as sent, before the server
-// defaults it: bound to a pod, by uid, that runs on the node, for no audience or one a service
-// account token projection of the pod names (ServiceAccountNodeAudienceRestriction; orch has no
-// RBAC to grant a node more audiences).
+// defaults it: bound to a pod, by uid, that runs on the node, for no audience or one that a service
+// account token projection of the pod names or that the node is authorized to request
+// (ServiceAccountNodeAudienceRestriction, on by default since Kubernetes 1.33).
 func (p *Plugin) admitToken(ctx context.Context, node string, a admission.Attributes) error {
 	tr, ok := a.Object.(*authenticationv1.TokenRequest)
 	if !ok {
@@ -50,10 +51,38 @@ func (p *Plugin) admitToken(ctx context.Context, node string, a admission.Attrib
 	default:
 		return forbid(errors.New("node may only request 0 or 1 audiences"))
 	}
-	if !podReferencesAudience(pod, audience) {
+	if podReferencesAudience(pod, audience) {
+		return nil
+	}
+	return p.authorizeAudience(ctx, audience, a, forbid)
+}
+
+// requestAudienceVerb is the verb an authorizer grants a node to request service account tokens
+// for an audience no pod of its projects: on the resource named as the audience ("*" for any), and
+// the service account as the resource name (none for all), in the API's core group; with RBAC a
+// ClusterRole's rule {apiGroups: [""], resources: [audience], verbs: [request-serviceaccounts-token-audience]}
+// bound to the node.
+const requestAudienceVerb = "request-serviceaccounts-token-audience"
+
+// authorizeAudience is Kubernetes' validateNodeServiceAccountAudience past the pod's projections:
+// the node's request is allowed when the authorizer allows it the audience for the service account
+// in its namespace. An allow counts even with an error, as an authorizer like RBAC may allow while
+// some binding failed to resolve.
+func (p *Plugin) authorizeAudience(ctx context.Context, audience string, a admission.Attributes, forbid func(error) error) error {
+	if p.Authorizer == nil {
 		return forbid(fmt.Errorf("audience %q not found in pod spec volume, %s is not authorized to request tokens for this audience", audience, a.User.Name))
 	}
-	return nil
+	decision, _, err := p.Authorizer.Authorize(ctx, authz.Attributes{
+		User: a.User, Verb: requestAudienceVerb, Namespace: a.Namespace, APIVersion: "v1",
+		Resource: audience, Name: a.Name, ResourceRequest: true,
+	})
+	switch {
+	case decision == authz.DecisionAllow:
+		return nil
+	case err != nil:
+		return forbid(fmt.Errorf("audience %q not found in pod spec volume, error authorizing %s to request tokens for this audience: %w", audience, a.User.Name, err))
+	}
+	return forbid(fmt.Errorf("audience %q not found in pod spec volume, %s is not authorized to request tokens for this audience", audience, a.User.Name))
 }
 
 // podReferencesAudience tells whether one of the pod's service account token projections is for

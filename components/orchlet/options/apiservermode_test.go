@@ -8,8 +8,8 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )
 
-// nonDefault gives each unhonoured option a valid value other than its default (with the companions
-// validation needs), so each can be shown refused.
+// nonDefault gives each API-server-mode option a valid value other than its default (with the
+// companions validation needs), so each can be shown refused in a standalone run.
 var nonDefault = map[string][]string{
 	"register-node":                {"--register-node=false"},
 	"register-with-taints":         {"--register-with-taints=a=b:NoSchedule"},
@@ -27,8 +27,9 @@ var nonDefault = map[string][]string{
 	"cloud-provider":               {"--cloud-provider=external"},
 }
 
-func TestDefaultsAreHonoured(t *testing.T) {
-	if err := mustParse(t).Unhonoured(); err != nil {
+// The defaults, and the settings a standalone agent acts on, are not refused.
+func TestStandaloneSettingsAreNotRefused(t *testing.T) {
+	if err := mustParse(t).RefuseAPIServerModeSettings(); err != nil {
 		t.Fatalf("the defaults are refused: %v", err)
 	}
 	// Settings the agent acts on are not refused: the pod workers send the cgroup parent, CFS
@@ -46,52 +47,52 @@ func TestDefaultsAreHonoured(t *testing.T) {
 		{"--cgroup-driver=systemd", "--cgroup-root=/", "--cpu-cfs-quota=false", "--pod-max-pids=100", "--seccomp-default", "--root-dir=/srv/orchlet"},
 		{"--cgroups-per-qos=false", "--enforce-node-allocatable=", "--cpu-cfs-quota-period=50ms", "--feature-gates=CustomCPUCFSQuotaPeriod=true"},
 	} {
-		if err := mustParse(t, args...).Unhonoured(); err != nil {
-			t.Fatalf("honoured settings %q refused: %v", args, err)
+		if err := mustParse(t, args...).RefuseAPIServerModeSettings(); err != nil {
+			t.Fatalf("standalone settings %q refused: %v", args, err)
 		}
 	}
 	// The eviction manager acts on its settings in both modes.
 	eviction := []string{"--eviction-hard=memory.available<1Gi", "--eviction-soft=memory.available<2Gi", "--eviction-soft-grace-period=memory.available=1m",
 		"--eviction-minimum-reclaim=memory.available=100Mi", "--eviction-pressure-transition-period=1m", "--eviction-max-pod-grace-period=30",
 		"--local-storage-capacity-isolation=false"}
-	if err := mustParse(t, eviction...).Unhonoured(); err != nil {
+	if err := mustParse(t, eviction...).RefuseAPIServerModeSettings(); err != nil {
 		t.Fatalf("eviction settings refused: %v", err)
 	}
 }
 
 // The volume stats calculator measures the pods' volumes every period, none when it is 0 or
-// negative: every value is honoured.
+// negative: every value is acted on.
 func TestVolumeStatsAggPeriodAccepted(t *testing.T) {
 	for _, v := range []string{"2m", "0", "-1s"} {
-		if err := mustParse(t, "--volume-stats-agg-period="+v).Unhonoured(); err != nil {
+		if err := mustParse(t, "--volume-stats-agg-period="+v).RefuseAPIServerModeSettings(); err != nil {
 			t.Errorf("--volume-stats-agg-period=%s refused: %v", v, err)
 		}
 	}
 }
 
 // The eviction manager arms memory thresholds with the kernel where the host has cgroup v1's
-// memory controller, and polls with a log line saying so elsewhere: the option is honoured.
+// memory controller, and polls with a log line saying so elsewhere: the option is acted on.
 func TestKernelMemcgNotificationAccepted(t *testing.T) {
-	if err := mustParse(t, "--kernel-memcg-notification").Unhonoured(); err != nil {
+	if err := mustParse(t, "--kernel-memcg-notification").RefuseAPIServerModeSettings(); err != nil {
 		t.Fatalf("--kernel-memcg-notification refused: %v", err)
 	}
 }
 
-func TestEveryUnhonouredSettingIsRefusedByName(t *testing.T) {
-	for _, u := range unhonouredSettings {
+func TestEveryAPIServerModeSettingIsRefusedStandalone(t *testing.T) {
+	for _, u := range apiServerModeSettings {
 		t.Run(u.option, func(t *testing.T) {
 			args, ok := nonDefault[u.option]
 			if !ok {
 				t.Fatalf("no non-default value for --%s in the test table", u.option)
 			}
-			err := mustParse(t, args...).Unhonoured()
+			err := mustParse(t, args...).RefuseAPIServerModeSettings()
 			want := "--" + u.option
 			if u.field != "" {
 				want += " (" + u.field + ")"
 			}
 			message := ": it acts only in API-server mode; set --orchconfig"
 			// With --orchconfig the agent acts on it.
-			if err := mustParse(t, append(args, "--orchconfig=/etc/orch/orchlet.conf")...).Unhonoured(); err != nil && strings.Contains(err.Error(), want) {
+			if err := mustParse(t, append(args, "--orchconfig=/etc/orch/orchlet.conf")...).RefuseAPIServerModeSettings(); err != nil && strings.Contains(err.Error(), want) {
 				t.Fatalf("%q with --orchconfig: %v", args, err)
 			}
 			if err == nil || !strings.Contains(err.Error(), want+message) {
@@ -103,17 +104,17 @@ func TestEveryUnhonouredSettingIsRefusedByName(t *testing.T) {
 
 // Settings that work now run: the static CPU manager with its reserved CPUs and reconcile period,
 // the Static memory manager with its reserved memory, and container log rotation.
-func TestHonouredSettingsRun(t *testing.T) {
+func TestResourceManagerSettingsRun(t *testing.T) {
 	args := []string{"--cpu-manager-policy=static", "--reserved-cpus=0-1", "--cpu-manager-reconcile-period=30s",
 		"--memory-manager-policy=Static", "--reserved-memory=0:memory=100Mi", "--eviction-hard=memory.available<100Mi",
 		"--container-log-max-size=20Mi", "--container-log-max-files=3", "--container-log-max-workers=2", "--container-log-monitor-interval=30s"}
-	if err := mustParse(t, args...).Unhonoured(); err != nil {
+	if err := mustParse(t, args...).RefuseAPIServerModeSettings(); err != nil {
 		t.Fatalf("%q refused: %v", args, err)
 	}
 }
 
 // Every entry names a real file field or command-line field, so none can silently never match.
-func TestUnhonouredSettingsNameRealFields(t *testing.T) {
+func TestAPIServerModeSettingsNameRealFields(t *testing.T) {
 	fields := map[string]bool{}
 	config := reflect.TypeOf(v1beta1.OrchletConfiguration{})
 	for i := range config.NumField() {
@@ -121,7 +122,7 @@ func TestUnhonouredSettingsNameRealFields(t *testing.T) {
 		fields[name] = true
 	}
 	flags := reflect.TypeOf(Flags{})
-	for _, u := range unhonouredSettings {
+	for _, u := range apiServerModeSettings {
 		if u.field != "" {
 			if !fields[u.field] {
 				t.Errorf("--%s: no configuration field %q", u.option, u.field)
@@ -145,7 +146,7 @@ func TestContainerManagerSettings(t *testing.T) {
 		{"--cgroups-per-qos=false", "--enforce-node-allocatable=", "--kube-reserved=memory=1Gi"},
 		{"--orchconfig=/etc/orch/orchlet.conf", "--enforce-node-allocatable=", "--cgroups-per-qos=false", "--kube-reserved=memory=1Gi"},
 	} {
-		if err := mustParse(t, args...).Unhonoured(); err != nil {
+		if err := mustParse(t, args...).RefuseAPIServerModeSettings(); err != nil {
 			t.Errorf("%q refused: %v", args, err)
 		}
 	}

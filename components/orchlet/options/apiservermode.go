@@ -7,18 +7,19 @@ import (
 	"reflect"
 )
 
-// unhonoured is a setting this orchlet acts on only in API-server mode (registration, node status,
-// the API client, certificates). A standalone run (no --orchconfig) that sets one to anything but its
-// default is refused: an agent that accepted it would let the user believe it holds when nothing
-// acts on it.
-type unhonoured struct {
+// apiServerModeSetting is a setting the orchlet acts on only in API-server mode (registration, node
+// status, the API client, certificates, the cloud provider), as the kubelet does with a kubeconfig.
+// A standalone run (no --orchconfig) that sets one to anything but its default is refused: with no
+// API server nothing would act on it, and an agent that accepted it would let the user believe it
+// holds.
+type apiServerModeSetting struct {
 	option string
 	// field is the configuration file's field; empty for an option only the command line has, which
 	// flag then names in Flags.
 	field, flag string
 }
 
-var unhonouredSettings = []unhonoured{
+var apiServerModeSettings = []apiServerModeSetting{
 	{option: "register-node", field: "registerNode"},
 	{option: "register-with-taints", field: "registerWithTaints"},
 	{option: "node-status-update-frequency", field: "nodeStatusUpdateFrequency"},
@@ -35,10 +36,11 @@ var unhonouredSettings = []unhonoured{
 	{option: "cloud-provider", flag: "CloudProvider"},
 }
 
-// Unhonoured refuses, without --orchconfig, every API-server-mode setting that differs from its
-// default, naming each option and its file field. Validation alone accepts them (a configuration
-// may be checked before the agent that honours it is deployed); running pods with them is refused.
-func (o *Options) Unhonoured() error {
+// RefuseAPIServerModeSettings refuses, without --orchconfig, every API-server-mode setting that
+// differs from its default, naming each option and its file field. Validation alone accepts them (a
+// configuration may be checked before it is deployed with --orchconfig); running standalone pods
+// with them is refused.
+func (o *Options) RefuseAPIServerModeSettings() error {
 	if o.Flags.Orchconfig != "" {
 		return nil
 	}
@@ -56,7 +58,7 @@ func (o *Options) Unhonoured() error {
 	}
 	flags, defFlags := reflect.ValueOf(o.Flags), reflect.ValueOf(defaultFlags())
 	var errs []error
-	for _, u := range unhonouredSettings {
+	for _, u := range apiServerModeSettings {
 		var changed bool
 		name := "--" + u.option
 		if u.field != "" {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -45,5 +47,25 @@ func TestExhaustVerdict(t *testing.T) {
 	d := ms(1, 2, 3, 50, 150, 2000)
 	if pct(d, 50) != 3*time.Millisecond || pct(d, 100) != 2*time.Second || countUnder(d, 100*time.Millisecond) != 4 {
 		t.Errorf("pct %v %v, under 100ms %d", pct(d, 50), pct(d, 100), countUnder(d, 100*time.Millisecond))
+	}
+}
+
+// The runtime's figures are read from a heap profile as the server writes it.
+func TestParseHeapStats(t *testing.T) {
+	var profile bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&profile, 1); err != nil {
+		t.Fatal(err)
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	s, err := parseHeapStats(profile.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.heapInuse <= 0 || s.heapIdle < s.heapReleased || s.stack <= 0 || s.sys < s.heapInuse || s.sys > int64(m.Sys)*2 {
+		t.Errorf("figures %+v do not agree with the runtime's %d bytes from the system", s, m.Sys)
+	}
+	if _, err := parseHeapStats("heap profile: 0: 0 [0: 0] @ heap/1048576\n"); err == nil || !strings.Contains(err.Error(), "of the 6 runtime figures found") {
+		t.Errorf("a profile without the runtime's figures: %v", err)
 	}
 }

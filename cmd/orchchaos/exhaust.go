@@ -52,6 +52,7 @@ type exhaustReport struct {
 	bigBodyAnswers          map[string]int
 	watchesOpened, watchErr int
 	heaps                   []string // the server's memory as its runtime counts it, at each point
+	readyzServerSide        string   // the probe's answers as the server timed them
 }
 
 // problems are what the campaign holds the server to: /readyz always 200 and the well-behaved
@@ -151,6 +152,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	}
 	fmt.Fprintf(out, "%d idle connections open after %v, resident %d MiB\n", r.idle, time.Since(t0).Round(time.Second), rssKiB(srv.cmd.Process.Pid)>>10)
 	heap("idle", false)
+	serverSide, serverSideErr := scrapeNonResourceGETs(srv)
 	window := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.exhaust)
 	defer cancel()
@@ -322,6 +324,15 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	}
 	<-ctx.Done()
 	r.rssEnd = rssKiB(srv.cmd.Process.Pid)
+	if serverSideErr == nil {
+		var end nonResourceGETs
+		if end, serverSideErr = scrapeNonResourceGETs(srv); serverSideErr == nil {
+			r.readyzServerSide = end.since(serverSide)
+		}
+	}
+	if serverSideErr != nil {
+		r.readyzServerSide = "not known: " + serverSideErr.Error()
+	}
 	heap("end", false)
 	closedMu.Lock()
 	r.idleClosed = slices.Clone(closedAfter)
@@ -350,6 +361,7 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 	slices.Sort(r.servedLatencies)
 	fmt.Fprintf(out, "/readyz: %d answers, %d not 200; latency p50 %v, p99 %v, longest %v; %d over 100ms\n",
 		len(r.readyz), r.readyzFailed, pct(r.readyz, 50), pct(r.readyz, 99), pct(r.readyz, 100), len(r.readyz)-countUnder(r.readyz, 100*time.Millisecond))
+	fmt.Fprintf(out, "/readyz as the server timed it (non-resource GETs in the window): %s\n", r.readyzServerSide)
 	fmt.Fprintf(out, "the well-behaved client: %d creates and reads served, %d failed; latency p50 %v, p99 %v, longest %v\n",
 		r.served, r.failed, pct(r.servedLatencies, 50), pct(r.servedLatencies, 99), pct(r.servedLatencies, 100))
 	fmt.Fprintf(out, "idle connections held through: %d; slow bodies: %v; oversized headers: %v; oversized bodies: %v; watches opened %d (%d refused)\n",

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -68,18 +69,7 @@ func heapSnapshot(srv *server, point, dir string, gc bool) (heapStats, error) {
 	if gc {
 		query = "gc=1&"
 	}
-	get := func(path string) ([]byte, error) {
-		resp, err := srv.client.Get(srv.url + path)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("%s: %s %.200s", path, resp.Status, body)
-		}
-		return body, err
-	}
+	get := func(path string) ([]byte, error) { return getBody(srv.client, srv.url+path) }
 	text, err := get("/debug/pprof/heap?" + query + "debug=1")
 	if err != nil {
 		return heapStats{}, err
@@ -108,17 +98,80 @@ func heapSnapshot(srv *server, point, dir string, gc bool) (heapStats, error) {
 // cpuProfile writes d of the server's CPU profile (/debug/pprof/profile) to file.
 func cpuProfile(srv *server, file string, d time.Duration) error {
 	c := &http.Client{Transport: srv.client.Transport, Timeout: d + 30*time.Second}
-	resp, err := c.Get(srv.url + "/debug/pprof/profile?seconds=" + strconv.Itoa(int(d.Seconds())))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("%s %.200s", resp.Status, body)
-	}
+	body, err := getBody(c, srv.url+"/debug/pprof/profile?seconds="+strconv.Itoa(int(d.Seconds())))
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(file, body, 0o644)
+}
+
+// nonResourceGETs is the server's own latency histogram of GETs of a path that is no resource
+// (apiserver_request_duration_seconds with verb GET and no resource): during the attack, the
+// /readyz probe's answers, timed from the server's first filter to its answer, without the
+// client's and the machine's scheduling around them.
+type nonResourceGETs map[float64]float64 // bucket's upper bound (+Inf as math.Inf) to cumulative count
+
+const nonResourceBucket = `apiserver_request_duration_seconds_bucket{group="",resource="",verb="GET",version="",le="`
+
+// scrapeNonResourceGETs reads the histogram from /metrics.
+func scrapeNonResourceGETs(srv *server) (nonResourceGETs, error) {
+	body, err := getBody(srv.client, srv.url+"/metrics")
+	if err != nil {
+		return nil, err
+	}
+	return parseNonResourceGETs(string(body))
+}
+
+func parseNonResourceGETs(metrics string) (nonResourceGETs, error) {
+	h := nonResourceGETs{}
+	for _, line := range strings.Split(metrics, "\n") {
+		rest, ok := strings.CutPrefix(line, nonResourceBucket)
+		if !ok {
+			continue
+		}
+		le, count, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			return nil, fmt.Errorf("/metrics: %q", line)
+		}
+		bound, err := strconv.ParseFloat(le, 64)
+		if err != nil {
+			return nil, fmt.Errorf("/metrics: %q: %w", line, err)
+		}
+		n, err := strconv.ParseFloat(count, 64)
+		if err != nil {
+			return nil, fmt.Errorf("/metrics: %q: %w", line, err)
+		}
+		h[bound] = n
+	}
+	if len(h) == 0 {
+		return nil, fmt.Errorf("/metrics: no %s... line", nonResourceBucket)
+	}
+	return h, nil
+}
+
+// since describes the answers counted after earlier: how many, and how many within 5, 25 and 100 ms.
+func (h nonResourceGETs) since(earlier nonResourceGETs) string {
+	total := h[math.Inf(1)] - earlier[math.Inf(1)]
+	within := func(bound float64) string {
+		n := h[bound] - earlier[bound]
+		if total == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*n/total)
+	}
+	return fmt.Sprintf("%.0f answered; within 5 ms %s, 25 ms %s, 100 ms %s", total, within(0.005), within(0.025), within(0.1))
+}
+
+// getBody GETs url: its body, or an error for anything but 200.
+func getBody(c *http.Client, url string) ([]byte, error) {
+	resp, err := c.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s %.200s", url, resp.Status, body)
+	}
+	return body, err
 }

@@ -360,13 +360,15 @@ chaos-apiserver-failover:
 ## chaos-apiserver-exhaust: orch-apiserver held for CHAOS_EXHAUST under 10,000 idle connections,
 ## bodies that never finish, answers never read, oversized headers and bodies and a storm of 2,000
 ## watches, /readyz probed every 20 ms and a well-behaved client writing; it fails when /readyz is
-## not answered 200 or the client is not served, and prints latency and memory beside (needs 11,000
-## open files); make chaos runs it first
+## not answered 200 or the client is not served, and prints latency and memory beside, the server's
+## heap as its runtime counts it from before the attack to 2 minutes after (needs 11,000 open files);
+## CHAOS_PROFILES=<dir> keeps the server's heap profiles and 10 s of its CPU; make chaos runs it first
 CHAOS_EXHAUST ?= 120s
+CHAOS_PROFILES ?=
 chaos: chaos-apiserver-exhaust
 chaos-apiserver-exhaust:
 	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
-	bin/orchchaos --apiserver bin/orch-apiserver --exhaust $(CHAOS_EXHAUST) --idle 10000
+	bin/orchchaos --apiserver bin/orch-apiserver --exhaust $(CHAOS_EXHAUST) --idle 10000 $(if $(CHAOS_PROFILES),--profiles $(CHAOS_PROFILES))
 
 ## chaos-agent: kill -9 orchlet CHAOS_AGENT_KILLS times (seeded by CHAOS_SEED), alternately while
 ## CHAOS_AGENT_PODS static busybox pods start and while a third of them are deleted, on a containerd

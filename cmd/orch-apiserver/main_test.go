@@ -341,6 +341,7 @@ func TestBadFlagsRefuseToStart(t *testing.T) {
 		{"negative mutating in-flight limit", []string{"--max-mutating-requests-inflight", "-1"}, 1, []string{"--max-mutating-requests-inflight -1 must not be negative"}},
 		{"zero request timeout", []string{"--request-timeout", "0s"}, 1, []string{"--request-timeout 0s must be positive"}},
 		{"negative shutdown delay", []string{"--shutdown-delay-duration", "-1s"}, 1, []string{"--shutdown-delay-duration -1s must not be negative"}},
+		{"contention profiling without profiling", []string{"--profiling=false", "--contention-profiling"}, 1, []string{"--contention-profiling needs --profiling"}},
 		{"signing certificate without key", []string{"--cluster-signing-cert-file", "ca.crt"}, 1, []string{"--cluster-signing-cert-file and --cluster-signing-key-file must be given together"}},
 		{"zero signing duration", []string{"--cluster-signing-duration", "0s"}, 1, []string{"--cluster-signing-duration 0s must be positive"}},
 		{"signing files missing", []string{"--cluster-signing-cert-file", "missing.crt", "--cluster-signing-key-file", "missing.key"}, 1, []string{"--cluster-signing-cert-file/--cluster-signing-key-file", "missing.crt"}},

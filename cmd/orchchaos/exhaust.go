@@ -42,6 +42,7 @@ type exhaustReport struct {
 	rssBefore, rssMax       int64           // the server's resident memory, KiB
 	rssEnd                  int64           // at the end of the window, the attackers still there
 	rssAfter                int64           // 30 s after every attacker has gone
+	rssLater                int64           // two minutes after
 	readyzSlowest           []string        // the /readyz answers over a second, and when
 	readyzFailures          []string        // the /readyz answers not 200, and when
 	idle                    int             // idle connections held open
@@ -50,6 +51,8 @@ type exhaustReport struct {
 	bigHeaderAnswers        map[string]int
 	bigBodyAnswers          map[string]int
 	watchesOpened, watchErr int
+	heaps                   []string // the server's memory as its runtime counts it, at each point
+	readyzServerSide        string   // the probe's answers as the server timed them
 }
 
 // problems are what the campaign holds the server to: /readyz always 200 and the well-behaved
@@ -85,6 +88,19 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		return Verdict{}, err
 	}
 	r := exhaustReport{rssBefore: rssKiB(srv.cmd.Process.Pid), slowBodyAnswers: map[string]int{}, bigHeaderAnswers: map[string]int{}, bigBodyAnswers: map[string]int{}}
+	var mu sync.Mutex // r's, from here on
+	heap := func(point string, gc bool) {
+		line := point + ": no heap profile: "
+		if s, err := heapSnapshot(srv, point, o.profiles, gc); err != nil {
+			line += err.Error()
+		} else {
+			line = s.String()
+		}
+		mu.Lock()
+		r.heaps = append(r.heaps, line)
+		mu.Unlock()
+	}
+	heap("before", false)
 	fmt.Fprintf(out, "orch-apiserver on %s, %d events stored, resident %d MiB; for %v: %d idle connections, %d slow bodies, %d unread lists, %d headers of %d MiB, %d bodies of %d MiB, %d watches at once\n",
 		srv.url, seedEvents, r.rssBefore>>10, o.exhaust, o.idle, slowBodies, slowReaders, bigHeaders, bigHeaderLen>>20, bigBodies, bigBodyLen>>20, stormWatchers)
 	_, listRV, err := list(srv)
@@ -135,10 +151,11 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		return Verdict{}, fmt.Errorf("%d of %d idle connections opened: %v", r.idle, o.idle, dialErr.Load())
 	}
 	fmt.Fprintf(out, "%d idle connections open after %v, resident %d MiB\n", r.idle, time.Since(t0).Round(time.Second), rssKiB(srv.cmd.Process.Pid)>>10)
+	heap("idle", false)
+	serverSide, serverSideErr := scrapeNonResourceGETs(srv)
 	window := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.exhaust)
 	defer cancel()
-	var mu sync.Mutex
 	var wg sync.WaitGroup
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 
@@ -209,6 +226,22 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		}
 	})
 
+	// The server under the attack: its heap 10 s in, and with --profiles where its CPU goes.
+	goRun(func() {
+		if o.profiles != "" {
+			go func() {
+				time.Sleep(5 * time.Second)
+				if err := cpuProfile(srv, filepath.Join(o.profiles, "cpu-window.pb.gz"), 10*time.Second); err != nil {
+					fmt.Fprintln(out, "   CPU profile:", err)
+				}
+			}()
+		}
+		select {
+		case <-time.After(10 * time.Second):
+			heap("window", false)
+		case <-ctx.Done():
+		}
+	})
 	// Slow bodies: a create announcing a megabyte that sends 100 bytes of it.
 	for range slowBodies {
 		goRun(func() {
@@ -291,6 +324,16 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	}
 	<-ctx.Done()
 	r.rssEnd = rssKiB(srv.cmd.Process.Pid)
+	if serverSideErr == nil {
+		var end nonResourceGETs
+		if end, serverSideErr = scrapeNonResourceGETs(srv); serverSideErr == nil {
+			r.readyzServerSide = end.since(serverSide)
+		}
+	}
+	if serverSideErr != nil {
+		r.readyzServerSide = "not known: " + serverSideErr.Error()
+	}
+	heap("end", false)
 	closedMu.Lock()
 	r.idleClosed = slices.Clone(closedAfter)
 	closedMu.Unlock()
@@ -299,6 +342,16 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	// What the attack left: memory the server keeps after every attacker has gone is a leak.
 	time.Sleep(30 * time.Second)
 	r.rssAfter = rssKiB(srv.cmd.Process.Pid)
+	heap("after", false)
+	// Collected, the heap holds what is live only: the rest of what stays resident is Go's to
+	// give back, which its scavenger does in the background, a little at a time.
+	heap("after-gc", true)
+	time.Sleep(90 * time.Second)
+	r.rssLater = rssKiB(srv.cmd.Process.Pid)
+	heap("later", false)
+	if o.profiles != "" {
+		fmt.Fprintf(out, "profiles in %s (go tool pprof -top FILE)\n", o.profiles)
+	}
 	return r.print(out), nil
 }
 
@@ -308,13 +361,17 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 	slices.Sort(r.servedLatencies)
 	fmt.Fprintf(out, "/readyz: %d answers, %d not 200; latency p50 %v, p99 %v, longest %v; %d over 100ms\n",
 		len(r.readyz), r.readyzFailed, pct(r.readyz, 50), pct(r.readyz, 99), pct(r.readyz, 100), len(r.readyz)-countUnder(r.readyz, 100*time.Millisecond))
+	fmt.Fprintf(out, "/readyz as the server timed it (non-resource GETs in the window): %s\n", r.readyzServerSide)
 	fmt.Fprintf(out, "the well-behaved client: %d creates and reads served, %d failed; latency p50 %v, p99 %v, longest %v\n",
 		r.served, r.failed, pct(r.servedLatencies, 50), pct(r.servedLatencies, 99), pct(r.servedLatencies, 100))
 	fmt.Fprintf(out, "idle connections held through: %d; slow bodies: %v; oversized headers: %v; oversized bodies: %v; watches opened %d (%d refused)\n",
 		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr)
 	slices.Sort(r.idleClosed)
 	fmt.Fprintf(out, "idle connections the server closed during the window: %d, after %v to %v open\n", len(r.idleClosed), pct(r.idleClosed, 0), pct(r.idleClosed, 100))
-	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end, %d MiB 30 s after the attackers left\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10, r.rssAfter>>10)
+	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end, %d MiB 30 s after the attackers left, %d MiB 2 min after\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10, r.rssAfter>>10, r.rssLater>>10)
+	for _, h := range r.heaps {
+		fmt.Fprintln(out, "heap", h)
+	}
 	if len(r.readyzSlowest) > 0 {
 		fmt.Fprintf(out, "/readyz over 1 s: %s\n", strings.Join(r.readyzSlowest, ", "))
 	}

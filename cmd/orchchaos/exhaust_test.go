@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -45,5 +48,48 @@ func TestExhaustVerdict(t *testing.T) {
 	d := ms(1, 2, 3, 50, 150, 2000)
 	if pct(d, 50) != 3*time.Millisecond || pct(d, 100) != 2*time.Second || countUnder(d, 100*time.Millisecond) != 4 {
 		t.Errorf("pct %v %v, under 100ms %d", pct(d, 50), pct(d, 100), countUnder(d, 100*time.Millisecond))
+	}
+}
+
+// The runtime's figures are read from a heap profile as the server writes it.
+func TestParseHeapStats(t *testing.T) {
+	var profile bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&profile, 1); err != nil {
+		t.Fatal(err)
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	s, err := parseHeapStats(profile.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.heapInuse <= 0 || s.heapIdle < s.heapReleased || s.stack <= 0 || s.sys < s.heapInuse || s.sys > int64(m.Sys)*2 {
+		t.Errorf("figures %+v do not agree with the runtime's %d bytes from the system", s, m.Sys)
+	}
+	if _, err := parseHeapStats("heap profile: 0: 0 [0: 0] @ heap/1048576\n"); err == nil || !strings.Contains(err.Error(), "of the 6 runtime figures found") {
+		t.Errorf("a profile without the runtime's figures: %v", err)
+	}
+}
+
+// The server's own timing of the probe is the difference of its histogram over the window.
+func TestNonResourceGETs(t *testing.T) {
+	scrape := func(counts ...int) nonResourceGETs {
+		var text strings.Builder
+		text.WriteString(`apiserver_request_duration_seconds_bucket{group="events.orch.io",resource="events",verb="create",version="v1",le="0.005"} 99` + "\n")
+		for i, le := range []string{"0.005", "0.025", "0.1", "+Inf"} {
+			fmt.Fprintf(&text, "%s%s\"} %d\n", nonResourceBucket, le, counts[i])
+		}
+		h, err := parseNonResourceGETs(text.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	got := scrape(110, 190, 198, 200).since(scrape(10, 10, 10, 10))
+	if want := "190 answered; within 5 ms 52.6%, 25 ms 94.7%, 100 ms 98.9%"; got != want {
+		t.Errorf("since = %q, want %q", got, want)
+	}
+	if _, err := parseNonResourceGETs("go_goroutines 10\n"); err == nil {
+		t.Error("metrics without the histogram: no error")
 	}
 }

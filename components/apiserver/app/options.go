@@ -35,6 +35,11 @@ type Options struct {
 	RequestTimeout              time.Duration
 	ShutdownDelayDuration       time.Duration
 
+	// Profiling serves Go's profiles under /debug/pprof/; ContentionProfiling adds blocking
+	// events to them (kube-apiserver's --profiling and --contention-profiling).
+	Profiling           bool
+	ContentionProfiling bool
+
 	ClientCAFile      string
 	TokenAuthFile     string
 	AnonymousAuth     bool
@@ -88,6 +93,7 @@ func NewOptions() *Options {
 		MaxRequestsInFlight:         400,
 		MaxMutatingRequestsInFlight: 200,
 		RequestTimeout:              time.Minute,
+		Profiling:                   true,
 		AnonymousAuth:               true,
 		AuthorizationMode:           "AlwaysAllow",
 		EncryptionReloadInterval:    10 * time.Second,
@@ -116,6 +122,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests (429 with Retry-After). Zero for no limit.")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "An optional field indicating the duration a handler must keep a request open before timing it out (504). This is the default request timeout for requests but may be overridden by flags such as --min-request-timeout for specific types of requests (watches).")
 	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration, "Time to delay the termination. During that time the server keeps serving requests normally while /readyz returns failure, so load balancers stop sending traffic to this server.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Enable profiling via web interface host:port/debug/pprof/ (authorized as the non-resource URLs under /debug/pprof/).")
+	fs.BoolVar(&o.ContentionProfiling, "contention-profiling", o.ContentionProfiling, "Enable block profiling, if profiling is enabled")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate (its Organizations are the groups).")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "If set, the file that will be used to secure the secure port of the API server via token authentication (CSV: token,user,uid,\"group1,group2\").")
 	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "Enables anonymous requests to the secure port of the API server. Requests that are not rejected by another authentication method are treated as anonymous requests, with a username of system:anonymous and a group name of system:unauthenticated.")
@@ -183,6 +191,10 @@ func (o *Options) Validate() error {
 	}
 	if o.ShutdownDelayDuration < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-delay-duration %v must not be negative", o.ShutdownDelayDuration))
+	}
+	if o.ContentionProfiling && !o.Profiling {
+		// Kubernetes accepts the pair and records blocking events nobody can read.
+		errs = append(errs, errors.New("--contention-profiling needs --profiling: the block profile is served under /debug/pprof/"))
 	}
 	if o.MinRequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--min-request-timeout %d must be positive", o.MinRequestTimeout))

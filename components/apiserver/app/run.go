@@ -189,6 +189,7 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 		Nodes:       nodes,
 		Stopping:    stopping,
 		Terminating: terminating,
+		Profiling:   o.Profiling,
 		Limits: filters.Limits{
 			MaxRequestsInFlight:         o.MaxRequestsInFlight,
 			MaxMutatingRequestsInFlight: o.MaxMutatingRequestsInFlight,
@@ -209,6 +210,10 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 	}
 	for _, f := range tune {
 		f(&cfg)
+	}
+	if o.Profiling && o.ContentionProfiling {
+		// Every blocking event, as kube-apiserver records them; the rate is the process's.
+		runtime.SetBlockProfileRate(1)
 	}
 	handler, err := server.New(cfg)
 	if err != nil {

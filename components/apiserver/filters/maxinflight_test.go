@@ -1,12 +1,16 @@
 package filters
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -141,5 +145,43 @@ func TestBodiesAreReadBeforeTheirPlaceInFlight(t *testing.T) {
 	resp.Body.Close()
 	if body := <-got; len(body) != len(big) {
 		t.Fatalf("the handler read %d bytes of a body of %d", len(body), len(big))
+	}
+}
+
+// A body is read whole and byte for byte whatever its length, announced or not; a body announced
+// large and sent short takes memory as its bytes arrive, not as announced.
+func TestBodyBufferGrowsAsBytesArrive(t *testing.T) {
+	f := newInFlight(Limits{MaxMutatingRequestsInFlight: 1}, prometheus.NewRegistry())
+	for _, n := range []int{1, firstBodyBuffer - 1, firstBodyBuffer, firstBodyBuffer + 1, 100_000, endpoints.MaxRequestBodyBytes, endpoints.MaxRequestBodyBytes + 10} {
+		for _, announced := range []bool{true, false} {
+			body := bytes.Repeat([]byte("0123456789abcdef"), n/16+1)[:n]
+			r := httptest.NewRequest(http.MethodPost, "/x", iotest.HalfReader(bytes.NewReader(body)))
+			r.ContentLength = -1
+			if announced {
+				r.ContentLength = int64(n)
+			}
+			release, err := f.readBody(r)
+			if err != nil {
+				t.Fatalf("%d bytes (announced %v): %v", n, announced, err)
+			}
+			got, err := io.ReadAll(r.Body)
+			release()
+			if err != nil || !bytes.Equal(got, body) {
+				t.Errorf("%d bytes (announced %v): read back %d bytes, %v", n, announced, len(got), err)
+			}
+		}
+	}
+
+	// 100 bytes of an announced megabyte, then the client stops (the request timeout ends the read).
+	r := httptest.NewRequest(http.MethodPost, "/x", io.MultiReader(strings.NewReader(strings.Repeat(" ", 100)), iotest.ErrReader(io.ErrUnexpectedEOF)))
+	r.ContentLength = 1_000_000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := f.readBody(r); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a body ended early: %v", err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<10 {
+		t.Errorf("100 bytes of an announced megabyte took %d bytes", grew)
 	}
 }

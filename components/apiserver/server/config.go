@@ -47,6 +47,9 @@ type Config struct {
 	// Terminating closes when the server is asked to stop, before Stopping: /readyz fails from then
 	// on, so load balancers move away while requests are still served.
 	Terminating <-chan struct{}
+	// Profiling serves Go's profiles under /debug/pprof/ (kube-apiserver's --profiling); off, the
+	// paths are not found.
+	Profiling bool
 	// Limits cap concurrent requests and their duration.
 	Limits filters.Limits
 	// ExtraHealthChecks, when set, gives checks /healthz and /readyz run after the server's own

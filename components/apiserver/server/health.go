@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -20,14 +21,55 @@ type HealthCheck struct {
 	Check func(context.Context) error
 }
 
-// storageCheck is /healthz's etcd check: storage answers its revision within 2s.
+// storageProbeTimeout bounds the storage check's probe (Kubernetes' --etcd-healthcheck-timeout and
+// --etcd-readycheck-timeout, 2s).
+const storageProbeTimeout = 2 * time.Second
+
+// storageCheck is the health checks' etcd check: storage answers its revision within
+// storageProbeTimeout. As Kubernetes' etcd check, it asks storage at most once every half of that
+// timeout, and answers a check in between with the result of the latest probe sent: a probe every
+// 20 ms (a load balancer, a kubelet, a monitor) costs storage one read a second, and under load
+// only the check that sends the probe waits on storage, not every /readyz.
 func storageCheck(clk clock.Clock, s storage.Interface) func(context.Context) error {
-	return func(ctx context.Context) error {
-		ctx, cancel := clk.WithTimeout(ctx, 2*time.Second)
+	p := &storageProbe{clk: clk, every: storageProbeTimeout / 2, probe: func(ctx context.Context) error {
+		ctx, cancel := clk.WithTimeout(ctx, storageProbeTimeout)
 		defer cancel()
 		_, err := s.Revision(ctx)
 		return err
+	}}
+	return p.check
+}
+
+// storageProbe runs probe at most once every every; the checks in between get the latest result.
+type storageProbe struct {
+	clk   clock.Clock
+	every time.Duration
+	probe func(context.Context) error
+
+	mu     sync.Mutex
+	next   time.Time // when the next probe may be sent
+	sent   time.Time // when the latest probe whose result is known was sent
+	latest error     // that probe's result; nil before the first (the server serves once storage answered)
+}
+
+func (p *storageProbe) check(ctx context.Context) error {
+	now := p.clk.Now()
+	p.mu.Lock()
+	if now.Before(p.next) {
+		defer p.mu.Unlock()
+		return p.latest
 	}
+	p.next = now.Add(p.every)
+	p.mu.Unlock()
+	err := p.probe(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// A slow probe finishing after a later one does not replace the later one's result: the
+	// result kept is of the latest probe sent, as Kubernetes keeps it.
+	if !now.Before(p.sent) {
+		p.sent, p.latest = now, err
+	}
+	return err
 }
 
 // shutdownCheck fails once terminating closes, as Kubernetes' readyz "shutdown" check does.

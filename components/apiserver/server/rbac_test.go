@@ -18,8 +18,8 @@ import (
 const rbacPath = "/apis/rbac.authorization.orch.io/v1"
 
 // rbacEnv serves with --authorization-mode=RBAC and tokens for an administrator (system:masters),
-// alice and bob.
-func rbacEnv(t *testing.T) *env {
+// alice and bob; tune, if given, adjusts the rest.
+func rbacEnv(t *testing.T, tune ...func(*Config)) *env {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens.csv")
 	tokens := "admin,admin,u-0,system:masters\nalice,alice,u-1,\nbob,bob,u-2,\n"
@@ -35,11 +35,11 @@ func rbacEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEnv(t, func(c *Config) {
+	return newEnv(t, append([]func(*Config){func(c *Config) {
 		c.Authenticator = authn.Union(tf)
 		c.Authorizer = az
 		c.Roles = roles
-	})
+	}}, tune...)...)
 }
 
 func roleBody(name string, rules ...rbacv1.PolicyRule) *rbacv1.Role {

@@ -77,6 +77,9 @@ func New(c Config) (http.Handler, error) {
 	mux.Handle("/livez", healthHandler("livez", checks, nil))
 	mux.Handle("/readyz", healthHandler("readyz", append(checks, HealthCheck{"shutdown", shutdownCheck(c.Terminating)}), c.ExtraHealthChecks))
 	mux.Handle("/metrics", promhttp.HandlerFor(c.Metrics, promhttp.HandlerOpts{}))
+	if c.Profiling {
+		profilingRoutes(mux)
+	}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		endpoints.WriteError(w, r, notFoundPath())
 	}))

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// heapStats are the Go runtime's memory figures of orch-apiserver at one moment, from the
+// runtime.MemStats its heap profile ends with (/debug/pprof/heap?debug=1, served by --profiling),
+// beside its resident memory: what the heap holds live, what Go keeps unused but not yet given
+// back (the scavenger returns it lazily), and what goroutine stacks take.
+type heapStats struct {
+	point        string
+	rssKiB       int64
+	heapAlloc    int64 // bytes of live objects and garbage not yet collected
+	heapInuse    int64 // bytes in spans holding objects
+	heapIdle     int64 // bytes in spans holding none
+	heapReleased int64 // of heapIdle, bytes returned to the operating system
+	stack        int64 // bytes of goroutine stacks
+	sys          int64 // bytes the runtime took from the operating system
+	goroutines   int
+}
+
+// parseHeapStats reads the "# Name = value" lines of a heap profile in its text form.
+func parseHeapStats(text string) (heapStats, error) {
+	var s heapStats
+	fields := map[string]*int64{"HeapAlloc": &s.heapAlloc, "HeapInuse": &s.heapInuse, "HeapIdle": &s.heapIdle,
+		"HeapReleased": &s.heapReleased, "Stack": &s.stack, "Sys": &s.sys}
+	seen := 0
+	for _, line := range strings.Split(text, "\n") {
+		name, value, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
+		p, known := fields[name]
+		if !ok || !known || !strings.HasPrefix(line, "# ") {
+			continue
+		}
+		// Stack is "inuse / sys".
+		first, _, _ := strings.Cut(value, " ")
+		n, err := strconv.ParseInt(first, 10, 64)
+		if err != nil {
+			return s, fmt.Errorf("heap profile: %s = %q: %w", name, value, err)
+		}
+		*p = n
+		seen++
+	}
+	if seen < len(fields) {
+		return s, fmt.Errorf("heap profile: %d of the %d runtime figures found (is --profiling off?)", seen, len(fields))
+	}
+	return s, nil
+}
+
+func (s heapStats) String() string {
+	mib := func(b int64) string { return strconv.FormatInt(b>>20, 10) }
+	return fmt.Sprintf("%s: resident %d MiB; Go heap in use %s MiB (live and uncollected %s), idle and kept %s, given back %s; stacks %s MiB (%d goroutines); from the system %s MiB",
+		s.point, s.rssKiB>>10, mib(s.heapInuse), mib(s.heapAlloc), mib(s.heapIdle-s.heapReleased), mib(s.heapReleased), mib(s.stack), s.goroutines, mib(s.sys))
+}
+
+// heapSnapshot asks the server for its heap profile at point: its figures, and with dir set the
+// profile itself, heap-<point>.pb.gz, for `go tool pprof`. gc runs a collection first, so that
+// the profile and the figures count live objects only.
+func heapSnapshot(srv *server, point, dir string, gc bool) (heapStats, error) {
+	query := ""
+	if gc {
+		query = "gc=1&"
+	}
+	get := func(path string) ([]byte, error) { return getBody(srv.client, srv.url+path) }
+	text, err := get("/debug/pprof/heap?" + query + "debug=1")
+	if err != nil {
+		return heapStats{}, err
+	}
+	s, err := parseHeapStats(string(text))
+	if err != nil {
+		return s, err
+	}
+	s.point, s.rssKiB = point, rssKiB(srv.cmd.Process.Pid)
+	if goroutines, err := get("/debug/pprof/goroutine?debug=1"); err == nil {
+		first, _, _ := strings.Cut(string(goroutines), "\n")
+		s.goroutines, _ = strconv.Atoi(strings.TrimPrefix(first, "goroutine profile: total "))
+	}
+	if dir != "" {
+		profile, err := get("/debug/pprof/heap")
+		if err != nil {
+			return s, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "heap-"+point+".pb.gz"), profile, 0o644); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// cpuProfile writes d of the server's CPU profile (/debug/pprof/profile) to file.
+func cpuProfile(srv *server, file string, d time.Duration) error {
+	c := &http.Client{Transport: srv.client.Transport, Timeout: d + 30*time.Second}
+	body, err := getBody(c, srv.url+"/debug/pprof/profile?seconds="+strconv.Itoa(int(d.Seconds())))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, body, 0o644)
+}
+
+// nonResourceGETs is the server's own latency histogram of GETs of a path that is no resource
+// (apiserver_request_duration_seconds with verb GET and no resource): during the attack, the
+// /readyz probe's answers, timed from the server's first filter to its answer, without the
+// client's and the machine's scheduling around them.
+type nonResourceGETs map[float64]float64 // bucket's upper bound (+Inf as math.Inf) to cumulative count
+
+const nonResourceBucket = `apiserver_request_duration_seconds_bucket{group="",resource="",verb="GET",version="",le="`
+
+// scrapeNonResourceGETs reads the histogram from /metrics.
+func scrapeNonResourceGETs(srv *server) (nonResourceGETs, error) {
+	body, err := getBody(srv.client, srv.url+"/metrics")
+	if err != nil {
+		return nil, err
+	}
+	return parseNonResourceGETs(string(body))
+}
+
+func parseNonResourceGETs(metrics string) (nonResourceGETs, error) {
+	h := nonResourceGETs{}
+	for _, line := range strings.Split(metrics, "\n") {
+		rest, ok := strings.CutPrefix(line, nonResourceBucket)
+		if !ok {
+			continue
+		}
+		le, count, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			return nil, fmt.Errorf("/metrics: %q", line)
+		}
+		bound, err := strconv.ParseFloat(le, 64)
+		if err != nil {
+			return nil, fmt.Errorf("/metrics: %q: %w", line, err)
+		}
+		n, err := strconv.ParseFloat(count, 64)
+		if err != nil {
+			return nil, fmt.Errorf("/metrics: %q: %w", line, err)
+		}
+		h[bound] = n
+	}
+	if len(h) == 0 {
+		return nil, fmt.Errorf("/metrics: no %s... line", nonResourceBucket)
+	}
+	return h, nil
+}
+
+// since describes the answers counted after earlier: how many, and how many within 5, 25 and 100 ms.
+func (h nonResourceGETs) since(earlier nonResourceGETs) string {
+	total := h[math.Inf(1)] - earlier[math.Inf(1)]
+	within := func(bound float64) string {
+		n := h[bound] - earlier[bound]
+		if total == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*n/total)
+	}
+	return fmt.Sprintf("%.0f answered; within 5 ms %s, 25 ms %s, 100 ms %s", total, within(0.005), within(0.025), within(0.1))
+}
+
+// getBody GETs url: its body, or an error for anything but 200.
+func getBody(c *http.Client, url string) ([]byte, error) {
+	resp, err := c.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s %.200s", url, resp.Status, body)
+	}
+	return body, err
+}

@@ -5,7 +5,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,27 +61,7 @@ func TestOrphanedPodCgroupsOnContainerd(t *testing.T) {
 			t.Logf("orchlet stderr:\n%s", a.stderr.String())
 		}
 	})
-	if err := os.WriteFile(filepath.Join(manifests, "e2e.yaml"), []byte(e2eManifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = os.Remove(filepath.Join(manifests, "e2e.yaml"))
-		apptest.WaitWithin(t, "the pod gone", 30*time.Second, func() (bool, error) {
-			out := strings.TrimSpace(ctd.ctrOut("containers", "ls", "-q"))
-			return out == "", fmt.Errorf("containers left: %s", out)
-		})
-	})
-	client := &http.Client{Timeout: 2 * time.Second}
-	var id string
-	apptest.WaitWithin(t, "the sleeper Running", 30*time.Second, func() (bool, error) {
-		list, err := getPods(client, "http://127.0.0.1:"+a.readOnly+"/pods")
-		if err != nil {
-			return false, err
-		}
-		s, ok := containerStatus(list, podName, "sleeper")
-		id = strings.TrimPrefix(s.ContainerID, "containerd://")
-		return ok && s.State.Running != nil, fmt.Errorf("sleeper %+v", s.State)
-	})
+	id := runSleeperPod(t, ctd, a, manifests, "e2e.yaml", e2eManifest, podName)
 	started := time.Now()
 
 	apptest.WaitWithin(t, "the stale pod cgroup removed", qos.OrphanGrace+30*time.Second, func() (bool, error) {

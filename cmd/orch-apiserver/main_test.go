@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/apiserver/app"
+	"orch.io/orch/components/apiserver/app/apptest"
 	"orch.io/orch/components/freeport"
 	"orch.io/orch/components/syncbuf"
 )
@@ -94,73 +93,13 @@ func startBinary(t *testing.T, dataDir string, extra ...string) *process {
 
 func tryStartBinary(t *testing.T, dataDir string, port int, extra ...string) (*process, error) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir}, extra...)...)
-	out := &syncbuf.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Dir = t.TempDir()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &process{cmd: cmd, url: fmt.Sprintf("https://127.0.0.1:%d", port), dataDir: dataDir, output: out, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(p.kill)
-
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-p.exited:
-			return nil, fmt.Errorf("orch-apiserver exited before it was ready (%v):\n%s", cmd.ProcessState, out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			p.kill()
-			return nil, fmt.Errorf("orch-apiserver not ready within 30s:\n%s", out.String())
-		}
-		if p.client == nil {
-			p.client, _ = trustingClient(filepath.Join(dataDir, "pki", "apiserver.crt"))
-		}
-		if p.client != nil {
-			resp, err := p.client.Get(p.url + "/readyz")
-			if err == nil {
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK && string(body) == "ok" {
-					return p, nil
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// kill sends SIGKILL (kill -9) and waits for the process to be gone.
-func (p *process) kill() {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-}
-
-// trustingClient is an HTTPS client that trusts exactly the server's self-signed certificate.
-func trustingClient(certFile string) (*http.Client, error) {
-	pem, err := os.ReadFile(certFile)
+	s, err := apptest.Start(context.Background(), apptest.Options{Binary: binary, DataDir: dataDir, Port: port, Args: extra,
+		Dir: t.TempDir(), Ready: 30 * time.Second, ClientTimeout: 20 * time.Second})
 	if err != nil {
 		return nil, err
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, errors.New("no certificate in " + certFile)
-	}
-	return &http.Client{
-		Timeout:   20 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
-	}, nil
+	t.Cleanup(s.Kill)
+	return &process{cmd: s.Cmd, url: s.URL, dataDir: dataDir, output: s.Output, exited: s.Exited, client: s.Client}, nil
 }
 
 type stored struct {

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/freeport"
+	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/sim"
@@ -268,23 +268,11 @@ func clearNode(ctx context.Context, rs cri.RuntimeService) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ids := make(chan string)
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for id := range ids {
-				_ = rs.StopPodSandbox(ctx, id)
-				_ = rs.RemovePodSandbox(ctx, id)
-			}
-		}()
-	}
+	var ids []string
 	for _, sb := range st.Sandboxes {
-		ids <- sb.ID
+		ids = append(ids, sb.ID)
 	}
-	close(ids)
-	wg.Wait()
+	apptest.RemoveSandboxes(ctx, rs, ids)
 	left, err := nodeState(ctx, rs)
 	if err != nil {
 		return len(st.Sandboxes), err

@@ -4,21 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
+	apiservertest "orch.io/orch/components/apiserver/app/apptest"
 	"orch.io/orch/components/freeport"
 	"orch.io/orch/components/syncbuf"
 )
@@ -27,6 +23,7 @@ const events = "/apis/events.orch.io/v1/namespaces/default/events"
 
 // server is one run of orch-apiserver as a child process.
 type server struct {
+	proc   *apiservertest.Server
 	cmd    *exec.Cmd
 	url    string
 	client *http.Client
@@ -40,65 +37,15 @@ func startServer(ctx context.Context, bin, dataDir string, args ...string) (*ser
 	if err != nil {
 		return nil, err
 	}
-	s := &server{url: "https://127.0.0.1:" + strconv.Itoa(port), output: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	s.cmd = exec.CommandContext(ctx, bin, append([]string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--data-dir", dataDir}, args...)...)
-	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { _ = s.cmd.Wait(); close(s.exited) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("orch-apiserver exited before it was ready (%v):\n%s", s.cmd.ProcessState, s.output.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			s.kill()
-			return nil, fmt.Errorf("orch-apiserver not ready within 60s:\n%s", s.output.String())
-		}
-		if s.client == nil {
-			s.client, _ = trustingClient(filepath.Join(dataDir, "pki", "apiserver.crt"))
-		}
-		if s.client != nil {
-			if resp, err := s.client.Get(s.url + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return s, nil
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// kill sends SIGKILL (kill -9) and waits for the process to be gone.
-func (s *server) kill() {
-	select {
-	case <-s.exited:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Kill()
-	<-s.exited
-}
-
-// trustingClient is an HTTPS client that trusts exactly the server's self-signed certificate.
-func trustingClient(certFile string) (*http.Client, error) {
-	pem, err := os.ReadFile(certFile)
+	p, err := apiservertest.Start(ctx, apiservertest.Options{Binary: bin, DataDir: dataDir, Port: port, Args: args, Ready: 60 * time.Second, ClientTimeout: 10 * time.Second})
 	if err != nil {
 		return nil, err
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, errors.New("no certificate in " + certFile)
-	}
-	return &http.Client{
-		Timeout:   10 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
-	}, nil
+	return &server{proc: p, cmd: p.Cmd, url: p.URL, client: p.Client, output: p.Output, exited: p.Exited}, nil
 }
+
+// kill sends SIGKILL (kill -9) and waits for the process to be gone.
+func (s *server) kill() { s.proc.Kill() }
 
 // history is every write the clients issued, with what each learnt.
 type history struct {

@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -344,23 +343,11 @@ func clearRuntime(t *testing.T, rs cri.RuntimeService) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := make(chan string)
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for id := range ids {
-				_ = rs.StopPodSandbox(ctx, id)
-				_ = rs.RemovePodSandbox(ctx, id)
-			}
-		}()
-	}
+	var ids []string
 	for _, s := range sbs {
-		ids <- s.Id
+		ids = append(ids, s.Id)
 	}
-	close(ids)
-	wg.Wait()
+	apptest.RemoveSandboxes(ctx, rs, ids)
 	if left, err := rs.ListPodSandbox(ctx, nil); err != nil || len(left) > 0 {
 		t.Fatalf("after clearing the runtime: %d sandboxes left (%v)", len(left), err)
 	}

@@ -4,16 +4,11 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"orch.io/orch/components/orchlet/app/apptest"
 )
 
 // memoryManifest is a Guaranteed pod: its memory the Static memory manager places on NUMA nodes.
@@ -50,27 +45,7 @@ func TestStandaloneMemoryManagerOnContainerd(t *testing.T) {
 			t.Logf("orchlet stderr:\n%s", a.stderr.String())
 		}
 	})
-	if err := os.WriteFile(filepath.Join(manifests, "numa.yaml"), []byte(memoryManifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = os.Remove(filepath.Join(manifests, "numa.yaml"))
-		apptest.WaitWithin(t, "the pod gone", 30*time.Second, func() (bool, error) {
-			out := strings.TrimSpace(ctd.ctrOut("containers", "ls", "-q"))
-			return out == "", fmt.Errorf("containers left: %s", out)
-		})
-	})
-	client := &http.Client{Timeout: 2 * time.Second}
-	var id string
-	apptest.WaitWithin(t, "the sleeper Running", 30*time.Second, func() (bool, error) {
-		list, err := getPods(client, "http://127.0.0.1:"+a.readOnly+"/pods")
-		if err != nil {
-			return false, err
-		}
-		s, ok := containerStatus(list, podName, "sleeper")
-		id = strings.TrimPrefix(s.ContainerID, "containerd://")
-		return ok && s.State.Running != nil, fmt.Errorf("sleeper %+v", s.State)
-	})
+	id := runSleeperPod(t, ctd, a, manifests, "numa.yaml", memoryManifest, podName)
 
 	// The checkpoint: the sleeper's 32Mi on some NUMA nodes.
 	data, err := os.ReadFile(filepath.Join(root, "memory_manager_state"))

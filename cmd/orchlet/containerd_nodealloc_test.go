@@ -3,17 +3,12 @@
 package main
 
 import (
-	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"orch.io/orch/components/orchlet/app/apptest"
 )
 
 // The cgroups this test makes or has the agent make, removed when it ends.
@@ -58,14 +53,6 @@ func TestStandaloneNodeAllocatableOnContainerd(t *testing.T) {
 			t.Logf("orchlet stderr:\n%s", a.stderr.String())
 		}
 	})
-	removePod := func() {
-		// The pod goes before the cgroups it ran in are removed.
-		_ = os.Remove(filepath.Join(manifests, "e2e.yaml"))
-		apptest.WaitWithin(t, "the pod gone", 30*time.Second, func() (bool, error) {
-			out := strings.TrimSpace(ctd.ctrOut("containers", "ls", "-q"))
-			return out == "", fmt.Errorf("containers left: %s", out)
-		})
-	}
 	pid := strconv.Itoa(a.cmd.Process.Pid)
 
 	// The agent's own process, before any pod.
@@ -88,22 +75,8 @@ func TestStandaloneNodeAllocatableOnContainerd(t *testing.T) {
 	checkCgroup(t, v2, allocReserved, map[string]string{"memory": strconv.FormatInt(1<<30, 10), "cpu": shares(500, v2), "pids": "100"})
 	checkCgroup(t, v2, allocSystem, map[string]string{"memory": "max", "cpu": shares(1000, v2)})
 
-	// A pod runs inside the pods' cgroup.
-	if err := os.WriteFile(filepath.Join(manifests, "e2e.yaml"), []byte(e2eManifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(removePod)
-	client := &http.Client{Timeout: 2 * time.Second}
-	var id string
-	apptest.WaitWithin(t, "the sleeper Running", 30*time.Second, func() (bool, error) {
-		list, err := getPods(client, "http://127.0.0.1:"+a.readOnly+"/pods")
-		if err != nil {
-			return false, err
-		}
-		s, ok := containerStatus(list, podName, "sleeper")
-		id = strings.TrimPrefix(s.ContainerID, "containerd://")
-		return ok && s.State.Running != nil, fmt.Errorf("sleeper %+v", s.State)
-	})
+	// A pod runs inside the pods' cgroup; it goes before the cgroups it ran in are removed.
+	id := runSleeperPod(t, ctd, a, manifests, "e2e.yaml", e2eManifest, podName)
 	cg := cgroupFiles(t, ctd.taskPID(t, id))
 	memoryPath := cg.paths["memory"]
 	if v2 {

@@ -475,6 +475,35 @@ type containerd struct {
 	log  *syncbuf.Buffer
 }
 
+// runSleeperPod writes manifest, a static pod with a container named sleeper, as file into the
+// agent's manifest directory and waits for the sleeper Running, returning its container ID; when
+// the test ends the manifest is removed and the pod's containers are waited gone.
+func runSleeperPod(t *testing.T, ctd *containerd, a *servingAgent, manifests, file, manifest, podName string) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(manifests, file), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = os.Remove(filepath.Join(manifests, file))
+		apptest.WaitWithin(t, "the pod gone", 30*time.Second, func() (bool, error) {
+			out := strings.TrimSpace(ctd.ctrOut("containers", "ls", "-q"))
+			return out == "", fmt.Errorf("containers left: %s", out)
+		})
+	})
+	client := &http.Client{Timeout: 2 * time.Second}
+	var id string
+	apptest.WaitWithin(t, "the sleeper Running", 30*time.Second, func() (bool, error) {
+		list, err := getPods(client, "http://127.0.0.1:"+a.readOnly+"/pods")
+		if err != nil {
+			return false, err
+		}
+		s, ok := containerStatus(list, podName, "sleeper")
+		id = strings.TrimPrefix(s.ContainerID, "containerd://")
+		return ok && s.State.Running != nil, fmt.Errorf("sleeper %+v", s.State)
+	})
+	return id
+}
+
 // startContainerd writes a config from testdata/containerd.toml with every path under a temporary
 // directory, starts containerd on it, waits for its socket and imports the locally built images.
 // Cleanup stops it, kills any shim of its left behind and unmounts what remains under the directory.

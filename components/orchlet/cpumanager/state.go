@@ -1,15 +1,8 @@
 package cpumanager
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/fnv"
-	"io/fs"
-	"os"
-	"strings"
 
-	"github.com/davecgh/go-spew/spew"
 	"k8s.io/utils/cpuset"
 
 	"orch.io/orch/components/orchlet/statefile"
@@ -27,21 +20,18 @@ type checkpoint struct {
 	Checksum      uint32                       `json:"checksum"`
 }
 
-// sum is the kubelet's checksum of a checkpoint: FNV-32a over spew's rendering of its
-// state.CPUManagerCheckpoint with the checksum zeroed, so either agent can read the other's file.
+// sum is the kubelet's checksum of a checkpoint, over its state.CPUManagerCheckpoint with the
+// checksum zeroed, so either agent can read the other's file.
 func (c checkpoint) sum() uint32 {
 	c.Checksum = 0
 	if c.Entries == nil {
 		c.Entries = map[string]map[string]string{}
 	}
-	printer := spew.ConfigState{Indent: " ", SortKeys: true, DisableMethods: true, SpewKeys: true}
-	s := printer.Sprintf("%#v", &c)
-	s = strings.Replace(s, "(*cpumanager.checkpoint)", "(*state.CPUManagerCheckpoint)", 1)
-	s = strings.Replace(s, "Checksum:(uint32)", "Checksum:(checksum.Checksum)", 1)
-	h := fnv.New32a()
-	h.Write([]byte(s))
-	return h.Sum32()
+	return statefile.Sum(&c, "(*cpumanager.checkpoint)", "(*state.CPUManagerCheckpoint)")
 }
+
+// Verified is the kubelet's VerifyChecksum: a checkpoint without a checksum, as an old one, passes.
+func (c *checkpoint) Verified() bool { return c.Checksum == 0 || c.Checksum == c.sum() }
 
 // state is the CPU manager's assignments, kept in memory and written through to the checkpoint.
 type state struct {
@@ -56,19 +46,13 @@ type state struct {
 // be removed (draining the node first) when the policy changes.
 func loadState(path, policy string) (*state, bool, error) {
 	s := &state{path: path, policy: policy, assignments: map[string]map[string]cpuset.CPUSet{}}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("could not restore state from checkpoint: %w", err)
-	}
 	var cp checkpoint
-	if err := json.Unmarshal(data, &cp); err != nil {
+	found, err := statefile.Read(path, &cp)
+	if err != nil {
 		return nil, false, fmt.Errorf("could not restore state from checkpoint %s: %w", path, err)
 	}
-	if cp.Checksum != 0 && cp.Checksum != cp.sum() {
-		return nil, false, fmt.Errorf("could not restore state from checkpoint %s: checkpoint is corrupted", path)
+	if !found {
+		return s, false, nil
 	}
 	if cp.PolicyName != policy {
 		return nil, false, fmt.Errorf("could not restore state from checkpoint %s: configured policy %q differs from state checkpoint policy %q; drain the node and remove the file", path, policy, cp.PolicyName)
@@ -99,11 +83,7 @@ func (s *state) save() error {
 		}
 	}
 	cp.Checksum = cp.sum()
-	data, err := json.Marshal(cp)
-	if err != nil {
-		return err
-	}
-	return statefile.Write(s.path, data)
+	return statefile.WriteJSON(s.path, cp)
 }
 
 // assigned is every CPU some container holds exclusively.

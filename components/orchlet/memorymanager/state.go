@@ -1,15 +1,8 @@
 package memorymanager
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/fnv"
-	"io/fs"
-	"os"
-	"strings"
 
-	"github.com/davecgh/go-spew/spew"
 	corev1 "k8s.io/api/core/v1"
 
 	"orch.io/orch/components/orchlet/statefile"
@@ -72,18 +65,15 @@ type MemoryManagerCheckpoint struct {
 	Checksum     uint32                     `json:"checksum"`
 }
 
-// sum is the kubelet's checksum: FNV-32a over spew's rendering of its checkpoint with the checksum
-// zeroed, this package's name spelt as the kubelet's (state) and the checksum's type as its own.
+// sum is the kubelet's checksum over its checkpoint with the checksum zeroed, this package's name
+// spelt as the kubelet's (state).
 func (c MemoryManagerCheckpoint) sum() uint32 {
 	c.Checksum = 0
-	printer := spew.ConfigState{Indent: " ", SortKeys: true, DisableMethods: true, SpewKeys: true}
-	s := printer.Sprintf("%#v", &c)
-	s = strings.ReplaceAll(s, "memorymanager.", "state.")
-	s = strings.Replace(s, "Checksum:(uint32)", "Checksum:(checksum.Checksum)", 1)
-	h := fnv.New32a()
-	h.Write([]byte(s))
-	return h.Sum32()
+	return statefile.Sum(&c, "memorymanager.", "state.")
 }
+
+// Verified is the kubelet's VerifyChecksum.
+func (c *MemoryManagerCheckpoint) Verified() bool { return c.Checksum == c.sum() }
 
 // state is the manager's machine state and assignments, written through to the checkpoint.
 type state struct {
@@ -101,24 +91,18 @@ func loadState(path, policy string) (*state, error) {
 	refuse := func(err error) (*state, error) {
 		return nil, fmt.Errorf("could not restore state from checkpoint: %v, please drain this node and delete the memory manager checkpoint file %q before restarting orchlet", err, path)
 	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	// As the kubelet's NewMemoryManagerCheckpoint: empty maps, which the file omits when empty
+	// and the checksum renders as such.
+	cp := MemoryManagerCheckpoint{MachineState: NUMANodeMap{}, Entries: ContainerMemoryAssignments{}}
+	found, err := statefile.Read(path, &cp)
+	if err != nil {
+		return refuse(err)
+	}
+	if !found {
 		if err := s.save(); err != nil {
 			return refuse(err)
 		}
 		return s, nil
-	}
-	if err != nil {
-		return refuse(err)
-	}
-	// As the kubelet's NewMemoryManagerCheckpoint: empty maps, which the file omits when empty
-	// and the checksum renders as such.
-	cp := MemoryManagerCheckpoint{MachineState: NUMANodeMap{}, Entries: ContainerMemoryAssignments{}}
-	if err := json.Unmarshal(data, &cp); err != nil {
-		return refuse(err)
-	}
-	if cp.Checksum != cp.sum() {
-		return refuse(errors.New("checkpoint is corrupted"))
 	}
 	if cp.PolicyName != policy {
 		return refuse(fmt.Errorf("[memorymanager] configured policy %q differs from state checkpoint policy %q", policy, cp.PolicyName))
@@ -131,9 +115,5 @@ func loadState(path, policy string) (*state, error) {
 func (s *state) save() error {
 	cp := MemoryManagerCheckpoint{PolicyName: s.policy, MachineState: s.machine, Entries: s.assignments}
 	cp.Checksum = cp.sum()
-	data, err := json.Marshal(cp)
-	if err != nil {
-		return err
-	}
-	return statefile.Write(s.path, data)
+	return statefile.WriteJSON(s.path, cp)
 }

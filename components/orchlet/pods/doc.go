@@ -9,7 +9,8 @@
 // Determinism comes first. All work goes through one queue of items ordered by due time, then pod
 // namespace/name, then container name: each pod's syncs and probes, the relist of the runtime
 // every second (Options.RelistPeriod), as Kubernetes' generic PLEG, and at once after a sync that
-// started containers, and the resync of every pod each syncFrequency. Step does the items due now,
+// started containers, the resync of every pod each syncFrequency, and on a host whose pod cgroups
+// the agent makes, the housekeeping every 2 s that removes orphaned ones. Step does the items due now,
 // one at a time, and every CRI call but a background pull is made synchronously from Step, so no
 // outcome depends on goroutine scheduling; a background pull's result is handed over only at the
 // start of a Step. Time is read from the injected clock only; every runtime request is bounded on

@@ -138,6 +138,13 @@ type Manager struct {
 	volumes   *volumes.Manager
 	calls     *calls.Tracker
 	published *status.Cache
+	qos       *qos.Manager
+
+	// sourcesDelivered says the sources are ready and their pods handed over: until then a pod of the
+	// runtime's or a pod cgroup is not judged an orphan.
+	sourcesDelivered func() bool
+	// cgroupsUnknownSince is since when each pod cgroup found has been unknown (housekeeping).
+	cgroupsUnknownSince map[string]time.Time
 
 	inbox     handoff[sources.Update]
 	evictions handoff[evictRequest]
@@ -226,6 +233,7 @@ func New(o Options) (*Manager, error) {
 		queue:              map[itemKey]time.Time{},
 		touched:            map[types.UID]bool{},
 		calls:              calls.New(o.Clock, c.RuntimeRequestTimeout.Duration),
+		qos:                q,
 	}
 	if o.RelistPeriod > 0 {
 		m.relist = o.RelistPeriod
@@ -261,7 +269,8 @@ func New(o Options) (*Manager, error) {
 	})
 	m.images = images.New(images.Options{Clock: o.Clock, Calls: m.calls, Images: o.Images, Recorder: o.Recorder, Logger: m.log,
 		Serialize: c.SerializeImagePulls, QPS: c.RegistryPullQPS, Burst: c.RegistryBurst, Wake: m.poke, Plugins: m.node.Credentials})
-	m.relister = relist.New(o.Runtime, m.calls, m.log, m.delivered(o.SourcesReady))
+	m.sourcesDelivered = m.delivered(o.SourcesReady)
+	m.relister = relist.New(o.Runtime, m.calls, m.log, m.sourcesDelivered)
 	m.syncer = podsync.New(podsync.Options{
 		Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, Logger: m.log,
 		Queue: workQueue{m}, LivePods: m.livePods, Images: m.images, Volumes: m.volumes, QoS: q, CPUs: o.CPUs, Memory: o.Memory, LogsDir: logsDir,
@@ -314,6 +323,9 @@ func (m *Manager) Step(ctx context.Context) int {
 		m.started = true
 		m.enqueue(itemKey{kind: kindRelist}, now)
 		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
+		if m.qos.MakesPodCgroups() {
+			m.enqueue(itemKey{kind: kindHousekeeping}, now.Add(housekeepingPeriod))
+		}
 	}
 	m.applyUpdates()
 	m.applyEvictions()

@@ -17,6 +17,7 @@ type kind int
 const (
 	kindRelist kind = iota
 	kindResync
+	kindHousekeeping
 	kindSync
 	kindProbe
 )

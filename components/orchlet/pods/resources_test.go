@@ -183,6 +183,8 @@ type failingCgroups struct{}
 
 func (failingCgroups) Ensure(string, qos.PodCgroupConfig) error { return os.ErrPermission }
 func (failingCgroups) Remove(string) error                      { return nil }
+func (failingCgroups) Children(string) ([]string, error)        { return nil, nil }
+func (failingCgroups) Destroy(string) error                     { return nil }
 
 // A pod cgroup that cannot be made is the kubelet's FailedCreatePodContainer, and no sandbox runs.
 func TestPodCgroupFailure(t *testing.T) {

@@ -74,7 +74,7 @@ func (m *Manager) dispatch(ctx context.Context) int {
 			break
 		}
 		n++
-		if k.kind == kindRelist || k.kind == kindResync {
+		if k.kind == kindRelist || k.kind == kindResync || k.kind == kindHousekeeping {
 			m.do(ctx, k)
 			continue
 		}
@@ -144,6 +144,9 @@ func (m *Manager) do(ctx context.Context, k itemKey) {
 			}
 		}
 		m.enqueue(itemKey{kind: kindResync}, now.Add(m.syncFreq))
+	case kindHousekeeping:
+		m.housekeeping()
+		m.enqueue(itemKey{kind: kindHousekeeping}, now.Add(housekeepingPeriod))
 	case kindSync:
 		p := m.pod(k.uid)
 		if p == nil {

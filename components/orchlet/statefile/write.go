@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 )
@@ -16,4 +17,13 @@ func Write(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// WriteJSON writes cp as JSON with Write.
+func WriteJSON(path string, cp any) error {
+	data, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	return Write(path, data)
 }

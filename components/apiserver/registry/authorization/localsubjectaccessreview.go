@@ -36,20 +36,18 @@ func (rv LocalSubjectAccessReviewREST) review(req *restful.Request, _ http.Respo
 	default:
 		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
-	if errs := validateLocalSubjectAccessReview(review); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(lsarKind.GroupKind(), "", errs)
-	}
-	review.Status = decide(req.Request.Context(), rv.Authorizer, subject(review.Spec), review.Spec.ResourceAttributes, nil)
-	return review, nil
+	status, err := reviewSubject(req.Request.Context(), rv.Authorizer, lsarKind, review.Spec, localErrors(review))
+	review.Status = status
+	return review, err
 }
 
-// validateLocalSubjectAccessReview is Kubernetes' ValidateLocalSubjectAccessReview: a
-// SubjectAccessReview's spec, metadata empty but for the namespace, the attributes' namespace
-// that namespace, and no non-resource attributes (a path belongs to no namespace).
-func validateLocalSubjectAccessReview(r *authorizationv1.LocalSubjectAccessReview) field.ErrorList {
+// localErrors are Kubernetes' ValidateLocalSubjectAccessReview beyond a SubjectAccessReview's spec:
+// metadata empty but for the namespace, the attributes' namespace that namespace, and no
+// non-resource attributes (a path belongs to no namespace).
+func localErrors(r *authorizationv1.LocalSubjectAccessReview) field.ErrorList {
 	meta := r.ObjectMeta
 	meta.Namespace = ""
-	errs := validateSpec(r.Spec)
+	var errs field.ErrorList
 	if len(emptyMetadata(meta)) > 0 {
 		errs = append(errs, field.Invalid(field.NewPath("metadata"), r.ObjectMeta, "must be empty except for namespace"))
 	}

@@ -7,6 +7,7 @@ import (
 	restful "github.com/emicklei/go-restful/v3"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"orch.io/orch/components/apiserver/endpoints"
@@ -28,11 +29,19 @@ func (rv SubjectAccessReviewREST) Create() restful.RouteFunction {
 }
 
 func (rv SubjectAccessReviewREST) review(req *restful.Request, _ http.ResponseWriter, review *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
-	if errs := validateSubjectAccessReview(review); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(sarKind.GroupKind(), "", errs)
+	status, err := reviewSubject(req.Request.Context(), rv.Authorizer, sarKind, review.Spec, emptyMetadata(review.ObjectMeta))
+	review.Status = status
+	return review, err
+}
+
+// reviewSubject answers a review of the subject its spec names, the SubjectAccessReview's and the
+// LocalSubjectAccessReview's: the spec validated, with the kind's own errors beside, then the
+// authorizer asked.
+func reviewSubject(ctx context.Context, a authz.Authorizer, kind schema.GroupVersionKind, spec authorizationv1.SubjectAccessReviewSpec, kindErrs field.ErrorList) (authorizationv1.SubjectAccessReviewStatus, error) {
+	if errs := append(validateSpec(spec), kindErrs...); len(errs) > 0 {
+		return authorizationv1.SubjectAccessReviewStatus{}, apierrors.NewInvalid(kind.GroupKind(), "", errs)
 	}
-	review.Status = decide(req.Request.Context(), rv.Authorizer, subject(review.Spec), review.Spec.ResourceAttributes, review.Spec.NonResourceAttributes)
-	return review, nil
+	return decide(ctx, a, subject(spec), spec.ResourceAttributes, spec.NonResourceAttributes), nil
 }
 
 // decide asks a whether user may do what the attributes (one of them set) describe, and words the
@@ -66,11 +75,6 @@ func subject(spec authorizationv1.SubjectAccessReviewSpec) *authn.UserInfo {
 		user.Extra[k] = v
 	}
 	return user
-}
-
-// validateSubjectAccessReview is Kubernetes' validation: no metadata and a valid spec.
-func validateSubjectAccessReview(r *authorizationv1.SubjectAccessReview) field.ErrorList {
-	return append(validateSpec(r.Spec), emptyMetadata(r.ObjectMeta)...)
 }
 
 // validateSpec is Kubernetes' ValidateSubjectAccessReviewSpec: exactly one kind of attributes,

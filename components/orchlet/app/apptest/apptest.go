@@ -1,16 +1,21 @@
 // Package apptest is what the orchlet's tests share, in-process (package app) and against the
-// built binary (cmd/orchlet): a fakecri to run on, free ports, and waiting on real processes.
+// built binary (cmd/orchlet), with orchchaos's agent campaign: a fakecri to run on, free ports,
+// waiting on real processes, and clearing a runtime of its sandboxes.
 package apptest
 
 import (
+	"context"
 	"encoding/pem"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
+
+	cri "k8s.io/cri-api/pkg/apis"
 
 	"orch.io/orch/components/freeport"
 	"orch.io/orch/fakecri"
@@ -68,4 +73,24 @@ current-context: orch
 		t.Fatal(err)
 	}
 	return kubeconfig
+}
+
+// RemoveSandboxes stops and removes the runtime's sandboxes ids, their containers with them, 8 at
+// a time; a failure is passed over, for the caller to find in a list afterwards.
+func RemoveSandboxes(ctx context.Context, rs cri.RuntimeService, ids []string) {
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for id := range work {
+				_ = rs.StopPodSandbox(ctx, id)
+				_ = rs.RemovePodSandbox(ctx, id)
+			}
+		})
+	}
+	for _, id := range ids {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
 }

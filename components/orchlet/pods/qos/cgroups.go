@@ -1,9 +1,7 @@
 package qos
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -24,6 +22,12 @@ type PodCgroups interface {
 	Ensure(path string, cfg PodCgroupConfig) error
 	// Remove deletes the cgroup; a missing one is not an error.
 	Remove(path string) error
+	// Children names the cgroups directly under the one named by path, in any hierarchy; a
+	// missing one has none.
+	Children(path string) ([]string, error)
+	// Destroy kills every process in the cgroup and the cgroups below it, then removes them all,
+	// in every hierarchy; a missing one is not an error.
+	Destroy(path string) error
 }
 
 // PodCgroupConfig is cm.ResourceConfig for a pod: nil fields are left as the kernel has them.
@@ -171,15 +175,9 @@ func enableControllers(dir string) string {
 	return strings.Join(out, " ")
 }
 
-// Remove deletes the pod's cgroup directory, as rmdir on a cgroup does (the kernel removes its
-// interface files; a plain directory standing in for one holds the written files too).
+// Remove deletes the pod's cgroup directory.
 func (c CgroupV2) Remove(path string) error {
-	dir := filepath.Join(c.Root, filepath.FromSlash(path))
-	err := os.Remove(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		if entries, rerr := os.ReadDir(dir); rerr == nil && allRegular(entries) {
-			return os.RemoveAll(dir)
-		}
+	if err := removeCgroupDir(filepath.Join(c.Root, filepath.FromSlash(path))); err != nil {
 		return fmt.Errorf("cgroup %s: %w", path, err)
 	}
 	return nil

@@ -3,7 +3,6 @@ package qos
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,15 +82,7 @@ func (c CgroupV1) Ensure(path string, cfg PodCgroupConfig) error {
 func (c CgroupV1) Remove(path string) error {
 	var errs []error
 	for _, s := range v1Subsystems {
-		dir := filepath.Join(c.Root, s, filepath.FromSlash(path))
-		err := os.Remove(dir)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			// A plain directory standing in for a cgroup holds the written files too.
-			if entries, rerr := os.ReadDir(dir); rerr == nil && allRegular(entries) {
-				err = os.RemoveAll(dir)
-			}
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := removeCgroupDir(filepath.Join(c.Root, s, filepath.FromSlash(path))); err != nil {
 			errs = append(errs, fmt.Errorf("cgroup %s: %w", path, err))
 		}
 	}

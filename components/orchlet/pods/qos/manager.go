@@ -2,10 +2,12 @@ package qos
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 )
@@ -104,4 +106,58 @@ func (m *Manager) RemovePod(pod *corev1.Pod, live func() []*corev1.Pod) error {
 		return fmt.Errorf("removing the pod cgroup: %w", err)
 	}
 	return m.updateQOSCgroups(live())
+}
+
+// MakesPodCgroups says the agent makes pod cgroups on the host (--cgroups-per-qos, a host's
+// cgroups), and so finds and removes the orphaned ones.
+func (m *Manager) MakesPodCgroups() bool { return m.perQOS && m.host != nil }
+
+// PodCgroups lists the pod cgroups under the QoS cgroups in any hierarchy, as the pod container
+// manager's GetAllPodsFromCgroups: a cgroup named pod<uid> (escaped in the systemd driver's slice
+// name) directly under orchpods, its burstable or its besteffort cgroup.
+func (m *Manager) PodCgroups() ([]PodCgroup, error) {
+	if !m.MakesPodCgroups() {
+		return nil, nil
+	}
+	base := append(append([]string{}, m.root...), nodeAllocatableCgroup)
+	var out []PodCgroup
+	for _, name := range [][]string{base, append(base, burstableCgroup), append(base, bestEffortCgroup)} {
+		parent := m.cgroupParent(name)
+		children, err := m.host.Children(parent)
+		if err != nil {
+			return nil, err
+		}
+		for _, child := range children {
+			if uid, ok := m.podUID(parent, child); ok {
+				out = append(out, PodCgroup{UID: uid, Path: path.Join(parent, child)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// podUID reads the pod's UID from the name of a cgroup under parent: pod<uid> for cgroupfs,
+// <parent's slice>-pod<uid>.slice with "-" in the UID escaped to "_" for systemd.
+func (m *Manager) podUID(parent, child string) (types.UID, bool) {
+	if !m.systemd {
+		uid, ok := strings.CutPrefix(child, "pod")
+		return types.UID(uid), ok && uid != ""
+	}
+	// A "-" left in the escaped UID would name a slice below the pod's.
+	name, ok := strings.CutSuffix(child, ".slice")
+	uid, found := strings.CutPrefix(name, strings.TrimSuffix(path.Base(parent), ".slice")+"-pod")
+	if !ok || !found || uid == "" || strings.Contains(uid, "-") {
+		return "", false
+	}
+	return types.UID(strings.ReplaceAll(uid, "_", "-")), true
+}
+
+// DestroyPodCgroup kills the processes of an orphaned pod cgroup and removes it.
+func (m *Manager) DestroyPodCgroup(c PodCgroup) error { return m.host.Destroy(c.Path) }
+
+// ReducePodCgroup gives an orphaned pod cgroup the minimum CPU shares, as the cgroup manager's
+// ReduceCPULimits, while its pod's volumes are unmounted.
+func (m *Manager) ReducePodCgroup(c PodCgroup) error {
+	least := uint64(minShares)
+	return m.host.Ensure(c.Path, PodCgroupConfig{CPUShares: &least})
 }

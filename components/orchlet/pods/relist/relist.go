@@ -179,6 +179,14 @@ func (r *Relister) Relist(ctx context.Context, known func(types.UID) bool) Resul
 	return out
 }
 
+// AddPods adds to set the UIDs of the agent's pods the last relist found in the runtime, the
+// orphans among them. Call it where Relist is called, never beside it.
+func (r *Relister) AddPods(set map[types.UID]bool) {
+	for _, o := range r.seen {
+		set[o.uid] = true
+	}
+}
+
 // sameAsLastRelist reports whether the runtime listed the same objects in the same order and
 // states as at the last relist, the usual answer on a quiet node, and otherwise remembers this
 // list for the next relist to compare with.

@@ -3,13 +3,15 @@ package conformance
 import (
 	"testing"
 	"time"
+
+	"orch.io/orch/conformance/catalog"
 )
 
 // Scenarios tagged @concurrent share their turn; any other scenario waits for them and runs alone.
 func TestAdmitRunsOnlyConcurrentScenariosSideBySide(t *testing.T) {
 	var tgt Target
-	first := tgt.admit([]string{"@rule:x", ConcurrentTag})
-	second := tgt.admit([]string{ConcurrentTag}) // would block if the first held the target alone
+	first := tgt.admit([]string{"@rule:x", catalog.ConcurrentTag})
+	second := tgt.admit([]string{catalog.ConcurrentTag}) // would block if the first held the target alone
 
 	alone := make(chan func())
 	go func() { alone <- tgt.admit([]string{"@rule:y"}) }()
@@ -23,7 +25,7 @@ func TestAdmitRunsOnlyConcurrentScenariosSideBySide(t *testing.T) {
 	release := <-alone
 
 	next := make(chan func())
-	go func() { next <- tgt.admit([]string{ConcurrentTag}) }()
+	go func() { next <- tgt.admit([]string{catalog.ConcurrentTag}) }()
 	select {
 	case <-next:
 		t.Fatal("a @concurrent scenario ran beside an untagged one")

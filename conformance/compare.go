@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"orch.io/orch/conformance/catalog"
 )
 
 // RuleResults is what a run proved of each catalog rule it ran: rules.json beside conformance.md,
@@ -19,7 +21,7 @@ type RuleResults struct {
 }
 
 // Results gathers the status of every rule some scenario of the run was about.
-func (r *Recorder) Results(target string, c *Catalog) RuleResults {
+func (r *Recorder) Results(target string, c *catalog.Catalog) RuleResults {
 	status := r.RuleStatus(c)
 	res := RuleResults{Target: target, Rules: map[string]Status{}, Details: map[string]string{}}
 	r.mu.Lock()

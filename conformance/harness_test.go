@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+
+	"orch.io/orch/conformance/catalog"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -21,68 +23,6 @@ func writeFile(t *testing.T, dir, name, content string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func TestLoadCatalogReportsEveryMistake(t *testing.T) {
-	path := writeFile(t, t.TempDir(), "rules.yaml", `rules:
-- {id: a.one, section: S, statement: x}
-- {id: a.one, section: S, statement: y}
-- {id: orch.a.two, section: S, statement: z}
-- {id: a.three, section: S, statement: w, orch: true}
-pending:
-- {since: "2026-11-22", issue: later, rules: [a.missing, a.one, a.one]}
-- {rules: [a.three]}
-`)
-	_, err := LoadCatalog(path)
-	if err == nil {
-		t.Fatal("want an error")
-	}
-	for _, want := range []string{`duplicate id "a.one"`, `rule "orch.a.two": orch: true`, `rule "a.three": orch: true`,
-		`"a.missing" is not a catalog rule`, `"a.one" is listed twice`, "pending[1]: since and issue are required"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q:\n%v", want, err)
-		}
-	}
-}
-
-func TestCheckCoverageFindsEveryGap(t *testing.T) {
-	c := &Catalog{
-		Rules:   []Rule{{ID: "a.proven"}, {ID: "a.bare"}, {ID: "a.parked"}, {ID: "a.parked-but-proven"}, {ID: "b.spec"}},
-		Pending: []PendingGroup{{Since: "2026-11-22", Issue: "later", Rules: []string{"a.parked", "a.parked-but-proven"}}},
-	}
-	scenarios := []Scenario{
-		{Feature: "a.feature", Name: "one", Line: 3, Tags: []string{"@component:x", "@rule:a.proven", "@rule:a.unknown"}, Steps: []string{"a step", "an undefined step"}},
-		{Feature: "a.feature", Name: "two", Line: 9, Tags: []string{"@rule:a.parked-but-proven"}, Steps: []string{"a twin step"}},
-	}
-	defs := []StepDef{
-		{Expr: `^a step$`, Bind: func(*World) any { return func() error { return nil } }},
-		{Expr: `^a twin step$`, Bind: func(*World) any { return func() error { return nil } }},
-		{Expr: `^a twin (step)$`, Bind: func(*World) any { return func(string) error { return nil } }},
-		{Expr: `^a step without code$`},
-	}
-	cov := CheckCoverage(c, scenarios, map[string][]string{"b.spec": {"x_test.go"}, "b.unknown": {"x_test.go"}}, defs)
-	got := strings.Join(cov.Problems, "\n")
-	for _, want := range []string{
-		`rule "a.bare" has no scenario and is not pending`,
-		`rule "a.parked-but-proven" has a scenario: move it out of the pending list`,
-		`a.feature:3 one: tag names unknown rule "a.unknown"`,
-		`a.feature:3 one: step "an undefined step" is undefined`,
-		`a.feature:9 two: step "a twin step" matches 2 definitions`,
-		`a.feature:9 two: names no component`,
-		`a.feature:3 one: names component "x", which no profile can provide`,
-		`step "^a step without code$" is pending`,
-		`ginkgo label names unknown rule "b.unknown"`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("problems lack %q:\n%s", want, got)
-		}
-	}
-	if strings.Contains(got, `"a.parked" has`) || strings.Contains(got, `"b.spec" has`) {
-		t.Errorf("a pending rule or a rule proven by a spec was flagged:\n%s", got)
-	}
-	if a := cov.Areas[0]; a.Area != "a" || a.Total != 4 || a.Covered != 2 || a.Pending != 1 {
-		t.Errorf("area a: %+v", a)
-	}
 }
 
 func TestParseHelp(t *testing.T) {
@@ -154,7 +94,7 @@ func TestEveryProfileLoads(t *testing.T) {
 
 // A target without the API server runs no Event API scenario, and none of them counts as passed.
 func TestMissingComponentIsNotApplicable(t *testing.T) {
-	scenarios, err := LoadFeatures(featuresDir)
+	scenarios, err := catalog.LoadFeatures(featuresDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +119,7 @@ func TestMissingComponentIsNotApplicable(t *testing.T) {
 
 // A rule the profile marks not applicable is not run, and its scenarios carry the profile's reason.
 func TestProfileNotApplicableReason(t *testing.T) {
-	scenarios, err := LoadFeatures(featuresDir)
+	scenarios, err := catalog.LoadFeatures(featuresDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +217,7 @@ func TestRejectReason(t *testing.T) {
 
 // Every profile of targets/ loads, and what its notApplicable names exists.
 func TestProfilesNameKnownRules(t *testing.T) {
-	c, err := LoadCatalog(catalogPath)
+	c, err := catalog.LoadCatalog(catalogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +312,7 @@ func TestWorkedExample(t *testing.T) {
 	if !p.Agent.StartsToJudge() {
 		t.Error("ternlet has run and runningText but no start-only mode: it should be started to judge its options")
 	}
-	scenarios, err := LoadFeatures(featuresDir)
+	scenarios, err := catalog.LoadFeatures(featuresDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +421,7 @@ func TestReportSaysWhyNotApplicable(t *testing.T) {
 	rec := NewRecorder(io.Discard, nil)
 	rec.Add(Outcome{Ref: "a.feature:3 asked", Rules: []string{"a.asked"}, Status: StatusPassed})
 	rec.Add(Outcome{Ref: "a.feature:9 skipped", Rules: []string{"a.skipped"}, Status: StatusNotApplicable, Detail: "the target has no agent-events"})
-	c := &Catalog{Rules: []Rule{{ID: "a.asked", Section: "S"}, {ID: "a.skipped", Section: "S"}}}
+	c := &catalog.Catalog{Rules: []catalog.Rule{{ID: "a.asked", Section: "S"}, {ID: "a.skipped", Section: "S"}}}
 	p := &Profile{Name: "p", Agent: &AgentProfile{Command: []string{"agent"}, StartOnly: []string{"--check"}}}
 	path := filepath.Join(t.TempDir(), "conformance.md")
 	if err := rec.WriteMarkdown(path, "p", p.Describe(nil), c, nil); err != nil {

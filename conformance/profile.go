@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"orch.io/orch/conformance/catalog"
 )
 
 // Profile says how to reach the implementation under test. Strings may hold placeholders: {root}
@@ -416,7 +418,7 @@ func (a *AgentProfile) Rename(spec string) string {
 // Describe says what the profile provides, for the person about to run the suite: each capability,
 // and for one it lacks what would give it and how many of the scenarios it leaves not applicable;
 // then how the agent is judged at start, and the profile's own not-applicable entries.
-func (p *Profile) Describe(scenarios []Scenario) string {
+func (p *Profile) Describe(scenarios []catalog.Scenario) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target %q provides:\n", p.Name)
 	for _, c := range Capabilities {

@@ -10,6 +10,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"orch.io/orch/components/apiserver/tracing/tracingtest"
+	"orch.io/orch/conformance/catalog"
 	"orch.io/orch/conformance/hostmounts"
 )
 
@@ -121,7 +122,7 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 				}
 			}
 			for _, tag := range p.Tags {
-				if c, ok := strings.CutPrefix(tag.Name, ComponentTagPrefix); ok && !t.Has(c) {
+				if c, ok := strings.CutPrefix(tag.Name, catalog.ComponentTagPrefix); ok && !t.Has(c) {
 					rec.NotApplicable(p, "the target has no "+c)
 					return ctx, godog.ErrSkip
 				}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/freeport"
+	"orch.io/orch/conformance/catalog"
 )
 
 // readyTimeout bounds how long a started API server may take to answer.
@@ -116,7 +117,7 @@ func (t *Target) checkCommands() error {
 // admit waits until a scenario with these tags may run, and returns what ends its turn.
 func (t *Target) admit(tags []string) (release func()) {
 	for _, tag := range tags {
-		if tag == ConcurrentTag {
+		if tag == catalog.ConcurrentTag {
 			t.scenarios.RLock()
 			return t.scenarios.RUnlock
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"orch.io/orch/conformance/catalog"
+	"orch.io/orch/conformance/report"
 )
 
 var (
@@ -33,7 +34,7 @@ var (
 	shared     *Target
 	sharedErr  error
 	sharedOnce sync.Once
-	recorder   *Recorder
+	recorder   *report.Recorder
 )
 
 // openShared opens the target once for every test of the run: one build, one API server.
@@ -66,7 +67,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	recorder = NewRecorder(os.Stdout, scenarios)
+	recorder = report.NewRecorder(os.Stdout, scenarios)
 	code := m.Run()
 	if *reportsFlag != "" && len(recorder.Outcomes) > 0 {
 		if err := writeSummary(scenarios); err != nil {
@@ -117,15 +118,15 @@ func printComparison(paths string) error {
 	if !ok {
 		return fmt.Errorf("-compare wants two rules.json files separated by a comma, got %q", paths)
 	}
-	orch, err := readResults(orchPath)
+	orch, err := report.ReadResults(orchPath)
 	if err != nil {
 		return err
 	}
-	peer, err := readResults(peerPath)
+	peer, err := report.ReadResults(peerPath)
 	if err != nil {
 		return err
 	}
-	Compare(orch, peer).Print(os.Stdout, orch, peer)
+	report.Compare(orch, peer).Print(os.Stdout, orch, peer)
 	return nil
 }
 
@@ -191,20 +192,21 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorder.total = 0
+	total := 0
 	for _, f := range features {
-		recorder.total += len(f.Pickles)
+		total += len(f.Pickles)
 	}
+	recorder.SetTotal(total)
 	all, err := catalog.LoadFeatures(featuresDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Print(tgt.Profile.Describe(all))
-	fmt.Printf("conformance of %s (%s): %d scenarios\n", tgt.Profile.Name, *targetFlag, recorder.total)
+	fmt.Printf("conformance of %s (%s): %d scenarios\n", tgt.Profile.Name, *targetFlag, total)
 	if status := suite.Run(); status != 0 {
 		failed := 0
 		for _, o := range recorder.Outcomes {
-			if o.Status == StatusFailed {
+			if o.Status == report.StatusFailed {
 				failed++
 				t.Errorf("%s: %s", o.Ref, o.Detail)
 			}

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"orch.io/orch/conformance/catalog"
+	"orch.io/orch/conformance/report"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -99,7 +99,7 @@ func TestMissingComponentIsNotApplicable(t *testing.T) {
 		t.Fatal(err)
 	}
 	tgt := &Target{Profile: &Profile{Name: "agent only", Agent: &AgentProfile{}}, work: t.TempDir()}
-	rec := NewRecorder(io.Discard, scenarios)
+	rec := report.NewRecorder(io.Discard, scenarios)
 	suite := godog.TestSuite{
 		ScenarioInitializer: InitializeScenario(tgt, rec),
 		Options:             &godog.Options{Format: "pretty", Output: io.Discard, Paths: []string{filepath.Join(featuresDir, "event_api.feature")}, Strict: true},
@@ -111,7 +111,7 @@ func TestMissingComponentIsNotApplicable(t *testing.T) {
 		t.Fatal("no outcomes recorded")
 	}
 	for _, o := range rec.Outcomes {
-		if o.Status != StatusNotApplicable {
+		if o.Status != report.StatusNotApplicable {
 			t.Errorf("%s: %s, want not applicable", o.Ref, o.Status)
 		}
 	}
@@ -125,7 +125,7 @@ func TestProfileNotApplicableReason(t *testing.T) {
 	}
 	const reason = "the peer cannot be asked"
 	tgt := &Target{Profile: &Profile{Name: "no pretty", NotApplicable: map[string]string{"rule:event.op.pretty": reason}}, work: t.TempDir()}
-	rec := NewRecorder(io.Discard, scenarios)
+	rec := report.NewRecorder(io.Discard, scenarios)
 	suite := godog.TestSuite{
 		ScenarioInitializer: InitializeScenario(tgt, rec),
 		Options:             &godog.Options{Format: "pretty", Output: io.Discard, Paths: []string{filepath.Join(featuresDir, "event_api.feature")}, Tags: "@rule:event.op.pretty", Strict: true},
@@ -137,22 +137,9 @@ func TestProfileNotApplicableReason(t *testing.T) {
 		t.Fatal("no outcomes recorded")
 	}
 	for _, o := range rec.Outcomes {
-		if o.Status != StatusNotApplicable || o.Detail != reason {
+		if o.Status != report.StatusNotApplicable || o.Detail != reason {
 			t.Errorf("%s: %s (%s), want not applicable (%s)", o.Ref, o.Status, o.Detail, reason)
 		}
-	}
-}
-
-// The comparison counts passes on each side and lists a rule whose status differs, but not one the
-// peer cannot be asked about.
-func TestCompareResults(t *testing.T) {
-	orch := RuleResults{Target: "orch", Rules: map[string]Status{"a": StatusPassed, "b": StatusPassed, "c": StatusPassed, "d": StatusFailed}}
-	peer := RuleResults{Target: "peer", Rules: map[string]Status{"a": StatusPassed, "b": StatusFailed, "c": StatusNotApplicable, "d": StatusFailed},
-		Details: map[string]string{"b": "status 422\nmore"}}
-	c := Compare(orch, peer)
-	want := Comparison{Rules: 4, PassedOrch: 3, PassedPeer: 1, PassedBoth: 1, NotApplicablePeer: 1, Differing: []string{"b: orch passed, peer failed: status 422"}}
-	if fmt.Sprint(c) != fmt.Sprint(want) {
-		t.Errorf("Compare = %+v, want %+v", c, want)
 	}
 }
 
@@ -412,30 +399,6 @@ exec sleep 60
 	w := &World{t: &Target{Profile: p, work: dir}, dir: dir, notApplicable: func(r string) error { reason = r; return godog.ErrSkip }}
 	if err := w.agentStart("--event-qps=5"); err != godog.ErrSkip || reason != "none" {
 		t.Errorf("without run: %v, reason %q", err, reason)
-	}
-}
-
-// The report an implementer publishes says what the target provides, and for each rule not
-// applicable why: the capability it lacks or the profile's reason.
-func TestReportSaysWhyNotApplicable(t *testing.T) {
-	rec := NewRecorder(io.Discard, nil)
-	rec.Add(Outcome{Ref: "a.feature:3 asked", Rules: []string{"a.asked"}, Status: StatusPassed})
-	rec.Add(Outcome{Ref: "a.feature:9 skipped", Rules: []string{"a.skipped"}, Status: StatusNotApplicable, Detail: "the target has no agent-events"})
-	c := &catalog.Catalog{Rules: []catalog.Rule{{ID: "a.asked", Section: "S"}, {ID: "a.skipped", Section: "S"}}}
-	p := &Profile{Name: "p", Agent: &AgentProfile{Command: []string{"agent"}, StartOnly: []string{"--check"}}}
-	path := filepath.Join(t.TempDir(), "conformance.md")
-	if err := rec.WriteMarkdown(path, "p", p.Describe(nil), c, nil); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"2 rules: 1 passed, 0 failed, 1 not applicable", "  agent            yes:",
-		"| `a.skipped` | S | not applicable | a.feature:9 skipped (not applicable: the target has no agent-events) |"} {
-		if !strings.Contains(string(data), want) {
-			t.Errorf("the report lacks %q:\n%s", want, data)
-		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"orch.io/orch/components/apiserver/tracing/tracingtest"
 	"orch.io/orch/conformance/catalog"
 	"orch.io/orch/conformance/hostmounts"
+	"orch.io/orch/conformance/report"
 )
 
 // StepDef is one step definition: its expression, and Bind, which returns the step function bound
@@ -95,7 +96,7 @@ type World struct {
 
 // InitializeScenario registers the steps and hooks on a godog scenario context. Scenarios the
 // target has no component for are skipped and recorded as not applicable.
-func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
+func InitializeScenario(t *Target, rec *report.Recorder) func(*godog.ScenarioContext) {
 	return func(sc *godog.ScenarioContext) {
 		w := &World{t: t}
 		var release func()

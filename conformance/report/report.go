@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	"errors"
@@ -121,11 +121,19 @@ func (r *Recorder) Finish(p *godog.Scenario, err error) {
 	r.Outcomes = append(r.Outcomes, *o)
 }
 
-// Add records an outcome that did not come from godog (a ginkgo spec).
+// Add records an outcome that did not come from godog (a ginkgo spec) and prints its progress line.
 func (r *Recorder) Add(o Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Outcomes = append(r.Outcomes, o)
+	fmt.Fprintf(r.out, "[spec] %-14s %s\n", o.Status, o.Ref)
+}
+
+// SetTotal sets how many scenarios the run will execute, for the progress lines' count.
+func (r *Recorder) SetTotal(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.total = n
 }
 
 // RuleStatus is each catalog rule's status over the outcomes of its scenarios and specs.

@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	"encoding/json"
@@ -53,7 +53,8 @@ func (res RuleResults) WriteJSON(path string) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-func readResults(path string) (RuleResults, error) {
+// ReadResults reads a rules.json that WriteJSON wrote.
+func ReadResults(path string) (RuleResults, error) {
 	var res RuleResults
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -22,7 +22,7 @@ type RuleResults struct {
 
 // Results gathers the status of every rule some scenario of the run was about.
 func (r *Recorder) Results(target string, c *catalog.Catalog) RuleResults {
-	status := r.RuleStatus(c)
+	status := r.ruleStatus(c)
 	res := RuleResults{Target: target, Rules: map[string]Status{}, Details: map[string]string{}}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -136,8 +136,8 @@ func (r *Recorder) SetTotal(n int) {
 	r.total = n
 }
 
-// RuleStatus is each catalog rule's status over the outcomes of its scenarios and specs.
-func (r *Recorder) RuleStatus(c *catalog.Catalog) map[string]Status {
+// ruleStatus is each catalog rule's status over the outcomes of its scenarios and specs.
+func (r *Recorder) ruleStatus(c *catalog.Catalog) map[string]Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := map[string][]Status{}
@@ -176,7 +176,7 @@ func contains(list []Status, s Status) bool {
 // area the counts, then every catalog rule with its status and the scenarios that prove it, a
 // scenario not applicable with the reason: the capability the target lacks or the profile's word.
 func (r *Recorder) WriteMarkdown(path, target, provides string, c *catalog.Catalog, cov *catalog.Coverage) error {
-	status := r.RuleStatus(c)
+	status := r.ruleStatus(c)
 	proofs := map[string][]string{}
 	r.mu.Lock()
 	for _, o := range r.Outcomes {

@@ -14,6 +14,7 @@ import (
 
 	"orch.io/orch/conformance/catalog"
 	"orch.io/orch/conformance/report"
+	"orch.io/orch/conformance/target"
 )
 
 var (
@@ -31,21 +32,21 @@ const (
 )
 
 var (
-	shared     *Target
+	shared     *target.Target
 	sharedErr  error
 	sharedOnce sync.Once
 	recorder   *report.Recorder
 )
 
 // openShared opens the target once for every test of the run: one build, one API server.
-func openShared() (*Target, error) {
+func openShared() (*target.Target, error) {
 	sharedOnce.Do(func() {
 		root, err := filepath.Abs("..")
 		if err != nil {
 			sharedErr = err
 			return
 		}
-		shared, sharedErr = OpenTarget(*targetFlag, root)
+		shared, sharedErr = target.OpenTarget(*targetFlag, root)
 	})
 	if sharedErr != nil {
 		return nil, fmt.Errorf("target %s: %w", *targetFlag, sharedErr)
@@ -109,7 +110,7 @@ func checkCoverage(c *catalog.Catalog, scenarios []catalog.Scenario, specs map[s
 	for _, d := range StepDefs() {
 		defs = append(defs, catalog.StepDef{Expr: d.Expr, HasCode: d.Bind != nil})
 	}
-	return catalog.CheckCoverage(c, scenarios, specs, defs, capabilityNames())
+	return catalog.CheckCoverage(c, scenarios, specs, defs, target.CapabilityNames())
 }
 
 // printComparison prints the table of make conformance-peers from two rules.json files.

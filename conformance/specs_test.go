@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"orch.io/orch/conformance/report"
+	"orch.io/orch/conformance/target"
 )
 
 // TestSpecs runs the ginkgo specs: what reads better as Go than as Gherkin (watch streams, paging
@@ -27,7 +28,7 @@ func TestSpecs(t *testing.T) {
 	RunSpecs(t, "orch conformance specs")
 }
 
-var specTarget *Target
+var specTarget *target.Target
 
 var _ = BeforeEach(func() {
 	if specTarget == nil {

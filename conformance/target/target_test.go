@@ -1,19 +1,14 @@
-package conformance
+package target
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/cucumber/godog"
 
 	"orch.io/orch/conformance/catalog"
-	"orch.io/orch/conformance/report"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -26,7 +21,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 }
 
 func TestParseHelp(t *testing.T) {
-	h := ParseHelp(`Usage:
+	h := parseHelp(`Usage:
   agent [flags]
 
 Generic flags:
@@ -81,64 +76,13 @@ func TestAgentArgsFollowTheProfilesNames(t *testing.T) {
 }
 
 func TestEveryProfileLoads(t *testing.T) {
-	paths, err := filepath.Glob("targets/*.yaml")
+	paths, err := filepath.Glob("../targets/*.yaml")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no profiles: %v", err)
 	}
 	for _, p := range paths {
-		if _, err := LoadProfile(p); err != nil {
+		if _, err := loadProfile(p); err != nil {
 			t.Error(err)
-		}
-	}
-}
-
-// A target without the API server runs no Event API scenario, and none of them counts as passed.
-func TestMissingComponentIsNotApplicable(t *testing.T) {
-	scenarios, err := catalog.LoadFeatures(featuresDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tgt := &Target{Profile: &Profile{Name: "agent only", Agent: &AgentProfile{}}, work: t.TempDir()}
-	rec := report.NewRecorder(io.Discard, scenarios)
-	suite := godog.TestSuite{
-		ScenarioInitializer: InitializeScenario(tgt, rec),
-		Options:             &godog.Options{Format: "pretty", Output: io.Discard, Paths: []string{filepath.Join(featuresDir, "event_api.feature")}, Strict: true},
-	}
-	if status := suite.Run(); status != 0 {
-		t.Fatalf("godog exited %d", status)
-	}
-	if len(rec.Outcomes) == 0 {
-		t.Fatal("no outcomes recorded")
-	}
-	for _, o := range rec.Outcomes {
-		if o.Status != report.StatusNotApplicable {
-			t.Errorf("%s: %s, want not applicable", o.Ref, o.Status)
-		}
-	}
-}
-
-// A rule the profile marks not applicable is not run, and its scenarios carry the profile's reason.
-func TestProfileNotApplicableReason(t *testing.T) {
-	scenarios, err := catalog.LoadFeatures(featuresDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const reason = "the peer cannot be asked"
-	tgt := &Target{Profile: &Profile{Name: "no pretty", NotApplicable: map[string]string{"rule:event.op.pretty": reason}}, work: t.TempDir()}
-	rec := report.NewRecorder(io.Discard, scenarios)
-	suite := godog.TestSuite{
-		ScenarioInitializer: InitializeScenario(tgt, rec),
-		Options:             &godog.Options{Format: "pretty", Output: io.Discard, Paths: []string{filepath.Join(featuresDir, "event_api.feature")}, Tags: "@rule:event.op.pretty", Strict: true},
-	}
-	if status := suite.Run(); status != 0 {
-		t.Fatalf("godog exited %d", status)
-	}
-	if len(rec.Outcomes) == 0 {
-		t.Fatal("no outcomes recorded")
-	}
-	for _, o := range rec.Outcomes {
-		if o.Status != report.StatusNotApplicable || o.Detail != reason {
-			t.Errorf("%s: %s (%s), want not applicable (%s)", o.Ref, o.Status, o.Detail, reason)
 		}
 	}
 }
@@ -159,7 +103,7 @@ func TestProfileStartOnly(t *testing.T) {
 			if err := os.WriteFile(path, []byte("name: p\nagent:\n  command: [agent]\n  "+tc.agent+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadProfile(path)
+			_, err := loadProfile(path)
 			if tc.ok && err != nil {
 				t.Fatal(err)
 			}
@@ -204,7 +148,7 @@ func TestRejectReason(t *testing.T) {
 
 // Every profile of targets/ loads, and what its notApplicable names exists.
 func TestProfilesNameKnownRules(t *testing.T) {
-	c, err := catalog.LoadCatalog(catalogPath)
+	c, err := catalog.LoadCatalog("../../features/rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,9 +156,9 @@ func TestProfilesNameKnownRules(t *testing.T) {
 	for _, r := range c.Rules {
 		known[r.ID] = true
 	}
-	paths, _ := filepath.Glob("targets/*.yaml")
+	paths, _ := filepath.Glob("../targets/*.yaml")
 	for _, path := range paths {
-		p, err := LoadProfile(path)
+		p, err := loadProfile(path)
 		if err != nil {
 			t.Error(err)
 			continue
@@ -243,7 +187,7 @@ notApplicable:
   component:gpu: none here
   rule:a.b: chosen otherwise
 `)
-	_, err := LoadProfile(path)
+	_, err := loadProfile(path)
 	if err == nil {
 		t.Fatal("want the profile refused")
 	}
@@ -263,7 +207,7 @@ notApplicable:
 // TARGETS.md is the contract: a row for every capability a scenario may need, and the worked
 // example exactly as the profile the tests load.
 func TestTargetsDocumentsTheContract(t *testing.T) {
-	doc, err := os.ReadFile("TARGETS.md")
+	doc, err := os.ReadFile("../TARGETS.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +221,7 @@ func TestTargetsDocumentsTheContract(t *testing.T) {
 			t.Errorf("TARGETS.md has no row for the open name %s (%s)", n.Orch, n.What)
 		}
 	}
-	example, err := os.ReadFile("targets/tern.example.yaml")
+	example, err := os.ReadFile("../targets/tern.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +233,7 @@ func TestTargetsDocumentsTheContract(t *testing.T) {
 // The worked example provides what TARGETS.md says, and a machine without its programs is told so
 // by key before anything runs.
 func TestWorkedExample(t *testing.T) {
-	p, err := LoadProfile("targets/tern.example.yaml")
+	p, err := loadProfile("../targets/tern.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +243,7 @@ func TestWorkedExample(t *testing.T) {
 	if !p.Agent.StartsToJudge() {
 		t.Error("ternlet has run and runningText but no start-only mode: it should be started to judge its options")
 	}
-	scenarios, err := catalog.LoadFeatures(featuresDir)
+	scenarios, err := catalog.LoadFeatures("../../features")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +254,7 @@ func TestWorkedExample(t *testing.T) {
 			t.Errorf("Describe lacks %q:\n%s", want, d)
 		}
 	}
-	tgt := &Target{Profile: p, work: t.TempDir()}
+	tgt := New(p, "", t.TempDir())
 	err = tgt.checkCommands()
 	for _, want := range []string{"agent.command: /opt/tern/bin/ternlet is not a program", "apiserver.start.command: /opt/tern/bin/tern-apiserver is not a program"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -338,7 +282,7 @@ names:
   coordination.orch.io: coordination.p.dev
   leases.orch.io: leases.p.dev
 `)
-	_, err := LoadProfile(path)
+	_, err := loadProfile(path)
 	for _, want := range []string{`names: "leases.orch.io" is not a name the steps use`, `names: "orch-node-lease" is not spelt`, `names: "orchlet-client-current.pem" is not spelt`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want %q, got %v", want, err)
@@ -354,71 +298,6 @@ names:
 	} {
 		if got := kube.Spell(in); got != want {
 			t.Errorf("Spell(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// An agent without a start-only mode is started for real: its running text accepts the options
-// (and it is stopped), an exit before it refuses them with its own status and output.
-func TestStartAndStopJudgesByRunningOrExit(t *testing.T) {
-	dir := t.TempDir()
-	agent := writeFile(t, dir, "agent.sh", `for a in "$@"; do
-  case $a in --event-qps=-1) echo "invalid configuration: eventRecordQPS (--event-qps) must not be negative" >&2; exit 1 ;; esac
-done
-echo "agent is running"
-exec sleep 60
-`)
-	p := &Profile{Name: "started", Agent: &AgentProfile{Command: []string{"sh", agent}, StartOnlyAbsent: "none",
-		Run: []string{"--serve=false"}, RunningText: "agent is running"}}
-	for _, tc := range []struct {
-		args string
-		code int
-		step func(w *World) error
-	}{
-		{"--event-qps=5", 0, (*World).exitsSuccessfully},
-		{"--event-qps=-1", 1, func(w *World) error { return w.refusesNaming("--event-qps") }},
-	} {
-		w := &World{t: &Target{Profile: p, work: dir}, dir: dir}
-		start := time.Now()
-		if err := w.agentStart(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		if w.result.Code != tc.code {
-			t.Errorf("%s: exit %d, want %d:\n%s", tc.args, w.result.Code, tc.code, w.result.Output())
-		}
-		if err := tc.step(w); err != nil {
-			t.Errorf("%s: %v", tc.args, err)
-		}
-		if time.Since(start) > 20*time.Second {
-			t.Errorf("%s: the running agent was not stopped once it ran", tc.args)
-		}
-	}
-	// Without run arguments the scenario is not applicable, with the profile's reason.
-	p.Agent.Run = nil
-	var reason string
-	w := &World{t: &Target{Profile: p, work: dir}, dir: dir, notApplicable: func(r string) error { reason = r; return godog.ErrSkip }}
-	if err := w.agentStart("--event-qps=5"); err != godog.ErrSkip || reason != "none" {
-		t.Errorf("without run: %v, reason %q", err, reason)
-	}
-}
-
-// A kubelet's event broadcaster line gives the event's type, reason and object; a namespaced
-// object's name follows its namespace, a node's stands alone; other lines are no events.
-func TestKlogEvent(t *testing.T) {
-	for _, c := range []struct{ line, want string }{
-		{`I1129 08:32:02.433270    2685 event.go:389] "Event occurred" object="default/web-node-conformance" fieldPath="spec.containers{app}" kind="Pod" apiVersion="v1" type="Normal" reason="Pulled" message="Container image \"busybox:1.36\" already present on machine"`,
-			"Normal Pulled Pod web-node-conformance"},
-		{`W1129 08:32:05.000001    2685 event.go:389] "Event occurred" object="node-conformance" fieldPath="" kind="Node" apiVersion="" type="Warning" reason="FreeDiskSpaceFailed" message="Failed to garbage collect required amount of images."`,
-			"Warning FreeDiskSpaceFailed Node node-conformance"},
-		{`I1129 08:32:02.433270    2685 kubelet.go:2470] "SyncLoop ADD" source="file" pods=["default/web-node-conformance"]`, ""},
-	} {
-		e, ok := klogEvent(c.line)
-		got := ""
-		if ok {
-			got = strings.Join([]string{e.Type, e.Reason, e.Regarding.Kind, e.Regarding.Name}, " ")
-		}
-		if got != c.want {
-			t.Errorf("klogEvent(%.60q...) = %q, want %q", c.line, got, c.want)
 		}
 	}
 }

@@ -61,6 +61,12 @@ var importRules = []importRule{
 		because: "the simulator drives components; commands and the suite drive it"},
 	{room: "conformance", mayNot: []string{"components/", "sim", "cmd/"}, except: []string{"components/apis/", "components/apiserver/tracing/tracingtest", "components/freeport", "components/syncbuf"},
 		because: "the suite is black-box: it judges any implementation through its programs and wire"},
+	{room: "conformance/catalog", mayNot: []string{"conformance"}, except: []string{"conformance/catalog"},
+		because: "the catalog and the coverage gate read the spec; they know no target, report or step"},
+	{room: "conformance/target", mayNot: []string{"conformance"}, except: []string{"conformance/target", "conformance/catalog"},
+		because: "a target knows the scenarios it is described against, never the steps that drive it or the reports"},
+	{room: "conformance/report", mayNot: []string{"conformance"}, except: []string{"conformance/report", "conformance/catalog"},
+		because: "a report knows the catalog it counts against, never a target or a step"},
 }
 
 // forbids tells whether the rule forbids pkg to import imp.

@@ -11,13 +11,17 @@ import (
 	"testing"
 
 	"github.com/cucumber/godog"
+
+	"orch.io/orch/conformance/catalog"
+	"orch.io/orch/conformance/report"
+	"orch.io/orch/conformance/target"
 )
 
 var (
 	targetFlag      = flag.String("target", "targets/orch.yaml", "target profile: how to reach the implementation under test")
 	reportsFlag     = flag.String("reports", "", "directory for JUnit XML, cucumber JSON and conformance.md; empty writes none")
 	filterFlag      = flag.String("filter", "", "godog tag expression selecting scenarios, for example @component:agent")
-	concurrencyFlag = flag.Int("concurrency", 3, "scenarios run at once: those tagged "+ConcurrentTag+" side by side, every other one alone")
+	concurrencyFlag = flag.Int("concurrency", 3, "scenarios run at once: those tagged "+catalog.ConcurrentTag+" side by side, every other one alone")
 	compareFlag     = flag.String("compare", "", "orch's rules.json and a peer's, comma-separated: print the comparison table and run nothing")
 )
 
@@ -28,21 +32,21 @@ const (
 )
 
 var (
-	shared     *Target
+	shared     *target.Target
 	sharedErr  error
 	sharedOnce sync.Once
-	recorder   *Recorder
+	recorder   *report.Recorder
 )
 
 // openShared opens the target once for every test of the run: one build, one API server.
-func openShared() (*Target, error) {
+func openShared() (*target.Target, error) {
 	sharedOnce.Do(func() {
 		root, err := filepath.Abs("..")
 		if err != nil {
 			sharedErr = err
 			return
 		}
-		shared, sharedErr = OpenTarget(*targetFlag, root)
+		shared, sharedErr = target.OpenTarget(*targetFlag, root)
 	})
 	if sharedErr != nil {
 		return nil, fmt.Errorf("target %s: %w", *targetFlag, sharedErr)
@@ -59,12 +63,12 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	scenarios, err := LoadFeatures(featuresDir)
+	scenarios, err := catalog.LoadFeatures(featuresDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	recorder = NewRecorder(os.Stdout, scenarios)
+	recorder = report.NewRecorder(os.Stdout, scenarios)
 	code := m.Run()
 	if *reportsFlag != "" && len(recorder.Outcomes) > 0 {
 		if err := writeSummary(scenarios); err != nil {
@@ -78,12 +82,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func writeSummary(scenarios []Scenario) error {
-	c, err := LoadCatalog(catalogPath)
+func writeSummary(scenarios []catalog.Scenario) error {
+	c, err := catalog.LoadCatalog(catalogPath)
 	if err != nil {
 		return err
 	}
-	specs, err := GinkgoRules(".")
+	specs, err := catalog.GinkgoRules(".")
 	if err != nil {
 		return err
 	}
@@ -92,11 +96,21 @@ func writeSummary(scenarios []Scenario) error {
 		name, provides = shared.Profile.Name, shared.Profile.Describe(scenarios)
 	}
 	path := filepath.Join(*reportsFlag, "conformance.md")
-	if err := recorder.WriteMarkdown(path, name, provides, c, CheckCoverage(c, scenarios, specs, StepDefs())); err != nil {
+	if err := recorder.WriteMarkdown(path, name, provides, c, checkCoverage(c, scenarios, specs)); err != nil {
 		return err
 	}
 	fmt.Println("wrote", path)
 	return recorder.Results(name, c).WriteJSON(filepath.Join(*reportsFlag, "rules.json"))
+}
+
+// checkCoverage is the coverage gate over the suite's step definitions and the capabilities a
+// profile can provide.
+func checkCoverage(c *catalog.Catalog, scenarios []catalog.Scenario, specs map[string][]string) *catalog.Coverage {
+	var defs []catalog.StepDef
+	for _, d := range StepDefs() {
+		defs = append(defs, catalog.StepDef{Expr: d.Expr, HasCode: d.Bind != nil})
+	}
+	return catalog.CheckCoverage(c, scenarios, specs, defs, target.CapabilityNames())
 }
 
 // printComparison prints the table of make conformance-peers from two rules.json files.
@@ -105,34 +119,34 @@ func printComparison(paths string) error {
 	if !ok {
 		return fmt.Errorf("-compare wants two rules.json files separated by a comma, got %q", paths)
 	}
-	orch, err := readResults(orchPath)
+	orch, err := report.ReadResults(orchPath)
 	if err != nil {
 		return err
 	}
-	peer, err := readResults(peerPath)
+	peer, err := report.ReadResults(peerPath)
 	if err != nil {
 		return err
 	}
-	Compare(orch, peer).Print(os.Stdout, orch, peer)
+	report.Compare(orch, peer).Print(os.Stdout, orch, peer)
 	return nil
 }
 
 // TestCoverage is `make coverage`: every catalog rule has a scenario or a dated pending entry, every
 // tag names a catalog rule, and every step has exactly one definition with code.
 func TestCoverage(t *testing.T) {
-	c, err := LoadCatalog(catalogPath)
+	c, err := catalog.LoadCatalog(catalogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	scenarios, err := LoadFeatures(featuresDir)
+	scenarios, err := catalog.LoadFeatures(featuresDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, err := GinkgoRules(".")
+	specs, err := catalog.GinkgoRules(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cov := CheckCoverage(c, scenarios, specs, StepDefs())
+	cov := checkCoverage(c, scenarios, specs)
 	var b strings.Builder
 	covered, pending, total := 0, 0, 0
 	fmt.Fprintf(&b, "%-16s %8s %8s %6s\n", "area", "covered", "pending", "total")
@@ -179,20 +193,21 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorder.total = 0
+	total := 0
 	for _, f := range features {
-		recorder.total += len(f.Pickles)
+		total += len(f.Pickles)
 	}
-	all, err := LoadFeatures(featuresDir)
+	recorder.SetTotal(total)
+	all, err := catalog.LoadFeatures(featuresDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Print(tgt.Profile.Describe(all))
-	fmt.Printf("conformance of %s (%s): %d scenarios\n", tgt.Profile.Name, *targetFlag, recorder.total)
+	fmt.Printf("conformance of %s (%s): %d scenarios\n", tgt.Profile.Name, *targetFlag, total)
 	if status := suite.Run(); status != 0 {
 		failed := 0
 		for _, o := range recorder.Outcomes {
-			if o.Status == StatusFailed {
+			if o.Status == report.StatusFailed {
 				failed++
 				t.Errorf("%s: %s", o.Ref, o.Detail)
 			}

@@ -16,6 +16,9 @@ import (
 	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
+
+	"orch.io/orch/conformance/report"
+	"orch.io/orch/conformance/target"
 )
 
 // TestSpecs runs the ginkgo specs: what reads better as Go than as Gherkin (watch streams, paging
@@ -25,7 +28,7 @@ func TestSpecs(t *testing.T) {
 	RunSpecs(t, "orch conformance specs")
 }
 
-var specTarget *Target
+var specTarget *target.Target
 
 var _ = BeforeEach(func() {
 	if specTarget == nil {
@@ -48,7 +51,7 @@ func ruleLabels(ids ...string) Labels {
 }
 
 var _ = ReportAfterEach(func(r SpecReport) {
-	o := Outcome{Ref: "specs_test.go " + r.FullText()}
+	o := report.Outcome{Ref: "specs_test.go " + r.FullText()}
 	for _, l := range r.Labels() {
 		if id, ok := strings.CutPrefix(l, "rule:"); ok {
 			o.Rules = append(o.Rules, id)
@@ -56,14 +59,13 @@ var _ = ReportAfterEach(func(r SpecReport) {
 	}
 	switch {
 	case r.State == types.SpecStatePassed:
-		o.Status = StatusPassed
+		o.Status = report.StatusPassed
 	case r.State == types.SpecStateSkipped:
-		o.Status, o.Detail = StatusNotApplicable, r.Failure.Message
+		o.Status, o.Detail = report.StatusNotApplicable, r.Failure.Message
 	default:
-		o.Status, o.Detail = StatusFailed, r.Failure.Message
+		o.Status, o.Detail = report.StatusFailed, r.Failure.Message
 	}
 	recorder.Add(o)
-	fmt.Fprintf(recorder.out, "[spec] %-14s %s\n", o.Status, o.Ref)
 })
 
 var _ = ReportAfterSuite("JUnit report", func(r Report) {

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -10,7 +11,10 @@ import (
 	"github.com/cucumber/godog"
 
 	"orch.io/orch/components/apiserver/tracing/tracingtest"
+	"orch.io/orch/conformance/catalog"
 	"orch.io/orch/conformance/hostmounts"
+	"orch.io/orch/conformance/report"
+	"orch.io/orch/conformance/target"
 )
 
 // StepDef is one step definition: its expression, and Bind, which returns the step function bound
@@ -53,7 +57,7 @@ func StepDefs() []StepDef {
 
 // World is one scenario's state.
 type World struct {
-	t   *Target
+	t   *target.Target
 	dir string // a fresh directory for the scenario's files
 	// suffix makes the scenario's object names unique on a server shared by every scenario.
 	suffix string
@@ -63,8 +67,8 @@ type World struct {
 	bearer string         // the token sent under "bearer"
 	doc    map[string]any // the configuration document being built
 	docRaw string         // a configuration file given verbatim
-	result *Result        // the last command's result
-	server *Server        // an API server the scenario started
+	result *target.Result // the last command's result
+	server *target.Server // an API server the scenario started
 	// serverExited says the scenario's API server refused to start: its requests have no server.
 	serverExited bool
 	running      *runningAgent  // an agent the scenario keeps running
@@ -94,7 +98,7 @@ type World struct {
 
 // InitializeScenario registers the steps and hooks on a godog scenario context. Scenarios the
 // target has no component for are skipped and recorded as not applicable.
-func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
+func InitializeScenario(t *target.Target, rec *report.Recorder) func(*godog.ScenarioContext) {
 	return func(sc *godog.ScenarioContext) {
 		w := &World{t: t}
 		var release func()
@@ -106,7 +110,7 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 			for i, tag := range p.Tags {
 				tags[i] = tag.Name
 			}
-			release = t.admit(tags)
+			release = t.Admit(tags)
 			*w = World{t: t, creds: "valid", suffix: fmt.Sprintf("%06x", rand.IntN(1<<24))}
 			w.notApplicable = func(reason string) error {
 				rec.NotApplicable(p, reason)
@@ -121,12 +125,12 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 				}
 			}
 			for _, tag := range p.Tags {
-				if c, ok := strings.CutPrefix(tag.Name, ComponentTagPrefix); ok && !t.Has(c) {
+				if c, ok := strings.CutPrefix(tag.Name, catalog.ComponentTagPrefix); ok && !t.Has(c) {
 					rec.NotApplicable(p, "the target has no "+c)
 					return ctx, godog.ErrSkip
 				}
 			}
-			dir, err := os.MkdirTemp(t.work, "scenario-")
+			dir, err := os.MkdirTemp(t.Work(), "scenario-")
 			w.dir = dir
 			return ctx, err
 		})
@@ -152,4 +156,10 @@ func InitializeScenario(t *Target, rec *Recorder) func(*godog.ScenarioContext) {
 			return ctx, nil
 		})
 	}
+}
+
+// drain reads and closes a response body.
+func drain(r io.ReadCloser) ([]byte, error) {
+	defer r.Close()
+	return io.ReadAll(r)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"orch.io/orch/conformance/target"
 )
 
 func agentSteps() []StepDef {
@@ -38,7 +40,7 @@ func agentSteps() []StepDef {
 	}
 }
 
-func (w *World) agent() *AgentProfile { return w.t.Profile.Agent }
+func (w *World) agent() *target.AgentProfile { return w.t.Profile.Agent }
 
 func (w *World) agentRun(args string) error {
 	r, err := w.t.Run(w.dir, w.agent().Command, w.agent().Args(args)...)
@@ -59,7 +61,7 @@ func (w *World) agentStart(args string) error {
 		}
 		return w.startAndStop(scenario)
 	}
-	argv := append(w.t.expandAll(a.StartOnly), scenario...)
+	argv := append(w.t.ExpandAll(a.StartOnly), scenario...)
 	r, err := w.t.Run(w.dir, a.Command, argv...)
 	w.result = &r
 	return err
@@ -84,12 +86,12 @@ func (w *World) startAndStop(scenario []string) error {
 	exited, err := w.waitRunning(r)
 	switch {
 	case exited:
-		w.result = &Result{Code: r.cmd.ProcessState.ExitCode(), Stderr: r.output()}
+		w.result = &target.Result{Code: r.cmd.ProcessState.ExitCode(), Stderr: r.output()}
 		return nil
 	case err != nil:
 		return err
 	}
-	w.result = &Result{Stderr: r.output()}
+	w.result = &target.Result{Stderr: r.output()}
 	return nil
 }
 
@@ -97,7 +99,7 @@ func (w *World) startAndStop(scenario []string) error {
 // runtime endpoint when it has one.
 func (w *World) launchAgent(args []string) (*runningAgent, error) {
 	a := w.agent()
-	argv := append(w.t.expandAll(a.Command), w.t.expandAll(w.inDir(a.Run))...)
+	argv := append(w.t.ExpandAll(a.Command), w.t.ExpandAll(w.inDir(a.Run))...)
 	argv = append(argv, args...)
 	// A running agent runs on a runtime, even without pods.
 	if w.n != nil && w.n.runtimes["runtime"] != nil {
@@ -117,7 +119,7 @@ func (w *World) launchAgent(args []string) (*runningAgent, error) {
 // the command time limit passes.
 func (w *World) waitRunning(r *runningAgent) (exited bool, err error) {
 	a := w.agent()
-	deadline := time.Now().Add(commandTimeout)
+	deadline := time.Now().Add(target.CommandTimeout)
 	for !strings.Contains(r.output(), a.RunningText) {
 		select {
 		case <-r.exited:
@@ -125,7 +127,7 @@ func (w *World) waitRunning(r *runningAgent) (exited bool, err error) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			return false, fmt.Errorf("the agent neither said %q nor exited within %s:\n%s", a.RunningText, commandTimeout, r.output())
+			return false, fmt.Errorf("the agent neither said %q nor exited within %s:\n%s", a.RunningText, target.CommandTimeout, r.output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -264,7 +266,7 @@ func (w *World) readHelp() error {
 	return err
 }
 
-func (w *World) helpEntry(option string) (*HelpEntry, error) {
+func (w *World) helpEntry(option string) (*target.HelpEntry, error) {
 	h, err := w.t.AgentHelp()
 	if err != nil {
 		return nil, err
@@ -415,7 +417,7 @@ func (w *World) runningAgentExits() error {
 			return fmt.Errorf("the running agent exited %d:\n%s", code, w.running.output())
 		}
 		return nil
-	case <-time.After(commandTimeout):
-		return fmt.Errorf("the running agent did not exit within %s:\n%s", commandTimeout, w.running.output())
+	case <-time.After(target.CommandTimeout):
+		return fmt.Errorf("the running agent did not exit within %s:\n%s", target.CommandTimeout, w.running.output())
 	}
 }

@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"orch.io/orch/conformance/target"
 )
 
 // apiModeSteps run the agent in API-server mode against the suite's API server and read what it
@@ -132,7 +134,7 @@ func (w *World) getNode() (*corev1.Node, error) {
 
 // nodeEventually waits for the agent's node to satisfy check.
 func (w *World) nodeEventually(check func(*corev1.Node) error) error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		n, err := w.getNode()
 		if err != nil {
 			return err
@@ -347,7 +349,7 @@ func heartbeat(n *corev1.Node) time.Time {
 // nodeStatusEvery sees two later posts and checks the time between them.
 func (w *World) nodeStatusEvery(seconds int) error {
 	var beats []time.Time
-	err := eventually(time.Duration(4*seconds)*time.Second+commandTimeout, func() error {
+	err := eventually(time.Duration(4*seconds)*time.Second+target.CommandTimeout, func() error {
 		n, err := w.getNode()
 		if err != nil {
 			return err
@@ -380,7 +382,7 @@ func (w *World) leasePath(namespace string) string {
 func (w *World) leaseRenewed(namespace string) error {
 	path := w.leasePath(namespace)
 	var first time.Time
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		var lease struct {
 			Spec struct {
 				HolderIdentity       string            `json:"holderIdentity"`
@@ -421,7 +423,7 @@ func (w *World) createBoundPod(name string) error {
 }
 
 func (w *World) apiReportsPod(name, phase string) error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		p := &corev1.Pod{}
 		if err := w.apiGet("/api/v1/namespaces/default/pods/"+name, p); err != nil {
 			return err
@@ -445,7 +447,7 @@ func (w *World) deletePod(name string) error {
 }
 
 func (w *World) podGone(name string) error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		code, _, err := w.apiDo(http.MethodGet, "/api/v1/namespaces/default/pods/"+name, nil)
 		if err != nil {
 			return err

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"orch.io/orch/conformance/target"
 )
 
 // apiRateSteps put a recording proxy between the agent and the suite's API server, so the agent's
@@ -102,7 +104,7 @@ func (w *World) createBoundPods(n int) error {
 }
 
 func (w *World) apiReportsPodsRunning(n int) error {
-	return eventually(4*commandTimeout, func() error {
+	return eventually(4*target.CommandTimeout, func() error {
 		list := &corev1.PodList{}
 		if err := w.apiGet("/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3D"+nodeName, list); err != nil {
 			return err

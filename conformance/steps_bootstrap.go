@@ -13,6 +13,8 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"orch.io/orch/conformance/target"
 )
 
 // bootstrapSteps run the agent with --bootstrap-kubeconfig against a server of the scenario's own
@@ -80,7 +82,7 @@ func (w *World) agentBootstraps(user, args string) error {
 }
 
 func (w *World) scenarioHasNode() error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		code, data, err := w.scenarioDo(http.MethodGet, "/api/v1/nodes/"+nodeName, nil)
 		if err != nil {
 			return err
@@ -168,7 +170,7 @@ func approved(csr certificatesv1.CertificateSigningRequest) bool {
 }
 
 func (w *World) approvedClientRequest(user string) error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		csrs, err := w.scenarioCSRs()
 		if err != nil {
 			return err
@@ -189,7 +191,7 @@ func (w *World) clientCertRenewed(seconds int) error {
 	// The first certificate may still be on its way: an agent can say it runs before its bootstrap
 	// request is signed (the kubelet does).
 	var first *x509.Certificate
-	if err := eventually(commandTimeout, func() (err error) {
+	if err := eventually(target.CommandTimeout, func() (err error) {
 		first, err = firstCert(current)
 		return err
 	}); err != nil {
@@ -224,7 +226,7 @@ func (w *World) servingRequest(user string) (*certificatesv1.CertificateSigningR
 }
 
 func (w *World) pendingServingRequest(user string) error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		csr, err := w.servingRequest(user)
 		if err != nil {
 			return err
@@ -255,7 +257,7 @@ func (w *World) approveServingRequest() error {
 }
 
 func (w *World) presentsIssuedCert(cn, ca string) error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		cert, err := w.presented()
 		if err != nil {
 			return err

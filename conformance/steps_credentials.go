@@ -19,7 +19,7 @@ func credentialSteps() []StepDef {
 }
 
 func (w *World) credentialPlugin(name, dir string) error {
-	bin := filepath.Join(w.t.bin(), "orch-credential-provider")
+	bin := filepath.Join(w.t.Bin(), "orch-credential-provider")
 	if _, err := os.Stat(bin); err != nil {
 		return w.notApplicable("the target does not build orch-credential-provider")
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"orch.io/orch/conformance/target"
 )
 
 // ephemeralSteps add ephemeral containers through pods/ephemeralcontainers, as kubectl debug does,
@@ -57,7 +59,7 @@ func (w *World) addEphemeralRefused(name, target, pod string, want int, message 
 }
 
 func (w *World) apiReportsEphemeralRunning(name, pod string) error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		p := &corev1.Pod{}
 		if err := w.apiGet("/api/v1/namespaces/default/pods/"+pod, p); err != nil {
 			return err

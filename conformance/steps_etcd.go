@@ -13,6 +13,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"orch.io/orch/components/freeport"
+	"orch.io/orch/conformance/target"
 )
 
 // etcdSteps give a scenario an etcd of its own, which any API server of the target takes with
@@ -51,7 +52,7 @@ func (w *World) startEtcd() error {
 	w.cleanup = append(w.cleanup, e.Close)
 	select {
 	case <-e.Server.ReadyNotify():
-	case <-time.After(commandTimeout):
+	case <-time.After(target.CommandTimeout):
 		return fmt.Errorf("the scenario's etcd did not become ready")
 	}
 	w.etcdURL = cu.String()
@@ -110,7 +111,7 @@ func (w *World) storedWithPrefix(kind, logical, prefix string) error {
 		return err
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), target.CommandTimeout)
 	defer cancel()
 	resp, err := c.Get(ctx, "/registry/", clientv3.WithPrefix())
 	if err != nil {

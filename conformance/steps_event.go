@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"orch.io/orch/conformance/target"
 )
 
 // answer is an HTTP response of the API server.
@@ -100,7 +102,7 @@ func (w *World) request(method, path string, body any, contentType string) error
 	case w.server != nil:
 		client, base = w.server.Client, w.server.BaseURL
 	case w.serverExited:
-		return fmt.Errorf("the scenario's API server exited %d while starting:\n%s", w.result.Code, tail([]byte(w.result.Output())))
+		return fmt.Errorf("the scenario's API server exited %d while starting:\n%s", w.result.Code, target.Tail(w.result.Output()))
 	default:
 		c, err := w.t.APIServer()
 		if err != nil {

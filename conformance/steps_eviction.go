@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"orch.io/orch/conformance/target"
 )
 
 // evictionSteps read what the agent's eviction manager does to the pods bound to it and to its
@@ -46,7 +48,7 @@ func (w *World) createRequestingPod(name, memory string, grace int64) error {
 }
 
 func (w *World) apiReportsFailed(name, reason, message string) error {
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		p := &corev1.Pod{}
 		if err := w.apiGet("/api/v1/namespaces/default/pods/"+name, p); err != nil {
 			return err
@@ -92,7 +94,7 @@ func (w *World) nodePressure(condition, status string) error {
 // as fakecri writes its request.
 func (w *World) stoppedWithTimeout(timeout int) error {
 	want := fmt.Sprintf("timeout=%d", timeout)
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		cs, err := w.calls("runtime", "StopContainer")
 		if err != nil {
 			return err

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"orch.io/orch/conformance/target"
 )
 
 // gcSteps read what the node agent's garbage collectors left in the runtime.
@@ -75,7 +77,7 @@ type createdEvent struct {
 // createdEvents are the events the agent has recorded, in order; other lines are passed over.
 func (w *World) createdEvents() []createdEvent {
 	var out []createdEvent
-	klog := w.agent().EventLog == eventLogKlog
+	klog := w.agent().EventLog == target.EventLogKlog
 	for _, line := range strings.Split(w.node().agent.out.output(), "\n") {
 		if klog {
 			if e, ok := klogEvent(line); ok {

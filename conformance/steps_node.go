@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"orch.io/orch/components/freeport"
+	"orch.io/orch/conformance/target"
 )
 
 // nodeName is the agent's --hostname-override: static pods are named <manifest name>-<node>.
@@ -140,7 +141,7 @@ func (w *World) runtimeFields(name string) (endpoint, control string) {
 func (w *World) startRuntime(name string) error {
 	r := w.t.Profile.Runtime
 	socket := filepath.Join(w.dir, name+".sock")
-	argv := w.t.expandAll(r.Command)
+	argv := w.t.ExpandAll(r.Command)
 	for i := range argv {
 		argv[i] = strings.ReplaceAll(argv[i], "{socket}", socket)
 	}
@@ -151,12 +152,12 @@ func (w *World) startRuntime(name string) error {
 	n := w.node()
 	n.runtimes[name] = p
 	_, control := w.runtimeFields(name)
-	n.controls[name] = &http.Client{Timeout: commandTimeout, Transport: &http.Transport{
+	n.controls[name] = &http.Client{Timeout: target.CommandTimeout, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", control)
 		},
 	}}
-	return eventually(readyTimeout, func() error {
+	return eventually(target.ReadyTimeout, func() error {
 		select {
 		case <-p.exited:
 			return errStop{fmt.Errorf("the runtime exited:\n%s", p.out.output())}
@@ -315,7 +316,7 @@ func (w *World) agentRuns(args string) error {
 	return err
 }
 
-func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) error {
+func (w *World) startAgent(a *target.AgentProfile, n *node, endpoint, args string) error {
 	base := fmt.Sprintf("--container-runtime-endpoint=%s --hostname-override=%s --address=127.0.0.1 --healthz-bind-address=127.0.0.1 --cert-dir=%s",
 		endpoint, nodeName, filepath.Join(w.dir, "pki"))
 	for _, server := range []string{"HTTPS", "read-only", "health"} {
@@ -332,14 +333,14 @@ func (w *World) startAgent(a *AgentProfile, n *node, endpoint, args string) erro
 	if strings.Contains(args, "--enable-server=false") {
 		n.ports["HTTPS"] = 0
 	}
-	argv := append(w.t.expandAll(a.Command), w.t.expandAll(w.inDir(a.Standalone))...)
+	argv := append(w.t.ExpandAll(a.Command), w.t.ExpandAll(w.inDir(a.Standalone))...)
 	argv = append(append(argv, a.Args(base)...), a.Args(args)...)
 	p, err := w.startProcess(w.dir, argv)
 	if err != nil {
 		return err
 	}
 	n.agent = p
-	return eventually(commandTimeout, func() error {
+	return eventually(target.CommandTimeout, func() error {
 		select {
 		case <-p.exited:
 			return errStop{fmt.Errorf("the agent exited instead of running:\n%s", p.out.output())}
@@ -381,10 +382,8 @@ func (w *World) agentOutput() string {
 	if w.n == nil || w.n.agent == nil {
 		return "(no agent runs)"
 	}
-	return tailString(w.n.agent.out.output())
+	return target.Tail(w.n.agent.out.output())
 }
-
-func tailString(s string) string { return tail([]byte(s)) }
 
 // podList reads /pods from the read-only server, or from the HTTPS server when it is disabled.
 func (w *World) podList() ([]corev1.Pod, error) {
@@ -914,7 +913,7 @@ func (w *World) foreignContainer(name string) error {
 		return err
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), target.CommandTimeout)
 	defer cancel()
 	rt, img := runtimeapi.NewRuntimeServiceClient(conn), runtimeapi.NewImageServiceClient(conn)
 	image := &runtimeapi.ImageSpec{Image: "conformance/foreign:1"}
@@ -973,7 +972,7 @@ func (w *World) foreignStillRuns(name string, seconds int) error {
 // "klog") shows every event recorded, before the limit on their creation (the kubelet's is its API
 // client's rate): no rate can be read from it.
 func (w *World) writesEventCreations() error {
-	if w.agent().EventLog != eventLogOutput {
+	if w.agent().EventLog != target.EventLogOutput {
 		return w.notApplicable("the agent's log (eventLog klog) shows the events it records before their creation is rate-limited")
 	}
 	return nil

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"orch.io/orch/conformance/target"
 )
 
 // logWait bounds the wait for a line in a started server's log.
@@ -187,7 +189,7 @@ func (w *World) waitLog(texts ...string) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the API server logged no line with %q within %s:\n%s", texts, logWait, tail([]byte(log)))
+			return fmt.Errorf("the API server logged no line with %q within %s:\n%s", texts, logWait, target.Tail(log))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

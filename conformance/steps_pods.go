@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/conformance/target"
 )
 
 // podSteps check what the runtime received for the agent's pods: sandbox configurations, the
@@ -83,7 +85,7 @@ func (w *World) verboseConfig(status func(context.Context, runtimeapi.RuntimeSer
 		return err
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), target.CommandTimeout)
 	defer cancel()
 	st, err := status(ctx, runtimeapi.NewRuntimeServiceClient(conn))
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/cucumber/godog"
+
+	"orch.io/orch/conformance/target"
 )
 
 // simSteps replay node scenarios in simulated time with the profile's simulator and read their
@@ -46,7 +48,7 @@ func (w *World) simReplay(name, options string) error {
 		return err
 	}
 	if r.Code != 0 {
-		return fmt.Errorf("the simulator exited %d:\n%s", r.Code, tail([]byte(r.Output())))
+		return fmt.Errorf("the simulator exited %d:\n%s", r.Code, target.Tail(r.Output()))
 	}
 	w.simTrace = strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	return nil

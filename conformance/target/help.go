@@ -1,4 +1,4 @@
-package conformance
+package target
 
 import (
 	"regexp"
@@ -31,8 +31,8 @@ var (
 	helpGate    = regexp.MustCompile(`^\s+([A-Za-z0-9]+)=true\|false \((ALPHA|BETA|GA|DEPRECATED) - default=(true|false)\)`)
 )
 
-// ParseHelp reads pflag-style help text.
-func ParseHelp(text string) *Help {
+// parseHelp reads pflag-style help text.
+func parseHelp(text string) *Help {
 	h := &Help{Options: map[string]*HelpEntry{}, Gates: map[string]Gate{}}
 	var cur *HelpEntry
 	for _, line := range strings.Split(text, "\n") {

@@ -1,17 +1,14 @@
-package conformance
+package target
 
 import (
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/cucumber/godog"
+	"orch.io/orch/conformance/catalog"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -23,70 +20,8 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return path
 }
 
-func TestLoadCatalogReportsEveryMistake(t *testing.T) {
-	path := writeFile(t, t.TempDir(), "rules.yaml", `rules:
-- {id: a.one, section: S, statement: x}
-- {id: a.one, section: S, statement: y}
-- {id: orch.a.two, section: S, statement: z}
-- {id: a.three, section: S, statement: w, orch: true}
-pending:
-- {since: "2026-11-22", issue: later, rules: [a.missing, a.one, a.one]}
-- {rules: [a.three]}
-`)
-	_, err := LoadCatalog(path)
-	if err == nil {
-		t.Fatal("want an error")
-	}
-	for _, want := range []string{`duplicate id "a.one"`, `rule "orch.a.two": orch: true`, `rule "a.three": orch: true`,
-		`"a.missing" is not a catalog rule`, `"a.one" is listed twice`, "pending[1]: since and issue are required"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q:\n%v", want, err)
-		}
-	}
-}
-
-func TestCheckCoverageFindsEveryGap(t *testing.T) {
-	c := &Catalog{
-		Rules:   []Rule{{ID: "a.proven"}, {ID: "a.bare"}, {ID: "a.parked"}, {ID: "a.parked-but-proven"}, {ID: "b.spec"}},
-		Pending: []PendingGroup{{Since: "2026-11-22", Issue: "later", Rules: []string{"a.parked", "a.parked-but-proven"}}},
-	}
-	scenarios := []Scenario{
-		{Feature: "a.feature", Name: "one", Line: 3, Tags: []string{"@component:x", "@rule:a.proven", "@rule:a.unknown"}, Steps: []string{"a step", "an undefined step"}},
-		{Feature: "a.feature", Name: "two", Line: 9, Tags: []string{"@rule:a.parked-but-proven"}, Steps: []string{"a twin step"}},
-	}
-	defs := []StepDef{
-		{Expr: `^a step$`, Bind: func(*World) any { return func() error { return nil } }},
-		{Expr: `^a twin step$`, Bind: func(*World) any { return func() error { return nil } }},
-		{Expr: `^a twin (step)$`, Bind: func(*World) any { return func(string) error { return nil } }},
-		{Expr: `^a step without code$`},
-	}
-	cov := CheckCoverage(c, scenarios, map[string][]string{"b.spec": {"x_test.go"}, "b.unknown": {"x_test.go"}}, defs)
-	got := strings.Join(cov.Problems, "\n")
-	for _, want := range []string{
-		`rule "a.bare" has no scenario and is not pending`,
-		`rule "a.parked-but-proven" has a scenario: move it out of the pending list`,
-		`a.feature:3 one: tag names unknown rule "a.unknown"`,
-		`a.feature:3 one: step "an undefined step" is undefined`,
-		`a.feature:9 two: step "a twin step" matches 2 definitions`,
-		`a.feature:9 two: names no component`,
-		`a.feature:3 one: names component "x", which no profile can provide`,
-		`step "^a step without code$" is pending`,
-		`ginkgo label names unknown rule "b.unknown"`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("problems lack %q:\n%s", want, got)
-		}
-	}
-	if strings.Contains(got, `"a.parked" has`) || strings.Contains(got, `"b.spec" has`) {
-		t.Errorf("a pending rule or a rule proven by a spec was flagged:\n%s", got)
-	}
-	if a := cov.Areas[0]; a.Area != "a" || a.Total != 4 || a.Covered != 2 || a.Pending != 1 {
-		t.Errorf("area a: %+v", a)
-	}
-}
-
 func TestParseHelp(t *testing.T) {
-	h := ParseHelp(`Usage:
+	h := parseHelp(`Usage:
   agent [flags]
 
 Generic flags:
@@ -141,78 +76,14 @@ func TestAgentArgsFollowTheProfilesNames(t *testing.T) {
 }
 
 func TestEveryProfileLoads(t *testing.T) {
-	paths, err := filepath.Glob("targets/*.yaml")
+	paths, err := filepath.Glob("../targets/*.yaml")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no profiles: %v", err)
 	}
 	for _, p := range paths {
-		if _, err := LoadProfile(p); err != nil {
+		if _, err := loadProfile(p); err != nil {
 			t.Error(err)
 		}
-	}
-}
-
-// A target without the API server runs no Event API scenario, and none of them counts as passed.
-func TestMissingComponentIsNotApplicable(t *testing.T) {
-	scenarios, err := LoadFeatures(featuresDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tgt := &Target{Profile: &Profile{Name: "agent only", Agent: &AgentProfile{}}, work: t.TempDir()}
-	rec := NewRecorder(io.Discard, scenarios)
-	suite := godog.TestSuite{
-		ScenarioInitializer: InitializeScenario(tgt, rec),
-		Options:             &godog.Options{Format: "pretty", Output: io.Discard, Paths: []string{filepath.Join(featuresDir, "event_api.feature")}, Strict: true},
-	}
-	if status := suite.Run(); status != 0 {
-		t.Fatalf("godog exited %d", status)
-	}
-	if len(rec.Outcomes) == 0 {
-		t.Fatal("no outcomes recorded")
-	}
-	for _, o := range rec.Outcomes {
-		if o.Status != StatusNotApplicable {
-			t.Errorf("%s: %s, want not applicable", o.Ref, o.Status)
-		}
-	}
-}
-
-// A rule the profile marks not applicable is not run, and its scenarios carry the profile's reason.
-func TestProfileNotApplicableReason(t *testing.T) {
-	scenarios, err := LoadFeatures(featuresDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const reason = "the peer cannot be asked"
-	tgt := &Target{Profile: &Profile{Name: "no pretty", NotApplicable: map[string]string{"rule:event.op.pretty": reason}}, work: t.TempDir()}
-	rec := NewRecorder(io.Discard, scenarios)
-	suite := godog.TestSuite{
-		ScenarioInitializer: InitializeScenario(tgt, rec),
-		Options:             &godog.Options{Format: "pretty", Output: io.Discard, Paths: []string{filepath.Join(featuresDir, "event_api.feature")}, Tags: "@rule:event.op.pretty", Strict: true},
-	}
-	if status := suite.Run(); status != 0 {
-		t.Fatalf("godog exited %d", status)
-	}
-	if len(rec.Outcomes) == 0 {
-		t.Fatal("no outcomes recorded")
-	}
-	for _, o := range rec.Outcomes {
-		if o.Status != StatusNotApplicable || o.Detail != reason {
-			t.Errorf("%s: %s (%s), want not applicable (%s)", o.Ref, o.Status, o.Detail, reason)
-		}
-	}
-}
-
-// The comparison counts passes on each side and lists a rule whose status differs, but not one the
-// peer cannot be asked about.
-func TestCompareResults(t *testing.T) {
-	orch := RuleResults{Target: "orch", Rules: map[string]Status{"a": StatusPassed, "b": StatusPassed, "c": StatusPassed, "d": StatusFailed}}
-	peer := RuleResults{Target: "peer", Rules: map[string]Status{"a": StatusPassed, "b": StatusFailed, "c": StatusNotApplicable, "d": StatusFailed},
-		Details: map[string]string{"b": "status 422\nmore"}}
-	c := Compare(orch, peer)
-	want := Comparison{Rules: 4, PassedOrch: 3, PassedPeer: 1, PassedBoth: 1, NotApplicablePeer: 1, Differing: []string{"b: orch passed, peer failed: status 422"}}
-	if fmt.Sprint(c) != fmt.Sprint(want) {
-		t.Errorf("Compare = %+v, want %+v", c, want)
 	}
 }
 
@@ -232,7 +103,7 @@ func TestProfileStartOnly(t *testing.T) {
 			if err := os.WriteFile(path, []byte("name: p\nagent:\n  command: [agent]\n  "+tc.agent+"\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadProfile(path)
+			_, err := loadProfile(path)
 			if tc.ok && err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +148,7 @@ func TestRejectReason(t *testing.T) {
 
 // Every profile of targets/ loads, and what its notApplicable names exists.
 func TestProfilesNameKnownRules(t *testing.T) {
-	c, err := LoadCatalog(catalogPath)
+	c, err := catalog.LoadCatalog("../../features/rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,9 +156,9 @@ func TestProfilesNameKnownRules(t *testing.T) {
 	for _, r := range c.Rules {
 		known[r.ID] = true
 	}
-	paths, _ := filepath.Glob("targets/*.yaml")
+	paths, _ := filepath.Glob("../targets/*.yaml")
 	for _, path := range paths {
-		p, err := LoadProfile(path)
+		p, err := loadProfile(path)
 		if err != nil {
 			t.Error(err)
 			continue
@@ -316,7 +187,7 @@ notApplicable:
   component:gpu: none here
   rule:a.b: chosen otherwise
 `)
-	_, err := LoadProfile(path)
+	_, err := loadProfile(path)
 	if err == nil {
 		t.Fatal("want the profile refused")
 	}
@@ -336,7 +207,7 @@ notApplicable:
 // TARGETS.md is the contract: a row for every capability a scenario may need, and the worked
 // example exactly as the profile the tests load.
 func TestTargetsDocumentsTheContract(t *testing.T) {
-	doc, err := os.ReadFile("TARGETS.md")
+	doc, err := os.ReadFile("../TARGETS.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +221,7 @@ func TestTargetsDocumentsTheContract(t *testing.T) {
 			t.Errorf("TARGETS.md has no row for the open name %s (%s)", n.Orch, n.What)
 		}
 	}
-	example, err := os.ReadFile("targets/tern.example.yaml")
+	example, err := os.ReadFile("../targets/tern.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +233,7 @@ func TestTargetsDocumentsTheContract(t *testing.T) {
 // The worked example provides what TARGETS.md says, and a machine without its programs is told so
 // by key before anything runs.
 func TestWorkedExample(t *testing.T) {
-	p, err := LoadProfile("targets/tern.example.yaml")
+	p, err := loadProfile("../targets/tern.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +243,7 @@ func TestWorkedExample(t *testing.T) {
 	if !p.Agent.StartsToJudge() {
 		t.Error("ternlet has run and runningText but no start-only mode: it should be started to judge its options")
 	}
-	scenarios, err := LoadFeatures(featuresDir)
+	scenarios, err := catalog.LoadFeatures("../../features")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +254,7 @@ func TestWorkedExample(t *testing.T) {
 			t.Errorf("Describe lacks %q:\n%s", want, d)
 		}
 	}
-	tgt := &Target{Profile: p, work: t.TempDir()}
+	tgt := New(p, "", t.TempDir())
 	err = tgt.checkCommands()
 	for _, want := range []string{"agent.command: /opt/tern/bin/ternlet is not a program", "apiserver.start.command: /opt/tern/bin/tern-apiserver is not a program"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -411,7 +282,7 @@ names:
   coordination.orch.io: coordination.p.dev
   leases.orch.io: leases.p.dev
 `)
-	_, err := LoadProfile(path)
+	_, err := loadProfile(path)
 	for _, want := range []string{`names: "leases.orch.io" is not a name the steps use`, `names: "orch-node-lease" is not spelt`, `names: "orchlet-client-current.pem" is not spelt`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want %q, got %v", want, err)
@@ -427,95 +298,6 @@ names:
 	} {
 		if got := kube.Spell(in); got != want {
 			t.Errorf("Spell(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// An agent without a start-only mode is started for real: its running text accepts the options
-// (and it is stopped), an exit before it refuses them with its own status and output.
-func TestStartAndStopJudgesByRunningOrExit(t *testing.T) {
-	dir := t.TempDir()
-	agent := writeFile(t, dir, "agent.sh", `for a in "$@"; do
-  case $a in --event-qps=-1) echo "invalid configuration: eventRecordQPS (--event-qps) must not be negative" >&2; exit 1 ;; esac
-done
-echo "agent is running"
-exec sleep 60
-`)
-	p := &Profile{Name: "started", Agent: &AgentProfile{Command: []string{"sh", agent}, StartOnlyAbsent: "none",
-		Run: []string{"--serve=false"}, RunningText: "agent is running"}}
-	for _, tc := range []struct {
-		args string
-		code int
-		step func(w *World) error
-	}{
-		{"--event-qps=5", 0, (*World).exitsSuccessfully},
-		{"--event-qps=-1", 1, func(w *World) error { return w.refusesNaming("--event-qps") }},
-	} {
-		w := &World{t: &Target{Profile: p, work: dir}, dir: dir}
-		start := time.Now()
-		if err := w.agentStart(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		if w.result.Code != tc.code {
-			t.Errorf("%s: exit %d, want %d:\n%s", tc.args, w.result.Code, tc.code, w.result.Output())
-		}
-		if err := tc.step(w); err != nil {
-			t.Errorf("%s: %v", tc.args, err)
-		}
-		if time.Since(start) > 20*time.Second {
-			t.Errorf("%s: the running agent was not stopped once it ran", tc.args)
-		}
-	}
-	// Without run arguments the scenario is not applicable, with the profile's reason.
-	p.Agent.Run = nil
-	var reason string
-	w := &World{t: &Target{Profile: p, work: dir}, dir: dir, notApplicable: func(r string) error { reason = r; return godog.ErrSkip }}
-	if err := w.agentStart("--event-qps=5"); err != godog.ErrSkip || reason != "none" {
-		t.Errorf("without run: %v, reason %q", err, reason)
-	}
-}
-
-// The report an implementer publishes says what the target provides, and for each rule not
-// applicable why: the capability it lacks or the profile's reason.
-func TestReportSaysWhyNotApplicable(t *testing.T) {
-	rec := NewRecorder(io.Discard, nil)
-	rec.Add(Outcome{Ref: "a.feature:3 asked", Rules: []string{"a.asked"}, Status: StatusPassed})
-	rec.Add(Outcome{Ref: "a.feature:9 skipped", Rules: []string{"a.skipped"}, Status: StatusNotApplicable, Detail: "the target has no agent-events"})
-	c := &Catalog{Rules: []Rule{{ID: "a.asked", Section: "S"}, {ID: "a.skipped", Section: "S"}}}
-	p := &Profile{Name: "p", Agent: &AgentProfile{Command: []string{"agent"}, StartOnly: []string{"--check"}}}
-	path := filepath.Join(t.TempDir(), "conformance.md")
-	if err := rec.WriteMarkdown(path, "p", p.Describe(nil), c, nil); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"2 rules: 1 passed, 0 failed, 1 not applicable", "  agent            yes:",
-		"| `a.skipped` | S | not applicable | a.feature:9 skipped (not applicable: the target has no agent-events) |"} {
-		if !strings.Contains(string(data), want) {
-			t.Errorf("the report lacks %q:\n%s", want, data)
-		}
-	}
-}
-
-// A kubelet's event broadcaster line gives the event's type, reason and object; a namespaced
-// object's name follows its namespace, a node's stands alone; other lines are no events.
-func TestKlogEvent(t *testing.T) {
-	for _, c := range []struct{ line, want string }{
-		{`I1129 08:32:02.433270    2685 event.go:389] "Event occurred" object="default/web-node-conformance" fieldPath="spec.containers{app}" kind="Pod" apiVersion="v1" type="Normal" reason="Pulled" message="Container image \"busybox:1.36\" already present on machine"`,
-			"Normal Pulled Pod web-node-conformance"},
-		{`W1129 08:32:05.000001    2685 event.go:389] "Event occurred" object="node-conformance" fieldPath="" kind="Node" apiVersion="" type="Warning" reason="FreeDiskSpaceFailed" message="Failed to garbage collect required amount of images."`,
-			"Warning FreeDiskSpaceFailed Node node-conformance"},
-		{`I1129 08:32:02.433270    2685 kubelet.go:2470] "SyncLoop ADD" source="file" pods=["default/web-node-conformance"]`, ""},
-	} {
-		e, ok := klogEvent(c.line)
-		got := ""
-		if ok {
-			got = strings.Join([]string{e.Type, e.Reason, e.Regarding.Kind, e.Regarding.Name}, " ")
-		}
-		if got != c.want {
-			t.Errorf("klogEvent(%.60q...) = %q, want %q", c.line, got, c.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	"errors"
@@ -6,11 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/cucumber/godog"
+
+	"orch.io/orch/conformance/catalog"
 )
 
 // Status is the outcome of a scenario, or of a rule over its scenarios.
@@ -41,14 +44,14 @@ type Recorder struct {
 	total    int
 	done     int
 	feature  string
-	refs     map[string]Scenario // the static scenarios by key, for their file:line
-	current  map[string]*Outcome // by pickle id
+	refs     map[string]catalog.Scenario // the static scenarios by key, for their file:line
+	current  map[string]*Outcome         // by pickle id
 	Outcomes []Outcome
 }
 
 // NewRecorder prints progress to out; scenarios are the ones the run will execute.
-func NewRecorder(out io.Writer, scenarios []Scenario) *Recorder {
-	r := &Recorder{out: out, total: len(scenarios), refs: map[string]Scenario{}, current: map[string]*Outcome{}}
+func NewRecorder(out io.Writer, scenarios []catalog.Scenario) *Recorder {
+	r := &Recorder{out: out, total: len(scenarios), refs: map[string]catalog.Scenario{}, current: map[string]*Outcome{}}
 	for _, s := range scenarios {
 		r.refs[scenarioKey(s.Feature, s.Name, s.Tags)] = s
 	}
@@ -77,7 +80,7 @@ func (r *Recorder) Start(p *godog.Scenario) {
 	}
 	o := &Outcome{Ref: ref, Status: StatusPassed}
 	for _, t := range tags {
-		if id, ok := strings.CutPrefix(t, RuleTagPrefix); ok {
+		if id, ok := strings.CutPrefix(t, catalog.RuleTagPrefix); ok {
 			o.Rules = append(o.Rules, id)
 		}
 	}
@@ -118,15 +121,23 @@ func (r *Recorder) Finish(p *godog.Scenario, err error) {
 	r.Outcomes = append(r.Outcomes, *o)
 }
 
-// Add records an outcome that did not come from godog (a ginkgo spec).
+// Add records an outcome that did not come from godog (a ginkgo spec) and prints its progress line.
 func (r *Recorder) Add(o Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Outcomes = append(r.Outcomes, o)
+	fmt.Fprintf(r.out, "[spec] %-14s %s\n", o.Status, o.Ref)
 }
 
-// RuleStatus is each catalog rule's status over the outcomes of its scenarios and specs.
-func (r *Recorder) RuleStatus(c *Catalog) map[string]Status {
+// SetTotal sets how many scenarios the run will execute, for the progress lines' count.
+func (r *Recorder) SetTotal(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.total = n
+}
+
+// ruleStatus is each catalog rule's status over the outcomes of its scenarios and specs.
+func (r *Recorder) ruleStatus(c *catalog.Catalog) map[string]Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := map[string][]Status{}
@@ -164,8 +175,8 @@ func contains(list []Status, s Status) bool {
 // WriteMarkdown writes reports/conformance.md: what the target provides (provides, when given), per
 // area the counts, then every catalog rule with its status and the scenarios that prove it, a
 // scenario not applicable with the reason: the capability the target lacks or the profile's word.
-func (r *Recorder) WriteMarkdown(path, target, provides string, c *Catalog, cov *Coverage) error {
-	status := r.RuleStatus(c)
+func (r *Recorder) WriteMarkdown(path, target, provides string, c *catalog.Catalog, cov *catalog.Coverage) error {
+	status := r.ruleStatus(c)
 	proofs := map[string][]string{}
 	r.mu.Lock()
 	for _, o := range r.Outcomes {
@@ -174,7 +185,9 @@ func (r *Recorder) WriteMarkdown(path, target, provides string, c *Catalog, cov 
 			if o.Status == StatusNotApplicable && o.Detail != "" {
 				proof = fmt.Sprintf("%s (%s: %s)", o.Ref, o.Status, o.Detail)
 			}
-			proofs[id] = appendOnce(proofs[id], proof)
+			if !slices.Contains(proofs[id], proof) {
+				proofs[id] = append(proofs[id], proof)
+			}
 		}
 	}
 	r.mu.Unlock()
@@ -194,7 +207,7 @@ func (r *Recorder) WriteMarkdown(path, target, provides string, c *Catalog, cov 
 		n := map[Status]int{}
 		all := 0
 		for _, rule := range c.Rules {
-			if Area(rule.ID) == a {
+			if catalog.Area(rule.ID) == a {
 				n[status[rule.ID]]++
 				all++
 			}
@@ -208,8 +221,8 @@ func (r *Recorder) WriteMarkdown(path, target, provides string, c *Catalog, cov 
 		}
 	}
 	b.WriteString("\n## Rules\n\n| Rule | Section | Status | Proven by |\n|---|---|---|---|\n")
-	rules := append([]Rule(nil), c.Rules...)
-	sort.SliceStable(rules, func(i, j int) bool { return Area(rules[i].ID) < Area(rules[j].ID) })
+	rules := append([]catalog.Rule(nil), c.Rules...)
+	sort.SliceStable(rules, func(i, j int) bool { return catalog.Area(rules[i].ID) < catalog.Area(rules[j].ID) })
 	for _, rule := range rules {
 		by := strings.Join(proofs[rule.ID], "<br>")
 		if g := c.PendingGroupOf(rule.ID); g != nil && by == "" {

@@ -1,4 +1,4 @@
-package conformance
+package target
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -20,13 +19,16 @@ import (
 	"time"
 
 	"orch.io/orch/components/freeport"
+	"orch.io/orch/conformance/catalog"
 )
 
-// readyTimeout bounds how long a started API server may take to answer.
-const readyTimeout = 60 * time.Second
+// ReadyTimeout bounds how long a started API server, or another program of the target, may take to
+// answer.
+const ReadyTimeout = 60 * time.Second
 
-// commandTimeout bounds one run of the agent or the configuration checker.
-const commandTimeout = 30 * time.Second
+// CommandTimeout bounds one run of the agent or the configuration checker, and a step's wait for
+// what one of the target's programs does.
+const CommandTimeout = 30 * time.Second
 
 // Target is a profile made live: binaries built, the API server started on first use.
 type Target struct {
@@ -51,7 +53,7 @@ type Target struct {
 // OpenTarget loads a profile and builds its binaries. root is the module root; work is a fresh
 // directory owned by the target until Close.
 func OpenTarget(profilePath, root string) (*Target, error) {
-	p, err := LoadProfile(profilePath)
+	p, err := loadProfile(profilePath)
 	if err != nil {
 		return nil, err
 	}
@@ -59,13 +61,13 @@ func OpenTarget(profilePath, root string) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Target{Profile: p, root: root, work: work}
+	t := New(p, root, work)
 	if t.port, err = freeport.Get(); err != nil {
 		t.Close()
 		return nil, err
 	}
 	if len(p.Build) > 0 {
-		args := append([]string{"build", "-o", t.bin() + string(filepath.Separator)}, p.Build...)
+		args := append([]string{"build", "-o", t.Bin() + string(filepath.Separator)}, p.Build...)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -78,6 +80,12 @@ func OpenTarget(profilePath, root string) (*Target, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// New is a target of a loaded profile, with root the module root and work its work directory, that
+// builds nothing and has started nothing yet.
+func New(p *Profile, root, work string) *Target {
+	return &Target{Profile: p, root: root, work: work}
 }
 
 // checkCommands finds the program each of the profile's commands starts, so a wrong path is said
@@ -113,10 +121,10 @@ func (t *Target) checkCommands() error {
 	return nil
 }
 
-// admit waits until a scenario with these tags may run, and returns what ends its turn.
-func (t *Target) admit(tags []string) (release func()) {
+// Admit waits until a scenario with these tags may run, and returns what ends its turn.
+func (t *Target) Admit(tags []string) (release func()) {
 	for _, tag := range tags {
-		if tag == ConcurrentTag {
+		if tag == catalog.ConcurrentTag {
 			t.scenarios.RLock()
 			return t.scenarios.RUnlock
 		}
@@ -125,17 +133,22 @@ func (t *Target) admit(tags []string) (release func()) {
 	return t.scenarios.Unlock
 }
 
-func (t *Target) bin() string { return filepath.Join(t.work, "bin") }
+// Bin is where the profile's build puts the programs.
+func (t *Target) Bin() string { return filepath.Join(t.work, "bin") }
+
+// Work is the target's work directory, under which each scenario gets a directory of its own.
+func (t *Target) Work() string { return t.work }
 
 // Expand fills the placeholders of a profile string.
 func (t *Target) Expand(s string) string { return t.expandFor(s, t.work, t.port) }
 
 // expandFor fills the placeholders for a server of its own: work directory and port.
 func (t *Target) expandFor(s, work string, port int) string {
-	return strings.NewReplacer("{root}", t.root, "{bin}", t.bin(), "{work}", work, "{port}", strconv.Itoa(port)).Replace(s)
+	return strings.NewReplacer("{root}", t.root, "{bin}", t.Bin(), "{work}", work, "{port}", strconv.Itoa(port)).Replace(s)
 }
 
-func (t *Target) expandAll(in []string) []string {
+// ExpandAll fills the placeholders of each string of a profile command.
+func (t *Target) ExpandAll(in []string) []string {
 	out := make([]string, len(in))
 	for i, s := range in {
 		out[i] = t.Expand(s)
@@ -175,7 +188,7 @@ func (t *Target) startSuiteServer() error {
 	}
 	if a.Start == nil {
 		var err error
-		deadline := time.Now().Add(readyTimeout)
+		deadline := time.Now().Add(ReadyTimeout)
 		for {
 			if t.client, err = newClient(t.Expand(a.CAFile)); err == nil {
 				if err = t.probeReady(t.client, strings.TrimRight(t.Expand(a.BaseURL), "/"), nil); err == nil {
@@ -211,7 +224,7 @@ type Server struct {
 	log    *os.File
 }
 
-// StartOnFreePort starts an API server (see StartServer) on a free port, choosing another when the
+// StartOnFreePort starts an API server (see startServer) on a free port, choosing another when the
 // chosen one is taken by another process before the server binds it.
 func (t *Target) StartOnFreePort(work string, args []string) (*Server, *Result, int, error) {
 	for attempt := 0; ; attempt++ {
@@ -219,7 +232,7 @@ func (t *Target) StartOnFreePort(work string, args []string) (*Server, *Result, 
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		s, failed, err := t.StartServer(work, port, args)
+		s, failed, err := t.startServer(work, port, args)
 		if attempt < 2 && err == nil && failed != nil && strings.Contains(failed.Output(), "address already in use") {
 			continue
 		}
@@ -227,10 +240,10 @@ func (t *Target) StartOnFreePort(work string, args []string) (*Server, *Result, 
 	}
 }
 
-// StartServer starts an API server with the profile's start command followed by args, placeholders
+// startServer starts an API server with the profile's start command followed by args, placeholders
 // filled for work and port, and waits until it answers. A server that exits first is not an error:
 // its exit code and output come back as a Result, for scenarios about refusing to start.
-func (t *Target) StartServer(work string, port int, args []string) (*Server, *Result, error) {
+func (t *Target) startServer(work string, port int, args []string) (*Server, *Result, error) {
 	a := t.Profile.APIServer
 	for name, content := range a.Start.Files {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(t.expandFor(content, work, port)), 0o600); err != nil {
@@ -255,7 +268,7 @@ func (t *Target) StartServer(work string, port int, args []string) (*Server, *Re
 
 	caFile := t.expandFor(a.CAFile, work, port)
 	s.CAFile = caFile
-	deadline := time.Now().Add(readyTimeout)
+	deadline := time.Now().Add(ReadyTimeout)
 	var last error
 	for time.Now().Before(deadline) {
 		select {
@@ -277,7 +290,7 @@ func (t *Target) StartServer(work string, port int, args []string) (*Server, *Re
 	}
 	s.Stop()
 	out, _ := os.ReadFile(log.Name())
-	return nil, nil, fmt.Errorf("the API server did not answer within %s: %v\n%s", readyTimeout, last, tail(out))
+	return nil, nil, fmt.Errorf("the API server did not answer within %s: %v\n%s", ReadyTimeout, last, Tail(string(out)))
 }
 
 // Log is what the server has written to its output so far.
@@ -344,11 +357,12 @@ func probe(client *http.Client, url, token string) error {
 	return nil
 }
 
-func tail(b []byte) string {
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
+// Tail is the end of a program's output, as an error quotes it: the last 4,000 bytes.
+func Tail(s string) string {
+	if len(s) > 4000 {
+		s = s[len(s)-4000:]
 	}
-	return string(b)
+	return s
 }
 
 // newClient trusts the CA in caFile, which exists only once a started server has written it.
@@ -362,7 +376,7 @@ func newClient(caFile string) (*http.Client, error) {
 		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
 	}
 	return &http.Client{
-		Timeout:   commandTimeout,
+		Timeout:   CommandTimeout,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}, nil
 }
@@ -390,8 +404,8 @@ func (r Result) Output() string { return r.Stdout + r.Stderr }
 
 // Run runs a command of the target in dir with a time limit.
 func (t *Target) Run(dir string, command []string, args ...string) (Result, error) {
-	argv := append(t.expandAll(command), args...)
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	argv := append(t.ExpandAll(command), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -418,14 +432,8 @@ func (t *Target) AgentHelp() (*Help, error) {
 			t.helpErr = fmt.Errorf("--help exited %d: %s", r.Code, r.Stderr)
 		}
 		if t.helpErr == nil {
-			t.help = ParseHelp(r.Output())
+			t.help = parseHelp(r.Output())
 		}
 	})
 	return t.help, t.helpErr
-}
-
-// drain reads and closes a response body.
-func drain(r io.ReadCloser) ([]byte, error) {
-	defer r.Close()
-	return io.ReadAll(r)
 }

@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"orch.io/orch/conformance/catalog"
 )
 
 // RuleResults is what a run proved of each catalog rule it ran: rules.json beside conformance.md,
@@ -19,8 +21,8 @@ type RuleResults struct {
 }
 
 // Results gathers the status of every rule some scenario of the run was about.
-func (r *Recorder) Results(target string, c *Catalog) RuleResults {
-	status := r.RuleStatus(c)
+func (r *Recorder) Results(target string, c *catalog.Catalog) RuleResults {
+	status := r.ruleStatus(c)
 	res := RuleResults{Target: target, Rules: map[string]Status{}, Details: map[string]string{}}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -51,7 +53,8 @@ func (res RuleResults) WriteJSON(path string) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-func readResults(path string) (RuleResults, error) {
+// ReadResults reads a rules.json that WriteJSON wrote.
+func ReadResults(path string) (RuleResults, error) {
 	var res RuleResults
 	data, err := os.ReadFile(path)
 	if err != nil {

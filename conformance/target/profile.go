@@ -1,4 +1,4 @@
-package conformance
+package target
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"orch.io/orch/conformance/catalog"
 )
 
 // Profile says how to reach the implementation under test. Strings may hold placeholders: {root}
@@ -190,8 +192,8 @@ type AgentProfile struct {
 
 // The places agent.eventLog names.
 const (
-	eventLogOutput = "output"
-	eventLogKlog   = "klog"
+	EventLogOutput = "output"
+	EventLogKlog   = "klog"
 )
 
 // AgentConfigFile describes the agent's configuration file format.
@@ -200,9 +202,9 @@ type AgentConfigFile struct {
 	Fields map[string]string `json:"fields"`
 }
 
-// LoadProfile reads a profile strictly, so a misspelt key is an error rather than a silent default,
-// and checks it: every problem Check finds is in the error, each naming its key.
-func LoadProfile(path string) (*Profile, error) {
+// loadProfile reads a profile strictly, so a misspelt key is an error rather than a silent default,
+// and checks it: every problem check finds is in the error, each naming its key.
+func loadProfile(path string) (*Profile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -211,16 +213,16 @@ func LoadProfile(path string) (*Profile, error) {
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if problems := p.Check(); len(problems) > 0 {
+	if problems := p.check(); len(problems) > 0 {
 		return nil, fmt.Errorf("%s: the profile is incomplete (conformance/TARGETS.md says what each key is):\n  %s", path, strings.Join(problems, "\n  "))
 	}
 	return &p, nil
 }
 
-// Check lists what the profile lacks or gets wrong, each problem naming its key, in the order of
+// check lists what the profile lacks or gets wrong, each problem naming its key, in the order of
 // conformance/TARGETS.md. A section the profile leaves out is no problem: its scenarios are not
 // applicable.
-func (p *Profile) Check() []string {
+func (p *Profile) check() []string {
 	var out []string
 	need := func(ok bool, format string, args ...any) {
 		if !ok {
@@ -245,7 +247,7 @@ func (p *Profile) Check() []string {
 		need(len(a.Command) > 0, "agent.command: the command that runs the node agent")
 		need((len(a.StartOnly) == 0) != (a.StartOnlyAbsent == ""), "agent: exactly one of startOnly (the arguments under which the agent validates its options and exits) and startOnlyAbsent (why it has no such mode)")
 		need(len(a.Run) == 0 || a.RunningText != "", "agent.runningText: what the agent's output shows once it runs, needed with agent.run")
-		need(a.EventLog == "" || a.EventLog == eventLogOutput || a.EventLog == eventLogKlog, "agent.eventLog: %q is not a place the suite reads; \"output\", \"klog\" or nothing", a.EventLog)
+		need(a.EventLog == "" || a.EventLog == EventLogOutput || a.EventLog == EventLogKlog, "agent.eventLog: %q is not a place the suite reads; \"output\", \"klog\" or nothing", a.EventLog)
 	}
 	if r := p.Runtime; r != nil {
 		need(len(r.Command) > 0 && strings.Contains(strings.Join(r.Command, " "), "{socket}"), "runtime.command: the command that starts a CRI runtime serving on {socket}")
@@ -268,8 +270,8 @@ func (p *Profile) Check() []string {
 	}
 	for _, tag := range p.notApplicableTags() {
 		kind, name, _ := strings.Cut(tag, ":")
-		need(kind == "rule" || (kind == "component" && CapabilityOf(name) != nil),
-			"notApplicable: %q is neither rule:<id> nor component:<one of %s>", tag, strings.Join(capabilityNames(), ", "))
+		need(kind == "rule" || (kind == "component" && capabilityOf(name) != nil),
+			"notApplicable: %q is neither rule:<id> nor component:<one of %s>", tag, strings.Join(CapabilityNames(), ", "))
 	}
 	return out
 }
@@ -313,8 +315,8 @@ func runsPods(p *Profile) bool {
 	return p.Agent != nil && p.Runtime != nil && p.Agent.RunningText != ""
 }
 
-// CapabilityOf returns the capability a @component: tag names, or nil.
-func CapabilityOf(name string) *Capability {
+// capabilityOf returns the capability a @component: tag names, or nil.
+func capabilityOf(name string) *Capability {
 	for i := range Capabilities {
 		if Capabilities[i].Name == name {
 			return &Capabilities[i]
@@ -323,7 +325,8 @@ func CapabilityOf(name string) *Capability {
 	return nil
 }
 
-func capabilityNames() []string {
+// CapabilityNames are the names of Capabilities, each a @component: tag a scenario may carry.
+func CapabilityNames() []string {
 	out := make([]string, len(Capabilities))
 	for i, c := range Capabilities {
 		out[i] = c.Name
@@ -416,7 +419,7 @@ func (a *AgentProfile) Rename(spec string) string {
 // Describe says what the profile provides, for the person about to run the suite: each capability,
 // and for one it lacks what would give it and how many of the scenarios it leaves not applicable;
 // then how the agent is judged at start, and the profile's own not-applicable entries.
-func (p *Profile) Describe(scenarios []Scenario) string {
+func (p *Profile) Describe(scenarios []catalog.Scenario) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target %q provides:\n", p.Name)
 	for _, c := range Capabilities {

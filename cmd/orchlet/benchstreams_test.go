@@ -144,6 +144,9 @@ func TestBenchStreams(t *testing.T) {
 	runs := map[string][]streamsRun{}
 	for round := 1; round <= 2; round++ {
 		for _, s := range starts {
+			if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+				t.Logf("%s run %d starts, the machine's load average: %s", s.name, round, strings.TrimSpace(string(load)))
+			}
 			p := s.start(t)
 			r := runStreams(t, p, kubectl, rs, runtimePID)
 			p.stop()
@@ -153,7 +156,7 @@ func TestBenchStreams(t *testing.T) {
 				s.name, round, pct(r.kubectlExec, 50), pct(r.kubectlExec, 99), pct(r.clientExec, 50), pct(r.clientExec, 99),
 				pct(r.kubectlStart, 50), pct(r.runtimeExec, 50),
 				pct(r.logLines, 50), pct(r.logLines, 99), medianF(r.pfMiBps), roundF(r.pfMiBps),
-				r.pfCPU.server, r.pfCPU.agent, r.pfCPU.runtime, r.pfCPU.kubectl, streamsIdle,
+				r.pfCPU.server.Round(time.Millisecond), r.pfCPU.agent.Round(time.Millisecond), r.pfCPU.runtime.Round(time.Millisecond), r.pfCPU.kubectl.Round(time.Millisecond), streamsIdle,
 				mib(r.serverBefore), mib(r.serverAfter), mib(r.agentBefore), mib(r.agentAfter))
 			runs[s.name] = append(runs[s.name], r)
 		}

@@ -190,9 +190,10 @@ func (c *idleConn) Write(p []byte) (int, error) {
 const streamRecord = 16<<10 - 4
 
 // ReadFrom copies the runtime's side of a stream to the client (the proxy's io.Copy finds it) in
-// writes of at most streamRecord.
+// writes of at most streamRecord. Its buffer of two records is about io.Copy's 32 KiB, which each
+// open stream holds while it waits to read: four held 32 KiB more a stream.
 func (c *idleConn) ReadFrom(r io.Reader) (int64, error) {
-	buf := make([]byte, 4*streamRecord)
+	buf := make([]byte, 2*streamRecord)
 	var total int64
 	for {
 		n, err := r.Read(buf)

@@ -187,7 +187,8 @@ bench-node: $(PEERS)/kube-apiserver
 ## busybox-static; hold /tmp/orch-containerd.lock where containerd is shared), each pair run twice,
 ## alternating, measured with kubectl (KUBECTL, default the one on PATH): `kubectl exec -- true` round
 ## trip (p50, p99 of 50), a line's latency to `kubectl logs -f`, `kubectl port-forward` throughput of
-## 256 MiB, RSS per open idle exec stream in both servers; prints the ratios against their targets
+## 256 MiB and the CPU each process of the forward spends on it, RSS per open idle exec stream in both
+## servers; prints the ratios against their targets
 bench-streams: $(PEERS)/kube-apiserver
 	ORCH_PEERS=$(PEERS) $(GO) test -tags e2e,benchstreams -count=1 -v -timeout 40m -run '^TestBenchStreams$$' ./cmd/orchlet/
 

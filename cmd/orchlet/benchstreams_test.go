@@ -72,7 +72,10 @@ type streamsRun struct {
 	runtimeExec  []time.Duration
 	logLines     []time.Duration // a line written to the container's stdout to `kubectl logs -f` printing it
 	pfMiBps      []float64       // `kubectl port-forward`: MiB/s of an HTTP GET of streamsPFBytes
-	serverBefore int64           // the API server's RSS before the idle streams, bytes
+	// CPU time (user and system, all threads) each process spent over those GETs, per GET: on a
+	// loaded machine the throughput follows the chain's CPU per byte, which this splits.
+	pfCPU        pfCPU
+	serverBefore int64 // the API server's RSS before the idle streams, bytes
 	serverAfter  int64
 	agentBefore  int64
 	agentAfter   int64
@@ -80,6 +83,9 @@ type streamsRun struct {
 	// after the idle streams: RSS also moves with what a process had freed but kept resident.
 	serverGo, agentGo [2]goFigures
 }
+
+// pfCPU is the CPU time of the port-forward chain's processes per GET of streamsPFBytes.
+type pfCPU struct{ server, agent, runtime, kubectl time.Duration }
 
 // goFigures are a Go process's heap in use (bytes) and goroutines, from its /metrics.
 type goFigures struct{ heap, goroutines float64 }
@@ -126,6 +132,7 @@ func TestBenchStreams(t *testing.T) {
 	ctd := startContainerd(t)
 	endpoint := "unix://" + ctd.sock
 	rs := connectBenchRuntime(t, endpoint, removeStreamsPodLogs)
+	runtimePID := ctd.cmd.Process.Pid
 
 	starts := []struct {
 		name  string
@@ -137,15 +144,19 @@ func TestBenchStreams(t *testing.T) {
 	runs := map[string][]streamsRun{}
 	for round := 1; round <= 2; round++ {
 		for _, s := range starts {
+			if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+				t.Logf("%s run %d starts, the machine's load average: %s", s.name, round, strings.TrimSpace(string(load)))
+			}
 			p := s.start(t)
-			r := runStreams(t, p, kubectl, rs)
+			r := runStreams(t, p, kubectl, rs, runtimePID)
 			p.stop()
 			clearRuntime(t, rs)
 			removeStreamsPodLogs()
-			t.Logf("%s run %d: kubectl exec p50 %v p99 %v (client-go exec p50 %v p99 %v; kubectl's start p50 %v, the runtime's exec p50 %v); logs -f line p50 %v p99 %v; port-forward %.0f MiB/s (%v); %d idle streams: API server RSS %.1f -> %.1f MiB, agent %.1f -> %.1f MiB",
+			t.Logf("%s run %d: kubectl exec p50 %v p99 %v (client-go exec p50 %v p99 %v; kubectl's start p50 %v, the runtime's exec p50 %v); logs -f line p50 %v p99 %v; port-forward %.0f MiB/s (%v), CPU per GET: API server %v, agent %v, containerd %v, kubectl %v; %d idle streams: API server RSS %.1f -> %.1f MiB, agent %.1f -> %.1f MiB",
 				s.name, round, pct(r.kubectlExec, 50), pct(r.kubectlExec, 99), pct(r.clientExec, 50), pct(r.clientExec, 99),
 				pct(r.kubectlStart, 50), pct(r.runtimeExec, 50),
-				pct(r.logLines, 50), pct(r.logLines, 99), medianF(r.pfMiBps), roundF(r.pfMiBps), streamsIdle,
+				pct(r.logLines, 50), pct(r.logLines, 99), medianF(r.pfMiBps), roundF(r.pfMiBps),
+				r.pfCPU.server.Round(time.Millisecond), r.pfCPU.agent.Round(time.Millisecond), r.pfCPU.runtime.Round(time.Millisecond), r.pfCPU.kubectl.Round(time.Millisecond), streamsIdle,
 				mib(r.serverBefore), mib(r.serverAfter), mib(r.agentBefore), mib(r.agentAfter))
 			runs[s.name] = append(runs[s.name], r)
 		}
@@ -180,6 +191,13 @@ func TestBenchStreams(t *testing.T) {
 		}
 		return s / float64(len(runs[name]))
 	}
+	cpuOf := func(name string, f func(pfCPU) time.Duration) float64 {
+		var s time.Duration
+		for _, r := range runs[name] {
+			s += f(r.pfCPU)
+		}
+		return float64(s.Milliseconds()) / float64(len(runs[name]))
+	}
 	heap := func(g goFigures) float64 { return g.heap / 1024 }
 	goroutines := func(g goFigures) float64 { return g.goroutines }
 	pfOf := func(name string) float64 {
@@ -194,6 +212,9 @@ func TestBenchStreams(t *testing.T) {
 		orch, kube float64
 		target     string
 		met        func(ratio float64) bool
+	}
+	cpu := func(name string, f func(pfCPU) time.Duration) figure {
+		return figure{name: name, unit: "ms", orch: cpuOf("orch", f), kube: cpuOf("kubernetes", f), target: "-"}
 	}
 	lat := func(name string, f func(streamsRun) []time.Duration, p int, target string, bound float64) figure {
 		o, k := pct(all("orch", f), p), pct(all("kubernetes", f), p)
@@ -216,6 +237,10 @@ func TestBenchStreams(t *testing.T) {
 		lat("logs -f line latency, p50", logs, 50, "<= 0.50", 0.5),
 		lat("logs -f line latency, p99", logs, 99, "<= 0.50", 0.5),
 		{name: "port-forward 256 MiB", unit: "MiB/s", orch: pfOf("orch"), kube: pfOf("kubernetes"), target: ">= 1.50", met: func(r float64) bool { return r >= 1.5 }},
+		cpu("pf CPU/GET: API server", func(c pfCPU) time.Duration { return c.server }),
+		cpu("pf CPU/GET: agent", func(c pfCPU) time.Duration { return c.agent }),
+		cpu("pf CPU/GET: containerd", func(c pfCPU) time.Duration { return c.runtime }),
+		cpu("pf CPU/GET: kubectl", func(c pfCPU) time.Duration { return c.kubectl }),
 		{name: "API server RSS per stream", unit: "KiB", orch: perStream("orch", true), kube: perStream("kubernetes", true), target: "-"},
 		{name: "agent RSS per stream", unit: "KiB", orch: perStream("orch", false), kube: perStream("kubernetes", false), target: "-"},
 		{name: "API server heap per stream", unit: "KiB", orch: goPer("orch", true, heap), kube: goPer("kubernetes", true, heap), target: "-"},
@@ -237,7 +262,7 @@ func TestBenchStreams(t *testing.T) {
 }
 
 // runStreams creates the two pods, waits for them Running and measures.
-func runStreams(t *testing.T, p *streamsPair, kubectl string, rs cri.RuntimeService) streamsRun {
+func runStreams(t *testing.T, p *streamsPair, kubectl string, rs cri.RuntimeService, runtimePID int) streamsRun {
 	t.Helper()
 	defer func() {
 		if t.Failed() {
@@ -350,6 +375,11 @@ func runStreams(t *testing.T, p *streamsPair, kubectl string, rs cri.RuntimeServ
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s: kubectl port-forward not forwarding within 30s", p.name)
 	}
+	pids := []int{p.serverPID, p.agentPID, runtimePID, pf.Process.Pid}
+	ticks0 := make([]int64, len(pids))
+	for i, pid := range pids {
+		ticks0[i] = cpuTicks(t, pid)
+	}
 	for i := 0; i < streamsPFRuns; i++ {
 		start := time.Now()
 		resp, err := http.Get("http://127.0.0.1:" + local + "/big")
@@ -363,6 +393,11 @@ func runStreams(t *testing.T, p *streamsPair, kubectl string, rs cri.RuntimeServ
 		}
 		r.pfMiBps = append(r.pfMiBps, float64(n)/(1<<20)/time.Since(start).Seconds())
 	}
+	perGET := make([]time.Duration, len(pids))
+	for i, pid := range pids {
+		perGET[i] = time.Duration(cpuTicks(t, pid)-ticks0[i]) * time.Second / benchClockTck / streamsPFRuns
+	}
+	r.pfCPU = pfCPU{server: perGET[0], agent: perGET[1], runtime: perGET[2], kubectl: perGET[3]}
 	_ = pf.Process.Kill()
 	_ = pf.Wait()
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -180,6 +181,37 @@ func (c *idleConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.active(n)
 	return n, err
+}
+
+// streamRecord is the most the agent writes to a stream's client at once: a TLS record's 16 KiB
+// of plaintext less the 4-byte header of the WebSocket frame the API server puts each record it
+// reads in when it tunnels a port-forward to kubectl, so that frame is one record and one write
+// there too. A 16 KiB record became a full record and one of 4 bytes there.
+const streamRecord = 16<<10 - 4
+
+// ReadFrom copies the runtime's side of a stream to the client (the proxy's io.Copy finds it) in
+// writes of at most streamRecord. Its buffer of two records is about io.Copy's 32 KiB, which each
+// open stream holds while it waits to read: four held 32 KiB more a stream.
+func (c *idleConn) ReadFrom(r io.Reader) (int64, error) {
+	buf := make([]byte, 2*streamRecord)
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		for p := buf[:n]; len(p) > 0; {
+			w, werr := c.Write(p[:min(len(p), streamRecord)])
+			total += int64(w)
+			if werr != nil {
+				return total, werr
+			}
+			p = p[w:]
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 func (c *idleConn) Close() error {

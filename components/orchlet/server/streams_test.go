@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"io"
 	"net"
@@ -134,5 +135,42 @@ func TestStreamIdleTimeout(t *testing.T) {
 		t.Fatalf("an idle stream stayed open: read %q", b)
 	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatal("an idle stream stayed open past the timeout")
+	}
+}
+
+// writesConn records the size of each write made on it.
+type writesConn struct {
+	net.Conn
+	sizes []int
+	got   []byte
+}
+
+func (c *writesConn) Write(p []byte) (int, error) {
+	c.sizes = append(c.sizes, len(p))
+	c.got = append(c.got, p...)
+	return len(p), nil
+}
+
+// The runtime's side of a stream reaches the client in writes of at most streamRecord (one TLS
+// record each, and one WebSocket frame in one record at the API server), every byte in order.
+func TestStreamCopiedInRecords(t *testing.T) {
+	data := make([]byte, 100_000)
+	for i := range data {
+		data[i] = byte(i % 251)
+	}
+	raw := &writesConn{}
+	conn := newIdleConn(raw, newClock(), time.Minute)
+	defer conn.age.Stop()
+	n, err := io.Copy(conn, struct{ io.Reader }{bytes.NewReader(data)})
+	if err != nil || n != int64(len(data)) || !bytes.Equal(raw.got, data) {
+		t.Fatalf("copied %d of %d bytes, equal %v: %v", n, len(data), bytes.Equal(raw.got, data), err)
+	}
+	for _, size := range raw.sizes {
+		if size > streamRecord {
+			t.Fatalf("a write of %d bytes, more than a record's %d: %v", size, streamRecord, raw.sizes)
+		}
+	}
+	if len(raw.sizes) != (len(data)+streamRecord-1)/streamRecord {
+		t.Errorf("%d writes for %d bytes, want full records: %v", len(raw.sizes), len(data), raw.sizes)
 	}
 }

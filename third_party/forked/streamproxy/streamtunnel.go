@@ -351,11 +351,8 @@ func (u *tunnelingWebsocketUpgraderConn) InitializeWrite(backendResponse *http.R
 
 		// Try to upgrade the websocket connection.
 		// Beyond this point, we don't need to write errors to the response.
-		var upgrader = gwebsocket.Upgrader{
-			CheckOrigin:  func(r *http.Request) bool { return true },
-			Subprotocols: serverWebsocketProtocols,
-		}
-		conn, err := upgrader.Upgrade(u.w, u.req, nil)
+		// orch: frames of one TLS record each (tunnelconn.go).
+		conn, err := tunnelUpgrader(serverWebsocketProtocols).Upgrade(u.w, u.req, nil)
 		if err != nil {
 			logger.Error(err, "Error upgrading websocket connection")
 			metrics.IncStreamTunnelRequest(context.Background(), strconv.Itoa(http.StatusInternalServerError))
@@ -365,7 +362,8 @@ func (u *tunnelingWebsocketUpgraderConn) InitializeWrite(backendResponse *http.R
 
 		logger.V(4).Info("Websocket connection created", "protocol", conn.Subprotocol())
 		metrics.IncStreamTunnelRequest(context.Background(), strconv.Itoa(http.StatusSwitchingProtocols))
-		u.conn = portforward.NewTunnelingConnectionWithLogger(klog.LoggerWithName(logger, "server"), conn)
+		// orch: client-go's tunneling connection, its writes framed by tunnelConn.
+		u.conn = newTunnelConn(portforward.NewTunnelingConnectionWithLogger(klog.LoggerWithName(logger, "server"), conn), conn)
 		return nil
 	}
 

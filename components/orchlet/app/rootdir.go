@@ -40,7 +40,8 @@ func lockRootDir(dir, heldLockFile string) (release func(), err error) {
 		}
 		return nil, fmt.Errorf("--root-dir %s: locking %s: %w", dir, path, err)
 	}
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	if err != nil {

@@ -53,10 +53,12 @@ type agentTotal struct {
 	// agent replaced rather than adopted.
 	remade, rerun int
 	// notReady, lingering and restarted are the API's view in API-server mode: pods that should
-	// run not Running and Ready, deleted pods still there, containers whose restart count grew.
-	notReady, lingering, restarted  int
-	longestConverge, totalConverge  time.Duration
-	cleanedSandboxes, cleanedFailed int
+	// run not Running and Ready, deleted pods still there, containers whose restart count grew;
+	// restartedUnstarted are the restarts of containers a kill found created and not started
+	// (apiDifference), counted apart and not a failure.
+	notReady, lingering, restarted, restartedUnstarted int
+	longestConverge, totalConverge                     time.Duration
+	cleanedSandboxes, cleanedFailed                    int
 }
 
 func (t agentTotal) OK() bool {
@@ -124,6 +126,9 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		names[i] = fmt.Sprintf("chaos%03d", i)
 	}
 	present := map[string]bool{}
+	// unstarted are the UIDs of the pods any kill found with a container created and not started;
+	// restarts are counted once each, by pod UID, container and count.
+	unstarted, restarts, unstartedRestarts := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	mode := "standalone, static pods"
 	if a.api {
 		mode = "in API-server mode, pods through orch-apiserver"
@@ -163,6 +168,17 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		}
 		sandboxes, containers := readyRunning(before)
 		ag.kill()
+		// What the kill left, read before the restart: a container may have been created after
+		// the reading before it.
+		left, err := nodeState(ctx, rs)
+		if err != nil {
+			return total, err
+		}
+		for _, st := range []fakecri.State{before, left} {
+			for uid := range createdNotStarted(st) {
+				unstarted[uid] = true
+			}
+		}
 		if err := ag.start(ctx); err != nil {
 			return total, fmt.Errorf("restart after kill %d: %w", k, err)
 		}
@@ -184,7 +200,7 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 			}
 			d = sim.Differences(st, want)
 			remade, rerun = replaced(before, st, want)
-			if api, err = src.judge(ctx, present); err != nil {
+			if api, err = src.judge(ctx, present, unstarted); err != nil {
 				return total, err
 			}
 			if (d.None() && api.Converged()) || time.Since(restarted) > a.converge {
@@ -196,10 +212,19 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		total.kills = k
 		total.remade += remade
 		total.rerun += rerun
-		total.restarted += len(api.Restarted)
-		for _, p := range api.Restarted {
-			fmt.Fprintf(out, "kill %d: %s\n", k, p)
+		for _, r := range api.Restarted {
+			if !restarts[r] {
+				restarts[r] = true
+				fmt.Fprintf(out, "kill %d: restarted: %s\n", k, r)
+			}
 		}
+		for _, r := range api.RestartedUnstarted {
+			if !unstartedRestarts[r] {
+				unstartedRestarts[r] = true
+				fmt.Fprintf(out, "kill %d: restarted, created and not started at the kill: %s\n", k, r)
+			}
+		}
+		total.restarted, total.restartedUnstarted = len(restarts), len(unstartedRestarts)
 		if !d.None() || !api.Converged() {
 			total.leaked, total.doubled, total.missing = len(d.Leaked), len(d.Doubled), len(d.Missing)
 			total.notReady, total.lingering = len(api.NotReady), len(api.Lingering)
@@ -216,7 +241,8 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		total.longestConverge = max(total.longestConverge, took)
 		inAPI := ""
 		if a.api {
-			inAPI = fmt.Sprintf(", Running and Ready in the API, the deleted gone, %d containers restarted", len(api.Restarted))
+			inAPI = fmt.Sprintf(", Running and Ready in the API, the deleted gone, %d containers restarted (%d created and not started at a kill)",
+				len(api.Restarted)+len(api.RestartedUnstarted), len(api.RestartedUnstarted))
 		}
 		fmt.Fprintf(out, "kill %d %s, after %v (%d sandboxes ready, %d containers running): converged %v after the restart, %d pods each running once%s; of those running before, %d pods made again, %d containers run again\n",
 			k, what, up.Round(time.Millisecond), sandboxes, containers, took.Round(10*time.Millisecond), len(want), inAPI, remade, rerun)
@@ -228,7 +254,8 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 	}
 	inAPI := ""
 	if a.api {
-		inAPI = fmt.Sprintf(", in the API not Running and Ready %d, deleted still there %d, containers restarted %d", total.notReady, total.lingering, total.restarted)
+		inAPI = fmt.Sprintf(", in the API not Running and Ready %d, deleted still there %d, containers restarted %d (and %d created and not started at a kill)",
+			total.notReady, total.lingering, total.restarted, total.restartedUnstarted)
 	}
 	fmt.Fprintf(out, "total: %d kills in %v, %d of them converged (longest %v, mean %v after the restart), leaked %d, doubled %d, missing %d, pods made again %d, containers run again %d%s: %s\n",
 		total.kills, time.Since(start).Round(time.Second), total.converged, total.longestConverge.Round(10*time.Millisecond), mean.Round(10*time.Millisecond), total.leaked, total.doubled, total.missing, total.remade, total.rerun, inAPI, agentVerdictWord(total))

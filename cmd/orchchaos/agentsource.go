@@ -19,7 +19,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
+
+	"orch.io/orch/fakecri"
 )
 
 // podSource makes and deletes the campaign's pods, and judges what the agent reported of them.
@@ -30,8 +33,9 @@ type podSource interface {
 	// is killed (the caller waits for them after the restart).
 	add(ctx context.Context, names []string) error
 	remove(ctx context.Context, names []string) error
-	// judge compares what the source shows of the node's pods with those that should run.
-	judge(ctx context.Context, present map[string]bool) (apiDifference, error)
+	// judge compares what the source shows of the node's pods with those that should run;
+	// unstarted are the UIDs of pods a kill found with a container created and not started.
+	judge(ctx context.Context, present, unstarted map[string]bool) (apiDifference, error)
 	stop()
 }
 
@@ -73,7 +77,7 @@ func (s *staticSource) remove(_ context.Context, names []string) error {
 }
 
 // judge has nothing to add for static pods: the agent reports them to no API server.
-func (s *staticSource) judge(context.Context, map[string]bool) (apiDifference, error) {
+func (s *staticSource) judge(context.Context, map[string]bool, map[string]bool) (apiDifference, error) {
 	return apiDifference{}, nil
 }
 
@@ -203,7 +207,7 @@ func (s *apiSource) retry(ctx context.Context, method, path string, body []byte,
 }
 
 // judge lists the node's pods through the API.
-func (s *apiSource) judge(ctx context.Context, present map[string]bool) (apiDifference, error) {
+func (s *apiSource) judge(ctx context.Context, present, unstarted map[string]bool) (apiDifference, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.srv.url+podsPath+"?fieldSelector=spec.nodeName%3D"+agentNode, nil)
 	if err != nil {
 		return apiDifference{}, err
@@ -225,22 +229,29 @@ func (s *apiSource) judge(ctx context.Context, present map[string]bool) (apiDiff
 	for n := range present {
 		want[apiName(n)] = true
 	}
-	return judgeAPIPods(list.Items, want), nil
+	return judgeAPIPods(list.Items, want, unstarted), nil
 }
 
 // apiDifference is what the API shows unconverged: a pod that should run and is not Running and
 // Ready there (or is not there), a deleted pod still there; and a pod whose containers were
-// restarted, which a kill alone must never do (the pods' containers run until deleted).
+// restarted, which a kill alone must never do (the pods' containers run until deleted). One
+// restart is told apart: of a container a kill found created and not yet started, which the
+// restarted agent makes anew as its next attempt, as the kubelet does (ShouldContainerBeRestarted
+// restarts a created container; startContainer counts the one before it), so its count is 1.
 type apiDifference struct {
 	NotReady, Lingering, Restarted []string
+	// RestartedUnstarted are restart counts of 1 of pods whose container was created and not
+	// started when a kill came.
+	RestartedUnstarted []string
 }
 
 // Converged is the API's half of convergence: restarts are counted, not waited on (a restart count
 // never comes down).
 func (d apiDifference) Converged() bool { return len(d.NotReady)+len(d.Lingering) == 0 }
 
-// judgeAPIPods judges the node's pods as the API reports them against the names that should run.
-func judgeAPIPods(pods []corev1.Pod, want map[string]bool) apiDifference {
+// judgeAPIPods judges the node's pods as the API reports them against the names that should run;
+// unstarted are the UIDs of pods a kill found with a container created and not started.
+func judgeAPIPods(pods []corev1.Pod, want, unstarted map[string]bool) apiDifference {
 	var d apiDifference
 	seen := map[string]bool{}
 	for _, p := range pods {
@@ -259,8 +270,12 @@ func judgeAPIPods(pods []corev1.Pod, want map[string]bool) apiDifference {
 			d.NotReady = append(d.NotReady, fmt.Sprintf("%s: %s, ready %v", p.Name, p.Status.Phase, ready))
 		}
 		for _, c := range p.Status.ContainerStatuses {
-			if c.RestartCount > 0 {
-				d.Restarted = append(d.Restarted, fmt.Sprintf("%s/%s: restart count %d", p.Name, c.Name, c.RestartCount))
+			restart := fmt.Sprintf("%s/%s (%s): restart count %d", p.Name, c.Name, p.UID, c.RestartCount)
+			switch {
+			case c.RestartCount == 1 && unstarted[string(p.UID)]:
+				d.RestartedUnstarted = append(d.RestartedUnstarted, restart)
+			case c.RestartCount > 0:
+				d.Restarted = append(d.Restarted, restart)
 			}
 		}
 	}
@@ -272,5 +287,31 @@ func judgeAPIPods(pods []corev1.Pod, want map[string]bool) apiDifference {
 	slices.Sort(d.NotReady)
 	slices.Sort(d.Lingering)
 	slices.Sort(d.Restarted)
+	slices.Sort(d.RestartedUnstarted)
 	return d
+}
+
+// createdNotStarted are the UIDs of the pods with a container created and not running in their
+// ready sandbox, none of its name running there: a kill that came between its CreateContainer
+// and its StartContainer.
+func createdNotStarted(st fakecri.State) map[string]bool {
+	uid := map[string]string{} // ready sandbox to its pod's UID
+	for _, sb := range st.Sandboxes {
+		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY.String() {
+			uid[sb.ID] = sb.UID
+		}
+	}
+	running := map[string]bool{}
+	for _, c := range st.Containers {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING.String() {
+			running[c.SandboxID+"/"+c.Name] = true
+		}
+	}
+	out := map[string]bool{}
+	for _, c := range st.Containers {
+		if u, ok := uid[c.SandboxID]; ok && c.State == runtimeapi.ContainerState_CONTAINER_CREATED.String() && !running[c.SandboxID+"/"+c.Name] {
+			out[u] = true
+		}
+	}
+	return out
 }

@@ -26,7 +26,7 @@ func TestAgentKilledOnContainerd(t *testing.T) {
 // ORCH_AGENT_CHAOS_ARGS for the long campaign.
 func TestAgentKilledInAPIModeOnContainerd(t *testing.T) {
 	apiserver := filepath.Join(t.TempDir(), "orch-apiserver")
-	if out, err := exec.Command("go", "build", "-o", apiserver, "../orch-apiserver").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", apiserver, "../orch-apiserver").CombinedOutput(); err != nil {
 		t.Fatalf("building orch-apiserver: %v\n%s", err, out)
 	}
 	agentChaos(t, "--api-mode", "--apiserver", apiserver)
@@ -37,7 +37,7 @@ func TestAgentKilledInAPIModeOnContainerd(t *testing.T) {
 func agentChaos(t *testing.T, mode ...string) {
 	ctd := startContainerd(t)
 	bin := filepath.Join(t.TempDir(), "orchchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, "../orchchaos").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, "../orchchaos").CombinedOutput(); err != nil {
 		t.Fatalf("building orchchaos: %v\n%s", err, out)
 	}
 	args := append([]string{"--agent", "--orchlet", binary, "--container-runtime-endpoint", "unix://" + ctd.sock,

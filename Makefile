@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin
 PKGS  := ./...
 
-.PHONY: all build test lint run readme bench bench-sim bench-sim-10k bench-peers peers peers-kubelet-fakecri conformance-peers critest orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust chaos-agent conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
+.PHONY: all build test lint run readme bench bench-sim bench-sim-10k bench-peers peers peers-kubelet-fakecri conformance-peers critest orchlet-at fuzz fuzz-api fuzz-config fuzz-jwt chaos chaos-apiserver-64 chaos-apiserver-etcd3 chaos-apiserver-failover chaos-apiserver-exhaust chaos-agent chaos-agent-api conformance coverage scenarios plots-browser e2e-containerd bench-node bench-streams kubectl clean
 
 all: build
 
@@ -125,10 +125,11 @@ plots-browser:
 ## an API-mode orchlet on containerd: exec (-it on a terminal, -i piped, exit codes), cp both ways,
 ## logs (-f, --previous), port-forward, attach -i, debug -it --target, and streams byte-exact
 ## (16 MiB of exec output, 256 MiB echoed through a port-forward; on fakecri too); orchlet killed
-## twice among 20 pods (make chaos-agent's short run); a stale pod cgroup with a process in it
-## killed and removed by the agent's housekeeping, a live pod's kept
+## twice among 20 pods, standalone and in API-server mode (the short runs of make chaos-agent and
+## make chaos-agent-api); a stale pod cgroup with a process in it killed and removed by the agent's
+## housekeeping, a live pod's kept
 e2e-containerd:
-	$(GO) test -tags e2e -count=1 -v -timeout 20m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd|SystemContainersOnContainerd)|TestOrphanedPodCgroupsOnContainerd|TestRecordReplayOnContainerd|TestKubectl(Exec|Cp|Logs|PortForward|Attach|Debug|StreamBytes)OnContainerd|TestKubectlStreamBytesOnFakecri|TestAgentKilledOnContainerd)$$' ./cmd/orchlet/
+	$(GO) test -tags e2e -count=1 -v -timeout 20m -run '^(TestStandalone(ScenarioOn(Containerd|Fakecri)|GCOnContainerd|PodSpecOnContainerd|NodeAllocatableOnContainerd|MemoryManagerOnContainerd|CredentialProviderOnContainerd|IPTablesChainsInANetworkNamespace|FlexVolumeOnContainerd|SystemContainersOnContainerd)|TestOrphanedPodCgroupsOnContainerd|TestRecordReplayOnContainerd|TestKubectl(Exec|Cp|Logs|PortForward|Attach|Debug|StreamBytes)OnContainerd|TestKubectlStreamBytesOnFakecri|TestAgentKilled(InAPIMode)?OnContainerd)$$' ./cmd/orchlet/
 
 ## bench: speed and memory figures: Go benchmarks (storage, registry, RBAC authorization among 1,000
 ## roles and bindings, fakecri, the simulator at scale), then the Event API load tool against a freshly started orch-apiserver (creates with 8
@@ -381,6 +382,14 @@ CHAOS_AGENT_PODS ?= 100
 chaos-agent:
 	flock /tmp/orch-containerd.lock env ORCH_AGENT_CHAOS_ARGS="--kills $(CHAOS_AGENT_KILLS) --pods $(CHAOS_AGENT_PODS) --seed $(CHAOS_SEED) --max-up 4s" \
 		$(GO) test -tags e2e -count=1 -v -timeout 60m -run '^TestAgentKilledOnContainerd$$' ./cmd/orchlet/
+
+## chaos-agent-api: the same kills with orchlet in API-server mode on orch-apiserver (its embedded
+## etcd, loopback), the CHAOS_AGENT_PODS pods created bound to its node and deleted through the API;
+## after each restart the runtime is judged as above, and in the API every pod that should run must
+## be Running and Ready, every deleted one gone, and no container's restart count above 0
+chaos-agent-api:
+	flock /tmp/orch-containerd.lock env ORCH_AGENT_CHAOS_ARGS="--kills $(CHAOS_AGENT_KILLS) --pods $(CHAOS_AGENT_PODS) --seed $(CHAOS_SEED) --max-up 4s" \
+		$(GO) test -tags e2e -count=1 -v -timeout 60m -run '^TestAgentKilledInAPIModeOnContainerd$$' ./cmd/orchlet/
 
 ## kubectl: Kubernetes' kubectl into bin/, built from the Go module proxy at the version of orch's
 ## client libraries (third_party/kubectl, a module of its own); about 2 minutes cold on 2 cores

@@ -1,8 +1,9 @@
 package main
 
-// The agent mode (--agent): orchlet, standalone with a static pod directory, on a real CRI
-// runtime, killed with SIGKILL at seeded random moments while its pods start and while they are
-// deleted, restarted on the same root directory, and judged by the runtime's own lists.
+// The agent mode (--agent): orchlet, standalone with a static pod directory or in API-server mode
+// with its pods from orch-apiserver (--api-mode), on a real CRI runtime, killed with SIGKILL at
+// seeded random moments while its pods start and while they are deleted, restarted on the same
+// root directory, and judged by the runtime's own lists (and by the API's pod statuses).
 
 import (
 	"context"
@@ -39,6 +40,9 @@ type agentOptions struct {
 	orchlet, endpoint, image string
 	pods                     int
 	converge                 time.Duration
+	// api runs the agent in API-server mode on orch-apiserver (options.apiserver), its pods made
+	// and deleted through the API.
+	api bool
 }
 
 // agentTotal is the campaign's figures.
@@ -47,13 +51,18 @@ type agentTotal struct {
 	leaked, doubled, missing int
 	// remade and rerun are the pods and containers running before a kill that the restarted
 	// agent replaced rather than adopted.
-	remade, rerun                   int
-	longestConverge, totalConverge  time.Duration
-	cleanedSandboxes, cleanedFailed int
+	remade, rerun int
+	// notReady, lingering and restarted are the API's view in API-server mode: pods that should
+	// run not Running and Ready, deleted pods still there, containers whose restart count grew;
+	// restartedUnstarted are the restarts of containers a kill found created and not started
+	// (apiDifference), counted apart and not a failure.
+	notReady, lingering, restarted, restartedUnstarted int
+	longestConverge, totalConverge                     time.Duration
+	cleanedSandboxes, cleanedFailed                    int
 }
 
 func (t agentTotal) OK() bool {
-	return t.converged == t.kills && t.leaked+t.doubled+t.missing+t.remade+t.rerun == 0 && t.cleanedFailed == 0
+	return t.converged == t.kills && t.leaked+t.doubled+t.missing+t.remade+t.rerun+t.notReady+t.lingering+t.restarted == 0 && t.cleanedFailed == 0
 }
 
 func agentVerdictWord(t agentTotal) string {
@@ -65,8 +74,9 @@ func agentVerdictWord(t agentTotal) string {
 
 // runAgent does the kills: odd ones while every pod without a running copy is written (all of
 // them the first time), even ones while a seeded third of the pods are deleted; after each
-// restart the runtime must reach exactly the pods whose manifests are there within a.converge.
-// Every sandbox of the agent's node is stopped and removed at the end, whatever happened.
+// restart the runtime must reach exactly the pods that should run within a.converge, and in
+// API-server mode the API must show them Running and Ready and the deleted ones gone. Every
+// sandbox of the agent's node is stopped and removed at the end, whatever happened.
 func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (total agentTotal, err error) {
 	rng := rand.New(rand.NewSource(o.seed))
 	rs, is, err := pods.Connect(ctx, a.endpoint, "", 10*time.Second)
@@ -95,13 +105,17 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		removePodLogs()
 	}()
 
-	manifests, staging := filepath.Join(o.dataDir, "manifests"), filepath.Join(o.dataDir, "staging")
-	for _, d := range []string{manifests, staging} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return total, err
-		}
+	var src podSource
+	if a.api {
+		src, err = newAPISource(ctx, o.apiserver, o.dataDir, a.image)
+	} else {
+		src, err = newStaticSource(o.dataDir, a.image)
 	}
-	ag, err := newAgentProcess(a.orchlet, a.endpoint, manifests, o.dataDir)
+	if err != nil {
+		return total, err
+	}
+	defer src.stop()
+	ag, err := newAgentProcess(a.orchlet, a.endpoint, src.args(), o.dataDir)
 	if err != nil {
 		return total, err
 	}
@@ -112,13 +126,21 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		names[i] = fmt.Sprintf("chaos%03d", i)
 	}
 	present := map[string]bool{}
-	fmt.Fprintf(out, "orchlet on %s, root directory %s, %d pods of %s, seed %d\n", a.endpoint, o.dataDir, a.pods, a.image, o.seed)
+	// unstarted are the UIDs of the pods any kill found with a container created and not started;
+	// restarts are counted once each, by pod UID, container and count.
+	unstarted, restarts, unstartedRestarts := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	mode := "standalone, static pods"
+	if a.api {
+		mode = "in API-server mode, pods through orch-apiserver"
+	}
+	fmt.Fprintf(out, "orchlet %s, on %s, root directory %s, %d pods of %s, seed %d\n", mode, a.endpoint, o.dataDir, a.pods, a.image, o.seed)
 	start := time.Now()
 	if err := ag.start(ctx); err != nil {
 		return total, err
 	}
 	for k := 1; k <= o.kills; k++ {
 		var what string
+		changed := make(chan error, 1)
 		if k%2 == 1 {
 			var add []string
 			for _, n := range names {
@@ -127,9 +149,7 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 					present[n] = true
 				}
 			}
-			if err := placeManifests(staging, manifests, add, a.image); err != nil {
-				return total, err
-			}
+			go func() { changed <- src.add(ctx, add) }()
 			what = fmt.Sprintf("while %d pods start", len(add))
 		} else {
 			var del []string
@@ -137,11 +157,7 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 				del = append(del, names[i])
 				delete(present, names[i])
 			}
-			for _, n := range del {
-				if err := os.Remove(filepath.Join(manifests, n+".yaml")); err != nil {
-					return total, err
-				}
-			}
+			go func() { changed <- src.remove(ctx, del) }()
 			what = fmt.Sprintf("while %d pods are deleted", len(del))
 		}
 		up := time.Duration(rng.Int63n(int64(o.maxUp))) + 200*time.Millisecond
@@ -152,15 +168,30 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		}
 		sandboxes, containers := readyRunning(before)
 		ag.kill()
+		// What the kill left, read before the restart: a container may have been created after
+		// the reading before it.
+		left, err := nodeState(ctx, rs)
+		if err != nil {
+			return total, err
+		}
+		for _, st := range []fakecri.State{before, left} {
+			for uid := range createdNotStarted(st) {
+				unstarted[uid] = true
+			}
+		}
 		if err := ag.start(ctx); err != nil {
 			return total, fmt.Errorf("restart after kill %d: %w", k, err)
 		}
 		restarted := time.Now()
+		if err := <-changed; err != nil {
+			return total, fmt.Errorf("kill %d %s: %w", k, what, err)
+		}
 		want := map[string][]string{}
 		for n := range present {
-			want["default/"+n+"-"+agentNode] = []string{"sleeper"}
+			want["default/"+apiName(n)] = []string{"sleeper"}
 		}
 		var d sim.Difference
+		var api apiDifference
 		var remade, rerun int
 		for {
 			st, err := nodeState(ctx, rs)
@@ -170,7 +201,10 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 			d = sim.Differences(st, want)
 			pods, containers := sim.Replaced(before, st, want)
 			remade, rerun = len(pods), len(containers)
-			if d.None() || time.Since(restarted) > a.converge {
+			if api, err = src.judge(ctx, present, unstarted); err != nil {
+				return total, err
+			}
+			if (d.None() && api.Converged()) || time.Since(restarted) > a.converge {
 				break
 			}
 			time.Sleep(250 * time.Millisecond)
@@ -179,11 +213,25 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		total.kills = k
 		total.remade += remade
 		total.rerun += rerun
-		if !d.None() {
+		for _, r := range api.Restarted {
+			if !restarts[r] {
+				restarts[r] = true
+				fmt.Fprintf(out, "kill %d: restarted: %s\n", k, r)
+			}
+		}
+		for _, r := range api.RestartedUnstarted {
+			if !unstartedRestarts[r] {
+				unstartedRestarts[r] = true
+				fmt.Fprintf(out, "kill %d: restarted, created and not started at the kill: %s\n", k, r)
+			}
+		}
+		total.restarted, total.restartedUnstarted = len(restarts), len(unstartedRestarts)
+		if !d.None() || !api.Converged() {
 			total.leaked, total.doubled, total.missing = len(d.Leaked), len(d.Doubled), len(d.Missing)
-			fmt.Fprintf(out, "kill %d %s, after %v (%d sandboxes ready, %d containers running): not converged %v after the restart: leaked %d, doubled %d, missing %d\n",
-				k, what, up.Round(time.Millisecond), sandboxes, containers, a.converge, total.leaked, total.doubled, total.missing)
-			for i, p := range slices10(d) {
+			total.notReady, total.lingering = len(api.NotReady), len(api.Lingering)
+			fmt.Fprintf(out, "kill %d %s, after %v (%d sandboxes ready, %d containers running): not converged %v after the restart: leaked %d, doubled %d, missing %d; in the API not Running and Ready %d, deleted still there %d\n",
+				k, what, up.Round(time.Millisecond), sandboxes, containers, a.converge, total.leaked, total.doubled, total.missing, total.notReady, total.lingering)
+			for i, p := range slices10(d, api) {
 				fmt.Fprintf(out, "   %d: %s\n", i+1, p)
 			}
 			fmt.Fprintln(out, "orchlet's log (last 4000 bytes):\n"+ag.logTail(4000))
@@ -192,21 +240,32 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		total.converged = k
 		total.totalConverge += took
 		total.longestConverge = max(total.longestConverge, took)
-		fmt.Fprintf(out, "kill %d %s, after %v (%d sandboxes ready, %d containers running): converged %v after the restart, %d pods each running once; of those running before, %d pods made again, %d containers run again\n",
-			k, what, up.Round(time.Millisecond), sandboxes, containers, took.Round(10*time.Millisecond), len(want), remade, rerun)
+		inAPI := ""
+		if a.api {
+			inAPI = fmt.Sprintf(", Running and Ready in the API, the deleted gone, %d containers restarted (%d created and not started at a kill)",
+				len(api.Restarted)+len(api.RestartedUnstarted), len(api.RestartedUnstarted))
+		}
+		fmt.Fprintf(out, "kill %d %s, after %v (%d sandboxes ready, %d containers running): converged %v after the restart, %d pods each running once%s; of those running before, %d pods made again, %d containers run again\n",
+			k, what, up.Round(time.Millisecond), sandboxes, containers, took.Round(10*time.Millisecond), len(want), inAPI, remade, rerun)
 	}
 	ag.kill()
 	mean := time.Duration(0)
 	if total.converged > 0 {
 		mean = total.totalConverge / time.Duration(total.converged)
 	}
-	fmt.Fprintf(out, "total: %d kills in %v, %d of them converged (longest %v, mean %v after the restart), leaked %d, doubled %d, missing %d, pods made again %d, containers run again %d: %s\n",
-		total.kills, time.Since(start).Round(time.Second), total.converged, total.longestConverge.Round(10*time.Millisecond), mean.Round(10*time.Millisecond), total.leaked, total.doubled, total.missing, total.remade, total.rerun, agentVerdictWord(total))
+	inAPI := ""
+	if a.api {
+		inAPI = fmt.Sprintf(", in the API not Running and Ready %d, deleted still there %d, containers restarted %d (and %d created and not started at a kill)",
+			total.notReady, total.lingering, total.restarted, total.restartedUnstarted)
+	}
+	fmt.Fprintf(out, "total: %d kills in %v, %d of them converged (longest %v, mean %v after the restart), leaked %d, doubled %d, missing %d, pods made again %d, containers run again %d%s: %s\n",
+		total.kills, time.Since(start).Round(time.Second), total.converged, total.longestConverge.Round(10*time.Millisecond), mean.Round(10*time.Millisecond), total.leaked, total.doubled, total.missing, total.remade, total.rerun, inAPI, agentVerdictWord(total))
 	return total, nil
 }
 
-func slices10(d sim.Difference) []string {
+func slices10(d sim.Difference, api apiDifference) []string {
 	all := append(append(append([]string{}, d.Leaked...), d.Doubled...), d.Missing...)
+	all = append(append(all, api.NotReady...), api.Lingering...)
 	return all[:min(10, len(all))]
 }
 
@@ -327,7 +386,7 @@ type agentProcess struct {
 	exited  chan struct{}
 }
 
-func newAgentProcess(bin, endpoint, manifests, dir string) (*agentProcess, error) {
+func newAgentProcess(bin, endpoint string, source []string, dir string) (*agentProcess, error) {
 	var ports [2]int
 	for i := range ports {
 		p, err := freeport.Get()
@@ -339,12 +398,14 @@ func newAgentProcess(bin, endpoint, manifests, dir string) (*agentProcess, error
 	healthz := strconv.Itoa(ports[1])
 	return &agentProcess{
 		bin: bin, logPath: filepath.Join(dir, "orchlet.log"), healthz: healthz,
-		args: []string{"--container-runtime-endpoint=" + endpoint, "--pod-manifest-path=" + manifests,
+		args: append([]string{"--container-runtime-endpoint=" + endpoint,
 			"--hostname-override=" + agentNode, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "certs"),
 			"--fail-swap-on=false", "--cgroups-per-qos=false", "--enforce-node-allocatable=", "--cgroup-driver=cgroupfs",
-			"--file-check-frequency=20s", // a fallback: the directory is watched with inotify
+			// The campaign judges kills: a shared machine's disk near the default thresholds must
+			// neither refuse its pods under DiskPressure nor collect its image.
+			"--eviction-hard=memory.available<1Mi,nodefs.available<1%,imagefs.available<1%,nodefs.inodesFree<1%", "--image-gc-high-threshold=100",
 			"--address=127.0.0.1", "--port=" + strconv.Itoa(ports[0]), "--read-only-port=0",
-			"--healthz-bind-address=127.0.0.1", "--healthz-port=" + healthz},
+			"--healthz-bind-address=127.0.0.1", "--healthz-port=" + healthz}, source...),
 	}, nil
 }
 

@@ -6,6 +6,9 @@
 // its value, that no unacknowledged write is half there, and that a watcher resuming from its last
 // resourceVersion saw every change exactly once, in order (or a relist after 410 Gone).
 //
+// With --agent it kills orchlet instead, on a real CRI runtime, standalone or in API-server mode
+// (--api-mode), and judges the runtime's sandboxes and containers (and the API's pod statuses).
+//
 // It prints one line per kill and a total, and exits 1 when anything was lost, duplicated or half
 // there, 2 when it could not run.
 package main
@@ -29,7 +32,7 @@ func main() {
 	pflag.Int64Var(&o.seed, "seed", 1, "seed of the kill moments and of the clients' writes")
 	pflag.IntVar(&o.clients, "clients", 8, "writing clients")
 	pflag.DurationVar(&o.maxUp, "max-up", 4*time.Second, "the longest the server runs under writes before a kill (each kill waits a random time up to this)")
-	pflag.StringVar(&o.dataDir, "data-dir", "", "the server's data directory, or with --agent orchlet's (default: a new temporary directory, removed at the end)")
+	pflag.StringVar(&o.dataDir, "data-dir", "", "the server's data directory, or with --agent orchlet's (and the server's, under apiserver/, with --api-mode) (default: a new temporary directory, removed at the end)")
 	pflag.IntVar(&o.etcdMembers, "etcd-members", 0, "run the server on an etcd cluster of this many members (3), each a child process on loopback, instead of its embedded etcd (0)")
 	pflag.BoolVar(&o.compact, "compact", false, "with --etcd-members: after each kill, compact etcd past every resourceVersion handed out, so that the watcher's resume is refused with 410 Gone and it must relist")
 	pflag.IntVar(&o.replicas, "replicas", 1, "orch-apiserver replicas: 2 runs the etcd failover campaign instead of kills of the server (with --etcd-members 3): --kills rounds, each killing the etcd leader or stopping a follower under the writes")
@@ -45,13 +48,14 @@ func main() {
 	for _, hidden := range []string{"serve-etcd-member", "etcd-member-dir", "etcd-initial-cluster", "etcd-client-url", "etcd-peer-url"} {
 		_ = pflag.CommandLine.MarkHidden(hidden)
 	}
-	agent := pflag.Bool("agent", false, "kill orchlet instead: standalone with --pods static pods on the runtime at --container-runtime-endpoint, killed while they start and while they are deleted")
+	agent := pflag.Bool("agent", false, "kill orchlet instead: standalone with --pods static pods (or in API-server mode with --api-mode) on the runtime at --container-runtime-endpoint, killed while they start and while they are deleted")
 	var a agentOptions
 	pflag.StringVar(&a.orchlet, "orchlet", "bin/orchlet", "with --agent: the orchlet binary to run")
 	pflag.StringVar(&a.endpoint, "container-runtime-endpoint", "", "with --agent: the CRI runtime's socket (unix://...), where --image is present")
 	pflag.StringVar(&a.image, "image", "", "with --agent: the pods' image, with sleep in it; pulled by nobody: it must be on the runtime")
-	pflag.IntVar(&a.pods, "pods", 100, "with --agent: how many static pods")
+	pflag.IntVar(&a.pods, "pods", 100, "with --agent: how many pods")
 	pflag.DurationVar(&a.converge, "converge-within", 3*time.Minute, "with --agent: how long after each restart the runtime may take to run exactly the pods that should run")
+	pflag.BoolVar(&a.api, "api-mode", false, "with --agent: run orchlet in API-server mode on orch-apiserver (--apiserver, its embedded etcd), the pods created bound to its node and deleted through the API, and judge their statuses there too")
 	pflag.Parse()
 	if mf.name != "" {
 		if err := serveMember(mf); err != nil {

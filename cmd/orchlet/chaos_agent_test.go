@@ -17,13 +17,31 @@ import (
 // default (20 pods start in about 2 s); make chaos-agent gives
 // ORCH_AGENT_CHAOS_ARGS (orchchaos' flags) for the long campaign.
 func TestAgentKilledOnContainerd(t *testing.T) {
+	agentChaos(t)
+}
+
+// TestAgentKilledInAPIModeOnContainerd is the same campaign with orchlet in API-server mode on
+// orch-apiserver, its pods created and deleted through the API, and their statuses there judged
+// too (Running and Ready, the deleted gone, no restart); make chaos-agent-api gives
+// ORCH_AGENT_CHAOS_ARGS for the long campaign.
+func TestAgentKilledInAPIModeOnContainerd(t *testing.T) {
+	apiserver := filepath.Join(t.TempDir(), "orch-apiserver")
+	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", apiserver, "../orch-apiserver").CombinedOutput(); err != nil {
+		t.Fatalf("building orch-apiserver: %v\n%s", err, out)
+	}
+	agentChaos(t, "--api-mode", "--apiserver", apiserver)
+}
+
+// agentChaos builds orchchaos and runs its agent mode with mode's flags on a containerd of the
+// test's own.
+func agentChaos(t *testing.T, mode ...string) {
 	ctd := startContainerd(t)
 	bin := filepath.Join(t.TempDir(), "orchchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, "../orchchaos").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, "../orchchaos").CombinedOutput(); err != nil {
 		t.Fatalf("building orchchaos: %v\n%s", err, out)
 	}
-	args := []string{"--agent", "--orchlet", binary, "--container-runtime-endpoint", "unix://" + ctd.sock,
-		"--image", e2eImage, "--data-dir", t.TempDir(), "--kills", "2", "--pods", "20", "--max-up", "1s"}
+	args := append([]string{"--agent", "--orchlet", binary, "--container-runtime-endpoint", "unix://" + ctd.sock,
+		"--image", e2eImage, "--data-dir", t.TempDir(), "--kills", "2", "--pods", "20", "--max-up", "1s"}, mode...)
 	if extra := os.Getenv("ORCH_AGENT_CHAOS_ARGS"); extra != "" {
 		args = append(args, strings.Fields(extra)...) // later flags win
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,7 +145,42 @@ func TestBinarySaysTheMounterPathIsUnused(t *testing.T) {
 }
 
 func TestBinaryRunsUntilSIGTERM(t *testing.T) {
-	cmd := exec.Command(binary, apptest.WithRuntime(t, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))...)
+	cmd := startRunning(t, apptest.WithRuntime(t, "--fail-swap-on=false", "--lock-file", filepath.Join(t.TempDir(), "lock"))...)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+}
+
+// A second agent on the --root-dir a running agent holds is refused at once, naming the option and
+// the holder; the kernel drops the lock of an agent killed with SIGKILL, so one started again on
+// the directory runs.
+func TestBinaryRefusesAHeldRootDir(t *testing.T) {
+	root := t.TempDir()
+	first := startRunning(t, apptest.WithRuntime(t, "--fail-swap-on=false", "--root-dir="+root)...)
+	began := time.Now()
+	_, errOut, code := runBinary(t, apptest.WithRuntime(t, "--fail-swap-on=false", "--root-dir="+root)...)
+	want := fmt.Sprintf("--root-dir %s is in use by another orchlet (pid %d, holding %s)", root, first.Process.Pid, filepath.Join(root, "orchlet.lock"))
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Fatalf("second agent: exit %d, want 1 naming %q:\n%s", code, want, errOut)
+	}
+	t.Logf("refused after %v", time.Since(began))
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	again := startRunning(t, apptest.WithRuntime(t, "--fail-swap-on=false", "--root-dir="+root)...)
+	again.Process.Signal(syscall.SIGTERM)
+	if err := again.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v", err)
+	}
+}
+
+// startRunning starts the built orchlet with args and waits for its start line; the test's end
+// kills it if it still runs.
+func startRunning(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +188,7 @@ func TestBinaryRunsUntilSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	started := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -168,13 +205,9 @@ func TestBinaryRunsUntilSIGTERM(t *testing.T) {
 			t.Fatal("orchlet ended without the start line")
 		}
 	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
 		t.Fatal("no start line")
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("after SIGTERM: %v", err)
-	}
+	return cmd
 }
 
 func TestBinarySplitsLogStreams(t *testing.T) {

@@ -21,7 +21,8 @@ type servingAgent struct {
 	err                      error         // its exit, once done
 }
 
-// startServing starts the built orchlet with args and its servers on free loopback ports, and waits
+// startServing starts the built orchlet with args, a --root-dir of the test's own (args may give
+// another) and its servers on free loopback ports, and waits
 // until its read-only server answers. A port taken by another process before the agent bound it
 // (parallel test packages pick free ports too) is retried with others, at most twice.
 func startServing(t *testing.T, args ...string) *servingAgent {
@@ -29,7 +30,7 @@ func startServing(t *testing.T, args ...string) *servingAgent {
 	client := &http.Client{Timeout: 2 * time.Second}
 	for attempt := 0; ; attempt++ {
 		a := &servingAgent{https: apptest.FreePort(t), readOnly: apptest.FreePort(t), healthz: apptest.FreePort(t), stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
-		all := append(append([]string{}, args...), "--address=127.0.0.1", "--port="+a.https, "--read-only-port="+a.readOnly,
+		all := append(append([]string{"--root-dir=" + t.TempDir()}, args...), "--address=127.0.0.1", "--port="+a.https, "--read-only-port="+a.readOnly,
 			"--healthz-bind-address=127.0.0.1", "--healthz-port="+a.healthz)
 		a.cmd = exec.Command(binary, all...)
 		a.cmd.Stderr = a.stderr

@@ -40,9 +40,10 @@ const lockRetry = time.Second
 const podWorkers = 16
 
 // Run takes the lock file, runs the start-up checks and logs the effective configuration at -v=2.
-// With --runonce and no pod source there is nothing to run and it returns; otherwise it runs the
-// agent in standalone mode on the CRI runtime, with its servers, until ctx ends, or until another
-// process contends for the lock under --exit-on-lock-contention.
+// With --runonce and no pod source there is nothing to run and it returns; otherwise it takes
+// --root-dir (refusing a directory another running agent holds) and runs the agent in standalone
+// mode on the CRI runtime, with its servers, until ctx ends, or until another process contends
+// for the lock under --exit-on-lock-contention.
 func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) error {
 	klog.InfoS("orchlet starting", "version", o.Version.GitVersion)
 	lock, err := takeLock(ctx, o, h, clk)
@@ -89,6 +90,11 @@ func Run(ctx context.Context, o *options.Options, h host.Host, clk clock.Clock) 
 	if c.RunOnce && o.Flags.Orchconfig != "" {
 		return fmt.Errorf("--runonce with --orchconfig %s: run once runs the static pods only and exits; drop one of them", o.Flags.Orchconfig)
 	}
+	release, err := lockRootDir(o.Flags.RootDir, o.Flags.LockFile)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if c.RunOnce {
 		return runOnce(ctx, o, h, clk)
 	}

@@ -18,9 +18,11 @@ import (
 	"orch.io/orch/components/orchlet/options"
 )
 
+// parse parses args after a --root-dir of the test's own (args may give another): agents of tests
+// running side by side would otherwise share the default one, which a running agent holds.
 func parse(t testing.TB, args ...string) *options.Options {
 	t.Helper()
-	o, err := options.Parse(args, apiversion.Info{GitVersion: "v0.1.0"})
+	o, err := options.Parse(append([]string{"--root-dir=" + t.TempDir()}, args...), apiversion.Info{GitVersion: "v0.1.0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,12 @@ import (
 )
 
 // WithRuntime serves a fakecri on a unix socket for the test and returns args that run the agent
-// on it with its servers off, so tests need neither a real runtime nor the fixed ports.
+// on it with its servers off and a root directory of its own (args may give another), so tests
+// need neither a real runtime nor the fixed ports, and never share the default --root-dir.
 func WithRuntime(t testing.TB, args ...string) []string {
 	t.Helper()
 	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1})
-	return append([]string{"--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint=" + sock}, args...)
+	return append([]string{"--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint=" + sock, "--root-dir=" + t.TempDir()}, args...)
 }
 
 // FreePort is a loopback TCP port free when asked.

@@ -177,7 +177,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		Clock: w.Clock, NodeName: o.Name, Runtime: n.cri, Images: n.cri, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 		FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
 		PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
-		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),
+		Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt, logs),
 		// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
 		PodNode: pods.Node{Name: o.Name, RootDir: root}, RootDir: root, CPUTopology: cpuTopology,
 		NUMANodes: numaNodes, Reservation: reservation,

@@ -18,6 +18,12 @@ import (
 // directory, DNS, port mappings, the pod's labels plus the agent's, its annotations, and the
 // Linux namespace options.
 func (s *Syncer) SandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+	return s.sandboxConfig(pod, attempt, s.dns.PodDNS(pod))
+}
+
+// sandboxConfig is SandboxConfig with its DNS config formed already: forming it may record events,
+// which every sync does, where the rest is made only when a container starts.
+func (s *Syncer) sandboxConfig(pod *corev1.Pod, attempt uint32, dns *runtimeapi.DNSConfig) *runtimeapi.PodSandboxConfig {
 	podLabels := map[string]string{}
 	for k, v := range pod.Labels {
 		podLabels[k] = v
@@ -46,7 +52,7 @@ func (s *Syncer) SandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodS
 		Annotations:  annotations,
 		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: security.Sandbox(pod)},
 	}
-	cfg.DnsConfig = s.dns.PodDNS(pod)
+	cfg.DnsConfig = dns
 	cfg.Linux.CgroupParent = s.qos.PodCgroupParent(pod)
 	cfg.Linux.Resources, cfg.Linux.Overhead = s.qos.SandboxResources(pod)
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {

@@ -85,7 +85,7 @@ type Node struct {
 	lastCall    uint64
 	inFlight    map[uint64]bool // timed calls whose start is traced and whose end is not
 	ended       map[uint64]bool // calls after lastCall whose end is traced
-	podState    map[string]string
+	podState    map[string]tracedPod
 	desired     sources.Snapshot
 	updated     bool   // the sources sent updates since the desired state was last compared: it changed
 	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
@@ -134,7 +134,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %s: fakecri: %w", o.Name, err)
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
-		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]string{}, desired: sources.Snapshot{}}
+		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{}}
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
 	if n.fs.dir == "" {
@@ -396,15 +396,23 @@ var longID = regexp.MustCompile(`\b([0-9a-f]{13})[0-9a-f]{51}\b`)
 
 func shortIDs(s string) string { return longID.ReplaceAllString(s, "$1") }
 
-// diffPods traces the pods whose status changed since the last look, and those gone.
+// diffPods traces the pods whose status changed since the last look, and those gone. The pod
+// workers publish a pod they did not touch as the same pointer: only the others are summarized.
 func (w *World) diffPods(n *Node, now time.Time, add func(int, time.Time, string, string)) {
 	seen := map[string]bool{}
-	for _, p := range n.Agent.Pods.Pods() {
+	for _, p := range n.Agent.Pods.SharedPods() {
 		key := p.Namespace + "/" + p.Name
 		seen[key] = true
-		if s := podSummary(&p); n.podState[key] != s {
-			n.podState[key] = s
+		t, ok := n.podState[key]
+		if ok && t.pod == p {
+			continue
+		}
+		s := podSummary(p)
+		if t.summary != s {
 			add(classPod, now, KindPod, key+" "+s)
+		}
+		if ok || s != "" {
+			n.podState[key] = tracedPod{pod: p, summary: s}
 		}
 	}
 	gone := []string{}
@@ -418,6 +426,12 @@ func (w *World) diffPods(n *Node, now time.Time, add func(int, time.Time, string
 		delete(n.podState, key)
 		add(classPod, now, KindPod, key+" gone")
 	}
+}
+
+// tracedPod is a pod's last traced summary and the published pod it was read from.
+type tracedPod struct {
+	pod     *corev1.Pod
+	summary string
 }
 
 // podSummary is the part of a pod's status the trace follows. Init containers (init/<name>),

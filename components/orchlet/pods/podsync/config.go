@@ -47,7 +47,7 @@ func (s *Syncer) sandboxConfig(pod *corev1.Pod, attempt uint32, dns *runtimeapi.
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
 		Hostname:     hostname,
-		LogDirectory: filepath.Join(s.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
+		LogDirectory: LogDirectory(s.logsDir, pod),
 		Labels:       podLabels,
 		Annotations:  annotations,
 		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: security.Sandbox(pod)},
@@ -65,6 +65,12 @@ func (s *Syncer) sandboxConfig(pod *corev1.Pod, attempt uint32, dns *runtimeapi.
 		cfg.PortMappings = append(cfg.PortMappings, portMappings(&pod.Spec.Containers[i])...)
 	}
 	return cfg
+}
+
+// LogDirectory is the pod's log directory under logsDir, <namespace>_<name>_<uid>, as the kubelet's
+// BuildPodLogsDirectory names it. An eviction round names every pod's: it is built without fmt.
+func LogDirectory(logsDir string, pod *corev1.Pod) string {
+	return filepath.Join(logsDir, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
 }
 
 // portMappings is kubecontainer.MakePortMappings: a container's ports, a port whose name (or,

@@ -313,21 +313,33 @@ func (w *World) collect(n *Node) {
 			advance = false // a background pull still runs; calls after it may have ended
 			continue
 		}
-		text := fmt.Sprintf("%s %s -> %s", c.Method, c.Request, c.Code)
+		// Most lines of a long simulation are these, one a call: built in one buffer, not by fmt.
+		var text strings.Builder
+		text.Grow(len(c.Method) + len(c.Request) + len(c.Code) + len(c.Response) + len(c.Error) + len(c.Fault) + 16)
 		if timed {
 			delete(n.inFlight, c.Seq)
-			text = fmt.Sprintf("%s -> %s after %v", c.Method, c.Code, c.End.Sub(c.Start))
+			fmt.Fprintf(&text, "%s -> %s after %v", c.Method, c.Code, c.End.Sub(c.Start))
+		} else {
+			text.WriteString(c.Method)
+			text.WriteString(" ")
+			text.WriteString(c.Request)
+			text.WriteString(" -> ")
+			text.WriteString(c.Code)
 		}
 		if c.Response != "" {
-			text += " " + c.Response
+			text.WriteString(" ")
+			text.WriteString(c.Response)
 		}
 		if c.Error != "" {
-			text += ": " + c.Error
+			text.WriteString(": ")
+			text.WriteString(c.Error)
 		}
 		if c.Fault != "" {
-			text += " [" + c.Fault + "]"
+			text.WriteString(" [")
+			text.WriteString(c.Fault)
+			text.WriteString("]")
 		}
-		add(endClass, c.End, KindCRI, text)
+		add(endClass, c.End, KindCRI, text.String())
 		if advance {
 			n.lastCall = c.Seq
 		} else {

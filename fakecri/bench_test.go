@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
@@ -216,4 +217,25 @@ func BenchmarkDecodeListContainers10k(b *testing.B) {
 		}
 		return nil
 	})
+}
+
+// BenchmarkSandboxStats110 is what a simulator's eviction round asks of the runtime's stats, read
+// without a call: every sandbox's of a full node (110 pods of one container each, their memory
+// a ramp). The clock stays put: the runtime computes the stats afresh at every call all the same.
+func BenchmarkSandboxStats110(b *testing.B) {
+	mock := clock.NewMock()
+	rt, err := New(Options{Clock: mock, Script: &Script{Containers: []ContainerRule{
+		{Match: ContainerMatch{Name: "*"}, Usage: &Usage{Memory: &Curve{Ramp: &Ramp{From: N(10 << 20), PerSecond: ptrQ("1Mi")}}}},
+	}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	populate(b, rt, 110, 1)
+	mock.Add(time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := len(rt.SandboxStats()); n != 110 {
+			b.Fatalf("%d sandboxes' stats, want 110", n)
+		}
+	}
 }

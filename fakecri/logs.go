@@ -66,6 +66,7 @@ func (r *Runtime) startLogLocked(c *container) error {
 		if !r.createLogs || !filepath.IsAbs(c.logPath) {
 			return nil
 		}
+		r.noteLogLocked(c.logPath)
 		f, err := openLog(c.logPath)
 		if err != nil {
 			return fmt.Errorf("failed to create container log file: %w", err)
@@ -75,6 +76,7 @@ func (r *Runtime) startLogLocked(c *container) error {
 	if c.logPath == "" {
 		return fmt.Errorf("container %q scripts log lines but has no log path", c.id)
 	}
+	r.noteLogLocked(c.logPath)
 	f, err := openLog(c.logPath)
 	if err != nil {
 		return fmt.Errorf("failed to create container log file: %w", err)
@@ -82,6 +84,29 @@ func (r *Runtime) startLogLocked(c *container) error {
 	c.log = &logWriter{spec: c.rule.Logs, path: c.logPath, f: f}
 	r.logging = append(r.logging, c)
 	return nil
+}
+
+// noteLogLocked records a log file the runtime makes, and every directory above it, before it
+// is made: LogsUnder answers from them.
+func (r *Runtime) noteLogLocked(path string) {
+	if r.logged == nil {
+		r.logged = map[string]bool{}
+	}
+	for p := filepath.Clean(path); !r.logged[p]; p = filepath.Dir(p) {
+		r.logged[p] = true
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+}
+
+// LogsUnder reports whether the runtime has made a log file at path or anywhere under it. A
+// simulator whose runtime alone writes the pods' log directories (the agent only rotates and
+// removes what is there) measures them without the kernel where the answer is no: nothing there.
+func (r *Runtime) LogsUnder(path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.logged[filepath.Clean(path)]
 }
 
 // writeLogLocked writes c's lines due up to until. A write that fails loses its lines, as a

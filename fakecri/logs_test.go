@@ -146,7 +146,7 @@ func TestLogScriptErrors(t *testing.T) {
 }
 
 // TestCreateLogFiles: with CreateLogFiles a started container's log file exists even with no
-// scripted lines, as a real runtime's does; without it nothing is written.
+// scripted lines, as a real runtime's does; without it nothing is written, and LogsUnder says so.
 func TestCreateLogFiles(t *testing.T) {
 	for _, create := range []bool{false, true} {
 		f := newFixture(t, &Script{})
@@ -162,6 +162,20 @@ func TestCreateLogFiles(t *testing.T) {
 		_, err = os.Stat(filepath.Join(cfg.LogDirectory, "app", "0.log"))
 		if exists := err == nil; exists != create {
 			t.Fatalf("CreateLogFiles %t: log file exists %t (%v)", create, exists, err)
+		}
+		// LogsUnder answers for the file, the directories above it and nothing beside them.
+		for path, want := range map[string]bool{
+			filepath.Join(cfg.LogDirectory, "app", "0.log"): create,
+			filepath.Join(cfg.LogDirectory, "app") + "/":    create,
+			cfg.LogDirectory:                                create,
+			filepath.Dir(cfg.LogDirectory):                  create,
+			filepath.Join(cfg.LogDirectory, "other"):        false,
+			filepath.Join(cfg.LogDirectory, "app", "1.log"): false,
+			filepath.Join(cfg.LogDirectory+"x", "app"):      false,
+		} {
+			if got := f.rt.LogsUnder(path); got != want {
+				t.Errorf("CreateLogFiles %t: LogsUnder(%s) = %t, want %t", create, path, got, want)
+			}
 		}
 	}
 }

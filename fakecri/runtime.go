@@ -100,7 +100,8 @@ type Runtime struct {
 	subs        map[int]*subscriber
 	subSeq      int
 	checkpoints map[string]*checkpoint
-	logging     []*container // running containers writing scripted log lines
+	logging     []*container    // running containers writing scripted log lines
+	logged      map[string]bool // every log file made, and the directories above it (LogsUnder)
 
 	streams atomic.Pointer[StreamServer] // set by ServeStreams
 

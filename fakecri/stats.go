@@ -170,7 +170,37 @@ func sampleUsage(u *usageCurves, el time.Duration, res *runtimeapi.LinuxContaine
 
 func u64(v float64) *runtimeapi.UInt64Value { return &runtimeapi.UInt64Value{Value: sat(v)} }
 
+// values hands out the UInt64Values of one answer from a single allocation: an eviction round
+// reads every sandbox's stats, a dozen values for each container and the sandbox.
+type values []runtimeapi.UInt64Value
+
+func (p *values) of(v float64) *runtimeapi.UInt64Value {
+	s := *p
+	s[0].Value = sat(v)
+	*p = s[1:]
+	return &s[0]
+}
+
+// containerStatsBlock is what one container's stats point to, allocated together.
+type containerStatsBlock struct {
+	stats    runtimeapi.ContainerStats
+	attrs    runtimeapi.ContainerAttributes
+	cpu      runtimeapi.CpuUsage
+	memory   runtimeapi.MemoryUsage
+	writable runtimeapi.FilesystemUsage
+	fsID     runtimeapi.FilesystemIdentifier
+	swap     runtimeapi.SwapUsage
+	values   [12]runtimeapi.UInt64Value
+}
+
 func (r *Runtime) containerStatsLocked(c *compiled, ct *container, now time.Time) *runtimeapi.ContainerStats {
+	st, _ := r.containerStatsSampledLocked(c, ct, now)
+	return st
+}
+
+// containerStatsSampledLocked is the container's stats and, for its sandbox's sums, the usage they
+// were made of (zero unless it runs).
+func (r *Runtime) containerStatsSampledLocked(c *compiled, ct *container, now time.Time) (*runtimeapi.ContainerStats, sample) {
 	var s sample
 	if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		s = sampleUsage(ct.usage, now.Sub(ct.startedAt), ct.resources)
@@ -181,25 +211,35 @@ func (r *Runtime) containerStatsLocked(c *compiled, ct *container, now time.Time
 	if c.containersOnRoot {
 		mount = c.rootFs.mountpoint
 	}
-	st := &runtimeapi.ContainerStats{
-		Attributes: &runtimeapi.ContainerAttributes{
-			Id: ct.id, Metadata: ct.cfg.Metadata, Labels: ct.cfg.Labels, Annotations: ct.annotations,
-		},
-		Cpu: &runtimeapi.CpuUsage{Timestamp: t, UsageCoreNanoSeconds: u64(s.cpuTotal * 1e9), UsageNanoCores: u64(s.cpuRate * 1e9)},
-		Memory: &runtimeapi.MemoryUsage{
-			Timestamp: t, WorkingSetBytes: u64(s.mem), UsageBytes: u64(s.mem), RssBytes: u64(s.mem),
-			PageFaults: u64(s.mem / 4096), MajorPageFaults: u64(0),
-		},
-		WritableLayer: &runtimeapi.FilesystemUsage{
-			Timestamp: t, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: mount},
-			UsedBytes: u64(disk), InodesUsed: u64(inodes),
-		},
-		Swap: &runtimeapi.SwapUsage{Timestamp: t, SwapAvailableBytes: u64(0), SwapUsageBytes: u64(0)},
+	b := &containerStatsBlock{}
+	v := values(b.values[:])
+	b.attrs = runtimeapi.ContainerAttributes{Id: ct.id, Metadata: ct.cfg.Metadata, Labels: ct.cfg.Labels, Annotations: ct.annotations}
+	b.cpu = runtimeapi.CpuUsage{Timestamp: t, UsageCoreNanoSeconds: v.of(s.cpuTotal * 1e9), UsageNanoCores: v.of(s.cpuRate * 1e9)}
+	b.memory = runtimeapi.MemoryUsage{
+		Timestamp: t, WorkingSetBytes: v.of(s.mem), UsageBytes: v.of(s.mem), RssBytes: v.of(s.mem),
+		PageFaults: v.of(s.mem / 4096), MajorPageFaults: v.of(0),
 	}
+	b.fsID = runtimeapi.FilesystemIdentifier{Mountpoint: mount}
+	b.writable = runtimeapi.FilesystemUsage{Timestamp: t, FsId: &b.fsID, UsedBytes: v.of(disk), InodesUsed: v.of(inodes)}
+	b.swap = runtimeapi.SwapUsage{Timestamp: t, SwapAvailableBytes: v.of(0), SwapUsageBytes: v.of(0)}
+	b.stats = runtimeapi.ContainerStats{Attributes: &b.attrs, Cpu: &b.cpu, Memory: &b.memory, WritableLayer: &b.writable, Swap: &b.swap}
 	if lim := ct.resources.GetMemoryLimitInBytes(); lim > 0 && s.mem > 0 {
-		st.Memory.AvailableBytes = u64(float64(lim) - s.mem)
+		b.memory.AvailableBytes = v.of(float64(lim) - s.mem)
 	}
-	return st
+	return &b.stats, s
+}
+
+// sandboxStatsBlock is what one sandbox's own stats point to, allocated together.
+type sandboxStatsBlock struct {
+	stats   runtimeapi.PodSandboxStats
+	attrs   runtimeapi.PodSandboxAttributes
+	linux   runtimeapi.LinuxPodSandboxStats
+	cpu     runtimeapi.CpuUsage
+	memory  runtimeapi.MemoryUsage
+	process runtimeapi.ProcessUsage
+	network runtimeapi.NetworkUsage
+	eth0    runtimeapi.NetworkInterfaceUsage
+	values  [12]runtimeapi.UInt64Value
 }
 
 func (r *Runtime) sandboxStatsLocked(c *compiled, sb *sandbox, now time.Time) *runtimeapi.PodSandboxStats {
@@ -209,41 +249,41 @@ func (r *Runtime) sandboxStatsLocked(c *compiled, sb *sandbox, now time.Time) *r
 	if ready {
 		sum = sampleUsage(c.sandboxUsage, now.Sub(sb.createdAt), nil)
 	}
-	ps := &runtimeapi.PodSandboxStats{
-		Attributes: &runtimeapi.PodSandboxAttributes{
-			Id: sb.id, Metadata: sb.cfg.Metadata, Labels: sb.cfg.Labels, Annotations: sb.cfg.Annotations,
-		},
-		Linux: &runtimeapi.LinuxPodSandboxStats{},
+	b := &sandboxStatsBlock{}
+	v := values(b.values[:])
+	b.attrs = runtimeapi.PodSandboxAttributes{Id: sb.id, Metadata: sb.cfg.Metadata, Labels: sb.cfg.Labels, Annotations: sb.cfg.Annotations}
+	b.stats = runtimeapi.PodSandboxStats{Attributes: &b.attrs, Linux: &b.linux}
+	if len(sb.containers) > 0 {
+		b.linux.Containers = make([]*runtimeapi.ContainerStats, 0, len(sb.containers))
 	}
 	for _, ct := range sb.containers {
-		cs := r.containerStatsLocked(c, ct, now)
-		ps.Linux.Containers = append(ps.Linux.Containers, cs)
-		if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			s := sampleUsage(ct.usage, now.Sub(ct.startedAt), ct.resources)
-			sum.cpuRate += s.cpuRate
-			sum.mem += s.mem
-			sum.pids += s.pids
-		}
+		cs, s := r.containerStatsSampledLocked(c, ct, now)
+		b.linux.Containers = append(b.linux.Containers, cs)
+		sum.cpuRate += s.cpuRate
+		sum.mem += s.mem
+		sum.pids += s.pids
 		sum.cpuTotal += float64(cs.Cpu.UsageCoreNanoSeconds.Value) / 1e9
 	}
-	ps.Linux.Cpu = &runtimeapi.CpuUsage{Timestamp: t, UsageCoreNanoSeconds: u64(sum.cpuTotal * 1e9), UsageNanoCores: u64(sum.cpuRate * 1e9)}
-	ps.Linux.Memory = &runtimeapi.MemoryUsage{
-		Timestamp: t, WorkingSetBytes: u64(sum.mem), UsageBytes: u64(sum.mem), RssBytes: u64(sum.mem),
-		PageFaults: u64(sum.mem / 4096), MajorPageFaults: u64(0),
+	b.cpu = runtimeapi.CpuUsage{Timestamp: t, UsageCoreNanoSeconds: v.of(sum.cpuTotal * 1e9), UsageNanoCores: v.of(sum.cpuRate * 1e9)}
+	b.memory = runtimeapi.MemoryUsage{
+		Timestamp: t, WorkingSetBytes: v.of(sum.mem), UsageBytes: v.of(sum.mem), RssBytes: v.of(sum.mem),
+		PageFaults: v.of(sum.mem / 4096), MajorPageFaults: v.of(0),
 	}
-	ps.Linux.Process = &runtimeapi.ProcessUsage{Timestamp: t, ProcessCount: u64(sum.pids)}
+	b.process = runtimeapi.ProcessUsage{Timestamp: t, ProcessCount: v.of(sum.pids)}
+	b.linux.Cpu, b.linux.Memory, b.linux.Process = &b.cpu, &b.memory, &b.process
 	if !sb.hostNetwork() {
 		end := now
 		if !ready {
 			end = sb.stoppedAt
 		}
 		el := end.Sub(sb.createdAt).Seconds()
-		eth0 := &runtimeapi.NetworkInterfaceUsage{
-			Name: "eth0", RxBytes: u64(el * 2048), RxErrors: u64(0), TxBytes: u64(el * 1024), TxErrors: u64(0),
+		b.eth0 = runtimeapi.NetworkInterfaceUsage{
+			Name: "eth0", RxBytes: v.of(el * 2048), RxErrors: v.of(0), TxBytes: v.of(el * 1024), TxErrors: v.of(0),
 		}
-		ps.Linux.Network = &runtimeapi.NetworkUsage{Timestamp: t, DefaultInterface: eth0, Interfaces: []*runtimeapi.NetworkInterfaceUsage{eth0}}
+		b.network = runtimeapi.NetworkUsage{Timestamp: t, DefaultInterface: &b.eth0, Interfaces: []*runtimeapi.NetworkInterfaceUsage{&b.eth0}}
+		b.linux.Network = &b.network
 	}
-	return ps
+	return &b.stats
 }
 
 // ContainerStats reports the container's usage now; a container that is not

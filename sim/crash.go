@@ -53,7 +53,7 @@ func (n *Node) Restart() error {
 		return fmt.Errorf("sim: node %s: %w", n.Name, err)
 	}
 	n.down, n.stepping, n.done, n.stepped, n.updated = false, false, nil, false, false
-	n.podsVersion, n.podState, n.desired = 0, map[string]string{}, sources.Snapshot{}
+	n.podsVersion, n.podState, n.desired = 0, map[string]tracedPod{}, sources.Snapshot{}
 	n.world.Note(n.Name, "orchlet restarted on its root directory")
 	if err := n.Agent.Start(n.life); err != nil {
 		return fmt.Errorf("sim: node %s: %w", n.Name, err)

@@ -3,7 +3,11 @@ package sim
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -203,9 +207,14 @@ func newObserver(cri inProcess, now func() time.Time, h *Host, cfg *v1beta1.Orch
 
 // diskUsage is what the simulated node's du sees under path: the files there by their size (log
 // files the runtime wrote, downward API files), and what fakecri's containers wrote to a volume
-// mounted from it.
-func diskUsage(rt *fakecri.Runtime) func(string) (volumestats.Usage, error) {
+// mounted from it. Under the pods' log directory (logs) only fakecri makes files, so where it made
+// none there is nothing to walk: what the walk of a missing directory answers, without the kernel
+// (an eviction round measures every container's log directory, most of them never written).
+func diskUsage(rt *fakecri.Runtime, logs string) func(string) (volumestats.Usage, error) {
 	return func(path string) (volumestats.Usage, error) {
+		if strings.HasPrefix(path, logs+string(filepath.Separator)) && !rt.LogsUnder(path) {
+			return volumestats.Usage{}, &fs.PathError{Op: "lstat", Path: path, Err: syscall.ENOENT}
+		}
 		u, err := volumestats.ApparentUsage(path)
 		if err != nil {
 			return u, err

@@ -93,7 +93,7 @@ type Node struct {
 	lastCall    uint64
 	inFlight    map[uint64]bool // timed calls whose start is traced and whose end is not
 	ended       map[uint64]bool // calls after lastCall whose end is traced
-	podState    map[string]string
+	podState    map[string]tracedPod
 	desired     sources.Snapshot
 	updated     bool   // the sources sent updates since the desired state was last compared: it changed
 	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
@@ -142,7 +142,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %s: fakecri: %w", o.Name, err)
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
-		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]string{}, desired: sources.Snapshot{}}
+		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{}}
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
 	if n.fs.dir == "" {
@@ -188,7 +188,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 			Clock: w.Clock, NodeName: o.Name, Runtime: n.link, Images: n.link, Gates: opts.Gates, Sink: traceSink{n.obs}, OnEventDropped: traceDrop(n.obs),
 			FS: n.fs, HTTP: &http.Client{Transport: n.url}, Dial: refuseDial, Cores: o.Cores,
 			PodLogsDir: logs, Logger: w.logger, SourcesReady: sourcesReady, Observer: observer,
-			Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt),
+			Memcg: &eviction.MemcgNotifications{Factory: memcg, MemoryRoot: simMemoryRoot, PodsCgroup: simPodsCgroup}, DiskUsage: diskUsage(rt, logs),
 			// The node's --root-dir (volumes, hosts and termination files) goes with the world's directory.
 			PodNode: pods.Node{Name: o.Name, RootDir: root}, RootDir: root, CPUTopology: cpuTopology,
 			NUMANodes: numaNodes, Reservation: reservation,
@@ -331,21 +331,33 @@ func (w *World) collect(n *Node) {
 			advance = false // a background pull still runs; calls after it may have ended
 			continue
 		}
-		text := fmt.Sprintf("%s %s -> %s", c.Method, c.Request, c.Code)
+		// Most lines of a long simulation are these, one a call: built in one buffer, not by fmt.
+		var text strings.Builder
+		text.Grow(len(c.Method) + len(c.Request) + len(c.Code) + len(c.Response) + len(c.Error) + len(c.Fault) + 16)
 		if timed {
 			delete(n.inFlight, c.Seq)
-			text = fmt.Sprintf("%s -> %s after %v", c.Method, c.Code, c.End.Sub(c.Start))
+			fmt.Fprintf(&text, "%s -> %s after %v", c.Method, c.Code, c.End.Sub(c.Start))
+		} else {
+			text.WriteString(c.Method)
+			text.WriteString(" ")
+			text.WriteString(c.Request)
+			text.WriteString(" -> ")
+			text.WriteString(c.Code)
 		}
 		if c.Response != "" {
-			text += " " + c.Response
+			text.WriteString(" ")
+			text.WriteString(c.Response)
 		}
 		if c.Error != "" {
-			text += ": " + c.Error
+			text.WriteString(": ")
+			text.WriteString(c.Error)
 		}
 		if c.Fault != "" {
-			text += " [" + c.Fault + "]"
+			text.WriteString(" [")
+			text.WriteString(c.Fault)
+			text.WriteString("]")
 		}
-		add(endClass, c.End, KindCRI, text)
+		add(endClass, c.End, KindCRI, text.String())
 		if advance {
 			n.lastCall = c.Seq
 		} else {
@@ -414,15 +426,23 @@ var longID = regexp.MustCompile(`\b([0-9a-f]{13})[0-9a-f]{51}\b`)
 
 func shortIDs(s string) string { return longID.ReplaceAllString(s, "$1") }
 
-// diffPods traces the pods whose status changed since the last look, and those gone.
+// diffPods traces the pods whose status changed since the last look, and those gone. The pod
+// workers publish a pod they did not touch as the same pointer: only the others are summarized.
 func (w *World) diffPods(n *Node, now time.Time, add func(int, time.Time, string, string)) {
 	seen := map[string]bool{}
-	for _, p := range n.Agent.Pods.Pods() {
+	for _, p := range n.Agent.Pods.SharedPods() {
 		key := p.Namespace + "/" + p.Name
 		seen[key] = true
-		if s := podSummary(&p); n.podState[key] != s {
-			n.podState[key] = s
+		t, ok := n.podState[key]
+		if ok && t.pod == p {
+			continue
+		}
+		s := podSummary(p)
+		if t.summary != s {
 			add(classPod, now, KindPod, key+" "+s)
+		}
+		if ok || s != "" {
+			n.podState[key] = tracedPod{pod: p, summary: s}
 		}
 	}
 	gone := []string{}
@@ -436,6 +456,12 @@ func (w *World) diffPods(n *Node, now time.Time, add func(int, time.Time, string
 		delete(n.podState, key)
 		add(classPod, now, KindPod, key+" gone")
 	}
+}
+
+// tracedPod is a pod's last traced summary and the published pod it was read from.
+type tracedPod struct {
+	pod     *corev1.Pod
+	summary string
 }
 
 // podSummary is the part of a pod's status the trace follows. Init containers (init/<name>),

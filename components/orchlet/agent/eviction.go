@@ -12,6 +12,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/eviction"
 	"orch.io/orch/components/orchlet/pods"
+	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/volumestats"
 )
 
@@ -120,14 +121,15 @@ func (o ephemeralObserver) Observe(ctx context.Context) (eviction.Stats, error) 
 	if err != nil {
 		return s, err
 	}
-	active := map[types.UID]*corev1.Pod{}
-	for _, p := range o.pods.ActivePods() {
+	pods := o.pods.ActivePods()
+	active := make(map[types.UID]*corev1.Pod, len(pods))
+	for _, p := range pods {
 		active[p.UID] = p
 	}
 	for i := range s.Pods {
 		ps := &s.Pods[i]
 		if pod := active[ps.UID]; pod != nil {
-			dir := filepath.Join(o.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+			dir := podsync.LogDirectory(o.logsDir, pod)
 			for j := range ps.Containers {
 				c := &ps.Containers[j]
 				// A container that has not logged yet has no directory: no usage.

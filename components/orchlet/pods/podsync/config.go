@@ -18,6 +18,12 @@ import (
 // directory, DNS, port mappings, the pod's labels plus the agent's, its annotations, and the
 // Linux namespace options.
 func (s *Syncer) SandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+	return s.sandboxConfig(pod, attempt, s.dns.PodDNS(pod))
+}
+
+// sandboxConfig is SandboxConfig with its DNS config formed already: forming it may record events,
+// which every sync does, where the rest is made only when a container starts.
+func (s *Syncer) sandboxConfig(pod *corev1.Pod, attempt uint32, dns *runtimeapi.DNSConfig) *runtimeapi.PodSandboxConfig {
 	podLabels := map[string]string{}
 	for k, v := range pod.Labels {
 		podLabels[k] = v
@@ -41,12 +47,12 @@ func (s *Syncer) SandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodS
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
 		Hostname:     hostname,
-		LogDirectory: filepath.Join(s.logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID)),
+		LogDirectory: LogDirectory(s.logsDir, pod),
 		Labels:       podLabels,
 		Annotations:  annotations,
 		Linux:        &runtimeapi.LinuxPodSandboxConfig{SecurityContext: security.Sandbox(pod)},
 	}
-	cfg.DnsConfig = s.dns.PodDNS(pod)
+	cfg.DnsConfig = dns
 	cfg.Linux.CgroupParent = s.qos.PodCgroupParent(pod)
 	cfg.Linux.Resources, cfg.Linux.Overhead = s.qos.SandboxResources(pod)
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
@@ -59,6 +65,12 @@ func (s *Syncer) SandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodS
 		cfg.PortMappings = append(cfg.PortMappings, portMappings(&pod.Spec.Containers[i])...)
 	}
 	return cfg
+}
+
+// LogDirectory is the pod's log directory under logsDir, <namespace>_<name>_<uid>, as the kubelet's
+// BuildPodLogsDirectory names it. An eviction round names every pod's: it is built without fmt.
+func LogDirectory(logsDir string, pod *corev1.Pod) string {
+	return filepath.Join(logsDir, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
 }
 
 // portMappings is kubecontainer.MakePortMappings: a container's ports, a port whose name (or,

@@ -126,11 +126,22 @@ type instances struct {
 	latest   map[string]*runtimeapi.Container
 	next     map[string]uint32
 	statuses map[string]*runtimeapi.ContainerStatus
-	sbCfg    *runtimeapi.PodSandboxConfig
-	changed  bool // a container was started or killed: look again at once
+	// sbCfg is the ready sandbox's config, made by makeSbCfg when a container first starts: most
+	// syncs start none.
+	sbCfg     *runtimeapi.PodSandboxConfig
+	makeSbCfg func() *runtimeapi.PodSandboxConfig
+	changed   bool // a container was started or killed: look again at once
 	// renewed are the containers restarted this sync for a new definition: their exit is not the
 	// pod's last word.
 	renewed map[string]bool
+}
+
+// sandboxConfig is the ready sandbox's config, made the first time the sync needs it.
+func (in *instances) sandboxConfig() *runtimeapi.PodSandboxConfig {
+	if in.sbCfg == nil {
+		in.sbCfg = in.makeSbCfg()
+	}
+	return in.sbCfg
 }
 
 // syncPod brings up the sandbox, then the init containers one at a time and the regular containers
@@ -200,7 +211,10 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 			}
 		}
 	}
-	in.sbCfg = s.SandboxConfig(pod, ready.Metadata.GetAttempt())
+	// Every sync forms the pod's DNS config, as the kubelet's makes the sandbox config whole (its
+	// DNSConfigForming events come from it); the rest waits for a container to start.
+	dns := s.dns.PodDNS(pod)
+	in.makeSbCfg = func() *runtimeapi.PodSandboxConfig { return s.sandboxConfig(pod, ready.Metadata.GetAttempt(), dns) }
 	if p.terminal == "" {
 		// As the kubelet's SyncPod: ephemeral containers start even before initialization ends.
 		if err := s.syncEphemeral(ctx, p, in); err != nil {
@@ -350,7 +364,7 @@ func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, 
 		image: c.Image, redefined: cs.redefined}, now)
 	switch action {
 	case startNew:
-		started, err := s.startContainer(ctx, p, in.sbCfg, c, in.next[c.Name], "")
+		started, err := s.startContainer(ctx, p, in.sandboxConfig(), c, in.next[c.Name], "")
 		in.changed = in.changed || started
 		return err
 	case killUnhealthy:
@@ -402,7 +416,7 @@ func (s *Syncer) syncContainer(ctx context.Context, p *PodState, in *instances, 
 		} else {
 			cs.crash.Next(time.Unix(0, st.FinishedAt), now)
 		}
-		started, err := s.startContainer(ctx, p, in.sbCfg, c, l.Metadata.GetAttempt()+1, "")
+		started, err := s.startContainer(ctx, p, in.sandboxConfig(), c, l.Metadata.GetAttempt()+1, "")
 		in.changed = in.changed || started
 		return err
 	}
@@ -486,7 +500,7 @@ func (s *Syncer) syncEphemeral(ctx context.Context, p *PodState, in *instances) 
 			}
 			target = l.Id
 		}
-		started, err := s.startContainer(ctx, p, in.sbCfg, &c, 0, target)
+		started, err := s.startContainer(ctx, p, in.sandboxConfig(), &c, 0, target)
 		in.changed = in.changed || started
 		if err != nil {
 			return err

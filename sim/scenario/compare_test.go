@@ -128,14 +128,14 @@ func TestCompareScenarios(t *testing.T) {
 		want                    []string // lines of CompareText and SweepTable, their spaces squeezed
 	}{
 		{file: "eviction-memory-leak-hard.yaml", sweep: "eviction-hard=memory.available<100Mi,300Mi", want: []string{
-			"run 2: --eviction-hard=memory.available<100Mi (1450 trace lines)",
+			"run 2: --eviction-hard=memory.available<100Mi (1401 trace lines)",
 			"pod default/leaker on node-a",
 			"evicted at 00:06:00.000 00:06:00.000 00:04:20.000",
 			"evicted at 00:06:30.000 00:06:30.000 never",
 			"run 2's trace is the same as run 1's",
-			"run 3 parts from run 1 at trace line 788:",
+			"run 3 parts from run 1 at trace line 762:",
 			"run 3: 00:04:20.000 node-a node conditions MemoryPressure",
-			"--eviction-hard=memory.available<300Mi 1 00:04:20.000 0 1m1s 2 0 154 17 default/leaker",
+			"--eviction-hard=memory.available<300Mi 1 00:04:20.000 0 1m1s 2 0 105 17 default/leaker",
 		}},
 		{file: "eviction-memory-leak-hard.yaml", with: "eviction-hard=memory.available<300Mi eviction-pressure-transition-period=3m", want: []string{
 			"time under MemoryPressure 1m1s 3m1s",

@@ -115,6 +115,8 @@ type Controller struct {
 	// conditions are the last posted, so transition times move only on a change.
 	conditions map[corev1.NodeConditionType]corev1.NodeCondition
 	lease      *coordinationv1.Lease
+	// posted is the Node the last post or the registration answered; nil: read it first.
+	posted *corev1.Node
 
 	mu      sync.Mutex
 	nodeUID string
@@ -177,6 +179,7 @@ func (c *Controller) Register(ctx context.Context) error {
 		n, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
 		if err == nil {
 			c.setNodeUID(n.UID)
+			c.posted = n
 		}
 		return err
 	}
@@ -204,6 +207,7 @@ func (c *Controller) Register(ctx context.Context) error {
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
 		c.setNodeUID(created.UID)
+		c.posted = created
 		c.o.Logger.Info("Registered the node", "node", c.o.Node)
 		return nil
 	}
@@ -244,19 +248,39 @@ func (c *Controller) Register(ctx context.Context) error {
 		}
 	}
 	c.setNodeUID(existing.UID)
+	c.posted = existing
 	c.o.Logger.Info("Node already registered; reconciled", "node", c.o.Node)
 	return nil
 }
 
-// SyncStatus posts the node's current status.
+// SyncStatus posts the node's current status. The Node it posts over is the one the last post or
+// the registration answered, as the kubelet reads its own Node from its informer rather than the
+// API server (kubelet_node_status.go, tryUpdateNodeStatus): a post is one request, not a read and
+// a write. When that Node is out of date (another writer changed it: a conflict) or gone, the
+// post is tried again at once over a Node read from the API server, as the kubelet's retries are.
 func (c *Controller) SyncStatus(ctx context.Context) error {
-	nodes := c.o.Heartbeat.Nodes()
-	node, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
+	node := c.posted
+	c.posted = nil
+	if node != nil {
+		err := c.postStatus(ctx, node)
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	node, err := c.o.Heartbeat.Nodes().Get(ctx, c.o.Node, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
+	return c.postStatus(ctx, node)
+}
+
+// postStatus writes the current status over node, keeping the answer for the next post. A
+// failure that is no answer of the API server (it could not be reached) keeps node: nothing
+// was written.
+func (c *Controller) postStatus(ctx context.Context, node *corev1.Node) error {
 	status, err := c.status(ctx)
 	if err != nil {
+		c.posted = node
 		return err
 	}
 	if c.o.ExternalCloudProvider && len(node.Status.Addresses) > 0 {
@@ -264,7 +288,14 @@ func (c *Controller) SyncStatus(ctx context.Context) error {
 		status.Addresses = node.Status.Addresses
 	}
 	node.Status = *status
-	_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	updated, err := c.o.Heartbeat.Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	var answered apierrors.APIStatus
+	switch {
+	case err == nil:
+		c.posted = updated
+	case !errors.As(err, &answered):
+		c.posted = node
+	}
 	return err
 }
 

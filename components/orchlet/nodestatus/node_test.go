@@ -2,8 +2,11 @@ package nodestatus
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,10 +34,12 @@ import (
 var start = time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 
 type env struct {
-	clk     *clock.Mock
-	clients *apiclient.Clients
-	rt      cri.RuntimeService
-	img     cri.ImageManagerService
+	// requests are the API server's, as "METHOD path", in order.
+	requests *requestLog
+	clk      *clock.Mock
+	clients  *apiclient.Clients
+	rt       cri.RuntimeService
+	img      cri.ImageManagerService
 }
 
 func newEnv(t *testing.T) *env {
@@ -48,7 +53,11 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(h)
+	log := &requestLog{}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.add(r.Method + " " + r.URL.Path)
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
 	clients, err := apiclient.New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, apiclient.Settings{ContentType: "application/json"})
 	if err != nil {
@@ -59,7 +68,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{clk: clk, clients: clients, rt: rt, img: img}
+	return &env{requests: log, clk: clk, clients: clients, rt: rt, img: img}
 }
 
 func (e *env) controller(tune ...func(*Options)) *Controller {
@@ -75,6 +84,26 @@ func (e *env) controller(tune ...func(*Options)) *Controller {
 		f(&o)
 	}
 	return New(o)
+}
+
+type requestLog struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *requestLog) add(r string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = append(l.seen, r)
+}
+
+// take answers the requests seen since the last take.
+func (l *requestLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := l.seen
+	l.seen = nil
+	return seen
 }
 
 func (e *env) node(t *testing.T) *corev1.Node {
@@ -141,6 +170,66 @@ func TestRegisterAndStatusCadence(t *testing.T) {
 	ready = condition(e.node(t), corev1.NodeReady)
 	if ready.Status != corev1.ConditionFalse || ready.Reason != "OrchletNotReady" || !ready.LastTransitionTime.Time.Equal(start.Add(20*time.Second)) {
 		t.Fatalf("runtime not ready: %+v", ready)
+	}
+}
+
+// A status post writes over the Node the last post answered, as the kubelet posts over its
+// informer's copy: one request, no read. Another writer's change makes it a conflict, and the post
+// is made again at once over the Node read from the API server, keeping that change.
+func TestStatusPostsOverTheLastAnsweredNode(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.controller()
+	if err := c.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		get  = "GET /api/v1/nodes/n1"
+		post = "PUT /api/v1/nodes/n1/status"
+	)
+	e.requests.take()
+	for i := range 3 {
+		e.clk.Add(10 * time.Second)
+		if err := c.SyncStatus(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.requests.take(); !slices.Equal(got, []string{post}) {
+			t.Fatalf("post %d: requests %q, want %q", i, got, post)
+		}
+	}
+	n := e.node(t)
+	n.Labels["example.com/rack"] = "r7"
+	if _, err := e.clients.Core.Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.requests.take()
+	e.clk.Add(10 * time.Second)
+	if err := c.SyncStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.requests.take(), []string{post, get, post}; !slices.Equal(got, want) {
+		t.Fatalf("over another write: requests %q, want %q", got, want)
+	}
+	n = e.node(t)
+	if ready := condition(n, corev1.NodeReady); n.Labels["example.com/rack"] != "r7" || !ready.LastHeartbeatTime.Time.Equal(start.Add(40*time.Second)) {
+		t.Fatalf("after the conflict: labels %v, Ready %+v", n.Labels, ready)
+	}
+	// The Node deleted: the post reads it, and fails with NotFound until it is registered again.
+	if err := e.clients.Core.Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.requests.take()
+	if err := c.SyncStatus(ctx); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Node deleted: %v, want NotFound", err)
+	}
+	if got, want := e.requests.take(), []string{post, get}; !slices.Equal(got, want) {
+		t.Fatalf("the Node deleted: requests %q, want %q", got, want)
+	}
+	if err := c.SyncStatus(ctx); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Node deleted, again: %v, want NotFound", err)
+	}
+	if got, want := e.requests.take(), []string{get}; !slices.Equal(got, want) {
+		t.Fatalf("the Node deleted, again: requests %q, want %q", got, want)
 	}
 }
 

@@ -339,7 +339,7 @@ func (s *Store) Apply(ctx context.Context, namespace, name string, patch *unstru
 	}
 	pinned := patch.GetResourceVersion() != ""
 	for {
-		old, stale, err := s.get(ctx, namespace, name)
+		old, from, err := s.get(ctx, namespace, name)
 		if apierrors.IsNotFound(err) {
 			if s.updates != UpdateStrategy(s.strategy) {
 				return nil, false, err
@@ -369,7 +369,7 @@ func (s *Store) Apply(ctx context.Context, namespace, name string, patch *unstru
 		if !pinned {
 			accessor(obj).SetResourceVersion("")
 		}
-		out, err := s.replaceObject(ctx, old, stale, obj, dryRun, false)
+		out, err := s.replaceObject(ctx, old, from, obj, dryRun, false)
 		if errors.Is(err, errRetry) {
 			continue
 		}

@@ -357,17 +357,24 @@ func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object
 	return obj, err
 }
 
-// get is Get, also telling whether the stored form is stale (see storage.KeyValue.Stale).
-func (s *Store) get(ctx context.Context, namespace, name string) (runtime.Object, bool, error) {
+// stored is what storage held of an object read for a write: its bytes, which the write compares
+// its own with, and whether that form is stale (see storage.KeyValue.Stale).
+type stored struct {
+	data  []byte
+	stale bool
+}
+
+// get is Get, also answering the stored form.
+func (s *Store) get(ctx context.Context, namespace, name string) (runtime.Object, stored, error) {
 	kv, err := s.storage.Get(ctx, s.key(namespace, name))
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, false, s.notFound(name)
+		return nil, stored{}, s.notFound(name)
 	}
 	if err != nil {
-		return nil, false, StorageError(err)
+		return nil, stored{}, StorageError(err)
 	}
 	obj, err := s.decode(kv)
-	return obj, kv.Stale, err
+	return obj, stored{data: kv.Value, stale: kv.Stale}, err
 }
 
 // Update replaces namespace/name with in, creating it when absent if the strategy allows. A
@@ -382,7 +389,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.O
 		return nil, false, err
 	}
 	for {
-		old, stale, err := s.get(ctx, namespace, name)
+		old, from, err := s.get(ctx, namespace, name)
 		if apierrors.IsNotFound(err) {
 			if !s.strategy.AllowCreateOnUpdate() || s.updates != UpdateStrategy(s.strategy) {
 				return nil, false, err
@@ -398,7 +405,7 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.O
 		if err != nil {
 			return nil, false, err
 		}
-		out, err := s.replace(ctx, old, stale, in.DeepCopyObject(), dryRun)
+		out, err := s.replace(ctx, old, from, in.DeepCopyObject(), dryRun)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -412,11 +419,11 @@ var errRetry = errors.New("retry")
 // replace writes next over old. A resourceVersion in next must match old's; a storage conflict
 // or a vanished object without such a precondition is errRetry. The manager in ctx is recorded in
 // next's managedFields; replaceObject without record writes an apply, which recorded itself.
-func (s *Store) replace(ctx context.Context, old runtime.Object, stale bool, next runtime.Object, dryRun bool) (runtime.Object, error) {
-	return s.replaceObject(ctx, old, stale, next, dryRun, true)
+func (s *Store) replace(ctx context.Context, old runtime.Object, from stored, next runtime.Object, dryRun bool) (runtime.Object, error) {
+	return s.replaceObject(ctx, old, from, next, dryRun, true)
 }
 
-func (s *Store) replaceObject(ctx context.Context, old runtime.Object, stale bool, next runtime.Object, dryRun, record bool) (runtime.Object, error) {
+func (s *Store) replaceObject(ctx context.Context, old runtime.Object, from stored, next runtime.Object, dryRun, record bool) (runtime.Object, error) {
 	om, nm := accessor(old), accessor(next)
 	precondition := nm.GetResourceVersion() != ""
 	if precondition && nm.GetResourceVersion() != om.GetResourceVersion() {
@@ -456,13 +463,11 @@ func (s *Store) replaceObject(ctx context.Context, old runtime.Object, stale boo
 	if err != nil {
 		return nil, internal(err)
 	}
-	oldData, err := s.encode(old)
-	if err != nil {
-		return nil, internal(err)
-	}
 	// An update that changes nothing is not a write (the resourceVersion stays), unless the
-	// stored form is stale: rewriting is how objects move to a new encryption key.
-	if dryRun || (bytes.Equal(data, oldData) && !stale) {
+	// stored form is stale: rewriting is how objects move to a new encryption key. Nothing is
+	// what storage holds, as kube-apiserver's GuaranteedUpdate compares with the bytes it read
+	// rather than encoding the object it decoded from them again.
+	if dryRun || (bytes.Equal(data, from.data) && !from.stale) {
 		return next, nil
 	}
 	// The last finalizer gone from an object being deleted without grace deletes it.
@@ -509,7 +514,7 @@ type PatchFunc func(current []byte) (runtime.Object, error)
 // the patch pins a resourceVersion.
 func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFunc, dryRun bool) (runtime.Object, error) {
 	for {
-		old, stale, err := s.get(ctx, namespace, name)
+		old, from, err := s.get(ctx, namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -533,7 +538,7 @@ func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFu
 			}
 			return nil, s.invalid(om.GetName(), errs)
 		}
-		out, err := s.replace(ctx, old, stale, next, dryRun)
+		out, err := s.replace(ctx, old, from, next, dryRun)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -545,7 +550,7 @@ func (s *Store) Patch(ctx context.Context, namespace, name string, patch PatchFu
 // write; change may answer an error (a Status) to give up.
 func (s *Store) GuaranteedUpdate(ctx context.Context, namespace, name string, change func(runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	for {
-		old, stale, err := s.get(ctx, namespace, name)
+		old, from, err := s.get(ctx, namespace, name)
 		if err != nil {
 			return nil, err
 		}
@@ -554,7 +559,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, namespace, name string, ch
 			return nil, err
 		}
 		accessor(next).SetResourceVersion("")
-		out, err := s.replace(ctx, old, stale, next, false)
+		out, err := s.replace(ctx, old, from, next, false)
 		if errors.Is(err, errRetry) {
 			continue
 		}

@@ -120,6 +120,10 @@ func (m *Manager) PodCgroups() ([]PodCgroup, error) {
 		return nil, nil
 	}
 	base := append(append([]string{}, m.root...), nodeAllocatableCgroup)
+	// Capped, so that the two QoS paths appended below never share base's spare room (the
+	// compiler may give a small slice more capacity than its length: the burstable path was
+	// overwritten by the besteffort one and Burstable orphans never found).
+	base = base[:len(base):len(base)]
 	var out []PodCgroup
 	for _, name := range [][]string{base, append(base, burstableCgroup), append(base, bestEffortCgroup)} {
 		parent := m.cgroupParent(name)

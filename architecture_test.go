@@ -26,7 +26,7 @@ var importRules = []importRule{
 	{room: "fakecri", mayNot: []string{"components/", "sim", "conformance", "cmd/"},
 		because: "fakecri is a runtime any node agent may run on: it knows the CRI, not orch"},
 	{room: "fakecri/", mayNot: []string{"fakecri/"},
-		because: "the recorder, the control API and the test support each stand on the runtime alone; none knows another"},
+		because: "the recorder, the control API, the exec shell and the test support know at most the runtime; none knows another"},
 	{room: "components/featuregates", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/"},
 		because: "shared mechanisms sit below every component"},
 	{room: "components/periodic", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/"},

@@ -49,7 +49,7 @@ func clockState(r *fakecri.Runtime, manual bool) ClockState {
 		PendingEvents: r.PendingEvents(), Idle: idle, NextWakeup: next}
 }
 
-// Handler serves the control API (see README.md):
+// Handler serves the control API (see fakecri/README.md):
 //
 //	GET    /healthz
 //	GET    /v1/calls?since=SEQ&method=GLOB&limit=N

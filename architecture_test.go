@@ -25,6 +25,8 @@ var importRules = []importRule{
 		because: "the wire and file types are the floor every room stands on"},
 	{room: "fakecri", mayNot: []string{"components/", "sim", "conformance", "cmd/"},
 		because: "fakecri is a runtime any node agent may run on: it knows the CRI, not orch"},
+	{room: "fakecri/", mayNot: []string{"fakecri/"},
+		because: "the recorder, the control API, the exec shell and the test support know at most the runtime; none knows another"},
 	{room: "components/featuregates", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/"},
 		because: "shared mechanisms sit below every component"},
 	{room: "components/periodic", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/"},

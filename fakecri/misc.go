@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/fakecri/shell"
 )
 
 // Version reports the runtime's name and version and the CRI version (v1).
@@ -179,10 +181,10 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 			if err := sleep(ctx, rule.Delay.D()); err == nil {
 				resp.ExitCode = rule.ExitCode
 			}
-		} else if _, ok := builtin(req.Cmd[0]); ok {
-			sh := &shell{env: t.env, hostname: t.hostname, files: t.files, ctr: t.c, healthy: true,
-				sleep: sleep, stdin: eofReader{}, stdout: &stdout, stderr: &stderr}
-			code, _ := sh.exec(ctx, req.Cmd)
+		} else if shell.Knows(req.Cmd[0]) {
+			sh := t.shell(sleep, eofReader{}, &stdout, &stderr, "")
+			sh.Healthy = true
+			code, _ := sh.Exec(ctx, req.Cmd)
 			resp.ExitCode = int32(code)
 		}
 		// Any other unscripted command stands for a healthy program: it succeeds with no output, so

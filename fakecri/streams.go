@@ -24,6 +24,8 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
+
+	"orch.io/orch/fakecri/shell"
 )
 
 // FileRule is a file a streamed exec's cat and ls find in the containers Match selects.
@@ -222,7 +224,7 @@ func (s streamRuntime) target(id string, cmd []string) (*target, error) {
 			t.env = append(t.env, kv.Key+"="+string(kv.Value))
 		}
 		t.files["/etc/hostname"] = t.hostname + "\n"
-		maps.Copy(t.files, sandboxFiles(c.sb.cfg))
+		maps.Copy(t.files, shell.SandboxFiles(c.sb.cfg))
 		for _, f := range sc.files {
 			if f.m.matches(s.r, c) {
 				t.files[f.Path] = f.Content
@@ -233,6 +235,12 @@ func (s streamRuntime) target(id string, cmd []string) (*target, error) {
 		}
 		return t, nil
 	})
+}
+
+// shell is the built-in shell over the target's container, its environment and files.
+func (t *target) shell(sleep func(context.Context, time.Duration) error, in io.Reader, stdout, stderr io.Writer, prompt string) *shell.Shell {
+	return &shell.Shell{Env: t.env, Hostname: t.hostname, Files: t.files, Container: t.c.cfg, ImageUID: t.c.imageUID,
+		Sleep: sleep, Stdin: in, Stdout: stdout, Stderr: stderr, Prompt: prompt}
 }
 
 func joinCmd(cmd []string) string {
@@ -307,9 +315,7 @@ func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.
 		}
 		code = int(rule.ExitCode)
 	} else {
-		sh := &shell{env: t.env, hostname: t.hostname, files: t.files, ctr: t.c, sleep: s.sleep(t.c),
-			stdin: stdin, stdout: stdout, stderr: stderr, prompt: prompt}
-		if code, err = sh.exec(ctx, cmd); err != nil {
+		if code, err = t.shell(s.sleep(t.c), stdin, stdout, stderr, prompt).Exec(ctx, cmd); err != nil {
 			return err
 		}
 	}
@@ -405,12 +411,11 @@ func (s streamRuntime) attachShell(ctx context.Context, t *target, in io.Reader,
 		term := newTerminal(in, stdout)
 		in, stdout, stderr, prompt = term, term.out, term.out, "/ # "
 	}
-	sh := &shell{env: t.env, hostname: t.hostname, files: t.files, ctr: t.c, sleep: s.sleep(t.c),
-		stdin: in, stdout: stdout, stderr: stderr, prompt: prompt}
+	sh := t.shell(s.sleep(t.c), in, stdout, stderr, prompt)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sh.sh(ctx, nil)
+		sh.Sh(ctx, nil)
 	}()
 	select {
 	case <-done:

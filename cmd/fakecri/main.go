@@ -33,6 +33,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"orch.io/orch/fakecri"
+	controlapi "orch.io/orch/fakecri/control"
 )
 
 func main() {
@@ -145,7 +146,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		if n, p, _ := fakecri.ParseEndpoint(ctlEndpoint); n == "unix" {
 			defer os.Remove(p)
 		}
-		ctlSrv = &http.Server{Handler: rt.ControlHandler(fakecri.ControlOptions{Mock: mock, Complete: func(s *fakecri.Script) *fakecri.Script { return withImageFsAt(s, imageFs) }}), ReadHeaderTimeout: 10 * time.Second}
+		ctlSrv = &http.Server{Handler: controlapi.Handler(rt, controlapi.Options{Mock: mock, Complete: func(s *fakecri.Script) *fakecri.Script { return withImageFsAt(s, imageFs) }}), ReadHeaderTimeout: 10 * time.Second}
 		go ctlSrv.Serve(ctlLis)
 	}
 

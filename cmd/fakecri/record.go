@@ -19,6 +19,7 @@ import (
 
 	"orch.io/orch/components/orchlet/options"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/record"
 	"orch.io/orch/sim/scenario"
 )
 
@@ -102,7 +103,7 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 	hostMem, systemMem := meminfo()
 
 	dialCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	rec, err := fakecri.NewRecorder(dialCtx, fakecri.RecordOptions{Upstream: *upstream, SamplePeriod: *period, Logs: *logs})
+	rec, err := record.New(dialCtx, record.Options{Upstream: *upstream, SamplePeriod: *period, Logs: *logs})
 	cancel()
 	if err != nil {
 		return fail("%v", err)
@@ -147,7 +148,7 @@ func runRecord(ctx context.Context, args []string, stderr io.Writer) int {
 	if err := rec.Sample(final); err != nil { // the exits since the last round
 		fmt.Fprintf(stderr, "fakecri record: last sample: %v\n", err)
 	}
-	if err := rec.WriteRecording(*out, fakecri.Recording{Node: *node, Args: nodeArgs, Manifests: *manifests, APIPods: podYAMLs,
+	if err := rec.WriteRecording(*out, record.Recording{Node: *node, Args: nodeArgs, Manifests: *manifests, APIPods: podYAMLs,
 		HostMemory: hostMem, SystemMemory: systemMem, Upstream: *upstream}); err != nil {
 		return fail("%v", err)
 	}

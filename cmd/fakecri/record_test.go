@@ -16,6 +16,7 @@ import (
 
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/record"
 	"orch.io/orch/sim/scenario"
 )
 
@@ -132,14 +133,14 @@ func TestRecordingOfAPIPodsLoads(t *testing.T) {
 	_, upstream := fakecritest.Start(t, fakecri.Options{Seed: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rec, err := fakecri.NewRecorder(ctx, fakecri.RecordOptions{Upstream: upstream})
+	rec, err := record.New(ctx, record.Options{Upstream: upstream})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close()
 	out := t.TempDir()
 	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  nodeName: n1\n  containers:\n  - {name: app, image: app:1}\n"
-	if err := rec.WriteRecording(out, fakecri.Recording{Node: "n1", APIPods: []string{pod}}); err != nil {
+	if err := rec.WriteRecording(out, record.Recording{Node: "n1", APIPods: []string{pod}}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := scenario.Load(filepath.Join(out, "scenario.yaml"))

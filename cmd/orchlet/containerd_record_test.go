@@ -27,6 +27,7 @@ import (
 	"orch.io/orch/components/authz"
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/record"
 	"orch.io/orch/sim"
 	"orch.io/orch/sim/scenario"
 )
@@ -119,7 +120,7 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 	names := []string{"crash", "disk", "hog", "oom"}
 	cleanupPodLogs(t, names...)
 
-	rec, err := fakecri.NewRecorder(ctx, fakecri.RecordOptions{Upstream: "unix://" + ctd.sock, SamplePeriod: recordPeriod, Logs: true})
+	rec, err := record.New(ctx, record.Options{Upstream: "unix://" + ctd.sock, SamplePeriod: recordPeriod, Logs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if err := rec.WriteRecording(out, fakecri.Recording{Node: e2eNode, APIPods: podYAMLs, Upstream: "containerd"}); err != nil {
+	if err := rec.WriteRecording(out, record.Recording{Node: e2eNode, APIPods: podYAMLs, Upstream: "containerd"}); err != nil {
 		t.Fatal(err)
 	}
 	sk, _ := os.ReadFile(filepath.Join(out, "scenario.yaml"))

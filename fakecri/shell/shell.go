@@ -1,4 +1,4 @@
-package fakecri
+package shell
 
 import (
 	"bufio"
@@ -19,31 +19,33 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// shell runs the small command set a streamed exec answers where no exec rule matches: a fake
+// A Shell runs the small command set a streamed exec answers where no exec rule matches: a fake
 // runs no binaries, so these are what `kubectl exec` and `kubectl exec -it ... -- sh` can show.
 // Each command writes to stdout and stderr and answers an exit code, as a process would.
-type shell struct {
-	// env is the container's environment, KEY=VALUE, in the order it was given.
-	env      []string
-	hostname string
-	// files are the script's files for the container, by absolute path.
-	files map[string]string
-	// ctr is the container: ls and cat under its bind mounts read the host's directories, its
-	// command is the one process pgrep finds (a fake keeps no table of the processes execs start),
-	// id answers its security context's user and groups, else its image's user.
-	ctr *container
-	// healthy makes a program the set lacks succeed with no output, as ExecSync answers one (a
+type Shell struct {
+	// Env is the container's environment, KEY=VALUE, in the order it was given.
+	Env      []string
+	Hostname string
+	// Files are the script's files for the container, by absolute path.
+	Files map[string]string
+	// Container is the container's configuration, nil for none: ls and cat under its bind mounts
+	// read the host's directories, its command is the one process pgrep finds (a fake keeps no
+	// table of the processes execs start), id answers its security context's user and groups, else
+	// ImageUID, its image's user.
+	Container *runtimeapi.ContainerConfig
+	ImageUID  int64
+	// Healthy makes a program the set lacks succeed with no output, as ExecSync answers one (a
 	// fake stands every program it cannot run for a healthy one); a streamed exec's shell says
 	// "not found" instead.
-	healthy bool
-	// sleep waits d on the runtime's clock; it fails when the exec is cancelled or the container
+	Healthy bool
+	// Sleep waits d on the runtime's clock; it fails when the exec is cancelled or the container
 	// exits meanwhile.
-	sleep  func(ctx context.Context, d time.Duration) error
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	// prompt is written before each line an interactive sh reads: on a terminal, as sh does.
-	prompt string
+	Sleep  func(ctx context.Context, d time.Duration) error
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Prompt is written before each line an interactive sh reads: on a terminal, as sh does.
+	Prompt string
 	// status is the exit code of the last command, $?.
 	status int
 }
@@ -54,43 +56,49 @@ type errExit struct{ code int }
 func (e errExit) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // builtin is the command the shell knows by name, answering an exit code.
-func builtin(name string) (func(s *shell, ctx context.Context, args []string) int, bool) {
+func builtin(name string) (func(s *Shell, ctx context.Context, args []string) int, bool) {
 	switch name {
 	case "echo":
-		return (*shell).echo, true
+		return (*Shell).echo, true
 	case "true":
-		return func(*shell, context.Context, []string) int { return 0 }, true
+		return func(*Shell, context.Context, []string) int { return 0 }, true
 	case "false":
-		return func(*shell, context.Context, []string) int { return 1 }, true
+		return func(*Shell, context.Context, []string) int { return 1 }, true
 	case "env", "printenv":
-		return (*shell).printEnv, true
+		return (*Shell).printEnv, true
 	case "hostname":
-		return func(s *shell, _ context.Context, _ []string) int { fmt.Fprintln(s.stdout, s.hostname); return 0 }, true
+		return func(s *Shell, _ context.Context, _ []string) int { fmt.Fprintln(s.Stdout, s.Hostname); return 0 }, true
 	case "pwd":
-		return func(s *shell, _ context.Context, _ []string) int { fmt.Fprintln(s.stdout, "/"); return 0 }, true
+		return func(s *Shell, _ context.Context, _ []string) int { fmt.Fprintln(s.Stdout, "/"); return 0 }, true
 	case "cat":
-		return (*shell).cat, true
+		return (*Shell).cat, true
 	case "ls":
-		return (*shell).ls, true
+		return (*Shell).ls, true
 	case "seq":
-		return (*shell).seq, true
+		return (*Shell).seq, true
 	case "sleep":
-		return (*shell).sleepCmd, true
+		return (*Shell).sleepCmd, true
 	case "sh":
-		return (*shell).sh, true
+		return (*Shell).Sh, true
 	case "pgrep":
-		return (*shell).pgrep, true
+		return (*Shell).pgrep, true
 	case "id":
-		return (*shell).id, true
+		return (*Shell).id, true
 	case "grep":
-		return (*shell).grep, true
+		return (*Shell).grep, true
 	}
 	return nil, false
 }
 
-// exec runs argv as a container process: a builtin, or an error for a binary the fake cannot run
+// Knows tells whether name is a command of the set.
+func Knows(name string) bool {
+	_, ok := builtin(name)
+	return ok
+}
+
+// Exec runs argv as a container process: a builtin, or an error for a binary the fake cannot run
 // (the runtime's own failure, not an exit code, as runc's "executable file not found").
-func (s *shell) exec(ctx context.Context, argv []string) (int, error) {
+func (s *Shell) Exec(ctx context.Context, argv []string) (int, error) {
 	f, ok := builtin(argv[0])
 	if !ok {
 		return 0, fmt.Errorf("OCI runtime exec failed: exec failed: unable to start container process: exec: %q: executable file not found in $PATH: unknown", argv[0])
@@ -98,39 +106,39 @@ func (s *shell) exec(ctx context.Context, argv []string) (int, error) {
 	return f(s, ctx, argv[1:]), nil
 }
 
-func (s *shell) echo(_ context.Context, args []string) int {
+func (s *Shell) echo(_ context.Context, args []string) int {
 	newline := true
 	if len(args) > 0 && args[0] == "-n" {
 		newline, args = false, args[1:]
 	}
-	io.WriteString(s.stdout, strings.Join(args, " "))
+	io.WriteString(s.Stdout, strings.Join(args, " "))
 	if newline {
-		io.WriteString(s.stdout, "\n")
+		io.WriteString(s.Stdout, "\n")
 	}
 	return 0
 }
 
-func (s *shell) printEnv(_ context.Context, args []string) int {
+func (s *Shell) printEnv(_ context.Context, args []string) int {
 	if len(args) > 0 {
 		code := 0
 		for _, name := range args {
 			if v, ok := s.lookup(name); ok {
-				fmt.Fprintln(s.stdout, v)
+				fmt.Fprintln(s.Stdout, v)
 			} else {
 				code = 1
 			}
 		}
 		return code
 	}
-	for _, kv := range s.env {
-		fmt.Fprintln(s.stdout, kv)
+	for _, kv := range s.Env {
+		fmt.Fprintln(s.Stdout, kv)
 	}
 	return 0
 }
 
-func (s *shell) lookup(name string) (string, bool) {
-	for i := len(s.env) - 1; i >= 0; i-- {
-		if k, v, _ := strings.Cut(s.env[i], "="); k == name {
+func (s *Shell) lookup(name string) (string, bool) {
+	for i := len(s.Env) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(s.Env[i], "="); k == name {
 			return v, true
 		}
 	}
@@ -138,20 +146,20 @@ func (s *shell) lookup(name string) (string, bool) {
 }
 
 // cat copies the named files, or stdin without names or for "-".
-func (s *shell) cat(_ context.Context, args []string) int {
+func (s *Shell) cat(_ context.Context, args []string) int {
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
 	code := 0
 	for _, name := range args {
 		if name == "-" {
-			if _, err := io.Copy(s.stdout, s.stdin); err != nil {
+			if _, err := io.Copy(s.Stdout, s.Stdin); err != nil {
 				return 1
 			}
 			continue
 		}
-		content, ok := s.files[path.Clean("/"+name)]
-		if s.ctr != nil {
+		content, ok := s.Files[path.Clean("/"+name)]
+		if s.Container != nil {
 			switch path.Clean("/" + name) {
 			case "/proc/1/cmdline":
 				content, ok = s.pid1Cmdline(), true
@@ -164,11 +172,11 @@ func (s *shell) cat(_ context.Context, args []string) int {
 			content, ok = string(b), err == nil
 		}
 		if !ok {
-			fmt.Fprintf(s.stderr, "cat: can't open '%s': No such file or directory\n", name)
+			fmt.Fprintf(s.Stderr, "cat: can't open '%s': No such file or directory\n", name)
 			code = 1
 			continue
 		}
-		io.WriteString(s.stdout, content)
+		io.WriteString(s.Stdout, content)
 	}
 	return code
 }
@@ -176,7 +184,7 @@ func (s *shell) cat(_ context.Context, args []string) int {
 // ls lists the entries directly under each directory named (default /) that the script's files
 // make: their names, and the directories leading to deeper ones; under a bind mount, the host
 // directory's entries (-A or -a: with those whose names start with a dot).
-func (s *shell) ls(_ context.Context, args []string) int {
+func (s *Shell) ls(_ context.Context, args []string) int {
 	all := false
 	var dirs []string
 	for _, a := range args {
@@ -185,7 +193,7 @@ func (s *shell) ls(_ context.Context, args []string) int {
 			all = true
 		case a == "-1":
 		case strings.HasPrefix(a, "-") && a != "-":
-			fmt.Fprintf(s.stderr, "ls: unrecognized option '%s'\n", a)
+			fmt.Fprintf(s.Stderr, "ls: unrecognized option '%s'\n", a)
 			return 1
 		default:
 			dirs = append(dirs, a)
@@ -203,13 +211,13 @@ func (s *shell) ls(_ context.Context, args []string) int {
 			}
 			continue
 		}
-		if _, ok := s.files[dir]; ok {
-			fmt.Fprintln(s.stdout, path.Base(dir))
+		if _, ok := s.Files[dir]; ok {
+			fmt.Fprintln(s.Stdout, path.Base(dir))
 			continue
 		}
 		var names []string
 		prefix := strings.TrimSuffix(dir, "/") + "/"
-		for p := range s.files {
+		for p := range s.Files {
 			if rest, ok := strings.CutPrefix(p, prefix); ok {
 				name, _, _ := strings.Cut(rest, "/")
 				if !slices.Contains(names, name) {
@@ -218,13 +226,13 @@ func (s *shell) ls(_ context.Context, args []string) int {
 			}
 		}
 		if len(names) == 0 && dir != "/" {
-			fmt.Fprintf(s.stderr, "ls: %s: No such file or directory\n", dir)
+			fmt.Fprintf(s.Stderr, "ls: %s: No such file or directory\n", dir)
 			code = 1
 			continue
 		}
 		slices.Sort(names)
 		for _, n := range names {
-			fmt.Fprintln(s.stdout, n)
+			fmt.Fprintln(s.Stdout, n)
 		}
 	}
 	return code
@@ -233,10 +241,10 @@ func (s *shell) ls(_ context.Context, args []string) int {
 // pid1Cmdline is /proc/1/cmdline in the container: the pod's infra process where the container
 // shares the pod's process namespace (its namespace options say POD), else its own command, each
 // argument NUL-terminated.
-func (s *shell) pid1Cmdline() string {
+func (s *Shell) pid1Cmdline() string {
 	argv := []string{"/pause"}
-	if ns := s.ctr.cfg.GetLinux().GetSecurityContext().GetNamespaceOptions(); ns == nil || ns.Pid != runtimeapi.NamespaceMode_POD {
-		argv = append(slices.Clone(s.ctr.cfg.GetCommand()), s.ctr.cfg.GetArgs()...)
+	if ns := s.Container.GetLinux().GetSecurityContext().GetNamespaceOptions(); ns == nil || ns.Pid != runtimeapi.NamespaceMode_POD {
+		argv = append(slices.Clone(s.Container.GetCommand()), s.Container.GetArgs()...)
 	}
 	var b strings.Builder
 	for _, a := range argv {
@@ -295,9 +303,9 @@ func capabilities(sc *runtimeapi.LinuxContainerSecurityContext) uint64 {
 
 // selfStatus is /proc/self/status of a process in the container: its ids, its capability sets (a
 // user other than root keeps the bounding set only), no_new_privs and its seccomp mode.
-func (s *shell) selfStatus() string {
-	sc := s.ctr.cfg.GetLinux().GetSecurityContext()
-	uid := s.ctr.imageUID
+func (s *Shell) selfStatus() string {
+	sc := s.Container.GetLinux().GetSecurityContext()
+	uid := s.ImageUID
 	if sc.GetRunAsUser() != nil {
 		uid = sc.GetRunAsUser().GetValue()
 	}
@@ -321,20 +329,12 @@ func (s *shell) selfStatus() string {
 		uid, uid, uid, uid, gid, gid, gid, gid, 0, eff, eff, bnd, 0, noNewPrivs, seccomp)
 }
 
-// config is the container's configuration, nil for none.
-func (c *container) config() *runtimeapi.ContainerConfig {
-	if c == nil {
-		return nil
-	}
-	return c.cfg
-}
-
 // hostPath answers the host path that p, a path in the container, is under the deepest bind
 // mount of.
-func (s *shell) hostPath(p string) (string, bool) {
+func (s *Shell) hostPath(p string) (string, bool) {
 	p = path.Clean("/" + p)
 	best, host := "", ""
-	for _, m := range s.ctr.config().GetMounts() {
+	for _, m := range s.Container.GetMounts() {
 		cp := path.Clean("/" + m.GetContainerPath())
 		if rest, ok := strings.CutPrefix(p, cp); ok && (rest == "" || rest[0] == '/' || cp == "/") && len(cp) >= len(best) {
 			best, host = cp, filepath.Join(m.GetHostPath(), rest)
@@ -344,24 +344,24 @@ func (s *shell) hostPath(p string) (string, bool) {
 }
 
 // lsHost lists a host directory (or names a host file) seen in the container at dir.
-func (s *shell) lsHost(dir, host string, all bool) bool {
+func (s *Shell) lsHost(dir, host string, all bool) bool {
 	info, err := os.Stat(host)
 	if err != nil {
-		fmt.Fprintf(s.stderr, "ls: %s: No such file or directory\n", dir)
+		fmt.Fprintf(s.Stderr, "ls: %s: No such file or directory\n", dir)
 		return false
 	}
 	if !info.IsDir() {
-		fmt.Fprintln(s.stdout, path.Base(dir))
+		fmt.Fprintln(s.Stdout, path.Base(dir))
 		return true
 	}
 	entries, err := os.ReadDir(host)
 	if err != nil {
-		fmt.Fprintf(s.stderr, "ls: can't open '%s': Permission denied\n", dir)
+		fmt.Fprintf(s.Stderr, "ls: can't open '%s': Permission denied\n", dir)
 		return false
 	}
 	for _, e := range entries {
 		if all || !strings.HasPrefix(e.Name(), ".") {
-			fmt.Fprintln(s.stdout, e.Name())
+			fmt.Fprintln(s.Stdout, e.Name())
 		}
 	}
 	return true
@@ -370,7 +370,7 @@ func (s *shell) lsHost(dir, host string, all bool) bool {
 // grep prints the lines of the named files (or stdin) that match the pattern (a Go regular
 // expression, which reads busybox's basic ones the tests use alike): -q prints nothing, -v
 // inverts, -i ignores case; exit 0 when a line matched, 1 when none did, 2 on an error.
-func (s *shell) grep(_ context.Context, args []string) int {
+func (s *Shell) grep(_ context.Context, args []string) int {
 	quiet, invert, fold := false, false, false
 	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
 		for _, f := range args[0][1:] {
@@ -382,14 +382,14 @@ func (s *shell) grep(_ context.Context, args []string) int {
 			case 'i':
 				fold = true
 			default:
-				fmt.Fprintf(s.stderr, "grep: invalid option -- '%c'\n", f)
+				fmt.Fprintf(s.Stderr, "grep: invalid option -- '%c'\n", f)
 				return 2
 			}
 		}
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(s.stderr, "Usage: grep [-qvi] PATTERN [FILE]...")
+		fmt.Fprintln(s.Stderr, "Usage: grep [-qvi] PATTERN [FILE]...")
 		return 2
 	}
 	pattern := args[0]
@@ -398,7 +398,7 @@ func (s *shell) grep(_ context.Context, args []string) int {
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		fmt.Fprintf(s.stderr, "grep: bad regex '%s'\n", args[0])
+		fmt.Fprintf(s.Stderr, "grep: bad regex '%s'\n", args[0])
 		return 2
 	}
 	files := args[1:]
@@ -408,7 +408,7 @@ func (s *shell) grep(_ context.Context, args []string) int {
 	matched, failed := false, false
 	for _, name := range files {
 		var in bytes.Buffer
-		reader := &shell{ctr: s.ctr, files: s.files, stdin: s.stdin, stdout: &in, stderr: s.stderr}
+		reader := &Shell{Container: s.Container, ImageUID: s.ImageUID, Files: s.Files, Stdin: s.Stdin, Stdout: &in, Stderr: s.Stderr}
 		if reader.cat(context.Background(), []string{name}) != 0 {
 			failed = true
 			continue
@@ -424,9 +424,9 @@ func (s *shell) grep(_ context.Context, args []string) int {
 				continue
 			}
 			if len(files) > 1 {
-				fmt.Fprintf(s.stdout, "%s:", name)
+				fmt.Fprintf(s.Stdout, "%s:", name)
 			}
-			fmt.Fprintln(s.stdout, lines.Text())
+			fmt.Fprintln(s.Stdout, lines.Text())
 		}
 	}
 	switch {
@@ -440,21 +440,21 @@ func (s *shell) grep(_ context.Context, args []string) int {
 
 // pgrep prints the ids of the processes whose name (-f: whole command line) matches the pattern,
 // exit 1 when none does. The container's main process, id 1, is the only one a fake has.
-func (s *shell) pgrep(_ context.Context, args []string) int {
+func (s *Shell) pgrep(_ context.Context, args []string) int {
 	full := false
 	if len(args) > 0 && args[0] == "-f" {
 		full, args = true, args[1:]
 	}
 	if len(args) != 1 {
-		fmt.Fprintln(s.stderr, "Usage: pgrep [-f] PATTERN")
+		fmt.Fprintln(s.Stderr, "Usage: pgrep [-f] PATTERN")
 		return 2
 	}
 	re, err := regexp.Compile(args[0])
 	if err != nil {
-		fmt.Fprintf(s.stderr, "pgrep: bad regex '%s'\n", args[0])
+		fmt.Fprintf(s.Stderr, "pgrep: bad regex '%s'\n", args[0])
 		return 2
 	}
-	main := s.ctr.config()
+	main := s.Container
 	argv := append(slices.Clone(main.GetCommand()), main.GetArgs()...)
 	if len(argv) == 0 {
 		return 1
@@ -466,19 +466,19 @@ func (s *shell) pgrep(_ context.Context, args []string) int {
 	if !re.MatchString(subject) {
 		return 1
 	}
-	fmt.Fprintln(s.stdout, 1)
+	fmt.Fprintln(s.Stdout, 1)
 	return 0
 }
 
 // id prints the user and groups the container's security context gives its processes (else the
 // image's user, and group 0): -u, -g, -G, with -n their names (root's only: a fake image has no
 // /etc/passwd).
-func (s *shell) id(_ context.Context, args []string) int {
+func (s *Shell) id(_ context.Context, args []string) int {
 	var which byte
 	names := false
 	for _, a := range args {
 		if len(a) < 2 || a[0] != '-' {
-			fmt.Fprintf(s.stderr, "id: unknown user %s\n", a)
+			fmt.Fprintf(s.Stderr, "id: unknown user %s\n", a)
 			return 1
 		}
 		for _, f := range a[1:] {
@@ -488,19 +488,19 @@ func (s *shell) id(_ context.Context, args []string) int {
 			case 'u', 'g', 'G':
 				which = byte(f)
 			default:
-				fmt.Fprintf(s.stderr, "id: invalid option -- '%c'\n", f)
+				fmt.Fprintf(s.Stderr, "id: invalid option -- '%c'\n", f)
 				return 1
 			}
 		}
 	}
-	sc := s.ctr.config().GetLinux().GetSecurityContext()
+	sc := s.Container.GetLinux().GetSecurityContext()
 	uid, gid := sc.GetRunAsUser().GetValue(), sc.GetRunAsGroup().GetValue()
-	if sc.GetRunAsUser() == nil && s.ctr != nil {
-		uid = s.ctr.imageUID
+	if sc.GetRunAsUser() == nil && s.Container != nil {
+		uid = s.ImageUID
 	}
 	user := sc.GetRunAsUsername()
 	if user != "" && sc.GetRunAsUser() == nil && (which == 'u' && !names || which == 0) {
-		fmt.Fprintf(s.stderr, "id: the fake's image has no /etc/passwd to find %s's id in\n", user)
+		fmt.Fprintf(s.Stderr, "id: the fake's image has no /etc/passwd to find %s's id in\n", user)
 		return 1
 	}
 	if user == "" && uid == 0 {
@@ -517,18 +517,18 @@ func (s *shell) id(_ context.Context, args []string) int {
 	case 'u':
 		if names {
 			if user == "" {
-				fmt.Fprintf(s.stderr, "id: unknown ID %d\n", uid)
+				fmt.Fprintf(s.Stderr, "id: unknown ID %d\n", uid)
 				return 1
 			}
-			fmt.Fprintln(s.stdout, user)
+			fmt.Fprintln(s.Stdout, user)
 		} else {
-			fmt.Fprintln(s.stdout, uid)
+			fmt.Fprintln(s.Stdout, uid)
 		}
 	case 'g':
 		if names {
-			fmt.Fprintln(s.stdout, name(gid))
+			fmt.Fprintln(s.Stdout, name(gid))
 		} else {
-			fmt.Fprintln(s.stdout, gid)
+			fmt.Fprintln(s.Stdout, gid)
 		}
 	case 'G':
 		out := make([]string, len(groups))
@@ -538,7 +538,7 @@ func (s *shell) id(_ context.Context, args []string) int {
 				out[i] = name(g)
 			}
 		}
-		fmt.Fprintln(s.stdout, strings.Join(out, " "))
+		fmt.Fprintln(s.Stdout, strings.Join(out, " "))
 	default:
 		out := make([]string, len(groups))
 		for i, g := range groups {
@@ -547,14 +547,14 @@ func (s *shell) id(_ context.Context, args []string) int {
 		if user == "" {
 			user = strconv.FormatInt(uid, 10)
 		}
-		fmt.Fprintf(s.stdout, "uid=%d(%s) gid=%d(%s) groups=%s\n", uid, user, gid, name(gid), strings.Join(out, ","))
+		fmt.Fprintf(s.Stdout, "uid=%d(%s) gid=%d(%s) groups=%s\n", uid, user, gid, name(gid), strings.Join(out, ","))
 	}
 	return 0
 }
 
 // sandboxFiles are the files a runtime makes for the pod's containers from its sandbox's
 // configuration: /etc/resolv.conf from its DNS configuration and /proc/sys entries of its sysctls.
-func sandboxFiles(cfg *runtimeapi.PodSandboxConfig) map[string]string {
+func SandboxFiles(cfg *runtimeapi.PodSandboxConfig) map[string]string {
 	files := map[string]string{}
 	if dns := cfg.GetDnsConfig(); dns != nil {
 		var b strings.Builder
@@ -576,12 +576,12 @@ func sandboxFiles(cfg *runtimeapi.PodSandboxConfig) map[string]string {
 }
 
 // seq prints the numbers from first (default 1) to last, one a line.
-func (s *shell) seq(_ context.Context, args []string) int {
+func (s *Shell) seq(_ context.Context, args []string) int {
 	nums := make([]int64, len(args))
 	for i, a := range args {
 		n, err := strconv.ParseInt(a, 10, 64)
 		if err != nil {
-			fmt.Fprintf(s.stderr, "seq: invalid number '%s'\n", a)
+			fmt.Fprintf(s.Stderr, "seq: invalid number '%s'\n", a)
 			return 1
 		}
 		nums[i] = n
@@ -593,10 +593,10 @@ func (s *shell) seq(_ context.Context, args []string) int {
 	case 2:
 		first, last = nums[0], nums[1]
 	default:
-		fmt.Fprintln(s.stderr, "Usage: seq [FIRST] LAST")
+		fmt.Fprintln(s.Stderr, "Usage: seq [FIRST] LAST")
 		return 1
 	}
-	w := bufio.NewWriterSize(s.stdout, 64<<10)
+	w := bufio.NewWriterSize(s.Stdout, 64<<10)
 	buf := make([]byte, 0, 24)
 	for n := first; n <= last; n++ {
 		buf = strconv.AppendInt(buf[:0], n, 10)
@@ -611,34 +611,34 @@ func (s *shell) seq(_ context.Context, args []string) int {
 	return 0
 }
 
-func (s *shell) sleepCmd(ctx context.Context, args []string) int {
+func (s *Shell) sleepCmd(ctx context.Context, args []string) int {
 	if len(args) != 1 {
-		fmt.Fprintln(s.stderr, "Usage: sleep SECONDS")
+		fmt.Fprintln(s.Stderr, "Usage: sleep SECONDS")
 		return 1
 	}
 	secs, err := strconv.ParseFloat(args[0], 64)
 	if err != nil || secs < 0 {
-		fmt.Fprintf(s.stderr, "sleep: invalid number '%s'\n", args[0])
+		fmt.Fprintf(s.Stderr, "sleep: invalid number '%s'\n", args[0])
 		return 1
 	}
-	if err := s.sleep(ctx, time.Duration(secs*float64(time.Second))); err != nil {
+	if err := s.Sleep(ctx, time.Duration(secs*float64(time.Second))); err != nil {
 		return 130
 	}
 	return 0
 }
 
-// sh runs `sh -c SCRIPT`, or reads commands from stdin line by line without arguments.
-func (s *shell) sh(ctx context.Context, args []string) int {
+// Sh runs `sh -c SCRIPT`, or reads commands from stdin line by line without arguments.
+func (s *Shell) Sh(ctx context.Context, args []string) int {
 	if len(args) >= 2 && args[0] == "-c" {
 		return s.script(ctx, args[1])
 	}
 	if len(args) > 0 && args[0] != "-i" {
-		fmt.Fprintf(s.stderr, "sh: can't open '%s': No such file or directory\n", args[0])
+		fmt.Fprintf(s.Stderr, "sh: can't open '%s': No such file or directory\n", args[0])
 		return 127
 	}
-	lines := bufio.NewScanner(s.stdin)
+	lines := bufio.NewScanner(s.Stdin)
 	lines.Buffer(make([]byte, 64<<10), 1<<20)
-	for io.WriteString(s.stdout, s.prompt); lines.Scan(); io.WriteString(s.stdout, s.prompt) {
+	for io.WriteString(s.Stdout, s.Prompt); lines.Scan(); io.WriteString(s.Stdout, s.Prompt) {
 		var exit errExit
 		if err := s.line(ctx, lines.Text()); errors.As(err, &exit) {
 			return exit.code
@@ -648,7 +648,7 @@ func (s *shell) sh(ctx context.Context, args []string) int {
 }
 
 // script runs a command line and answers its status; exit ends it early with its code.
-func (s *shell) script(ctx context.Context, line string) int {
+func (s *Shell) script(ctx context.Context, line string) int {
 	var exit errExit
 	if err := s.line(ctx, line); errors.As(err, &exit) {
 		return exit.code
@@ -658,10 +658,10 @@ func (s *shell) script(ctx context.Context, line string) int {
 
 // line runs one command line: pipelines joined by ";", "&&" and "||". A syntax error is reported
 // on stderr with status 2, as sh does.
-func (s *shell) line(ctx context.Context, line string) error {
+func (s *Shell) line(ctx context.Context, line string) error {
 	toks, err := s.tokens(line)
 	if err != nil {
-		fmt.Fprintf(s.stderr, "sh: syntax error: %v\n", err)
+		fmt.Fprintf(s.Stderr, "sh: syntax error: %v\n", err)
 		s.status = 2
 		return nil
 	}
@@ -686,7 +686,7 @@ func (s *shell) line(ctx context.Context, line string) error {
 }
 
 // pipeline runs commands joined by "|", each reading what the one before wrote.
-func (s *shell) pipeline(ctx context.Context, toks []token) error {
+func (s *Shell) pipeline(ctx context.Context, toks []token) error {
 	var cmds [][]string
 	cmd := []string{}
 	for _, t := range toks {
@@ -697,28 +697,28 @@ func (s *shell) pipeline(ctx context.Context, toks []token) error {
 		cmd = append(cmd, t.word)
 	}
 	cmds = append(cmds, cmd)
-	stdin, stdout := s.stdin, s.stdout
-	defer func() { s.stdin, s.stdout = stdin, stdout }()
+	stdin, stdout := s.Stdin, s.Stdout
+	defer func() { s.Stdin, s.Stdout = stdin, stdout }()
 	for i, argv := range cmds {
 		if len(argv) == 0 {
 			if len(cmds) > 1 {
-				fmt.Fprintln(s.stderr, "sh: syntax error: unexpected \"|\"")
+				fmt.Fprintln(s.Stderr, "sh: syntax error: unexpected \"|\"")
 				s.status = 2
 			}
 			return nil
 		}
 		var piped bytes.Buffer
 		if i < len(cmds)-1 {
-			s.stdout = &piped
+			s.Stdout = &piped
 		} else {
-			s.stdout = stdout
+			s.Stdout = stdout
 		}
 		if argv[0] == "exit" {
 			code := s.status
 			if len(argv) > 1 {
 				n, err := strconv.Atoi(argv[1])
 				if err != nil {
-					fmt.Fprintf(s.stderr, "sh: exit: Illegal number: %s\n", argv[1])
+					fmt.Fprintf(s.Stderr, "sh: exit: Illegal number: %s\n", argv[1])
 					n = 2
 				}
 				code = n & 0xff
@@ -727,15 +727,15 @@ func (s *shell) pipeline(ctx context.Context, toks []token) error {
 		}
 		f, ok := builtin(argv[0])
 		switch {
-		case !ok && s.healthy:
+		case !ok && s.Healthy:
 			s.status = 0
 		case !ok:
-			fmt.Fprintf(s.stderr, "sh: %s: not found\n", argv[0])
+			fmt.Fprintf(s.Stderr, "sh: %s: not found\n", argv[0])
 			s.status = 127
 		default:
 			s.status = f(s, ctx, argv[1:])
 		}
-		s.stdin = &piped
+		s.Stdin = &piped
 	}
 	return nil
 }
@@ -748,7 +748,7 @@ type token struct {
 
 // tokens splits a command line as sh does for these commands: words with '...' and "..." quoting
 // and backslash escapes, $NAME, ${NAME} and $? expanded outside single quotes, # comments.
-func (s *shell) tokens(line string) ([]token, error) {
+func (s *Shell) tokens(line string) ([]token, error) {
 	var toks []token
 	var word strings.Builder
 	inWord := false
@@ -821,7 +821,7 @@ func (s *shell) tokens(line string) ([]token, error) {
 
 // expand writes the value of the variable at line[i] ('$') to w and answers the index of its last
 // byte; a '$' naming nothing is itself.
-func (s *shell) expand(line string, i int, w *strings.Builder) int {
+func (s *Shell) expand(line string, i int, w *strings.Builder) int {
 	rest := line[i+1:]
 	switch {
 	case strings.HasPrefix(rest, "?"):

@@ -1,4 +1,4 @@
-package fakecri
+package record
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/fakecritest"
+
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -19,16 +22,16 @@ import (
 
 // recordScript is the upstream runtime the recorder stands in front of: a slow pull, a container
 // that leaks, one that exits 3 after 5s and one OOM-killed after 7s.
-var recordScript = &Script{
-	Images: []ImageRule{{Match: "app:1", Size: ptrQ("50Mi"), PullDuration: Duration(3 * time.Second)}},
-	Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "leaker"}, Usage: &Usage{Memory: &Curve{Ramp: &Ramp{From: Q("10Mi"), PerSecond: ptrQ("1Mi")}}}},
-		{Match: ContainerMatch{Name: "crasher"}, Exit: &ExitSpec{After: Duration(5 * time.Second), Code: 3}},
-		{Match: ContainerMatch{Name: "oomer"}, OOMKillAfter: ptrD(7 * time.Second)},
+var recordScript = &fakecri.Script{
+	Images: []fakecri.ImageRule{{Match: "app:1", Size: ptrQ("50Mi"), PullDuration: fakecri.Duration(3 * time.Second)}},
+	Containers: []fakecri.ContainerRule{
+		{Match: fakecri.ContainerMatch{Name: "leaker"}, Usage: &fakecri.Usage{Memory: &fakecri.Curve{Ramp: &fakecri.Ramp{From: fakecri.Q("10Mi"), PerSecond: ptrQ("1Mi")}}}},
+		{Match: fakecri.ContainerMatch{Name: "crasher"}, Exit: &fakecri.ExitSpec{After: fakecri.Duration(5 * time.Second), Code: 3}},
+		{Match: fakecri.ContainerMatch{Name: "oomer"}, OOMKillAfter: ptrD(7 * time.Second)},
 	},
 }
 
-func ptrD(d time.Duration) *Duration { v := Duration(d); return &v }
+func ptrD(d time.Duration) *fakecri.Duration { v := fakecri.Duration(d); return &v }
 
 // recordRig is a recorder in front of fakecri, both on one mock clock, served on a real gRPC
 // socket, with CRI clients that go through it.
@@ -36,7 +39,7 @@ type recordRig struct {
 	t    *testing.T
 	ctx  context.Context
 	mock *clock.Mock
-	up   *Runtime
+	up   *fakecri.Runtime
 	rec  *Recorder
 	rs   runtimeapi.RuntimeServiceClient
 	is   runtimeapi.ImageServiceClient
@@ -44,20 +47,20 @@ type recordRig struct {
 
 func newRecordRig(t *testing.T) *recordRig {
 	mock := clock.NewMock()
-	mock.Set(t0)
-	up, err := New(Options{Clock: mock, Seed: 3, Script: recordScript})
+	mock.Set(fakecritest.Epoch)
+	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, Script: recordScript})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	rec, err := NewRecorder(ctx, RecordOptions{Upstream: serve(t, up), Clock: mock, SamplePeriod: 10 * time.Second})
+	rec, err := New(ctx, Options{Upstream: fakecritest.Serve(t, up), Clock: mock, SamplePeriod: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rec.Close() })
 	sock := filepath.Join(t.TempDir(), "rec.sock")
-	lis, err := Listen("unix://" + sock)
+	lis, err := fakecri.Listen("unix://" + sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +98,12 @@ func (g *recordRig) pullAndRunPod() *runtimeapi.RunPodSandboxResponse {
 		_, err := g.is.PullImage(g.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "app:1"}})
 		pulled <- err
 	}()
-	waitFor(g.t, func() bool { return len(g.up.Calls(CallFilter{Method: "PullImage"})) == 1 })
+	waitFor(g.t, func() bool { return len(g.up.Calls(fakecri.CallFilter{Method: "PullImage"})) == 1 })
 	g.advance(3 * time.Second)
 	if err := <-pulled; err != nil {
 		g.t.Fatal(err)
 	}
-	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("p", nil)})
+	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: fakecritest.PodConfig("p", nil)})
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -109,7 +112,7 @@ func (g *recordRig) pullAndRunPod() *runtimeapi.RunPodSandboxResponse {
 
 func (g *recordRig) start(pod, name string, attempt uint32) string {
 	g.t.Helper()
-	cfg := containerConfig(name, "app:1", 0)
+	cfg := fakecritest.ContainerConfig(name, "app:1", 0)
 	cfg.Metadata.Attempt = attempt
 	c, err := g.rs.CreateContainer(g.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg})
 	if err != nil {
@@ -152,7 +155,7 @@ func TestRecorderForwardsAndScripts(t *testing.T) {
 	g.sample()
 	_, err = g.rs.StartContainer(g.ctx, &runtimeapi.StartContainerRequest{ContainerId: "no-such"})
 	wantCode(t, err, codes.NotFound)
-	if got, want := len(g.up.Calls(CallFilter{Method: "StartContainer"})), 5; got != want {
+	if got, want := len(g.up.Calls(fakecri.CallFilter{Method: "StartContainer"})), 5; got != want {
 		t.Errorf("upstream StartContainer calls = %d, want %d (every call forwarded)", got, want)
 	}
 
@@ -188,7 +191,7 @@ func TestRecorderForwardsAndScripts(t *testing.T) {
 	if err := g.rec.WriteRecording(dir, Recording{Node: "node-r", Args: []string{"--eviction-hard=memory.available<100Mi"}, Upstream: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadScript(filepath.Join(dir, "fakecri.yaml")); err != nil {
+	if _, err := fakecri.LoadScript(filepath.Join(dir, "fakecri.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	sk, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
@@ -215,32 +218,32 @@ func TestRecordedScriptReplays(t *testing.T) {
 		g.sample()
 	}
 
-	f := newFixture(t, g.rec.Script())
+	f := fakecritest.NewFixture(t, g.rec.Script())
 	pull := make(chan string, 1)
-	go func() { pull <- f.pull("app:1") }()
-	waitFor(t, func() bool { return len(f.rt.Calls(CallFilter{Method: "PullImage"})) == 1 })
-	f.advance(3*time.Second - time.Millisecond)
+	go func() { pull <- f.Pull("app:1") }()
+	waitFor(t, func() bool { return len(f.RT.Calls(fakecri.CallFilter{Method: "PullImage"})) == 1 })
+	f.Advance(3*time.Second - time.Millisecond)
 	select {
 	case <-pull:
 		t.Fatal("the replayed pull ended before the recorded pull time")
 	default:
 	}
-	f.advance(time.Millisecond)
+	f.Advance(time.Millisecond)
 	<-pull
-	p := f.runPod("p", nil)
+	p := f.RunPod("p", nil)
 	ids := map[string]string{}
 	for _, n := range []string{"leaker", "crasher", "oomer"} {
-		ids[n] = f.create(p, n, "app:1", 0)
-		f.start(ids[n])
+		ids[n] = f.Create(p, n, "app:1", 0)
+		f.Start(ids[n])
 	}
-	f.advance(30 * time.Second)
-	if st := f.status(ids["crasher"]); st.ExitCode != 3 || time.Duration(st.FinishedAt-st.StartedAt) != 5*time.Second {
+	f.Advance(30 * time.Second)
+	if st := f.Status(ids["crasher"]); st.ExitCode != 3 || time.Duration(st.FinishedAt-st.StartedAt) != 5*time.Second {
 		t.Errorf("replayed crasher: code %d after %v", st.ExitCode, time.Duration(st.FinishedAt-st.StartedAt))
 	}
-	if st := f.status(ids["oomer"]); st.Reason != "OOMKilled" || time.Duration(st.FinishedAt-st.StartedAt) != 7*time.Second {
+	if st := f.Status(ids["oomer"]); st.Reason != "OOMKilled" || time.Duration(st.FinishedAt-st.StartedAt) != 7*time.Second {
 		t.Errorf("replayed oomer: %s after %v", st.Reason, time.Duration(st.FinishedAt-st.StartedAt))
 	}
-	stats, err := f.rt.ContainerStats(f.ctx, &runtimeapi.ContainerStatsRequest{ContainerId: ids["leaker"]})
+	stats, err := f.RT.ContainerStats(f.Ctx, &runtimeapi.ContainerStatsRequest{ContainerId: ids["leaker"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,11 +255,11 @@ func TestRecordedScriptReplays(t *testing.T) {
 func TestRecorderRefusesAnUnreachableUpstream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := NewRecorder(ctx, RecordOptions{Upstream: "unix://" + filepath.Join(t.TempDir(), "none.sock")})
+	_, err := New(ctx, Options{Upstream: "unix://" + filepath.Join(t.TempDir(), "none.sock")})
 	if err == nil || !strings.Contains(err.Error(), "none.sock") {
 		t.Fatalf("err = %v, want one naming the upstream", err)
 	}
-	if _, err := NewRecorder(ctx, RecordOptions{Upstream: "http://x"}); err == nil || !strings.Contains(err.Error(), "--upstream") {
+	if _, err := New(ctx, Options{Upstream: "http://x"}); err == nil || !strings.Contains(err.Error(), "--upstream") {
 		t.Fatalf("err = %v, want one naming --upstream", err)
 	}
 }
@@ -310,40 +313,40 @@ func u32s(v *uint32) string {
 // their pace.
 func TestRecorderLogs(t *testing.T) {
 	mock := clock.NewMock()
-	mock.Set(t0)
-	up, err := New(Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "talker"}, Logs: &LogSpec{Lines: []string{"hello {n}"}, Every: Duration(2 * time.Second), Count: 3},
-			Exit: &ExitSpec{After: Duration(7 * time.Second)}},
+	mock.Set(fakecritest.Epoch)
+	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &fakecri.Script{Containers: []fakecri.ContainerRule{
+		{Match: fakecri.ContainerMatch{Name: "talker"}, Logs: &fakecri.LogSpec{Lines: []string{"hello {n}"}, Every: fakecri.Duration(2 * time.Second), Count: 3},
+			Exit: &fakecri.ExitSpec{After: fakecri.Duration(7 * time.Second)}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rec, err := NewRecorder(ctx, RecordOptions{Upstream: serve(t, up), Clock: mock, Logs: true})
+	rec, err := New(ctx, Options{Upstream: fakecritest.Serve(t, up), Clock: mock, Logs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close()
 	sock := filepath.Join(t.TempDir(), "rec.sock")
-	lis, err := Listen("unix://" + sock)
+	lis, err := fakecri.Listen("unix://" + sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := rec.NewGRPCServer()
 	go srv.Serve(lis)
 	defer srv.Stop()
-	rs, is := clients(t, "unix://"+sock, false)
+	rs, is := fakecritest.Clients(t, "unix://"+sock)
 	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "app:1"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	cfg := podConfig("p", nil)
+	cfg := fakecritest.PodConfig("p", nil)
 	cfg.LogDirectory = t.TempDir()
 	pod, err := rs.RunPodSandbox(ctx, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := rs.CreateContainer(ctx, pod, containerConfig("talker", "app:1", 0), cfg)
+	id, err := rs.CreateContainer(ctx, pod, fakecritest.ContainerConfig("talker", "app:1", 0), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

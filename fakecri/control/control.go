@@ -1,4 +1,4 @@
-package fakecri
+package control
 
 import (
 	"context"
@@ -12,10 +12,12 @@ import (
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"orch.io/orch/fakecri"
 )
 
-// ControlOptions configure the control API.
-type ControlOptions struct {
+// Options configure the control API.
+type Options struct {
 	// Mock, when the runtime runs on a clock.Mock, lets the control API
 	// advance and set time. Without it the clock endpoints only report.
 	Mock *clock.Mock
@@ -26,7 +28,7 @@ type ControlOptions struct {
 	// leaves out, as the command fills in its --script (the image
 	// filesystem's mountpoint on this host): a script set later must not
 	// lose the defaults the first one had.
-	Complete func(*Script) *Script
+	Complete func(*fakecri.Script) *fakecri.Script
 }
 
 // ClockState is what GET /v1/clock answers.
@@ -39,15 +41,15 @@ type ClockState struct {
 	NextWakeup    time.Time `json:"nextWakeup,omitzero"`
 }
 
-// ClockState reports the clock and the runtime's activity.
-func (r *Runtime) ClockState(manual bool) ClockState {
+// clockState reports the clock and the runtime's activity.
+func clockState(r *fakecri.Runtime, manual bool) ClockState {
 	idle := r.Idle()
 	next, _ := r.NextWakeup()
-	return ClockState{Now: r.now(), Manual: manual, InFlight: r.InFlight(),
+	return ClockState{Now: r.Clock().Now(), Manual: manual, InFlight: r.InFlight(),
 		PendingEvents: r.PendingEvents(), Idle: idle, NextWakeup: next}
 }
 
-// ControlHandler serves the control API (see README.md):
+// Handler serves the control API (see fakecri/README.md):
 //
 //	GET    /healthz
 //	GET    /v1/calls?since=SEQ&method=GLOB&limit=N
@@ -60,7 +62,7 @@ func (r *Runtime) ClockState(manual bool) ClockState {
 //	GET    /v1/fs
 //	POST   /v1/containers/{id}/kill?code=137&reason=OOMKilled&message=...
 //	GET    /v1/checkpoints
-func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
+func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 	if opts.SettleTimeout <= 0 {
 		opts.SettleTimeout = 10 * time.Second
 	}
@@ -70,7 +72,7 @@ func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
 	})
 	mux.HandleFunc("GET /v1/calls", func(w http.ResponseWriter, req *http.Request) {
 		q := req.URL.Query()
-		f := CallFilter{Method: q.Get("method")}
+		f := fakecri.CallFilter{Method: q.Get("method")}
 		var err error
 		if s := q.Get("since"); s != "" {
 			if f.Since, err = strconv.ParseUint(s, 10, 64); err != nil {
@@ -86,7 +88,7 @@ func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
 		}
 		calls := r.Calls(f)
 		if calls == nil {
-			calls = []Call{}
+			calls = []fakecri.Call{}
 		}
 		writeJSON(w, map[string]any{"calls": calls, "lastSeq": r.LastSeq(), "dropped": r.DroppedCalls()})
 	})
@@ -97,7 +99,7 @@ func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
 	mux.HandleFunc("GET /v1/script", func(w http.ResponseWriter, req *http.Request) {
 		s := r.Script()
 		if s == nil {
-			s = &Script{}
+			s = &fakecri.Script{}
 		}
 		if req.URL.Query().Get("format") == "json" {
 			writeJSON(w, s)
@@ -117,7 +119,7 @@ func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
 			httpError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		s, err := ParseScript(b)
+		s, err := fakecri.ParseScript(b)
 		if err == nil && opts.Complete != nil {
 			s = opts.Complete(s)
 		}
@@ -131,7 +133,7 @@ func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /v1/clock", func(w http.ResponseWriter, req *http.Request) {
-		writeJSON(w, r.ClockState(opts.Mock != nil))
+		writeJSON(w, clockState(r, opts.Mock != nil))
 	})
 	mux.HandleFunc("POST /v1/clock/advance", func(w http.ResponseWriter, req *http.Request) {
 		if opts.Mock == nil {
@@ -154,7 +156,7 @@ func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
 		case to == "next":
 			next, ok := r.NextWakeup()
 			if !ok {
-				writeJSON(w, r.ClockState(true))
+				writeJSON(w, clockState(r, true))
 				return
 			}
 			target = next
@@ -179,7 +181,7 @@ func (r *Runtime) ControlHandler(opts ControlOptions) http.Handler {
 			httpError(w, http.StatusGatewayTimeout, "the clock moved but the runtime did not settle: %v", err)
 			return
 		}
-		writeJSON(w, r.ClockState(true))
+		writeJSON(w, clockState(r, true))
 	})
 	mux.HandleFunc("GET /v1/state", func(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, r.State())

@@ -1,4 +1,4 @@
-package fakecri
+package record
 
 import (
 	"context"
@@ -14,9 +14,12 @@ import (
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"orch.io/orch/fakecri"
 )
 
 // A Recorder is a CRI proxy: it forwards every call of the RuntimeService and the ImageService, as
@@ -45,8 +48,8 @@ type Recorder struct {
 	samples    int
 }
 
-// RecordOptions configure a Recorder.
-type RecordOptions struct {
+// Options configure a Recorder.
+type Options struct {
 	// Upstream is the runtime's endpoint (unix:///run/containerd/containerd.sock).
 	Upstream string
 	// Clock times the calls and the samples (default: the wall clock).
@@ -89,16 +92,16 @@ type recSample struct {
 	hasCPU                        bool
 }
 
-// NewRecorder connects to the upstream runtime and notes what it holds already: its version, its
+// New connects to the upstream runtime and notes what it holds already: its version, its
 // cgroup driver and the images present (the recording's preloaded images).
-func NewRecorder(ctx context.Context, o RecordOptions) (*Recorder, error) {
+func New(ctx context.Context, o Options) (*Recorder, error) {
 	if o.Clock == nil {
 		o.Clock = clock.New()
 	}
 	if o.SamplePeriod <= 0 {
 		o.SamplePeriod = 10 * time.Second
 	}
-	network, addr, err := ParseEndpoint(o.Upstream)
+	network, addr, err := fakecri.ParseEndpoint(o.Upstream)
 	if err != nil {
 		return nil, fmt.Errorf("--upstream: %w", err)
 	}
@@ -107,7 +110,7 @@ func NewRecorder(ctx context.Context, o RecordOptions) (*Recorder, error) {
 		target = "passthrough:///" + addr
 	}
 	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(fakecri.MaxMessageSize), grpc.MaxCallSendMsgSize(fakecri.MaxMessageSize)))
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +157,7 @@ func (r *Recorder) Elapsed() time.Duration { return r.clk.Since(r.start) }
 // NewGRPCServer returns a server that forwards every call it gets to the upstream runtime.
 func (r *Recorder) NewGRPCServer() *grpc.Server {
 	return grpc.NewServer(grpc.ForceServerCodecV2(frameCodec{}), grpc.UnknownServiceHandler(r.forward),
-		grpc.MaxRecvMsgSize(MaxMessageSize), grpc.MaxSendMsgSize(MaxMessageSize))
+		grpc.MaxRecvMsgSize(fakecri.MaxMessageSize), grpc.MaxSendMsgSize(fakecri.MaxMessageSize))
 }
 
 // rawFrame is one message as the bytes on the wire: the proxy forwards what it got, unchanged.
@@ -171,7 +174,7 @@ func (frameCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-func (frameCodec) Name() string { return protoCodecName }
+func (frameCodec) Name() string { return grpcproto.Name }
 
 // forward relays one call, of any kind (unary or streaming), and observes its first request and
 // each answer.

@@ -1,4 +1,4 @@
-package fakecri
+package record
 
 import (
 	"fmt"
@@ -13,6 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	"orch.io/orch/fakecri"
 )
 
 // Script is the fakecri script that plays the recording back: the runtime's name, version and
@@ -20,10 +22,10 @@ import (
 // and, per pod, container and attempt, the usage curves fitted from the samples and the exit the
 // container made by itself (one the agent asked for by StopContainer is not scripted: a replay's
 // agent asks again). The attempts after the last one recorded behave as the last one did.
-func (r *Recorder) Script() *Script {
+func (r *Recorder) Script() *fakecri.Script {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &Script{Node: NodeScript{
+	s := &fakecri.Script{Node: fakecri.NodeScript{
 		RuntimeName:    r.version.GetRuntimeName(),
 		RuntimeVersion: r.version.GetRuntimeVersion(),
 		CgroupDriver:   r.cgroup,
@@ -31,7 +33,7 @@ func (r *Recorder) Script() *Script {
 	}}
 	for _, name := range r.imageOrder {
 		im := r.images[name]
-		rule := ImageRule{Match: name}
+		rule := fakecri.ImageRule{Match: name}
 		if im.size > 0 {
 			q := bytesQ(float64(im.size))
 			rule.Size = &q
@@ -41,7 +43,7 @@ func (r *Recorder) Script() *Script {
 			for _, d := range im.pulls {
 				sum += d
 			}
-			rule.PullDuration = Duration((sum / time.Duration(len(im.pulls))).Round(time.Millisecond))
+			rule.PullDuration = fakecri.Duration((sum / time.Duration(len(im.pulls))).Round(time.Millisecond))
 		}
 		s.Images = append(s.Images, rule)
 	}
@@ -69,21 +71,21 @@ func (r *Recorder) Script() *Script {
 		sort.Slice(cs, func(i, j int) bool { return cs[i].meta.GetAttempt() < cs[j].meta.GetAttempt() })
 		for i, c := range cs {
 			a := c.meta.GetAttempt()
-			m := ContainerMatch{Namespace: k.ns, Pod: k.pod, Name: k.name, MinAttempt: &a}
+			m := fakecri.ContainerMatch{Namespace: k.ns, Pod: k.pod, Name: k.name, MinAttempt: &a}
 			if i < len(cs)-1 {
 				m.MaxAttempt = &a
 			}
-			rule := ContainerRule{Match: m, Usage: c.usage()}
+			rule := fakecri.ContainerRule{Match: m, Usage: c.usage()}
 			if c.finished.IsZero() {
 				r.readLogs(c) // still running: its lines so far
 			}
 			rule.Logs = c.log.spec(c.started)
 			if !c.finished.IsZero() && !c.stopAsked {
-				after := Duration(c.finished.Sub(c.started).Round(time.Millisecond))
+				after := fakecri.Duration(c.finished.Sub(c.started).Round(time.Millisecond))
 				if c.reason == "OOMKilled" {
 					rule.OOMKillAfter = &after
 				} else {
-					rule.Exit = &ExitSpec{After: after, Code: c.exitCode}
+					rule.Exit = &fakecri.ExitSpec{After: after, Code: c.exitCode}
 					if c.reason != "" && c.reason != "Completed" && c.reason != "Error" {
 						rule.Exit.Reason = c.reason
 					}
@@ -151,7 +153,7 @@ func (t *logTail) read(path string) {
 
 // spec plays the lines back at their mean pace since the container's start, once each. The lines
 // of the stream that wrote more are kept (a script's log has one stream). Nil with no line.
-func (t *logTail) spec(started time.Time) *LogSpec {
+func (t *logTail) spec(started time.Time) *fakecri.LogSpec {
 	stream := "stdout"
 	if len(t.lines["stderr"]) > len(t.lines["stdout"]) {
 		stream = "stderr"
@@ -164,7 +166,7 @@ func (t *logTail) spec(started time.Time) *LogSpec {
 	if every < time.Millisecond {
 		every = time.Millisecond // the script needs a positive pace
 	}
-	spec := &LogSpec{Lines: append([]string(nil), kept...), Every: Duration(every.Round(time.Millisecond)), Count: len(kept)}
+	spec := &fakecri.LogSpec{Lines: append([]string(nil), kept...), Every: fakecri.Duration(every.Round(time.Millisecond)), Count: len(kept)}
 	if stream == "stderr" {
 		spec.Stream = stream
 	}
@@ -172,7 +174,7 @@ func (t *logTail) spec(started time.Time) *LogSpec {
 }
 
 // usage fits the container's samples: memory (working set), CPU, writable layer bytes and inodes.
-func (c *recContainer) usage() *Usage {
+func (c *recContainer) usage() *fakecri.Usage {
 	var mem, cpu, disk, inodes []point
 	for _, s := range c.samples {
 		t := s.at.Seconds()
@@ -183,7 +185,7 @@ func (c *recContainer) usage() *Usage {
 			cpu = append(cpu, point{t, s.cpuRate})
 		}
 	}
-	u := &Usage{Memory: fitCurve(mem, bytesQ), CPU: fitCurve(cpu, coresQ), Disk: fitCurve(disk, bytesQ), Inodes: fitCurve(inodes, countQ)}
+	u := &fakecri.Usage{Memory: fitCurve(mem, bytesQ), CPU: fitCurve(cpu, coresQ), Disk: fitCurve(disk, bytesQ), Inodes: fitCurve(inodes, countQ)}
 	if u.Memory == nil && u.CPU == nil && u.Disk == nil && u.Inodes == nil {
 		return nil
 	}
@@ -196,7 +198,7 @@ type point struct{ t, v float64 }
 // a ramp when a straight line is within 2% of the largest at every sample (growing on past the last
 // sample, as a leak does, or holding where it ended when it falls), else steps at each sample
 // that moved by more than 2%.
-func fitCurve(pts []point, q func(float64) Quantity) *Curve {
+func fitCurve(pts []point, q func(float64) fakecri.Quantity) *fakecri.Curve {
 	if len(pts) == 0 {
 		return nil
 	}
@@ -206,7 +208,7 @@ func fitCurve(pts []point, q func(float64) Quantity) *Curve {
 	}
 	tol := 0.02 * math.Max(math.Abs(hi), math.Abs(lo))
 	if hi-lo <= tol {
-		return ConstantCurve(q(sum / float64(len(pts))))
+		return fakecri.ConstantCurve(q(sum / float64(len(pts))))
 	}
 	if len(pts) >= 3 {
 		a, b := leastSquares(pts)
@@ -218,22 +220,22 @@ func fitCurve(pts []point, q func(float64) Quantity) *Curve {
 			from := math.Max(0, a)
 			if b > 0 {
 				per := q(b)
-				return &Curve{Ramp: &Ramp{From: q(from), PerSecond: &per}}
+				return &fakecri.Curve{Ramp: &fakecri.Ramp{From: q(from), PerSecond: &per}}
 			}
 			last := pts[len(pts)-1]
 			to := q(math.Max(0, a+b*last.t))
-			return &Curve{Ramp: &Ramp{From: q(from), To: &to, Over: Duration(secs(last.t).Round(time.Millisecond))}}
+			return &fakecri.Curve{Ramp: &fakecri.Ramp{From: q(from), To: &to, Over: offset(last.t)}}
 		}
 	}
-	steps := []Step{{At: 0, Value: q(pts[0].v)}}
+	steps := []fakecri.Step{{At: 0, Value: q(pts[0].v)}}
 	prev := pts[0].v
 	for _, p := range pts[1:] {
 		if math.Abs(p.v-prev) > tol {
-			steps = append(steps, Step{At: Duration(secs(p.t).Round(time.Millisecond)), Value: q(p.v)})
+			steps = append(steps, fakecri.Step{At: offset(p.t), Value: q(p.v)})
 			prev = p.v
 		}
 	}
-	return &Curve{Steps: steps}
+	return &fakecri.Curve{Steps: steps}
 }
 
 // leastSquares fits v = a + b t.
@@ -251,18 +253,24 @@ func leastSquares(pts []point) (a, b float64) {
 	return (sv - b*st) / n, b
 }
 
-func bytesQ(v float64) Quantity {
+// offset is a sample's time, seconds since the recording began, as a script's offset: rounded up
+// to the nanosecond as the curves read time, then to the millisecond.
+func offset(s float64) fakecri.Duration {
+	return fakecri.Duration(time.Duration(math.Ceil(max(s, 0) * float64(time.Second))).Round(time.Millisecond))
+}
+
+func bytesQ(v float64) fakecri.Quantity {
 	return mustQ(resource.NewQuantity(int64(math.Round(v)), resource.BinarySI).String())
 }
 
-func coresQ(v float64) Quantity {
+func coresQ(v float64) fakecri.Quantity {
 	return mustQ(resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI).String())
 }
 
-func countQ(v float64) Quantity { return mustQ(fmt.Sprint(int64(math.Round(v)))) }
+func countQ(v float64) fakecri.Quantity { return mustQ(fmt.Sprint(int64(math.Round(v)))) }
 
-func mustQ(s string) Quantity {
-	q, err := ParseQuantity(s)
+func mustQ(s string) fakecri.Quantity {
+	q, err := fakecri.ParseQuantity(s)
 	if err != nil {
 		panic(err) // the formats above are quantities
 	}
@@ -302,7 +310,7 @@ func (r *Recorder) WriteRecording(dir string, o Recording) error {
 	if err != nil {
 		return err
 	}
-	if _, err := ParseScript(sy); err != nil {
+	if _, err := fakecri.ParseScript(sy); err != nil {
 		return fmt.Errorf("record: the script written does not read back: %w", err)
 	}
 	type manifest struct{ name, content string }

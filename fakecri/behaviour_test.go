@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,13 +13,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 func TestScriptedExitCrashAndStartError(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "job"}, Exit: &ExitSpec{After: Duration(30 * time.Second), Code: 0}},
-		{Match: ContainerMatch{Name: "crashy", MaxAttempt: u32(1)}, Exit: &ExitSpec{Code: 2, Message: "boom"}},
-		{Match: ContainerMatch{Image: "*/broken:*"}, StartError: `exec: "nope": executable file not found in $PATH`},
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "job"}, Exit: &script.ExitSpec{After: script.Duration(30 * time.Second), Code: 0}},
+		{Match: script.ContainerMatch{Name: "crashy", MaxAttempt: u32(1)}, Exit: &script.ExitSpec{Code: 2, Message: "boom"}},
+		{Match: script.ContainerMatch{Image: "*/broken:*"}, StartError: `exec: "nope": executable file not found in $PATH`},
 	}})
 	_, job := f.run("p1", "job", "busybox", 0)
 	p2, crashy := f.run("p2", "crashy", "busybox", 0)
@@ -67,9 +67,9 @@ func TestScriptedExitCrashAndStartError(t *testing.T) {
 }
 
 func TestOOMKillWhenMemoryReachesLimit(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{{
-		Match: ContainerMatch{PodLabels: map[string]string{"app": "leak*"}},
-		Usage: &Usage{Memory: &Curve{Ramp: &Ramp{From: Q("10Mi"), PerSecond: ptrQ("1Mi")}}},
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{PodLabels: map[string]string{"app": "leak*"}},
+		Usage: &script.Usage{Memory: &script.Curve{Ramp: &script.Ramp{From: script.Q("10Mi"), PerSecond: ptrQ("1Mi")}}},
 	}}})
 	f.pull("leaker")
 	pod := f.runPod("leaky", map[string]string{"app": "leaky"})
@@ -111,13 +111,13 @@ func TestOOMKillWhenMemoryReachesLimit(t *testing.T) {
 }
 
 func TestUsageCurvesAndCPUCoherence(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{{
-		Match: ContainerMatch{Name: "w"},
-		Usage: &Usage{
-			CPU:    &Curve{Steps: []Step{{At: 0, Value: Q("100m")}, {At: Duration(10 * time.Second), Value: Q("2")}}},
-			Disk:   &Curve{Ramp: &Ramp{From: Q("0"), To: ptrQ("1Gi"), Over: Duration(100 * time.Second)}},
-			Inodes: ConstantCurve(N(500)),
-			PIDs:   ConstantCurve(N(7)),
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "w"},
+		Usage: &script.Usage{
+			CPU:    &script.Curve{Steps: []script.Step{{At: 0, Value: script.Q("100m")}, {At: script.Duration(10 * time.Second), Value: script.Q("2")}}},
+			Disk:   &script.Curve{Ramp: &script.Ramp{From: script.Q("0"), To: ptrQ("1Gi"), Over: script.Duration(100 * time.Second)}},
+			Inodes: script.ConstantCurve(script.N(500)),
+			PIDs:   script.ConstantCurve(script.N(7)),
 		},
 	}}})
 	pod, c := f.run("p", "w", "busybox", 0) // quota 0.5 cores
@@ -179,15 +179,15 @@ func TestUsageCurvesAndCPUCoherence(t *testing.T) {
 }
 
 func TestFilesystemsFillUp(t *testing.T) {
-	f := newFixture(t, &Script{
-		Node: NodeScript{
-			ImageFs:     &Filesystem{Capacity: ptrQ("1Gi"), Inodes: ptrQ("100000")},
-			RootFs:      &Filesystem{Mountpoint: "/", Capacity: ptrQ("2Gi"), Used: ptrQ("1Gi"), Inodes: ptrQ("100000")},
+	f := newFixture(t, &script.Script{
+		Node: script.NodeScript{
+			ImageFs:     &script.Filesystem{Capacity: ptrQ("1Gi"), Inodes: ptrQ("100000")},
+			RootFs:      &script.Filesystem{Mountpoint: "/", Capacity: ptrQ("2Gi"), Used: ptrQ("1Gi"), Inodes: ptrQ("100000")},
 			ContainerFs: "rootfs",
 		},
-		Images: []ImageRule{{Match: "big/*", Size: ptrQ("600Mi")}},
-		Containers: []ContainerRule{{Match: ContainerMatch{Name: "writer"},
-			Usage: &Usage{Disk: &Curve{Ramp: &Ramp{From: Q("0"), PerSecond: ptrQ("10Mi")}}}}},
+		Images: []script.ImageRule{{Match: "big/*", Size: ptrQ("600Mi")}},
+		Containers: []script.ContainerRule{{Match: script.ContainerMatch{Name: "writer"},
+			Usage: &script.Usage{Disk: &script.Curve{Ramp: &script.Ramp{From: script.Q("0"), PerSecond: ptrQ("10Mi")}}}}},
 	})
 	f.pull("big/one")
 	_, err := f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "big/two"}})
@@ -216,17 +216,17 @@ func TestFilesystemsFillUp(t *testing.T) {
 	wantCode(t, err, codes.Unknown)
 }
 
-func ptrQ(s string) *Quantity {
-	q := Q(s)
+func ptrQ(s string) *script.Quantity {
+	q := script.Q(s)
 	return &q
 }
 
 func TestPullsOnTheClock(t *testing.T) {
-	f := newFixture(t, &Script{Images: []ImageRule{
-		{Match: "docker.io/library/nginx:*", PullDuration: Duration(30 * time.Second), Size: ptrQ("150Mi")},
-		{Match: "flaky/*", PullError: &PullError{Times: 2, Message: "connection reset by peer"}},
-		{Match: "private.io/*", Auth: &Auth{Username: "u", Password: "p"}},
-		{Match: "missing/*", PullError: &PullError{Code: "NotFound"}},
+	f := newFixture(t, &script.Script{Images: []script.ImageRule{
+		{Match: "docker.io/library/nginx:*", PullDuration: script.Duration(30 * time.Second), Size: ptrQ("150Mi")},
+		{Match: "flaky/*", PullError: &script.PullError{Times: 2, Message: "connection reset by peer"}},
+		{Match: "private.io/*", Auth: &script.Auth{Username: "u", Password: "p"}},
+		{Match: "missing/*", PullError: &script.PullError{Code: "NotFound"}},
 	}})
 	done := make(chan error, 1)
 	go func() {
@@ -298,7 +298,7 @@ func TestPullsOnTheClock(t *testing.T) {
 
 func TestSharedDigestMakesOneImage(t *testing.T) {
 	d := "sha256:" + strings.Repeat("ab", 32)
-	f := newFixture(t, &Script{Images: []ImageRule{{Match: "app:*", Digest: d}}})
+	f := newFixture(t, &script.Script{Images: []script.ImageRule{{Match: "app:*", Digest: d}}})
 	a := f.pull("app:v1")
 	b := f.pull("app:stable")
 	if a != b {
@@ -324,10 +324,10 @@ func TestSharedDigestMakesOneImage(t *testing.T) {
 }
 
 func TestExecSync(t *testing.T) {
-	f := newFixture(t, &Script{Exec: []ExecRule{
-		{Command: "cat /tmp/healthy", Until: Duration(30 * time.Second), ExitCode: 1, Stderr: "cat: /tmp/healthy: No such file"},
+	f := newFixture(t, &script.Script{Exec: []script.ExecRule{
+		{Command: "cat /tmp/healthy", Until: script.Duration(30 * time.Second), ExitCode: 1, Stderr: "cat: /tmp/healthy: No such file"},
 		{Command: "cat /tmp/healthy", Stdout: "ok"},
-		{Match: ContainerMatch{Name: "slow"}, Command: "*", Delay: Duration(5 * time.Second), Stdout: "late"},
+		{Match: script.ContainerMatch{Name: "slow"}, Command: "*", Delay: script.Duration(5 * time.Second), Stdout: "late"},
 	}})
 	_, c := f.run("p", "app", "busybox", 0)
 	exec := func(id string, timeout int64, cmd ...string) (*runtimeapi.ExecSyncResponse, error) {
@@ -494,12 +494,12 @@ func TestCreateRefusesGroupWithoutUser(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	f := newFixture(t, &Script{Faults: []FaultRule{
-		{Method: "Version", AfterCalls: 2, Times: 1, Error: &FaultError{Code: "Unavailable", Message: "down"}},
-		{Method: "ListImages", Latency: Duration(time.Second)},
+	f := newFixture(t, &script.Script{Faults: []script.FaultRule{
+		{Method: "Version", AfterCalls: 2, Times: 1, Error: &script.FaultError{Code: "Unavailable", Message: "down"}},
+		{Method: "ListImages", Latency: script.Duration(time.Second)},
 		{Method: "ImageStatus", Hang: true},
-		{Method: "RuntimeConfig", Error: &FaultError{Code: "Unimplemented"}},
-		{Method: "PullImage", Request: "*redis*", Error: &FaultError{Code: "ResourceExhausted"}},
+		{Method: "RuntimeConfig", Error: &script.FaultError{Code: "Unimplemented"}},
+		{Method: "PullImage", Request: "*redis*", Error: &script.FaultError{Code: "ResourceExhausted"}},
 	}})
 	version := func() error { _, err := f.rt.Version(f.ctx, &runtimeapi.VersionRequest{}); return err }
 	for i, want := range []codes.Code{codes.OK, codes.OK, codes.Unavailable, codes.OK} {
@@ -537,7 +537,7 @@ func TestFaults(t *testing.T) {
 
 func TestSeededProbabilityIsReproducible(t *testing.T) {
 	pattern := func(seed int64) string {
-		f := newFixture(t, &Script{Seed: seed, Faults: []FaultRule{{Method: "Status", Probability: 0.3, Error: &FaultError{Code: "Internal"}}}})
+		f := newFixture(t, &script.Script{Seed: seed, Faults: []script.FaultRule{{Method: "Status", Probability: 0.3, Error: &script.FaultError{Code: "Internal"}}}})
 		var sb strings.Builder
 		fails := 0
 		for i := 0; i < 200; i++ {
@@ -603,9 +603,9 @@ func TestCallLogOrderAndFilters(t *testing.T) {
 }
 
 func TestStatusVersionRuntimeConfig(t *testing.T) {
-	f := newFixture(t, &Script{Node: NodeScript{
+	f := newFixture(t, &script.Script{Node: script.NodeScript{
 		RuntimeName: "containerd", RuntimeVersion: "v1.6.36", CgroupDriver: "cgroupfs",
-		NetworkReady: &Condition{Status: false, Reason: "NetworkPluginNotReady", Message: "cni plugin not initialized"},
+		NetworkReady: &script.Condition{Status: false, Reason: "NetworkPluginNotReady", Message: "cni plugin not initialized"},
 	}})
 	v, err := f.rt.Version(f.ctx, &runtimeapi.VersionRequest{Version: "v1"})
 	if err != nil || v.RuntimeName != "containerd" || v.RuntimeVersion != "v1.6.36" || v.RuntimeApiVersion != "v1" || v.Version == "" {
@@ -649,7 +649,7 @@ func TestStatusVersionRuntimeConfig(t *testing.T) {
 }
 
 func TestEventsInProcess(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{{Match: ContainerMatch{Name: "short"}, Exit: &ExitSpec{After: Duration(10 * time.Second), Code: 3}}}})
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{{Match: script.ContainerMatch{Name: "short"}, Exit: &script.ExitSpec{After: script.Duration(10 * time.Second), Code: 3}}}})
 	ctx, cancel := context.WithCancel(f.ctx)
 	defer cancel()
 	evs := f.rt.Subscribe(ctx)
@@ -702,55 +702,11 @@ func waitFor(t testing.TB, cond func() bool) {
 	}
 }
 
-func TestCurves(t *testing.T) {
-	c, err := compileCurve(&Curve{Ramp: &Ramp{From: N(10), To: ptrQ("110"), Over: Duration(10 * time.Second), After: Duration(5 * time.Second)}}, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		t    time.Duration
-		v, i float64
-	}{{0, 10, 0}, {5 * time.Second, 10, 50}, {10 * time.Second, 60, 50 + 175}, {15 * time.Second, 110, 50 + 600}, {20 * time.Second, 110, 650 + 550}} {
-		if got := c.at(tc.t); math.Abs(got-tc.v) > 1e-9 {
-			t.Errorf("at(%v)=%v want %v", tc.t, got, tc.v)
-		}
-		if got := c.integral(tc.t); math.Abs(got-tc.i) > 1e-6 {
-			t.Errorf("integral(%v)=%v want %v", tc.t, got, tc.i)
-		}
-	}
-	if d, ok := c.firstReach(60); !ok || d != 10*time.Second {
-		t.Errorf("firstReach %v %v", d, ok)
-	}
-	if _, ok := c.firstReach(111); ok {
-		t.Error("never reaches 111")
-	}
-	s, _ := compileCurve(&Curve{Steps: []Step{{At: Duration(time.Second), Value: N(5)}, {At: Duration(3 * time.Second), Value: N(1)}}}, "s")
-	if s.at(0) != 0 || s.at(2*time.Second) != 5 || s.at(time.Hour) != 1 || s.integral(4*time.Second) != 11 {
-		t.Errorf("steps %v %v %v %v", s.at(0), s.at(2*time.Second), s.at(time.Hour), s.integral(4*time.Second))
-	}
-	if d, ok := s.firstReach(4); !ok || d != time.Second {
-		t.Error("steps firstReach")
-	}
-	if got := s.integralCapped(4*time.Second, 2); got != 5 {
-		t.Errorf("capped %v", got)
-	}
-	for _, bad := range []*Curve{
-		{Ramp: &Ramp{From: N(1)}},
-		{Ramp: &Ramp{From: N(1), To: ptrQ("2")}},
-		{Constant: ptrQ("-1")},
-		{Constant: ptrQ("1"), Steps: []Step{{Value: N(1)}}},
-	} {
-		if _, err := compileCurve(bad, "bad"); err == nil {
-			t.Errorf("%+v accepted", bad)
-		}
-	}
-}
-
 // The same script, seed and calls give the same ids, states, events and call
 // log, at the same clock times.
 func TestDeterministicReplay(t *testing.T) {
 	replay := func() (string, string) {
-		s, err := LoadScript("examples/scenario.yaml")
+		s, err := script.Load("examples/scenario.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -815,7 +771,7 @@ func TestDeterministicReplay(t *testing.T) {
 // A rule that only delays delays with its chance, seeded: the same seed delays the same calls.
 func TestSeededLatencyDelaysWithItsChance(t *testing.T) {
 	pattern := func(seed int64) string {
-		f := newFixture(t, &Script{Seed: seed, Faults: []FaultRule{{Method: "Status", Probability: 0.3, Latency: Duration(time.Second)}}})
+		f := newFixture(t, &script.Script{Seed: seed, Faults: []script.FaultRule{{Method: "Status", Probability: 0.3, Latency: script.Duration(time.Second)}}})
 		var sb strings.Builder
 		for range 100 {
 			start := f.mock.Now()

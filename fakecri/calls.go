@@ -16,11 +16,12 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 type method int
 
-// The CRI methods, in the order of the proto.
+// The CRI methods, numbered as script.Methods lists them.
 const (
 	mVersion method = iota
 	mRunPodSandbox
@@ -68,20 +69,7 @@ const (
 	numMethods
 )
 
-var methodNames = [numMethods]string{
-	"Version", "RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PodSandboxStatus",
-	"ListPodSandbox", "StreamPodSandboxes", "CreateContainer", "StartContainer", "StopContainer",
-	"RemoveContainer", "ListContainers", "StreamContainers", "ContainerStatus",
-	"UpdateContainerResources", "ReopenContainerLog", "ExecSync", "Exec", "Attach", "PortForward",
-	"ContainerStats", "ListContainerStats", "StreamContainerStats", "PodSandboxStats",
-	"ListPodSandboxStats", "StreamPodSandboxStats", "UpdateRuntimeConfig", "Status",
-	"CheckpointContainer", "CheckpointPod", "RestorePod", "GetContainerEvents",
-	"ListMetricDescriptors", "ListPodSandboxMetrics", "StreamPodSandboxMetrics", "RuntimeConfig",
-	"UpdatePodSandboxResources",
-	"ListImages", "StreamImages", "ImageStatus", "PullImage", "RemoveImage", "ImageFsInfo",
-}
-
-func (m method) String() string { return methodNames[m] }
+func (m method) String() string { return script.Methods[m] }
 
 // Call is one recorded call.
 type Call struct {
@@ -148,7 +136,7 @@ func (l *callLog) finish(c *Call, end time.Time, code codes.Code, msg, resp, fau
 }
 
 func (l *callLog) list(f CallFilter) []Call {
-	g := compileGlob(f.Method)
+	g := script.CompileGlob(f.Method)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.buf)
@@ -157,7 +145,7 @@ func (l *callLog) list(f CallFilter) []Call {
 	var out []Call
 	for i := first; i < n; i++ {
 		c := l.buf[(l.start+i)%n]
-		if !g.match(c.Method) {
+		if !g.Match(c.Method) {
 			continue
 		}
 		out = append(out, *c)
@@ -207,22 +195,22 @@ type callCtx struct {
 // error means a fault answered the call; end must be called either way.
 func (r *Runtime) begin(ctx context.Context, m method, req proto.Message) (*callCtx, error) {
 	r.inflight.Add(1)
-	cc := &callCtx{rec: &Call{Method: methodNames[m], Start: r.now(), Request: summarize(req), Message: cloneRequest(req)}}
+	cc := &callCtx{rec: &Call{Method: script.Methods[m], Start: r.now(), Request: summarize(req), Message: cloneRequest(req)}}
 	r.log.add(cc.rec)
 	c := r.cur.Load()
-	if len(c.faults[m]) == 0 {
+	if len(c.Faults[m]) == 0 {
 		return cc, nil
 	}
 	var latency time.Duration
-	var fire *faultRuleC
+	var fire *script.CompiledFaultRule
 	r.faultMu.Lock()
-	for _, f := range c.faults[m] {
-		if !f.request.match(cc.rec.Request) {
+	for _, f := range c.Faults[m] {
+		if !f.RequestGlob.Match(cc.rec.Request) {
 			continue
 		}
 		if f.Error == nil && !f.Hang {
 			// A rule that only delays delays with its chance.
-			if f.Probability == 0 || f.rng.Float64() < f.Probability {
+			if f.Probability == 0 || f.Rand.Float64() < f.Probability {
 				latency += f.Latency.D()
 			}
 			continue
@@ -231,14 +219,14 @@ func (r *Runtime) begin(ctx context.Context, m method, req proto.Message) (*call
 		if fire != nil {
 			continue
 		}
-		f.seen++
-		if f.seen <= f.AfterCalls || (f.Times > 0 && f.fired >= f.Times) {
+		f.Seen++
+		if f.Seen <= f.AfterCalls || (f.Times > 0 && f.Fired >= f.Times) {
 			continue
 		}
-		if f.Probability > 0 && f.rng.Float64() >= f.Probability {
+		if f.Probability > 0 && f.Rand.Float64() >= f.Probability {
 			continue
 		}
-		f.fired++
+		f.Fired++
 		fire = f
 	}
 	r.faultMu.Unlock()
@@ -251,16 +239,16 @@ func (r *Runtime) begin(ctx context.Context, m method, req proto.Message) (*call
 	if fire == nil {
 		return cc, nil
 	}
-	cc.fault = fmt.Sprintf("faults[%d]", fire.index)
+	cc.fault = fmt.Sprintf("faults[%d]", fire.Index)
 	if fire.Hang {
 		r.hang(ctx)
-		return cc, status.Errorf(codes.DeadlineExceeded, "fakecri: %s hung until the caller gave up (%s)", methodNames[m], cc.fault)
+		return cc, status.Errorf(codes.DeadlineExceeded, "fakecri: %s hung until the caller gave up (%s)", script.Methods[m], cc.fault)
 	}
 	msg := fire.Error.Message
 	if msg == "" {
-		msg = fmt.Sprintf("fakecri: injected %s for %s", fire.code, methodNames[m])
+		msg = fmt.Sprintf("fakecri: injected %s for %s", fire.Code, script.Methods[m])
 	}
-	return cc, status.Error(fire.code, msg)
+	return cc, status.Error(fire.Code, msg)
 }
 
 func (r *Runtime) end(cc *callCtx, err error) {

@@ -15,6 +15,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	cri "k8s.io/cri-client/pkg"
+	"orch.io/orch/fakecri/script"
 )
 
 // serve runs rt on a unix socket and returns its endpoint.
@@ -51,8 +52,8 @@ func clients(t testing.TB, endpoint string, streaming bool) (internalapi.Runtime
 func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(t0)
-	rt, err := New(Options{Clock: mock, Script: &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "c1"}, Exit: &ExitSpec{After: Duration(5 * time.Second), Code: 1}},
+	rt, err := New(Options{Clock: mock, Script: &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "c1"}, Exit: &script.ExitSpec{After: script.Duration(5 * time.Second), Code: 1}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +152,8 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 
 // Many goroutines over gRPC and in-process at once; run with -race.
 func TestConcurrentClients(t *testing.T) {
-	rt, err := New(Options{Script: &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "short-*"}, Exit: &ExitSpec{After: Duration(time.Millisecond), Code: 0}},
+	rt, err := New(Options{Script: &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "short-*"}, Exit: &script.ExitSpec{After: script.Duration(time.Millisecond), Code: 0}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func TestConcurrentClients(t *testing.T) {
 	// a script change in the middle of it all
 	go func() {
 		for i := 0; i < 20; i++ {
-			rt.SetScript(&Script{Faults: []FaultRule{{Method: "Version", Latency: Duration(time.Microsecond)}}})
+			rt.SetScript(&script.Script{Faults: []script.FaultRule{{Method: "Version", Latency: script.Duration(time.Microsecond)}}})
 			rt.Calls(CallFilter{Method: "Create*"})
 		}
 	}()
@@ -259,7 +260,7 @@ func TestConcurrentClients(t *testing.T) {
 }
 
 func TestGRPCErrorsKeepCodes(t *testing.T) {
-	rt, _ := New(Options{Script: &Script{Faults: []FaultRule{{Method: "ListImages", Hang: true}}}})
+	rt, _ := New(Options{Script: &script.Script{Faults: []script.FaultRule{{Method: "ListImages", Hang: true}}}})
 	rs, is := clients(t, serve(t, rt), false)
 	ctx := context.Background()
 	_, err := rs.ContainerStatus(ctx, "missing", false)

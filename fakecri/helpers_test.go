@@ -9,9 +9,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+const gi = 1 << 30
 
 type fixture struct {
 	t    testing.TB
@@ -20,7 +23,7 @@ type fixture struct {
 	rt   *Runtime
 }
 
-func newFixture(t testing.TB, s *Script) *fixture {
+func newFixture(t testing.TB, s *script.Script) *fixture {
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(t0)

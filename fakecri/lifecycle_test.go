@@ -8,11 +8,15 @@ import (
 
 	"google.golang.org/grpc/codes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 // Every RPC of both services is a method of Runtime itself, so the
 // Unimplemented servers embedded for gRPC's sake hide nothing.
 func TestRuntimeDefinesEveryRPC(t *testing.T) {
+	if len(script.Methods) != int(numMethods) {
+		t.Fatalf("script.Methods names %d methods, the runtime numbers %d", len(script.Methods), numMethods)
+	}
 	rt := reflect.TypeOf(&Runtime{})
 	for _, iface := range []reflect.Type{
 		reflect.TypeOf((*runtimeapi.RuntimeServiceServer)(nil)).Elem(),
@@ -32,13 +36,13 @@ func TestRuntimeDefinesEveryRPC(t *testing.T) {
 				t.Errorf("%s has the wrong signature", m.Name)
 			}
 			found := false
-			for _, n := range methodNames {
+			for _, n := range script.Methods {
 				if n == m.Name {
 					found = true
 				}
 			}
 			if !found {
-				t.Errorf("%s has no entry in methodNames", m.Name)
+				t.Errorf("%s has no entry in script.Methods", m.Name)
 			}
 		}
 	}
@@ -134,15 +138,15 @@ func TestContainerLifecycle(t *testing.T) {
 	}
 	// the pause image arrived with the sandbox, pinned
 	imgs, _ := f.rt.ListImages(f.ctx, &runtimeapi.ListImagesRequest{})
-	if len(imgs.Images) != 2 || !imgs.Images[1].Pinned || imgs.Images[1].RepoTags[0] != defaultSandboxImage {
+	if len(imgs.Images) != 2 || !imgs.Images[1].Pinned || imgs.Images[1].RepoTags[0] != "registry.k8s.io/pause:3.10" {
 		t.Fatalf("images %v", imgs.Images)
 	}
 }
 
 func TestStopGraceAndKill(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "slow"}, Stop: &StopSpec{Delay: Duration(20 * time.Second), ExitCode: 143}},
-		{Match: ContainerMatch{Name: "stubborn"}, Stop: &StopSpec{Delay: Duration(time.Hour)}},
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "slow"}, Stop: &script.StopSpec{Delay: script.Duration(20 * time.Second), ExitCode: 143}},
+		{Match: script.ContainerMatch{Name: "stubborn"}, Stop: &script.StopSpec{Delay: script.Duration(time.Hour)}},
 	}})
 	_, slow := f.run("p1", "slow", "nginx:1.27", 0)
 	_, stubborn := f.run("p2", "stubborn", "nginx:1.27", 0)
@@ -211,12 +215,12 @@ func TestForceRemove(t *testing.T) {
 	no := false
 	for _, tc := range []struct {
 		name   string
-		script *Script
+		script *script.Script
 		refuse bool
 	}{
 		{"default", nil, false},
-		{"forceRemove false", &Script{Node: NodeScript{ForceRemove: &no}}, true},
-		{"fault", &Script{Faults: []FaultRule{{Method: "Remove*", Error: &FaultError{Code: "FailedPrecondition", Message: "running"}}}}, true},
+		{"forceRemove false", &script.Script{Node: script.NodeScript{ForceRemove: &no}}, true},
+		{"fault", &script.Script{Faults: []script.FaultRule{{Method: "Remove*", Error: &script.FaultError{Code: "FailedPrecondition", Message: "running"}}}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.script)
@@ -380,4 +384,15 @@ func TestListFilters(t *testing.T) {
 	}
 	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "back"}}))
 	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a"}}), c4)
+}
+
+// The README's example script is one a runtime starts with.
+func TestExampleScriptRuns(t *testing.T) {
+	s, err := script.Load("examples/scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{Script: s}); err != nil {
+		t.Fatal(err)
+	}
 }

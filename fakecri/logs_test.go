@@ -9,14 +9,15 @@ import (
 
 	"google.golang.org/grpc/codes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 // logFixture runs container "app" of pod "web", whose rule scripts logs, with its log directory
 // in a temporary directory; it answers the container id and its log file.
-func logFixture(t *testing.T, rule ContainerRule) (*fixture, string, string) {
+func logFixture(t *testing.T, rule script.ContainerRule) (*fixture, string, string) {
 	t.Helper()
-	rule.Match = ContainerMatch{Name: "app"}
-	f := newFixture(t, &Script{Containers: []ContainerRule{rule}})
+	rule.Match = script.ContainerMatch{Name: "app"}
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{rule}})
 	f.pull("nginx:1.27")
 	cfg := podConfig("web", nil)
 	cfg.LogDirectory = t.TempDir()
@@ -45,7 +46,7 @@ func logLine(at time.Duration, stream, msg string) string {
 // TestScriptedLogs: a running container writes its lines in the CRI format at their times on the
 // clock, numbered, cycling, as of the last runtime call.
 func TestScriptedLogs(t *testing.T) {
-	f, id, p := logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"hello {n}", "world"}, Every: Duration(time.Second)}})
+	f, id, p := logFixture(t, script.ContainerRule{Logs: &script.LogSpec{Lines: []string{"hello {n}", "world"}, Every: script.Duration(time.Second)}})
 	f.advance(3500 * time.Millisecond)
 	if st := f.status(id); st.LogPath != p {
 		t.Fatalf("log path %q, want %q", st.LogPath, p)
@@ -58,9 +59,9 @@ func TestScriptedLogs(t *testing.T) {
 
 // TestScriptedLogsStopAtExitAndCount: lines stop at Count and when the container exits.
 func TestScriptedLogsStopAtExitAndCount(t *testing.T) {
-	f, id, p := logFixture(t, ContainerRule{
-		Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second), Stream: "stderr"},
-		Exit: &ExitSpec{After: Duration(2500 * time.Millisecond), Code: 1},
+	f, id, p := logFixture(t, script.ContainerRule{
+		Logs: &script.LogSpec{Lines: []string{"x"}, Every: script.Duration(time.Second), Stream: "stderr"},
+		Exit: &script.ExitSpec{After: script.Duration(2500 * time.Millisecond), Code: 1},
 	})
 	f.advance(10 * time.Second)
 	if st := f.status(id); st.State != runtimeapi.ContainerState_CONTAINER_EXITED {
@@ -69,7 +70,7 @@ func TestScriptedLogsStopAtExitAndCount(t *testing.T) {
 	if got, want := readLog(t, p), logLine(time.Second, "stderr", "x")+logLine(2*time.Second, "stderr", "x"); got != want {
 		t.Fatalf("log after exit\n%s\nwant\n%s", got, want)
 	}
-	f, id, p = logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second), Count: 1}})
+	f, id, p = logFixture(t, script.ContainerRule{Logs: &script.LogSpec{Lines: []string{"x"}, Every: script.Duration(time.Second), Count: 1}})
 	f.advance(5 * time.Second)
 	f.status(id)
 	if got, want := readLog(t, p), logLine(time.Second, "stdout", "x"); got != want {
@@ -80,7 +81,7 @@ func TestScriptedLogsStopAtExitAndCount(t *testing.T) {
 // TestReopenContainerLog: after the agent renames the log file, lines keep going to the renamed
 // file until ReopenContainerLog, then to a new file at the log path, as with containerd.
 func TestReopenContainerLog(t *testing.T) {
-	f, id, p := logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"line {n}"}, Every: Duration(time.Second)}})
+	f, id, p := logFixture(t, script.ContainerRule{Logs: &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(time.Second)}})
 	f.advance(time.Second)
 	f.status(id)
 	if err := os.Rename(p, p+".rotated"); err != nil {
@@ -110,7 +111,7 @@ func TestReopenContainerLog(t *testing.T) {
 
 // TestScriptedLogsUnwritable: a log file that cannot be created fails the start, as containerd's.
 func TestScriptedLogsUnwritable(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{{Match: ContainerMatch{Name: "app"}, Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second)}}}})
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{{Match: script.ContainerMatch{Name: "app"}, Logs: &script.LogSpec{Lines: []string{"x"}, Every: script.Duration(time.Second)}}}})
 	f.pull("nginx:1.27")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "app"), nil, 0o600); err != nil { // a file where the directory goes
@@ -132,24 +133,11 @@ func TestScriptedLogsUnwritable(t *testing.T) {
 	}
 }
 
-func TestLogScriptErrors(t *testing.T) {
-	for _, bad := range []string{
-		"containers: [{match: {name: x}, logs: {every: 1s}}]",
-		"containers: [{match: {name: x}, logs: {lines: [a]}}]",
-		"containers: [{match: {name: x}, logs: {lines: [a], every: 1s, stream: stdin}}]",
-		"containers: [{match: {name: x}, logs: {lines: [a], every: 1s, count: -1}}]",
-	} {
-		if _, err := ParseScript([]byte(bad)); err == nil {
-			t.Errorf("accepted %q", bad)
-		}
-	}
-}
-
 // TestCreateLogFiles: with CreateLogFiles a started container's log file exists even with no
 // scripted lines, as a real runtime's does; without it nothing is written, and LogsUnder says so.
 func TestCreateLogFiles(t *testing.T) {
 	for _, create := range []bool{false, true} {
-		f := newFixture(t, &Script{})
+		f := newFixture(t, &script.Script{})
 		f.rt.createLogs = create
 		f.pull("nginx:1.27")
 		cfg := podConfig("web", nil)

@@ -7,7 +7,7 @@
 //
 //	mock := clock.NewMock()
 //	mock.Set(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-//	rt, _ := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
+//	rt, _ := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: s})
 //	resp, err := rt.RunPodSandbox(ctx, req)   // or serve it: fakecri.NewGRPCServer(rt)
 //
 // Everything that takes time (pulls, run durations, ramps, latencies,
@@ -18,6 +18,7 @@
 package fakecri
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"crypto/sha256"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 // Version is fakecri's version, reported as the runtime version by default.
@@ -44,7 +46,7 @@ type Options struct {
 	// Seed makes ids and seeded faults reproducible (default 1).
 	Seed int64
 	// Script is the initial behaviour script (default: a healthy runtime).
-	Script *Script
+	Script *script.Script
 	// MaxCalls bounds the call log; older calls are dropped (default 100000).
 	MaxCalls int
 	// CreateLogFiles makes every started container's log file at its (absolute) log path, empty
@@ -65,7 +67,7 @@ type Runtime struct {
 	log        callLog
 	createLogs bool
 
-	cur     atomic.Pointer[compiled]
+	cur     atomic.Pointer[script.Compiled]
 	faultMu sync.Mutex
 
 	inflight atomic.Int64
@@ -159,16 +161,17 @@ func (r *Runtime) Clock() clock.Clock { return r.clk }
 // fault rules apply from the next call on (fault counters restart);
 // container rules apply to containers started from now on. A nil script is
 // the healthy default.
-func (r *Runtime) SetScript(s *Script) error {
-	c, err := compileScript(s, r.seed)
+func (r *Runtime) SetScript(s *script.Script) error {
+	c, err := script.Compile(s, r.seed)
 	if err != nil {
 		return err
 	}
+	c.RuntimeVersion = cmp.Or(c.RuntimeVersion, Version)
 	r.faultMu.Lock()
 	r.cur.Store(c)
 	r.faultMu.Unlock()
 	r.mu.Lock()
-	for _, ref := range c.preload {
+	for _, ref := range c.Preload {
 		r.ensureImageLocked(c, ref, false)
 	}
 	r.mu.Unlock()
@@ -176,7 +179,7 @@ func (r *Runtime) SetScript(s *Script) error {
 }
 
 // Script returns the script in force (nil parts are defaults).
-func (r *Runtime) Script() *Script { return r.cur.Load().src }
+func (r *Runtime) Script() *script.Script { return r.cur.Load().Source }
 
 func (r *Runtime) now() time.Time { return r.clk.Now() }
 

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 // SandboxStats answers what ListPodSandboxStats does, without a line in the call log.
@@ -37,7 +38,7 @@ func TestSandboxStatsWithoutACall(t *testing.T) {
 // A container's volume writes land in the host directory of the mount at that container path,
 // count on the root filesystem, and stay at their exit value once the container exits.
 func TestVolumeUsage(t *testing.T) {
-	script, err := ParseScript([]byte(`
+	s, err := script.Parse([]byte(`
 containers:
   - match: {name: writer}
     usage: {volumes: {"/cache": {ramp: {from: 0, perSecond: 1Mi}}}}
@@ -46,7 +47,7 @@ containers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, script)
+	f := newFixture(t, s)
 	rt, ctx := f.rt, f.ctx
 	f.pull("busybox")
 	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "u"}}})
@@ -86,7 +87,7 @@ containers:
 	if got := rt.VolumeUsage("/var/lib/orchlet/pods/u/volumes/cache"); got != 30<<20 {
 		t.Fatalf("after the exit at 30s the volume holds %d, want 30Mi", got)
 	}
-	if _, err := ParseScript([]byte(`{containers: [{match: {name: x}, usage: {volumes: {"cache": 1Mi}}}]}`)); err == nil || !strings.Contains(err.Error(), "not an absolute container path") {
+	if _, err := script.Parse([]byte(`{containers: [{match: {name: x}, usage: {volumes: {"cache": 1Mi}}}]}`)); err == nil || !strings.Contains(err.Error(), "not an absolute container path") {
 		t.Fatalf("a relative volume path: %v", err)
 	}
 }

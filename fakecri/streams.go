@@ -25,70 +25,9 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
+	"orch.io/orch/fakecri/script"
 	"orch.io/orch/fakecri/shell"
 )
-
-// FileRule is a file a streamed exec's cat and ls find in the containers Match selects.
-type FileRule struct {
-	Match ContainerMatch `json:"match,omitempty"`
-	// Path is absolute.
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
-// PortRule answers port-forwarding to Port of the pods Match selects (its pod, namespace and
-// podLabels; a pod has no image or container name). Exactly one of Echo and HTTP is given.
-type PortRule struct {
-	Match ContainerMatch `json:"match,omitempty"`
-	Port  int32          `json:"port"`
-	// Echo sends back every byte it gets.
-	Echo bool `json:"echo,omitempty"`
-	// HTTP answers every HTTP request on the connection with the same response.
-	HTTP *HTTPAnswer `json:"http,omitempty"`
-}
-
-// HTTPAnswer is a fixed HTTP response.
-type HTTPAnswer struct {
-	// Status defaults to 200.
-	Status  int               `json:"status,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    string            `json:"body,omitempty"`
-}
-
-type fileRuleC struct {
-	FileRule
-	m matcherC
-}
-
-type portRuleC struct {
-	PortRule
-	m matcherC
-}
-
-func compileStreams(s *Script, c *compiled) error {
-	for i, f := range s.Files {
-		if !path.IsAbs(f.Path) {
-			return fmt.Errorf("files[%d].path: %q is not absolute", i, f.Path)
-		}
-		f.Path = path.Clean(f.Path)
-		c.files = append(c.files, &fileRuleC{FileRule: f, m: compileMatcher(f.Match)})
-	}
-	for i, p := range s.Ports {
-		m := p.Match
-		switch {
-		case m.Image != "" || m.Name != "" || len(m.Labels) > 0 || m.MinAttempt != nil || m.MaxAttempt != nil:
-			return fmt.Errorf("ports[%d].match: a pod is matched by pod, namespace and podLabels only", i)
-		case p.Port < 1 || p.Port > 65535:
-			return fmt.Errorf("ports[%d].port: %d is not a port number", i, p.Port)
-		case p.Echo == (p.HTTP != nil):
-			return fmt.Errorf("ports[%d]: give exactly one of echo and http", i)
-		case p.HTTP != nil && p.HTTP.Status != 0 && (p.HTTP.Status < 100 || p.HTTP.Status > 999):
-			return fmt.Errorf("ports[%d].http.status: %d is not an HTTP status", i, p.HTTP.Status)
-		}
-		c.ports = append(c.ports, &portRuleC{PortRule: p, m: compileMatcher(m)})
-	}
-	return nil
-}
 
 // StreamServer is fakecri's CRI streaming server, Kubernetes' library as containerd and CRI-O
 // serve it: Exec, Attach and PortForward answer a one-time URL on it, which the node agent proxies
@@ -172,7 +111,7 @@ func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRe
 		if err != nil {
 			return nil, err
 		}
-		if _, err := onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *compiled, sb *sandbox, _ time.Time) (*struct{}, error) {
+		if _, err := onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *script.Compiled, sb *sandbox, _ time.Time) (*struct{}, error) {
 			if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 				return nil, status.Errorf(codes.FailedPrecondition, "sandbox %q is not running", sb.id)
 			}
@@ -185,7 +124,7 @@ func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRe
 }
 
 func (r *Runtime) runningContainer(cc *callCtx, id string) error {
-	_, err := onContainer(r, cc, id, notFound, func(_ *compiled, c *container, _ time.Time) (*struct{}, error) {
+	_, err := onContainer(r, cc, id, notFound, func(_ *script.Compiled, c *container, _ time.Time) (*struct{}, error) {
 		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			return nil, status.Errorf(codes.FailedPrecondition, "container %q is in %s state", c.id, c.state)
 		}
@@ -200,14 +139,14 @@ type streamRuntime struct{ r *Runtime }
 // target is what a stream needs of its container, read under the lock.
 type target struct {
 	c        *container
-	rule     *execRuleC
+	rule     *script.CompiledExecRule
 	env      []string
 	hostname string
 	files    map[string]string
 }
 
 func (s streamRuntime) target(id string, cmd []string) (*target, error) {
-	return locked(s.r, func(sc *compiled, now time.Time) (*target, error) {
+	return locked(s.r, func(sc *script.Compiled, now time.Time) (*target, error) {
 		c, err := s.r.lookupContainerLocked(id)
 		if err != nil {
 			return nil, err
@@ -225,8 +164,8 @@ func (s streamRuntime) target(id string, cmd []string) (*target, error) {
 		}
 		t.files["/etc/hostname"] = t.hostname + "\n"
 		maps.Copy(t.files, shell.SandboxFiles(c.sb.cfg))
-		for _, f := range sc.files {
-			if f.m.matches(s.r, c) {
+		for _, f := range sc.Files {
+			if matches(&f.Matcher, s.r, c) {
 				t.files[f.Path] = f.Content
 			}
 		}
@@ -497,13 +436,13 @@ func (w *logWriter) feed(stream, line string) {
 // the connection is refused, as a port nothing listens on refuses it.
 func (s streamRuntime) PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error {
 	defer stream.Close()
-	rule, err := locked(s.r, func(sc *compiled, _ time.Time) (*portRuleC, error) {
+	rule, err := locked(s.r, func(sc *script.Compiled, _ time.Time) (*script.CompiledPortRule, error) {
 		sb, err := s.r.lookupSandboxLocked(sandboxID)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range sc.ports {
-			if p.Port == port && p.m.matchesSandbox(sb) {
+		for _, p := range sc.Ports {
+			if p.Port == port && matchesSandbox(&p.Matcher, sb) {
 				return p, nil
 			}
 		}
@@ -520,14 +459,14 @@ func (s streamRuntime) PortForward(ctx context.Context, sandboxID string, port i
 }
 
 // matchesSandbox is matches for a pod: its name, namespace and labels.
-func (m *matcherC) matchesSandbox(sb *sandbox) bool {
+func matchesSandbox(m *script.Matcher, sb *sandbox) bool {
 	md := sb.cfg.GetMetadata()
-	if !m.pod.match(md.GetName()) || !m.namespace.match(md.GetNamespace()) {
+	if !m.Pod.Match(md.GetName()) || !m.Namespace.Match(md.GetNamespace()) {
 		return false
 	}
-	for k, g := range m.podLabels {
+	for k, g := range m.PodLabels {
 		v, ok := sb.cfg.Labels[k]
-		if !ok || !g.match(v) {
+		if !ok || !g.Match(v) {
 			return false
 		}
 	}
@@ -535,7 +474,7 @@ func (m *matcherC) matchesSandbox(sb *sandbox) bool {
 }
 
 // answerHTTP answers each request read from conn with a, until the client closes.
-func answerHTTP(conn io.ReadWriter, a *HTTPAnswer) error {
+func answerHTTP(conn io.ReadWriter, a *script.HTTPAnswer) error {
 	code := a.Status
 	if code == 0 {
 		code = http.StatusOK

@@ -17,6 +17,7 @@ import (
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/record"
+	fakescript "orch.io/orch/fakecri/script"
 	"orch.io/orch/sim/scenario"
 )
 
@@ -25,8 +26,8 @@ import (
 // replays the scenario it wrote: the container that exited 2 after 300ms in the recording exits the
 // same way in the replay, so the replay's pod restarts.
 func TestRecordThenReplay(t *testing.T) {
-	up, upstream := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakecri.Script{
-		Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "quick"}, Exit: &fakecri.ExitSpec{After: fakecri.Duration(300 * time.Millisecond), Code: 2}}},
+	up, upstream := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakescript.Script{
+		Containers: []fakescript.ContainerRule{{Match: fakescript.ContainerMatch{Name: "quick"}, Exit: &fakescript.ExitSpec{After: fakescript.Duration(300 * time.Millisecond), Code: 2}}},
 	}})
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 // Options configure the control API.
@@ -28,7 +29,7 @@ type Options struct {
 	// leaves out, as the command fills in its --script (the image
 	// filesystem's mountpoint on this host): a script set later must not
 	// lose the defaults the first one had.
-	Complete func(*fakecri.Script) *fakecri.Script
+	Complete func(*script.Script) *script.Script
 }
 
 // ClockState is what GET /v1/clock answers.
@@ -99,7 +100,7 @@ func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 	mux.HandleFunc("GET /v1/script", func(w http.ResponseWriter, req *http.Request) {
 		s := r.Script()
 		if s == nil {
-			s = &fakecri.Script{}
+			s = &script.Script{}
 		}
 		if req.URL.Query().Get("format") == "json" {
 			writeJSON(w, s)
@@ -119,7 +120,7 @@ func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 			httpError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		s, err := fakecri.ParseScript(b)
+		s, err := script.Parse(b)
 		if err == nil && opts.Complete != nil {
 			s = opts.Complete(s)
 		}

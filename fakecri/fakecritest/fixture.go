@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 // Epoch is where a Fixture's mock clock starts.
@@ -25,7 +26,7 @@ type Fixture struct {
 }
 
 // NewFixture starts a runtime running s (nil: a healthy runtime) at Epoch with seed 7.
-func NewFixture(t testing.TB, s *fakecri.Script) *Fixture {
+func NewFixture(t testing.TB, s *script.Script) *Fixture {
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(Epoch)

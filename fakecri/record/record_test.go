@@ -12,6 +12,7 @@ import (
 
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc"
@@ -22,16 +23,16 @@ import (
 
 // recordScript is the upstream runtime the recorder stands in front of: a slow pull, a container
 // that leaks, one that exits 3 after 5s and one OOM-killed after 7s.
-var recordScript = &fakecri.Script{
-	Images: []fakecri.ImageRule{{Match: "app:1", Size: ptrQ("50Mi"), PullDuration: fakecri.Duration(3 * time.Second)}},
-	Containers: []fakecri.ContainerRule{
-		{Match: fakecri.ContainerMatch{Name: "leaker"}, Usage: &fakecri.Usage{Memory: &fakecri.Curve{Ramp: &fakecri.Ramp{From: fakecri.Q("10Mi"), PerSecond: ptrQ("1Mi")}}}},
-		{Match: fakecri.ContainerMatch{Name: "crasher"}, Exit: &fakecri.ExitSpec{After: fakecri.Duration(5 * time.Second), Code: 3}},
-		{Match: fakecri.ContainerMatch{Name: "oomer"}, OOMKillAfter: ptrD(7 * time.Second)},
+var recordScript = &script.Script{
+	Images: []script.ImageRule{{Match: "app:1", Size: ptrQ("50Mi"), PullDuration: script.Duration(3 * time.Second)}},
+	Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "leaker"}, Usage: &script.Usage{Memory: &script.Curve{Ramp: &script.Ramp{From: script.Q("10Mi"), PerSecond: ptrQ("1Mi")}}}},
+		{Match: script.ContainerMatch{Name: "crasher"}, Exit: &script.ExitSpec{After: script.Duration(5 * time.Second), Code: 3}},
+		{Match: script.ContainerMatch{Name: "oomer"}, OOMKillAfter: ptrD(7 * time.Second)},
 	},
 }
 
-func ptrD(d time.Duration) *fakecri.Duration { v := fakecri.Duration(d); return &v }
+func ptrD(d time.Duration) *script.Duration { v := script.Duration(d); return &v }
 
 // recordRig is a recorder in front of fakecri, both on one mock clock, served on a real gRPC
 // socket, with CRI clients that go through it.
@@ -191,7 +192,7 @@ func TestRecorderForwardsAndScripts(t *testing.T) {
 	if err := g.rec.WriteRecording(dir, Recording{Node: "node-r", Args: []string{"--eviction-hard=memory.available<100Mi"}, Upstream: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fakecri.LoadScript(filepath.Join(dir, "fakecri.yaml")); err != nil {
+	if _, err := script.Load(filepath.Join(dir, "fakecri.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	sk, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
@@ -314,9 +315,9 @@ func u32s(v *uint32) string {
 func TestRecorderLogs(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(fakecritest.Epoch)
-	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &fakecri.Script{Containers: []fakecri.ContainerRule{
-		{Match: fakecri.ContainerMatch{Name: "talker"}, Logs: &fakecri.LogSpec{Lines: []string{"hello {n}"}, Every: fakecri.Duration(2 * time.Second), Count: 3},
-			Exit: &fakecri.ExitSpec{After: fakecri.Duration(7 * time.Second)}},
+	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "talker"}, Logs: &script.LogSpec{Lines: []string{"hello {n}"}, Every: script.Duration(2 * time.Second), Count: 3},
+			Exit: &script.ExitSpec{After: script.Duration(7 * time.Second)}},
 	}}})
 	if err != nil {
 		t.Fatal(err)

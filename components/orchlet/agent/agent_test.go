@@ -28,6 +28,7 @@ import (
 	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 var t0 = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -50,13 +51,13 @@ type world struct {
 	log   *syncbuf.Buffer
 }
 
-func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.OrchletConfiguration)) *world {
+func newWorld(t *testing.T, script *script.Script, tune ...func(*v1beta1.OrchletConfiguration)) *world {
 	t.Helper()
 	return newWorldDeps(t, script, nil, tune...)
 }
 
 // newWorldDeps is newWorld with deps changed as the test needs.
-func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune ...func(*v1beta1.OrchletConfiguration)) *world {
+func newWorldDeps(t *testing.T, script *script.Script, deps func(*Deps), tune ...func(*v1beta1.OrchletConfiguration)) *world {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -172,7 +173,7 @@ func TestStandaloneStaticPod(t *testing.T) {
 // The servers' views of the node come from the runtime: stats of this agent's containers, their
 // CRI log files, and ExecSync.
 func TestNodeViews(t *testing.T) {
-	w := newWorld(t, &fakecri.Script{Exec: []fakecri.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}}})
+	w := newWorld(t, &script.Script{Exec: []script.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}}})
 	w.runUntil(5 * time.Second)
 
 	sum, err := w.agent.Summary(w.ctx)
@@ -239,9 +240,9 @@ func TestPodCIDRGoesToTheRuntime(t *testing.T) {
 // The runtime's log rotates at --container-log-max-size keeping --container-log-max-files, and
 // the log endpoint reads every line across the rotated files, gzipped or not.
 func TestLogsAcrossRotation(t *testing.T) {
-	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
-		Match: fakecri.ContainerMatch{Name: "app"},
-		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)},
+	script := &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "app"},
+		Logs:  &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(time.Second)},
 	}}}
 	w := newWorld(t, script, func(c *v1beta1.OrchletConfiguration) {
 		c.ContainerLogMaxSize = "200"
@@ -357,9 +358,9 @@ func TestStaticCPUManagerNeedsATopology(t *testing.T) {
 // With follow, the log endpoint writes the container's lines as the runtime writes them, and
 // ends when the container stops.
 func TestFollowLogs(t *testing.T) {
-	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
-		Match: fakecri.ContainerMatch{Name: "app"},
-		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)},
+	script := &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "app"},
+		Logs:  &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(time.Second)},
 	}}}
 	w := newWorld(t, script)
 	w.runUntil(5 * time.Second)
@@ -414,15 +415,15 @@ func TestFollowLogs(t *testing.T) {
 // not found for a container that has not restarted.
 func TestPreviousLogs(t *testing.T) {
 	zero, one := uint32(0), uint32(1)
-	script := &fakecri.Script{Containers: []fakecri.ContainerRule{
+	script := &script.Script{Containers: []script.ContainerRule{
 		{
-			Match: fakecri.ContainerMatch{Name: "app", MaxAttempt: &zero},
-			Logs:  &fakecri.LogSpec{Lines: []string{"first {n}"}, Every: fakecri.Duration(time.Second)},
-			Exit:  &fakecri.ExitSpec{After: fakecri.Duration(3 * time.Second), Code: 1},
+			Match: script.ContainerMatch{Name: "app", MaxAttempt: &zero},
+			Logs:  &script.LogSpec{Lines: []string{"first {n}"}, Every: script.Duration(time.Second)},
+			Exit:  &script.ExitSpec{After: script.Duration(3 * time.Second), Code: 1},
 		},
 		{
-			Match: fakecri.ContainerMatch{Name: "app", MinAttempt: &one},
-			Logs:  &fakecri.LogSpec{Lines: []string{"second {n}"}, Every: fakecri.Duration(time.Second)},
+			Match: script.ContainerMatch{Name: "app", MinAttempt: &one},
+			Logs:  &script.LogSpec{Lines: []string{"second {n}"}, Every: script.Duration(time.Second)},
 		},
 	}}
 	w := newWorld(t, script)

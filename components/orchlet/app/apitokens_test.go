@@ -26,6 +26,7 @@ import (
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 const tokenIssuer = "https://orch.test"
@@ -95,8 +96,8 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	clk.Set(time.Now())
 	kubeconfig, client, _ := apiServer(t, nil, withServiceAccountTokens(t, clk))
 	// The registry of private/app wants credentials, which only the pull secret has.
-	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakecri.Script{Images: []fakecri.ImageRule{
-		{Match: "registry.example.com/private/*", Auth: &fakecri.Auth{Username: "puller", Password: "s3cret"}}}}})
+	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &script.Script{Images: []script.ImageRule{
+		{Match: "registry.example.com/private/*", Auth: &script.Auth{Username: "puller", Password: "s3cret"}}}}})
 	o := parse(t, "--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint="+sock,
 		"--orchconfig="+kubeconfig, "--hostname-override=node-a", "--root-dir="+t.TempDir(), "--sync-frequency=1s")
 	cancel, done := runAsync(o, host.NewFake(), clk)

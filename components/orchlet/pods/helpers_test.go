@@ -21,6 +21,7 @@ import (
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -97,7 +98,7 @@ func config(mod func(*v1beta1.OrchletConfiguration)) *v1beta1.OrchletConfigurati
 	return c
 }
 
-func newHarness(t *testing.T, script *fakecri.Script, cfg *v1beta1.OrchletConfiguration, mod func(*Options)) *harness {
+func newHarness(t *testing.T, script *fakescript.Script, cfg *v1beta1.OrchletConfiguration, mod func(*Options)) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -294,7 +295,7 @@ func ctr(name, image string) corev1.Container {
 	return corev1.Container{Name: name, Image: image}
 }
 
-func dur(d time.Duration) fakecri.Duration { return fakecri.Duration(d) }
+func dur(d time.Duration) fakescript.Duration { return fakescript.Duration(d) }
 
 // sandboxConfig and containerConfig are the configs the pod workers' sync sends for a pod.
 func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {

@@ -15,6 +15,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	cri "k8s.io/cri-client/pkg"
+	"orch.io/orch/fakecri/fakecritest/fixture"
 	"orch.io/orch/fakecri/script"
 )
 
@@ -51,7 +52,7 @@ func clients(t testing.TB, endpoint string, streaming bool) (internalapi.Runtime
 
 func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	mock := clock.NewMock()
-	mock.Set(t0)
+	mock.Set(fixture.Epoch)
 	rt, err := New(Options{Clock: mock, Script: &script.Script{Containers: []script.ContainerRule{
 		{Match: script.ContainerMatch{Name: "c1"}, Exit: &script.ExitSpec{After: script.Duration(5 * time.Second), Code: 1}},
 	}}})
@@ -81,13 +82,13 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	var ids, pods []string
 	for i := 0; i < 1200; i++ { // more than one stream chunk, 20 containers a pod
 		if i%20 == 0 {
-			pod, err := rs.RunPodSandbox(ctx, podConfig(fmt.Sprintf("p%d", i/20), nil), "")
+			pod, err := rs.RunPodSandbox(ctx, fixture.PodConfig(fmt.Sprintf("p%d", i/20), nil), "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			pods = append(pods, pod)
 		}
-		id, err := rs.CreateContainer(ctx, pods[len(pods)-1], containerConfig(fmt.Sprintf("c%d", i), "busybox", 0), nil)
+		id, err := rs.CreateContainer(ctx, pods[len(pods)-1], fixture.ContainerConfig(fmt.Sprintf("c%d", i), "busybox", 0), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +143,7 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 		}
 	}
 	if last.ContainerId != ids[1] || last.ContainerEventType != runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT ||
-		last.CreatedAt != t0.Add(5*time.Second).UnixNano() {
+		last.CreatedAt != fixture.Epoch.Add(5*time.Second).UnixNano() {
 		t.Fatalf("last event %v", last)
 	}
 	if err := rt.WaitIdle(ctx); err != nil {
@@ -182,7 +183,7 @@ func TestConcurrentClients(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < rounds; i++ {
 				name := fmt.Sprintf("pod-%d-%d", w, i)
-				pod, err := rs.RunPodSandbox(ctx, podConfig(name, nil), "")
+				pod, err := rs.RunPodSandbox(ctx, fixture.PodConfig(name, nil), "")
 				if err != nil {
 					errs <- err
 					return
@@ -192,7 +193,7 @@ func TestConcurrentClients(t *testing.T) {
 				if i%2 == 0 {
 					cname = "short-app"
 				}
-				id, err := rs.CreateContainer(ctx, pod, containerConfig(cname, "busybox", 0), nil)
+				id, err := rs.CreateContainer(ctx, pod, fixture.ContainerConfig(cname, "busybox", 0), nil)
 				if err != nil {
 					errs <- err
 					return

@@ -13,15 +13,15 @@ import (
 // SandboxStats answers what ListPodSandboxStats does, without a line in the call log.
 func TestSandboxStatsWithoutACall(t *testing.T) {
 	f := newFixture(t, nil)
-	f.runPod("web", nil)
-	f.run("api", "app", "busybox", 0)
-	f.advance(time.Minute)
-	f.rt.ResetCalls()
-	got := f.rt.SandboxStats()
-	if n := len(f.rt.Calls(CallFilter{})); n != 0 {
+	f.RunPod("web", nil)
+	f.Run("api", "app", "busybox", 0)
+	f.Advance(time.Minute)
+	f.RT.ResetCalls()
+	got := f.RT.SandboxStats()
+	if n := len(f.RT.Calls(CallFilter{})); n != 0 {
 		t.Fatalf("SandboxStats made %d calls", n)
 	}
-	want, err := f.rt.ListPodSandboxStats(f.ctx, &runtimeapi.ListPodSandboxStatsRequest{})
+	want, err := f.RT.ListPodSandboxStats(f.Ctx, &runtimeapi.ListPodSandboxStatsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +48,8 @@ containers:
 		t.Fatal(err)
 	}
 	f := newFixture(t, s)
-	rt, ctx := f.rt, f.ctx
-	f.pull("busybox")
+	rt, ctx := f.RT, f.Ctx
+	f.Pull("busybox")
 	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "u"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ containers:
 		return 0
 	}
 	base := root()
-	f.advance(10 * time.Second)
+	f.Advance(10 * time.Second)
 	if got := rt.VolumeUsage("/var/lib/orchlet/pods/u/volumes/cache"); got != 10<<20 {
 		t.Fatalf("after 10s the volume holds %d, want 10Mi", got)
 	}
@@ -83,7 +83,7 @@ containers:
 	if got := root() - base; got != 10<<20 {
 		t.Fatalf("root filesystem grew %d, want 10Mi", got)
 	}
-	f.advance(time.Minute)
+	f.Advance(time.Minute)
 	if got := rt.VolumeUsage("/var/lib/orchlet/pods/u/volumes/cache"); got != 30<<20 {
 		t.Fatalf("after the exit at 30s the volume holds %d, want 30Mi", got)
 	}

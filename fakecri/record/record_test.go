@@ -12,6 +12,7 @@ import (
 
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/fakecritest/fixture"
 	"orch.io/orch/fakecri/script"
 
 	"github.com/benbjohnson/clock"
@@ -48,7 +49,7 @@ type recordRig struct {
 
 func newRecordRig(t *testing.T) *recordRig {
 	mock := clock.NewMock()
-	mock.Set(fakecritest.Epoch)
+	mock.Set(fixture.Epoch)
 	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, Script: recordScript})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func (g *recordRig) pullAndRunPod() *runtimeapi.RunPodSandboxResponse {
 	if err := <-pulled; err != nil {
 		g.t.Fatal(err)
 	}
-	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: fakecritest.PodConfig("p", nil)})
+	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: fixture.PodConfig("p", nil)})
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func (g *recordRig) pullAndRunPod() *runtimeapi.RunPodSandboxResponse {
 
 func (g *recordRig) start(pod, name string, attempt uint32) string {
 	g.t.Helper()
-	cfg := fakecritest.ContainerConfig(name, "app:1", 0)
+	cfg := fixture.ContainerConfig(name, "app:1", 0)
 	cfg.Metadata.Attempt = attempt
 	c, err := g.rs.CreateContainer(g.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg})
 	if err != nil {
@@ -314,7 +315,7 @@ func u32s(v *uint32) string {
 // their pace.
 func TestRecorderLogs(t *testing.T) {
 	mock := clock.NewMock()
-	mock.Set(fakecritest.Epoch)
+	mock.Set(fixture.Epoch)
 	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &script.Script{Containers: []script.ContainerRule{
 		{Match: script.ContainerMatch{Name: "talker"}, Logs: &script.LogSpec{Lines: []string{"hello {n}"}, Every: script.Duration(2 * time.Second), Count: 3},
 			Exit: &script.ExitSpec{After: script.Duration(7 * time.Second)}},
@@ -341,13 +342,13 @@ func TestRecorderLogs(t *testing.T) {
 	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "app:1"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fakecritest.PodConfig("p", nil)
+	cfg := fixture.PodConfig("p", nil)
 	cfg.LogDirectory = t.TempDir()
 	pod, err := rs.RunPodSandbox(ctx, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := rs.CreateContainer(ctx, pod, fakecritest.ContainerConfig("talker", "app:1", 0), cfg)
+	id, err := rs.CreateContainer(ctx, pod, fixture.ContainerConfig("talker", "app:1", 0), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest/fixture"
 	"orch.io/orch/fakecri/script"
 )
@@ -526,11 +527,11 @@ func TestFaults(t *testing.T) {
 	_, err = f.RT.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "x"}})
 	wantCode(t, err, codes.DeadlineExceeded)
 
-	calls := f.RT.Calls(CallFilter{Method: "Version"})
+	calls := f.RT.Calls(calllog.Filter{Method: "Version"})
 	if len(calls) != 4 || calls[2].Code != "Unavailable" || calls[2].Fault != "faults[0]" || calls[2].Error != "down" {
 		t.Fatalf("calls %+v", calls)
 	}
-	li := f.RT.Calls(CallFilter{Method: "ListImages"})
+	li := f.RT.Calls(calllog.Filter{Method: "ListImages"})
 	if len(li) != 1 || li[0].End.Sub(li[0].Start) != time.Second {
 		t.Fatalf("latency not on the clock: %+v", li)
 	}
@@ -568,7 +569,7 @@ func TestCallLogOrderAndFilters(t *testing.T) {
 	_, c := f.Run("p", "app", "busybox", 0)
 	f.Advance(time.Minute)
 	f.Status(c)
-	calls := f.RT.Calls(CallFilter{})
+	calls := f.RT.Calls(calllog.Filter{})
 	var methods []string
 	for _, cl := range calls {
 		methods = append(methods, cl.Method)
@@ -583,14 +584,14 @@ func TestCallLogOrderAndFilters(t *testing.T) {
 	if calls[2].Response != c || !strings.Contains(calls[2].Request, "name=app") || !calls[4].Start.Equal(fixture.Epoch.Add(time.Minute)) {
 		t.Fatalf("%+v", calls)
 	}
-	if got := f.RT.Calls(CallFilter{Since: calls[2].Seq}); len(got) != 2 {
+	if got := f.RT.Calls(calllog.Filter{Since: calls[2].Seq}); len(got) != 2 {
 		t.Fatalf("since: %d", len(got))
 	}
-	if got := f.RT.Calls(CallFilter{Method: "*Container"}); len(got) != 2 {
+	if got := f.RT.Calls(calllog.Filter{Method: "*Container"}); len(got) != 2 {
 		t.Fatalf("glob: %+v", got)
 	}
 	f.RT.ResetCalls()
-	if len(f.RT.Calls(CallFilter{})) != 0 || f.RT.LastSeq() != 5 {
+	if len(f.RT.Calls(calllog.Filter{})) != 0 || f.RT.LastSeq() != 5 {
 		t.Fatal("reset")
 	}
 
@@ -598,7 +599,7 @@ func TestCallLogOrderAndFilters(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		small.Version(context.Background(), &runtimeapi.VersionRequest{})
 	}
-	if got := small.Calls(CallFilter{}); len(got) != 3 || got[0].Seq != 3 || small.DroppedCalls() != 2 {
+	if got := small.Calls(calllog.Filter{}); len(got) != 3 || got[0].Seq != 3 || small.DroppedCalls() != 2 {
 		t.Fatalf("ring: %+v", got)
 	}
 }
@@ -749,7 +750,7 @@ func TestDeterministicReplay(t *testing.T) {
 		}
 		f.Advance(2 * time.Minute)
 		st, _ := json.Marshal(f.RT.State())
-		for _, c := range f.RT.Calls(CallFilter{}) {
+		for _, c := range f.RT.Calls(calllog.Filter{}) {
 			calls = append(calls, fmt.Sprintf("%d %s %s %s %s %s", c.Seq, c.Method, c.Start.Format(time.RFC3339Nano), c.Request, c.Code, c.Response))
 		}
 		return string(st), strings.Join(calls, "\n")

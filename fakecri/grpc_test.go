@@ -15,6 +15,7 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	cri "k8s.io/cri-client/pkg"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest/fixture"
 	"orch.io/orch/fakecri/script"
 )
@@ -69,7 +70,7 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	go rs.GetContainerEvents(ctx, events, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(connected) })
 	<-connected
 	// the stream is registered once the call log shows it
-	waitFor(t, func() bool { return len(rt.Calls(CallFilter{Method: "GetContainerEvents"})) == 1 })
+	waitFor(t, func() bool { return len(rt.Calls(calllog.Filter{Method: "GetContainerEvents"})) == 1 })
 	waitFor(t, func() bool {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
@@ -101,7 +102,7 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	if err != nil || len(list) != 1200 || list[0].Id != ids[0] || list[1199].Id != ids[1199] {
 		t.Fatalf("streamed list: %d %v", len(list), err)
 	}
-	if got := rt.Calls(CallFilter{Method: "StreamContainers"}); len(got) != 1 {
+	if got := rt.Calls(calllog.Filter{Method: "StreamContainers"}); len(got) != 1 {
 		t.Fatalf("the client did not stream: %+v", got)
 	}
 	stats, err := rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{})
@@ -124,7 +125,7 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	}
 
 	for _, m := range []string{"StreamPodSandboxes", "StreamContainers", "StreamContainerStats", "StreamPodSandboxStats", "StreamImages", "StreamPodSandboxMetrics"} {
-		if got := rt.Calls(CallFilter{Method: m}); len(got) != 1 || got[0].Code != "OK" {
+		if got := rt.Calls(calllog.Filter{Method: m}); len(got) != 1 || got[0].Code != "OK" {
 			t.Errorf("%s: %+v", m, got)
 		}
 	}
@@ -236,7 +237,7 @@ func TestConcurrentClients(t *testing.T) {
 	go func() {
 		for i := 0; i < 20; i++ {
 			rt.SetScript(&script.Script{Faults: []script.FaultRule{{Method: "Version", Latency: script.Duration(time.Microsecond)}}})
-			rt.Calls(CallFilter{Method: "Create*"})
+			rt.Calls(calllog.Filter{Method: "Create*"})
 		}
 	}()
 	wg.Wait()
@@ -275,7 +276,7 @@ func TestGRPCErrorsKeepCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return rt.InFlight() == 0 })
-	c := rt.Calls(CallFilter{Method: "ListImages"})
+	c := rt.Calls(calllog.Filter{Method: "ListImages"})
 	if len(c) != 1 || c[0].Code != "DeadlineExceeded" || c[0].Fault != "faults[0]" {
 		t.Fatalf("%+v", c)
 	}
@@ -329,53 +330,12 @@ func TestCallsKeepTheWholeRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Linux.CgroupParent = "changed after the call"
-	calls := rt.Calls(CallFilter{Method: "RunPodSandbox"})
+	calls := rt.Calls(calllog.Filter{Method: "RunPodSandbox"})
 	if len(calls) != 1 {
 		t.Fatalf("%d calls", len(calls))
 	}
 	got := calls[0].Message.(*runtimeapi.RunPodSandboxRequest).GetConfig().GetLinux()
 	if got.GetCgroupParent() != "/orchpods/burstable/podu" || got.GetResources().GetCpuShares() != 256 || got.GetResources().GetUnified()["memory.oom.group"] != "1" {
 		t.Errorf("recorded %v", got)
-	}
-}
-
-// The requests copied by hand for the call log are what proto.Clone makes of them, and share
-// nothing with the caller's.
-func TestCloneRequestAsProtoClone(t *testing.T) {
-	for _, req := range []proto.Message{
-		&runtimeapi.ContainerStatusRequest{ContainerId: "c1", Verbose: true},
-		&runtimeapi.PodSandboxStatusRequest{PodSandboxId: "s1"},
-		&runtimeapi.ListPodSandboxRequest{},
-		&runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{}},
-		&runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{Id: "s", LabelSelector: map[string]string{}}},
-		&runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
-			State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_NOTREADY}, LabelSelector: map[string]string{"io.kubernetes.pod.uid": "u"}}},
-		&runtimeapi.ListContainersRequest{},
-		&runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{Id: "c", PodSandboxId: "s",
-			State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}, LabelSelector: map[string]string{"a": "b", "c": "d"}}},
-	} {
-		got, want := cloneRequest(req), proto.Clone(req)
-		if !proto.Equal(got, want) || summarize(got) != summarize(req) {
-			t.Errorf("%T: %v, proto.Clone %v", req, got, want)
-		}
-		switch q := req.(type) {
-		case *runtimeapi.ListPodSandboxRequest:
-			if f := q.GetFilter(); f != nil {
-				if f.State != nil {
-					f.State.State = runtimeapi.PodSandboxState_SANDBOX_READY
-				}
-				if f.LabelSelector != nil {
-					f.LabelSelector["changed"] = "after the call"
-				}
-			}
-		case *runtimeapi.ListContainersRequest:
-			if f := q.GetFilter(); f != nil {
-				f.State.State = runtimeapi.ContainerState_CONTAINER_RUNNING
-				f.LabelSelector["changed"] = "after the call"
-			}
-		}
-		if !proto.Equal(got, want) {
-			t.Errorf("%T: the copy changed with the caller's request: %v, want %v", req, got, want)
-		}
 	}
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/script"
 )
 
@@ -64,7 +65,7 @@ type Options struct {
 type Runtime struct {
 	clk        clock.Clock
 	seed       int64
-	log        callLog
+	log        *calllog.Log
 	createLogs bool
 
 	cur     atomic.Pointer[script.Compiled]
@@ -134,7 +135,7 @@ func New(opts Options) (*Runtime, error) {
 		clk:         opts.Clock,
 		seed:        opts.Seed,
 		createLogs:  opts.CreateLogFiles,
-		log:         callLog{max: opts.MaxCalls},
+		log:         calllog.New(opts.MaxCalls),
 		parked:      map[uint64]time.Time{},
 		sandboxes:   map[string]*sandbox{},
 		containers:  map[string]*container{},

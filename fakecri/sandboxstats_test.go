@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/script"
 )
 
@@ -18,7 +19,7 @@ func TestSandboxStatsWithoutACall(t *testing.T) {
 	f.Advance(time.Minute)
 	f.RT.ResetCalls()
 	got := f.RT.SandboxStats()
-	if n := len(f.RT.Calls(CallFilter{})); n != 0 {
+	if n := len(f.RT.Calls(calllog.Filter{})); n != 0 {
 		t.Fatalf("SandboxStats made %d calls", n)
 	}
 	want, err := f.RT.ListPodSandboxStats(f.Ctx, &runtimeapi.ListPodSandboxStatsRequest{})

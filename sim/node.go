@@ -31,6 +31,7 @@ import (
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/script"
 )
 
@@ -311,7 +312,7 @@ func (w *World) collect(n *Node) {
 
 	background := !n.Config.SerializeImagePulls
 	advance := true // every call up to this one has ended and been traced: lastCall may move
-	for _, c := range n.rt.Calls(fakecri.CallFilter{Since: n.lastCall}) {
+	for _, c := range n.rt.Calls(calllog.Filter{Since: n.lastCall}) {
 		if n.ended[c.Seq] {
 			if advance {
 				delete(n.ended, c.Seq)

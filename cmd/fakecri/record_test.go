@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/record"
 	fakescript "orch.io/orch/fakecri/script"
@@ -71,7 +72,7 @@ func TestRecordThenReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(700 * time.Millisecond) // the exit, and a few samples
-	if n := len(up.Calls(fakecri.CallFilter{Method: "ListContainerStats"})); n < 2 {
+	if n := len(up.Calls(calllog.Filter{Method: "ListContainerStats"})); n < 2 {
 		t.Errorf("the recorder sampled %d times in 700ms at a 100ms period", n)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)

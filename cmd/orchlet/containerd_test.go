@@ -35,6 +35,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/script"
 )
@@ -157,7 +158,7 @@ func TestStandaloneScenarioOnFakecri(t *testing.T) {
 	fc, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	runStaticPodScenario(t, runtimeUnderTest{
 		endpoint: sock,
-		pulls:    func() int { return len(fc.Calls(fakecri.CallFilter{Method: "*PullImage"})) },
+		pulls:    func() int { return len(fc.Calls(calllog.Filter{Method: "*PullImage"})) },
 	})
 }
 

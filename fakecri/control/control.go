@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/script"
 )
 
@@ -73,7 +74,7 @@ func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 	})
 	mux.HandleFunc("GET /v1/calls", func(w http.ResponseWriter, req *http.Request) {
 		q := req.URL.Query()
-		f := fakecri.CallFilter{Method: q.Get("method")}
+		f := calllog.Filter{Method: q.Get("method")}
 		var err error
 		if s := q.Get("since"); s != "" {
 			if f.Since, err = strconv.ParseUint(s, 10, 64); err != nil {
@@ -89,7 +90,7 @@ func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 		}
 		calls := r.Calls(f)
 		if calls == nil {
-			calls = []fakecri.Call{}
+			calls = []calllog.Call{}
 		}
 		writeJSON(w, map[string]any{"calls": calls, "lastSeq": r.LastSeq(), "dropped": r.DroppedCalls()})
 	})

@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/fakecritest/fixture"
 )
@@ -61,7 +62,7 @@ func TestControlAPI(t *testing.T) {
 	do("POST", "/v1/clock/advance", "", 400)
 
 	var calls struct {
-		Calls   []fakecri.Call `json:"calls"`
+		Calls   []calllog.Call `json:"calls"`
 		LastSeq uint64         `json:"lastSeq"`
 	}
 	json.Unmarshal([]byte(do("GET", "/v1/calls?method=*Container*&since=1", "", 200)), &calls)

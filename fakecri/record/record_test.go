@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/fakecritest/fixture"
 	"orch.io/orch/fakecri/script"
@@ -100,7 +101,7 @@ func (g *recordRig) pullAndRunPod() *runtimeapi.RunPodSandboxResponse {
 		_, err := g.is.PullImage(g.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "app:1"}})
 		pulled <- err
 	}()
-	waitFor(g.t, func() bool { return len(g.up.Calls(fakecri.CallFilter{Method: "PullImage"})) == 1 })
+	waitFor(g.t, func() bool { return len(g.up.Calls(calllog.Filter{Method: "PullImage"})) == 1 })
 	g.advance(3 * time.Second)
 	if err := <-pulled; err != nil {
 		g.t.Fatal(err)
@@ -157,7 +158,7 @@ func TestRecorderForwardsAndScripts(t *testing.T) {
 	g.sample()
 	_, err = g.rs.StartContainer(g.ctx, &runtimeapi.StartContainerRequest{ContainerId: "no-such"})
 	wantCode(t, err, codes.NotFound)
-	if got, want := len(g.up.Calls(fakecri.CallFilter{Method: "StartContainer"})), 5; got != want {
+	if got, want := len(g.up.Calls(calllog.Filter{Method: "StartContainer"})), 5; got != want {
 		t.Errorf("upstream StartContainer calls = %d, want %d (every call forwarded)", got, want)
 	}
 
@@ -223,7 +224,7 @@ func TestRecordedScriptReplays(t *testing.T) {
 	f := fakecritest.NewFixture(t, g.rec.Script())
 	pull := make(chan string, 1)
 	go func() { pull <- f.Pull("app:1") }()
-	waitFor(t, func() bool { return len(f.RT.Calls(fakecri.CallFilter{Method: "PullImage"})) == 1 })
+	waitFor(t, func() bool { return len(f.RT.Calls(calllog.Filter{Method: "PullImage"})) == 1 })
 	f.Advance(3*time.Second - time.Millisecond)
 	select {
 	case <-pull:

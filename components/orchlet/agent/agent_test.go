@@ -27,6 +27,7 @@ import (
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/script"
 )
@@ -165,7 +166,7 @@ func TestStandaloneStaticPod(t *testing.T) {
 	if _, ok := w.pod("web-node-a"); ok {
 		t.Fatal("the pod of a removed manifest is still known")
 	}
-	if len(w.rt.Calls(fakecri.CallFilter{Method: "*StopPodSandbox"})) == 0 || len(w.rt.Calls(fakecri.CallFilter{Method: "*RemovePodSandbox"})) == 0 {
+	if len(w.rt.Calls(calllog.Filter{Method: "*StopPodSandbox"})) == 0 || len(w.rt.Calls(calllog.Filter{Method: "*RemovePodSandbox"})) == 0 {
 		t.Fatal("the removed pod's sandbox was never stopped and removed")
 	}
 }
@@ -232,7 +233,7 @@ func TestPodCIDRGoesToTheRuntime(t *testing.T) {
 	if !ok || !strings.HasPrefix(p.Status.PodIP, "10.200.0.") {
 		t.Fatalf("pod IP %q (found %v), want one from --pod-cidr 10.200.0.0/24", p.Status.PodIP, ok)
 	}
-	if n := len(w.rt.Calls(fakecri.CallFilter{Method: "*UpdateRuntimeConfig"})); n != 1 {
+	if n := len(w.rt.Calls(calllog.Filter{Method: "*UpdateRuntimeConfig"})); n != 1 {
 		t.Errorf("%d UpdateRuntimeConfig calls, want 1", n)
 	}
 }

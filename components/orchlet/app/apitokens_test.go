@@ -25,6 +25,7 @@ import (
 	"orch.io/orch/components/authn/serviceaccount"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/script"
 )
@@ -153,7 +154,7 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	if auto, err := os.ReadFile(filepath.Join(apiAccess, "token")); err != nil || !tokenReview(t, client, string(auto)).Authenticated {
 		t.Errorf("the mounted token %q (%v) does not authenticate", auto, err)
 	}
-	if pulls := rt.Calls(fakecri.CallFilter{Method: "PullImage"}); len(pulls) == 0 || !strings.Contains(pulls[len(pulls)-1].Request, "auth_user=puller") {
+	if pulls := rt.Calls(calllog.Filter{Method: "PullImage"}); len(pulls) == 0 || !strings.Contains(pulls[len(pulls)-1].Request, "auth_user=puller") {
 		t.Errorf("pulls %+v, want one with the pull secret's user", pulls)
 	}
 	file := filepath.Join(hostPath, "token")

@@ -28,6 +28,7 @@ import (
 	"orch.io/orch/components/certs/certstest"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/script"
 )
@@ -133,7 +134,7 @@ providers:
 		}
 	}
 	pulls := func(image string) (tried, authorized bool) {
-		for _, c := range rt.Calls(fakecri.CallFilter{Method: "PullImage"}) {
+		for _, c := range rt.Calls(calllog.Filter{Method: "PullImage"}) {
 			if strings.Contains(c.Request, image) {
 				tried = true
 				authorized = authorized || strings.Contains(c.Request, "auth_user=puller")

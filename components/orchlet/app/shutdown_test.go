@@ -18,6 +18,7 @@ import (
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/script"
 )
@@ -120,7 +121,7 @@ func staticPod(t *testing.T, script *script.Script) (*fakecri.Runtime, string, c
 
 // inFlight says whether a call of method is in the runtime unanswered.
 func inFlight(rt *fakecri.Runtime, method string) bool {
-	for _, c := range rt.Calls(fakecri.CallFilter{Method: method}) {
+	for _, c := range rt.Calls(calllog.Filter{Method: method}) {
 		if c.End.IsZero() {
 			return true
 		}
@@ -141,7 +142,7 @@ func TestStopDuringPodTermination(t *testing.T) {
 		Match: script.ContainerMatch{Name: "app"}, Stop: &script.StopSpec{Delay: script.Duration(10 * time.Minute)}}}})
 	defer cancel()
 	apptest.WaitWithin(t, "the pod running", 20*time.Second, func() (bool, error) {
-		return len(rt.Calls(fakecri.CallFilter{Method: "StartContainer"})) > 0, nil
+		return len(rt.Calls(calllog.Filter{Method: "StartContainer"})) > 0, nil
 	})
 	if err := os.Remove(filepath.Join(manifests, "web.yaml")); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	fakescript "orch.io/orch/fakecri/script"
 )
@@ -292,7 +293,7 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(w.ctx)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	lists := func() []fakecri.Call { return w.rt.Calls(fakecri.CallFilter{Method: "ListContainers"}) }
+	lists := func() []calllog.Call { return w.rt.Calls(calllog.Filter{Method: "ListContainers"}) }
 	deadline := time.Now().Add(10 * time.Second)
 	for len(lists()) < 3 && time.Now().Before(deadline) {
 		if w.mock.Now().Sub(t0) < 25*time.Second {

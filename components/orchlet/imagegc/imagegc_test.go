@@ -16,6 +16,7 @@ import (
 	"orch.io/orch/components/orchlet/events/eventstest"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/script"
 )
@@ -124,7 +125,7 @@ func (h *harness) images() []string {
 // removed is the RemoveImage requests made, in order.
 func (h *harness) removed() []string {
 	var out []string
-	for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+	for _, c := range h.rt.Calls(calllog.Filter{}) {
 		if c.Method == "RemoveImage" {
 			out = append(out, c.Request)
 		}

@@ -20,6 +20,7 @@ import (
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	fakescript "orch.io/orch/fakecri/script"
 )
@@ -168,7 +169,7 @@ func (h *harness) moveParked(next, deadline time.Time) {
 	var parked uint64
 	cancelling := !deadline.IsZero() && !next.Before(deadline)
 	if cancelling {
-		for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+		for _, c := range h.rt.Calls(calllog.Filter{}) {
 			if c.End.IsZero() {
 				parked = c.Seq
 			}
@@ -177,7 +178,7 @@ func (h *harness) moveParked(next, deadline time.Time) {
 	h.mock.Set(next)
 	for cancelling {
 		cancelling = false
-		for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+		for _, c := range h.rt.Calls(calllog.Filter{}) {
 			if c.Seq == parked && c.End.IsZero() {
 				cancelling = true
 			}
@@ -238,9 +239,9 @@ func (h *harness) remove(p *corev1.Pod) {
 }
 
 // calls returns the runtime's calls of a method, optionally only those whose request has part.
-func (h *harness) calls(method, part string) []fakecri.Call {
-	var out []fakecri.Call
-	for _, c := range h.rt.Calls(fakecri.CallFilter{Method: method}) {
+func (h *harness) calls(method, part string) []calllog.Call {
+	var out []calllog.Call
+	for _, c := range h.rt.Calls(calllog.Filter{Method: method}) {
 		if strings.Contains(c.Request, part) {
 			out = append(out, c)
 		}
@@ -249,7 +250,7 @@ func (h *harness) calls(method, part string) []fakecri.Call {
 }
 
 // starts returns when calls began, as durations since t0.
-func starts(cs []fakecri.Call) []time.Duration {
+func starts(cs []calllog.Call) []time.Duration {
 	out := []time.Duration{}
 	for _, c := range cs {
 		out = append(out, c.Start.Sub(t0))

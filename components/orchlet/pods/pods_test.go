@@ -17,7 +17,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/orchlet/pods/podsync"
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	fakescript "orch.io/orch/fakecri/script"
 )
 
@@ -52,7 +52,7 @@ func TestPodComesUp(t *testing.T) {
 				t.Errorf("PullImage calls = %d, want %d", got, tc.pulls)
 			}
 			var order []string
-			for _, call := range h.rt.Calls(fakecri.CallFilter{}) {
+			for _, call := range h.rt.Calls(calllog.Filter{}) {
 				switch call.Method {
 				case "RunPodSandbox", "PullImage", "CreateContainer", "StartContainer":
 					order = append(order, call.Method)
@@ -267,7 +267,7 @@ func TestRemovedPodTornDownForeignLeftAlone(t *testing.T) {
 			t.Errorf("%s calls = %d, want 1", m, n)
 		}
 	}
-	for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+	for _, c := range h.rt.Calls(calllog.Filter{}) {
 		if strings.Contains(c.Request, sb.PodSandboxId) || strings.Contains(c.Request, fc.ContainerId) {
 			t.Errorf("touched a foreign object: %s %s", c.Method, c.Request)
 		}
@@ -419,10 +419,10 @@ func TestDeterminism(t *testing.T) {
 		h.add(newPod("a", ctr("app", "app:1")), newPod("b", ctr("web", "slow:1"), ctr("app", "app:1")), newPod("c", ctr("web", "slow:2")))
 		h.runUntil(3 * time.Minute)
 		b, err := json.Marshal(struct {
-			Calls  []fakecri.Call
+			Calls  []calllog.Call
 			Events []string
 			Pods   []corev1.Pod
-		}{h.rt.Calls(fakecri.CallFilter{}), h.rec.lines(), h.m.Pods()})
+		}{h.rt.Calls(calllog.Filter{}), h.rec.lines(), h.m.Pods()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/labels"
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	fakescript "orch.io/orch/fakecri/script"
 )
 
@@ -164,7 +164,7 @@ func TestWorkersDoWhatOneLoopDoes(t *testing.T) {
 		h.runUntil(time.Minute)
 		h.remove(gone)
 		h.runUntil(2 * time.Minute)
-		for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+		for _, c := range h.rt.Calls(calllog.Filter{}) {
 			calls = append(calls, fmt.Sprintf("%v %s", c.Start.Sub(t0), c.Method))
 		}
 		for _, p := range h.m.Pods() {

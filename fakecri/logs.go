@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"orch.io/orch/fakecri/script"
+	"orch.io/orch/fakecri/streams"
 )
 
 // logWriter is a running container's open log file. Like containerd's, it keeps writing to the
@@ -18,8 +19,8 @@ type logWriter struct {
 	path    string
 	f       *os.File
 	written int
-	// attached are the clients attached to the container (streams.go), fed each line as written.
-	attached []*attachment
+	// attached are the clients attached to the container (fakecri/streams), fed each line as written.
+	attached []*streams.Attachment
 }
 
 func openLog(path string) (*os.File, error) {

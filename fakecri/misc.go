@@ -20,6 +20,7 @@ import (
 
 	"orch.io/orch/fakecri/script"
 	"orch.io/orch/fakecri/shell"
+	"orch.io/orch/fakecri/streams"
 )
 
 // Version reports the runtime's name and version and the CRI version (v1).
@@ -145,7 +146,7 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 			return nil, err
 		}
 		// The command's rule and the shell's view of the container, chosen under the lock.
-		t, err := streamRuntime{r}.target(req.ContainerId, req.Cmd)
+		t, err := streamRuntime{r}.Target(req.ContainerId, req.Cmd)
 		if err != nil {
 			return nil, status.Error(codes.FailedPrecondition, err.Error())
 		}
@@ -163,13 +164,13 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 					d, timedOut = left, true
 				}
 			}
-			gone, err := r.sleepOr(ctx, d, t.c.exited)
+			gone, err := r.sleepOr(ctx, d, t.Exited)
 			switch {
 			case err != nil:
 				return err
 			case gone:
 				died = true
-				return fmt.Errorf("container %q exited", t.c.id)
+				return fmt.Errorf("container %q exited", t.ID)
 			case timedOut:
 				return errors.New("timed out")
 			}
@@ -177,14 +178,14 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		}
 		var stdout, stderr bytes.Buffer
 		resp := &runtimeapi.ExecSyncResponse{}
-		if rule := t.rule; rule != nil {
+		if rule := t.Rule; rule != nil {
 			stdout.WriteString(rule.Stdout)
 			stderr.WriteString(rule.Stderr)
 			if err := sleep(ctx, rule.Delay.D()); err == nil {
 				resp.ExitCode = rule.ExitCode
 			}
 		} else if shell.Knows(req.Cmd[0]) {
-			sh := t.shell(sleep, eofReader{}, &stdout, &stderr, "")
+			sh := t.Shell(sleep, streams.EOF{}, &stdout, &stderr, "")
 			sh.Healthy = true
 			code, _ := sh.Exec(ctx, req.Cmd)
 			resp.ExitCode = int32(code)
@@ -196,7 +197,7 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 			return nil, ctxErr(ctx.Err())
 		case died:
 			cc.resp = "container exited"
-			return nil, status.Errorf(codes.Unknown, "failed to exec in container: container %q exited while the command ran", t.c.id)
+			return nil, status.Errorf(codes.Unknown, "failed to exec in container: container %q exited while the command ran", t.ID)
 		case timedOut:
 			cc.resp = "timeout"
 			return nil, status.Errorf(codes.DeadlineExceeded, "timeout %v exceeded: context deadline exceeded", limit)

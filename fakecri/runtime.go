@@ -35,6 +35,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/script"
+	"orch.io/orch/fakecri/streams"
 )
 
 // Version is fakecri's version, reported as the runtime version by default.
@@ -106,7 +107,7 @@ type Runtime struct {
 	logging     []*container    // running containers writing scripted log lines
 	logged      map[string]bool // every log file made, and the directories above it (LogsUnder)
 
-	streams atomic.Pointer[StreamServer] // set by ServeStreams
+	streams atomic.Pointer[streams.Server] // set by ServeStreams
 
 	pendingEvents atomic.Int64
 	closing       chan struct{}

@@ -25,8 +25,16 @@ var importRules = []importRule{
 		because: "the wire and file types are the floor every room stands on"},
 	{room: "fakecri", mayNot: []string{"components/", "sim", "conformance", "cmd/"},
 		because: "fakecri is a runtime any node agent may run on: it knows the CRI, not orch"},
-	{room: "fakecri/", mayNot: []string{"fakecri/"},
-		because: "the recorder, the control API, the exec shell and the test support know at most the runtime; none knows another"},
+	{room: "fakecri/", exempt: []string{"fakecri/streams"}, mayNot: []string{"fakecri/"}, except: []string{"fakecri/script", "fakecri/calllog", "fakecri/fakecritest/fixture"},
+		because: "the recorder, the control API, the exec shell, the streams and the test support know at most the runtime, its script language, its call log and the fixture; none knows another"},
+	{room: "fakecri/streams", mayNot: []string{"fakecri"}, except: []string{"fakecri/script", "fakecri/shell"},
+		because: "the streams read the runtime through the interface they own; a streamed exec runs the exec shell"},
+	{room: "fakecri/calllog", mayNot: []string{"fakecri"}, except: []string{"fakecri/script"},
+		because: "the call log knows the CRI's requests and the script's globs, not the runtime that fills it"},
+	{room: "fakecri/fakecritest/fixture", mayNot: []string{"fakecri"},
+		because: "fakecri's own tests drive the runtime with the fixture: it knows the CRI, not fakecri"},
+	{room: "fakecri/script", mayNot: []string{"fakecri"},
+		because: "the script language is what the runtime reads: it knows nothing of the runtime or the rooms around it"},
 	{room: "components/featuregates", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/"},
 		because: "shared mechanisms sit below every component"},
 	{room: "components/periodic", mayNot: []string{"components/", "fakecri", "sim", "conformance", "cmd/"}, except: []string{"components/apis/"},
@@ -156,6 +164,10 @@ func TestImportRules(t *testing.T) {
 		if got := pieces.forbids(tc.pkg, tc.imp); got != tc.want {
 			t.Errorf("%s importing %s forbidden = %v, want %v", tc.pkg, tc.imp, got, tc.want)
 		}
+	}
+	beside := importRule{room: "fakecri/", mayNot: []string{"fakecri/"}, except: []string{"fakecri/script"}}
+	if beside.forbids("fakecri/control", "fakecri/script") || !beside.forbids("fakecri/control", "fakecri/record") || beside.forbids("fakecri", "fakecri/script") {
+		t.Error("a room beside the runtime may not read the script language, or may read a sibling")
 	}
 	support := importRule{room: "components/orchlet/", exempt: []string{"components/orchlet/app/apptest"}, mayNot: []string{"fakecri"}}
 	if support.forbids("components/orchlet/app/apptest", "fakecri") || !support.forbids("components/orchlet/app", "fakecri") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,52 +13,55 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/calllog"
+	"orch.io/orch/fakecri/fakecritest/fixture"
+	"orch.io/orch/fakecri/script"
 )
 
 func TestScriptedExitCrashAndStartError(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "job"}, Exit: &ExitSpec{After: Duration(30 * time.Second), Code: 0}},
-		{Match: ContainerMatch{Name: "crashy", MaxAttempt: u32(1)}, Exit: &ExitSpec{Code: 2, Message: "boom"}},
-		{Match: ContainerMatch{Image: "*/broken:*"}, StartError: `exec: "nope": executable file not found in $PATH`},
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "job"}, Exit: &script.ExitSpec{After: script.Duration(30 * time.Second), Code: 0}},
+		{Match: script.ContainerMatch{Name: "crashy", MaxAttempt: u32(1)}, Exit: &script.ExitSpec{Code: 2, Message: "boom"}},
+		{Match: script.ContainerMatch{Image: "*/broken:*"}, StartError: `exec: "nope": executable file not found in $PATH`},
 	}})
-	_, job := f.run("p1", "job", "busybox", 0)
-	p2, crashy := f.run("p2", "crashy", "busybox", 0)
-	f.pull("example.com/team/broken:v1")
-	p3 := f.runPod("p3", nil)
-	broken := f.create(p3, "b", "example.com/team/broken:v1", 0)
-	_, err := f.rt.StartContainer(f.ctx, &runtimeapi.StartContainerRequest{ContainerId: broken})
+	_, job := f.Run("p1", "job", "busybox", 0)
+	p2, crashy := f.Run("p2", "crashy", "busybox", 0)
+	f.Pull("example.com/team/broken:v1")
+	p3 := f.RunPod("p3", nil)
+	broken := f.Create(p3, "b", "example.com/team/broken:v1", 0)
+	_, err := f.RT.StartContainer(f.Ctx, &runtimeapi.StartContainerRequest{ContainerId: broken})
 	wantCode(t, err, codes.Unknown)
-	if st := f.status(broken); st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 128 ||
+	if st := f.Status(broken); st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 128 ||
 		st.Reason != "StartError" || !strings.Contains(st.Message, "executable file not found") {
 		t.Fatalf("broken %v", st)
 	}
-	if st := f.status(crashy); st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 2 ||
+	if st := f.Status(crashy); st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 2 ||
 		st.Reason != "Error" || st.Message != "boom" || st.FinishedAt != st.StartedAt {
 		t.Fatalf("crashy %v", st)
 	}
 	// attempts 0 and 1 crash, attempt 2 runs: a crash loop that recovers
 	for attempt := uint32(1); attempt <= 2; attempt++ {
-		cfg := containerConfig("crashy", "busybox", 0)
+		cfg := fixture.ContainerConfig("crashy", "busybox", 0)
 		cfg.Metadata.Attempt = attempt
-		r, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: p2, Config: cfg})
+		r, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: p2, Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.start(r.ContainerId)
+		f.Start(r.ContainerId)
 		want := runtimeapi.ContainerState_CONTAINER_EXITED
 		if attempt == 2 {
 			want = runtimeapi.ContainerState_CONTAINER_RUNNING
 		}
-		if st := f.status(r.ContainerId); st.State != want {
+		if st := f.Status(r.ContainerId); st.State != want {
 			t.Fatalf("attempt %d: %v", attempt, st.State)
 		}
 	}
-	f.advance(29 * time.Second)
-	if st := f.status(job); st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	f.Advance(29 * time.Second)
+	if st := f.Status(job); st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("job ended early")
 	}
-	f.advance(time.Hour)
-	st := f.status(job)
+	f.Advance(time.Hour)
+	st := f.Status(job)
 	if st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 0 || st.Reason != "Completed" ||
 		st.FinishedAt != st.StartedAt+int64(30*time.Second) {
 		t.Fatalf("job %v", st)
@@ -67,16 +69,16 @@ func TestScriptedExitCrashAndStartError(t *testing.T) {
 }
 
 func TestOOMKillWhenMemoryReachesLimit(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{{
-		Match: ContainerMatch{PodLabels: map[string]string{"app": "leak*"}},
-		Usage: &Usage{Memory: &Curve{Ramp: &Ramp{From: Q("10Mi"), PerSecond: ptrQ("1Mi")}}},
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{PodLabels: map[string]string{"app": "leak*"}},
+		Usage: &script.Usage{Memory: &script.Curve{Ramp: &script.Ramp{From: script.Q("10Mi"), PerSecond: ptrQ("1Mi")}}},
 	}}})
-	f.pull("leaker")
-	pod := f.runPod("leaky", map[string]string{"app": "leaky"})
-	c := f.create(pod, "c", "leaker", 100*mi)
-	f.start(c)
-	f.advance(45 * time.Second)
-	s, err := f.rt.ContainerStats(f.ctx, &runtimeapi.ContainerStatsRequest{ContainerId: c})
+	f.Pull("leaker")
+	pod := f.RunPod("leaky", map[string]string{"app": "leaky"})
+	c := f.Create(pod, "c", "leaker", 100*mi)
+	f.Start(c)
+	f.Advance(45 * time.Second)
+	s, err := f.RT.ContainerStats(f.Ctx, &runtimeapi.ContainerStatsRequest{ContainerId: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,23 +88,23 @@ func TestOOMKillWhenMemoryReachesLimit(t *testing.T) {
 	if got := s.Stats.Memory.AvailableBytes.Value; got != 45*mi {
 		t.Fatalf("available = %d", got)
 	}
-	f.advance(time.Minute)
-	st := f.status(c)
+	f.Advance(time.Minute)
+	st := f.Status(c)
 	if st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.Reason != "OOMKilled" || st.ExitCode != 137 ||
 		st.FinishedAt != st.StartedAt+int64(90*time.Second) {
 		t.Fatalf("want OOM kill at 90s: %v", st)
 	}
 	// raising the limit of a new container postpones it; lowering one kills at once
-	c2 := f.create(pod, "c2", "leaker", 0)
-	f.start(c2)
-	f.advance(20 * time.Second)
-	if _, err := f.rt.UpdateContainerResources(f.ctx, &runtimeapi.UpdateContainerResourcesRequest{
+	c2 := f.Create(pod, "c2", "leaker", 0)
+	f.Start(c2)
+	f.Advance(20 * time.Second)
+	if _, err := f.RT.UpdateContainerResources(f.Ctx, &runtimeapi.UpdateContainerResourcesRequest{
 		ContainerId: c2, Linux: &runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 20 * mi},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	st = f.status(c2)
-	if st.Reason != "OOMKilled" || st.FinishedAt != t0.Add(125*time.Second).UnixNano() {
+	st = f.Status(c2)
+	if st.Reason != "OOMKilled" || st.FinishedAt != fixture.Epoch.Add(125*time.Second).UnixNano() {
 		t.Fatalf("lowered limit: %v", st)
 	}
 	if st.Resources.Linux.MemoryLimitInBytes != 20*mi {
@@ -111,18 +113,18 @@ func TestOOMKillWhenMemoryReachesLimit(t *testing.T) {
 }
 
 func TestUsageCurvesAndCPUCoherence(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{{
-		Match: ContainerMatch{Name: "w"},
-		Usage: &Usage{
-			CPU:    &Curve{Steps: []Step{{At: 0, Value: Q("100m")}, {At: Duration(10 * time.Second), Value: Q("2")}}},
-			Disk:   &Curve{Ramp: &Ramp{From: Q("0"), To: ptrQ("1Gi"), Over: Duration(100 * time.Second)}},
-			Inodes: ConstantCurve(N(500)),
-			PIDs:   ConstantCurve(N(7)),
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "w"},
+		Usage: &script.Usage{
+			CPU:    &script.Curve{Steps: []script.Step{{At: 0, Value: script.Q("100m")}, {At: script.Duration(10 * time.Second), Value: script.Q("2")}}},
+			Disk:   &script.Curve{Ramp: &script.Ramp{From: script.Q("0"), To: ptrQ("1Gi"), Over: script.Duration(100 * time.Second)}},
+			Inodes: script.ConstantCurve(script.N(500)),
+			PIDs:   script.ConstantCurve(script.N(7)),
 		},
 	}}})
-	pod, c := f.run("p", "w", "busybox", 0) // quota 0.5 cores
-	f.advance(20 * time.Second)
-	s, err := f.rt.ContainerStats(f.ctx, &runtimeapi.ContainerStatsRequest{ContainerId: c})
+	pod, c := f.Run("p", "w", "busybox", 0) // quota 0.5 cores
+	f.Advance(20 * time.Second)
+	s, err := f.RT.ContainerStats(f.Ctx, &runtimeapi.ContainerStatsRequest{ContainerId: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func TestUsageCurvesAndCPUCoherence(t *testing.T) {
 	if s.Stats.WritableLayer.InodesUsed.Value != 500 {
 		t.Fatal("inodes")
 	}
-	ps, err := f.rt.PodSandboxStats(f.ctx, &runtimeapi.PodSandboxStatsRequest{PodSandboxId: pod})
+	ps, err := f.RT.PodSandboxStats(f.Ctx, &runtimeapi.PodSandboxStatsRequest{PodSandboxId: pod})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +150,12 @@ func TestUsageCurvesAndCPUCoherence(t *testing.T) {
 		t.Fatalf("pod stats %v", ps.Stats.Linux)
 	}
 	// the image filesystem holds the image, the pause image and the writable layer
-	fs, err := f.rt.ImageFsInfo(f.ctx, &runtimeapi.ImageFsInfoRequest{})
+	fs, err := f.RT.ImageFsInfo(f.Ctx, &runtimeapi.ImageFsInfoRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var imgs uint64
-	st := f.rt.State()
+	st := f.RT.State()
 	for _, im := range st.Images {
 		imgs += im.Size
 	}
@@ -161,183 +163,183 @@ func TestUsageCurvesAndCPUCoherence(t *testing.T) {
 		t.Fatalf("imagefs used %d, want %d", got, imgs+uint64(gi/5))
 	}
 	// after exit, the layer stays until the container is removed
-	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: c}); err != nil {
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: c}); err != nil {
 		t.Fatal(err)
 	}
-	f.advance(time.Minute)
-	s, _ = f.rt.ContainerStats(f.ctx, &runtimeapi.ContainerStatsRequest{ContainerId: c})
+	f.Advance(time.Minute)
+	s, _ = f.RT.ContainerStats(f.Ctx, &runtimeapi.ContainerStatsRequest{ContainerId: c})
 	if s.Stats.WritableLayer.UsedBytes.Value != uint64(gi/5) || s.Stats.Cpu.UsageCoreNanoSeconds.Value != 0 || s.Stats.Memory.WorkingSetBytes.Value != 0 {
 		t.Fatalf("exited stats %v", s.Stats)
 	}
-	if _, err := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c}); err != nil {
+	if _, err := f.RT.RemoveContainer(f.Ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c}); err != nil {
 		t.Fatal(err)
 	}
-	fs, _ = f.rt.ImageFsInfo(f.ctx, &runtimeapi.ImageFsInfoRequest{})
+	fs, _ = f.RT.ImageFsInfo(f.Ctx, &runtimeapi.ImageFsInfoRequest{})
 	if got := fs.ImageFilesystems[0].UsedBytes.Value; got != imgs {
 		t.Fatalf("imagefs after removal %d, want %d", got, imgs)
 	}
 }
 
 func TestFilesystemsFillUp(t *testing.T) {
-	f := newFixture(t, &Script{
-		Node: NodeScript{
-			ImageFs:     &Filesystem{Capacity: ptrQ("1Gi"), Inodes: ptrQ("100000")},
-			RootFs:      &Filesystem{Mountpoint: "/", Capacity: ptrQ("2Gi"), Used: ptrQ("1Gi"), Inodes: ptrQ("100000")},
+	f := newFixture(t, &script.Script{
+		Node: script.NodeScript{
+			ImageFs:     &script.Filesystem{Capacity: ptrQ("1Gi"), Inodes: ptrQ("100000")},
+			RootFs:      &script.Filesystem{Mountpoint: "/", Capacity: ptrQ("2Gi"), Used: ptrQ("1Gi"), Inodes: ptrQ("100000")},
 			ContainerFs: "rootfs",
 		},
-		Images: []ImageRule{{Match: "big/*", Size: ptrQ("600Mi")}},
-		Containers: []ContainerRule{{Match: ContainerMatch{Name: "writer"},
-			Usage: &Usage{Disk: &Curve{Ramp: &Ramp{From: Q("0"), PerSecond: ptrQ("10Mi")}}}}},
+		Images: []script.ImageRule{{Match: "big/*", Size: ptrQ("600Mi")}},
+		Containers: []script.ContainerRule{{Match: script.ContainerMatch{Name: "writer"},
+			Usage: &script.Usage{Disk: &script.Curve{Ramp: &script.Ramp{From: script.Q("0"), PerSecond: ptrQ("10Mi")}}}}},
 	})
-	f.pull("big/one")
-	_, err := f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "big/two"}})
+	f.Pull("big/one")
+	_, err := f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "big/two"}})
 	wantCode(t, err, codes.Unknown)
 	if !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatal(err)
 	}
-	pod := f.runPod("p", nil)
-	c := f.create(pod, "writer", "big/one", 0)
-	f.start(c)
-	f.advance(50 * time.Second) // 500Mi written to the root fs
-	fs := f.rt.Filesystems()
+	pod := f.RunPod("p", nil)
+	c := f.Create(pod, "writer", "big/one", 0)
+	f.Start(c)
+	f.Advance(50 * time.Second) // 500Mi written to the root fs
+	fs := f.RT.Filesystems()
 	if fs[1].UsedBytes != gi+500*mi || fs[1].AvailableBytes != 2*gi-(gi+500*mi) || !fs[1].HoldsContainers {
 		t.Fatalf("rootfs %+v", fs[1])
 	}
-	resp, _ := f.rt.ImageFsInfo(f.ctx, &runtimeapi.ImageFsInfoRequest{})
+	resp, _ := f.RT.ImageFsInfo(f.Ctx, &runtimeapi.ImageFsInfoRequest{})
 	if resp.ContainerFilesystems[0].FsId.Mountpoint != "/" || resp.ContainerFilesystems[0].UsedBytes.Value != gi+500*mi {
 		t.Fatalf("container fs %v", resp.ContainerFilesystems)
 	}
-	f.advance(time.Hour) // full: usage is capped and new containers fail
-	fs = f.rt.Filesystems()
+	f.Advance(time.Hour) // full: usage is capped and new containers fail
+	fs = f.RT.Filesystems()
 	if fs[1].AvailableBytes != 0 {
 		t.Fatalf("rootfs not full: %+v", fs[1])
 	}
-	_, err = f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: containerConfig("x", "big/one", 0)})
+	_, err = f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: fixture.ContainerConfig("x", "big/one", 0)})
 	wantCode(t, err, codes.Unknown)
 }
 
-func ptrQ(s string) *Quantity {
-	q := Q(s)
+func ptrQ(s string) *script.Quantity {
+	q := script.Q(s)
 	return &q
 }
 
 func TestPullsOnTheClock(t *testing.T) {
-	f := newFixture(t, &Script{Images: []ImageRule{
-		{Match: "docker.io/library/nginx:*", PullDuration: Duration(30 * time.Second), Size: ptrQ("150Mi")},
-		{Match: "flaky/*", PullError: &PullError{Times: 2, Message: "connection reset by peer"}},
-		{Match: "private.io/*", Auth: &Auth{Username: "u", Password: "p"}},
-		{Match: "missing/*", PullError: &PullError{Code: "NotFound"}},
+	f := newFixture(t, &script.Script{Images: []script.ImageRule{
+		{Match: "docker.io/library/nginx:*", PullDuration: script.Duration(30 * time.Second), Size: ptrQ("150Mi")},
+		{Match: "flaky/*", PullError: &script.PullError{Times: 2, Message: "connection reset by peer"}},
+		{Match: "private.io/*", Auth: &script.Auth{Username: "u", Password: "p"}},
+		{Match: "missing/*", PullError: &script.PullError{Code: "NotFound"}},
 	}})
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}})
+		_, err := f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}})
 		done <- err
 	}()
-	waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
-	if r, _ := f.rt.ImageStatus(f.ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}}); r.Image != nil {
+	waitFor(t, func() bool { return f.RT.InFlight() == 1 && f.RT.Idle() })
+	if r, _ := f.RT.ImageStatus(f.Ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}}); r.Image != nil {
 		t.Fatal("image present before the pull finished")
 	}
-	f.advance(29 * time.Second)
+	f.Advance(29 * time.Second)
 	select {
 	case err := <-done:
 		t.Fatalf("pull finished early: %v", err)
 	default:
 	}
-	f.advance(time.Second)
+	f.Advance(time.Second)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	r, _ := f.rt.ImageStatus(f.ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "nginx:latest"}, Verbose: true})
+	r, _ := f.RT.ImageStatus(f.Ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "nginx:latest"}, Verbose: true})
 	if r.Image == nil || r.Image.Size != 150*mi || r.Image.RepoTags[0] != "docker.io/library/nginx:latest" || r.Info["info"] == "" {
 		t.Fatalf("nginx %v", r)
 	}
 	// present: a second pull is only a manifest check
-	f.pull("nginx")
+	f.Pull("nginx")
 
 	for i := 0; i < 2; i++ {
-		_, err := f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "flaky/app"}})
+		_, err := f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "flaky/app"}})
 		if err == nil || !strings.Contains(err.Error(), "connection reset by peer") {
 			t.Fatalf("pull %d of flaky: %v", i, err)
 		}
 	}
-	f.pull("flaky/app")
+	f.Pull("flaky/app")
 
-	_, err := f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "private.io/x"}})
+	_, err := f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "private.io/x"}})
 	if err == nil || !strings.Contains(err.Error(), "authorization") {
 		t.Fatal(err)
 	}
-	if _, err := f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "private.io/x"},
+	if _, err := f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "private.io/x"},
 		Auth: &runtimeapi.AuthConfig{Auth: "dTpw"}}); err != nil { // base64("u:p")
 		t.Fatal(err)
 	}
-	_, err = f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "missing/x"}})
+	_, err = f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "missing/x"}})
 	wantCode(t, err, codes.NotFound)
-	_, err = f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "Bad Name"}})
+	_, err = f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "Bad Name"}})
 	wantCode(t, err, codes.InvalidArgument)
 
 	// digests are stable and derived from the name; removal by tag removes the image
 	other := newFixture(t, nil)
-	if a, b := f.rt.State().Images[0].RepoDigests, other.rt.State().Images; len(b) != 0 || len(a) != 1 {
+	if a, b := f.RT.State().Images[0].RepoDigests, other.RT.State().Images; len(b) != 0 || len(a) != 1 {
 		t.Fatalf("%v %v", a, b)
 	}
-	id1 := other.pull("nginx")
-	id2 := newFixture(t, nil).pull("docker.io/library/nginx:latest")
+	id1 := other.Pull("nginx")
+	id2 := newFixture(t, nil).Pull("docker.io/library/nginx:latest")
 	if id1 != id2 {
 		t.Fatal("digest not stable")
 	}
-	if _, err := other.rt.RemoveImage(other.ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}}); err != nil {
+	if _, err := other.RT.RemoveImage(other.Ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.rt.RemoveImage(other.ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}}); err != nil {
+	if _, err := other.RT.RemoveImage(other.Ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}}); err != nil {
 		t.Fatal(err)
 	}
-	if l, _ := other.rt.ListImages(other.ctx, &runtimeapi.ListImagesRequest{}); len(l.Images) != 0 {
+	if l, _ := other.RT.ListImages(other.Ctx, &runtimeapi.ListImagesRequest{}); len(l.Images) != 0 {
 		t.Fatal("image not removed")
 	}
 }
 
 func TestSharedDigestMakesOneImage(t *testing.T) {
 	d := "sha256:" + strings.Repeat("ab", 32)
-	f := newFixture(t, &Script{Images: []ImageRule{{Match: "app:*", Digest: d}}})
-	a := f.pull("app:v1")
-	b := f.pull("app:stable")
+	f := newFixture(t, &script.Script{Images: []script.ImageRule{{Match: "app:*", Digest: d}}})
+	a := f.Pull("app:v1")
+	b := f.Pull("app:stable")
 	if a != b {
 		t.Fatal("same digest, different images")
 	}
-	l, _ := f.rt.ListImages(f.ctx, &runtimeapi.ListImagesRequest{})
+	l, _ := f.RT.ListImages(f.Ctx, &runtimeapi.ListImagesRequest{})
 	if len(l.Images) != 1 || len(l.Images[0].RepoTags) != 2 || l.Images[0].RepoDigests[0] != "docker.io/library/app@"+d {
 		t.Fatalf("%v", l.Images)
 	}
 	// pulling by digest finds it too; a truncated id resolves
-	if r, _ := f.rt.ImageStatus(f.ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "app@" + d}}); r.Image == nil {
+	if r, _ := f.RT.ImageStatus(f.Ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "app@" + d}}); r.Image == nil {
 		t.Fatal("digest ref")
 	}
-	if r, _ := f.rt.ImageStatus(f.ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: a[7:20]}}); r.Image == nil {
+	if r, _ := f.RT.ImageStatus(f.Ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: a[7:20]}}); r.Image == nil {
 		t.Fatal("short id")
 	}
-	if _, err := f.rt.RemoveImage(f.ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "app:v1"}}); err != nil {
+	if _, err := f.RT.RemoveImage(f.Ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "app:v1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := f.rt.ImageStatus(f.ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "app:stable"}}); r.Image != nil {
+	if r, _ := f.RT.ImageStatus(f.Ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "app:stable"}}); r.Image != nil {
 		t.Fatal("removing one tag must remove the image")
 	}
 }
 
 func TestExecSync(t *testing.T) {
-	f := newFixture(t, &Script{Exec: []ExecRule{
-		{Command: "cat /tmp/healthy", Until: Duration(30 * time.Second), ExitCode: 1, Stderr: "cat: /tmp/healthy: No such file"},
+	f := newFixture(t, &script.Script{Exec: []script.ExecRule{
+		{Command: "cat /tmp/healthy", Until: script.Duration(30 * time.Second), ExitCode: 1, Stderr: "cat: /tmp/healthy: No such file"},
 		{Command: "cat /tmp/healthy", Stdout: "ok"},
-		{Match: ContainerMatch{Name: "slow"}, Command: "*", Delay: Duration(5 * time.Second), Stdout: "late"},
+		{Match: script.ContainerMatch{Name: "slow"}, Command: "*", Delay: script.Duration(5 * time.Second), Stdout: "late"},
 	}})
-	_, c := f.run("p", "app", "busybox", 0)
+	_, c := f.Run("p", "app", "busybox", 0)
 	exec := func(id string, timeout int64, cmd ...string) (*runtimeapi.ExecSyncResponse, error) {
-		return f.rt.ExecSync(f.ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: timeout})
+		return f.RT.ExecSync(f.Ctx, &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: timeout})
 	}
 	r, err := exec(c, 1, "cat", "/tmp/healthy")
 	if err != nil || r.ExitCode != 1 || string(r.Stderr) == "" {
 		t.Fatalf("%v %v", r, err)
 	}
-	f.advance(30 * time.Second)
+	f.Advance(30 * time.Second)
 	if r, err = exec(c, 1, "cat", "/tmp/healthy"); err != nil || r.ExitCode != 0 || string(r.Stdout) != "ok" {
 		t.Fatalf("%v %v", r, err)
 	}
@@ -347,27 +349,27 @@ func TestExecSync(t *testing.T) {
 	if r, _ = exec(c, 0, "false"); r.ExitCode != 1 {
 		t.Fatal("false")
 	}
-	pod := f.runPod("q", nil)
-	slow := f.create(pod, "slow", "busybox", 0)
-	f.start(slow)
+	pod := f.RunPod("q", nil)
+	slow := f.Create(pod, "slow", "busybox", 0)
+	f.Start(slow)
 	results := make(chan error, 2)
 	go func() { _, err := exec(slow, 10, "check"); results <- err }()
 	go func() { _, err := exec(slow, 2, "check"); results <- err }()
-	waitFor(t, func() bool { return f.rt.InFlight() == 2 && f.rt.Idle() })
-	f.advance(2 * time.Second)
+	waitFor(t, func() bool { return f.RT.InFlight() == 2 && f.RT.Idle() })
+	f.Advance(2 * time.Second)
 	wantCode(t, <-results, codes.DeadlineExceeded)
-	f.advance(3 * time.Second)
+	f.Advance(3 * time.Second)
 	if err := <-results; err != nil {
 		t.Fatal(err)
 	}
 	// a command running when its container dies fails
 	go func() { _, err := exec(slow, 0, "check"); results <- err }()
-	waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
-	if err := f.rt.KillContainer(slow, 137, "OOMKilled", ""); err != nil {
+	waitFor(t, func() bool { return f.RT.InFlight() == 1 && f.RT.Idle() })
+	if err := f.RT.KillContainer(slow, 137, "OOMKilled", ""); err != nil {
 		t.Fatal(err)
 	}
 	wantCode(t, <-results, codes.Unknown)
-	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: c}); err != nil {
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: c}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = exec(c, 1, "true")
@@ -382,7 +384,7 @@ func TestExecSync(t *testing.T) {
 // output, in sh -c too.
 func TestExecSyncBuiltins(t *testing.T) {
 	f := newFixture(t, nil)
-	f.pull("busybox")
+	f.Pull("busybox")
 	host := t.TempDir()
 	if err := os.WriteFile(filepath.Join(host, "flag"), []byte("on\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -390,27 +392,27 @@ func TestExecSyncBuiltins(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(host, ".hidden"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pod := podConfig("p", nil)
+	pod := fixture.PodConfig("p", nil)
 	pod.Hostname = "web-0"
 	pod.DnsConfig = &runtimeapi.DNSConfig{Servers: []string{"10.10.10.10"}, Searches: []string{"google.com"}, Options: []string{"ndots:5"}}
 	pod.Linux = &runtimeapi.LinuxPodSandboxConfig{Sysctls: map[string]string{"kernel.shm_rmid_forced": "1"}}
-	sb, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: pod})
+	sb, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: pod})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := containerConfig("app", "busybox", 0)
+	cfg := fixture.ContainerConfig("app", "busybox", 0)
 	cfg.Command = []string{"top"}
 	cfg.Mounts = []*runtimeapi.Mount{{ContainerPath: "/data", HostPath: host}}
 	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{
 		RunAsUser: &runtimeapi.Int64Value{Value: 1001}, RunAsGroup: &runtimeapi.Int64Value{Value: 2000}, SupplementalGroups: []int64{1234, 5678}}}
-	created, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg})
+	created, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := created.ContainerId
-	f.start(c)
+	f.Start(c)
 	exec := func(timeout int64, cmd ...string) (*runtimeapi.ExecSyncResponse, error) {
-		return f.rt.ExecSync(f.ctx, &runtimeapi.ExecSyncRequest{ContainerId: c, Cmd: cmd, Timeout: timeout})
+		return f.RT.ExecSync(f.Ctx, &runtimeapi.ExecSyncRequest{ContainerId: c, Cmd: cmd, Timeout: timeout})
 	}
 	for _, tc := range []struct {
 		cmd            []string
@@ -447,10 +449,10 @@ func TestExecSyncBuiltins(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { _, err := exec(1, "sleep", "4321"); done <- err }()
-	waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
-	f.advance(time.Second)
+	waitFor(t, func() bool { return f.RT.InFlight() == 1 && f.RT.Idle() })
+	f.Advance(time.Second)
 	wantCode(t, <-done, codes.DeadlineExceeded)
-	if f.rt.InFlight() != 0 {
+	if f.RT.InFlight() != 0 {
 		t.Fatal("the timed-out command is still running")
 	}
 }
@@ -462,15 +464,15 @@ func TestExecShowsCapabilitySets(t *testing.T) {
 		return &runtimeapi.LinuxContainerSecurityContext{Privileged: privileged, Capabilities: &runtimeapi.Capability{AddCapabilities: add, DropCapabilities: drop}}
 	}
 	f := newFixture(t, nil)
-	f.pull("busybox")
-	cfg := containerConfig("app", "busybox", 0)
+	f.Pull("busybox")
+	cfg := fixture.ContainerConfig("app", "busybox", 0)
 	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: caps(nil, []string{"ALL"}, false)}
-	created, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.runPod("p", nil), Config: cfg})
+	created, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.RunPod("p", nil), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.start(created.ContainerId)
-	r, err := f.rt.ExecSync(f.ctx, &runtimeapi.ExecSyncRequest{ContainerId: created.ContainerId, Cmd: []string{"cat", "/proc/self/status"}})
+	f.Start(created.ContainerId)
+	r, err := f.RT.ExecSync(f.Ctx, &runtimeapi.ExecSyncRequest{ContainerId: created.ContainerId, Cmd: []string{"cat", "/proc/self/status"}})
 	if err != nil || !strings.Contains(string(r.Stdout), "CapBnd:\t0000000000000000\n") {
 		t.Fatalf("%s %v", r.GetStdout(), err)
 	}
@@ -480,56 +482,56 @@ func TestExecShowsCapabilitySets(t *testing.T) {
 // group but no user is refused at create (critest's RunAsGroup-without-RunAsUser check).
 func TestCreateRefusesGroupWithoutUser(t *testing.T) {
 	f := newFixture(t, nil)
-	f.pull("busybox")
-	cfg := containerConfig("app", "busybox", 0)
+	f.Pull("busybox")
+	cfg := fixture.ContainerConfig("app", "busybox", 0)
 	cfg.Linux = &runtimeapi.LinuxContainerConfig{SecurityContext: &runtimeapi.LinuxContainerSecurityContext{RunAsGroup: &runtimeapi.Int64Value{Value: 1002}}}
-	_, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.runPod("p", nil), Config: cfg})
+	_, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.RunPod("p", nil), Config: cfg})
 	if wantCode(t, err, codes.Unknown); !strings.Contains(err.Error(), `user group "1002" is specified without user`) {
 		t.Fatal(err)
 	}
 	cfg.Linux.SecurityContext.RunAsUser = &runtimeapi.Int64Value{Value: 1001}
-	if _, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.runPod("q", nil), Config: cfg}); err != nil {
+	if _, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.RunPod("q", nil), Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestFaults(t *testing.T) {
-	f := newFixture(t, &Script{Faults: []FaultRule{
-		{Method: "Version", AfterCalls: 2, Times: 1, Error: &FaultError{Code: "Unavailable", Message: "down"}},
-		{Method: "ListImages", Latency: Duration(time.Second)},
+	f := newFixture(t, &script.Script{Faults: []script.FaultRule{
+		{Method: "Version", AfterCalls: 2, Times: 1, Error: &script.FaultError{Code: "Unavailable", Message: "down"}},
+		{Method: "ListImages", Latency: script.Duration(time.Second)},
 		{Method: "ImageStatus", Hang: true},
-		{Method: "RuntimeConfig", Error: &FaultError{Code: "Unimplemented"}},
-		{Method: "PullImage", Request: "*redis*", Error: &FaultError{Code: "ResourceExhausted"}},
+		{Method: "RuntimeConfig", Error: &script.FaultError{Code: "Unimplemented"}},
+		{Method: "PullImage", Request: "*redis*", Error: &script.FaultError{Code: "ResourceExhausted"}},
 	}})
-	version := func() error { _, err := f.rt.Version(f.ctx, &runtimeapi.VersionRequest{}); return err }
+	version := func() error { _, err := f.RT.Version(f.Ctx, &runtimeapi.VersionRequest{}); return err }
 	for i, want := range []codes.Code{codes.OK, codes.OK, codes.Unavailable, codes.OK} {
 		wantCode(t, version(), want)
 		_ = i
 	}
-	_, err := f.rt.RuntimeConfig(f.ctx, &runtimeapi.RuntimeConfigRequest{})
+	_, err := f.RT.RuntimeConfig(f.Ctx, &runtimeapi.RuntimeConfigRequest{})
 	wantCode(t, err, codes.Unimplemented)
-	_, err = f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "redis:7"}})
+	_, err = f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "redis:7"}})
 	wantCode(t, err, codes.ResourceExhausted)
-	f.pull("busybox")
+	f.Pull("busybox")
 
 	done := make(chan error, 1)
-	go func() { _, err := f.rt.ListImages(f.ctx, &runtimeapi.ListImagesRequest{}); done <- err }()
-	waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
-	f.advance(time.Second)
+	go func() { _, err := f.RT.ListImages(f.Ctx, &runtimeapi.ListImagesRequest{}); done <- err }()
+	waitFor(t, func() bool { return f.RT.InFlight() == 1 && f.RT.Idle() })
+	f.Advance(time.Second)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(f.ctx, 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(f.Ctx, 50*time.Millisecond)
 	defer cancel()
-	_, err = f.rt.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "x"}})
+	_, err = f.RT.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "x"}})
 	wantCode(t, err, codes.DeadlineExceeded)
 
-	calls := f.rt.Calls(CallFilter{Method: "Version"})
+	calls := f.RT.Calls(calllog.Filter{Method: "Version"})
 	if len(calls) != 4 || calls[2].Code != "Unavailable" || calls[2].Fault != "faults[0]" || calls[2].Error != "down" {
 		t.Fatalf("calls %+v", calls)
 	}
-	li := f.rt.Calls(CallFilter{Method: "ListImages"})
+	li := f.RT.Calls(calllog.Filter{Method: "ListImages"})
 	if len(li) != 1 || li[0].End.Sub(li[0].Start) != time.Second {
 		t.Fatalf("latency not on the clock: %+v", li)
 	}
@@ -537,11 +539,11 @@ func TestFaults(t *testing.T) {
 
 func TestSeededProbabilityIsReproducible(t *testing.T) {
 	pattern := func(seed int64) string {
-		f := newFixture(t, &Script{Seed: seed, Faults: []FaultRule{{Method: "Status", Probability: 0.3, Error: &FaultError{Code: "Internal"}}}})
+		f := newFixture(t, &script.Script{Seed: seed, Faults: []script.FaultRule{{Method: "Status", Probability: 0.3, Error: &script.FaultError{Code: "Internal"}}}})
 		var sb strings.Builder
 		fails := 0
 		for i := 0; i < 200; i++ {
-			if _, err := f.rt.Status(f.ctx, &runtimeapi.StatusRequest{}); err != nil {
+			if _, err := f.RT.Status(f.Ctx, &runtimeapi.StatusRequest{}); err != nil {
 				sb.WriteByte('x')
 				fails++
 			} else {
@@ -564,10 +566,10 @@ func TestSeededProbabilityIsReproducible(t *testing.T) {
 
 func TestCallLogOrderAndFilters(t *testing.T) {
 	f := newFixture(t, nil)
-	_, c := f.run("p", "app", "busybox", 0)
-	f.advance(time.Minute)
-	f.status(c)
-	calls := f.rt.Calls(CallFilter{})
+	_, c := f.Run("p", "app", "busybox", 0)
+	f.Advance(time.Minute)
+	f.Status(c)
+	calls := f.RT.Calls(calllog.Filter{})
 	var methods []string
 	for _, cl := range calls {
 		methods = append(methods, cl.Method)
@@ -579,17 +581,17 @@ func TestCallLogOrderAndFilters(t *testing.T) {
 	if strings.Join(methods, " ") != want {
 		t.Fatalf("got %v", methods)
 	}
-	if calls[2].Response != c || !strings.Contains(calls[2].Request, "name=app") || !calls[4].Start.Equal(t0.Add(time.Minute)) {
+	if calls[2].Response != c || !strings.Contains(calls[2].Request, "name=app") || !calls[4].Start.Equal(fixture.Epoch.Add(time.Minute)) {
 		t.Fatalf("%+v", calls)
 	}
-	if got := f.rt.Calls(CallFilter{Since: calls[2].Seq}); len(got) != 2 {
+	if got := f.RT.Calls(calllog.Filter{Since: calls[2].Seq}); len(got) != 2 {
 		t.Fatalf("since: %d", len(got))
 	}
-	if got := f.rt.Calls(CallFilter{Method: "*Container"}); len(got) != 2 {
+	if got := f.RT.Calls(calllog.Filter{Method: "*Container"}); len(got) != 2 {
 		t.Fatalf("glob: %+v", got)
 	}
-	f.rt.ResetCalls()
-	if len(f.rt.Calls(CallFilter{})) != 0 || f.rt.LastSeq() != 5 {
+	f.RT.ResetCalls()
+	if len(f.RT.Calls(calllog.Filter{})) != 0 || f.RT.LastSeq() != 5 {
 		t.Fatal("reset")
 	}
 
@@ -597,68 +599,68 @@ func TestCallLogOrderAndFilters(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		small.Version(context.Background(), &runtimeapi.VersionRequest{})
 	}
-	if got := small.Calls(CallFilter{}); len(got) != 3 || got[0].Seq != 3 || small.DroppedCalls() != 2 {
+	if got := small.Calls(calllog.Filter{}); len(got) != 3 || got[0].Seq != 3 || small.DroppedCalls() != 2 {
 		t.Fatalf("ring: %+v", got)
 	}
 }
 
 func TestStatusVersionRuntimeConfig(t *testing.T) {
-	f := newFixture(t, &Script{Node: NodeScript{
+	f := newFixture(t, &script.Script{Node: script.NodeScript{
 		RuntimeName: "containerd", RuntimeVersion: "v1.6.36", CgroupDriver: "cgroupfs",
-		NetworkReady: &Condition{Status: false, Reason: "NetworkPluginNotReady", Message: "cni plugin not initialized"},
+		NetworkReady: &script.Condition{Status: false, Reason: "NetworkPluginNotReady", Message: "cni plugin not initialized"},
 	}})
-	v, err := f.rt.Version(f.ctx, &runtimeapi.VersionRequest{Version: "v1"})
+	v, err := f.RT.Version(f.Ctx, &runtimeapi.VersionRequest{Version: "v1"})
 	if err != nil || v.RuntimeName != "containerd" || v.RuntimeVersion != "v1.6.36" || v.RuntimeApiVersion != "v1" || v.Version == "" {
 		t.Fatalf("%v %v", v, err)
 	}
-	s, err := f.rt.Status(f.ctx, &runtimeapi.StatusRequest{Verbose: true})
+	s, err := f.RT.Status(f.Ctx, &runtimeapi.StatusRequest{Verbose: true})
 	if err != nil || len(s.Status.Conditions) != 2 || !s.Status.Conditions[0].Status || s.Status.Conditions[1].Status ||
 		s.Status.Conditions[1].Reason != "NetworkPluginNotReady" || len(s.RuntimeHandlers) != 2 || s.Info["config"] == "" {
 		t.Fatalf("%v %v", s, err)
 	}
-	rc, err := f.rt.RuntimeConfig(f.ctx, &runtimeapi.RuntimeConfigRequest{})
+	rc, err := f.RT.RuntimeConfig(f.Ctx, &runtimeapi.RuntimeConfigRequest{})
 	if err != nil || rc.Linux.CgroupDriver != runtimeapi.CgroupDriver_CGROUPFS {
 		t.Fatal(rc, err)
 	}
 	// no network: pods fail unless they use the host's
-	_, err = f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("p", nil)})
+	_, err = f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: fixture.PodConfig("p", nil)})
 	wantCode(t, err, codes.Unknown)
-	host := podConfig("h", nil)
+	host := fixture.PodConfig("h", nil)
 	host.Linux.SecurityContext.NamespaceOptions.Network = runtimeapi.NamespaceMode_NODE
-	r, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: host})
+	r, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: host})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, _ := f.rt.PodSandboxStatus(f.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: r.PodSandboxId})
+	ps, _ := f.RT.PodSandboxStatus(f.Ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: r.PodSandboxId})
 	if ps.Status.Network.Ip != "" {
 		t.Fatal("host network pod got an IP")
 	}
 	// pod CIDR from UpdateRuntimeConfig
-	f.rt.SetScript(nil)
-	if _, err := f.rt.UpdateRuntimeConfig(f.ctx, &runtimeapi.UpdateRuntimeConfigRequest{RuntimeConfig: &runtimeapi.RuntimeConfig{
+	f.RT.SetScript(nil)
+	if _, err := f.RT.UpdateRuntimeConfig(f.Ctx, &runtimeapi.UpdateRuntimeConfigRequest{RuntimeConfig: &runtimeapi.RuntimeConfig{
 		NetworkConfig: &runtimeapi.NetworkConfig{PodCidr: "10.244.3.0/24"}}}); err != nil {
 		t.Fatal(err)
 	}
-	p := f.runPod("q", nil)
-	ps, _ = f.rt.PodSandboxStatus(f.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: p})
+	p := f.RunPod("q", nil)
+	ps, _ = f.RT.PodSandboxStatus(f.Ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: p})
 	if ps.Status.Network.Ip != "10.244.3.2" {
 		t.Fatalf("ip %s", ps.Status.Network.Ip)
 	}
-	_, err = f.rt.Exec(f.ctx, &runtimeapi.ExecRequest{ContainerId: "x"})
+	_, err = f.RT.Exec(f.Ctx, &runtimeapi.ExecRequest{ContainerId: "x"})
 	wantCode(t, err, codes.Unimplemented)
 }
 
 func TestEventsInProcess(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{{Match: ContainerMatch{Name: "short"}, Exit: &ExitSpec{After: Duration(10 * time.Second), Code: 3}}}})
-	ctx, cancel := context.WithCancel(f.ctx)
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{{Match: script.ContainerMatch{Name: "short"}, Exit: &script.ExitSpec{After: script.Duration(10 * time.Second), Code: 3}}}})
+	ctx, cancel := context.WithCancel(f.Ctx)
 	defer cancel()
-	evs := f.rt.Subscribe(ctx)
-	f.pull("busybox")
-	pod := f.runPod("p", nil)
-	c := f.create(pod, "short", "busybox", 0)
-	f.start(c)
+	evs := f.RT.Subscribe(ctx)
+	f.Pull("busybox")
+	pod := f.RunPod("p", nil)
+	c := f.Create(pod, "short", "busybox", 0)
+	f.Start(c)
 	// the exit comes from the clock alone, with no call to notice it
-	f.mock.Add(10 * time.Second)
+	f.Mock.Add(10 * time.Second)
 	want := []struct {
 		id  string
 		typ runtimeapi.ContainerEventType
@@ -673,7 +675,7 @@ func TestEventsInProcess(t *testing.T) {
 	for i, w := range want {
 		select {
 		case ev := <-evs:
-			if ev.ContainerId != w.id || ev.ContainerEventType != w.typ || ev.CreatedAt != t0.Add(w.at).UnixNano() {
+			if ev.ContainerId != w.id || ev.ContainerEventType != w.typ || ev.CreatedAt != fixture.Epoch.Add(w.at).UnixNano() {
 				t.Fatalf("event %d: %v", i, ev)
 			}
 			if ev.PodSandboxStatus.Id != pod {
@@ -686,7 +688,7 @@ func TestEventsInProcess(t *testing.T) {
 			t.Fatalf("event %d never came", i)
 		}
 	}
-	if err := f.rt.WaitIdle(f.ctx); err != nil {
+	if err := f.RT.WaitIdle(f.Ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -702,55 +704,11 @@ func waitFor(t testing.TB, cond func() bool) {
 	}
 }
 
-func TestCurves(t *testing.T) {
-	c, err := compileCurve(&Curve{Ramp: &Ramp{From: N(10), To: ptrQ("110"), Over: Duration(10 * time.Second), After: Duration(5 * time.Second)}}, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		t    time.Duration
-		v, i float64
-	}{{0, 10, 0}, {5 * time.Second, 10, 50}, {10 * time.Second, 60, 50 + 175}, {15 * time.Second, 110, 50 + 600}, {20 * time.Second, 110, 650 + 550}} {
-		if got := c.at(tc.t); math.Abs(got-tc.v) > 1e-9 {
-			t.Errorf("at(%v)=%v want %v", tc.t, got, tc.v)
-		}
-		if got := c.integral(tc.t); math.Abs(got-tc.i) > 1e-6 {
-			t.Errorf("integral(%v)=%v want %v", tc.t, got, tc.i)
-		}
-	}
-	if d, ok := c.firstReach(60); !ok || d != 10*time.Second {
-		t.Errorf("firstReach %v %v", d, ok)
-	}
-	if _, ok := c.firstReach(111); ok {
-		t.Error("never reaches 111")
-	}
-	s, _ := compileCurve(&Curve{Steps: []Step{{At: Duration(time.Second), Value: N(5)}, {At: Duration(3 * time.Second), Value: N(1)}}}, "s")
-	if s.at(0) != 0 || s.at(2*time.Second) != 5 || s.at(time.Hour) != 1 || s.integral(4*time.Second) != 11 {
-		t.Errorf("steps %v %v %v %v", s.at(0), s.at(2*time.Second), s.at(time.Hour), s.integral(4*time.Second))
-	}
-	if d, ok := s.firstReach(4); !ok || d != time.Second {
-		t.Error("steps firstReach")
-	}
-	if got := s.integralCapped(4*time.Second, 2); got != 5 {
-		t.Errorf("capped %v", got)
-	}
-	for _, bad := range []*Curve{
-		{Ramp: &Ramp{From: N(1)}},
-		{Ramp: &Ramp{From: N(1), To: ptrQ("2")}},
-		{Constant: ptrQ("-1")},
-		{Constant: ptrQ("1"), Steps: []Step{{Value: N(1)}}},
-	} {
-		if _, err := compileCurve(bad, "bad"); err == nil {
-			t.Errorf("%+v accepted", bad)
-		}
-	}
-}
-
 // The same script, seed and calls give the same ids, states, events and call
 // log, at the same clock times.
 func TestDeterministicReplay(t *testing.T) {
 	replay := func() (string, string) {
-		s, err := LoadScript("examples/scenario.yaml")
+		s, err := script.Load("examples/scenario.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -759,40 +717,40 @@ func TestDeterministicReplay(t *testing.T) {
 		for i := 0; i < 3; i++ { // each attempt takes 2s of the clock; two fail
 			res := make(chan error, 1)
 			go func() {
-				_, err := f.rt.PullImage(f.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "busybox:flaky"}})
+				_, err := f.RT.PullImage(f.Ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "busybox:flaky"}})
 				res <- err
 			}()
-			waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
-			f.advance(2 * time.Second)
+			waitFor(t, func() bool { return f.RT.InFlight() == 1 && f.RT.Idle() })
+			f.Advance(2 * time.Second)
 			calls = append(calls, fmt.Sprint(<-res))
 		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			f.pull("nginx:1.27")
+			f.Pull("nginx:1.27")
 		}()
-		waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
-		f.advance(12 * time.Second)
+		waitFor(t, func() bool { return f.RT.InFlight() == 1 && f.RT.Idle() })
+		f.Advance(12 * time.Second)
 		<-done
-		leaky := f.runPod("leaky", map[string]string{"app": "leaky"})
-		f.start(f.create(leaky, "c", "nginx:1.27", 200*mi))
+		leaky := f.RunPod("leaky", map[string]string{"app": "leaky"})
+		f.Start(f.Create(leaky, "c", "nginx:1.27", 200*mi))
 		for a := uint32(0); a < 4; a++ {
-			cfg := containerConfig("crasher", "nginx:1.27", 0)
+			cfg := fixture.ContainerConfig("crasher", "nginx:1.27", 0)
 			cfg.Metadata.Attempt = a
-			r, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: leaky, Config: cfg})
+			r, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: leaky, Config: cfg})
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.start(r.ContainerId)
-			f.advance(10 * time.Second)
+			f.Start(r.ContainerId)
+			f.Advance(10 * time.Second)
 		}
 		for i := 0; i < 50; i++ {
-			_, err := f.rt.Status(f.ctx, &runtimeapi.StatusRequest{})
+			_, err := f.RT.Status(f.Ctx, &runtimeapi.StatusRequest{})
 			calls = append(calls, fmt.Sprint(status.Code(err)))
 		}
-		f.advance(2 * time.Minute)
-		st, _ := json.Marshal(f.rt.State())
-		for _, c := range f.rt.Calls(CallFilter{}) {
+		f.Advance(2 * time.Minute)
+		st, _ := json.Marshal(f.RT.State())
+		for _, c := range f.RT.Calls(calllog.Filter{}) {
 			calls = append(calls, fmt.Sprintf("%d %s %s %s %s %s", c.Seq, c.Method, c.Start.Format(time.RFC3339Nano), c.Request, c.Code, c.Response))
 		}
 		return string(st), strings.Join(calls, "\n")
@@ -815,20 +773,20 @@ func TestDeterministicReplay(t *testing.T) {
 // A rule that only delays delays with its chance, seeded: the same seed delays the same calls.
 func TestSeededLatencyDelaysWithItsChance(t *testing.T) {
 	pattern := func(seed int64) string {
-		f := newFixture(t, &Script{Seed: seed, Faults: []FaultRule{{Method: "Status", Probability: 0.3, Latency: Duration(time.Second)}}})
+		f := newFixture(t, &script.Script{Seed: seed, Faults: []script.FaultRule{{Method: "Status", Probability: 0.3, Latency: script.Duration(time.Second)}}})
 		var sb strings.Builder
 		for range 100 {
-			start := f.mock.Now()
+			start := f.Mock.Now()
 			done := make(chan error, 1)
-			go func() { _, err := f.rt.Status(f.ctx, &runtimeapi.StatusRequest{}); done <- err }()
-			waitFor(t, func() bool { return len(done) == 1 || (f.rt.InFlight() == 1 && f.rt.Idle()) })
+			go func() { _, err := f.RT.Status(f.Ctx, &runtimeapi.StatusRequest{}); done <- err }()
+			waitFor(t, func() bool { return len(done) == 1 || (f.RT.InFlight() == 1 && f.RT.Idle()) })
 			if len(done) == 0 {
-				f.advance(time.Second)
+				f.Advance(time.Second)
 			}
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
-			if f.mock.Now().Equal(start) {
+			if f.Mock.Now().Equal(start) {
 				sb.WriteByte('.')
 			} else {
 				sb.WriteByte('d')

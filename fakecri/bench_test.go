@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 // benchClient serves rt on a unix socket and dials it as the kubelet does.
@@ -224,8 +225,8 @@ func BenchmarkDecodeListContainers10k(b *testing.B) {
 // a ramp). The clock stays put: the runtime computes the stats afresh at every call all the same.
 func BenchmarkSandboxStats110(b *testing.B) {
 	mock := clock.NewMock()
-	rt, err := New(Options{Clock: mock, Script: &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "*"}, Usage: &Usage{Memory: &Curve{Ramp: &Ramp{From: N(10 << 20), PerSecond: ptrQ("1Mi")}}}},
+	rt, err := New(Options{Clock: mock, Script: &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "*"}, Usage: &script.Usage{Memory: &script.Curve{Ramp: &script.Ramp{From: script.N(10 << 20), PerSecond: ptrQ("1Mi")}}}},
 	}}})
 	if err != nil {
 		b.Fatal(err)

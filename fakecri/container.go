@@ -1,6 +1,7 @@
 package fakecri
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 type exitPlan struct {
@@ -50,8 +52,8 @@ type container struct {
 	message    string
 	pid        uint32
 
-	rule  *containerRuleC
-	usage *usageCurves
+	rule  *script.CompiledContainerRule
+	usage *script.UsageCurves
 	gen   uint64
 	plan  *exitPlan
 
@@ -154,7 +156,7 @@ func (r *Runtime) containerInfoLocked(c *container) string {
 		"snapshotKey":    c.id,
 		"snapshotter":    "overlayfs",
 		"runtimeType":    "io.containerd.runc.v2",
-		"runtimeOptions": map[string]any{"systemd_cgroup": !r.cur.Load().cgroupfs},
+		"runtimeOptions": map[string]any{"systemd_cgroup": !r.cur.Load().Cgroupfs},
 		"config":         json.RawMessage(orJSON(cfg)),
 	})
 	return string(b)
@@ -166,42 +168,42 @@ func (r *Runtime) lookupContainerLocked(id string) (*container, error) {
 }
 
 // matches reports whether m selects container c.
-func (m *matcherC) matches(r *Runtime, c *container) bool {
-	if m.name.any() && m.image.any() && m.pod.any() && m.namespace.any() && m.podLabels == nil &&
-		m.labels == nil && m.minAttempt == nil && m.maxAttempt == nil {
+func matches(m *script.Matcher, r *Runtime, c *container) bool {
+	if m.Name.Any() && m.Image.Any() && m.Pod.Any() && m.Namespace.Any() && m.PodLabels == nil &&
+		m.Labels == nil && m.MinAttempt == nil && m.MaxAttempt == nil {
 		return true
 	}
 	md := c.cfg.Metadata
-	if !m.name.match(md.GetName()) {
+	if !m.Name.Match(md.GetName()) {
 		return false
 	}
 	smd := c.sb.cfg.Metadata
-	if !m.pod.match(smd.GetName()) || !m.namespace.match(smd.GetNamespace()) {
+	if !m.Pod.Match(smd.GetName()) || !m.Namespace.Match(smd.GetNamespace()) {
 		return false
 	}
-	if m.minAttempt != nil && md.GetAttempt() < *m.minAttempt || m.maxAttempt != nil && md.GetAttempt() > *m.maxAttempt {
+	if m.MinAttempt != nil && md.GetAttempt() < *m.MinAttempt || m.MaxAttempt != nil && md.GetAttempt() > *m.MaxAttempt {
 		return false
 	}
-	for k, g := range m.podLabels {
+	for k, g := range m.PodLabels {
 		v, ok := c.sb.cfg.Labels[k]
-		if !ok || !g.match(v) {
+		if !ok || !g.Match(v) {
 			return false
 		}
 	}
-	for k, g := range m.labels {
+	for k, g := range m.Labels {
 		v, ok := c.cfg.Labels[k]
-		if !ok || !g.match(v) {
+		if !ok || !g.Match(v) {
 			return false
 		}
 	}
-	if !m.image.any() {
+	if !m.Image.Any() {
 		cands := []string{c.cfg.Image.GetImage(), c.cfg.Image.GetUserSpecifiedImage(), c.imageName, c.imageID}
 		if im := r.images[c.imageID]; im != nil {
 			cands = append(cands, im.repoTags...)
 		}
 		ok := false
 		for _, s := range cands {
-			if s != "" && m.image.match(s) {
+			if s != "" && m.Image.Match(s) {
 				ok = true
 				break
 			}
@@ -236,14 +238,14 @@ func (r *Runtime) planLocked(c *container, now time.Time) {
 	}
 	if rule := c.rule; rule != nil {
 		if e := rule.Exit; e != nil {
-			consider(c.startedAt.Add(e.After.D()), e.Code, or(e.Reason, reasonFor(e.Code)), e.Message)
+			consider(c.startedAt.Add(e.After.D()), e.Code, cmp.Or(e.Reason, reasonFor(e.Code)), e.Message)
 		}
 		if d := rule.OOMKillAfter; d != nil {
 			consider(c.startedAt.Add(d.D()), 137, "OOMKilled", "")
 		}
 	}
 	if lim := c.resources.GetMemoryLimitInBytes(); lim > 0 && c.usage != nil {
-		if t, ok := c.usage.memory.firstReach(float64(lim)); ok {
+		if t, ok := c.usage.Memory.FirstReach(float64(lim)); ok {
 			consider(c.startedAt.Add(t), 137, "OOMKilled", "")
 		}
 	}
@@ -300,7 +302,7 @@ func (r *Runtime) removeContainerLocked(c *container, now time.Time) {
 }
 
 // createContainerLocked makes a Created container in sb.
-func (r *Runtime) createContainerLocked(c *compiled, sb *sandbox, cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig, now time.Time) (*container, error) {
+func (r *Runtime) createContainerLocked(c *script.Compiled, sb *sandbox, cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig, now time.Time) (*container, error) {
 	md := cfg.GetMetadata()
 	if md == nil || md.Name == "" {
 		return nil, status.Error(codes.InvalidArgument, "container config must have metadata with a name")
@@ -321,11 +323,11 @@ func (r *Runtime) createContainerLocked(c *compiled, sb *sandbox, cfg *runtimeap
 	}
 	fs := r.fsUsageLocked(c, now)
 	cfs := fs.image
-	if c.containersOnRoot {
+	if c.ContainersOnRoot {
 		cfs = fs.root
 	}
-	if cfs.used >= cfs.cfg.capacity {
-		return nil, status.Errorf(codes.Unknown, "failed to create containerd container: failed to prepare snapshot: mkdir %s/snapshots/new: no space left on device", cfs.cfg.mountpoint)
+	if cfs.used >= cfs.cfg.Capacity {
+		return nil, status.Errorf(codes.Unknown, "failed to create containerd container: failed to prepare snapshot: mkdir %s/snapshots/new: no space left on device", cfs.cfg.Mountpoint)
 	}
 	smd := sb.cfg.Metadata
 	key := fmt.Sprintf("%s_%s_%s_%s_%d", md.Name, smd.Name, smd.Namespace, smd.Uid, md.Attempt)
@@ -370,7 +372,7 @@ func (r *Runtime) createContainerLocked(c *compiled, sb *sandbox, cfg *runtimeap
 // CreateContainer creates a container in a ready sandbox from a present image.
 func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
 	return call(ctx, r, mCreateContainer, req, func(ctx context.Context, req *runtimeapi.CreateContainerRequest, cc *callCtx) (*runtimeapi.CreateContainerResponse, error) {
-		return onSandbox(r, cc, req.PodSandboxId, notFound, func(c *compiled, sb *sandbox, now time.Time) (*runtimeapi.CreateContainerResponse, error) {
+		return onSandbox(r, cc, req.PodSandboxId, notFound, func(c *script.Compiled, sb *sandbox, now time.Time) (*runtimeapi.CreateContainerResponse, error) {
 			ct, err := r.createContainerLocked(c, sb, req.GetConfig(), req.GetSandboxConfig(), now)
 			if err != nil {
 				return nil, err
@@ -384,22 +386,22 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 // StartContainer starts a created container; it then runs as its script says.
 func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
 	return call(ctx, r, mStartContainer, req, func(ctx context.Context, req *runtimeapi.StartContainerRequest, cc *callCtx) (*runtimeapi.StartContainerResponse, error) {
-		return onContainer(r, cc, req.ContainerId, notFound, func(sc *compiled, c *container, now time.Time) (*runtimeapi.StartContainerResponse, error) {
+		return onContainer(r, cc, req.ContainerId, notFound, func(sc *script.Compiled, c *container, now time.Time) (*runtimeapi.StartContainerResponse, error) {
 			return r.startContainerLocked(sc, c, cc, now)
 		})
 	})
 }
 
 // startContainerLocked starts c, which the script's first matching rule then drives.
-func (r *Runtime) startContainerLocked(sc *compiled, c *container, cc *callCtx, now time.Time) (*runtimeapi.StartContainerResponse, error) {
+func (r *Runtime) startContainerLocked(sc *script.Compiled, c *container, cc *callCtx, now time.Time) (*runtimeapi.StartContainerResponse, error) {
 	if c.state != runtimeapi.ContainerState_CONTAINER_CREATED {
 		return nil, status.Errorf(codes.FailedPrecondition, "failed to set starting state for container %q: container is in %s state", c.id, c.state)
 	}
 	if c.sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return nil, status.Errorf(codes.FailedPrecondition, "sandbox container %q is not running", c.sb.id)
 	}
-	for _, rule := range sc.containers {
-		if rule.m.matches(r, c) {
+	for _, rule := range sc.Containers {
+		if matches(&rule.Matcher, r, c) {
 			c.rule = rule
 			break
 		}
@@ -407,11 +409,11 @@ func (r *Runtime) startContainerLocked(sc *compiled, c *container, cc *callCtx, 
 	if c.rule != nil && c.rule.StartError != "" {
 		return nil, r.startFailedLocked(c, cc, now, c.rule.StartError)
 	}
-	var u *usageCurves
+	var u *script.UsageCurves
 	if c.rule != nil {
-		u = c.rule.usage
+		u = c.rule.Curves
 	}
-	c.usage = u.fill(sc.defaultUsage)
+	c.usage = u.Fill(sc.DefaultUsage)
 	if err := r.startLogLocked(c); err != nil {
 		return nil, r.startFailedLocked(c, cc, now, err.Error())
 	}
@@ -447,7 +449,7 @@ func (r *Runtime) StopContainer(ctx context.Context, req *runtimeapi.StopContain
 		var c *container
 		var wait *exitPlan
 		var now time.Time
-		resp, err := onContainer(r, cc, req.ContainerId, done, func(_ *compiled, ct *container, t time.Time) (*runtimeapi.StopContainerResponse, error) {
+		resp, err := onContainer(r, cc, req.ContainerId, done, func(_ *script.Compiled, ct *container, t time.Time) (*runtimeapi.StopContainerResponse, error) {
 			if ct.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				cc.resp = ct.state.String()
 				return &runtimeapi.StopContainerResponse{}, nil
@@ -504,9 +506,9 @@ func (r *Runtime) stopLocked(c *container, grace time.Duration, now time.Time) *
 // removing an absent container succeeds.
 func (r *Runtime) RemoveContainer(ctx context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
 	return call(ctx, r, mRemoveContainer, req, func(ctx context.Context, req *runtimeapi.RemoveContainerRequest, cc *callCtx) (*runtimeapi.RemoveContainerResponse, error) {
-		return onContainer(r, cc, req.ContainerId, done, func(sc *compiled, c *container, now time.Time) (*runtimeapi.RemoveContainerResponse, error) {
+		return onContainer(r, cc, req.ContainerId, done, func(sc *script.Compiled, c *container, now time.Time) (*runtimeapi.RemoveContainerResponse, error) {
 			if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-				if !sc.forceRemove {
+				if !sc.ForceRemove {
 					return nil, status.Errorf(codes.FailedPrecondition, "failed to remove container %q: container is running, stop it first", c.id)
 				}
 				r.exitLocked(c, now, 137, "Error", "")
@@ -589,7 +591,7 @@ func (r *Runtime) StreamContainers(req *runtimeapi.StreamContainersRequest, stre
 // ContainerStatus returns the container's status.
 func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
 	return call(ctx, r, mContainerStatus, req, func(ctx context.Context, req *runtimeapi.ContainerStatusRequest, cc *callCtx) (*runtimeapi.ContainerStatusResponse, error) {
-		return onContainer(r, cc, req.ContainerId, notFound, func(_ *compiled, c *container, _ time.Time) (*runtimeapi.ContainerStatusResponse, error) {
+		return onContainer(r, cc, req.ContainerId, notFound, func(_ *script.Compiled, c *container, _ time.Time) (*runtimeapi.ContainerStatusResponse, error) {
 			resp := &runtimeapi.ContainerStatusResponse{Status: r.containerStatusLocked(c)}
 			if req.Verbose {
 				resp.Info = map[string]string{"info": r.containerInfoLocked(c)}
@@ -605,7 +607,7 @@ func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.Container
 // already above it is OOM-killed.
 func (r *Runtime) UpdateContainerResources(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
 	return call(ctx, r, mUpdateContainerResources, req, func(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest, cc *callCtx) (*runtimeapi.UpdateContainerResourcesResponse, error) {
-		return onContainer(r, cc, req.ContainerId, notFound, func(_ *compiled, c *container, now time.Time) (*runtimeapi.UpdateContainerResourcesResponse, error) {
+		return onContainer(r, cc, req.ContainerId, notFound, func(_ *script.Compiled, c *container, now time.Time) (*runtimeapi.UpdateContainerResourcesResponse, error) {
 			return r.updateResourcesLocked(c, req, cc, now)
 		})
 	})
@@ -658,6 +660,6 @@ func (r *Runtime) KillContainer(id string, exitCode int32, reason, message strin
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		return status.Errorf(codes.FailedPrecondition, "container %q is in %s state", c.id, c.state)
 	}
-	r.exitLocked(c, now, exitCode, or(reason, reasonFor(exitCode)), message)
+	r.exitLocked(c, now, exitCode, cmp.Or(reason, reasonFor(exitCode)), message)
 	return nil
 }

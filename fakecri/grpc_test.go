@@ -15,6 +15,9 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	cri "k8s.io/cri-client/pkg"
+	"orch.io/orch/fakecri/calllog"
+	"orch.io/orch/fakecri/fakecritest/fixture"
+	"orch.io/orch/fakecri/script"
 )
 
 // serve runs rt on a unix socket and returns its endpoint.
@@ -50,9 +53,9 @@ func clients(t testing.TB, endpoint string, streaming bool) (internalapi.Runtime
 
 func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	mock := clock.NewMock()
-	mock.Set(t0)
-	rt, err := New(Options{Clock: mock, Script: &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "c1"}, Exit: &ExitSpec{After: Duration(5 * time.Second), Code: 1}},
+	mock.Set(fixture.Epoch)
+	rt, err := New(Options{Clock: mock, Script: &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "c1"}, Exit: &script.ExitSpec{After: script.Duration(5 * time.Second), Code: 1}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +70,7 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	go rs.GetContainerEvents(ctx, events, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(connected) })
 	<-connected
 	// the stream is registered once the call log shows it
-	waitFor(t, func() bool { return len(rt.Calls(CallFilter{Method: "GetContainerEvents"})) == 1 })
+	waitFor(t, func() bool { return len(rt.Calls(calllog.Filter{Method: "GetContainerEvents"})) == 1 })
 	waitFor(t, func() bool {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
@@ -80,13 +83,13 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	var ids, pods []string
 	for i := 0; i < 1200; i++ { // more than one stream chunk, 20 containers a pod
 		if i%20 == 0 {
-			pod, err := rs.RunPodSandbox(ctx, podConfig(fmt.Sprintf("p%d", i/20), nil), "")
+			pod, err := rs.RunPodSandbox(ctx, fixture.PodConfig(fmt.Sprintf("p%d", i/20), nil), "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			pods = append(pods, pod)
 		}
-		id, err := rs.CreateContainer(ctx, pods[len(pods)-1], containerConfig(fmt.Sprintf("c%d", i), "busybox", 0), nil)
+		id, err := rs.CreateContainer(ctx, pods[len(pods)-1], fixture.ContainerConfig(fmt.Sprintf("c%d", i), "busybox", 0), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +102,7 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	if err != nil || len(list) != 1200 || list[0].Id != ids[0] || list[1199].Id != ids[1199] {
 		t.Fatalf("streamed list: %d %v", len(list), err)
 	}
-	if got := rt.Calls(CallFilter{Method: "StreamContainers"}); len(got) != 1 {
+	if got := rt.Calls(calllog.Filter{Method: "StreamContainers"}); len(got) != 1 {
 		t.Fatalf("the client did not stream: %+v", got)
 	}
 	stats, err := rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{})
@@ -122,7 +125,7 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 	}
 
 	for _, m := range []string{"StreamPodSandboxes", "StreamContainers", "StreamContainerStats", "StreamPodSandboxStats", "StreamImages", "StreamPodSandboxMetrics"} {
-		if got := rt.Calls(CallFilter{Method: m}); len(got) != 1 || got[0].Code != "OK" {
+		if got := rt.Calls(calllog.Filter{Method: m}); len(got) != 1 || got[0].Code != "OK" {
 			t.Errorf("%s: %+v", m, got)
 		}
 	}
@@ -141,7 +144,7 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 		}
 	}
 	if last.ContainerId != ids[1] || last.ContainerEventType != runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT ||
-		last.CreatedAt != t0.Add(5*time.Second).UnixNano() {
+		last.CreatedAt != fixture.Epoch.Add(5*time.Second).UnixNano() {
 		t.Fatalf("last event %v", last)
 	}
 	if err := rt.WaitIdle(ctx); err != nil {
@@ -151,8 +154,8 @@ func TestGRPCStreamingListsAndEvents(t *testing.T) {
 
 // Many goroutines over gRPC and in-process at once; run with -race.
 func TestConcurrentClients(t *testing.T) {
-	rt, err := New(Options{Script: &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "short-*"}, Exit: &ExitSpec{After: Duration(time.Millisecond), Code: 0}},
+	rt, err := New(Options{Script: &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "short-*"}, Exit: &script.ExitSpec{After: script.Duration(time.Millisecond), Code: 0}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +184,7 @@ func TestConcurrentClients(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < rounds; i++ {
 				name := fmt.Sprintf("pod-%d-%d", w, i)
-				pod, err := rs.RunPodSandbox(ctx, podConfig(name, nil), "")
+				pod, err := rs.RunPodSandbox(ctx, fixture.PodConfig(name, nil), "")
 				if err != nil {
 					errs <- err
 					return
@@ -191,7 +194,7 @@ func TestConcurrentClients(t *testing.T) {
 				if i%2 == 0 {
 					cname = "short-app"
 				}
-				id, err := rs.CreateContainer(ctx, pod, containerConfig(cname, "busybox", 0), nil)
+				id, err := rs.CreateContainer(ctx, pod, fixture.ContainerConfig(cname, "busybox", 0), nil)
 				if err != nil {
 					errs <- err
 					return
@@ -233,8 +236,8 @@ func TestConcurrentClients(t *testing.T) {
 	// a script change in the middle of it all
 	go func() {
 		for i := 0; i < 20; i++ {
-			rt.SetScript(&Script{Faults: []FaultRule{{Method: "Version", Latency: Duration(time.Microsecond)}}})
-			rt.Calls(CallFilter{Method: "Create*"})
+			rt.SetScript(&script.Script{Faults: []script.FaultRule{{Method: "Version", Latency: script.Duration(time.Microsecond)}}})
+			rt.Calls(calllog.Filter{Method: "Create*"})
 		}
 	}()
 	wg.Wait()
@@ -259,7 +262,7 @@ func TestConcurrentClients(t *testing.T) {
 }
 
 func TestGRPCErrorsKeepCodes(t *testing.T) {
-	rt, _ := New(Options{Script: &Script{Faults: []FaultRule{{Method: "ListImages", Hang: true}}}})
+	rt, _ := New(Options{Script: &script.Script{Faults: []script.FaultRule{{Method: "ListImages", Hang: true}}}})
 	rs, is := clients(t, serve(t, rt), false)
 	ctx := context.Background()
 	_, err := rs.ContainerStatus(ctx, "missing", false)
@@ -273,7 +276,7 @@ func TestGRPCErrorsKeepCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return rt.InFlight() == 0 })
-	c := rt.Calls(CallFilter{Method: "ListImages"})
+	c := rt.Calls(calllog.Filter{Method: "ListImages"})
 	if len(c) != 1 || c[0].Code != "DeadlineExceeded" || c[0].Fault != "faults[0]" {
 		t.Fatalf("%+v", c)
 	}
@@ -327,53 +330,12 @@ func TestCallsKeepTheWholeRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Linux.CgroupParent = "changed after the call"
-	calls := rt.Calls(CallFilter{Method: "RunPodSandbox"})
+	calls := rt.Calls(calllog.Filter{Method: "RunPodSandbox"})
 	if len(calls) != 1 {
 		t.Fatalf("%d calls", len(calls))
 	}
 	got := calls[0].Message.(*runtimeapi.RunPodSandboxRequest).GetConfig().GetLinux()
 	if got.GetCgroupParent() != "/orchpods/burstable/podu" || got.GetResources().GetCpuShares() != 256 || got.GetResources().GetUnified()["memory.oom.group"] != "1" {
 		t.Errorf("recorded %v", got)
-	}
-}
-
-// The requests copied by hand for the call log are what proto.Clone makes of them, and share
-// nothing with the caller's.
-func TestCloneRequestAsProtoClone(t *testing.T) {
-	for _, req := range []proto.Message{
-		&runtimeapi.ContainerStatusRequest{ContainerId: "c1", Verbose: true},
-		&runtimeapi.PodSandboxStatusRequest{PodSandboxId: "s1"},
-		&runtimeapi.ListPodSandboxRequest{},
-		&runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{}},
-		&runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{Id: "s", LabelSelector: map[string]string{}}},
-		&runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
-			State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_NOTREADY}, LabelSelector: map[string]string{"io.kubernetes.pod.uid": "u"}}},
-		&runtimeapi.ListContainersRequest{},
-		&runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{Id: "c", PodSandboxId: "s",
-			State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}, LabelSelector: map[string]string{"a": "b", "c": "d"}}},
-	} {
-		got, want := cloneRequest(req), proto.Clone(req)
-		if !proto.Equal(got, want) || summarize(got) != summarize(req) {
-			t.Errorf("%T: %v, proto.Clone %v", req, got, want)
-		}
-		switch q := req.(type) {
-		case *runtimeapi.ListPodSandboxRequest:
-			if f := q.GetFilter(); f != nil {
-				if f.State != nil {
-					f.State.State = runtimeapi.PodSandboxState_SANDBOX_READY
-				}
-				if f.LabelSelector != nil {
-					f.LabelSelector["changed"] = "after the call"
-				}
-			}
-		case *runtimeapi.ListContainersRequest:
-			if f := q.GetFilter(); f != nil {
-				f.State.State = runtimeapi.ContainerState_CONTAINER_RUNNING
-				f.LabelSelector["changed"] = "after the call"
-			}
-		}
-		if !proto.Equal(got, want) {
-			t.Errorf("%T: the copy changed with the caller's request: %v, want %v", req, got, want)
-		}
 	}
 }

@@ -16,6 +16,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
+)
+
+const (
+	ki = 1 << 10
+	mi = 1 << 20
 )
 
 type image struct {
@@ -59,10 +65,6 @@ var (
 	hex64         = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
-func validDigest(d string) bool {
-	return strings.HasPrefix(d, "sha256:") && hex64.MatchString(d[7:])
-}
-
 // parseImageRef normalizes an image reference the way docker and
 // containerd do: "nginx" is docker.io/library/nginx:latest.
 func parseImageRef(s string) (imageRef, error) {
@@ -77,7 +79,7 @@ func parseImageRef(s string) (imageRef, error) {
 	if i := strings.IndexByte(name, '@'); i >= 0 {
 		ref.digest = name[i+1:]
 		name = name[:i]
-		if !validDigest(ref.digest) {
+		if !script.ValidDigest(ref.digest) {
 			return bad("digest is not sha256:<64 hex>")
 		}
 	}
@@ -130,17 +132,6 @@ func defaultSize(name string) uint64 {
 	return 2*mi + binary.BigEndian.Uint64(h[:8])%(198*mi)
 }
 
-func (c *compiled) imageRule(names ...string) *imageRuleC {
-	for _, r := range c.images {
-		for _, n := range names {
-			if n != "" && r.g.match(n) {
-				return r
-			}
-		}
-	}
-	return nil
-}
-
 // lookupImageLocked finds an image by id, id prefix, tag or digest reference.
 func (r *Runtime) lookupImageLocked(s string) *image {
 	if s == "" {
@@ -175,8 +166,8 @@ func (r *Runtime) lookupImageLocked(s string) *image {
 }
 
 // plannedImage is what a pull of ref produces.
-func plannedImage(c *compiled, raw string, ref imageRef) (manifest string, size uint64, rule *imageRuleC) {
-	rule = c.imageRule(raw, ref.tagged(), ref.String(), ref.repo)
+func plannedImage(c *script.Compiled, raw string, ref imageRef) (manifest string, size uint64, rule *script.CompiledImageRule) {
+	rule = c.ImageRule(raw, ref.tagged(), ref.String(), ref.repo)
 	switch {
 	case ref.digest != "":
 		manifest = ref.digest
@@ -187,14 +178,14 @@ func plannedImage(c *compiled, raw string, ref imageRef) (manifest string, size 
 	}
 	size = defaultSize(ref.repo + "@" + manifest)
 	if rule != nil && rule.Size != nil {
-		size = uint64(rule.Size.v)
+		size = uint64(rule.Size.Value())
 	}
 	return manifest, size, rule
 }
 
 // addImageLocked records a pulled image (merging with one of the same
 // manifest) and returns it.
-func (r *Runtime) addImageLocked(ref imageRef, manifest string, size uint64, rule *imageRuleC, pinned bool) *image {
+func (r *Runtime) addImageLocked(ref imageRef, manifest string, size uint64, rule *script.CompiledImageRule, pinned bool) *image {
 	id := digestOf("config", manifest)
 	im := r.images[id]
 	if im == nil {
@@ -233,7 +224,7 @@ func (r *Runtime) addImageLocked(ref imageRef, manifest string, size uint64, rul
 	return im
 }
 
-func (r *Runtime) ensureImageLocked(c *compiled, raw string, pinned bool) *image {
+func (r *Runtime) ensureImageLocked(c *script.Compiled, raw string, pinned bool) *image {
 	ref, err := parseImageRef(raw)
 	if err != nil {
 		return nil
@@ -243,7 +234,7 @@ func (r *Runtime) ensureImageLocked(c *compiled, raw string, pinned bool) *image
 		return im
 	}
 	manifest, size, rule := plannedImage(c, raw, ref)
-	if raw == c.sandboxImage && (rule == nil || rule.Size == nil) {
+	if raw == c.SandboxImage && (rule == nil || rule.Size == nil) {
 		size = 320 * ki
 	}
 	return r.addImageLocked(ref, manifest, size, rule, pinned)
@@ -394,8 +385,8 @@ func (r *Runtime) PullImage(ctx context.Context, req *runtimeapi.PullImageReques
 		present := r.lookupImageLocked(ref.String())
 		fails := false
 		if rule != nil && rule.PullError != nil {
-			rule.pulls[ref.String()]++
-			fails = rule.PullError.Times == 0 || rule.pulls[ref.String()] <= rule.PullError.Times
+			rule.Pulls[ref.String()]++
+			fails = rule.PullError.Times == 0 || rule.Pulls[ref.String()] <= rule.PullError.Times
 		}
 		r.mu.Unlock()
 		// a present image with the same manifest only needs a manifest check
@@ -411,15 +402,15 @@ func (r *Runtime) PullImage(ctx context.Context, req *runtimeapi.PullImageReques
 			if msg == "" {
 				msg = fmt.Sprintf("failed to resolve reference %q: %s: not found", ref.String(), ref.String())
 			}
-			return nil, status.Error(rule.pullCode, failMsg(msg))
+			return nil, status.Error(rule.PullCode, failMsg(msg))
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if cur := r.lookupImageLocked(ref.String()); cur == nil || cur.manifest != manifest {
 			fs := r.fsUsageLocked(c, r.now())
-			if fs.image.used+size > c.imageFs.capacity {
+			if fs.image.used+size > c.ImageFs.Capacity {
 				return nil, status.Error(codes.Unknown, failMsg(fmt.Sprintf(
-					"failed to extract layer %s: write %s/snapshots: no space left on device", digestOf("layer", manifest), c.imageFs.mountpoint)))
+					"failed to extract layer %s: write %s/snapshots: no space left on device", digestOf("layer", manifest), c.ImageFs.Mountpoint)))
 			}
 		}
 		im := r.addImageLocked(ref, manifest, size, rule, false)
@@ -428,7 +419,7 @@ func (r *Runtime) PullImage(ctx context.Context, req *runtimeapi.PullImageReques
 	})
 }
 
-func authMatches(want *Auth, got *runtimeapi.AuthConfig) bool {
+func authMatches(want *script.Auth, got *runtimeapi.AuthConfig) bool {
 	if got == nil {
 		return false
 	}
@@ -466,18 +457,18 @@ func (r *Runtime) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRe
 // ImageFsInfo reports the image filesystem and the one holding writable layers.
 func (r *Runtime) ImageFsInfo(ctx context.Context, req *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
 	return call(ctx, r, mImageFsInfo, req, func(ctx context.Context, req *runtimeapi.ImageFsInfoRequest, cc *callCtx) (*runtimeapi.ImageFsInfoResponse, error) {
-		return locked(r, func(c *compiled, now time.Time) (*runtimeapi.ImageFsInfoResponse, error) {
+		return locked(r, func(c *script.Compiled, now time.Time) (*runtimeapi.ImageFsInfoResponse, error) {
 			u := r.fsUsageLocked(c, now)
 			mk := func(f fsUse) *runtimeapi.FilesystemUsage {
 				return &runtimeapi.FilesystemUsage{
 					Timestamp:  ts(now),
-					FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: f.cfg.mountpoint},
+					FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: f.cfg.Mountpoint},
 					UsedBytes:  &runtimeapi.UInt64Value{Value: f.used},
 					InodesUsed: &runtimeapi.UInt64Value{Value: f.inodesUsed},
 				}
 			}
 			resp := &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{mk(u.image)}}
-			if c.containersOnRoot {
+			if c.ContainersOnRoot {
 				resp.ContainerFilesystems = []*runtimeapi.FilesystemUsage{mk(u.root)}
 			} else {
 				resp.ContainerFilesystems = []*runtimeapi.FilesystemUsage{mk(u.image)}

@@ -8,11 +8,16 @@ import (
 
 	"google.golang.org/grpc/codes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/fakecritest/fixture"
+	"orch.io/orch/fakecri/script"
 )
 
 // Every RPC of both services is a method of Runtime itself, so the
 // Unimplemented servers embedded for gRPC's sake hide nothing.
 func TestRuntimeDefinesEveryRPC(t *testing.T) {
+	if len(script.Methods) != int(numMethods) {
+		t.Fatalf("script.Methods names %d methods, the runtime numbers %d", len(script.Methods), numMethods)
+	}
 	rt := reflect.TypeOf(&Runtime{})
 	for _, iface := range []reflect.Type{
 		reflect.TypeOf((*runtimeapi.RuntimeServiceServer)(nil)).Elem(),
@@ -32,13 +37,13 @@ func TestRuntimeDefinesEveryRPC(t *testing.T) {
 				t.Errorf("%s has the wrong signature", m.Name)
 			}
 			found := false
-			for _, n := range methodNames {
+			for _, n := range script.Methods {
 				if n == m.Name {
 					found = true
 				}
 			}
 			if !found {
-				t.Errorf("%s has no entry in methodNames", m.Name)
+				t.Errorf("%s has no entry in script.Methods", m.Name)
 			}
 		}
 	}
@@ -46,27 +51,27 @@ func TestRuntimeDefinesEveryRPC(t *testing.T) {
 
 func TestContainerLifecycle(t *testing.T) {
 	f := newFixture(t, nil)
-	imageRef := f.pull("busybox")
+	imageRef := f.Pull("busybox")
 	if !strings.HasPrefix(imageRef, "sha256:") || len(imageRef) != 71 {
 		t.Fatalf("image ref %q", imageRef)
 	}
-	pod := f.runPod("web", map[string]string{"app": "web"})
-	ps, err := f.rt.PodSandboxStatus(f.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: pod, Verbose: true})
+	pod := f.RunPod("web", map[string]string{"app": "web"})
+	ps, err := f.RT.PodSandboxStatus(f.Ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: pod, Verbose: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ps.Status.State != runtimeapi.PodSandboxState_SANDBOX_READY || ps.Status.Network.Ip != "10.88.0.2" ||
-		ps.Status.CreatedAt != t0.UnixNano() || ps.Status.Labels["app"] != "web" || ps.Info["info"] == "" {
+		ps.Status.CreatedAt != fixture.Epoch.UnixNano() || ps.Status.Labels["app"] != "web" || ps.Info["info"] == "" {
 		t.Fatalf("sandbox status %v", ps)
 	}
 	if ps.Status.Linux.Namespaces.Options.Pid != runtimeapi.NamespaceMode_CONTAINER {
 		t.Fatalf("namespace options not echoed: %v", ps.Status.Linux)
 	}
 
-	f.mock.Add(time.Second)
-	cid := f.create(pod, "app", imageRef, 0)
-	st := f.status(cid)
-	if st.State != runtimeapi.ContainerState_CONTAINER_CREATED || st.CreatedAt != t0.Add(time.Second).UnixNano() ||
+	f.Mock.Add(time.Second)
+	cid := f.Create(pod, "app", imageRef, 0)
+	st := f.Status(cid)
+	if st.State != runtimeapi.ContainerState_CONTAINER_CREATED || st.CreatedAt != fixture.Epoch.Add(time.Second).UnixNano() ||
 		st.StartedAt != 0 || st.Image.Image != "docker.io/library/busybox:latest" ||
 		!strings.HasPrefix(st.ImageRef, "docker.io/library/busybox@sha256:") || st.ImageId != imageRef ||
 		st.LogPath != "/var/log/pods/default_web_uid-web/app/0.log" || st.Image.UserSpecifiedImage != imageRef {
@@ -74,133 +79,133 @@ func TestContainerLifecycle(t *testing.T) {
 	}
 
 	// removing or stopping a created container is fine, starting twice is not
-	f.mock.Add(time.Second)
-	f.start(cid)
-	_, err = f.rt.StartContainer(f.ctx, &runtimeapi.StartContainerRequest{ContainerId: cid})
+	f.Mock.Add(time.Second)
+	f.Start(cid)
+	_, err = f.RT.StartContainer(f.Ctx, &runtimeapi.StartContainerRequest{ContainerId: cid})
 	wantCode(t, err, codes.FailedPrecondition)
-	st = f.status(cid)
-	if st.State != runtimeapi.ContainerState_CONTAINER_RUNNING || st.StartedAt != t0.Add(2*time.Second).UnixNano() {
+	st = f.Status(cid)
+	if st.State != runtimeapi.ContainerState_CONTAINER_RUNNING || st.StartedAt != fixture.Epoch.Add(2*time.Second).UnixNano() {
 		t.Fatalf("running status %v", st)
 	}
 
 	// stop with a grace period: the default container exits on SIGTERM at once
-	f.mock.Add(time.Minute)
-	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: cid, Timeout: 30}); err != nil {
+	f.Mock.Add(time.Minute)
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: cid, Timeout: 30}); err != nil {
 		t.Fatal(err)
 	}
-	st = f.status(cid)
+	st = f.Status(cid)
 	if st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 0 || st.Reason != "Completed" ||
-		st.FinishedAt != t0.Add(62*time.Second).UnixNano() {
+		st.FinishedAt != fixture.Epoch.Add(62*time.Second).UnixNano() {
 		t.Fatalf("exited status %v", st)
 	}
 	// idempotent stop
-	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: cid}); err != nil {
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: cid}); err != nil {
 		t.Fatal(err)
 	}
 	// stopping an unknown container or sandbox succeeds, as the CRI asks
-	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"}); err != nil {
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: "nope"}); err != nil {
 		t.Fatal("stop of an unknown container:", err)
 	}
-	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "nope"}); err != nil {
+	if _, err := f.RT.StopPodSandbox(f.Ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: "nope"}); err != nil {
 		t.Fatal("stop of an unknown sandbox:", err)
 	}
 
-	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: pod}); err != nil {
+	if _, err := f.RT.StopPodSandbox(f.Ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: pod}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: pod}); err != nil {
+	if _, err := f.RT.StopPodSandbox(f.Ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: pod}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: containerConfig("late", imageRef, 0)})
+	_, err = f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: fixture.ContainerConfig("late", imageRef, 0)})
 	wantCode(t, err, codes.FailedPrecondition)
 
-	if _, err := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: cid}); err != nil {
+	if _, err := f.RT.RemoveContainer(f.Ctx, &runtimeapi.RemoveContainerRequest{ContainerId: cid}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: cid}); err != nil {
+	if _, err := f.RT.RemoveContainer(f.Ctx, &runtimeapi.RemoveContainerRequest{ContainerId: cid}); err != nil {
 		t.Fatal("second remove:", err)
 	}
-	_, err = f.rt.ContainerStatus(f.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: cid})
+	_, err = f.RT.ContainerStatus(f.Ctx, &runtimeapi.ContainerStatusRequest{ContainerId: cid})
 	wantCode(t, err, codes.NotFound)
-	if _, err := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod}); err != nil {
+	if _, err := f.RT.RemovePodSandbox(f.Ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod}); err != nil {
+	if _, err := f.RT.RemovePodSandbox(f.Ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod}); err != nil {
 		t.Fatal(err)
 	}
-	l, _ := f.rt.ListPodSandbox(f.ctx, &runtimeapi.ListPodSandboxRequest{})
+	l, _ := f.RT.ListPodSandbox(f.Ctx, &runtimeapi.ListPodSandboxRequest{})
 	if len(l.Items) != 0 {
 		t.Fatalf("sandboxes left: %v", l.Items)
 	}
 	// the pause image arrived with the sandbox, pinned
-	imgs, _ := f.rt.ListImages(f.ctx, &runtimeapi.ListImagesRequest{})
-	if len(imgs.Images) != 2 || !imgs.Images[1].Pinned || imgs.Images[1].RepoTags[0] != defaultSandboxImage {
+	imgs, _ := f.RT.ListImages(f.Ctx, &runtimeapi.ListImagesRequest{})
+	if len(imgs.Images) != 2 || !imgs.Images[1].Pinned || imgs.Images[1].RepoTags[0] != "registry.k8s.io/pause:3.10" {
 		t.Fatalf("images %v", imgs.Images)
 	}
 }
 
 func TestStopGraceAndKill(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{
-		{Match: ContainerMatch{Name: "slow"}, Stop: &StopSpec{Delay: Duration(20 * time.Second), ExitCode: 143}},
-		{Match: ContainerMatch{Name: "stubborn"}, Stop: &StopSpec{Delay: Duration(time.Hour)}},
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "slow"}, Stop: &script.StopSpec{Delay: script.Duration(20 * time.Second), ExitCode: 143}},
+		{Match: script.ContainerMatch{Name: "stubborn"}, Stop: &script.StopSpec{Delay: script.Duration(time.Hour)}},
 	}})
-	_, slow := f.run("p1", "slow", "nginx:1.27", 0)
-	_, stubborn := f.run("p2", "stubborn", "nginx:1.27", 0)
-	_, plain := f.run("p3", "plain", "nginx:1.27", 0)
+	_, slow := f.Run("p1", "slow", "nginx:1.27", 0)
+	_, stubborn := f.Run("p2", "stubborn", "nginx:1.27", 0)
+	_, plain := f.Run("p3", "plain", "nginx:1.27", 0)
 
 	done := make(chan error, 2)
 	go func() {
-		_, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: slow, Timeout: 30})
+		_, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: slow, Timeout: 30})
 		done <- err
 	}()
 	go func() {
-		_, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: stubborn, Timeout: 30})
+		_, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: stubborn, Timeout: 30})
 		done <- err
 	}()
-	for f.rt.InFlight() != 2 || !f.rt.Idle() {
+	for f.RT.InFlight() != 2 || !f.RT.Idle() {
 		time.Sleep(time.Millisecond)
 	}
-	if next, ok := f.rt.NextWakeup(); !ok || !next.Equal(t0.Add(20*time.Second)) {
+	if next, ok := f.RT.NextWakeup(); !ok || !next.Equal(fixture.Epoch.Add(20*time.Second)) {
 		t.Fatalf("next wakeup %v %v", next, ok)
 	}
-	f.advance(20 * time.Second)
+	f.Advance(20 * time.Second)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if st := f.status(slow); st.ExitCode != 143 || st.Reason != "Error" || st.FinishedAt != t0.Add(20*time.Second).UnixNano() {
+	if st := f.Status(slow); st.ExitCode != 143 || st.Reason != "Error" || st.FinishedAt != fixture.Epoch.Add(20*time.Second).UnixNano() {
 		t.Fatalf("slow %v", st)
 	}
-	if st := f.status(stubborn); st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+	if st := f.Status(stubborn); st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 		t.Fatalf("stubborn stopped early: %v", st)
 	}
-	f.advance(10 * time.Second)
+	f.Advance(10 * time.Second)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if st := f.status(stubborn); st.ExitCode != 137 || st.FinishedAt != t0.Add(30*time.Second).UnixNano() {
+	if st := f.Status(stubborn); st.ExitCode != 137 || st.FinishedAt != fixture.Epoch.Add(30*time.Second).UnixNano() {
 		t.Fatalf("stubborn %v", st)
 	}
 	// a stop in progress ends when the sandbox is stopped under it
-	p4, stubborn2 := f.run("p4", "stubborn", "nginx:1.27", 0)
+	p4, stubborn2 := f.Run("p4", "stubborn", "nginx:1.27", 0)
 	go func() {
-		_, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: stubborn2, Timeout: 300})
+		_, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: stubborn2, Timeout: 300})
 		done <- err
 	}()
-	waitFor(t, func() bool { return f.rt.InFlight() == 1 && f.rt.Idle() })
-	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p4}); err != nil {
+	waitFor(t, func() bool { return f.RT.InFlight() == 1 && f.RT.Idle() })
+	if _, err := f.RT.StopPodSandbox(f.Ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p4}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if st := f.status(stubborn2); st.ExitCode != 137 || st.FinishedAt != t0.Add(30*time.Second).UnixNano() {
+	if st := f.Status(stubborn2); st.ExitCode != 137 || st.FinishedAt != fixture.Epoch.Add(30*time.Second).UnixNano() {
 		t.Fatalf("stubborn2 %v", st)
 	}
 	// timeout 0 kills at once
-	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: plain}); err != nil {
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: plain}); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.status(plain); st.ExitCode != 137 || st.Reason != "Error" {
+	if st := f.Status(plain); st.ExitCode != 137 || st.Reason != "Error" {
 		t.Fatalf("plain %v", st)
 	}
 }
@@ -211,22 +216,22 @@ func TestForceRemove(t *testing.T) {
 	no := false
 	for _, tc := range []struct {
 		name   string
-		script *Script
+		script *script.Script
 		refuse bool
 	}{
 		{"default", nil, false},
-		{"forceRemove false", &Script{Node: NodeScript{ForceRemove: &no}}, true},
-		{"fault", &Script{Faults: []FaultRule{{Method: "Remove*", Error: &FaultError{Code: "FailedPrecondition", Message: "running"}}}}, true},
+		{"forceRemove false", &script.Script{Node: script.NodeScript{ForceRemove: &no}}, true},
+		{"fault", &script.Script{Faults: []script.FaultRule{{Method: "Remove*", Error: &script.FaultError{Code: "FailedPrecondition", Message: "running"}}}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.script)
-			pod, c := f.run("p", "c", "redis", 0)
-			_, errC := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c})
-			_, errS := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod})
+			pod, c := f.Run("p", "c", "redis", 0)
+			_, errC := f.RT.RemoveContainer(f.Ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c})
+			_, errS := f.RT.RemovePodSandbox(f.Ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: pod})
 			if tc.refuse {
 				wantCode(t, errC, codes.FailedPrecondition)
 				wantCode(t, errS, codes.FailedPrecondition)
-				if st := f.status(c); st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				if st := f.Status(c); st.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
 					t.Fatalf("a refused removal changed the container: %v", st)
 				}
 				return
@@ -234,9 +239,9 @@ func TestForceRemove(t *testing.T) {
 			if errC != nil || errS != nil {
 				t.Fatal(errC, errS)
 			}
-			_, err := f.rt.ContainerStatus(f.ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c})
+			_, err := f.RT.ContainerStatus(f.Ctx, &runtimeapi.ContainerStatusRequest{ContainerId: c})
 			wantCode(t, err, codes.NotFound)
-			_, err = f.rt.PodSandboxStatus(f.ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: pod})
+			_, err = f.RT.PodSandboxStatus(f.Ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: pod})
 			wantCode(t, err, codes.NotFound)
 		})
 	}
@@ -244,30 +249,30 @@ func TestForceRemove(t *testing.T) {
 
 func TestCreateNeedsImageAndUniqueNames(t *testing.T) {
 	f := newFixture(t, nil)
-	pod := f.runPod("p", nil)
-	_, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: containerConfig("c", "never-pulled", 0)})
+	pod := f.RunPod("p", nil)
+	_, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: fixture.ContainerConfig("c", "never-pulled", 0)})
 	wantCode(t, err, codes.NotFound)
-	f.pull("alpine:3.20")
+	f.Pull("alpine:3.20")
 	// by tag, short name or id all resolve
-	a := f.create(pod, "a", "alpine:3.20", 0)
-	f.create(pod, "b", "docker.io/library/alpine:3.20", 0)
-	_, err = f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: containerConfig("a", "alpine:3.20", 0)})
+	a := f.Create(pod, "a", "alpine:3.20", 0)
+	f.Create(pod, "b", "docker.io/library/alpine:3.20", 0)
+	_, err = f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: fixture.ContainerConfig("a", "alpine:3.20", 0)})
 	wantCode(t, err, codes.AlreadyExists)
-	_, err = f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("p", nil)})
+	_, err = f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: fixture.PodConfig("p", nil)})
 	wantCode(t, err, codes.AlreadyExists)
-	_, err = f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("q", nil), RuntimeHandler: "kata"})
+	_, err = f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: fixture.PodConfig("q", nil), RuntimeHandler: "kata"})
 	wantCode(t, err, codes.InvalidArgument)
-	if _, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: podConfig("q", nil), RuntimeHandler: "runc"}); err != nil {
+	if _, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: fixture.PodConfig("q", nil), RuntimeHandler: "runc"}); err != nil {
 		t.Fatal(err)
 	}
 	// prefixes of ids work as in containerd
-	if st := f.status(a[:12]); st.Id != a {
+	if st := f.Status(a[:12]); st.Id != a {
 		t.Fatalf("prefix lookup gave %s", st.Id)
 	}
 	// a new attempt is a new name
-	cfg := containerConfig("a", "alpine:3.20", 0)
+	cfg := fixture.ContainerConfig("a", "alpine:3.20", 0)
 	cfg.Metadata.Attempt = 1
-	if _, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg}); err != nil {
+	if _, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -275,11 +280,11 @@ func TestCreateNeedsImageAndUniqueNames(t *testing.T) {
 func TestIDsUniqueAndDeterministic(t *testing.T) {
 	ids := func() []string {
 		f := newFixture(t, nil)
-		f.pull("busybox")
+		f.Pull("busybox")
 		var out []string
 		for i := 0; i < 50; i++ {
-			p := f.runPod("p"+string(rune('a'+i%26))+strings.Repeat("x", i/26), nil)
-			out = append(out, p, f.create(p, "c", "busybox", 0))
+			p := f.RunPod("p"+string(rune('a'+i%26))+strings.Repeat("x", i/26), nil)
+			out = append(out, p, f.Create(p, "c", "busybox", 0))
 		}
 		return out
 	}
@@ -298,19 +303,19 @@ func TestIDsUniqueAndDeterministic(t *testing.T) {
 
 func TestListFilters(t *testing.T) {
 	f := newFixture(t, nil)
-	f.pull("busybox")
-	p1 := f.runPod("one", map[string]string{"tier": "front"})
-	p2 := f.runPod("two", map[string]string{"tier": "back"})
-	c1 := f.create(p1, "a", "busybox", 0)
-	c2 := f.create(p1, "b", "busybox", 0)
-	c3 := f.create(p2, "a", "busybox", 0)
-	f.start(c1)
-	f.start(c3)
-	if _, err := f.rt.StopPodSandbox(f.ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p2}); err != nil {
+	f.Pull("busybox")
+	p1 := f.RunPod("one", map[string]string{"tier": "front"})
+	p2 := f.RunPod("two", map[string]string{"tier": "back"})
+	c1 := f.Create(p1, "a", "busybox", 0)
+	c2 := f.Create(p1, "b", "busybox", 0)
+	c3 := f.Create(p2, "a", "busybox", 0)
+	f.Start(c1)
+	f.Start(c3)
+	if _, err := f.RT.StopPodSandbox(f.Ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: p2}); err != nil {
 		t.Fatal(err)
 	}
 	list := func(fl *runtimeapi.ContainerFilter) []string {
-		r, err := f.rt.ListContainers(f.ctx, &runtimeapi.ListContainersRequest{Filter: fl})
+		r, err := f.RT.ListContainers(f.Ctx, &runtimeapi.ListContainersRequest{Filter: fl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +345,7 @@ func TestListFilters(t *testing.T) {
 	eq(list(&runtimeapi.ContainerFilter{PodSandboxId: "nonexistent"}))
 
 	sbs := func(fl *runtimeapi.PodSandboxFilter) []string {
-		r, err := f.rt.ListPodSandbox(f.ctx, &runtimeapi.ListPodSandboxRequest{Filter: fl})
+		r, err := f.RT.ListPodSandbox(f.Ctx, &runtimeapi.ListPodSandboxRequest{Filter: fl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,27 +362,38 @@ func TestListFilters(t *testing.T) {
 	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "back", "io.kubernetes.pod.name": "two"}}), p2)
 	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "middle"}}))
 
-	st, err := f.rt.ListContainerStats(f.ctx, &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{PodSandboxId: p1}})
+	st, err := f.RT.ListContainerStats(f.Ctx, &runtimeapi.ListContainerStatsRequest{Filter: &runtimeapi.ContainerStatsFilter{PodSandboxId: p1}})
 	if err != nil || len(st.Stats) != 2 {
 		t.Fatalf("stats %v %v", st, err)
 	}
-	ps, err := f.rt.ListPodSandboxStats(f.ctx, &runtimeapi.ListPodSandboxStatsRequest{})
+	ps, err := f.RT.ListPodSandboxStats(f.Ctx, &runtimeapi.ListPodSandboxStatsRequest{})
 	if err != nil || len(ps.Stats) != 1 || ps.Stats[0].Attributes.Id != p1 {
 		t.Fatalf("pod stats %v %v", ps, err)
 	}
 
 	// Removed objects leave the label lookups; later ones come after the earlier ones.
-	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: c1}); err != nil {
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: c1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.rt.RemoveContainer(f.ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c1}); err != nil {
+	if _, err := f.RT.RemoveContainer(f.Ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c1}); err != nil {
 		t.Fatal(err)
 	}
-	c4 := f.create(p1, "a", "busybox", 0)
+	c4 := f.Create(p1, "a", "busybox", 0)
 	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a"}}), c3, c4)
-	if _, err := f.rt.RemovePodSandbox(f.ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: p2}); err != nil {
+	if _, err := f.RT.RemovePodSandbox(f.Ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: p2}); err != nil {
 		t.Fatal(err)
 	}
 	eq(sbs(&runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{"tier": "back"}}))
 	eq(list(&runtimeapi.ContainerFilter{LabelSelector: map[string]string{"io.kubernetes.container.name": "a"}}), c4)
+}
+
+// The README's example script is one a runtime starts with.
+func TestExampleScriptRuns(t *testing.T) {
+	s, err := script.Load("examples/scenario.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{Script: s}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"orch.io/orch/fakecri/script"
 )
 
 // ifAbsent says how a handler answers for a sandbox or container that is not there.
@@ -23,7 +24,7 @@ const (
 // script in force (a script swapped meanwhile applies from the next call), takes the lock and
 // brings the runtime up to the clock's now (exits that fell due, log lines). It answers the script
 // and that now; the caller unlocks.
-func (r *Runtime) lockAtNow() (*compiled, time.Time) {
+func (r *Runtime) lockAtNow() (*script.Compiled, time.Time) {
 	sc := r.cur.Load()
 	r.mu.Lock()
 	now := r.now()
@@ -32,15 +33,15 @@ func (r *Runtime) lockAtNow() (*compiled, time.Time) {
 }
 
 // locked runs fn after lockAtNow, under the lock.
-func locked[Resp any](r *Runtime, fn func(sc *compiled, now time.Time) (Resp, error)) (Resp, error) {
+func locked[Resp any](r *Runtime, fn func(sc *script.Compiled, now time.Time) (Resp, error)) (Resp, error) {
 	sc, now := r.lockAtNow()
 	defer r.mu.Unlock()
 	return fn(sc, now)
 }
 
 // onSandbox is locked on the sandbox id names (by id or unique prefix).
-func onSandbox[Resp any](r *Runtime, cc *callCtx, id string, absent ifAbsent, fn func(sc *compiled, sb *sandbox, now time.Time) (*Resp, error)) (*Resp, error) {
-	return locked(r, func(sc *compiled, now time.Time) (*Resp, error) {
+func onSandbox[Resp any](r *Runtime, cc *callCtx, id string, absent ifAbsent, fn func(sc *script.Compiled, sb *sandbox, now time.Time) (*Resp, error)) (*Resp, error) {
+	return locked(r, func(sc *script.Compiled, now time.Time) (*Resp, error) {
 		sb, err := r.lookupSandboxLocked(id)
 		if err != nil {
 			return answerAbsent[Resp](cc, absent, err)
@@ -50,8 +51,8 @@ func onSandbox[Resp any](r *Runtime, cc *callCtx, id string, absent ifAbsent, fn
 }
 
 // onContainer is locked on the container id names (by id or unique prefix).
-func onContainer[Resp any](r *Runtime, cc *callCtx, id string, absent ifAbsent, fn func(sc *compiled, c *container, now time.Time) (*Resp, error)) (*Resp, error) {
-	return locked(r, func(sc *compiled, now time.Time) (*Resp, error) {
+func onContainer[Resp any](r *Runtime, cc *callCtx, id string, absent ifAbsent, fn func(sc *script.Compiled, c *container, now time.Time) (*Resp, error)) (*Resp, error) {
+	return locked(r, func(sc *script.Compiled, now time.Time) (*Resp, error) {
 		c, err := r.lookupContainerLocked(id)
 		if err != nil {
 			return answerAbsent[Resp](cc, absent, err)

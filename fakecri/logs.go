@@ -7,49 +7,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"orch.io/orch/fakecri/script"
+	"orch.io/orch/fakecri/streams"
 )
-
-// LogSpec makes a running container write lines to its log file (the sandbox's log directory
-// joined with the container's log path) in the CRI log format, "<RFC 3339 nano time> <stream> F
-// <line>", as containerd does. Lines are written as of the clock whenever the runtime is called, so
-// a reader that calls the runtime first sees every line due.
-type LogSpec struct {
-	// Lines are written in turn, one each Every since the container started, starting over after
-	// the last; "{n}" in a line is replaced by the line's number, counted from 1.
-	Lines []string `json:"lines"`
-	// Every is the time between lines; required.
-	Every Duration `json:"every"`
-	// Stream is "stdout" (default) or "stderr".
-	Stream string `json:"stream,omitempty"`
-	// Count stops after this many lines; 0 writes while the container runs.
-	Count int `json:"count,omitempty"`
-}
-
-func compileLogs(l *LogSpec, field string) error {
-	switch {
-	case l == nil:
-		return nil
-	case len(l.Lines) == 0:
-		return fmt.Errorf("%s.lines: at least one line is required", field)
-	case l.Every <= 0:
-		return fmt.Errorf("%s.every: must be positive", field)
-	case l.Stream != "" && l.Stream != "stdout" && l.Stream != "stderr":
-		return fmt.Errorf("%s.stream: %q is neither stdout nor stderr", field, l.Stream)
-	case l.Count < 0:
-		return fmt.Errorf("%s.count: negative", field)
-	}
-	return nil
-}
 
 // logWriter is a running container's open log file. Like containerd's, it keeps writing to the
 // file it opened, renamed or not, until ReopenContainerLog opens the path again.
 type logWriter struct {
-	spec    *LogSpec
+	spec    *script.LogSpec
 	path    string
 	f       *os.File
 	written int
-	// attached are the clients attached to the container (streams.go), fed each line as written.
-	attached []*attachment
+	// attached are the clients attached to the container (fakecri/streams), fed each line as written.
+	attached []*streams.Attachment
 }
 
 func openLog(path string) (*os.File, error) {

@@ -9,23 +9,25 @@ import (
 
 	"google.golang.org/grpc/codes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/fakecritest/fixture"
+	"orch.io/orch/fakecri/script"
 )
 
 // logFixture runs container "app" of pod "web", whose rule scripts logs, with its log directory
 // in a temporary directory; it answers the container id and its log file.
-func logFixture(t *testing.T, rule ContainerRule) (*fixture, string, string) {
+func logFixture(t *testing.T, rule script.ContainerRule) (*fixture.Fixture[*Runtime], string, string) {
 	t.Helper()
-	rule.Match = ContainerMatch{Name: "app"}
-	f := newFixture(t, &Script{Containers: []ContainerRule{rule}})
-	f.pull("nginx:1.27")
-	cfg := podConfig("web", nil)
+	rule.Match = script.ContainerMatch{Name: "app"}
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{rule}})
+	f.Pull("nginx:1.27")
+	cfg := fixture.PodConfig("web", nil)
 	cfg.LogDirectory = t.TempDir()
-	resp, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	resp, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := f.create(resp.PodSandboxId, "app", "nginx:1.27", 0)
-	f.start(id)
+	id := f.Create(resp.PodSandboxId, "app", "nginx:1.27", 0)
+	f.Start(id)
 	return f, id, filepath.Join(cfg.LogDirectory, "app", "0.log")
 }
 
@@ -39,15 +41,15 @@ func readLog(t *testing.T, p string) string {
 }
 
 func logLine(at time.Duration, stream, msg string) string {
-	return t0.Add(at).Format(time.RFC3339Nano) + " " + stream + " F " + msg + "\n"
+	return fixture.Epoch.Add(at).Format(time.RFC3339Nano) + " " + stream + " F " + msg + "\n"
 }
 
 // TestScriptedLogs: a running container writes its lines in the CRI format at their times on the
 // clock, numbered, cycling, as of the last runtime call.
 func TestScriptedLogs(t *testing.T) {
-	f, id, p := logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"hello {n}", "world"}, Every: Duration(time.Second)}})
-	f.advance(3500 * time.Millisecond)
-	if st := f.status(id); st.LogPath != p {
+	f, id, p := logFixture(t, script.ContainerRule{Logs: &script.LogSpec{Lines: []string{"hello {n}", "world"}, Every: script.Duration(time.Second)}})
+	f.Advance(3500 * time.Millisecond)
+	if st := f.Status(id); st.LogPath != p {
 		t.Fatalf("log path %q, want %q", st.LogPath, p)
 	}
 	want := logLine(time.Second, "stdout", "hello 1") + logLine(2*time.Second, "stdout", "world") + logLine(3*time.Second, "stdout", "hello 3")
@@ -58,20 +60,20 @@ func TestScriptedLogs(t *testing.T) {
 
 // TestScriptedLogsStopAtExitAndCount: lines stop at Count and when the container exits.
 func TestScriptedLogsStopAtExitAndCount(t *testing.T) {
-	f, id, p := logFixture(t, ContainerRule{
-		Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second), Stream: "stderr"},
-		Exit: &ExitSpec{After: Duration(2500 * time.Millisecond), Code: 1},
+	f, id, p := logFixture(t, script.ContainerRule{
+		Logs: &script.LogSpec{Lines: []string{"x"}, Every: script.Duration(time.Second), Stream: "stderr"},
+		Exit: &script.ExitSpec{After: script.Duration(2500 * time.Millisecond), Code: 1},
 	})
-	f.advance(10 * time.Second)
-	if st := f.status(id); st.State != runtimeapi.ContainerState_CONTAINER_EXITED {
+	f.Advance(10 * time.Second)
+	if st := f.Status(id); st.State != runtimeapi.ContainerState_CONTAINER_EXITED {
 		t.Fatalf("state %v", st.State)
 	}
 	if got, want := readLog(t, p), logLine(time.Second, "stderr", "x")+logLine(2*time.Second, "stderr", "x"); got != want {
 		t.Fatalf("log after exit\n%s\nwant\n%s", got, want)
 	}
-	f, id, p = logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second), Count: 1}})
-	f.advance(5 * time.Second)
-	f.status(id)
+	f, id, p = logFixture(t, script.ContainerRule{Logs: &script.LogSpec{Lines: []string{"x"}, Every: script.Duration(time.Second), Count: 1}})
+	f.Advance(5 * time.Second)
+	f.Status(id)
 	if got, want := readLog(t, p), logLine(time.Second, "stdout", "x"); got != want {
 		t.Fatalf("log with count 1\n%s\nwant\n%s", got, want)
 	}
@@ -80,68 +82,55 @@ func TestScriptedLogsStopAtExitAndCount(t *testing.T) {
 // TestReopenContainerLog: after the agent renames the log file, lines keep going to the renamed
 // file until ReopenContainerLog, then to a new file at the log path, as with containerd.
 func TestReopenContainerLog(t *testing.T) {
-	f, id, p := logFixture(t, ContainerRule{Logs: &LogSpec{Lines: []string{"line {n}"}, Every: Duration(time.Second)}})
-	f.advance(time.Second)
-	f.status(id)
+	f, id, p := logFixture(t, script.ContainerRule{Logs: &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(time.Second)}})
+	f.Advance(time.Second)
+	f.Status(id)
 	if err := os.Rename(p, p+".rotated"); err != nil {
 		t.Fatal(err)
 	}
-	f.advance(time.Second)
-	if _, err := f.rt.ReopenContainerLog(f.ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id}); err != nil {
+	f.Advance(time.Second)
+	if _, err := f.RT.ReopenContainerLog(f.Ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readLog(t, p); got != "" {
 		t.Fatalf("reopened log holds %q, want nothing yet", got)
 	}
-	f.advance(time.Second)
-	f.status(id)
+	f.Advance(time.Second)
+	f.Status(id)
 	if got, want := readLog(t, p+".rotated"), logLine(time.Second, "stdout", "line 1")+logLine(2*time.Second, "stdout", "line 2"); got != want {
 		t.Fatalf("rotated file\n%s\nwant\n%s", got, want)
 	}
 	if got, want := readLog(t, p), logLine(3*time.Second, "stdout", "line 3"); got != want {
 		t.Fatalf("new file\n%s\nwant\n%s", got, want)
 	}
-	if _, err := f.rt.StopContainer(f.ctx, &runtimeapi.StopContainerRequest{ContainerId: id}); err != nil {
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: id}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.rt.ReopenContainerLog(f.ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
+	_, err := f.RT.ReopenContainerLog(f.Ctx, &runtimeapi.ReopenContainerLogRequest{ContainerId: id})
 	wantCode(t, err, codes.FailedPrecondition)
 }
 
 // TestScriptedLogsUnwritable: a log file that cannot be created fails the start, as containerd's.
 func TestScriptedLogsUnwritable(t *testing.T) {
-	f := newFixture(t, &Script{Containers: []ContainerRule{{Match: ContainerMatch{Name: "app"}, Logs: &LogSpec{Lines: []string{"x"}, Every: Duration(time.Second)}}}})
-	f.pull("nginx:1.27")
+	f := newFixture(t, &script.Script{Containers: []script.ContainerRule{{Match: script.ContainerMatch{Name: "app"}, Logs: &script.LogSpec{Lines: []string{"x"}, Every: script.Duration(time.Second)}}}})
+	f.Pull("nginx:1.27")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "app"), nil, 0o600); err != nil { // a file where the directory goes
 		t.Fatal(err)
 	}
-	cfg := podConfig("web", nil)
+	cfg := fixture.PodConfig("web", nil)
 	cfg.LogDirectory = dir
-	resp, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+	resp, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := f.create(resp.PodSandboxId, "app", "nginx:1.27", 0)
-	_, err = f.rt.StartContainer(f.ctx, &runtimeapi.StartContainerRequest{ContainerId: id})
+	id := f.Create(resp.PodSandboxId, "app", "nginx:1.27", 0)
+	_, err = f.RT.StartContainer(f.Ctx, &runtimeapi.StartContainerRequest{ContainerId: id})
 	if err == nil || !strings.Contains(err.Error(), "log file") {
 		t.Fatalf("start with an unwritable log: %v", err)
 	}
-	if st := f.status(id); st.Reason != "StartError" {
+	if st := f.Status(id); st.Reason != "StartError" {
 		t.Fatalf("reason %q, want StartError", st.Reason)
-	}
-}
-
-func TestLogScriptErrors(t *testing.T) {
-	for _, bad := range []string{
-		"containers: [{match: {name: x}, logs: {every: 1s}}]",
-		"containers: [{match: {name: x}, logs: {lines: [a]}}]",
-		"containers: [{match: {name: x}, logs: {lines: [a], every: 1s, stream: stdin}}]",
-		"containers: [{match: {name: x}, logs: {lines: [a], every: 1s, count: -1}}]",
-	} {
-		if _, err := ParseScript([]byte(bad)); err == nil {
-			t.Errorf("accepted %q", bad)
-		}
 	}
 }
 
@@ -149,16 +138,16 @@ func TestLogScriptErrors(t *testing.T) {
 // scripted lines, as a real runtime's does; without it nothing is written, and LogsUnder says so.
 func TestCreateLogFiles(t *testing.T) {
 	for _, create := range []bool{false, true} {
-		f := newFixture(t, &Script{})
-		f.rt.createLogs = create
-		f.pull("nginx:1.27")
-		cfg := podConfig("web", nil)
+		f := newFixture(t, &script.Script{})
+		f.RT.createLogs = create
+		f.Pull("nginx:1.27")
+		cfg := fixture.PodConfig("web", nil)
 		cfg.LogDirectory = t.TempDir()
-		resp, err := f.rt.RunPodSandbox(f.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
+		resp, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.start(f.create(resp.PodSandboxId, "app", "nginx:1.27", 0))
+		f.Start(f.Create(resp.PodSandboxId, "app", "nginx:1.27", 0))
 		_, err = os.Stat(filepath.Join(cfg.LogDirectory, "app", "0.log"))
 		if exists := err == nil; exists != create {
 			t.Fatalf("CreateLogFiles %t: log file exists %t (%v)", create, exists, err)
@@ -173,7 +162,7 @@ func TestCreateLogFiles(t *testing.T) {
 			filepath.Join(cfg.LogDirectory, "app", "1.log"): false,
 			filepath.Join(cfg.LogDirectory+"x", "app"):      false,
 		} {
-			if got := f.rt.LogsUnder(path); got != want {
+			if got := f.RT.LogsUnder(path); got != want {
 				t.Errorf("CreateLogFiles %t: LogsUnder(%s) = %t, want %t", create, path, got, want)
 			}
 		}

@@ -2,6 +2,7 @@ package fakecri
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"orch.io/orch/fakecri/script"
 	"orch.io/orch/fakecri/shell"
+	"orch.io/orch/fakecri/streams"
 )
 
 // Version reports the runtime's name and version and the CRI version (v1).
@@ -26,8 +29,8 @@ func (r *Runtime) Version(ctx context.Context, req *runtimeapi.VersionRequest) (
 		c := r.cur.Load()
 		return &runtimeapi.VersionResponse{
 			Version:           "0.1.0",
-			RuntimeName:       c.runtimeName,
-			RuntimeVersion:    c.runtimeVersion,
+			RuntimeName:       c.RuntimeName,
+			RuntimeVersion:    c.RuntimeVersion,
 			RuntimeApiVersion: "v1",
 		}, nil
 	})
@@ -38,17 +41,17 @@ func (r *Runtime) Version(ctx context.Context, req *runtimeapi.VersionRequest) (
 func (r *Runtime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
 	return call(ctx, r, mStatus, req, func(ctx context.Context, req *runtimeapi.StatusRequest, cc *callCtx) (*runtimeapi.StatusResponse, error) {
 		c := r.cur.Load()
-		cond := func(typ string, s Condition) *runtimeapi.RuntimeCondition {
+		cond := func(typ string, s script.Condition) *runtimeapi.RuntimeCondition {
 			return &runtimeapi.RuntimeCondition{Type: typ, Status: s.Status, Reason: s.Reason, Message: s.Message}
 		}
 		resp := &runtimeapi.StatusResponse{
 			Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
-				cond(runtimeapi.RuntimeReady, c.runtimeReady),
-				cond(runtimeapi.NetworkReady, c.networkReady),
+				cond(runtimeapi.RuntimeReady, c.RuntimeReady),
+				cond(runtimeapi.NetworkReady, c.NetworkReady),
 			}},
 			Features: &runtimeapi.RuntimeFeatures{SupplementalGroupsPolicy: true, MountOptions: true},
 		}
-		for _, h := range c.handlers {
+		for _, h := range c.Handlers {
 			resp.RuntimeHandlers = append(resp.RuntimeHandlers, &runtimeapi.RuntimeHandler{
 				Name:     h,
 				Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true, UserNamespaces: true},
@@ -59,16 +62,16 @@ func (r *Runtime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*r
 			cidr := r.podCIDR
 			r.mu.Unlock()
 			if !cidr.IsValid() {
-				cidr = c.podCIDR
+				cidr = c.PodCIDR
 			}
 			cfg, _ := json.Marshal(map[string]any{
-				"runtimeName":     c.runtimeName,
-				"runtimeVersion":  c.runtimeVersion,
-				"sandboxImage":    c.sandboxImage,
+				"runtimeName":     c.RuntimeName,
+				"runtimeVersion":  c.RuntimeVersion,
+				"sandboxImage":    c.SandboxImage,
 				"podCIDR":         cidr.String(),
-				"cgroupDriver":    map[bool]string{true: "cgroupfs", false: "systemd"}[c.cgroupfs],
+				"cgroupDriver":    map[bool]string{true: "cgroupfs", false: "systemd"}[c.Cgroupfs],
 				"snapshotter":     "overlayfs",
-				"runtimeHandlers": c.handlers,
+				"runtimeHandlers": c.Handlers,
 				"clock":           r.now().UTC().Format(time.RFC3339Nano),
 			})
 			resp.Info = map[string]string{
@@ -76,8 +79,8 @@ func (r *Runtime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*r
 				"golang":            runtime.Version(),
 				"lastCNILoadStatus": "OK",
 			}
-			if !c.networkReady.Status {
-				resp.Info["lastCNILoadStatus"] = or(c.networkReady.Message, "cni config load failed")
+			if !c.NetworkReady.Status {
+				resp.Info["lastCNILoadStatus"] = cmp.Or(c.NetworkReady.Message, "cni config load failed")
 			}
 		}
 		return resp, nil
@@ -88,7 +91,7 @@ func (r *Runtime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*r
 func (r *Runtime) RuntimeConfig(ctx context.Context, req *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
 	return call(ctx, r, mRuntimeConfig, req, func(ctx context.Context, req *runtimeapi.RuntimeConfigRequest, cc *callCtx) (*runtimeapi.RuntimeConfigResponse, error) {
 		d := runtimeapi.CgroupDriver_SYSTEMD
-		if r.cur.Load().cgroupfs {
+		if r.cur.Load().Cgroupfs {
 			d = runtimeapi.CgroupDriver_CGROUPFS
 		}
 		cc.resp = d.String()
@@ -134,7 +137,7 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		if len(req.Cmd) == 0 {
 			return nil, status.Error(codes.InvalidArgument, "cmd is required")
 		}
-		if _, err := onContainer(r, cc, req.ContainerId, notFound, func(sc *compiled, ct *container, now time.Time) (*runtimeapi.ExecSyncResponse, error) {
+		if _, err := onContainer(r, cc, req.ContainerId, notFound, func(sc *script.Compiled, ct *container, now time.Time) (*runtimeapi.ExecSyncResponse, error) {
 			if ct.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				return nil, status.Errorf(codes.FailedPrecondition, "container %q is in %s state", ct.id, ct.state)
 			}
@@ -143,7 +146,7 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 			return nil, err
 		}
 		// The command's rule and the shell's view of the container, chosen under the lock.
-		t, err := streamRuntime{r}.target(req.ContainerId, req.Cmd)
+		t, err := streamRuntime{r}.Target(req.ContainerId, req.Cmd)
 		if err != nil {
 			return nil, status.Error(codes.FailedPrecondition, err.Error())
 		}
@@ -161,13 +164,13 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 					d, timedOut = left, true
 				}
 			}
-			gone, err := r.sleepOr(ctx, d, t.c.exited)
+			gone, err := r.sleepOr(ctx, d, t.Exited)
 			switch {
 			case err != nil:
 				return err
 			case gone:
 				died = true
-				return fmt.Errorf("container %q exited", t.c.id)
+				return fmt.Errorf("container %q exited", t.ID)
 			case timedOut:
 				return errors.New("timed out")
 			}
@@ -175,14 +178,14 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		}
 		var stdout, stderr bytes.Buffer
 		resp := &runtimeapi.ExecSyncResponse{}
-		if rule := t.rule; rule != nil {
+		if rule := t.Rule; rule != nil {
 			stdout.WriteString(rule.Stdout)
 			stderr.WriteString(rule.Stderr)
 			if err := sleep(ctx, rule.Delay.D()); err == nil {
 				resp.ExitCode = rule.ExitCode
 			}
 		} else if shell.Knows(req.Cmd[0]) {
-			sh := t.shell(sleep, eofReader{}, &stdout, &stderr, "")
+			sh := t.Shell(sleep, streams.EOF{}, &stdout, &stderr, "")
 			sh.Healthy = true
 			code, _ := sh.Exec(ctx, req.Cmd)
 			resp.ExitCode = int32(code)
@@ -194,7 +197,7 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 			return nil, ctxErr(ctx.Err())
 		case died:
 			cc.resp = "container exited"
-			return nil, status.Errorf(codes.Unknown, "failed to exec in container: container %q exited while the command ran", t.c.id)
+			return nil, status.Errorf(codes.Unknown, "failed to exec in container: container %q exited while the command ran", t.ID)
 		case timedOut:
 			cc.resp = "timeout"
 			return nil, status.Errorf(codes.DeadlineExceeded, "timeout %v exceeded: context deadline exceeded", limit)
@@ -206,13 +209,13 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 }
 
 // execRuleLocked is the first exec rule of the script that answers cmd in running c now.
-func (r *Runtime) execRuleLocked(sc *compiled, c *container, cmd string, now time.Time) *execRuleC {
+func (r *Runtime) execRuleLocked(sc *script.Compiled, c *container, cmd string, now time.Time) *script.CompiledExecRule {
 	el := now.Sub(c.startedAt)
-	for _, e := range sc.exec {
+	for _, e := range sc.Exec {
 		if el < e.From.D() || e.Until > 0 && el >= e.Until.D() {
 			continue
 		}
-		if e.cmd.match(cmd) && e.m.matches(r, c) {
+		if e.Cmd.Match(cmd) && matches(&e.Matcher, r, c) {
 			return e
 		}
 	}
@@ -223,7 +226,7 @@ func (r *Runtime) execRuleLocked(sc *compiled, c *container, cmd string, now tim
 // the agent renamed the file to rotate it: lines written from now on go to a new file there.
 func (r *Runtime) ReopenContainerLog(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest) (*runtimeapi.ReopenContainerLogResponse, error) {
 	return call(ctx, r, mReopenContainerLog, req, func(ctx context.Context, req *runtimeapi.ReopenContainerLogRequest, cc *callCtx) (*runtimeapi.ReopenContainerLogResponse, error) {
-		return onContainer(r, cc, req.ContainerId, notFound, func(_ *compiled, c *container, now time.Time) (*runtimeapi.ReopenContainerLogResponse, error) {
+		return onContainer(r, cc, req.ContainerId, notFound, func(_ *script.Compiled, c *container, now time.Time) (*runtimeapi.ReopenContainerLogResponse, error) {
 			if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 				return nil, status.Errorf(codes.FailedPrecondition, "container %q is not running", c.id)
 			}
@@ -270,7 +273,7 @@ func (r *Runtime) Checkpoints() []string {
 // location (no file is written).
 func (r *Runtime) CheckpointContainer(ctx context.Context, req *runtimeapi.CheckpointContainerRequest) (*runtimeapi.CheckpointContainerResponse, error) {
 	return call(ctx, r, mCheckpointContainer, req, func(ctx context.Context, req *runtimeapi.CheckpointContainerRequest, cc *callCtx) (*runtimeapi.CheckpointContainerResponse, error) {
-		return onContainer(r, cc, req.ContainerId, notFound, func(_ *compiled, c *container, now time.Time) (*runtimeapi.CheckpointContainerResponse, error) {
+		return onContainer(r, cc, req.ContainerId, notFound, func(_ *script.Compiled, c *container, now time.Time) (*runtimeapi.CheckpointContainerResponse, error) {
 			if req.Location == "" {
 				return nil, status.Error(codes.InvalidArgument, "checkpoint location is required")
 			}
@@ -291,7 +294,7 @@ func (r *Runtime) CheckpointContainer(ctx context.Context, req *runtimeapi.Check
 // containers (or those named) at output_path (no file is written).
 func (r *Runtime) CheckpointPod(ctx context.Context, req *runtimeapi.CheckpointPodRequest) (*runtimeapi.CheckpointPodResponse, error) {
 	return call(ctx, r, mCheckpointPod, req, func(ctx context.Context, req *runtimeapi.CheckpointPodRequest, cc *callCtx) (*runtimeapi.CheckpointPodResponse, error) {
-		return onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *compiled, sb *sandbox, now time.Time) (*runtimeapi.CheckpointPodResponse, error) {
+		return onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *script.Compiled, sb *sandbox, now time.Time) (*runtimeapi.CheckpointPodResponse, error) {
 			return r.checkpointPodLocked(sb, req, cc, now)
 		})
 	})
@@ -338,14 +341,14 @@ func (r *Runtime) checkpointPodLocked(sb *sandbox, req *runtimeapi.CheckpointPod
 // containers Created, for the caller to start.
 func (r *Runtime) RestorePod(ctx context.Context, req *runtimeapi.RestorePodRequest) (*runtimeapi.RestorePodResponse, error) {
 	return call(ctx, r, mRestorePod, req, func(ctx context.Context, req *runtimeapi.RestorePodRequest, cc *callCtx) (*runtimeapi.RestorePodResponse, error) {
-		return locked(r, func(sc *compiled, now time.Time) (*runtimeapi.RestorePodResponse, error) {
+		return locked(r, func(sc *script.Compiled, now time.Time) (*runtimeapi.RestorePodResponse, error) {
 			return r.restorePodLocked(sc, req, cc, now)
 		})
 	})
 }
 
 // restorePodLocked recreates the pod of a checkpoint, with what the request changes of it.
-func (r *Runtime) restorePodLocked(sc *compiled, req *runtimeapi.RestorePodRequest, cc *callCtx, now time.Time) (*runtimeapi.RestorePodResponse, error) {
+func (r *Runtime) restorePodLocked(sc *script.Compiled, req *runtimeapi.RestorePodRequest, cc *callCtx, now time.Time) (*runtimeapi.RestorePodResponse, error) {
 	cp := r.checkpoints[req.CheckpointPath]
 	if cp == nil {
 		return nil, status.Errorf(codes.NotFound, "checkpoint %q not found", req.CheckpointPath)

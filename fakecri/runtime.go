@@ -7,7 +7,7 @@
 //
 //	mock := clock.NewMock()
 //	mock.Set(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-//	rt, _ := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: script})
+//	rt, _ := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: s})
 //	resp, err := rt.RunPodSandbox(ctx, req)   // or serve it: fakecri.NewGRPCServer(rt)
 //
 // Everything that takes time (pulls, run durations, ramps, latencies,
@@ -18,6 +18,7 @@
 package fakecri
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"crypto/sha256"
@@ -32,6 +33,9 @@ import (
 
 	"github.com/benbjohnson/clock"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/calllog"
+	"orch.io/orch/fakecri/script"
+	"orch.io/orch/fakecri/streams"
 )
 
 // Version is fakecri's version, reported as the runtime version by default.
@@ -44,7 +48,7 @@ type Options struct {
 	// Seed makes ids and seeded faults reproducible (default 1).
 	Seed int64
 	// Script is the initial behaviour script (default: a healthy runtime).
-	Script *Script
+	Script *script.Script
 	// MaxCalls bounds the call log; older calls are dropped (default 100000).
 	MaxCalls int
 	// CreateLogFiles makes every started container's log file at its (absolute) log path, empty
@@ -62,10 +66,10 @@ type Options struct {
 type Runtime struct {
 	clk        clock.Clock
 	seed       int64
-	log        callLog
+	log        *calllog.Log
 	createLogs bool
 
-	cur     atomic.Pointer[compiled]
+	cur     atomic.Pointer[script.Compiled]
 	faultMu sync.Mutex
 
 	inflight atomic.Int64
@@ -103,7 +107,7 @@ type Runtime struct {
 	logging     []*container    // running containers writing scripted log lines
 	logged      map[string]bool // every log file made, and the directories above it (LogsUnder)
 
-	streams atomic.Pointer[StreamServer] // set by ServeStreams
+	streams atomic.Pointer[streams.Server] // set by ServeStreams
 
 	pendingEvents atomic.Int64
 	closing       chan struct{}
@@ -132,7 +136,7 @@ func New(opts Options) (*Runtime, error) {
 		clk:         opts.Clock,
 		seed:        opts.Seed,
 		createLogs:  opts.CreateLogFiles,
-		log:         callLog{max: opts.MaxCalls},
+		log:         calllog.New(opts.MaxCalls),
 		parked:      map[uint64]time.Time{},
 		sandboxes:   map[string]*sandbox{},
 		containers:  map[string]*container{},
@@ -159,16 +163,17 @@ func (r *Runtime) Clock() clock.Clock { return r.clk }
 // fault rules apply from the next call on (fault counters restart);
 // container rules apply to containers started from now on. A nil script is
 // the healthy default.
-func (r *Runtime) SetScript(s *Script) error {
-	c, err := compileScript(s, r.seed)
+func (r *Runtime) SetScript(s *script.Script) error {
+	c, err := script.Compile(s, r.seed)
 	if err != nil {
 		return err
 	}
+	c.RuntimeVersion = cmp.Or(c.RuntimeVersion, Version)
 	r.faultMu.Lock()
 	r.cur.Store(c)
 	r.faultMu.Unlock()
 	r.mu.Lock()
-	for _, ref := range c.preload {
+	for _, ref := range c.Preload {
 		r.ensureImageLocked(c, ref, false)
 	}
 	r.mu.Unlock()
@@ -176,7 +181,7 @@ func (r *Runtime) SetScript(s *Script) error {
 }
 
 // Script returns the script in force (nil parts are defaults).
-func (r *Runtime) Script() *Script { return r.cur.Load().src }
+func (r *Runtime) Script() *script.Script { return r.cur.Load().Source }
 
 func (r *Runtime) now() time.Time { return r.clk.Now() }
 

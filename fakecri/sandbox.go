@@ -1,6 +1,7 @@
 package fakecri
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 type sandbox struct {
@@ -77,10 +79,10 @@ func (r *Runtime) lookupSandboxLocked(id string) (*sandbox, error) {
 	return lookupLocked(r.sandboxes, r.sbOrder, id, "pod sandbox", "sandbox", func(sb *sandbox) (string, bool) { return sb.id, !sb.removed })
 }
 
-func (r *Runtime) allocIPLocked(c *compiled, id string) (netip.Addr, error) {
+func (r *Runtime) allocIPLocked(c *script.Compiled, id string) (netip.Addr, error) {
 	p := r.podCIDR
 	if !p.IsValid() {
-		p = c.podCIDR
+		p = c.PodCIDR
 	}
 	first := p.Addr().Next().Next() // .0 is the network, .1 the gateway
 	b := p.Addr().As4()
@@ -113,12 +115,12 @@ func (r *Runtime) allocIPLocked(c *compiled, id string) (netip.Addr, error) {
 }
 
 // runSandboxLocked creates a ready sandbox.
-func (r *Runtime) runSandboxLocked(c *compiled, cfg *runtimeapi.PodSandboxConfig, handler string) (*sandbox, error) {
+func (r *Runtime) runSandboxLocked(c *script.Compiled, cfg *runtimeapi.PodSandboxConfig, handler string) (*sandbox, error) {
 	md := cfg.GetMetadata()
 	if md == nil || md.Name == "" || md.Namespace == "" || md.Uid == "" {
 		return nil, status.Error(codes.InvalidArgument, "sandbox config must have metadata with name, namespace and uid")
 	}
-	if !contains(c.handlers, handler) {
+	if !contains(c.Handlers, handler) {
 		return nil, status.Errorf(codes.InvalidArgument, "failed to get sandbox runtime: no runtime for %q is configured", handler)
 	}
 	key := fmt.Sprintf("%s_%s_%s_%d", md.Name, md.Namespace, md.Uid, md.Attempt)
@@ -132,9 +134,9 @@ func (r *Runtime) runSandboxLocked(c *compiled, cfg *runtimeapi.PodSandboxConfig
 		resources: cfg.GetLinux().GetResources(), overhead: cfg.GetLinux().GetOverhead(),
 	}
 	if !sb.hostNetwork() {
-		if !c.networkReady.Status {
+		if !c.NetworkReady.Status {
 			return nil, status.Errorf(codes.Unknown, "failed to setup network for sandbox %q: %s", sb.id,
-				or(c.networkReady.Message, "cni plugin not initialized"))
+				cmp.Or(c.NetworkReady.Message, "cni plugin not initialized"))
 		}
 		ip, err := r.allocIPLocked(c, sb.id)
 		if err != nil {
@@ -142,7 +144,7 @@ func (r *Runtime) runSandboxLocked(c *compiled, cfg *runtimeapi.PodSandboxConfig
 		}
 		sb.ip = ip
 	}
-	r.ensureImageLocked(c, c.sandboxImage, true)
+	r.ensureImageLocked(c, c.SandboxImage, true)
 	r.idCounter++
 	sb.seq = r.idCounter
 	sb.pid = uint32(1000 + sb.seq%60000)
@@ -199,7 +201,7 @@ func (r *Runtime) removeSandboxLocked(sb *sandbox, now time.Time) {
 // RunPodSandbox creates and starts a sandbox; it is ready on return.
 func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
 	return call(ctx, r, mRunPodSandbox, req, func(ctx context.Context, req *runtimeapi.RunPodSandboxRequest, cc *callCtx) (*runtimeapi.RunPodSandboxResponse, error) {
-		return locked(r, func(c *compiled, _ time.Time) (*runtimeapi.RunPodSandboxResponse, error) {
+		return locked(r, func(c *script.Compiled, _ time.Time) (*runtimeapi.RunPodSandboxResponse, error) {
 			sb, err := r.runSandboxLocked(c, req.GetConfig(), req.GetRuntimeHandler())
 			if err != nil {
 				return nil, err
@@ -214,7 +216,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 // Stopping a stopped or an unknown sandbox succeeds, as the CRI asks.
 func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
 	return call(ctx, r, mStopPodSandbox, req, func(ctx context.Context, req *runtimeapi.StopPodSandboxRequest, cc *callCtx) (*runtimeapi.StopPodSandboxResponse, error) {
-		return onSandbox(r, cc, req.PodSandboxId, done, func(_ *compiled, sb *sandbox, now time.Time) (*runtimeapi.StopPodSandboxResponse, error) {
+		return onSandbox(r, cc, req.PodSandboxId, done, func(_ *script.Compiled, sb *sandbox, now time.Time) (*runtimeapi.StopPodSandboxResponse, error) {
 			r.stopSandboxLocked(sb, now)
 			return &runtimeapi.StopPodSandboxResponse{}, nil
 		})
@@ -226,9 +228,9 @@ func (r *Runtime) StopPodSandbox(ctx context.Context, req *runtimeapi.StopPodSan
 // an absent one is already removed.
 func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
 	return call(ctx, r, mRemovePodSandbox, req, func(ctx context.Context, req *runtimeapi.RemovePodSandboxRequest, cc *callCtx) (*runtimeapi.RemovePodSandboxResponse, error) {
-		return onSandbox(r, cc, req.PodSandboxId, done, func(c *compiled, sb *sandbox, now time.Time) (*runtimeapi.RemovePodSandboxResponse, error) {
+		return onSandbox(r, cc, req.PodSandboxId, done, func(c *script.Compiled, sb *sandbox, now time.Time) (*runtimeapi.RemovePodSandboxResponse, error) {
 			if sb.state == runtimeapi.PodSandboxState_SANDBOX_READY {
-				if !c.forceRemove {
+				if !c.ForceRemove {
 					running := 0
 					for _, ct := range sb.containers {
 						if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
@@ -249,7 +251,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 // PodSandboxStatus returns the sandbox's status and its containers' statuses.
 func (r *Runtime) PodSandboxStatus(ctx context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
 	return call(ctx, r, mPodSandboxStatus, req, func(ctx context.Context, req *runtimeapi.PodSandboxStatusRequest, cc *callCtx) (*runtimeapi.PodSandboxStatusResponse, error) {
-		return onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *compiled, sb *sandbox, now time.Time) (*runtimeapi.PodSandboxStatusResponse, error) {
+		return onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *script.Compiled, sb *sandbox, now time.Time) (*runtimeapi.PodSandboxStatusResponse, error) {
 			resp := &runtimeapi.PodSandboxStatusResponse{
 				Status:    r.sandboxStatusLocked(sb),
 				Timestamp: ts(now),
@@ -277,12 +279,12 @@ func (r *Runtime) sandboxInfoLocked(sb *sandbox) string {
 		"pid":                pid,
 		"processStatus":      ps,
 		"netNamespaceClosed": sb.state != runtimeapi.PodSandboxState_SANDBOX_READY,
-		"image":              r.cur.Load().sandboxImage,
+		"image":              r.cur.Load().SandboxImage,
 		"snapshotKey":        sb.id,
 		"snapshotter":        "overlayfs",
 		"runtimeHandler":     sb.handler,
 		"runtimeType":        "io.containerd.runc.v2",
-		"runtimeOptions":     map[string]any{"systemd_cgroup": !r.cur.Load().cgroupfs},
+		"runtimeOptions":     map[string]any{"systemd_cgroup": !r.cur.Load().Cgroupfs},
 		"config":             json.RawMessage(orJSON(cfg)),
 	})
 	return string(b)

@@ -7,20 +7,22 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/calllog"
+	"orch.io/orch/fakecri/script"
 )
 
 // SandboxStats answers what ListPodSandboxStats does, without a line in the call log.
 func TestSandboxStatsWithoutACall(t *testing.T) {
 	f := newFixture(t, nil)
-	f.runPod("web", nil)
-	f.run("api", "app", "busybox", 0)
-	f.advance(time.Minute)
-	f.rt.ResetCalls()
-	got := f.rt.SandboxStats()
-	if n := len(f.rt.Calls(CallFilter{})); n != 0 {
+	f.RunPod("web", nil)
+	f.Run("api", "app", "busybox", 0)
+	f.Advance(time.Minute)
+	f.RT.ResetCalls()
+	got := f.RT.SandboxStats()
+	if n := len(f.RT.Calls(calllog.Filter{})); n != 0 {
 		t.Fatalf("SandboxStats made %d calls", n)
 	}
-	want, err := f.rt.ListPodSandboxStats(f.ctx, &runtimeapi.ListPodSandboxStatsRequest{})
+	want, err := f.RT.ListPodSandboxStats(f.Ctx, &runtimeapi.ListPodSandboxStatsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func TestSandboxStatsWithoutACall(t *testing.T) {
 // A container's volume writes land in the host directory of the mount at that container path,
 // count on the root filesystem, and stay at their exit value once the container exits.
 func TestVolumeUsage(t *testing.T) {
-	script, err := ParseScript([]byte(`
+	s, err := script.Parse([]byte(`
 containers:
   - match: {name: writer}
     usage: {volumes: {"/cache": {ramp: {from: 0, perSecond: 1Mi}}}}
@@ -46,9 +48,9 @@ containers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, script)
-	rt, ctx := f.rt, f.ctx
-	f.pull("busybox")
+	f := newFixture(t, s)
+	rt, ctx := f.RT, f.Ctx
+	f.Pull("busybox")
 	sb, err := rt.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "default", Uid: "u"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +74,7 @@ containers:
 		return 0
 	}
 	base := root()
-	f.advance(10 * time.Second)
+	f.Advance(10 * time.Second)
 	if got := rt.VolumeUsage("/var/lib/orchlet/pods/u/volumes/cache"); got != 10<<20 {
 		t.Fatalf("after 10s the volume holds %d, want 10Mi", got)
 	}
@@ -82,11 +84,11 @@ containers:
 	if got := root() - base; got != 10<<20 {
 		t.Fatalf("root filesystem grew %d, want 10Mi", got)
 	}
-	f.advance(time.Minute)
+	f.Advance(time.Minute)
 	if got := rt.VolumeUsage("/var/lib/orchlet/pods/u/volumes/cache"); got != 30<<20 {
 		t.Fatalf("after the exit at 30s the volume holds %d, want 30Mi", got)
 	}
-	if _, err := ParseScript([]byte(`{containers: [{match: {name: x}, usage: {volumes: {"cache": 1Mi}}}]}`)); err == nil || !strings.Contains(err.Error(), "not an absolute container path") {
+	if _, err := script.Parse([]byte(`{containers: [{match: {name: x}, usage: {volumes: {"cache": 1Mi}}}]}`)); err == nil || !strings.Contains(err.Error(), "not an absolute container path") {
 		t.Fatalf("a relative volume path: %v", err)
 	}
 }

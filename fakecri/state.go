@@ -69,7 +69,7 @@ type ImageState struct {
 func (r *Runtime) State() State {
 	c, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	st := State{Now: now, PodCIDR: c.podCIDR.String()}
+	st := State{Now: now, PodCIDR: c.PodCIDR.String()}
 	if r.podCIDR.IsValid() {
 		st.PodCIDR = r.podCIDR.String()
 	}

@@ -9,10 +9,11 @@ import (
 
 	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/script"
 )
 
 type fsUse struct {
-	cfg        fsConfig
+	cfg        script.FSConfig
 	used       uint64
 	inodesUsed uint64
 }
@@ -29,7 +30,7 @@ func writable(c *container, now time.Time) (bytes, inodes float64) {
 		end = c.finishedAt
 	}
 	el := end.Sub(c.startedAt)
-	return c.usage.disk.at(el), c.usage.inodes.at(el)
+	return c.usage.Disk.At(el), c.usage.Inodes.At(el)
 }
 
 func clampAdd(base uint64, add float64, capacity uint64) uint64 {
@@ -53,7 +54,7 @@ func (r *Runtime) VolumeUsage(hostPath string) uint64 {
 func (r *Runtime) volumeWritesLocked(now time.Time, of func(*runtimeapi.Mount) bool) float64 {
 	var sum float64
 	for _, c := range r.ctrOrder {
-		if c.removed || c.usage == nil || len(c.usage.volumes) == 0 || c.startedAt.IsZero() {
+		if c.removed || c.usage == nil || len(c.usage.Volumes) == 0 || c.startedAt.IsZero() {
 			continue
 		}
 		end := now
@@ -61,8 +62,8 @@ func (r *Runtime) volumeWritesLocked(now time.Time, of func(*runtimeapi.Mount) b
 			end = c.finishedAt
 		}
 		for _, m := range c.cfg.GetMounts() {
-			if curve, ok := c.usage.volumes[m.GetContainerPath()]; ok && of(m) {
-				sum += curve.at(end.Sub(c.startedAt))
+			if curve, ok := c.usage.Volumes[m.GetContainerPath()]; ok && of(m) {
+				sum += curve.At(end.Sub(c.startedAt))
 			}
 		}
 	}
@@ -71,7 +72,7 @@ func (r *Runtime) volumeWritesLocked(now time.Time, of func(*runtimeapi.Mount) b
 
 // fsUsageLocked adds up what images, writable layers and volume writes (on the root
 // filesystem, where the node keeps pod volumes) use.
-func (r *Runtime) fsUsageLocked(c *compiled, now time.Time) fsUsage {
+func (r *Runtime) fsUsageLocked(c *script.Compiled, now time.Time) fsUsage {
 	vb := r.volumeWritesLocked(now, func(*runtimeapi.Mount) bool { return true })
 	var imgBytes, imgInodes float64
 	for _, im := range r.imgOrder {
@@ -87,15 +88,15 @@ func (r *Runtime) fsUsageLocked(c *compiled, now time.Time) fsUsage {
 		wb += b
 		wi += i
 	}
-	if c.containersOnRoot {
+	if c.ContainersOnRoot {
 		return fsUsage{
-			image: fsUse{c.imageFs, clampAdd(c.imageFs.used, imgBytes, c.imageFs.capacity), clampAdd(c.imageFs.inodesUsed, imgInodes, c.imageFs.inodes)},
-			root:  fsUse{c.rootFs, clampAdd(c.rootFs.used, wb+vb, c.rootFs.capacity), clampAdd(c.rootFs.inodesUsed, wi, c.rootFs.inodes)},
+			image: fsUse{c.ImageFs, clampAdd(c.ImageFs.Used, imgBytes, c.ImageFs.Capacity), clampAdd(c.ImageFs.InodesUsed, imgInodes, c.ImageFs.Inodes)},
+			root:  fsUse{c.RootFs, clampAdd(c.RootFs.Used, wb+vb, c.RootFs.Capacity), clampAdd(c.RootFs.InodesUsed, wi, c.RootFs.Inodes)},
 		}
 	}
 	return fsUsage{
-		image: fsUse{c.imageFs, clampAdd(c.imageFs.used, imgBytes+wb, c.imageFs.capacity), clampAdd(c.imageFs.inodesUsed, imgInodes+wi, c.imageFs.inodes)},
-		root:  fsUse{c.rootFs, clampAdd(c.rootFs.used, vb, c.rootFs.capacity), c.rootFs.inodesUsed},
+		image: fsUse{c.ImageFs, clampAdd(c.ImageFs.Used, imgBytes+wb, c.ImageFs.Capacity), clampAdd(c.ImageFs.InodesUsed, imgInodes+wi, c.ImageFs.Inodes)},
+		root:  fsUse{c.RootFs, clampAdd(c.RootFs.Used, vb, c.RootFs.Capacity), c.RootFs.InodesUsed},
 	}
 }
 
@@ -122,18 +123,18 @@ func (r *Runtime) Filesystems() []FilesystemStats {
 	return r.filesystemsLocked(c, now)
 }
 
-func (r *Runtime) filesystemsLocked(c *compiled, now time.Time) []FilesystemStats {
+func (r *Runtime) filesystemsLocked(c *script.Compiled, now time.Time) []FilesystemStats {
 	u := r.fsUsageLocked(c, now)
 	mk := func(name string, f fsUse, imgs, ctrs bool) FilesystemStats {
 		return FilesystemStats{
-			Name: name, Mountpoint: f.cfg.mountpoint, CapacityBytes: f.cfg.capacity, UsedBytes: f.used,
-			AvailableBytes: f.cfg.capacity - f.used, Inodes: f.cfg.inodes, InodesUsed: f.inodesUsed,
-			InodesFree: f.cfg.inodes - f.inodesUsed, HoldsImages: imgs, HoldsContainers: ctrs,
+			Name: name, Mountpoint: f.cfg.Mountpoint, CapacityBytes: f.cfg.Capacity, UsedBytes: f.used,
+			AvailableBytes: f.cfg.Capacity - f.used, Inodes: f.cfg.Inodes, InodesUsed: f.inodesUsed,
+			InodesFree: f.cfg.Inodes - f.inodesUsed, HoldsImages: imgs, HoldsContainers: ctrs,
 		}
 	}
 	return []FilesystemStats{
-		mk("imagefs", u.image, true, !c.containersOnRoot),
-		mk("rootfs", u.root, false, c.containersOnRoot),
+		mk("imagefs", u.image, true, !c.ContainersOnRoot),
+		mk("rootfs", u.root, false, c.ContainersOnRoot),
 	}
 }
 
@@ -149,18 +150,18 @@ type sample struct {
 	mem, cpuRate, cpuTotal, disk, inodes, pids float64
 }
 
-func sampleUsage(u *usageCurves, el time.Duration, res *runtimeapi.LinuxContainerResources) sample {
+func sampleUsage(u *script.UsageCurves, el time.Duration, res *runtimeapi.LinuxContainerResources) sample {
 	if u == nil {
 		return sample{}
 	}
 	capc := cpuCap(res)
 	s := sample{
-		mem:      u.memory.at(el),
-		cpuRate:  math.Min(u.cpu.at(el), capc),
-		cpuTotal: u.cpu.integralCapped(el, capc),
-		disk:     u.disk.at(el),
-		inodes:   u.inodes.at(el),
-		pids:     u.pids.at(el),
+		mem:      u.Memory.At(el),
+		cpuRate:  math.Min(u.CPU.At(el), capc),
+		cpuTotal: u.CPU.IntegralCapped(el, capc),
+		disk:     u.Disk.At(el),
+		inodes:   u.Inodes.At(el),
+		pids:     u.PIDs.At(el),
 	}
 	if lim := res.GetMemoryLimitInBytes(); lim > 0 && s.mem > float64(lim) {
 		s.mem = float64(lim)
@@ -193,23 +194,23 @@ type containerStatsBlock struct {
 	values   [12]runtimeapi.UInt64Value
 }
 
-func (r *Runtime) containerStatsLocked(c *compiled, ct *container, now time.Time) *runtimeapi.ContainerStats {
+func (r *Runtime) containerStatsLocked(c *script.Compiled, ct *container, now time.Time) *runtimeapi.ContainerStats {
 	st, _ := r.containerStatsSampledLocked(c, ct, now)
 	return st
 }
 
 // containerStatsSampledLocked is the container's stats and, for its sandbox's sums, the usage they
 // were made of (zero unless it runs).
-func (r *Runtime) containerStatsSampledLocked(c *compiled, ct *container, now time.Time) (*runtimeapi.ContainerStats, sample) {
+func (r *Runtime) containerStatsSampledLocked(c *script.Compiled, ct *container, now time.Time) (*runtimeapi.ContainerStats, sample) {
 	var s sample
 	if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		s = sampleUsage(ct.usage, now.Sub(ct.startedAt), ct.resources)
 	}
 	disk, inodes := writable(ct, now)
 	t := ts(now)
-	mount := c.imageFs.mountpoint
-	if c.containersOnRoot {
-		mount = c.rootFs.mountpoint
+	mount := c.ImageFs.Mountpoint
+	if c.ContainersOnRoot {
+		mount = c.RootFs.Mountpoint
 	}
 	b := &containerStatsBlock{}
 	v := values(b.values[:])
@@ -242,12 +243,12 @@ type sandboxStatsBlock struct {
 	values  [12]runtimeapi.UInt64Value
 }
 
-func (r *Runtime) sandboxStatsLocked(c *compiled, sb *sandbox, now time.Time) *runtimeapi.PodSandboxStats {
+func (r *Runtime) sandboxStatsLocked(c *script.Compiled, sb *sandbox, now time.Time) *runtimeapi.PodSandboxStats {
 	t := ts(now)
 	var sum sample
 	ready := sb.state == runtimeapi.PodSandboxState_SANDBOX_READY
 	if ready {
-		sum = sampleUsage(c.sandboxUsage, now.Sub(sb.createdAt), nil)
+		sum = sampleUsage(c.SandboxUsage, now.Sub(sb.createdAt), nil)
 	}
 	b := &sandboxStatsBlock{}
 	v := values(b.values[:])
@@ -290,7 +291,7 @@ func (r *Runtime) sandboxStatsLocked(c *compiled, sb *sandbox, now time.Time) *r
 // running uses no CPU or memory but keeps its writable layer.
 func (r *Runtime) ContainerStats(ctx context.Context, req *runtimeapi.ContainerStatsRequest) (*runtimeapi.ContainerStatsResponse, error) {
 	return call(ctx, r, mContainerStats, req, func(ctx context.Context, req *runtimeapi.ContainerStatsRequest, cc *callCtx) (*runtimeapi.ContainerStatsResponse, error) {
-		return onContainer(r, cc, req.ContainerId, notFound, func(c *compiled, ct *container, now time.Time) (*runtimeapi.ContainerStatsResponse, error) {
+		return onContainer(r, cc, req.ContainerId, notFound, func(c *script.Compiled, ct *container, now time.Time) (*runtimeapi.ContainerStatsResponse, error) {
 			return &runtimeapi.ContainerStatsResponse{Stats: r.containerStatsLocked(c, ct, now)}, nil
 		})
 	})
@@ -329,7 +330,7 @@ func (r *Runtime) StreamContainerStats(req *runtimeapi.StreamContainerStatsReque
 // PodSandboxStats reports the sandbox's usage: its containers plus its own.
 func (r *Runtime) PodSandboxStats(ctx context.Context, req *runtimeapi.PodSandboxStatsRequest) (*runtimeapi.PodSandboxStatsResponse, error) {
 	return call(ctx, r, mPodSandboxStats, req, func(ctx context.Context, req *runtimeapi.PodSandboxStatsRequest, cc *callCtx) (*runtimeapi.PodSandboxStatsResponse, error) {
-		return onSandbox(r, cc, req.PodSandboxId, notFound, func(c *compiled, sb *sandbox, now time.Time) (*runtimeapi.PodSandboxStatsResponse, error) {
+		return onSandbox(r, cc, req.PodSandboxId, notFound, func(c *script.Compiled, sb *sandbox, now time.Time) (*runtimeapi.PodSandboxStatsResponse, error) {
 			return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStatsLocked(c, sb, now)}, nil
 		})
 	})

@@ -1,131 +1,37 @@
 package fakecri
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
-	"net/http"
-	"net/url"
-	"path"
 	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/cri-streaming/pkg/streaming"
-	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
-	utilexec "k8s.io/utils/exec"
 
+	"orch.io/orch/fakecri/script"
 	"orch.io/orch/fakecri/shell"
+	"orch.io/orch/fakecri/streams"
 )
 
-// FileRule is a file a streamed exec's cat and ls find in the containers Match selects.
-type FileRule struct {
-	Match ContainerMatch `json:"match,omitempty"`
-	// Path is absolute.
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
-// PortRule answers port-forwarding to Port of the pods Match selects (its pod, namespace and
-// podLabels; a pod has no image or container name). Exactly one of Echo and HTTP is given.
-type PortRule struct {
-	Match ContainerMatch `json:"match,omitempty"`
-	Port  int32          `json:"port"`
-	// Echo sends back every byte it gets.
-	Echo bool `json:"echo,omitempty"`
-	// HTTP answers every HTTP request on the connection with the same response.
-	HTTP *HTTPAnswer `json:"http,omitempty"`
-}
-
-// HTTPAnswer is a fixed HTTP response.
-type HTTPAnswer struct {
-	// Status defaults to 200.
-	Status  int               `json:"status,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    string            `json:"body,omitempty"`
-}
-
-type fileRuleC struct {
-	FileRule
-	m matcherC
-}
-
-type portRuleC struct {
-	PortRule
-	m matcherC
-}
-
-func compileStreams(s *Script, c *compiled) error {
-	for i, f := range s.Files {
-		if !path.IsAbs(f.Path) {
-			return fmt.Errorf("files[%d].path: %q is not absolute", i, f.Path)
-		}
-		f.Path = path.Clean(f.Path)
-		c.files = append(c.files, &fileRuleC{FileRule: f, m: compileMatcher(f.Match)})
-	}
-	for i, p := range s.Ports {
-		m := p.Match
-		switch {
-		case m.Image != "" || m.Name != "" || len(m.Labels) > 0 || m.MinAttempt != nil || m.MaxAttempt != nil:
-			return fmt.Errorf("ports[%d].match: a pod is matched by pod, namespace and podLabels only", i)
-		case p.Port < 1 || p.Port > 65535:
-			return fmt.Errorf("ports[%d].port: %d is not a port number", i, p.Port)
-		case p.Echo == (p.HTTP != nil):
-			return fmt.Errorf("ports[%d]: give exactly one of echo and http", i)
-		case p.HTTP != nil && p.HTTP.Status != 0 && (p.HTTP.Status < 100 || p.HTTP.Status > 999):
-			return fmt.Errorf("ports[%d].http.status: %d is not an HTTP status", i, p.HTTP.Status)
-		}
-		c.ports = append(c.ports, &portRuleC{PortRule: p, m: compileMatcher(m)})
-	}
-	return nil
-}
-
-// StreamServer is fakecri's CRI streaming server, Kubernetes' library as containerd and CRI-O
-// serve it: Exec, Attach and PortForward answer a one-time URL on it, which the node agent proxies
-// the client's stream to.
-type StreamServer struct {
-	lib  streaming.Server
-	http *http.Server
-	ln   net.Listener
-}
-
-// ServeStreams serves the streaming endpoints on ln until the StreamServer is closed; from then
-// on Exec, Attach and PortForward answer URLs under ln's address. A stream idle (no data either
-// way) for idleTimeout is closed, as containerd's stream_idle_timeout does; 0 keeps it.
-func (r *Runtime) ServeStreams(ln net.Listener, idleTimeout time.Duration) (*StreamServer, error) {
-	config := streaming.DefaultConfig
-	config.Addr = ln.Addr().String()
-	config.BaseURL = &url.URL{Scheme: "http", Host: ln.Addr().String()}
-	config.StreamIdleTimeout = idleTimeout
-	lib, err := streaming.NewServer(config, streamRuntime{r})
+// ServeStreams serves the streaming endpoints on ln until the server is closed; from then on
+// Exec, Attach and PortForward answer URLs under ln's address. A stream idle (no data either way)
+// for idleTimeout is closed, as containerd's stream_idle_timeout does; 0 keeps it.
+func (r *Runtime) ServeStreams(ln net.Listener, idleTimeout time.Duration) (*streams.Server, error) {
+	s, err := streams.Serve(ln, idleTimeout, streamRuntime{r})
 	if err != nil {
 		return nil, err
 	}
-	s := &StreamServer{lib: lib, http: &http.Server{Handler: lib, ReadHeaderTimeout: 10 * time.Second}, ln: ln}
 	r.streams.Store(s)
-	go s.http.Serve(ln)
 	return s, nil
 }
 
-// Addr is where the streams are served.
-func (s *StreamServer) Addr() net.Addr { return s.ln.Addr() }
-
-// Close stops serving: no new stream starts; those open run until their client or container ends.
-func (s *StreamServer) Close() error {
-	return s.http.Close()
-}
-
-func (r *Runtime) streamServer(name string) (*StreamServer, error) {
+func (r *Runtime) streamServer(name string) (*streams.Server, error) {
 	s := r.streams.Load()
 	if s == nil {
 		return nil, status.Errorf(codes.Unimplemented,
@@ -147,7 +53,7 @@ func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runti
 		if err := r.runningContainer(cc, req.ContainerId); err != nil {
 			return nil, err
 		}
-		return s.lib.GetExec(req)
+		return s.GetExec(req)
 	})
 }
 
@@ -161,7 +67,7 @@ func (r *Runtime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*r
 		if err := r.runningContainer(cc, req.ContainerId); err != nil {
 			return nil, err
 		}
-		return s.lib.GetAttach(req)
+		return s.GetAttach(req)
 	})
 }
 
@@ -172,7 +78,7 @@ func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRe
 		if err != nil {
 			return nil, err
 		}
-		if _, err := onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *compiled, sb *sandbox, _ time.Time) (*struct{}, error) {
+		if _, err := onSandbox(r, cc, req.PodSandboxId, notFound, func(_ *script.Compiled, sb *sandbox, _ time.Time) (*struct{}, error) {
 			if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 				return nil, status.Errorf(codes.FailedPrecondition, "sandbox %q is not running", sb.id)
 			}
@@ -180,12 +86,12 @@ func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRe
 		}); err != nil {
 			return nil, err
 		}
-		return s.lib.GetPortForward(req)
+		return s.GetPortForward(req)
 	})
 }
 
 func (r *Runtime) runningContainer(cc *callCtx, id string) error {
-	_, err := onContainer(r, cc, id, notFound, func(_ *compiled, c *container, _ time.Time) (*struct{}, error) {
+	_, err := onContainer(r, cc, id, notFound, func(_ *script.Compiled, c *container, _ time.Time) (*struct{}, error) {
 		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			return nil, status.Errorf(codes.FailedPrecondition, "container %q is in %s state", c.id, c.state)
 		}
@@ -194,20 +100,12 @@ func (r *Runtime) runningContainer(cc *callCtx, id string) error {
 	return err
 }
 
-// streamRuntime serves the streams the library accepted.
+// streamRuntime is the runtime as its streams read it.
 type streamRuntime struct{ r *Runtime }
 
-// target is what a stream needs of its container, read under the lock.
-type target struct {
-	c        *container
-	rule     *execRuleC
-	env      []string
-	hostname string
-	files    map[string]string
-}
-
-func (s streamRuntime) target(id string, cmd []string) (*target, error) {
-	return locked(s.r, func(sc *compiled, now time.Time) (*target, error) {
+// Target is running container id as a stream sees it, read under the lock.
+func (s streamRuntime) Target(id string, cmd []string) (*streams.Target, error) {
+	return locked(s.r, func(sc *script.Compiled, now time.Time) (*streams.Target, error) {
 		c, err := s.r.lookupContainerLocked(id)
 		if err != nil {
 			return nil, err
@@ -215,32 +113,27 @@ func (s streamRuntime) target(id string, cmd []string) (*target, error) {
 		if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
 			return nil, fmt.Errorf("container %q is in %s state", c.id, c.state)
 		}
-		t := &target{c: c, hostname: c.sb.cfg.GetHostname(), files: map[string]string{}}
-		if t.hostname == "" {
-			t.hostname = c.sb.cfg.GetMetadata().GetName()
+		t := &streams.Target{ID: c.id, Container: c.cfg, ImageUID: c.imageUID, Exited: c.exited,
+			Hostname: c.sb.cfg.GetHostname(), Files: map[string]string{}, Sleep: s.sleep(c)}
+		if t.Hostname == "" {
+			t.Hostname = c.sb.cfg.GetMetadata().GetName()
 		}
-		t.env = append(t.env, "HOSTNAME="+t.hostname)
+		t.Env = append(t.Env, "HOSTNAME="+t.Hostname)
 		for _, kv := range c.cfg.Envs {
-			t.env = append(t.env, kv.Key+"="+string(kv.Value))
+			t.Env = append(t.Env, kv.Key+"="+string(kv.Value))
 		}
-		t.files["/etc/hostname"] = t.hostname + "\n"
-		maps.Copy(t.files, shell.SandboxFiles(c.sb.cfg))
-		for _, f := range sc.files {
-			if f.m.matches(s.r, c) {
-				t.files[f.Path] = f.Content
+		t.Files["/etc/hostname"] = t.Hostname + "\n"
+		maps.Copy(t.Files, shell.SandboxFiles(c.sb.cfg))
+		for _, f := range sc.Files {
+			if matches(&f.Matcher, s.r, c) {
+				t.Files[f.Path] = f.Content
 			}
 		}
 		if cmd != nil {
-			t.rule = s.r.execRuleLocked(sc, c, joinCmd(cmd), now)
+			t.Rule = s.r.execRuleLocked(sc, c, joinCmd(cmd), now)
 		}
 		return t, nil
 	})
-}
-
-// shell is the built-in shell over the target's container, its environment and files.
-func (t *target) shell(sleep func(context.Context, time.Duration) error, in io.Reader, stdout, stderr io.Writer, prompt string) *shell.Shell {
-	return &shell.Shell{Env: t.env, Hostname: t.hostname, Files: t.files, Container: t.c.cfg, ImageUID: t.c.imageUID,
-		Sleep: sleep, Stdin: in, Stdout: stdout, Stderr: stderr, Prompt: prompt}
 }
 
 func joinCmd(cmd []string) string {
@@ -268,315 +161,74 @@ func (s streamRuntime) sleep(c *container) func(context.Context, time.Duration) 
 	}
 }
 
-func drain(resize <-chan remotecommand.TerminalSize) {
-	if resize != nil {
-		go func() {
-			for range resize {
-			}
-		}()
-	}
-}
-
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
-}
-
-// Exec answers from the script's exec rules, else runs the built-in command set. A non-zero
-// status is an exit error, which the library reports as the exit code.
-func (s streamRuntime) Exec(ctx context.Context, id string, cmd []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
-	drain(resize)
-	t, err := s.target(id, cmd)
-	if err != nil {
-		return err
-	}
-	stdout, stderr := orDiscard(out), orDiscard(errw)
-	var stdin io.Reader = eofReader{}
-	if in != nil {
-		stdin = in
-	}
-	prompt := ""
-	if tty {
-		term := newTerminal(in, out)
-		stdin, stdout, stderr, prompt = term, term.out, term.out, "/ # "
-	}
-	code := 0
-	if rule := t.rule; rule != nil {
-		if err := writeChunked(stdout, rule.Stdout); err != nil {
-			return err
-		}
-		if err := writeChunked(stderr, rule.Stderr); err != nil {
-			return err
-		}
-		if err := s.sleep(t.c)(ctx, rule.Delay.D()); err != nil {
-			return err
-		}
-		code = int(rule.ExitCode)
-	} else {
-		if code, err = t.shell(s.sleep(t.c), stdin, stdout, stderr, prompt).Exec(ctx, cmd); err != nil {
-			return err
-		}
-	}
-	if code != 0 {
-		return utilexec.CodeExitError{Err: fmt.Errorf("command %q exited with %d", joinCmd(cmd), code), Code: code}
-	}
-	return nil
-}
-
-// outputChunk is the most a stream is written at once, as containerd copies a process's output:
-// one SPDY data frame holds less than 16 MiB, so a larger write fails.
-const outputChunk = 32 << 10
-
-// writeChunked writes s to w in pieces of outputChunk, answering the first failure: output that
-// does not arrive is an error, never a silent success.
-func writeChunked(w io.Writer, s string) error {
-	for len(s) > 0 {
-		n := min(len(s), outputChunk)
-		if _, err := io.WriteString(w, s[:n]); err != nil {
-			return err
-		}
-		s = s[n:]
-	}
-	return nil
-}
-
-// Attach streams the lines the container's script makes it log from now on, and on a terminal
-// echoes what is typed, until the container exits or the client goes.
-func (s streamRuntime) Attach(ctx context.Context, id string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
-	drain(resize)
-	t, err := s.target(id, nil)
-	if err != nil {
-		return err
-	}
-	stdout, stderr := orDiscard(out), orDiscard(errw)
-	if in != nil && interactiveShell(t.c.cfg) {
-		return s.attachShell(ctx, t, in, stdout, stderr, tty)
-	}
-	if tty {
-		term := newTerminal(in, out)
-		stdout, stderr = term.out, term.out
-		go io.Copy(io.Discard, term)
-	} else if in != nil {
-		go io.Copy(io.Discard, in)
-	}
-	a := &attachment{ready: make(chan struct{}, 1)}
-	every := s.r.attach(t.c, a)
-	defer s.r.detach(t.c, a)
-	for {
-		if err := a.flush(stdout, stderr); err != nil {
-			return nil // the client went
-		}
-		var tick <-chan time.Time
-		var timer *clock.Timer
-		if every > 0 {
-			timer = s.r.clk.Timer(every)
-			tick = timer.C
-		}
-		exited := false
-		select {
-		case <-a.ready:
-		case <-tick:
-			s.r.catchUp() // writes the lines that fell due
-		case <-t.c.exited:
-			s.r.catchUp()
-			exited = true
-		case <-ctx.Done():
-			exited = true
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		if exited {
-			a.flush(stdout, stderr)
-			return nil
-		}
-	}
-}
-
-// interactiveShell tells a container whose process is a shell reading its standard input (sh
-// without -c, stdin open), as `kubectl run -i --image=busybox -- sh` and critest's attach make.
-func interactiveShell(cfg *runtimeapi.ContainerConfig) bool {
-	argv := append(slices.Clone(cfg.GetCommand()), cfg.GetArgs()...)
-	return cfg.GetStdin() && len(argv) > 0 && path.Base(argv[0]) == "sh" && !slices.Contains(argv[1:], "-c")
-}
-
-// attachShell gives the attached client the container's shell: the built-in shell reads the
-// client's input, as the container's sh reads its standard input, until the input ends, the
-// container exits or the client goes. On a terminal it prompts and echoes.
-func (s streamRuntime) attachShell(ctx context.Context, t *target, in io.Reader, stdout, stderr io.Writer, tty bool) error {
-	prompt := ""
-	if tty {
-		term := newTerminal(in, stdout)
-		in, stdout, stderr, prompt = term, term.out, term.out, "/ # "
-	}
-	sh := t.shell(s.sleep(t.c), in, stdout, stderr, prompt)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sh.Sh(ctx, nil)
-	}()
-	select {
-	case <-done:
-	case <-t.c.exited:
-	case <-ctx.Done():
-	}
-	return nil
-}
-
-// catchUp brings the runtime to the clock's now: exits due, log lines due.
-func (r *Runtime) catchUp() {
+// CatchUp brings the runtime to the clock's now: exits due, log lines due.
+func (s streamRuntime) CatchUp() {
+	r := s.r
 	r.lockAtNow()
 	r.mu.Unlock()
 }
 
-// attachment receives the log lines of a container while a client is attached.
-type attachment struct {
-	mu             sync.Mutex
-	stdout, stderr bytes.Buffer
-	ready          chan struct{}
-}
+// Clock is the runtime's clock.
+func (s streamRuntime) Clock() clock.Clock { return s.r.clk }
 
-func (a *attachment) push(stream, line string) {
-	a.mu.Lock()
-	if stream == "stderr" {
-		a.stderr.WriteString(line)
-	} else {
-		a.stdout.WriteString(line)
-	}
-	a.mu.Unlock()
-	select {
-	case a.ready <- struct{}{}:
-	default:
-	}
-}
-
-func (a *attachment) flush(stdout, stderr io.Writer) error {
-	a.mu.Lock()
-	o, e := bytes.Clone(a.stdout.Bytes()), bytes.Clone(a.stderr.Bytes())
-	a.stdout.Reset()
-	a.stderr.Reset()
-	a.mu.Unlock()
-	if _, err := stdout.Write(o); len(o) > 0 && err != nil {
-		return err
-	}
-	if _, err := stderr.Write(e); len(e) > 0 && err != nil {
-		return err
-	}
-	return nil
-}
-
-// attach adds a to c's log writer and answers the time between its lines (0: it logs none).
-func (r *Runtime) attach(c *container, a *attachment) time.Duration {
+// Attach adds a to the log writer of container id and answers the time between its lines (0: it
+// logs none).
+func (s streamRuntime) Attach(id string, a *streams.Attachment) time.Duration {
+	r := s.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c.log == nil {
+	c, err := r.lookupContainerLocked(id)
+	if err != nil || c.log == nil {
 		return 0
 	}
 	c.log.attached = append(c.log.attached, a)
 	return c.log.spec.Every.D()
 }
 
-func (r *Runtime) detach(c *container, a *attachment) {
+// Detach takes a off the log writer of container id.
+func (s streamRuntime) Detach(id string, a *streams.Attachment) {
+	r := s.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c.log != nil {
-		c.log.attached = slices.DeleteFunc(c.log.attached, func(x *attachment) bool { return x == a })
+	if c, err := r.lookupContainerLocked(id); err == nil && c.log != nil {
+		c.log.attached = slices.DeleteFunc(c.log.attached, func(x *streams.Attachment) bool { return x == a })
 	}
 }
 
 // feed hands a line just logged to the clients attached.
 func (w *logWriter) feed(stream, line string) {
 	for _, a := range w.attached {
-		a.push(stream, line+"\n")
+		a.Push(stream, line+"\n")
 	}
 }
 
-// PortForward connects the stream to the script's responder for the sandbox's port; without one
-// the connection is refused, as a port nothing listens on refuses it.
-func (s streamRuntime) PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error {
-	defer stream.Close()
-	rule, err := locked(s.r, func(sc *compiled, _ time.Time) (*portRuleC, error) {
+// PortRule is the script's responder for port of sandbox id; nil where there is none.
+func (s streamRuntime) PortRule(sandboxID string, port int32) (*script.CompiledPortRule, error) {
+	return locked(s.r, func(sc *script.Compiled, _ time.Time) (*script.CompiledPortRule, error) {
 		sb, err := s.r.lookupSandboxLocked(sandboxID)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range sc.ports {
-			if p.Port == port && p.m.matchesSandbox(sb) {
+		for _, p := range sc.Ports {
+			if p.Port == port && matchesSandbox(&p.Matcher, sb) {
 				return p, nil
 			}
 		}
-		return nil, fmt.Errorf("failed to connect to localhost:%d inside namespace %q, IPv4: dial tcp4 127.0.0.1:%d: connect: connection refused IPv6 dial tcp6 [::1]:%d: connect: connection refused ", port, sandboxID, port, port)
+		return nil, nil
 	})
-	if err != nil {
-		return err
-	}
-	if rule.Echo {
-		_, err := io.Copy(stream, stream)
-		return ignoreClosed(err)
-	}
-	return ignoreClosed(answerHTTP(stream, rule.HTTP))
 }
 
 // matchesSandbox is matches for a pod: its name, namespace and labels.
-func (m *matcherC) matchesSandbox(sb *sandbox) bool {
+func matchesSandbox(m *script.Matcher, sb *sandbox) bool {
 	md := sb.cfg.GetMetadata()
-	if !m.pod.match(md.GetName()) || !m.namespace.match(md.GetNamespace()) {
+	if !m.Pod.Match(md.GetName()) || !m.Namespace.Match(md.GetNamespace()) {
 		return false
 	}
-	for k, g := range m.podLabels {
+	for k, g := range m.PodLabels {
 		v, ok := sb.cfg.Labels[k]
-		if !ok || !g.match(v) {
+		if !ok || !g.Match(v) {
 			return false
 		}
 	}
 	return true
-}
-
-// answerHTTP answers each request read from conn with a, until the client closes.
-func answerHTTP(conn io.ReadWriter, a *HTTPAnswer) error {
-	code := a.Status
-	if code == 0 {
-		code = http.StatusOK
-	}
-	r := bufio.NewReader(conn)
-	for {
-		req, err := http.ReadRequest(r)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, req.Body)
-		req.Body.Close()
-		var head bytes.Buffer
-		fmt.Fprintf(&head, "HTTP/1.1 %d %s\r\n", code, http.StatusText(code))
-		keys := make([]string, 0, len(a.Headers))
-		for k := range a.Headers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			fmt.Fprintf(&head, "%s: %s\r\n", k, a.Headers[k])
-		}
-		if _, ok := a.Headers["Content-Type"]; !ok {
-			head.WriteString("Content-Type: text/plain; charset=utf-8\r\n")
-		}
-		head.WriteString("Content-Length: " + strconv.Itoa(len(a.Body)) + "\r\n\r\n")
-		if req.Method != http.MethodHead {
-			head.WriteString(a.Body)
-		}
-		if _, err := conn.Write(head.Bytes()); err != nil {
-			return err
-		}
-		if req.Close {
-			return nil
-		}
-	}
-}
-
-func ignoreClosed(err error) error {
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
-		return nil
-	}
-	return err
 }

@@ -24,15 +24,17 @@ import (
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"orch.io/orch/fakecri/fakecritest/fixture"
+	"orch.io/orch/fakecri/script"
 )
 
 // streamFixture is a runtime on the wall clock serving its streams, with one running container.
 type streamFixture struct {
-	*fixture
+	*fixture.Fixture[*Runtime]
 	pod, ctr string
 }
 
-func newStreamFixture(t *testing.T, s *Script) *streamFixture {
+func newStreamFixture(t *testing.T, s *script.Script) *streamFixture {
 	t.Helper()
 	rt, err := New(Options{Clock: clock.New(), Seed: 7, Script: s})
 	if err != nil {
@@ -49,28 +51,28 @@ func newStreamFixture(t *testing.T, s *Script) *streamFixture {
 	t.Cleanup(func() { srv.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	f := &streamFixture{fixture: &fixture{t: t, ctx: ctx, rt: rt}}
-	f.pull("busybox:1.36")
-	f.pod = f.runPod("web", map[string]string{"app": "web"})
-	cfg := containerConfig("app", "busybox:1.36", 0)
+	f := &streamFixture{Fixture: &fixture.Fixture[*Runtime]{T: t, Ctx: ctx, RT: rt}}
+	f.Pull("busybox:1.36")
+	f.pod = f.RunPod("web", map[string]string{"app": "web"})
+	cfg := fixture.ContainerConfig("app", "busybox:1.36", 0)
 	cfg.Envs = []*runtimeapi.KeyValue{{Key: "GREETING", Value: []byte("hello")}}
 	resp, err := rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.pod, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.ctr = resp.ContainerId
-	f.start(f.ctr)
+	f.Start(f.ctr)
 	return f
 }
 
 // exec runs cmd through the URL Exec answers, as the node agent's proxy would reach it.
 func (f *streamFixture) exec(cmd []string, stdin string, tty bool) (stdout, stderr string, err error) {
-	f.t.Helper()
-	resp, err := f.rt.Exec(f.ctx, &runtimeapi.ExecRequest{ContainerId: f.ctr, Cmd: cmd, Stdin: stdin != "", Stdout: true, Stderr: !tty, Tty: tty})
+	f.T.Helper()
+	resp, err := f.RT.Exec(f.Ctx, &runtimeapi.ExecRequest{ContainerId: f.ctr, Cmd: cmd, Stdin: stdin != "", Stdout: true, Stderr: !tty, Tty: tty})
 	if err != nil {
-		f.t.Fatalf("Exec: %v", err)
+		f.T.Fatalf("Exec: %v", err)
 	}
-	return stream(f.ctx, f.t, resp.Url, stdin, tty)
+	return stream(f.Ctx, f.T, resp.Url, stdin, tty)
 }
 
 func stream(ctx context.Context, t testing.TB, rawURL, stdin string, tty bool) (string, string, error) {
@@ -107,9 +109,9 @@ func exitCode(err error) int {
 }
 
 func TestStreamedExecBuiltins(t *testing.T) {
-	f := newStreamFixture(t, &Script{
-		Files: []FileRule{{Match: ContainerMatch{Pod: "web"}, Path: "/usr/share/html/index.html", Content: "<h1>web</h1>\n"}},
-		Exec:  []ExecRule{{Command: "df -h", Stdout: "Filesystem Size\n", Stderr: "warning\n", ExitCode: 3}},
+	f := newStreamFixture(t, &script.Script{
+		Files: []script.FileRule{{Match: script.ContainerMatch{Pod: "web"}, Path: "/usr/share/html/index.html", Content: "<h1>web</h1>\n"}},
+		Exec:  []script.ExecRule{{Command: "df -h", Stdout: "Filesystem Size\n", Stderr: "warning\n", ExitCode: 3}},
 	})
 	for _, tc := range []struct {
 		cmd          []string
@@ -170,7 +172,7 @@ func TestStreamedExecLargeOutput(t *testing.T) {
 // written in pieces, as a runtime copies a process's output.
 func TestStreamedExecRuleOutputLargerThanAFrame(t *testing.T) {
 	out := bytes.Repeat([]byte("0123456789abcdef"), 17<<16) // 17 MiB
-	f := newStreamFixture(t, &Script{Exec: []ExecRule{{Command: "big", Stdout: string(out), Stderr: "done"}}})
+	f := newStreamFixture(t, &script.Script{Exec: []script.ExecRule{{Command: "big", Stdout: string(out), Stderr: "done"}}})
 	stdout, stderr, err := f.exec([]string{"big"}, "", false)
 	if err != nil || stdout != string(out) || stderr != "done" {
 		t.Fatalf("big: %d bytes of %d, stderr %q, %v", len(stdout), len(out), stderr, err)
@@ -180,7 +182,7 @@ func TestStreamedExecRuleOutputLargerThanAFrame(t *testing.T) {
 // On a terminal sh prompts, the typed line is echoed, output lines end in CRLF.
 func TestStreamedExecInteractiveShellOnATerminal(t *testing.T) {
 	f := newStreamFixture(t, nil)
-	resp, err := f.rt.Exec(f.ctx, &runtimeapi.ExecRequest{ContainerId: f.ctr, Cmd: []string{"sh"}, Stdin: true, Stdout: true, Tty: true})
+	resp, err := f.RT.Exec(f.Ctx, &runtimeapi.ExecRequest{ContainerId: f.ctr, Cmd: []string{"sh"}, Stdin: true, Stdout: true, Tty: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +195,7 @@ func TestStreamedExecInteractiveShellOnATerminal(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- e.StreamWithContext(f.ctx, remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Tty: true})
+		done <- e.StreamWithContext(f.Ctx, remotecommand.StreamOptions{Stdin: inR, Stdout: outW, Tty: true})
 		outW.Close()
 	}()
 	var seen []byte
@@ -220,27 +222,27 @@ func TestStreamedExecInteractiveShellOnATerminal(t *testing.T) {
 
 func TestStreamsRefusedWithoutAServerOrARunningContainer(t *testing.T) {
 	f := newFixture(t, nil)
-	_, c := f.run("web", "app", "busybox", 0)
-	_, err := f.rt.Exec(f.ctx, &runtimeapi.ExecRequest{ContainerId: c, Cmd: []string{"true"}, Stdout: true})
+	_, c := f.Run("web", "app", "busybox", 0)
+	_, err := f.RT.Exec(f.Ctx, &runtimeapi.ExecRequest{ContainerId: c, Cmd: []string{"true"}, Stdout: true})
 	wantCode(t, err, codes.Unimplemented)
 
 	sf := newStreamFixture(t, nil)
-	_, err = sf.rt.Exec(sf.ctx, &runtimeapi.ExecRequest{ContainerId: "nosuch", Cmd: []string{"true"}, Stdout: true})
+	_, err = sf.RT.Exec(sf.Ctx, &runtimeapi.ExecRequest{ContainerId: "nosuch", Cmd: []string{"true"}, Stdout: true})
 	wantCode(t, err, codes.NotFound)
-	if _, err := sf.rt.StopContainer(sf.ctx, &runtimeapi.StopContainerRequest{ContainerId: sf.ctr}); err != nil {
+	if _, err := sf.RT.StopContainer(sf.Ctx, &runtimeapi.StopContainerRequest{ContainerId: sf.ctr}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = sf.rt.Attach(sf.ctx, &runtimeapi.AttachRequest{ContainerId: sf.ctr, Stdout: true})
+	_, err = sf.RT.Attach(sf.Ctx, &runtimeapi.AttachRequest{ContainerId: sf.ctr, Stdout: true})
 	wantCode(t, err, codes.FailedPrecondition)
 }
 
 // Attach shows the lines the container logs from then on.
 func TestAttachStreamsLogLines(t *testing.T) {
-	f := newStreamFixture(t, &Script{Containers: []ContainerRule{{
-		Match: ContainerMatch{Name: "app"},
-		Logs:  &LogSpec{Lines: []string{"line {n}"}, Every: Duration(20 * time.Millisecond), Count: 100},
+	f := newStreamFixture(t, &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "app"},
+		Logs:  &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(20 * time.Millisecond), Count: 100},
 	}}})
-	resp, err := f.rt.Attach(f.ctx, &runtimeapi.AttachRequest{ContainerId: f.ctr, Stdout: true, Stderr: true})
+	resp, err := f.RT.Attach(f.Ctx, &runtimeapi.AttachRequest{ContainerId: f.ctr, Stdout: true, Stderr: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +252,7 @@ func TestAttachStreamsLogLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(f.ctx)
+	ctx, cancel := context.WithCancel(f.Ctx)
 	defer cancel()
 	go e.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: pw, Stderr: io.Discard})
 	lines := bufio.NewScanner(pr)
@@ -269,35 +271,35 @@ func TestAttachStreamsLogLines(t *testing.T) {
 
 // forward port-forwards a local port to port of the pod and answers it.
 func (f *streamFixture) forward(port int32) int {
-	f.t.Helper()
-	resp, err := f.rt.PortForward(f.ctx, &runtimeapi.PortForwardRequest{PodSandboxId: f.pod, Port: []int32{port}})
+	f.T.Helper()
+	resp, err := f.RT.PortForward(f.Ctx, &runtimeapi.PortForwardRequest{PodSandboxId: f.pod, Port: []int32{port}})
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	u, _ := url.Parse(resp.Url)
 	transport, upgrader, err := spdy.RoundTripperFor(&rest.Config{})
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
 	stop, ready := make(chan struct{}), make(chan struct{})
-	f.t.Cleanup(func() { close(stop) })
+	f.T.Cleanup(func() { close(stop) })
 	pf, err := portforward.New(dialer, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	go pf.ForwardPorts()
 	<-ready
 	ports, err := pf.GetPorts()
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return int(ports[0].Local)
 }
 
 func TestPortForwardResponders(t *testing.T) {
-	f := newStreamFixture(t, &Script{Ports: []PortRule{
-		{Match: ContainerMatch{PodLabels: map[string]string{"app": "web"}}, Port: 80, HTTP: &HTTPAnswer{Body: "welcome\n", Headers: map[string]string{"Server": "fakecri"}}},
+	f := newStreamFixture(t, &script.Script{Ports: []script.PortRule{
+		{Match: script.ContainerMatch{PodLabels: map[string]string{"app": "web"}}, Port: 80, HTTP: &script.HTTPAnswer{Body: "welcome\n", Headers: map[string]string{"Server": "fakecri"}}},
 		{Port: 7, Echo: true},
 	}})
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", f.forward(80)))
@@ -323,42 +325,24 @@ func TestPortForwardResponders(t *testing.T) {
 	}
 }
 
-func TestPortRulesValidated(t *testing.T) {
-	for _, s := range []Script{
-		{Ports: []PortRule{{Port: 80}}},
-		{Ports: []PortRule{{Port: 80, Echo: true, HTTP: &HTTPAnswer{}}}},
-		{Ports: []PortRule{{Port: 0, Echo: true}}},
-		{Ports: []PortRule{{Port: 80, Echo: true, Match: ContainerMatch{Name: "app"}}}},
-		{Files: []FileRule{{Path: "relative"}}},
-	} {
-		if _, err := New(Options{Script: &s}); err == nil {
-			t.Errorf("%+v accepted", s)
-		}
-	}
-}
-
 // Attached to a container whose process is sh reading its stdin, the client's input runs in the
 // built-in shell, as critest's attach check and `kubectl attach -i` expect; the attach ends with
 // the input.
 func TestAttachToAShellRunsTheInput(t *testing.T) {
 	f := newStreamFixture(t, nil)
-	cfg := containerConfig("shell", "busybox:1.36", 0)
+	cfg := fixture.ContainerConfig("shell", "busybox:1.36", 0)
 	cfg.Command, cfg.Stdin, cfg.StdinOnce = []string{"/bin/sh"}, true, true
-	resp, err := f.rt.CreateContainer(f.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.pod, Config: cfg})
+	resp, err := f.RT.CreateContainer(f.Ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: f.pod, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.start(resp.ContainerId)
-	attach, err := f.rt.Attach(f.ctx, &runtimeapi.AttachRequest{ContainerId: resp.ContainerId, Stdin: true, Stdout: true, Stderr: true})
+	f.Start(resp.ContainerId)
+	attach, err := f.RT.Attach(f.Ctx, &runtimeapi.AttachRequest{ContainerId: resp.ContainerId, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, err := stream(f.ctx, t, attach.Url, "echo -n hello\nnope\n", false)
+	stdout, stderr, err := stream(f.Ctx, t, attach.Url, "echo -n hello\nnope\n", false)
 	if err != nil || stdout != "hello" || !strings.Contains(stderr, "nope") {
 		t.Fatalf("attach to sh: stdout %q, stderr %q, %v", stdout, stderr, err)
-	}
-	if interactiveShell(&runtimeapi.ContainerConfig{Command: []string{"sh", "-c", "sleep 1"}, Stdin: true}) ||
-		interactiveShell(&runtimeapi.ContainerConfig{Command: []string{"sh"}}) {
-		t.Error("a shell running a script, or without stdin, is no interactive shell")
 	}
 }

@@ -12,16 +12,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 // busyNode adds a node with 110 pods: 60 from the manifest directory (one of them crash-looping),
 // 50 from the manifest URL. They all start at once, an event storm the rate limit cuts.
 func busyNode(b *testing.B, w *World, name string) {
-	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
-		Match: fakecri.ContainerMatch{Image: "crasher*"},
-		Exit:  &fakecri.ExitSpec{After: fakecri.Duration(5 * time.Second), Code: 1},
+	script := &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Image: "crasher*"},
+		Exit:  &script.ExitSpec{After: script.Duration(5 * time.Second), Code: 1},
 	}}}
 	n, err := w.AddNode(NodeOptions{Name: name, Script: script, Args: []string{
 		"--pod-manifest-path=/etc/orch/manifests", "--manifest-url=http://manifests.sim/" + name,
@@ -189,13 +188,13 @@ func BenchmarkNodeDayUnderPressure(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		mib := func(n float64) *fakecri.Quantity { q := fakecri.N(n * (1 << 20)); return &q }
-		script := &fakecri.Script{
-			Node: fakecri.NodeScript{ImageFs: &fakecri.Filesystem{Capacity: mib(20 << 10), Used: mib(15 << 10)}},
-			Containers: []fakecri.ContainerRule{
-				{Match: fakecri.ContainerMatch{Image: "leaker*"}, Usage: &fakecri.Usage{Memory: &fakecri.Curve{Ramp: &fakecri.Ramp{From: *mib(10), PerSecond: mib(2)}}}},
-				{Match: fakecri.ContainerMatch{Image: "writer*"}, Usage: &fakecri.Usage{Disk: &fakecri.Curve{Ramp: &fakecri.Ramp{From: *mib(0), PerSecond: mib(1)}}}},
-				{Match: fakecri.ContainerMatch{Image: "app*"}, Usage: &fakecri.Usage{Memory: &fakecri.Curve{Constant: mib(20)}}},
+		mib := func(n float64) *script.Quantity { q := script.N(n * (1 << 20)); return &q }
+		script := &script.Script{
+			Node: script.NodeScript{ImageFs: &script.Filesystem{Capacity: mib(20 << 10), Used: mib(15 << 10)}},
+			Containers: []script.ContainerRule{
+				{Match: script.ContainerMatch{Image: "leaker*"}, Usage: &script.Usage{Memory: &script.Curve{Ramp: &script.Ramp{From: *mib(10), PerSecond: mib(2)}}}},
+				{Match: script.ContainerMatch{Image: "writer*"}, Usage: &script.Usage{Disk: &script.Curve{Ramp: &script.Ramp{From: *mib(0), PerSecond: mib(1)}}}},
+				{Match: script.ContainerMatch{Image: "app*"}, Usage: &script.Usage{Memory: &script.Curve{Constant: mib(20)}}},
 			},
 		}
 		if _, err := w.AddNode(NodeOptions{Name: "node-a", API: true, Script: script, Args: []string{"--max-pods=110"}}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 // killStory runs a node whose agent is killed twice: once with two pods running (restarted 10s
@@ -17,7 +18,7 @@ func killStory(t *testing.T) (string, []string) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "slow*", PullDuration: fakecri.Duration(30 * time.Second)}}}
+	script := &script.Script{Images: []script.ImageRule{{Match: "slow*", PullDuration: script.Duration(30 * time.Second)}}}
 	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: script, Args: []string{"--pod-manifest-path=/etc/orch/manifests"}})
 	if err != nil {
 		t.Fatal(err)

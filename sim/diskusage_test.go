@@ -14,6 +14,7 @@ import (
 
 	"orch.io/orch/components/orchlet/volumestats"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 // TestDiskUsageOfLogsAnswersAsTheWalk: the simulated du answers for the pods' log directories
@@ -22,8 +23,8 @@ import (
 func TestDiskUsageOfLogsAnswersAsTheWalk(t *testing.T) {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: &fakecri.Script{Containers: []fakecri.ContainerRule{
-		{Match: fakecri.ContainerMatch{Name: "talker"}, Logs: &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)}},
+	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1, Script: &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "talker"}, Logs: &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(time.Second)}},
 	}}})
 	if err != nil {
 		t.Fatal(err)

@@ -19,14 +19,15 @@ import (
 	"orch.io/orch/components/orchlet/memorymanager"
 	"orch.io/orch/components/orchlet/volumestats"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 // Host is the simulated machine the eviction manager observes besides the runtime: its memory and
 // processes. Pods' usage comes from fakecri's usage curves, the filesystems from fakecri's.
 type Host struct {
 	// Memory is the machine's memory (default 8Gi); SystemMemory what runs outside pods uses.
-	Memory       *fakecri.Quantity `json:"memory,omitempty"`
-	SystemMemory *fakecri.Quantity `json:"systemMemory,omitempty"`
+	Memory       *script.Quantity `json:"memory,omitempty"`
+	SystemMemory *script.Quantity `json:"systemMemory,omitempty"`
 	// PidMax is kernel/pid_max (default 4194304); SystemProcesses run outside pods.
 	PidMax          int64 `json:"pidMax,omitempty"`
 	SystemProcesses int64 `json:"systemProcesses,omitempty"`

@@ -31,6 +31,8 @@ import (
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
+	"orch.io/orch/fakecri/script"
 )
 
 // NodeOptions describe one node.
@@ -42,7 +44,7 @@ type NodeOptions struct {
 	// Config, when set, is used instead of Args.
 	Config *v1beta1.OrchletConfiguration
 	// Script is the node's fakecri behaviour (nil: a healthy runtime).
-	Script *fakecri.Script
+	Script *script.Script
 	// Cores is the node's CPU count, for --pods-per-core (default 2).
 	Cores int
 	// API runs the node in API-server mode against the world's API server (Options.APIServer):
@@ -241,7 +243,7 @@ func (n *Node) Serve(status int, body []byte) {
 }
 
 // SetScript replaces the node's fakecri script: usage, faults, container behaviours.
-func (n *Node) SetScript(s *fakecri.Script) error {
+func (n *Node) SetScript(s *script.Script) error {
 	if err := n.rt.SetScript(s); err != nil {
 		return fmt.Errorf("sim: node %s: %w", n.Name, err)
 	}
@@ -310,7 +312,7 @@ func (w *World) collect(n *Node) {
 
 	background := !n.Config.SerializeImagePulls
 	advance := true // every call up to this one has ended and been traced: lastCall may move
-	for _, c := range n.rt.Calls(fakecri.CallFilter{Since: n.lastCall}) {
+	for _, c := range n.rt.Calls(calllog.Filter{Since: n.lastCall}) {
 		if n.ended[c.Seq] {
 			if advance {
 				delete(n.ended, c.Seq)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 var (
@@ -21,16 +21,16 @@ var (
 // steps the collectors, the eviction manager and the log rotation in its driver, where a call
 // waiting on the clock would wait for ever (only the pod workers' calls may park), so the methods
 // those call are failed but not delayed.
-func soakFaults() []fakecri.FaultRule {
-	rules := []fakecri.FaultRule{
-		{Method: "*", Probability: 0.02, Error: &fakecri.FaultError{Code: "Unavailable", Message: "soak: runtime unavailable"}},
-		{Method: "*", Probability: 0.01, Error: &fakecri.FaultError{Code: "Internal", Message: "soak: runtime failed"}},
+func soakFaults() []script.FaultRule {
+	rules := []script.FaultRule{
+		{Method: "*", Probability: 0.02, Error: &script.FaultError{Code: "Unavailable", Message: "soak: runtime unavailable"}},
+		{Method: "*", Probability: 0.01, Error: &script.FaultError{Code: "Internal", Message: "soak: runtime failed"}},
 	}
 	for _, m := range []string{"RunPodSandbox", "StopPodSandbox", "PodSandboxStatus", "CreateContainer", "StartContainer", "PullImage", "Version", "Status"} {
 		rules = append(rules,
-			fakecri.FaultRule{Method: m, Probability: 0.05, Latency: fakecri.Duration(2 * time.Second)},
-			fakecri.FaultRule{Method: m, Probability: 0.01, Latency: fakecri.Duration(20 * time.Second)},
-			fakecri.FaultRule{Method: m, Probability: 0.002, Hang: true})
+			script.FaultRule{Method: m, Probability: 0.05, Latency: script.Duration(2 * time.Second)},
+			script.FaultRule{Method: m, Probability: 0.01, Latency: script.Duration(20 * time.Second)},
+			script.FaultRule{Method: m, Probability: 0.002, Hang: true})
 	}
 	return rules
 }
@@ -54,7 +54,7 @@ func TestRuntimeFaultSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: &fakecri.Script{Seed: *soakSeed, Faults: soakFaults()}, Args: []string{
+	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: &script.Script{Seed: *soakSeed, Faults: soakFaults()}, Args: []string{
 		"--pod-manifest-path=/etc/orch/manifests", "--max-pods=220", fmt.Sprintf("--sync-frequency=%s", syncFrequency),
 	}})
 	if err != nil {
@@ -91,7 +91,7 @@ func TestRuntimeFaultSoak(t *testing.T) {
 		}
 	}
 	calls := n.Runtime.LastSeq()
-	if err := n.SetScript(&fakecri.Script{}); err != nil {
+	if err := n.SetScript(&script.Script{}); err != nil {
 		t.Fatal(err)
 	}
 	stopped := w.Now()

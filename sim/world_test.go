@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 const webManifest = `apiVersion: v1
@@ -36,10 +36,10 @@ func story(t testing.TB, seed int64) string {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	script := &fakecri.Script{
-		Images:     []fakecri.ImageRule{{Match: "busybox*", PullDuration: fakecri.Duration(30 * time.Second)}},
-		Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Image: "crasher*"}, Exit: &fakecri.ExitSpec{After: fakecri.Duration(5 * time.Second), Code: 1}}},
-		Faults:     []fakecri.FaultRule{{Method: "StopPodSandbox", Hang: true, Times: 1}},
+	script := &script.Script{
+		Images:     []script.ImageRule{{Match: "busybox*", PullDuration: script.Duration(30 * time.Second)}},
+		Containers: []script.ContainerRule{{Match: script.ContainerMatch{Image: "crasher*"}, Exit: &script.ExitSpec{After: script.Duration(5 * time.Second), Code: 1}}},
+		Faults:     []script.FaultRule{{Method: "StopPodSandbox", Hang: true, Times: 1}},
 	}
 	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: script, Args: []string{
 		"--pod-manifest-path=/etc/orch/manifests", "--manifest-url=http://manifests.sim/pods.yaml",

@@ -34,6 +34,7 @@ import (
 
 	"orch.io/orch/fakecri"
 	controlapi "orch.io/orch/fakecri/control"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func main() {
@@ -98,11 +99,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err := os.MkdirAll(imageFs, 0o755); err != nil {
 		return fail("--state-dir: %v", err)
 	}
-	load := func() (*fakecri.Script, error) {
-		s := &fakecri.Script{}
+	load := func() (*fakescript.Script, error) {
+		s := &fakescript.Script{}
 		if *scriptPath != "" {
 			var err error
-			if s, err = fakecri.LoadScript(*scriptPath); err != nil {
+			if s, err = fakescript.Load(*scriptPath); err != nil {
 				return nil, err
 			}
 		}
@@ -146,7 +147,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		if n, p, _ := fakecri.ParseEndpoint(ctlEndpoint); n == "unix" {
 			defer os.Remove(p)
 		}
-		ctlSrv = &http.Server{Handler: controlapi.Handler(rt, controlapi.Options{Mock: mock, Complete: func(s *fakecri.Script) *fakecri.Script { return withImageFsAt(s, imageFs) }}), ReadHeaderTimeout: 10 * time.Second}
+		ctlSrv = &http.Server{Handler: controlapi.Handler(rt, controlapi.Options{Mock: mock, Complete: func(s *fakescript.Script) *fakescript.Script { return withImageFsAt(s, imageFs) }}), ReadHeaderTimeout: 10 * time.Second}
 		go ctlSrv.Serve(ctlLis)
 	}
 
@@ -215,9 +216,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 // withImageFsAt gives s's image filesystem the mountpoint dir unless the script names one: a real
 // agent sizes the image filesystem by statfs of the mountpoint ImageFsInfo names, as the kubelet
 // does, so the default must exist on this host (containerd's own path need not).
-func withImageFsAt(s *fakecri.Script, dir string) *fakecri.Script {
+func withImageFsAt(s *fakescript.Script, dir string) *fakescript.Script {
 	if s.Node.ImageFs == nil {
-		s.Node.ImageFs = &fakecri.Filesystem{}
+		s.Node.ImageFs = &fakescript.Filesystem{}
 	}
 	if s.Node.ImageFs.Mountpoint == "" {
 		s.Node.ImageFs.Mountpoint = dir

@@ -15,8 +15,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 	"orch.io/orch/fakecri/record"
+	fakescript "orch.io/orch/fakecri/script"
 	"orch.io/orch/sim/scenario"
 )
 
@@ -25,8 +27,8 @@ import (
 // replays the scenario it wrote: the container that exited 2 after 300ms in the recording exits the
 // same way in the replay, so the replay's pod restarts.
 func TestRecordThenReplay(t *testing.T) {
-	up, upstream := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakecri.Script{
-		Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "quick"}, Exit: &fakecri.ExitSpec{After: fakecri.Duration(300 * time.Millisecond), Code: 2}}},
+	up, upstream := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakescript.Script{
+		Containers: []fakescript.ContainerRule{{Match: fakescript.ContainerMatch{Name: "quick"}, Exit: &fakescript.ExitSpec{After: fakescript.Duration(300 * time.Millisecond), Code: 2}}},
 	}})
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")
@@ -70,7 +72,7 @@ func TestRecordThenReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(700 * time.Millisecond) // the exit, and a few samples
-	if n := len(up.Calls(fakecri.CallFilter{Method: "ListContainerStats"})); n < 2 {
+	if n := len(up.Calls(calllog.Filter{Method: "ListContainerStats"})); n < 2 {
 		t.Errorf("the recorder sampled %d times in 700ms at a 100ms period", n)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)

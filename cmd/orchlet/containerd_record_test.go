@@ -28,6 +28,7 @@ import (
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/record"
+	"orch.io/orch/fakecri/script"
 	"orch.io/orch/sim"
 	"orch.io/orch/sim/scenario"
 )
@@ -193,7 +194,7 @@ func TestRecordReplayOnContainerd(t *testing.T) {
 	sk, _ := os.ReadFile(filepath.Join(out, "scenario.yaml"))
 	t.Logf("the recording's scenario:\n%s", sk)
 
-	script, err := fakecri.LoadScript(filepath.Join(out, "fakecri.yaml"))
+	script, err := script.Load(filepath.Join(out, "fakecri.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,9 @@ import (
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 // Local image names: no registry is reachable, so the images are built from busybox-static here.
@@ -144,19 +146,19 @@ func TestStandaloneScenarioOnContainerd(t *testing.T) {
 // TestStandaloneScenarioOnFakecri runs the same scenario on fakecri, scripted as containerd behaves
 // with these containers: the image is present, the crasher exits 1 at once.
 func TestStandaloneScenarioOnFakecri(t *testing.T) {
-	script := &fakecri.Script{
-		Node: fakecri.NodeScript{RuntimeName: "containerd", SandboxImage: e2ePauseImage, CgroupDriver: "cgroupfs", PreloadImages: []string{e2eImage, e2eLatestImage}},
+	script := &script.Script{
+		Node: script.NodeScript{RuntimeName: "containerd", SandboxImage: e2ePauseImage, CgroupDriver: "cgroupfs", PreloadImages: []string{e2eImage, e2eLatestImage}},
 		// No registry is reachable, as on the machine containerd runs on.
-		Images: []fakecri.ImageRule{{Match: "orch.local/*", PullError: &fakecri.PullError{Message: "no registry reachable"}}},
-		Containers: []fakecri.ContainerRule{
-			{Match: fakecri.ContainerMatch{Name: "crasher"}, Exit: &fakecri.ExitSpec{Code: 1}},
+		Images: []script.ImageRule{{Match: "orch.local/*", PullError: &script.PullError{Message: "no registry reachable"}}},
+		Containers: []script.ContainerRule{
+			{Match: script.ContainerMatch{Name: "crasher"}, Exit: &script.ExitSpec{Code: 1}},
 		},
-		Faults: []fakecri.FaultRule{{Method: "RuntimeConfig", Error: &fakecri.FaultError{Code: "Unimplemented"}}},
+		Faults: []script.FaultRule{{Method: "RuntimeConfig", Error: &script.FaultError{Code: "Unimplemented"}}},
 	}
 	fc, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	runStaticPodScenario(t, runtimeUnderTest{
 		endpoint: sock,
-		pulls:    func() int { return len(fc.Calls(fakecri.CallFilter{Method: "*PullImage"})) },
+		pulls:    func() int { return len(fc.Calls(calllog.Filter{Method: "*PullImage"})) },
 	})
 }
 

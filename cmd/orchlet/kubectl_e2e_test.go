@@ -37,6 +37,7 @@ import (
 	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 // kubectlPod is the pod the kubectl tests reach, named as no other test's pod is (their clean-up
@@ -566,11 +567,11 @@ func TestKubectlStreamBytesOnContainerd(t *testing.T) {
 // The byte-exact streams of TestKubectlStreamBytesOnContainerd on fakecri, its exec answering the
 // same 16 MiB from a script rule and its echo responder on port 7 answering the port-forward.
 func TestKubectlStreamBytesOnFakecri(t *testing.T) {
-	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakecri.Script{
-		Node:   fakecri.NodeScript{RuntimeName: "containerd", SandboxImage: e2ePauseImage, CgroupDriver: "cgroupfs", PreloadImages: []string{e2eImage}},
-		Faults: []fakecri.FaultRule{{Method: "RuntimeConfig", Error: &fakecri.FaultError{Code: "Unimplemented"}}},
-		Exec:   []fakecri.ExecRule{{Command: "seq16m", Stdout: string(seqOutput())}},
-		Ports:  []fakecri.PortRule{{Port: 7, Echo: true}},
+	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &script.Script{
+		Node:   script.NodeScript{RuntimeName: "containerd", SandboxImage: e2ePauseImage, CgroupDriver: "cgroupfs", PreloadImages: []string{e2eImage}},
+		Faults: []script.FaultRule{{Method: "RuntimeConfig", Error: &script.FaultError{Code: "Unimplemented"}}},
+		Exec:   []script.ExecRule{{Command: "seq16m", Stdout: string(seqOutput())}},
+		Ports:  []script.PortRule{{Port: 7, Echo: true}},
 	}})
 	checkStreamBytes(t, startKubectlCluster(t, sock), "7", "seq16m")
 }

@@ -16,6 +16,7 @@ import (
 
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 )
 
@@ -93,7 +94,7 @@ func TestStandaloneOnFakecri(t *testing.T) {
 	if !strings.Contains(stderr.String(), `"reason":"Started"`) {
 		t.Errorf("no Started event in the log:\n%s", stderr.String())
 	}
-	if n := len(rt.Calls(fakecri.CallFilter{Method: "*RunPodSandbox"})); n != 1 {
+	if n := len(rt.Calls(calllog.Filter{Method: "*RunPodSandbox"})); n != 1 {
 		t.Errorf("%d RunPodSandbox calls, want 1", n)
 	}
 
@@ -105,7 +106,7 @@ func TestStandaloneOnFakecri(t *testing.T) {
 		return err == nil && phaseOf(list, "web-node-e2e") == "", err
 	})
 	eventually("its sandbox removed from the runtime", func() (bool, error) {
-		return len(rt.Calls(fakecri.CallFilter{Method: "*RemovePodSandbox"})) > 0, nil
+		return len(rt.Calls(calllog.Filter{Method: "*RemovePodSandbox"})) > 0, nil
 	})
 
 	if err := a.stop(t); err != nil {

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
+	"orch.io/orch/fakecri/script"
 )
 
 // Options configure the control API.
@@ -28,7 +30,7 @@ type Options struct {
 	// leaves out, as the command fills in its --script (the image
 	// filesystem's mountpoint on this host): a script set later must not
 	// lose the defaults the first one had.
-	Complete func(*fakecri.Script) *fakecri.Script
+	Complete func(*script.Script) *script.Script
 }
 
 // ClockState is what GET /v1/clock answers.
@@ -72,7 +74,7 @@ func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 	})
 	mux.HandleFunc("GET /v1/calls", func(w http.ResponseWriter, req *http.Request) {
 		q := req.URL.Query()
-		f := fakecri.CallFilter{Method: q.Get("method")}
+		f := calllog.Filter{Method: q.Get("method")}
 		var err error
 		if s := q.Get("since"); s != "" {
 			if f.Since, err = strconv.ParseUint(s, 10, 64); err != nil {
@@ -88,7 +90,7 @@ func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 		}
 		calls := r.Calls(f)
 		if calls == nil {
-			calls = []fakecri.Call{}
+			calls = []calllog.Call{}
 		}
 		writeJSON(w, map[string]any{"calls": calls, "lastSeq": r.LastSeq(), "dropped": r.DroppedCalls()})
 	})
@@ -99,7 +101,7 @@ func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 	mux.HandleFunc("GET /v1/script", func(w http.ResponseWriter, req *http.Request) {
 		s := r.Script()
 		if s == nil {
-			s = &fakecri.Script{}
+			s = &script.Script{}
 		}
 		if req.URL.Query().Get("format") == "json" {
 			writeJSON(w, s)
@@ -119,7 +121,7 @@ func Handler(r *fakecri.Runtime, opts Options) http.Handler {
 			httpError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		s, err := fakecri.ParseScript(b)
+		s, err := script.Parse(b)
 		if err == nil && opts.Complete != nil {
 			s = opts.Complete(s)
 		}

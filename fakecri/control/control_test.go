@@ -12,7 +12,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/fakecritest/fixture"
 )
 
 func TestControlAPI(t *testing.T) {
@@ -41,26 +43,26 @@ func TestControlAPI(t *testing.T) {
 	_, c := f.Run("p", "app", "busybox", 0)
 	var cs ClockState
 	json.Unmarshal([]byte(do("GET", "/v1/clock", "", 200)), &cs)
-	if !cs.Manual || !cs.Idle || cs.InFlight != 0 || !cs.NextWakeup.Equal(fakecritest.Epoch.Add(time.Minute)) {
+	if !cs.Manual || !cs.Idle || cs.InFlight != 0 || !cs.NextWakeup.Equal(fixture.Epoch.Add(time.Minute)) {
 		t.Fatalf("%+v", cs)
 	}
 	cs = ClockState{}
 	json.Unmarshal([]byte(do("POST", "/v1/clock/advance?to=next", "", 200)), &cs)
-	if !cs.Now.Equal(fakecritest.Epoch.Add(time.Minute)) || !cs.NextWakeup.IsZero() {
+	if !cs.Now.Equal(fixture.Epoch.Add(time.Minute)) || !cs.NextWakeup.IsZero() {
 		t.Fatalf("%+v", cs)
 	}
 	if st := f.Status(c); st.ExitCode != 4 {
 		t.Fatal(st)
 	}
 	json.Unmarshal([]byte(do("POST", "/v1/clock/advance?by=90s", "", 200)), &cs)
-	if !cs.Now.Equal(fakecritest.Epoch.Add(150 * time.Second)) {
+	if !cs.Now.Equal(fixture.Epoch.Add(150 * time.Second)) {
 		t.Fatal(cs.Now)
 	}
 	do("POST", "/v1/clock/advance?to=2020-01-01T00:00:00Z", "", 400)
 	do("POST", "/v1/clock/advance", "", 400)
 
 	var calls struct {
-		Calls   []fakecri.Call `json:"calls"`
+		Calls   []calllog.Call `json:"calls"`
 		LastSeq uint64         `json:"lastSeq"`
 	}
 	json.Unmarshal([]byte(do("GET", "/v1/calls?method=*Container*&since=1", "", 200)), &calls)

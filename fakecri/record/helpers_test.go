@@ -6,12 +6,11 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
-func ptrQ(s string) *fakecri.Quantity {
-	q := fakecri.Q(s)
+func ptrQ(s string) *script.Quantity {
+	q := script.Q(s)
 	return &q
 }
 

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/fakecritest/fixture"
+	"orch.io/orch/fakecri/script"
 
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc"
@@ -22,16 +25,16 @@ import (
 
 // recordScript is the upstream runtime the recorder stands in front of: a slow pull, a container
 // that leaks, one that exits 3 after 5s and one OOM-killed after 7s.
-var recordScript = &fakecri.Script{
-	Images: []fakecri.ImageRule{{Match: "app:1", Size: ptrQ("50Mi"), PullDuration: fakecri.Duration(3 * time.Second)}},
-	Containers: []fakecri.ContainerRule{
-		{Match: fakecri.ContainerMatch{Name: "leaker"}, Usage: &fakecri.Usage{Memory: &fakecri.Curve{Ramp: &fakecri.Ramp{From: fakecri.Q("10Mi"), PerSecond: ptrQ("1Mi")}}}},
-		{Match: fakecri.ContainerMatch{Name: "crasher"}, Exit: &fakecri.ExitSpec{After: fakecri.Duration(5 * time.Second), Code: 3}},
-		{Match: fakecri.ContainerMatch{Name: "oomer"}, OOMKillAfter: ptrD(7 * time.Second)},
+var recordScript = &script.Script{
+	Images: []script.ImageRule{{Match: "app:1", Size: ptrQ("50Mi"), PullDuration: script.Duration(3 * time.Second)}},
+	Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "leaker"}, Usage: &script.Usage{Memory: &script.Curve{Ramp: &script.Ramp{From: script.Q("10Mi"), PerSecond: ptrQ("1Mi")}}}},
+		{Match: script.ContainerMatch{Name: "crasher"}, Exit: &script.ExitSpec{After: script.Duration(5 * time.Second), Code: 3}},
+		{Match: script.ContainerMatch{Name: "oomer"}, OOMKillAfter: ptrD(7 * time.Second)},
 	},
 }
 
-func ptrD(d time.Duration) *fakecri.Duration { v := fakecri.Duration(d); return &v }
+func ptrD(d time.Duration) *script.Duration { v := script.Duration(d); return &v }
 
 // recordRig is a recorder in front of fakecri, both on one mock clock, served on a real gRPC
 // socket, with CRI clients that go through it.
@@ -47,7 +50,7 @@ type recordRig struct {
 
 func newRecordRig(t *testing.T) *recordRig {
 	mock := clock.NewMock()
-	mock.Set(fakecritest.Epoch)
+	mock.Set(fixture.Epoch)
 	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, Script: recordScript})
 	if err != nil {
 		t.Fatal(err)
@@ -98,12 +101,12 @@ func (g *recordRig) pullAndRunPod() *runtimeapi.RunPodSandboxResponse {
 		_, err := g.is.PullImage(g.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "app:1"}})
 		pulled <- err
 	}()
-	waitFor(g.t, func() bool { return len(g.up.Calls(fakecri.CallFilter{Method: "PullImage"})) == 1 })
+	waitFor(g.t, func() bool { return len(g.up.Calls(calllog.Filter{Method: "PullImage"})) == 1 })
 	g.advance(3 * time.Second)
 	if err := <-pulled; err != nil {
 		g.t.Fatal(err)
 	}
-	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: fakecritest.PodConfig("p", nil)})
+	sb, err := g.rs.RunPodSandbox(g.ctx, &runtimeapi.RunPodSandboxRequest{Config: fixture.PodConfig("p", nil)})
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -112,7 +115,7 @@ func (g *recordRig) pullAndRunPod() *runtimeapi.RunPodSandboxResponse {
 
 func (g *recordRig) start(pod, name string, attempt uint32) string {
 	g.t.Helper()
-	cfg := fakecritest.ContainerConfig(name, "app:1", 0)
+	cfg := fixture.ContainerConfig(name, "app:1", 0)
 	cfg.Metadata.Attempt = attempt
 	c, err := g.rs.CreateContainer(g.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: pod, Config: cfg})
 	if err != nil {
@@ -155,7 +158,7 @@ func TestRecorderForwardsAndScripts(t *testing.T) {
 	g.sample()
 	_, err = g.rs.StartContainer(g.ctx, &runtimeapi.StartContainerRequest{ContainerId: "no-such"})
 	wantCode(t, err, codes.NotFound)
-	if got, want := len(g.up.Calls(fakecri.CallFilter{Method: "StartContainer"})), 5; got != want {
+	if got, want := len(g.up.Calls(calllog.Filter{Method: "StartContainer"})), 5; got != want {
 		t.Errorf("upstream StartContainer calls = %d, want %d (every call forwarded)", got, want)
 	}
 
@@ -191,7 +194,7 @@ func TestRecorderForwardsAndScripts(t *testing.T) {
 	if err := g.rec.WriteRecording(dir, Recording{Node: "node-r", Args: []string{"--eviction-hard=memory.available<100Mi"}, Upstream: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fakecri.LoadScript(filepath.Join(dir, "fakecri.yaml")); err != nil {
+	if _, err := script.Load(filepath.Join(dir, "fakecri.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	sk, err := os.ReadFile(filepath.Join(dir, "scenario.yaml"))
@@ -221,7 +224,7 @@ func TestRecordedScriptReplays(t *testing.T) {
 	f := fakecritest.NewFixture(t, g.rec.Script())
 	pull := make(chan string, 1)
 	go func() { pull <- f.Pull("app:1") }()
-	waitFor(t, func() bool { return len(f.RT.Calls(fakecri.CallFilter{Method: "PullImage"})) == 1 })
+	waitFor(t, func() bool { return len(f.RT.Calls(calllog.Filter{Method: "PullImage"})) == 1 })
 	f.Advance(3*time.Second - time.Millisecond)
 	select {
 	case <-pull:
@@ -313,10 +316,10 @@ func u32s(v *uint32) string {
 // their pace.
 func TestRecorderLogs(t *testing.T) {
 	mock := clock.NewMock()
-	mock.Set(fakecritest.Epoch)
-	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &fakecri.Script{Containers: []fakecri.ContainerRule{
-		{Match: fakecri.ContainerMatch{Name: "talker"}, Logs: &fakecri.LogSpec{Lines: []string{"hello {n}"}, Every: fakecri.Duration(2 * time.Second), Count: 3},
-			Exit: &fakecri.ExitSpec{After: fakecri.Duration(7 * time.Second)}},
+	mock.Set(fixture.Epoch)
+	up, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 3, CreateLogFiles: true, Script: &script.Script{Containers: []script.ContainerRule{
+		{Match: script.ContainerMatch{Name: "talker"}, Logs: &script.LogSpec{Lines: []string{"hello {n}"}, Every: script.Duration(2 * time.Second), Count: 3},
+			Exit: &script.ExitSpec{After: script.Duration(7 * time.Second)}},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -340,13 +343,13 @@ func TestRecorderLogs(t *testing.T) {
 	if _, err := is.PullImage(ctx, &runtimeapi.ImageSpec{Image: "app:1"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fakecritest.PodConfig("p", nil)
+	cfg := fixture.PodConfig("p", nil)
 	cfg.LogDirectory = t.TempDir()
 	pod, err := rs.RunPodSandbox(ctx, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := rs.CreateContainer(ctx, pod, fakecritest.ContainerConfig("talker", "app:1", 0), cfg)
+	id, err := rs.CreateContainer(ctx, pod, fixture.ContainerConfig("talker", "app:1", 0), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

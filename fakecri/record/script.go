@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"orch.io/orch/fakecri/script"
 	"sigs.k8s.io/yaml"
-
-	"orch.io/orch/fakecri"
 )
 
 // Script is the fakecri script that plays the recording back: the runtime's name, version and
@@ -22,10 +21,10 @@ import (
 // and, per pod, container and attempt, the usage curves fitted from the samples and the exit the
 // container made by itself (one the agent asked for by StopContainer is not scripted: a replay's
 // agent asks again). The attempts after the last one recorded behave as the last one did.
-func (r *Recorder) Script() *fakecri.Script {
+func (r *Recorder) Script() *script.Script {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &fakecri.Script{Node: fakecri.NodeScript{
+	s := &script.Script{Node: script.NodeScript{
 		RuntimeName:    r.version.GetRuntimeName(),
 		RuntimeVersion: r.version.GetRuntimeVersion(),
 		CgroupDriver:   r.cgroup,
@@ -33,7 +32,7 @@ func (r *Recorder) Script() *fakecri.Script {
 	}}
 	for _, name := range r.imageOrder {
 		im := r.images[name]
-		rule := fakecri.ImageRule{Match: name}
+		rule := script.ImageRule{Match: name}
 		if im.size > 0 {
 			q := bytesQ(float64(im.size))
 			rule.Size = &q
@@ -43,7 +42,7 @@ func (r *Recorder) Script() *fakecri.Script {
 			for _, d := range im.pulls {
 				sum += d
 			}
-			rule.PullDuration = fakecri.Duration((sum / time.Duration(len(im.pulls))).Round(time.Millisecond))
+			rule.PullDuration = script.Duration((sum / time.Duration(len(im.pulls))).Round(time.Millisecond))
 		}
 		s.Images = append(s.Images, rule)
 	}
@@ -71,21 +70,21 @@ func (r *Recorder) Script() *fakecri.Script {
 		sort.Slice(cs, func(i, j int) bool { return cs[i].meta.GetAttempt() < cs[j].meta.GetAttempt() })
 		for i, c := range cs {
 			a := c.meta.GetAttempt()
-			m := fakecri.ContainerMatch{Namespace: k.ns, Pod: k.pod, Name: k.name, MinAttempt: &a}
+			m := script.ContainerMatch{Namespace: k.ns, Pod: k.pod, Name: k.name, MinAttempt: &a}
 			if i < len(cs)-1 {
 				m.MaxAttempt = &a
 			}
-			rule := fakecri.ContainerRule{Match: m, Usage: c.usage()}
+			rule := script.ContainerRule{Match: m, Usage: c.usage()}
 			if c.finished.IsZero() {
 				r.readLogs(c) // still running: its lines so far
 			}
 			rule.Logs = c.log.spec(c.started)
 			if !c.finished.IsZero() && !c.stopAsked {
-				after := fakecri.Duration(c.finished.Sub(c.started).Round(time.Millisecond))
+				after := script.Duration(c.finished.Sub(c.started).Round(time.Millisecond))
 				if c.reason == "OOMKilled" {
 					rule.OOMKillAfter = &after
 				} else {
-					rule.Exit = &fakecri.ExitSpec{After: after, Code: c.exitCode}
+					rule.Exit = &script.ExitSpec{After: after, Code: c.exitCode}
 					if c.reason != "" && c.reason != "Completed" && c.reason != "Error" {
 						rule.Exit.Reason = c.reason
 					}
@@ -153,7 +152,7 @@ func (t *logTail) read(path string) {
 
 // spec plays the lines back at their mean pace since the container's start, once each. The lines
 // of the stream that wrote more are kept (a script's log has one stream). Nil with no line.
-func (t *logTail) spec(started time.Time) *fakecri.LogSpec {
+func (t *logTail) spec(started time.Time) *script.LogSpec {
 	stream := "stdout"
 	if len(t.lines["stderr"]) > len(t.lines["stdout"]) {
 		stream = "stderr"
@@ -166,7 +165,7 @@ func (t *logTail) spec(started time.Time) *fakecri.LogSpec {
 	if every < time.Millisecond {
 		every = time.Millisecond // the script needs a positive pace
 	}
-	spec := &fakecri.LogSpec{Lines: append([]string(nil), kept...), Every: fakecri.Duration(every.Round(time.Millisecond)), Count: len(kept)}
+	spec := &script.LogSpec{Lines: append([]string(nil), kept...), Every: script.Duration(every.Round(time.Millisecond)), Count: len(kept)}
 	if stream == "stderr" {
 		spec.Stream = stream
 	}
@@ -174,7 +173,7 @@ func (t *logTail) spec(started time.Time) *fakecri.LogSpec {
 }
 
 // usage fits the container's samples: memory (working set), CPU, writable layer bytes and inodes.
-func (c *recContainer) usage() *fakecri.Usage {
+func (c *recContainer) usage() *script.Usage {
 	var mem, cpu, disk, inodes []point
 	for _, s := range c.samples {
 		t := s.at.Seconds()
@@ -185,7 +184,7 @@ func (c *recContainer) usage() *fakecri.Usage {
 			cpu = append(cpu, point{t, s.cpuRate})
 		}
 	}
-	u := &fakecri.Usage{Memory: fitCurve(mem, bytesQ), CPU: fitCurve(cpu, coresQ), Disk: fitCurve(disk, bytesQ), Inodes: fitCurve(inodes, countQ)}
+	u := &script.Usage{Memory: fitCurve(mem, bytesQ), CPU: fitCurve(cpu, coresQ), Disk: fitCurve(disk, bytesQ), Inodes: fitCurve(inodes, countQ)}
 	if u.Memory == nil && u.CPU == nil && u.Disk == nil && u.Inodes == nil {
 		return nil
 	}
@@ -198,7 +197,7 @@ type point struct{ t, v float64 }
 // a ramp when a straight line is within 2% of the largest at every sample (growing on past the last
 // sample, as a leak does, or holding where it ended when it falls), else steps at each sample
 // that moved by more than 2%.
-func fitCurve(pts []point, q func(float64) fakecri.Quantity) *fakecri.Curve {
+func fitCurve(pts []point, q func(float64) script.Quantity) *script.Curve {
 	if len(pts) == 0 {
 		return nil
 	}
@@ -208,7 +207,7 @@ func fitCurve(pts []point, q func(float64) fakecri.Quantity) *fakecri.Curve {
 	}
 	tol := 0.02 * math.Max(math.Abs(hi), math.Abs(lo))
 	if hi-lo <= tol {
-		return fakecri.ConstantCurve(q(sum / float64(len(pts))))
+		return script.ConstantCurve(q(sum / float64(len(pts))))
 	}
 	if len(pts) >= 3 {
 		a, b := leastSquares(pts)
@@ -220,22 +219,22 @@ func fitCurve(pts []point, q func(float64) fakecri.Quantity) *fakecri.Curve {
 			from := math.Max(0, a)
 			if b > 0 {
 				per := q(b)
-				return &fakecri.Curve{Ramp: &fakecri.Ramp{From: q(from), PerSecond: &per}}
+				return &script.Curve{Ramp: &script.Ramp{From: q(from), PerSecond: &per}}
 			}
 			last := pts[len(pts)-1]
 			to := q(math.Max(0, a+b*last.t))
-			return &fakecri.Curve{Ramp: &fakecri.Ramp{From: q(from), To: &to, Over: offset(last.t)}}
+			return &script.Curve{Ramp: &script.Ramp{From: q(from), To: &to, Over: offset(last.t)}}
 		}
 	}
-	steps := []fakecri.Step{{At: 0, Value: q(pts[0].v)}}
+	steps := []script.Step{{At: 0, Value: q(pts[0].v)}}
 	prev := pts[0].v
 	for _, p := range pts[1:] {
 		if math.Abs(p.v-prev) > tol {
-			steps = append(steps, fakecri.Step{At: offset(p.t), Value: q(p.v)})
+			steps = append(steps, script.Step{At: offset(p.t), Value: q(p.v)})
 			prev = p.v
 		}
 	}
-	return &fakecri.Curve{Steps: steps}
+	return &script.Curve{Steps: steps}
 }
 
 // leastSquares fits v = a + b t.
@@ -255,22 +254,22 @@ func leastSquares(pts []point) (a, b float64) {
 
 // offset is a sample's time, seconds since the recording began, as a script's offset: rounded up
 // to the nanosecond as the curves read time, then to the millisecond.
-func offset(s float64) fakecri.Duration {
-	return fakecri.Duration(time.Duration(math.Ceil(max(s, 0) * float64(time.Second))).Round(time.Millisecond))
+func offset(s float64) script.Duration {
+	return script.Duration(time.Duration(math.Ceil(max(s, 0) * float64(time.Second))).Round(time.Millisecond))
 }
 
-func bytesQ(v float64) fakecri.Quantity {
+func bytesQ(v float64) script.Quantity {
 	return mustQ(resource.NewQuantity(int64(math.Round(v)), resource.BinarySI).String())
 }
 
-func coresQ(v float64) fakecri.Quantity {
+func coresQ(v float64) script.Quantity {
 	return mustQ(resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI).String())
 }
 
-func countQ(v float64) fakecri.Quantity { return mustQ(fmt.Sprint(int64(math.Round(v)))) }
+func countQ(v float64) script.Quantity { return mustQ(fmt.Sprint(int64(math.Round(v)))) }
 
-func mustQ(s string) fakecri.Quantity {
-	q, err := fakecri.ParseQuantity(s)
+func mustQ(s string) script.Quantity {
+	q, err := script.ParseQuantity(s)
 	if err != nil {
 		panic(err) // the formats above are quantities
 	}
@@ -305,12 +304,11 @@ func (r *Recorder) WriteRecording(dir string, o Recording) error {
 	if o.Node == "" {
 		return fmt.Errorf("record: the node's name is required (the orchlet's --hostname-override)")
 	}
-	script := r.Script()
-	sy, err := script.YAML()
+	sy, err := r.Script().YAML()
 	if err != nil {
 		return err
 	}
-	if _, err := fakecri.ParseScript(sy); err != nil {
+	if _, err := script.Parse(sy); err != nil {
 		return fmt.Errorf("record: the script written does not read back: %w", err)
 	}
 	type manifest struct{ name, content string }

@@ -11,12 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 	"orch.io/orch/sim"
 )
 
 // Duration is a Go duration string ("30s", "2m") or a number of seconds.
-type Duration = fakecri.Duration
+type Duration = script.Duration
 
 // Scenario is one replayable node life; scenarios/README.md documents every field.
 type Scenario struct {
@@ -53,7 +53,7 @@ type Node struct {
 	// URL is what --manifest-url serves at the start.
 	URL *Serve `json:"url,omitempty"`
 	// Fakecri is the runtime's behaviour script (fakecri/README.md).
-	Fakecri *fakecri.Script `json:"fakecri,omitempty"`
+	Fakecri *script.Script `json:"fakecri,omitempty"`
 	// API runs the node in API-server mode against the world's in-process API server.
 	API bool `json:"api,omitempty"`
 	// Host is the machine's memory and processes, for the eviction manager.
@@ -86,7 +86,7 @@ type Step struct {
 	// Serve changes what the manifest URL answers.
 	Serve *Serve `json:"serve,omitempty"`
 	// Fakecri replaces the runtime's script: new usage curves, faults injected or cleared.
-	Fakecri *fakecri.Script `json:"fakecri,omitempty"`
+	Fakecri *script.Script `json:"fakecri,omitempty"`
 	// CreatePod is a pod manifest created through the API server (namespace default unless it
 	// names one); BindPod binds a pod to a node as a scheduler does; DeletePod deletes
 	// "namespace/name" through the API server with the pod's grace period.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 const okScenario = `duration: 1m
@@ -142,7 +142,7 @@ func TestFormatReferenceCoversEveryKey(t *testing.T) {
 	}
 	_, format, _ := strings.Cut(string(doc), "## The format")
 	format, _, _ = strings.Cut(format, "\n## ")
-	script := reflect.TypeOf(fakecri.Script{})
+	script := reflect.TypeOf(script.Script{})
 	seen := map[reflect.Type]bool{}
 	var missing []string
 	var walk func(typ reflect.Type, path string)

@@ -27,7 +27,9 @@ import (
 	"orch.io/orch/components/orchlet/server"
 	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 var t0 = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -50,13 +52,13 @@ type world struct {
 	log   *syncbuf.Buffer
 }
 
-func newWorld(t *testing.T, script *fakecri.Script, tune ...func(*v1beta1.OrchletConfiguration)) *world {
+func newWorld(t *testing.T, script *script.Script, tune ...func(*v1beta1.OrchletConfiguration)) *world {
 	t.Helper()
 	return newWorldDeps(t, script, nil, tune...)
 }
 
 // newWorldDeps is newWorld with deps changed as the test needs.
-func newWorldDeps(t *testing.T, script *fakecri.Script, deps func(*Deps), tune ...func(*v1beta1.OrchletConfiguration)) *world {
+func newWorldDeps(t *testing.T, script *script.Script, deps func(*Deps), tune ...func(*v1beta1.OrchletConfiguration)) *world {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -164,7 +166,7 @@ func TestStandaloneStaticPod(t *testing.T) {
 	if _, ok := w.pod("web-node-a"); ok {
 		t.Fatal("the pod of a removed manifest is still known")
 	}
-	if len(w.rt.Calls(fakecri.CallFilter{Method: "*StopPodSandbox"})) == 0 || len(w.rt.Calls(fakecri.CallFilter{Method: "*RemovePodSandbox"})) == 0 {
+	if len(w.rt.Calls(calllog.Filter{Method: "*StopPodSandbox"})) == 0 || len(w.rt.Calls(calllog.Filter{Method: "*RemovePodSandbox"})) == 0 {
 		t.Fatal("the removed pod's sandbox was never stopped and removed")
 	}
 }
@@ -172,7 +174,7 @@ func TestStandaloneStaticPod(t *testing.T) {
 // The servers' views of the node come from the runtime: stats of this agent's containers, their
 // CRI log files, and ExecSync.
 func TestNodeViews(t *testing.T) {
-	w := newWorld(t, &fakecri.Script{Exec: []fakecri.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}}})
+	w := newWorld(t, &script.Script{Exec: []script.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}}})
 	w.runUntil(5 * time.Second)
 
 	sum, err := w.agent.Summary(w.ctx)
@@ -231,7 +233,7 @@ func TestPodCIDRGoesToTheRuntime(t *testing.T) {
 	if !ok || !strings.HasPrefix(p.Status.PodIP, "10.200.0.") {
 		t.Fatalf("pod IP %q (found %v), want one from --pod-cidr 10.200.0.0/24", p.Status.PodIP, ok)
 	}
-	if n := len(w.rt.Calls(fakecri.CallFilter{Method: "*UpdateRuntimeConfig"})); n != 1 {
+	if n := len(w.rt.Calls(calllog.Filter{Method: "*UpdateRuntimeConfig"})); n != 1 {
 		t.Errorf("%d UpdateRuntimeConfig calls, want 1", n)
 	}
 }
@@ -239,9 +241,9 @@ func TestPodCIDRGoesToTheRuntime(t *testing.T) {
 // The runtime's log rotates at --container-log-max-size keeping --container-log-max-files, and
 // the log endpoint reads every line across the rotated files, gzipped or not.
 func TestLogsAcrossRotation(t *testing.T) {
-	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
-		Match: fakecri.ContainerMatch{Name: "app"},
-		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)},
+	script := &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "app"},
+		Logs:  &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(time.Second)},
 	}}}
 	w := newWorld(t, script, func(c *v1beta1.OrchletConfiguration) {
 		c.ContainerLogMaxSize = "200"
@@ -357,9 +359,9 @@ func TestStaticCPUManagerNeedsATopology(t *testing.T) {
 // With follow, the log endpoint writes the container's lines as the runtime writes them, and
 // ends when the container stops.
 func TestFollowLogs(t *testing.T) {
-	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{
-		Match: fakecri.ContainerMatch{Name: "app"},
-		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second)},
+	script := &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "app"},
+		Logs:  &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(time.Second)},
 	}}}
 	w := newWorld(t, script)
 	w.runUntil(5 * time.Second)
@@ -414,15 +416,15 @@ func TestFollowLogs(t *testing.T) {
 // not found for a container that has not restarted.
 func TestPreviousLogs(t *testing.T) {
 	zero, one := uint32(0), uint32(1)
-	script := &fakecri.Script{Containers: []fakecri.ContainerRule{
+	script := &script.Script{Containers: []script.ContainerRule{
 		{
-			Match: fakecri.ContainerMatch{Name: "app", MaxAttempt: &zero},
-			Logs:  &fakecri.LogSpec{Lines: []string{"first {n}"}, Every: fakecri.Duration(time.Second)},
-			Exit:  &fakecri.ExitSpec{After: fakecri.Duration(3 * time.Second), Code: 1},
+			Match: script.ContainerMatch{Name: "app", MaxAttempt: &zero},
+			Logs:  &script.LogSpec{Lines: []string{"first {n}"}, Every: script.Duration(time.Second)},
+			Exit:  &script.ExitSpec{After: script.Duration(3 * time.Second), Code: 1},
 		},
 		{
-			Match: fakecri.ContainerMatch{Name: "app", MinAttempt: &one},
-			Logs:  &fakecri.LogSpec{Lines: []string{"second {n}"}, Every: fakecri.Duration(time.Second)},
+			Match: script.ContainerMatch{Name: "app", MinAttempt: &one},
+			Logs:  &script.LogSpec{Lines: []string{"second {n}"}, Every: script.Duration(time.Second)},
 		},
 	}}
 	w := newWorld(t, script)

@@ -8,11 +8,11 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/script"
 )
 
 func TestEnableGC(t *testing.T) {
-	script, err := fakecri.ParseScript([]byte(`node: {imageFs: {mountpoint: /images, capacity: 1Gi, used: 900Mi}, preloadImages: ["free:1"]}`))
+	script, err := script.Parse([]byte(`node: {imageFs: {mountpoint: /images, capacity: 1Gi, used: 900Mi}, preloadImages: ["free:1"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"orch.io/orch/components/syncbuf"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 // --runonce starts the static pods and reports each: a pod whose containers run succeeds, one that
@@ -23,7 +24,7 @@ import (
 func TestRunOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	script := &fakecri.Script{Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "crasher"}, StartError: "exec: no such file"}}}
+	script := &script.Script{Containers: []script.ContainerRule{{Match: script.ContainerMatch{Name: "crasher"}, StartError: "exec: no such file"}}}
 	_, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	rs, is, err := pods.Connect(ctx, sock, "", time.Minute)
 	if err != nil {

@@ -25,8 +25,8 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/server"
-	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 // serve starts the agent's HTTPS server on a loopback port, its streams answered by the agent
@@ -68,9 +68,9 @@ func execute(t *testing.T, base string, ws bool, stdin string, cmd ...string) (s
 // kubectl exec's protocols through the agent reach the runtime's streaming server: output whole
 // and in order, stdin, stderr and exit codes carried; /run answers in one body.
 func TestStreamsThroughTheAgent(t *testing.T) {
-	w := newWorld(t, &fakecri.Script{
-		Exec:  []fakecri.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}},
-		Files: []fakecri.FileRule{{Match: fakecri.ContainerMatch{Name: "app"}, Path: "/etc/motd", Content: "welcome\n"}},
+	w := newWorld(t, &script.Script{
+		Exec:  []script.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}},
+		Files: []script.FileRule{{Match: script.ContainerMatch{Name: "app"}, Path: "/etc/motd", Content: "welcome\n"}},
 	})
 	w.runUntil(5 * time.Second)
 	base := w.serve()
@@ -121,7 +121,7 @@ func TestStreamsThroughTheAgent(t *testing.T) {
 // kubectl port-forward's SPDY protocol through the agent reaches the pod's scripted responder,
 // bytes unchanged both ways.
 func TestPortForwardThroughTheAgent(t *testing.T) {
-	w := newWorld(t, &fakecri.Script{Ports: []fakecri.PortRule{{Port: 7, Echo: true}}})
+	w := newWorld(t, &script.Script{Ports: []script.PortRule{{Port: 7, Echo: true}}})
 	w.runUntil(5 * time.Second)
 	base := w.serve()
 
@@ -158,9 +158,9 @@ func TestPortForwardThroughTheAgent(t *testing.T) {
 
 // kubectl attach through the agent streams the lines the container logs from then on.
 func TestAttachThroughTheAgent(t *testing.T) {
-	w := newWorld(t, &fakecri.Script{Containers: []fakecri.ContainerRule{{
-		Match: fakecri.ContainerMatch{Name: "app"},
-		Logs:  &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(time.Second), Count: 1000},
+	w := newWorld(t, &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "app"},
+		Logs:  &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(time.Second), Count: 1000},
 	}}})
 	w.runUntil(5 * time.Second)
 	base := w.serve()

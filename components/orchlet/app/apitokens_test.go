@@ -25,7 +25,9 @@ import (
 	"orch.io/orch/components/authn/serviceaccount"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 const tokenIssuer = "https://orch.test"
@@ -95,8 +97,8 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	clk.Set(time.Now())
 	kubeconfig, client, _ := apiServer(t, nil, withServiceAccountTokens(t, clk))
 	// The registry of private/app wants credentials, which only the pull secret has.
-	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakecri.Script{Images: []fakecri.ImageRule{
-		{Match: "registry.example.com/private/*", Auth: &fakecri.Auth{Username: "puller", Password: "s3cret"}}}}})
+	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &script.Script{Images: []script.ImageRule{
+		{Match: "registry.example.com/private/*", Auth: &script.Auth{Username: "puller", Password: "s3cret"}}}}})
 	o := parse(t, "--enable-server=false", "--read-only-port=0", "--healthz-port=0", "--container-runtime-endpoint="+sock,
 		"--orchconfig="+kubeconfig, "--hostname-override=node-a", "--root-dir="+t.TempDir(), "--sync-frequency=1s")
 	cancel, done := runAsync(o, host.NewFake(), clk)
@@ -152,7 +154,7 @@ func TestAPIServerModeServiceAccountToken(t *testing.T) {
 	if auto, err := os.ReadFile(filepath.Join(apiAccess, "token")); err != nil || !tokenReview(t, client, string(auto)).Authenticated {
 		t.Errorf("the mounted token %q (%v) does not authenticate", auto, err)
 	}
-	if pulls := rt.Calls(fakecri.CallFilter{Method: "PullImage"}); len(pulls) == 0 || !strings.Contains(pulls[len(pulls)-1].Request, "auth_user=puller") {
+	if pulls := rt.Calls(calllog.Filter{Method: "PullImage"}); len(pulls) == 0 || !strings.Contains(pulls[len(pulls)-1].Request, "auth_user=puller") {
 		t.Errorf("pulls %+v, want one with the pull secret's user", pulls)
 	}
 	file := filepath.Join(hostPath, "token")

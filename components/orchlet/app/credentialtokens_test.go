@@ -28,7 +28,9 @@ import (
 	"orch.io/orch/components/certs/certstest"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 // nodeRBACAPIServer starts orch-apiserver's handler as a cluster with RBAC runs it: the Node and
@@ -87,8 +89,8 @@ echo "{\"apiVersion\": \"credentialprovider.kubelet.k8s.io/v1\", \"kind\": \"Cre
 // private image is pulled with its credentials.
 func TestCredentialProviderTokenAudienceGrantedByRBAC(t *testing.T) {
 	kubeconfig, admin := nodeRBACAPIServer(t)
-	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &fakecri.Script{Images: []fakecri.ImageRule{
-		{Match: "registry.example.com/private/*", Auth: &fakecri.Auth{Username: "puller", Password: "s3cret"}}}}})
+	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: &script.Script{Images: []script.ImageRule{
+		{Match: "registry.example.com/private/*", Auth: &script.Auth{Username: "puller", Password: "s3cret"}}}}})
 	dir := t.TempDir()
 	certstest.WriteFile(t, filepath.Join(dir, "token-plugin"), []byte(tokenPlugin))
 	if err := os.Chmod(filepath.Join(dir, "token-plugin"), 0o755); err != nil {
@@ -132,7 +134,7 @@ providers:
 		}
 	}
 	pulls := func(image string) (tried, authorized bool) {
-		for _, c := range rt.Calls(fakecri.CallFilter{Method: "PullImage"}) {
+		for _, c := range rt.Calls(calllog.Filter{Method: "PullImage"}) {
 			if strings.Contains(c.Request, image) {
 				tried = true
 				authorized = authorized || strings.Contains(c.Request, "auth_user=puller")

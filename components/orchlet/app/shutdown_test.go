@@ -18,7 +18,9 @@ import (
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 // shutdownGrace is how soon the agent must end once asked to stop, whatever it waits on: the
@@ -104,7 +106,7 @@ func TestStopWhileWaitingForTheAPIServer(t *testing.T) {
 }
 
 // staticPod runs the agent on a runtime with script and a manifest directory holding one pod.
-func staticPod(t *testing.T, script *fakecri.Script) (*fakecri.Runtime, string, context.CancelFunc, <-chan error) {
+func staticPod(t *testing.T, script *script.Script) (*fakecri.Runtime, string, context.CancelFunc, <-chan error) {
 	t.Helper()
 	rt, sock := fakecritest.Start(t, fakecri.Options{Seed: 1, Script: script})
 	manifests := t.TempDir()
@@ -119,7 +121,7 @@ func staticPod(t *testing.T, script *fakecri.Script) (*fakecri.Runtime, string, 
 
 // inFlight says whether a call of method is in the runtime unanswered.
 func inFlight(rt *fakecri.Runtime, method string) bool {
-	for _, c := range rt.Calls(fakecri.CallFilter{Method: method}) {
+	for _, c := range rt.Calls(calllog.Filter{Method: method}) {
 		if c.End.IsZero() {
 			return true
 		}
@@ -129,18 +131,18 @@ func inFlight(rt *fakecri.Runtime, method string) bool {
 
 // Waiting on a runtime call that does not answer until its deadline, ten minutes away.
 func TestStopDuringASlowRuntimeCall(t *testing.T) {
-	rt, _, cancel, done := staticPod(t, &fakecri.Script{Faults: []fakecri.FaultRule{{Method: "RunPodSandbox", Hang: true}}})
+	rt, _, cancel, done := staticPod(t, &script.Script{Faults: []script.FaultRule{{Method: "RunPodSandbox", Hang: true}}})
 	defer cancel()
 	stopsWithinGrace(t, cancel, done, func() bool { return inFlight(rt, "RunPodSandbox") })
 }
 
 // Waiting for a pod's container to stop: it takes its ten-minute grace period over SIGTERM.
 func TestStopDuringPodTermination(t *testing.T) {
-	rt, manifests, cancel, done := staticPod(t, &fakecri.Script{Containers: []fakecri.ContainerRule{{
-		Match: fakecri.ContainerMatch{Name: "app"}, Stop: &fakecri.StopSpec{Delay: fakecri.Duration(10 * time.Minute)}}}})
+	rt, manifests, cancel, done := staticPod(t, &script.Script{Containers: []script.ContainerRule{{
+		Match: script.ContainerMatch{Name: "app"}, Stop: &script.StopSpec{Delay: script.Duration(10 * time.Minute)}}}})
 	defer cancel()
 	apptest.WaitWithin(t, "the pod running", 20*time.Second, func() (bool, error) {
-		return len(rt.Calls(fakecri.CallFilter{Method: "StartContainer"})) > 0, nil
+		return len(rt.Calls(calllog.Filter{Method: "StartContainer"})) > 0, nil
 	})
 	if err := os.Remove(filepath.Join(manifests, "web.yaml")); err != nil {
 		t.Fatal(err)

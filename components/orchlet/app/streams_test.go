@@ -36,13 +36,14 @@ import (
 	"orch.io/orch/components/orchlet/host"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 // streamsCluster runs orch-apiserver and an agent in API-server mode with its HTTPS server on,
 // on a fakecri with script, and a running pod default/web; it answers the API's REST config. The
 // server reaches the node by its InternalIP (127.0.0.1), and refuses create pods/exec to the
 // user "viewer" (the token "viewer-token"), as an RBAC role granting only get pods would.
-func streamsCluster(t *testing.T, script *fakecri.Script) (*rest.Config, kubernetes.Interface) {
+func streamsCluster(t *testing.T, script *script.Script) (*rest.Config, kubernetes.Interface) {
 	t.Helper()
 	cfg, client, _ := lockableCluster(t, script, false)
 	return cfg, client
@@ -52,7 +53,7 @@ func streamsCluster(t *testing.T, script *fakecri.Script) (*rest.Config, kuberne
 // configures it: anonymous requests refused, tokens and authorization asked of the API server
 // (Webhook), client certificates of a CA trusted, the API server presenting one. It answers the
 // agent's HTTPS address too.
-func lockableCluster(t *testing.T, script *fakecri.Script, lockedDown bool) (*rest.Config, kubernetes.Interface, string) {
+func lockableCluster(t *testing.T, script *script.Script, lockedDown bool) (*rest.Config, kubernetes.Interface, string) {
 	t.Helper()
 	nc := nodeproxy.Config{PreferredAddressTypes: []corev1.NodeAddressType{corev1.NodeInternalIP}, Timeout: 5 * time.Second}
 	var agentArgs []string
@@ -122,10 +123,10 @@ func execThrough(t *testing.T, cfg *rest.Config, websocket bool, stdin string, a
 // output whole and in order over either protocol, stdin, stderr and exit codes carried, and a
 // user allowed only get pods refused pods/exec with Kubernetes' 403.
 func TestStreamsThroughTheAPIServer(t *testing.T) {
-	cfg, client := streamsCluster(t, &fakecri.Script{
-		Exec: []fakecri.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}},
-		Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "app"},
-			Logs: &fakecri.LogSpec{Lines: []string{"line {n}"}, Every: fakecri.Duration(10 * time.Millisecond), Count: 5}}},
+	cfg, client := streamsCluster(t, &script.Script{
+		Exec: []script.ExecRule{{Command: "fail*", ExitCode: 2, Stderr: "boom"}},
+		Containers: []script.ContainerRule{{Match: script.ContainerMatch{Name: "app"},
+			Logs: &script.LogSpec{Lines: []string{"line {n}"}, Every: script.Duration(10 * time.Millisecond), Count: 5}}},
 	})
 	// seq 1 2236040 writes 16 MiB exactly, every line another number: a byte lost, doubled or
 	// moved changes the checksum.
@@ -237,7 +238,7 @@ func TestAttachThroughTheAPIServer(t *testing.T) {
 // kubectl port-forward through orch-apiserver, over SPDY and over SPDY tunnelled in WebSocket:
 // bytes unchanged both ways.
 func TestPortForwardThroughTheAPIServer(t *testing.T) {
-	cfg, client := streamsCluster(t, &fakecri.Script{Ports: []fakecri.PortRule{{Port: 7, Echo: true}}})
+	cfg, client := streamsCluster(t, &script.Script{Ports: []script.PortRule{{Port: 7, Echo: true}}})
 	u := client.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("web").SubResource("portforward").URL()
 	for _, ws := range []bool{false, true} {
 		transport, upgrader, err := spdy.RoundTripperFor(cfg)

@@ -22,6 +22,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -61,7 +62,7 @@ func newHarness(t *testing.T, p Policy) *harness {
 	t.Cleanup(cancel)
 	mock := clock.NewMock()
 	mock.Set(t0)
-	script, err := fakecri.ParseScript([]byte(`node: {preloadImages: ["app:1"]}`))
+	script, err := script.Parse([]byte(`node: {preloadImages: ["app:1"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestIsContainerFsSeparateFromImageFs(t *testing.T) {
 		{`node: {containerFs: imagefs}`, false},
 		{`node: {containerFs: rootfs}`, true},
 	} {
-		script, err := fakecri.ParseScript([]byte(tc.script))
+		script, err := script.Parse([]byte(tc.script))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,9 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -36,16 +38,16 @@ type world struct {
 // padding makes each scripted line about 100 bytes, so a few seconds of output pass MaxSize.
 var padding = strings.Repeat("x", 60)
 
-func newWorld(t *testing.T, script *fakecri.Script) *world {
+func newWorld(t *testing.T, script *fakescript.Script) *world {
 	t.Helper()
 	mock := clock.NewMock()
 	mock.Set(t0)
 	if script == nil {
-		script = &fakecri.Script{}
+		script = &fakescript.Script{}
 	}
-	script.Containers = append(script.Containers, fakecri.ContainerRule{
-		Match: fakecri.ContainerMatch{Name: "app*"},
-		Logs:  &fakecri.LogSpec{Lines: []string{"line {n} " + padding}, Every: fakecri.Duration(time.Second)},
+	script.Containers = append(script.Containers, fakescript.ContainerRule{
+		Match: fakescript.ContainerMatch{Name: "app*"},
+		Logs:  &fakescript.LogSpec{Lines: []string{"line {n} " + padding}, Every: fakescript.Duration(time.Second)},
 	})
 	rt, sock := fakecritest.Start(t, fakecri.Options{Clock: mock, Seed: 1, Script: script})
 	client, _ := fakecritest.Clients(t, sock)
@@ -218,7 +220,7 @@ func TestRotateOnlyRunning(t *testing.T) {
 // TestRotateReopenFails: when the runtime cannot reopen the log, the file is put back and the
 // next round rotates it.
 func TestRotateReopenFails(t *testing.T) {
-	w := newWorld(t, &fakecri.Script{Faults: []fakecri.FaultRule{{Method: "ReopenContainerLog", Times: 1, Error: &fakecri.FaultError{Code: "Unavailable", Message: "busy"}}}})
+	w := newWorld(t, &fakescript.Script{Faults: []fakescript.FaultRule{{Method: "ReopenContainerLog", Times: 1, Error: &fakescript.FaultError{Code: "Unavailable", Message: "busy"}}}})
 	_, log := w.start("app")
 	w.advance(20 * time.Second)
 	r := w.rotator(1000, 5, 1)
@@ -291,7 +293,7 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(w.ctx)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	lists := func() []fakecri.Call { return w.rt.Calls(fakecri.CallFilter{Method: "ListContainers"}) }
+	lists := func() []calllog.Call { return w.rt.Calls(calllog.Filter{Method: "ListContainers"}) }
 	deadline := time.Now().Add(10 * time.Second)
 	for len(lists()) < 3 && time.Now().Before(deadline) {
 		if w.mock.Now().Sub(t0) < 25*time.Second {

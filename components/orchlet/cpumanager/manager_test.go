@@ -22,6 +22,7 @@ import (
 
 	"orch.io/orch/components/orchlet/topologymanager"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
 )
 
@@ -366,7 +367,7 @@ func TestReconcile(t *testing.T) {
 		}
 		return st.GetStatus().GetResources().GetLinux().GetCpusetCpus()
 	}
-	updates := func() int { return len(rt.Calls(fakecri.CallFilter{Method: "UpdateContainerResources"})) }
+	updates := func() int { return len(rt.Calls(calllog.Filter{Method: "UpdateContainerResources"})) }
 	if err := m.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}

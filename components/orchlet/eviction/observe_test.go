@@ -17,6 +17,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/fakecritest"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func write(t *testing.T, path, content string) {
@@ -94,7 +95,7 @@ type criStats struct {
 }
 
 func TestCRIObserverOverFakecri(t *testing.T) {
-	var script fakecri.Script
+	var script fakescript.Script
 	if err := yaml.Unmarshal([]byte(`
 node: {preloadImages: ["app:1"]}
 containers:

@@ -16,7 +16,9 @@ import (
 	"orch.io/orch/components/orchlet/events/eventstest"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	"orch.io/orch/fakecri/script"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -49,7 +51,7 @@ func newHarness(t *testing.T, base int, images []string, sandbox string, p Polic
 	rules = append(rules, `{match: "registry.k8s.io/pause*", size: 1Mi}`)
 	y := fmt.Sprintf("node: {imageFs: {mountpoint: /images, capacity: 1000Mi, used: %dMi}, preloadImages: [%s]}\nimages: [%s]\n",
 		base, strings.Join(preload, ", "), strings.Join(rules, ", "))
-	script, err := fakecri.ParseScript([]byte(y))
+	script, err := script.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func (h *harness) images() []string {
 // removed is the RemoveImage requests made, in order.
 func (h *harness) removed() []string {
 	var out []string
-	for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+	for _, c := range h.rt.Calls(calllog.Filter{}) {
 		if c.Method == "RemoveImage" {
 			out = append(out, c.Request)
 		}

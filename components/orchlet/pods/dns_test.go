@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 // hostResolvConf is a node's --resolv-conf: dns's tests read one in every detail.
@@ -25,17 +25,17 @@ func TestResolvConfReadAtStart(t *testing.T) {
 	}
 	pod := newPod("web", ctr("web", "nginx:1.27"))
 	pod.Spec.DNSPolicy = corev1.DNSDefault
-	h := newHarness(t, &fakecri.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ResolverConfig = path }), nil)
+	h := newHarness(t, &fakescript.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ResolverConfig = path }), nil)
 	if got := h.m.sandboxConfig(pod, 0).DnsConfig; !slices.Equal(got.Servers, []string{"192.0.2.53", "192.0.2.54"}) || !slices.Equal(got.Searches, []string{"corp.example", "lab.example"}) {
 		t.Errorf("dns from %s = %v", path, got)
 	}
-	h = newHarness(t, &fakecri.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ResolverConfig = path + ".missing" }), nil)
+	h = newHarness(t, &fakescript.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ResolverConfig = path + ".missing" }), nil)
 	if got := h.m.sandboxConfig(pod, 0).DnsConfig; len(got.Servers)+len(got.Searches)+len(got.Options) > 0 {
 		t.Errorf("dns without a readable --resolv-conf = %v, want empty", got)
 	}
 	// A node's injected filesystem (the simulator's) is read instead of the machine's.
 	node := fstest.MapFS{"etc/resolv.conf": {Data: []byte("nameserver 198.51.100.1\nsearch node.example\n")}}
-	h = newHarness(t, &fakecri.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ResolverConfig = "/etc/resolv.conf" }), func(o *Options) { o.FS = node })
+	h = newHarness(t, &fakescript.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ResolverConfig = "/etc/resolv.conf" }), func(o *Options) { o.FS = node })
 	if got := h.m.sandboxConfig(pod, 0).DnsConfig; !slices.Equal(got.Servers, []string{"198.51.100.1"}) || !slices.Equal(got.Searches, []string{"node.example"}) {
 		t.Errorf("dns from the injected filesystem = %v", got)
 	}

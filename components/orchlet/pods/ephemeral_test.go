@@ -8,14 +8,14 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/sources"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 // An ephemeral container added to a running pod starts in the pod's running sandbox, in its
 // target's process namespace (NamespaceMode TARGET with the target's container ID, as the
 // kubelet sets it); it shows in ephemeralContainerStatuses, and is never restarted once it exits.
 func TestEphemeralContainerJoinsTheRunningSandbox(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{}, config(nil), nil)
 	pod := newPod("web", ctr("app", "nginx:1.27"))
 	h.add(pod)
 	h.runUntil(time.Second)
@@ -82,7 +82,7 @@ func TestEphemeralContainerJoinsTheRunningSandbox(t *testing.T) {
 // Without a target, an ephemeral container keeps the process namespace the pod gives every
 // container.
 func TestEphemeralContainerWithoutTarget(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{}, config(nil), nil)
 	pod := newPod("web", ctr("app", "nginx:1.27"))
 	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox:1.36"}}}
 	h.add(pod)
@@ -100,8 +100,8 @@ func TestEphemeralContainerWithoutTarget(t *testing.T) {
 // it, as the kubelet's "unable to find target container" does, and starts in its namespace once it
 // runs; the init container is not disturbed.
 func TestEphemeralContainerWaitsForItsTarget(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "setup"},
-		Exit: &fakecri.ExitSpec{After: dur(5 * time.Second)}}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Containers: []fakescript.ContainerRule{{Match: fakescript.ContainerMatch{Name: "setup"},
+		Exit: &fakescript.ExitSpec{After: dur(5 * time.Second)}}}}, config(nil), nil)
 	pod := newPod("web", ctr("app", "nginx:1.27"))
 	pod.Spec.InitContainers = []corev1.Container{ctr("setup", "busybox:1.36")}
 	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{TargetContainerName: "app", EphemeralContainerCommon: corev1.EphemeralContainerCommon{

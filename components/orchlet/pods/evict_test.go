@@ -9,12 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func TestEvictKillsWithTheOverrideAndFailsThePod(t *testing.T) {
 	cfg := config(func(c *v1beta1.OrchletConfiguration) { c.MaxPods = 1 })
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
 	a := newPod("a", ctr("app", "app:1"))
 	g := int64(30)
 	a.Spec.TerminationGracePeriodSeconds = &g
@@ -60,7 +60,7 @@ func TestEvictKillsWithTheOverrideAndFailsThePod(t *testing.T) {
 // A hard eviction (an override of 0) still gives each container the least grace period of any
 // kill, as the kubelet does.
 func TestEvictGivesTheLeastGracePeriod(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
 	a := newPod("a", ctr("app", "app:1"))
 	h.add(a)
 	h.runUntil(5 * time.Second)
@@ -82,7 +82,7 @@ func activeNames(m *Manager) []string {
 
 func TestAdmitRefusesBeforeOtherHandlers(t *testing.T) {
 	refuse := true
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
 		o.Admit = func(p *corev1.Pod) (bool, string, string) {
 			if refuse {
 				return false, "Evicted", "The node had condition: [DiskPressure]. "

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func requesting(name string, requests ...string) *corev1.Pod {
@@ -54,7 +54,7 @@ func TestInsufficientResource(t *testing.T) {
 // With the node's allocatable known, a pod the admitted pods leave no room for fails for good
 // with OutOf<resource> and a Warning event; a pod finished or removed gives its room back.
 func TestAdmissionFitsAllocatable(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
 		o.Node.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	})
 	a, b, c, d := requesting("a", "cpu", "600m"), requesting("b", "cpu", "600m"), requesting("c", "memory", "2Gi"), requesting("d")

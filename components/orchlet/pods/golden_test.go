@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden CRI requests under testdata")
@@ -75,9 +75,9 @@ func TestGoldenRequests(t *testing.T) {
 			for _, c := range allContainers(pod) {
 				images = append(images, c.Image)
 			}
-			script := &fakecri.Script{
-				Node:   fakecri.NodeScript{PreloadImages: images},
-				Images: []fakecri.ImageRule{{Match: "app/*", UID: ptr.To[int64](999)}},
+			script := &fakescript.Script{
+				Node:   fakescript.NodeScript{PreloadImages: images},
+				Images: []fakescript.ImageRule{{Match: "app/*", UID: ptr.To[int64](999)}},
 			}
 			tmpfs := &fakeTmpfs{mounted: map[string]int64{}}
 			h := newHarness(t, script, goldenConfig(), func(o *Options) {

@@ -20,7 +20,9 @@ import (
 	"orch.io/orch/components/featuregates"
 	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
 	"orch.io/orch/fakecri/fakecritest"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -97,7 +99,7 @@ func config(mod func(*v1beta1.OrchletConfiguration)) *v1beta1.OrchletConfigurati
 	return c
 }
 
-func newHarness(t *testing.T, script *fakecri.Script, cfg *v1beta1.OrchletConfiguration, mod func(*Options)) *harness {
+func newHarness(t *testing.T, script *fakescript.Script, cfg *v1beta1.OrchletConfiguration, mod func(*Options)) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -167,7 +169,7 @@ func (h *harness) moveParked(next, deadline time.Time) {
 	var parked uint64
 	cancelling := !deadline.IsZero() && !next.Before(deadline)
 	if cancelling {
-		for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+		for _, c := range h.rt.Calls(calllog.Filter{}) {
 			if c.End.IsZero() {
 				parked = c.Seq
 			}
@@ -176,7 +178,7 @@ func (h *harness) moveParked(next, deadline time.Time) {
 	h.mock.Set(next)
 	for cancelling {
 		cancelling = false
-		for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+		for _, c := range h.rt.Calls(calllog.Filter{}) {
 			if c.Seq == parked && c.End.IsZero() {
 				cancelling = true
 			}
@@ -237,9 +239,9 @@ func (h *harness) remove(p *corev1.Pod) {
 }
 
 // calls returns the runtime's calls of a method, optionally only those whose request has part.
-func (h *harness) calls(method, part string) []fakecri.Call {
-	var out []fakecri.Call
-	for _, c := range h.rt.Calls(fakecri.CallFilter{Method: method}) {
+func (h *harness) calls(method, part string) []calllog.Call {
+	var out []calllog.Call
+	for _, c := range h.rt.Calls(calllog.Filter{Method: method}) {
 		if strings.Contains(c.Request, part) {
 			out = append(out, c)
 		}
@@ -248,7 +250,7 @@ func (h *harness) calls(method, part string) []fakecri.Call {
 }
 
 // starts returns when calls began, as durations since t0.
-func starts(cs []fakecri.Call) []time.Duration {
+func starts(cs []calllog.Call) []time.Duration {
 	out := []time.Duration{}
 	for _, c := range cs {
 		out = append(out, c.Start.Sub(t0))
@@ -294,7 +296,7 @@ func ctr(name, image string) corev1.Container {
 	return corev1.Container{Name: name, Image: image}
 }
 
-func dur(d time.Duration) fakecri.Duration { return fakecri.Duration(d) }
+func dur(d time.Duration) fakescript.Duration { return fakescript.Duration(d) }
 
 // sandboxConfig and containerConfig are the configs the pod workers' sync sends for a pod.
 func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {

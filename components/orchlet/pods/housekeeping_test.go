@@ -11,7 +11,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/qos"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 // Housekeeping removes, once every source has sent its pods and the grace has passed, the pod
@@ -37,7 +37,7 @@ func TestOrphanedPodCgroupsRemoved(t *testing.T) {
 	cfg := config(func(c *v1beta1.OrchletConfiguration) {
 		c.CgroupsPerQOS, c.CgroupRoot, c.CgroupDriver = true, "/", "cgroupfs"
 	})
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, cfg, func(o *Options) {
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, cfg, func(o *Options) {
 		o.Node = Node{Cgroups: qos.CgroupV1{Root: root}, MemoryCapacity: 1 << 30}
 		o.SourcesReady = ready.Load
 	})

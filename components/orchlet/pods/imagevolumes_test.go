@@ -10,7 +10,7 @@ import (
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/podsync"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func imageVolumesOn(c *v1beta1.OrchletConfiguration) {
@@ -73,7 +73,7 @@ func TestImageVolumeMountedFromItsImage(t *testing.T) {
 // A volume image that cannot be pulled fails as a container's own image would (ErrImagePull, then
 // ImagePullBackOff) and holds back the container that mounts it, while a container without it runs.
 func TestImageVolumePullFailureHoldsItsContainer(t *testing.T) {
-	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "missing:*", PullError: &fakecri.PullError{Code: "NotFound", Message: "not found"}}}}
+	script := &fakescript.Script{Images: []fakescript.ImageRule{{Match: "missing:*", PullError: &fakescript.PullError{Code: "NotFound", Message: "not found"}}}}
 	h := newHarness(t, script, config(imageVolumesOn), nil)
 	app := ctr("app", "nginx:1.27")
 	app.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}

@@ -19,7 +19,7 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/podsync"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 // startedAt lists "name@seconds" for every Started event, in order.
@@ -46,12 +46,12 @@ func cond(st corev1.PodStatus, t corev1.PodConditionType) corev1.PodCondition {
 	return corev1.PodCondition{}
 }
 
-func exits(name string, after time.Duration, code int32) fakecri.ContainerRule {
-	return fakecri.ContainerRule{Match: fakecri.ContainerMatch{Name: name}, Exit: &fakecri.ExitSpec{After: dur(after), Code: code}}
+func exits(name string, after time.Duration, code int32) fakescript.ContainerRule {
+	return fakescript.ContainerRule{Match: fakescript.ContainerMatch{Name: name}, Exit: &fakescript.ExitSpec{After: dur(after), Code: code}}
 }
 
-func script(rules ...fakecri.ContainerRule) *fakecri.Script {
-	return &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}, Containers: rules}
+func script(rules ...fakescript.ContainerRule) *fakescript.Script {
+	return &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}, Containers: rules}
 }
 
 // Init containers run one at a time, in order, each to success before the next and before the
@@ -141,8 +141,8 @@ func TestInitContainerFailure(t *testing.T) {
 // it keeps running (restarted when it exits) beside the regular containers; the pod's end stops
 // the regular containers first, then the sidecars in reverse order.
 func TestSidecars(t *testing.T) {
-	s := script(exits("setup", 2*time.Second, 0), fakecri.ContainerRule{Match: fakecri.ContainerMatch{Name: "logger", MaxAttempt: new(uint32)}, Exit: &fakecri.ExitSpec{After: dur(30 * time.Second), Code: 1}})
-	s.Exec = []fakecri.ExecRule{{Command: "proxy-up", Until: dur(10 * time.Second), ExitCode: 1}}
+	s := script(exits("setup", 2*time.Second, 0), fakescript.ContainerRule{Match: fakescript.ContainerMatch{Name: "logger", MaxAttempt: new(uint32)}, Exit: &fakescript.ExitSpec{After: dur(30 * time.Second), Code: 1}})
+	s.Exec = []fakescript.ExecRule{{Command: "proxy-up", Until: dur(10 * time.Second), ExitCode: 1}}
 	h := newHarness(t, s, config(nil), nil)
 	proxy := ctr("proxy", "app:1")
 	proxy.RestartPolicy = always()

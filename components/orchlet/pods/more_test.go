@@ -20,7 +20,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/prober"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 // sick answers httpGet and tcpSocket probes: healthy until 30s after t0, then failing.
@@ -66,9 +66,9 @@ func TestLivenessProbeFailureRestarts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			script := &fakecri.Script{
-				Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}},
-				Exec: []fakecri.ExecRule{{Command: "check", From: dur(30 * time.Second), ExitCode: 1, Stdout: "unwell"}},
+			script := &fakescript.Script{
+				Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}},
+				Exec: []fakescript.ExecRule{{Command: "check", From: dur(30 * time.Second), ExitCode: 1, Stdout: "unwell"}},
 			}
 			var s *sick
 			h := newHarness(t, script, config(nil), func(o *Options) {
@@ -128,7 +128,7 @@ func TestMaxPods(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config(func(c *v1beta1.OrchletConfiguration) { c.MaxPods, c.PodsPerCore = tc.maxPods, tc.podsPerCore })
-			h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
+			h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
 			a, b, c := newPod("a", ctr("app", "app:1")), newPod("b", ctr("app", "app:1")), newPod("c", ctr("app", "app:1"))
 			h.add(a, b, c)
 			h.runUntil(5 * time.Second)
@@ -177,7 +177,7 @@ func TestRegistryQPS(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config(func(c *v1beta1.OrchletConfiguration) { c.RegistryPullQPS, c.RegistryBurst = tc.qps, tc.burst })
-			h := newHarness(t, &fakecri.Script{}, cfg, nil)
+			h := newHarness(t, &fakescript.Script{}, cfg, nil)
 			for _, n := range []string{"a", "b", "c", "d"} {
 				h.add(newPod(n, ctr("app", "img-"+n+":1")))
 			}
@@ -190,7 +190,7 @@ func TestRegistryQPS(t *testing.T) {
 }
 
 func TestSerializeImagePulls(t *testing.T) {
-	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "slow*", PullDuration: dur(30 * time.Second)}}}
+	script := &fakescript.Script{Images: []fakescript.ImageRule{{Match: "slow*", PullDuration: dur(30 * time.Second)}}}
 	h := newHarness(t, script, config(nil), nil)
 	h.add(newPod("a", ctr("app", "slow:1")), newPod("b", ctr("app", "slow:2")))
 	h.runUntil(2 * time.Minute)
@@ -212,7 +212,7 @@ func TestSerializeImagePulls(t *testing.T) {
 // A Step held by a serialized pull still shows what it knows: the pods it admitted as Pending,
 // and a pod whose container it started as Running while the next pod's pull runs.
 func TestPodsShownWhileAPullHoldsTheStep(t *testing.T) {
-	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "slow*", PullDuration: dur(30 * time.Second)}}}
+	script := &fakescript.Script{Images: []fakescript.ImageRule{{Match: "slow*", PullDuration: dur(30 * time.Second)}}}
 	h := newHarness(t, script, config(nil), nil)
 	h.add(newPod("a", ctr("app", "slow:1")), newPod("b", ctr("app", "slow:2")))
 	done := make(chan struct{})
@@ -260,7 +260,7 @@ func TestPodsShownWhileAPullHoldsTheStep(t *testing.T) {
 }
 
 func TestImagePullBackOff(t *testing.T) {
-	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "flaky*", PullError: &fakecri.PullError{Code: "NotFound", Message: "not found", Times: 2}}}}
+	script := &fakescript.Script{Images: []fakescript.ImageRule{{Match: "flaky*", PullError: &fakescript.PullError{Code: "NotFound", Message: "not found", Times: 2}}}}
 	h := newHarness(t, script, config(nil), nil)
 	h.add(newPod("p", ctr("app", "flaky:1")))
 	h.runUntil(5 * time.Second)
@@ -296,7 +296,7 @@ func TestSyncFrequencyResync(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.every.String(), func(t *testing.T) {
 			cfg := config(func(c *v1beta1.OrchletConfiguration) { c.SyncFrequency.Duration = tc.every })
-			h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
+			h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
 			h.add(newPod("web", ctr("app", "app:1")))
 			h.runUntil(2*time.Minute + 10*time.Second)
 			// After start-up (the sync at 0s and the one the next relist asks for, having seen the
@@ -331,7 +331,7 @@ func TestNewRefusesMissingParts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, &fakecri.Script{}, config(nil), nil)
+			h := newHarness(t, &fakescript.Script{}, config(nil), nil)
 			o := Options{Clock: h.mock, Runtime: h.rs, Images: h.is, Recorder: h.rec, Config: config(nil), Gates: gatesOf(t, config(nil))}
 			tc.mod(&o)
 			if _, err := New(o); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -342,7 +342,7 @@ func TestNewRefusesMissingParts(t *testing.T) {
 }
 
 func TestRunLoop(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() { done <- h.m.Run(ctx) }()

@@ -17,7 +17,8 @@ import (
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/orchlet/pods/podsync"
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func TestPodComesUp(t *testing.T) {
@@ -37,7 +38,7 @@ func TestPodComesUp(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			script := &fakecri.Script{}
+			script := &fakescript.Script{}
 			if tc.preload {
 				script.Node.PreloadImages = []string{tc.image}
 			}
@@ -51,7 +52,7 @@ func TestPodComesUp(t *testing.T) {
 				t.Errorf("PullImage calls = %d, want %d", got, tc.pulls)
 			}
 			var order []string
-			for _, call := range h.rt.Calls(fakecri.CallFilter{}) {
+			for _, call := range h.rt.Calls(calllog.Filter{}) {
 				switch call.Method {
 				case "RunPodSandbox", "PullImage", "CreateContainer", "StartContainer":
 					order = append(order, call.Method)
@@ -94,7 +95,7 @@ func TestPodComesUp(t *testing.T) {
 }
 
 func TestSandboxConfigFollowsKubelet(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ClusterDNS = []string{"10.255.255.53"} }), nil)
+	h := newHarness(t, &fakescript.Script{}, config(func(c *v1beta1.OrchletConfiguration) { c.ClusterDNS = []string{"10.255.255.53"} }), nil)
 	pod := newPod("static-web", ctr("web", "nginx:1.27"))
 	pod.Annotations = map[string]string{"orchlet.orch.io/config.source": "file"}
 	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80}}
@@ -127,7 +128,7 @@ func TestSandboxConfigFollowsKubelet(t *testing.T) {
 }
 
 func TestNeverPullWithoutTheImage(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{}, config(nil), nil)
 	c := ctr("web", "nginx:1.27")
 	c.ImagePullPolicy = corev1.PullNever
 	h.add(newPod("web", c))
@@ -145,10 +146,10 @@ func TestNeverPullWithoutTheImage(t *testing.T) {
 }
 
 // crashing is a script whose container "app" exits with code after running for after.
-func crashing(after time.Duration, code int32) *fakecri.Script {
-	return &fakecri.Script{
-		Node:       fakecri.NodeScript{PreloadImages: []string{"app:1"}},
-		Containers: []fakecri.ContainerRule{{Match: fakecri.ContainerMatch{Name: "app"}, Exit: &fakecri.ExitSpec{After: dur(after), Code: code}}},
+func crashing(after time.Duration, code int32) *fakescript.Script {
+	return &fakescript.Script{
+		Node:       fakescript.NodeScript{PreloadImages: []string{"app:1"}},
+		Containers: []fakescript.ContainerRule{{Match: fakescript.ContainerMatch{Name: "app"}, Exit: &fakescript.ExitSpec{After: dur(after), Code: code}}},
 	}
 }
 
@@ -238,7 +239,7 @@ func TestRestartPolicy(t *testing.T) {
 }
 
 func TestRemovedPodTornDownForeignLeftAlone(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27", "other:1"}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27", "other:1"}}}, config(nil), nil)
 	// A sandbox and container someone else made, without the agent's labels.
 	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: "foreign", Namespace: "x", Uid: "foreign-uid"}}})
@@ -266,7 +267,7 @@ func TestRemovedPodTornDownForeignLeftAlone(t *testing.T) {
 			t.Errorf("%s calls = %d, want 1", m, n)
 		}
 	}
-	for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+	for _, c := range h.rt.Calls(calllog.Filter{}) {
 		if strings.Contains(c.Request, sb.PodSandboxId) || strings.Contains(c.Request, fc.ContainerId) {
 			t.Errorf("touched a foreign object: %s %s", c.Method, c.Request)
 		}
@@ -284,7 +285,7 @@ func TestRemovedPodTornDownForeignLeftAlone(t *testing.T) {
 }
 
 func TestOrphanedPodTornDown(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
 	// A pod an earlier run of the agent made, which no source names now.
 	cfg := h.m.sandboxConfig(newPod("old", ctr("web", "nginx:1.27")), 0)
 	if _, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: cfg}); err != nil {
@@ -299,7 +300,7 @@ func TestOrphanedPodTornDown(t *testing.T) {
 // An orphan's container stops with the grace its pod had, recorded on it when it was made (the pod
 // gone from the sources while the agent was down): not the default 30 s.
 func TestOrphanStopsWithItsRecordedGrace(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
 	old := newPod("old", ctr("web", "nginx:1.27"))
 	old.Spec.TerminationGracePeriodSeconds = ptr.To[int64](3)
 	sbCfg := h.m.sandboxConfig(old, 0)
@@ -332,7 +333,7 @@ func TestOrphanStopsWithItsRecordedGrace(t *testing.T) {
 // killed: a restarted agent must not tear down what the API server is about to hand it.
 func TestOrphansWaitForTheSources(t *testing.T) {
 	var ready atomic.Bool
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), func(o *Options) {
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), func(o *Options) {
 		o.SourcesReady = ready.Load
 	})
 	cfg := h.m.sandboxConfig(newPod("old", ctr("web", "nginx:1.27")), 0)
@@ -357,7 +358,7 @@ func TestOrphansWaitForTheSources(t *testing.T) {
 func TestOrphansWaitForTheInbox(t *testing.T) {
 	var ready atomic.Bool
 	ready.Store(true)
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
 	delivered := h.m.delivered(ready.Load)
 	if !delivered() {
 		t.Fatal("not delivered with the sources ready and nothing sent")
@@ -377,9 +378,9 @@ func TestOrphansWaitForTheInbox(t *testing.T) {
 }
 
 func TestRuntimeRequestTimeout(t *testing.T) {
-	script := &fakecri.Script{
-		Node:   fakecri.NodeScript{PreloadImages: []string{"nginx:1.27"}},
-		Faults: []fakecri.FaultRule{{Method: "CreateContainer", Hang: true, Times: 1}},
+	script := &fakescript.Script{
+		Node:   fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}},
+		Faults: []fakescript.FaultRule{{Method: "CreateContainer", Hang: true, Times: 1}},
 	}
 	h := newHarness(t, script, config(nil), nil)
 	h.add(newPod("web", ctr("web", "nginx:1.27")))
@@ -412,16 +413,16 @@ func TestRuntimeRequestTimeout(t *testing.T) {
 func TestDeterminism(t *testing.T) {
 	run := func() []byte {
 		script := crashing(3*time.Second, 2)
-		script.Images = []fakecri.ImageRule{{Match: "*slow*", PullDuration: dur(30 * time.Second)}}
-		script.Faults = []fakecri.FaultRule{{Method: "StartContainer", Hang: true, Times: 1, AfterCalls: 2}}
+		script.Images = []fakescript.ImageRule{{Match: "*slow*", PullDuration: dur(30 * time.Second)}}
+		script.Faults = []fakescript.FaultRule{{Method: "StartContainer", Hang: true, Times: 1, AfterCalls: 2}}
 		h := newHarness(t, script, config(func(c *v1beta1.OrchletConfiguration) { c.RuntimeRequestTimeout.Duration = 20 * time.Second }), nil)
 		h.add(newPod("a", ctr("app", "app:1")), newPod("b", ctr("web", "slow:1"), ctr("app", "app:1")), newPod("c", ctr("web", "slow:2")))
 		h.runUntil(3 * time.Minute)
 		b, err := json.Marshal(struct {
-			Calls  []fakecri.Call
+			Calls  []calllog.Call
 			Events []string
 			Pods   []corev1.Pod
-		}{h.rt.Calls(fakecri.CallFilter{}), h.rec.lines(), h.m.Pods()})
+		}{h.rt.Calls(calllog.Filter{}), h.rec.lines(), h.m.Pods()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +438,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestSandboxLostIsRecreated(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), nil)
 	h.add(newPod("p", ctr("app", "app:1")))
 	h.runUntil(5 * time.Second)
 	first := h.sandboxes()[0].Id
@@ -461,7 +462,7 @@ func TestSandboxLostIsRecreated(t *testing.T) {
 // While its sandbox cannot be created, a pod shows Pending with its containers ContainerCreating
 // rather than no status at all.
 func TestStatusWhileSandboxFails(t *testing.T) {
-	script := &fakecri.Script{Faults: []fakecri.FaultRule{{Method: "RunPodSandbox", Error: &fakecri.FaultError{Code: "Unknown", Message: "runc create failed"}}}}
+	script := &fakescript.Script{Faults: []fakescript.FaultRule{{Method: "RunPodSandbox", Error: &fakescript.FaultError{Code: "Unknown", Message: "runc create failed"}}}}
 	h := newHarness(t, script, config(nil), nil)
 	h.add(newPod("web", ctr("web", "nginx:1.27")))
 	h.runUntil(30 * time.Second)
@@ -483,7 +484,7 @@ func TestStatusWhileSandboxFails(t *testing.T) {
 // stopped within the pod's grace period, a new attempt created from the new image, and the status
 // showing it running.
 func TestImageChangeRestartsContainer(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"nginx:1.27", "nginx:1.28"}}}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27", "nginx:1.28"}}}, config(nil), nil)
 	pod := newPod("web", ctr("web", "nginx:1.27"))
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	h.add(pod)

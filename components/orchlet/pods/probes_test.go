@@ -22,7 +22,7 @@ import (
 
 	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/prober"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func execProbe(cmd string, period int32) *corev1.Probe {
@@ -50,7 +50,7 @@ func readyAt(h *harness, until time.Duration) []string {
 // container is never restarted for it.
 func TestReadinessFlapping(t *testing.T) {
 	s := script()
-	s.Exec = []fakecri.ExecRule{{Command: "ready", From: dur(20 * time.Second), Until: dur(40 * time.Second), ExitCode: 1, Stdout: "not yet"}}
+	s.Exec = []fakescript.ExecRule{{Command: "ready", From: dur(20 * time.Second), Until: dur(40 * time.Second), ExitCode: 1, Stdout: "not yet"}}
 	h := newHarness(t, s, config(nil), nil)
 	c := ctr("app", "app:1")
 	c.ReadinessProbe = execProbe("ready", 5)
@@ -80,7 +80,7 @@ func TestReadinessFlapping(t *testing.T) {
 func TestStartupProbe(t *testing.T) {
 	t.Run("gates liveness", func(t *testing.T) {
 		s := script()
-		s.Exec = []fakecri.ExecRule{{Command: "started", Until: dur(15 * time.Second), ExitCode: 1}}
+		s.Exec = []fakescript.ExecRule{{Command: "started", Until: dur(15 * time.Second), ExitCode: 1}}
 		h := newHarness(t, s, config(nil), nil)
 		c := ctr("app", "app:1")
 		c.StartupProbe = execProbe("started", 5)
@@ -106,7 +106,7 @@ func TestStartupProbe(t *testing.T) {
 	})
 	t.Run("failure restarts with the probe's grace period", func(t *testing.T) {
 		s := script()
-		s.Exec = []fakecri.ExecRule{{Command: "started", ExitCode: 1}}
+		s.Exec = []fakescript.ExecRule{{Command: "started", ExitCode: 1}}
 		h := newHarness(t, s, config(nil), nil)
 		c := ctr("app", "app:1")
 		c.StartupProbe = execProbe("started", 5)
@@ -247,7 +247,7 @@ func TestGRPCProbe(t *testing.T) {
 // readiness gate whose condition is missing keeps the pod unready though its containers are.
 func TestExecProbeTimeoutAndReadinessGates(t *testing.T) {
 	s := script()
-	s.Exec = []fakecri.ExecRule{{Command: "slow", Delay: dur(5 * time.Second)}}
+	s.Exec = []fakescript.ExecRule{{Command: "slow", Delay: dur(5 * time.Second)}}
 	h := newHarness(t, s, config(nil), nil)
 	c := ctr("app", "app:1")
 	c.ReadinessProbe = execProbe("slow", 10)

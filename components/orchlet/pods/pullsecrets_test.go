@@ -12,7 +12,7 @@ import (
 
 	"orch.io/orch/components/orchlet/pods/credentialprovider"
 	"orch.io/orch/components/orchlet/pods/images"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func dockerConfigJSON(auths string) *corev1.Secret {
@@ -27,7 +27,7 @@ func basic(user, pass string) string {
 // registry, trying each until one works; a registry that wants credentials refuses a pull
 // without them; a secret that cannot be read gets the kubelet's warning.
 func TestPullWithImagePullSecrets(t *testing.T) {
-	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "registry.example.com/*", Auth: &fakecri.Auth{Username: "right", Password: "pw"}}}}
+	script := &fakescript.Script{Images: []fakescript.ImageRule{{Match: "registry.example.com/*", Auth: &fakescript.Auth{Username: "right", Password: "pw"}}}}
 	for _, tc := range []struct {
 		name    string
 		secrets []string
@@ -90,7 +90,7 @@ func (f fakePlugins) Provide(context.Context, credentialprovider.Pod, string) []
 // The credential provider plugins' credentials are tried after the pod's pull secrets', as the
 // kubelet's union keyring orders them; without an API server they are all there is.
 func TestPullWithCredentialPlugins(t *testing.T) {
-	script := &fakecri.Script{Images: []fakecri.ImageRule{{Match: "registry.example.com/*", Auth: &fakecri.Auth{Username: "right", Password: "pw"}}}}
+	script := &fakescript.Script{Images: []fakescript.ImageRule{{Match: "registry.example.com/*", Auth: &fakescript.Auth{Username: "right", Password: "pw"}}}}
 	plugins := fakePlugins{"registry.example.com": {Username: "right", Password: "pw"}, "quay.io": {Username: "other", Password: "x"}}
 	for _, tc := range []struct {
 		name    string

@@ -10,13 +10,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"orch.io/orch/components/orchlet/pods/podsync"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 // securityScript gives images users as ImageStatus reports them: nginx runs as root (no user
 // set), app as 1000, named as a user name.
-func securityScript() *fakecri.Script {
-	return &fakecri.Script{Images: []fakecri.ImageRule{
+func securityScript() *fakescript.Script {
+	return &fakescript.Script{Images: []fakescript.ImageRule{
 		{Match: "app*", UID: ptr.To[int64](1000)},
 		{Match: "named*", Username: "www-data"},
 	}}

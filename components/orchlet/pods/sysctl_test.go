@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 func withSysctls(pod *corev1.Pod, names ...string) *corev1.Pod {
@@ -22,7 +22,7 @@ func withSysctls(pod *corev1.Pod, names ...string) *corev1.Pod {
 // TestAllowedUnsafeSysctlsChecked: New refuses a pattern the allowlist refuses (see
 // security's TestAllowedUnsafeSysctlsChecked for each rule).
 func TestAllowedUnsafeSysctlsChecked(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{}, config(nil), nil)
 	o := Options{Clock: h.mock, Runtime: h.rs, Images: h.is, Recorder: h.rec,
 		Config: config(func(c *v1beta1.OrchletConfiguration) { c.AllowedUnsafeSysctls = []string{"vm.*"} }), Gates: gatesOf(t, config(nil))}
 	if _, err := New(o); err == nil || !strings.Contains(err.Error(), `"vm."`) {
@@ -38,7 +38,7 @@ func TestSysctlForbiddenRejectedForGood(t *testing.T) {
 		c.MaxPods = 1
 		c.AllowedUnsafeSysctls = []string{"net.core.*"}
 	})
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
 	bad := withSysctls(newPod("bad", ctr("app", "app:1")), "kernel.msgmax")
 	good := withSysctls(newPod("good", ctr("app", "app:1")), "net.core.somaxconn", "net/ipv4/tcp_syncookies")
 	h.add(bad, good)

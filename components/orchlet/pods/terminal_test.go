@@ -8,13 +8,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"orch.io/orch/fakecri"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 // A pod the API already shows Failed or Succeeded (evicted or completed before the agent
 // restarted) is not started again; one still Running in the API is.
 func TestTerminalPodsFromTheAPINotRestarted(t *testing.T) {
-	h := newHarness(t, &fakecri.Script{}, config(nil), nil)
+	h := newHarness(t, &fakescript.Script{}, config(nil), nil)
 	pod := func(name string, phase corev1.PodPhase) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},

@@ -14,7 +14,8 @@ import (
 
 	"orch.io/orch/components/apis/orchlet/v1beta1"
 	"orch.io/orch/components/orchlet/pods/labels"
-	"orch.io/orch/fakecri"
+	"orch.io/orch/fakecri/calllog"
+	fakescript "orch.io/orch/fakecri/script"
 )
 
 // gatedRuntime holds each RunPodSandbox until want of them are in flight at once (or the last
@@ -117,7 +118,7 @@ func TestWorkersSyncPodsAtOnce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var g *gatedRuntime
-			h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
+			h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
 				o.Workers = tc.workers
 				g = &gatedRuntime{RuntimeService: o.Runtime, want: tc.wantAtOnce, total: tc.pods, byPod: map[string]int{}, sandboxPod: map[string]string{}}
 				o.Runtime = g
@@ -163,7 +164,7 @@ func TestWorkersDoWhatOneLoopDoes(t *testing.T) {
 		h.runUntil(time.Minute)
 		h.remove(gone)
 		h.runUntil(2 * time.Minute)
-		for _, c := range h.rt.Calls(fakecri.CallFilter{}) {
+		for _, c := range h.rt.Calls(calllog.Filter{}) {
 			calls = append(calls, fmt.Sprintf("%v %s", c.Start.Sub(t0), c.Method))
 		}
 		for _, p := range h.m.Pods() {
@@ -228,7 +229,7 @@ func (r *heldRuntime) CreateContainer(ctx context.Context, sandbox string, cfg *
 // removal) is applied once its worker is done.
 func TestWorkersDoNotWaitForEachOther(t *testing.T) {
 	var r *heldRuntime
-	h := newHarness(t, &fakecri.Script{Node: fakecri.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, config(nil), func(o *Options) {
 		o.Workers = 4
 		r = &heldRuntime{RuntimeService: o.Runtime, slow: "uid-slow", fast: "uid-fast", created: make(chan struct{})}
 		o.Runtime = r
@@ -293,7 +294,7 @@ func TestWorkersKeepSerializeImagePulls(t *testing.T) {
 		t.Run(fmt.Sprintf("serializeImagePulls=%v", tc.serialize), func(t *testing.T) {
 			var imgs *countingImages
 			cfg := config(func(c *v1beta1.OrchletConfiguration) { c.SerializeImagePulls = tc.serialize })
-			h := newHarness(t, &fakecri.Script{}, cfg, func(o *Options) {
+			h := newHarness(t, &fakescript.Script{}, cfg, func(o *Options) {
 				o.Workers = 4
 				imgs = &countingImages{ImageManagerService: o.Images}
 				o.Images = imgs

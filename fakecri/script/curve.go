@@ -1,4 +1,4 @@
-package fakecri
+package script
 
 import (
 	"encoding/json"
@@ -79,13 +79,13 @@ type curvePoint struct {
 	linear bool // true: interpolate to the next point; false: hold v until the next point
 }
 
-// compiledCurve is a piecewise linear function of time since start.
-type compiledCurve struct {
+// Piecewise is a piecewise linear function of time since start.
+type Piecewise struct {
 	pts  []curvePoint
 	tail float64 // slope after the last point, per second
 }
 
-func compileCurve(c *Curve, field string) (*compiledCurve, error) {
+func compileCurve(c *Curve, field string) (*Piecewise, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -107,14 +107,14 @@ func compileCurve(c *Curve, field string) (*compiledCurve, error) {
 		if c.Constant.v < 0 {
 			return nil, fmt.Errorf("%s: negative value", field)
 		}
-		return &compiledCurve{pts: []curvePoint{{t: 0, v: c.Constant.v}}}, nil
+		return &Piecewise{pts: []curvePoint{{t: 0, v: c.Constant.v}}}, nil
 	case c.Ramp != nil:
 		r := c.Ramp
 		start := r.After.D().Seconds()
 		if start < 0 || r.Over.D() < 0 {
 			return nil, fmt.Errorf("%s: negative duration in ramp", field)
 		}
-		cc := &compiledCurve{pts: []curvePoint{{t: 0, v: r.From.v}}}
+		cc := &Piecewise{pts: []curvePoint{{t: 0, v: r.From.v}}}
 		if start > 0 {
 			cc.pts = append(cc.pts, curvePoint{t: start, v: r.From.v})
 		}
@@ -140,7 +140,7 @@ func compileCurve(c *Curve, field string) (*compiledCurve, error) {
 	default:
 		steps := append([]Step(nil), c.Steps...)
 		sort.SliceStable(steps, func(i, j int) bool { return steps[i].At.D() < steps[j].At.D() })
-		cc := &compiledCurve{}
+		cc := &Piecewise{}
 		if steps[0].At.D() > 0 {
 			cc.pts = append(cc.pts, curvePoint{t: 0, v: 0})
 		}
@@ -154,8 +154,8 @@ func compileCurve(c *Curve, field string) (*compiledCurve, error) {
 	}
 }
 
-// at returns the value d after start.
-func (c *compiledCurve) at(d time.Duration) float64 {
+// At returns the value d after start.
+func (c *Piecewise) At(d time.Duration) float64 {
 	if c == nil {
 		return 0
 	}
@@ -176,7 +176,7 @@ func (c *compiledCurve) at(d time.Duration) float64 {
 }
 
 // segment returns the index of the last point at or before t.
-func (c *compiledCurve) segment(t float64) int {
+func (c *Piecewise) segment(t float64) int {
 	i := sort.Search(len(c.pts), func(i int) bool { return c.pts[i].t > t }) - 1
 	if i < 0 {
 		i = 0
@@ -185,12 +185,12 @@ func (c *compiledCurve) segment(t float64) int {
 }
 
 // integral returns the area under the curve from start to d, in value·seconds.
-func (c *compiledCurve) integral(d time.Duration) float64 {
-	return c.integralCapped(d, math.Inf(1))
+func (c *Piecewise) integral(d time.Duration) float64 {
+	return c.IntegralCapped(d, math.Inf(1))
 }
 
-// integralCapped is the area under min(curve, limit) from start to d.
-func (c *compiledCurve) integralCapped(d time.Duration, limit float64) float64 {
+// IntegralCapped is the area under min(curve, limit) from start to d.
+func (c *Piecewise) IntegralCapped(d time.Duration, limit float64) float64 {
 	if c == nil {
 		return 0
 	}
@@ -242,9 +242,9 @@ func area(a, b, w, limit float64) float64 {
 	return limit*x + (limit+b)/2*(w-x)
 }
 
-// firstReach returns the first time since start at which the curve is at
+// FirstReach returns the first time since start at which the curve is at
 // least threshold, if it ever is.
-func (c *compiledCurve) firstReach(threshold float64) (time.Duration, bool) {
+func (c *Piecewise) FirstReach(threshold float64) (time.Duration, bool) {
 	if c == nil {
 		return 0, false
 	}

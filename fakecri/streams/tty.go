@@ -1,4 +1,4 @@
-package fakecri
+package streams
 
 import (
 	"bytes"
@@ -21,14 +21,10 @@ type terminal struct {
 
 func newTerminal(in io.Reader, out io.Writer) *terminal {
 	if in == nil {
-		in = eofReader{}
+		in = EOF{}
 	}
 	return &terminal{in: in, out: &ttyWriter{w: out}}
 }
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // Read answers at most one cooked line per call, so that a reader prompting before each read
 // prompts once a line.

@@ -1,4 +1,4 @@
-package fakecri
+package script
 
 import (
 	"bytes"
@@ -125,20 +125,20 @@ func strictJSON(b []byte, v any) error {
 	return dec.Decode(v)
 }
 
-// glob is a compiled pattern: `*` matches any run of characters (slashes
+// Glob is a compiled pattern: `*` matches any run of characters (slashes
 // included), `?` matches one character; everything else is literal. An
 // empty pattern matches everything.
-type glob struct {
+type Glob struct {
 	pat string
 	re  *regexp.Regexp // nil: literal compare (or match-all when pat == "")
 }
 
-func compileGlob(p string) glob {
+func CompileGlob(p string) Glob {
 	if p == "" || p == "*" {
-		return glob{pat: ""}
+		return Glob{pat: ""}
 	}
 	if !strings.ContainsAny(p, "*?") {
-		return glob{pat: p}
+		return Glob{pat: p}
 	}
 	var sb strings.Builder
 	sb.WriteString("^")
@@ -153,12 +153,12 @@ func compileGlob(p string) glob {
 		}
 	}
 	sb.WriteString("$")
-	return glob{pat: p, re: regexp.MustCompile(sb.String())}
+	return Glob{pat: p, re: regexp.MustCompile(sb.String())}
 }
 
-func (g glob) any() bool { return g.pat == "" }
+func (g Glob) Any() bool { return g.pat == "" }
 
-func (g glob) match(s string) bool {
+func (g Glob) Match(s string) bool {
 	if g.pat == "" {
 		return true
 	}

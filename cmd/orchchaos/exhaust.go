@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,7 @@ const (
 	stormWatchers = 2000     // watches opened at once
 	seedEvents    = 4000     // events stored before, with 1,000-byte notes: a list of about 6 MB, more than loopback buffers hold
 	probeEvery    = 20 * time.Millisecond
+	traceStart    = 3 * time.Second // with --profiles, both sides traced this long from the attack's start
 )
 
 // exhaustReport is what the exhaustion campaign measured.
@@ -43,7 +45,7 @@ type exhaustReport struct {
 	rssEnd                  int64           // at the end of the window, the attackers still there
 	rssAfter                int64           // 30 s after every attacker has gone
 	rssLater                int64           // two minutes after
-	readyzSlowest           []string        // the /readyz answers over a second, and when
+	readyzSlowest           []string        // the /readyz answers over 100 ms, when, and where their time went
 	readyzFailures          []string        // the /readyz answers not 200, and when
 	idle                    int             // idle connections held open
 	idleClosed              []time.Duration // how long each idle connection the server closed was open
@@ -152,19 +154,37 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	}
 	fmt.Fprintf(out, "%d idle connections open after %v, resident %d MiB\n", r.idle, time.Since(t0).Round(time.Second), rssKiB(srv.cmd.Process.Pid)>>10)
 	heap("idle", false)
+	// The probe's connection is open before the attack, as a monitor's kept-alive connection is:
+	// its answers are /readyz's, not a handshake's queued behind the attack's thousands.
+	probe := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
+	if _, err := getBody(probe, srv.url+"/readyz"); err != nil {
+		return Verdict{}, fmt.Errorf("the probe's first /readyz, before the attack: %w", err)
+	}
 	serverSide, serverSideErr := scrapeNonResourceGETs(srv)
+	if o.profiles != "" {
+		// Both sides' scheduling over the attack's first seconds, when every attacker starts at
+		// once: the server's runtime trace and orchchaos' own (go tool trace FILE).
+		stopTrace := traceSelf(filepath.Join(o.profiles, "trace-orchchaos-start.out"), out)
+		go func() {
+			if err := serverTrace(srv, filepath.Join(o.profiles, "trace-start.out"), traceStart); err != nil {
+				fmt.Fprintln(out, "   trace:", err)
+			}
+			stopTrace()
+		}()
+	}
 	window := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.exhaust)
 	defer cancel()
 	var wg sync.WaitGroup
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 
-	// The probe and the well-behaved client, each on a connection of its own.
+	// The probe and the well-behaved client, each on a connection of its own (the probe's open).
 	goRun(func() {
-		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 		for ctx.Err() == nil {
 			t0 := time.Now()
-			resp, err := c.Get(srv.url + "/readyz")
+			var pt probeTrace
+			req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), pt.trace()), http.MethodGet, srv.url+"/readyz", nil)
+			resp, err := probe.Do(req)
 			d := time.Since(t0)
 			ok := err == nil && resp.StatusCode == http.StatusOK
 			if err == nil {
@@ -173,8 +193,8 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 			}
 			mu.Lock()
 			r.readyz = append(r.readyz, d)
-			if d > time.Second {
-				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v", d.Round(time.Millisecond), t0.Sub(window).Round(time.Second)))
+			if d > 100*time.Millisecond {
+				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v (%s)", d.Round(time.Millisecond), t0.Sub(window).Round(time.Millisecond), pt.describe(t0)))
 			}
 			if !ok && ctx.Err() == nil {
 				r.readyzFailed++
@@ -373,7 +393,7 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 		fmt.Fprintln(out, "heap", h)
 	}
 	if len(r.readyzSlowest) > 0 {
-		fmt.Fprintf(out, "/readyz over 1 s: %s\n", strings.Join(r.readyzSlowest, ", "))
+		fmt.Fprintf(out, "/readyz over 100ms, when in the window, and where the time went: %s\n", strings.Join(r.readyzSlowest, "; "))
 	}
 	v := Verdict{Problems: r.problems()}
 	for _, p := range v.Problems {
@@ -481,4 +501,36 @@ func rssKiB(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// probeTrace is when a /readyz probe's steps happened, as its client saw them.
+type probeTrace struct {
+	gotConn, handshakeStart, handshakeDone, wrote, firstByte time.Time
+	reused                                                   bool
+}
+
+func (p *probeTrace) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn:              func(i httptrace.GotConnInfo) { p.gotConn, p.reused = time.Now(), i.Reused },
+		TLSHandshakeStart:    func() { p.handshakeStart = time.Now() },
+		TLSHandshakeDone:     func(tls.ConnectionState, error) { p.handshakeDone = time.Now() },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { p.wrote = time.Now() },
+		GotFirstResponseByte: func() { p.firstByte = time.Now() },
+	}
+}
+
+// describe says where a probe started at t0 spent its time: the connection (a new one's TLS
+// handshake), the request written, the answer's first byte.
+func (p *probeTrace) describe(t0 time.Time) string {
+	at := func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return t.Sub(t0).Round(time.Millisecond).String()
+	}
+	conn := "connection reused"
+	if !p.reused {
+		conn = "new connection, TLS handshake " + at(p.handshakeStart) + " to " + at(p.handshakeDone)
+	}
+	return fmt.Sprintf("%s, connection at %s, request written at %s, first byte at %s", conn, at(p.gotConn), at(p.wrote), at(p.firstByte))
 }

@@ -93,3 +93,25 @@ func TestNonResourceGETs(t *testing.T) {
 		t.Error("metrics without the histogram: no error")
 	}
 }
+
+// A slow probe is told apart by where its time went: a new connection's handshake, or the answer
+// on a connection already open.
+func TestProbeTraceDescribe(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, c := range []struct {
+		p    probeTrace
+		want string
+	}{
+		{probeTrace{reused: true, gotConn: t0, wrote: t0, firstByte: ms(1859)},
+			"connection reused, connection at 0s, request written at 0s, first byte at 1.859s"},
+		{probeTrace{handshakeStart: ms(160), handshakeDone: ms(641), gotConn: ms(641), wrote: ms(641), firstByte: ms(1661)},
+			"new connection, TLS handshake 160ms to 641ms, connection at 641ms, request written at 641ms, first byte at 1.661s"},
+		{probeTrace{handshakeStart: ms(211)},
+			"new connection, TLS handshake 211ms to never, connection at never, request written at never, first byte at never"},
+	} {
+		if got := c.p.describe(t0); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}

@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,12 +154,14 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	}
 	fmt.Fprintf(out, "%d idle connections open after %v, resident %d MiB\n", r.idle, time.Since(t0).Round(time.Second), rssKiB(srv.cmd.Process.Pid)>>10)
 	heap("idle", false)
-	// The probe's connection is open before the attack, as a monitor's kept-alive connection is:
-	// its answers are /readyz's, not a handshake's queued behind the attack's thousands.
-	probe := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
-	if _, err := getBody(probe, srv.url+"/readyz"); err != nil {
-		return Verdict{}, fmt.Errorf("the probe's first /readyz, before the attack: %w", err)
+	// The probe, in a process of its own, its connection open before the attack, as a monitor's
+	// kept-alive connection is: its answers are /readyz's, not a handshake's queued behind the
+	// attack's thousands, nor this process's scheduling.
+	probe, err := startProbe(srv, o.dataDir)
+	if err != nil {
+		return Verdict{}, err
 	}
+	defer probe.stop()
 	serverSide, serverSideErr := scrapeNonResourceGETs(srv)
 	if o.profiles != "" {
 		// Both sides' scheduling over the attack's first seconds, when every attacker starts at
@@ -179,33 +181,29 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 
 	// The probe and the well-behaved client, each on a connection of its own (the probe's open).
+	goRun(func() { <-ctx.Done(); probe.stop() })
 	goRun(func() {
-		for ctx.Err() == nil {
-			t0 := time.Now()
-			var pt probeTrace
-			req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), pt.trace()), http.MethodGet, srv.url+"/readyz", nil)
-			resp, err := probe.Do(req)
-			d := time.Since(t0)
-			ok := err == nil && resp.StatusCode == http.StatusOK
-			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+		end := window.Add(o.exhaust)
+		err := probe.each(func(p probeLine) {
+			if p.sent.Before(window) || !p.sent.Before(end) {
+				return
 			}
 			mu.Lock()
-			r.readyz = append(r.readyz, d)
-			if d > 100*time.Millisecond {
-				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v (%s)", d.Round(time.Millisecond), t0.Sub(window).Round(time.Millisecond), pt.describe(t0)))
+			defer mu.Unlock()
+			r.readyz = append(r.readyz, p.took)
+			if p.took > 100*time.Millisecond {
+				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v (%s)", p.took.Round(time.Millisecond), p.sent.Sub(window).Round(time.Millisecond), p.details))
 			}
-			if !ok && ctx.Err() == nil {
+			if p.status != "200" {
 				r.readyzFailed++
-				why := fmt.Sprint(err)
-				if err == nil {
-					why = resp.Status
-				}
-				r.readyzFailures = append(r.readyzFailures, fmt.Sprintf("%s at %v", why, t0.Sub(window).Round(time.Second)))
+				r.readyzFailures = append(r.readyzFailures, fmt.Sprintf("%s at %v", p.status, p.sent.Sub(window).Round(time.Second)))
 			}
-			mu.Unlock()
-			time.Sleep(probeEvery)
+		})
+		if err == nil {
+			err = probe.wait()
+		}
+		if err != nil {
+			fmt.Fprintln(out, "   the probe:", err)
 		}
 	})
 	goRun(func() {
@@ -273,6 +271,12 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 				conns.add(c)
 				if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
 					answer = strconv.Itoa(resp.StatusCode)
+					if resp.StatusCode == http.StatusBadRequest {
+						// Not the timeout's answer: why, from the Status.
+						var status struct{ Message string }
+						_ = json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&status)
+						answer += " " + status.Message
+					}
 				} else if ctx.Err() == nil {
 					answer = "closed"
 				}
@@ -501,36 +505,4 @@ func rssKiB(pid int) int64 {
 		}
 	}
 	return 0
-}
-
-// probeTrace is when a /readyz probe's steps happened, as its client saw them.
-type probeTrace struct {
-	gotConn, handshakeStart, handshakeDone, wrote, firstByte time.Time
-	reused                                                   bool
-}
-
-func (p *probeTrace) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { p.gotConn, p.reused = time.Now(), i.Reused },
-		TLSHandshakeStart:    func() { p.handshakeStart = time.Now() },
-		TLSHandshakeDone:     func(tls.ConnectionState, error) { p.handshakeDone = time.Now() },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { p.wrote = time.Now() },
-		GotFirstResponseByte: func() { p.firstByte = time.Now() },
-	}
-}
-
-// describe says where a probe started at t0 spent its time: the connection (a new one's TLS
-// handshake), the request written, the answer's first byte.
-func (p *probeTrace) describe(t0 time.Time) string {
-	at := func(t time.Time) string {
-		if t.IsZero() {
-			return "never"
-		}
-		return t.Sub(t0).Round(time.Millisecond).String()
-	}
-	conn := "connection reused"
-	if !p.reused {
-		conn = "new connection, TLS handshake " + at(p.handshakeStart) + " to " + at(p.handshakeDone)
-	}
-	return fmt.Sprintf("%s, connection at %s, request written at %s, first byte at %s", conn, at(p.gotConn), at(p.wrote), at(p.firstByte))
 }

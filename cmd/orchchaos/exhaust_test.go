@@ -115,3 +115,19 @@ func TestProbeTraceDescribe(t *testing.T) {
 		}
 	}
 }
+
+// The probe process's lines read back as written, its details (with spaces) whole.
+func TestProbeLine(t *testing.T) {
+	want := probeLine{sent: time.Unix(0, 1764374400123456789), took: 1859 * time.Millisecond, status: "200", details: "connection reused, connection at 0s, request written at 0s, first byte at 1.859s"}
+	got, err := parseProbeLine(want.String())
+	if err != nil || !got.sent.Equal(want.sent) || got.took != want.took || got.status != want.status || got.details != want.details {
+		t.Errorf("got %+v, %v; want %+v", got, err, want)
+	}
+	failed := probeLine{sent: time.Unix(0, 1), status: `Get "https://127.0.0.1:1/readyz": context deadline exceeded`, details: "new connection"}
+	if got, err := parseProbeLine(failed.String()); err != nil || got.status != failed.status {
+		t.Errorf("got %+v, %v; want status %q", got, err, failed.status)
+	}
+	if _, err := parseProbeLine("ready"); err == nil {
+		t.Error(`"ready" read as an answer`)
+	}
+}

@@ -56,7 +56,19 @@ func main() {
 	pflag.IntVar(&a.pods, "pods", 100, "with --agent: how many pods")
 	pflag.DurationVar(&a.converge, "converge-within", 3*time.Minute, "with --agent: how long after each restart the runtime may take to run exactly the pods that should run")
 	pflag.BoolVar(&a.api, "api-mode", false, "with --agent: run orchlet in API-server mode on orch-apiserver (--apiserver, its embedded etcd), the pods created bound to its node and deleted through the API, and judge their statuses there too")
+	var probeURL, probeCA string
+	pflag.StringVar(&probeURL, "probe-readyz", "", "ask this server's /readyz every 20 ms until stdin ends, one line per answer (how --exhaust runs its probe)")
+	pflag.StringVar(&probeCA, "probe-ca", "", "with --probe-readyz: the server's certificate, trusted")
+	_ = pflag.CommandLine.MarkHidden("probe-readyz")
+	_ = pflag.CommandLine.MarkHidden("probe-ca")
 	pflag.Parse()
+	if probeURL != "" {
+		if err := runProbe(probeURL, probeCA, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "orchchaos: probe:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if mf.name != "" {
 		if err := serveMember(mf); err != nil {
 			fmt.Fprintln(os.Stderr, "orchchaos: etcd member:", err)

@@ -365,7 +365,8 @@ chaos-apiserver-failover:
 ## watches, /readyz probed every 20 ms and a well-behaved client writing; it fails when /readyz is
 ## not answered 200 or the client is not served, and prints latency and memory beside, the server's
 ## heap as its runtime counts it from before the attack to 2 minutes after (needs 11,000 open files);
-## CHAOS_PROFILES=<dir> keeps the server's heap profiles and 10 s of its CPU; make chaos runs it first
+## CHAOS_PROFILES=<dir> keeps the server's heap profiles, 10 s of its CPU and both sides' runtime
+## traces of the attack's first 3 s; make chaos runs it first
 CHAOS_EXHAUST ?= 120s
 CHAOS_PROFILES ?=
 chaos: chaos-apiserver-exhaust

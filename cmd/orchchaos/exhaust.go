@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ const (
 	stormWatchers = 2000     // watches opened at once
 	seedEvents    = 4000     // events stored before, with 1,000-byte notes: a list of about 6 MB, more than loopback buffers hold
 	probeEvery    = 20 * time.Millisecond
+	traceStart    = 3 * time.Second // with --profiles, both sides traced this long from the attack's start
 )
 
 // exhaustReport is what the exhaustion campaign measured.
@@ -43,7 +45,7 @@ type exhaustReport struct {
 	rssEnd                  int64           // at the end of the window, the attackers still there
 	rssAfter                int64           // 30 s after every attacker has gone
 	rssLater                int64           // two minutes after
-	readyzSlowest           []string        // the /readyz answers over a second, and when
+	readyzSlowest           []string        // the /readyz answers over 100 ms, when, and where their time went
 	readyzFailures          []string        // the /readyz answers not 200, and when
 	idle                    int             // idle connections held open
 	idleClosed              []time.Duration // how long each idle connection the server closed was open
@@ -152,40 +154,56 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	}
 	fmt.Fprintf(out, "%d idle connections open after %v, resident %d MiB\n", r.idle, time.Since(t0).Round(time.Second), rssKiB(srv.cmd.Process.Pid)>>10)
 	heap("idle", false)
+	// The probe, in a process of its own, its connection open before the attack, as a monitor's
+	// kept-alive connection is: its answers are /readyz's, not a handshake's queued behind the
+	// attack's thousands, nor this process's scheduling.
+	probe, err := startProbe(srv, o.dataDir)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer probe.stop()
 	serverSide, serverSideErr := scrapeNonResourceGETs(srv)
+	if o.profiles != "" {
+		// Both sides' scheduling over the attack's first seconds, when every attacker starts at
+		// once: the server's runtime trace and orchchaos' own (go tool trace FILE).
+		stopTrace := traceSelf(filepath.Join(o.profiles, "trace-orchchaos-start.out"), out)
+		go func() {
+			if err := serverTrace(srv, filepath.Join(o.profiles, "trace-start.out"), traceStart); err != nil {
+				fmt.Fprintln(out, "   trace:", err)
+			}
+			stopTrace()
+		}()
+	}
 	window := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.exhaust)
 	defer cancel()
 	var wg sync.WaitGroup
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 
-	// The probe and the well-behaved client, each on a connection of its own.
+	// The probe and the well-behaved client, each on a connection of its own (the probe's open).
+	goRun(func() { <-ctx.Done(); probe.stop() })
 	goRun(func() {
-		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
-		for ctx.Err() == nil {
-			t0 := time.Now()
-			resp, err := c.Get(srv.url + "/readyz")
-			d := time.Since(t0)
-			ok := err == nil && resp.StatusCode == http.StatusOK
-			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+		end := window.Add(o.exhaust)
+		err := probe.each(func(p probeLine) {
+			if p.sent.Before(window) || !p.sent.Before(end) {
+				return
 			}
 			mu.Lock()
-			r.readyz = append(r.readyz, d)
-			if d > time.Second {
-				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v", d.Round(time.Millisecond), t0.Sub(window).Round(time.Second)))
+			defer mu.Unlock()
+			r.readyz = append(r.readyz, p.took)
+			if p.took > 100*time.Millisecond {
+				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v (%s)", p.took.Round(time.Millisecond), p.sent.Sub(window).Round(time.Millisecond), p.details))
 			}
-			if !ok && ctx.Err() == nil {
+			if p.status != "200" {
 				r.readyzFailed++
-				why := fmt.Sprint(err)
-				if err == nil {
-					why = resp.Status
-				}
-				r.readyzFailures = append(r.readyzFailures, fmt.Sprintf("%s at %v", why, t0.Sub(window).Round(time.Second)))
+				r.readyzFailures = append(r.readyzFailures, fmt.Sprintf("%s at %v", p.status, p.sent.Sub(window).Round(time.Second)))
 			}
-			mu.Unlock()
-			time.Sleep(probeEvery)
+		})
+		if err == nil {
+			err = probe.wait()
+		}
+		if err != nil {
+			fmt.Fprintln(out, "   the probe:", err)
 		}
 	})
 	goRun(func() {
@@ -253,6 +271,12 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 				conns.add(c)
 				if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
 					answer = strconv.Itoa(resp.StatusCode)
+					if resp.StatusCode == http.StatusBadRequest {
+						// Not the timeout's answer: why, from the Status.
+						var status struct{ Message string }
+						_ = json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&status)
+						answer += " " + status.Message
+					}
 				} else if ctx.Err() == nil {
 					answer = "closed"
 				}
@@ -373,7 +397,7 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 		fmt.Fprintln(out, "heap", h)
 	}
 	if len(r.readyzSlowest) > 0 {
-		fmt.Fprintf(out, "/readyz over 1 s: %s\n", strings.Join(r.readyzSlowest, ", "))
+		fmt.Fprintf(out, "/readyz over 100ms, when in the window, and where the time went: %s\n", strings.Join(r.readyzSlowest, "; "))
 	}
 	v := Verdict{Problems: r.problems()}
 	for _, p := range v.Problems {

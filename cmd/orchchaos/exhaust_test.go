@@ -93,3 +93,41 @@ func TestNonResourceGETs(t *testing.T) {
 		t.Error("metrics without the histogram: no error")
 	}
 }
+
+// A slow probe is told apart by where its time went: a new connection's handshake, or the answer
+// on a connection already open.
+func TestProbeTraceDescribe(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, c := range []struct {
+		p    probeTrace
+		want string
+	}{
+		{probeTrace{reused: true, gotConn: t0, wrote: t0, firstByte: ms(1859)},
+			"connection reused, connection at 0s, request written at 0s, first byte at 1.859s"},
+		{probeTrace{handshakeStart: ms(160), handshakeDone: ms(641), gotConn: ms(641), wrote: ms(641), firstByte: ms(1661)},
+			"new connection, TLS handshake 160ms to 641ms, connection at 641ms, request written at 641ms, first byte at 1.661s"},
+		{probeTrace{handshakeStart: ms(211)},
+			"new connection, TLS handshake 211ms to never, connection at never, request written at never, first byte at never"},
+	} {
+		if got := c.p.describe(t0); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
+
+// The probe process's lines read back as written, its details (with spaces) whole.
+func TestProbeLine(t *testing.T) {
+	want := probeLine{sent: time.Unix(0, 1764374400123456789), took: 1859 * time.Millisecond, status: "200", details: "connection reused, connection at 0s, request written at 0s, first byte at 1.859s"}
+	got, err := parseProbeLine(want.String())
+	if err != nil || !got.sent.Equal(want.sent) || got.took != want.took || got.status != want.status || got.details != want.details {
+		t.Errorf("got %+v, %v; want %+v", got, err, want)
+	}
+	failed := probeLine{sent: time.Unix(0, 1), status: `Get "https://127.0.0.1:1/readyz": context deadline exceeded`, details: "new connection"}
+	if got, err := parseProbeLine(failed.String()); err != nil || got.status != failed.status {
+		t.Errorf("got %+v, %v; want status %q", got, err, failed.status)
+	}
+	if _, err := parseProbeLine("ready"); err == nil {
+		t.Error(`"ready" read as an answer`)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,31 @@ func cpuProfile(srv *server, file string, d time.Duration) error {
 		return err
 	}
 	return os.WriteFile(file, body, 0o644)
+}
+
+// serverTrace asks the server for a runtime trace of d (/debug/pprof/trace) into file.
+func serverTrace(srv *server, file string, d time.Duration) error {
+	c := &http.Client{Transport: srv.client.Transport, Timeout: d + 30*time.Second}
+	body, err := getBody(c, srv.url+"/debug/pprof/trace?seconds="+strconv.Itoa(int(d.Seconds())))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, body, 0o644)
+}
+
+// traceSelf starts orchchaos' own runtime trace into file; the func returned stops it.
+func traceSelf(file string, out io.Writer) func() {
+	f, err := os.Create(file)
+	if err == nil {
+		if err = trace.Start(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(out, "   trace:", err)
+		return func() {}
+	}
+	return func() { trace.Stop(); f.Close() }
 }
 
 // nonResourceGETs is the server's own latency histogram of GETs of a path that is no resource

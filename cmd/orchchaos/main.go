@@ -38,7 +38,7 @@ func main() {
 	pflag.IntVar(&o.replicas, "replicas", 1, "orch-apiserver replicas: 2 runs the etcd failover campaign instead of kills of the server (with --etcd-members 3): --kills rounds, each killing the etcd leader or stopping a follower under the writes")
 	pflag.DurationVar(&o.exhaust, "exhaust", 0, "run the resource exhaustion campaign for this long instead of kills: idle connections, slow bodies, unread answers, oversized headers and bodies and a watch storm, /readyz probed every 20 ms and a well-behaved client writing")
 	pflag.IntVar(&o.idle, "idle", 10000, "with --exhaust: idle connections held open")
-	pflag.StringVar(&o.profiles, "profiles", "", "with --exhaust: write the server's profiles into this directory: heap-<point>.pb.gz at each point its memory is reported (before, idle, window, end, after, after-gc, later) and cpu-window.pb.gz, 10 s of CPU from 5 s into the window; the heap figures are printed in any case")
+	pflag.StringVar(&o.profiles, "profiles", "", "with --exhaust: write the server's profiles into this directory: heap-<point>.pb.gz at each point its memory is reported (before, idle, window, end, after, after-gc, later) cpu-window.pb.gz, 10 s of CPU from 5 s into the window, and trace-start.out and trace-orchchaos-start.out, the server's and orchchaos' own runtime traces over the window's first 3 s (go tool trace); the heap figures are printed in any case")
 	var mf memberFlags
 	pflag.StringVar(&mf.name, "serve-etcd-member", "", "run as this member of an etcd cluster until SIGTERM (how --etcd-members starts each)")
 	pflag.StringVar(&mf.dir, "etcd-member-dir", "", "the member's data directory")
@@ -56,7 +56,19 @@ func main() {
 	pflag.IntVar(&a.pods, "pods", 100, "with --agent: how many pods")
 	pflag.DurationVar(&a.converge, "converge-within", 3*time.Minute, "with --agent: how long after each restart the runtime may take to run exactly the pods that should run")
 	pflag.BoolVar(&a.api, "api-mode", false, "with --agent: run orchlet in API-server mode on orch-apiserver (--apiserver, its embedded etcd), the pods created bound to its node and deleted through the API, and judge their statuses there too")
+	var probeURL, probeCA string
+	pflag.StringVar(&probeURL, "probe-readyz", "", "ask this server's /readyz every 20 ms until stdin ends, one line per answer (how --exhaust runs its probe)")
+	pflag.StringVar(&probeCA, "probe-ca", "", "with --probe-readyz: the server's certificate, trusted")
+	_ = pflag.CommandLine.MarkHidden("probe-readyz")
+	_ = pflag.CommandLine.MarkHidden("probe-ca")
 	pflag.Parse()
+	if probeURL != "" {
+		if err := runProbe(probeURL, probeCA, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "orchchaos: probe:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if mf.name != "" {
 		if err := serveMember(mf); err != nil {
 			fmt.Fprintln(os.Stderr, "orchchaos: etcd member:", err)

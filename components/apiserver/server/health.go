@@ -27,9 +27,12 @@ const storageProbeTimeout = 2 * time.Second
 
 // storageCheck is the health checks' etcd check: storage answers its revision within
 // storageProbeTimeout. As Kubernetes' etcd check, it asks storage at most once every half of that
-// timeout, and answers a check in between with the result of the latest probe sent: a probe every
-// 20 ms (a load balancer, a kubelet, a monitor) costs storage one read a second, and under load
-// only the check that sends the probe waits on storage, not every /readyz.
+// timeout and answers the checks in between with the result of the latest probe sent: a probe
+// every 20 ms (a load balancer, a kubelet, a monitor) costs storage one read a second. Unlike
+// Kubernetes', no check waits on storage, not even the one that sends the probe: under load a
+// read of etcd can take a second, and a /readyz answer would take it too. So a check answers at
+// once with what is known, which lags storage by at most the probe's period and timeout (as the
+// checks between probes do in Kubernetes).
 func storageCheck(clk clock.Clock, s storage.Interface) func(context.Context) error {
 	p := &storageProbe{clk: clk, every: storageProbeTimeout / 2, probe: func(ctx context.Context) error {
 		ctx, cancel := clk.WithTimeout(ctx, storageProbeTimeout)
@@ -40,7 +43,8 @@ func storageCheck(clk clock.Clock, s storage.Interface) func(context.Context) er
 	return p.check
 }
 
-// storageProbe runs probe at most once every every; the checks in between get the latest result.
+// storageProbe sends probe at most once every every, in the background; a check answers the
+// latest result.
 type storageProbe struct {
 	clk   clock.Clock
 	every time.Duration
@@ -52,16 +56,20 @@ type storageProbe struct {
 	latest error     // that probe's result; nil before the first (the server serves once storage answered)
 }
 
-func (p *storageProbe) check(ctx context.Context) error {
+func (p *storageProbe) check(context.Context) error {
 	now := p.clk.Now()
 	p.mu.Lock()
-	if now.Before(p.next) {
-		defer p.mu.Unlock()
-		return p.latest
+	defer p.mu.Unlock()
+	if !now.Before(p.next) {
+		p.next = now.Add(p.every)
+		// Not the request's context: the probe outlives the check that sent it.
+		go p.send(now)
 	}
-	p.next = now.Add(p.every)
-	p.mu.Unlock()
-	err := p.probe(ctx)
+	return p.latest
+}
+
+func (p *storageProbe) send(now time.Time) {
+	err := p.probe(context.Background())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// A slow probe finishing after a later one does not replace the later one's result: the
@@ -69,7 +77,6 @@ func (p *storageProbe) check(ctx context.Context) error {
 	if !now.Before(p.sent) {
 		p.sent, p.latest = now, err
 	}
-	return err
 }
 
 // shutdownCheck fails once terminating closes, as Kubernetes' readyz "shutdown" check does.

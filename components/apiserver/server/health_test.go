@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,54 +35,67 @@ func TestReadyzFailsWhenTerminating(t *testing.T) {
 func TestStorageCheckProbesOnceASecond(t *testing.T) {
 	clk := clock.NewMock()
 	clk.Set(start)
-	var probes int
+	var mu sync.Mutex
+	probes := 0
 	answer := error(nil)
-	p := &storageProbe{clk: clk, every: time.Second, probe: func(context.Context) error { probes++; return answer }}
+	p := &storageProbe{clk: clk, every: time.Second, probe: func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		probes++
+		return answer
+	}}
+	// Each check answers the latest result known, the one that sends a probe too: it does not wait
+	// for storage's answer.
 	steps := []struct {
 		advance    time.Duration
 		answer     error
-		wantProbes int
 		wantErr    error
+		wantProbes int
+		wantAfter  error // once the probe sent, if any, has answered
 	}{
-		{0, nil, 1, nil},
-		{500 * time.Millisecond, errDown, 1, nil}, // storage failed, not asked yet
-		{500 * time.Millisecond, errDown, 2, errDown},
-		{999 * time.Millisecond, nil, 2, errDown}, // the latest result, until the next probe
-		{time.Millisecond, nil, 3, nil},
+		{0, nil, nil, 1, nil},
+		{500 * time.Millisecond, errDown, nil, 1, nil}, // storage failed, not asked yet
+		{500 * time.Millisecond, errDown, nil, 2, errDown},
+		{999 * time.Millisecond, nil, errDown, 2, errDown}, // the latest result, until the next probe
+		{time.Millisecond, nil, errDown, 3, nil},
 	}
 	for i, s := range steps {
 		clk.Add(s.advance)
+		mu.Lock()
 		answer = s.answer
-		if err := p.check(context.Background()); err != s.wantErr || probes != s.wantProbes {
-			t.Errorf("step %d: %v after %d probes, want %v after %d", i, err, probes, s.wantErr, s.wantProbes)
+		mu.Unlock()
+		if err := p.check(context.Background()); err != s.wantErr {
+			t.Errorf("step %d: %v, want %v", i, err, s.wantErr)
 		}
+		eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return probes == s.wantProbes
+		})
+		eventually(t, func() bool { return p.check(context.Background()) == s.wantAfter })
 	}
 
-	// A probe still waiting on storage when a later one answers: the later one's result stays.
+	// While a probe waits on storage, checks answer at once; a probe still waiting when a later
+	// one answers does not replace the later one's result.
 	release := make(chan error)
 	slow := &storageProbe{clk: clk, every: time.Second, probe: func(context.Context) error { return <-release }}
-	done := make(chan error)
-	go func() { done <- slow.check(context.Background()) }()
-	eventually(t, func() bool {
-		slow.mu.Lock()
-		defer slow.mu.Unlock()
-		return !slow.next.IsZero()
-	})
+	if err := slow.check(context.Background()); err != nil {
+		t.Errorf("the first check: %v, want nil (no result yet)", err)
+	}
 	if err := slow.check(context.Background()); err != nil {
 		t.Errorf("while the first probe waits: %v, want nil (no result yet)", err)
 	}
 	clk.Add(time.Second)
-	go func() { done <- slow.check(context.Background()) }()
-	release <- nil // one of the two probes answers ok...
-	<-done
-	release <- errDown // ...and the other fails
-	<-done
-	slow.mu.Lock()
-	latestSent := slow.sent
-	slow.mu.Unlock()
-	if !latestSent.Equal(clk.Now()) {
-		t.Errorf("the result kept is of the probe sent at %v, want the latest, sent at %v", latestSent, clk.Now())
+	if err := slow.check(context.Background()); err != nil { // sends the second probe
+		t.Errorf("while both probes wait: %v, want nil", err)
 	}
+	release <- nil     // one of the two probes answers ok...
+	release <- errDown // ...and the other fails
+	eventually(t, func() bool {
+		slow.mu.Lock()
+		defer slow.mu.Unlock()
+		return slow.sent.Equal(clk.Now())
+	})
 }
 
 var errDown = errors.New("etcd down")

@@ -77,7 +77,7 @@ func TestCommands(t *testing.T) {
 func TestCompare(t *testing.T) {
 	leak := filepath.Join("..", "..", "scenarios", "eviction-memory-leak-hard.yaml")
 	out, code := orchsim(t, "compare", "--sweep", "eviction-hard=memory.available<100Mi,300Mi", leak)
-	if code != 0 || !strings.Contains(out, "run 3 parts from run 1 at trace line 762:") || !strings.Contains(out, "outcome of each run:") {
+	if code != 0 || !strings.Contains(out, "run 3 parts from run 1 at trace line 730:") || !strings.Contains(out, "outcome of each run:") {
 		t.Fatalf("compare --sweep: %d\n%s", code, out)
 	}
 	for _, tc := range []struct {
@@ -171,7 +171,7 @@ func TestCompareAt(t *testing.T) {
 	}
 	out, code := orchsim(t, "compare", "--at", "HEAD", "--with", "eviction-hard=memory.available<300Mi", leak)
 	hash := strings.TrimSpace(string(head))[:12]
-	for _, want := range []string{"run 2: as written, orchsim at " + hash + " (1401 trace lines)", "run 2's trace is the same as run 1's", "run 3 parts from run 1 at trace line 762:"} {
+	for _, want := range []string{"run 2: as written, orchsim at " + hash + " (1341 trace lines)", "run 2's trace is the same as run 1's", "run 3 parts from run 1 at trace line 730:"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("compare --at: %d, no %q in\n%s", code, want, out)
 		}

@@ -128,12 +128,12 @@ func TestCompareScenarios(t *testing.T) {
 		want                    []string // lines of CompareText and SweepTable, their spaces squeezed
 	}{
 		{file: "eviction-memory-leak-hard.yaml", sweep: "eviction-hard=memory.available<100Mi,300Mi", want: []string{
-			"run 2: --eviction-hard=memory.available<100Mi (1401 trace lines)",
+			"run 2: --eviction-hard=memory.available<100Mi (1341 trace lines)",
 			"pod default/leaker on node-a",
 			"evicted at 00:06:00.000 00:06:00.000 00:04:20.000",
 			"evicted at 00:06:30.000 00:06:30.000 never",
 			"run 2's trace is the same as run 1's",
-			"run 3 parts from run 1 at trace line 762:",
+			"run 3 parts from run 1 at trace line 730:",
 			"run 3: 00:04:20.000 node-a node conditions MemoryPressure",
 			"--eviction-hard=memory.available<300Mi 1 00:04:20.000 0 1m1s 2 0 105 17 default/leaker",
 		}},
@@ -143,7 +143,7 @@ func TestCompareScenarios(t *testing.T) {
 		{file: "image-gc-thresholds.yaml", sweep: "image-gc-high-threshold=60,90", node: "node-c", want: []string{
 			"node node-c",
 			"events ImageGCFailed 2 2 1",
-			"run 3 parts from run 1 at trace line 3991:",
+			"run 3 parts from run 1 at trace line 3892:",
 		}},
 		{file: "crash-loop-backoff.yaml", with: "eviction-hard=memory.available<1Mi", want: []string{
 			"nothing: every node and pod figure is the same in every run",

@@ -173,6 +173,9 @@ type podState struct {
 	*podsync.PodState
 	syncErr backoff.Backoff
 	snap    *corev1.Pod
+	// synced is when the last sync that changed its sandboxes or containers ended: its next sync
+	// decides on what a relist read after it.
+	synced relist.Stamp
 }
 
 func newPodState(pod *corev1.Pod, now time.Time) *podState {
@@ -273,7 +276,7 @@ func New(o Options) (*Manager, error) {
 	m.relister = relist.New(o.Runtime, m.calls, m.log, m.sourcesDelivered)
 	m.syncer = podsync.New(podsync.Options{
 		Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, Logger: m.log,
-		Queue: workQueue{m}, LivePods: m.livePods, Images: m.images, Volumes: m.volumes, QoS: q, CPUs: o.CPUs, Memory: o.Memory, LogsDir: logsDir,
+		Queue: workQueue{m}, Statuses: m.relister, LivePods: m.livePods, Images: m.images, Volumes: m.volumes, QoS: q, CPUs: o.CPUs, Memory: o.Memory, LogsDir: logsDir,
 		Prober:   prober.New(prober.Options{Clock: o.Clock, Calls: m.calls, Runtime: o.Runtime, Recorder: o.Recorder, HTTP: o.HTTP, Dial: o.Dial, Version: o.Version}),
 		DNS:      dns.New(o.Recorder, c.ClusterDNS, c.ClusterDomain, c.ResolverConfig, resolvData),
 		Security: security.Host{SeccompDefault: m.node.SeccompDefault, RootDir: m.node.RootDir, ThermalThrottlePaths: m.node.ThermalThrottlePaths},

@@ -20,6 +20,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/podsync"
 	"orch.io/orch/components/orchlet/pods/prober"
+	"orch.io/orch/fakecri/calllog"
 	fakescript "orch.io/orch/fakecri/script"
 )
 
@@ -297,14 +298,26 @@ func TestSyncFrequencyResync(t *testing.T) {
 		t.Run(tc.every.String(), func(t *testing.T) {
 			cfg := config(func(c *v1beta1.OrchletConfiguration) { c.SyncFrequency.Duration = tc.every })
 			h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"app:1"}}}, cfg, nil)
-			h.add(newPod("web", ctr("app", "app:1")))
+			// Four nameservers, one over the limit: every sync forms the pod's DNS config and
+			// says so, which is how a sync that asks the runtime nothing is seen.
+			pod := newPod("web", ctr("app", "app:1"))
+			pod.Spec.DNSPolicy = corev1.DNSNone
+			pod.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"}}
+			h.add(pod)
 			h.runUntil(2*time.Minute + 10*time.Second)
 			// After start-up (the sync at 0s and the one the next relist asks for, having seen the
-			// new sandbox and container), only the resyncs look at the pod.
+			// new sandbox and container), only the resyncs look at the pod, and read what the
+			// relist read: they ask the runtime nothing.
 			var syncs []time.Duration
-			for _, at := range starts(h.calls("ListPodSandbox", "labels=io.orch.pod.uid=uid-web")) {
-				if at > 5*time.Second && !slices.Contains(syncs, at) {
-					syncs = append(syncs, at)
+			for _, e := range h.rec.reasons("DNSConfigForming") {
+				if e.at > 5*time.Second && !slices.Contains(syncs, e.at) {
+					syncs = append(syncs, e.at)
+				}
+			}
+			for _, c := range h.rt.Calls(calllog.Filter{}) {
+				relist := (c.Method == "ListPodSandbox" || c.Method == "ListContainers") && !strings.Contains(c.Request, "uid-web")
+				if c.Start.Sub(t0) > 5*time.Second && !relist {
+					t.Errorf("at %v the runtime was asked %s %s; only the relist's lists were due", c.Start.Sub(t0), c.Method, c.Request)
 				}
 			}
 			if !slices.Equal(syncs, tc.want) {

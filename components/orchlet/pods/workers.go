@@ -12,6 +12,7 @@ import (
 
 	"orch.io/orch/components/orchlet/events"
 	"orch.io/orch/components/orchlet/pods/backoff"
+	"orch.io/orch/components/orchlet/pods/podsync"
 )
 
 // stepParallel is Step on a real node, as Kubernetes' pod workers: each pod's due items run in
@@ -175,7 +176,18 @@ func (m *Manager) sync(ctx context.Context, p *podState) {
 		m.enqueue(syncKey(p.Pod), until)
 		return
 	}
-	err := m.syncer.Sync(ctx, p.PodState)
+	// As the kubelet's pod worker, a sync never decides on what was read before its pod's last
+	// change by the agent's hand: it reads the relist's pod cache when a relist read the pod
+	// after that, and the runtime itself when none did (a sync queued at once after one that
+	// started or stopped something, a pod new to the runtime) or to tear down or kill the pod.
+	var listed *podsync.Listed
+	if cached := m.relister.NewerThan(p.Pod.UID, p.synced); cached != nil && !p.Removed && p.Evicted == nil {
+		listed = &podsync.Listed{Sandboxes: cached.Sandboxes, Containers: cached.Containers}
+	}
+	err := m.syncer.Sync(ctx, p.PodState, listed)
+	if p.ChangedRuntime() {
+		p.synced = m.relister.Stamp()
+	}
 	if err == nil && p.CleanedUp() {
 		m.published.CleanUp(p.Pod.UID)
 	}

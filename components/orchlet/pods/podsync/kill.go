@@ -64,7 +64,7 @@ func (s *Syncer) killContainer(ctx context.Context, p *PodState, name string, c 
 			return false, nil
 		}
 		delete(p.deferred, id)
-		return true, s.stopWithin(ctx, id, d.grace)
+		return true, s.stopWithin(ctx, p, id, d.grace)
 	}
 	s.rec.Eventf(events.ContainerReference(p.Pod, name), corev1.EventTypeNormal, ReasonKilling, "Killing", "%s", note)
 	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && grace > 0 {
@@ -85,7 +85,7 @@ func (s *Syncer) killContainer(ctx context.Context, p *PodState, name string, c 
 		}
 		grace -= int64(s.clk.Since(start).Seconds())
 	}
-	return true, s.stopWithin(ctx, id, grace)
+	return true, s.stopWithin(ctx, p, id, grace)
 }
 
 // deferredStop is a StopContainer put off until a preStop sleep ends, with the grace left then.
@@ -96,8 +96,9 @@ type deferredStop struct {
 
 // stopWithin stops id with grace seconds (at least 2) to exit; the request may take the runtime
 // timeout on top of it, as Kubernetes' CRI client allows.
-func (s *Syncer) stopWithin(ctx context.Context, id string, grace int64) error {
+func (s *Syncer) stopWithin(ctx context.Context, p *PodState, id string, grace int64) error {
 	grace = max(grace, minGracePeriod)
+	p.changedRuntime = true
 	return s.calls.Within(ctx, s.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 		return s.rt.StopContainer(ctx, id, grace)
 	})

@@ -43,6 +43,18 @@ type PodState struct {
 	holdUntil    time.Time               // no container starts before: a postStart sleep runs
 	// imageVolumes are the pod's image volumes made present, with their pull back-offs.
 	imageVolumes images.Volumes
+	// changedRuntime says a sync asked the runtime to run, create, start or stop one of the
+	// pod's sandboxes or containers since ChangedRuntime was last asked.
+	changedRuntime bool
+}
+
+// ChangedRuntime reports whether the syncs since it was last asked had the runtime run, create,
+// start or stop one of the pod's sandboxes or containers: what the relist read before then is
+// not what the pod's next sync may decide on.
+func (p *PodState) ChangedRuntime() bool {
+	changed := p.changedRuntime
+	p.changedRuntime = false
+	return changed
 }
 
 // Eviction is the eviction manager's kill of a pod: its grace period override, and the reason and

@@ -51,8 +51,9 @@ func (s *Syncer) listPod(ctx context.Context, uid types.UID) ([]*runtimeapi.PodS
 
 // stopContainer stops c within the pod's grace period; the request may take the runtime timeout on
 // top of it, as Kubernetes' CRI client allows.
-func (s *Syncer) stopContainer(ctx context.Context, pod *corev1.Pod, id string) error {
-	grace := gracePeriod(pod)
+func (s *Syncer) stopContainer(ctx context.Context, p *PodState, id string) error {
+	grace := gracePeriod(p.Pod)
+	p.changedRuntime = true
 	return s.calls.Within(ctx, s.timeout+time.Duration(grace)*time.Second, func(ctx context.Context) error {
 		return s.rt.StopContainer(ctx, id, grace)
 	})
@@ -149,11 +150,18 @@ func (in *instances) sandboxConfig() *runtimeapi.PodSandboxConfig {
 // Kubernetes' computePodActions decides. A pod that is done (every regular container exited for
 // good, an init container failed under restartPolicy Never, or activeDeadlineSeconds passed) is
 // terminal: its containers and sandbox are stopped and nothing starts again.
-func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
+func (s *Syncer) syncPod(ctx context.Context, p *PodState, listed *Listed) error {
 	pod := p.Pod
-	sbs, ctrs, err := s.listPod(ctx, pod.UID)
-	if err != nil {
-		return err
+	var sbs []*runtimeapi.PodSandbox
+	var ctrs []*runtimeapi.Container
+	if listed != nil {
+		// Copies: a kill sorts them, and the cache's lists are shared with the relist.
+		sbs, ctrs = slices.Clone(listed.Sandboxes), slices.Clone(listed.Containers)
+	} else {
+		var err error
+		if sbs, ctrs, err = s.listPod(ctx, pod.UID); err != nil {
+			return err
+		}
 	}
 	a := computePodActions(pod, p.startTime, p.terminal, sbs, s.clk.Now())
 	if a.deadlineExceeded {
@@ -206,7 +214,7 @@ func (s *Syncer) syncPod(ctx context.Context, p *PodState) error {
 	// misreported where the first ran) is stopped, so the latest is the only one.
 	for _, c := range ctrs {
 		if c.PodSandboxId == ready.Id && c.State == runtimeapi.ContainerState_CONTAINER_RUNNING && in.latest[c.Metadata.GetName()].GetId() != c.Id {
-			if err := s.stopContainer(ctx, pod, c.Id); err != nil {
+			if err := s.stopContainer(ctx, p, c.Id); err != nil {
 				return fmt.Errorf("stopping an older instance of container %s: %w", c.Metadata.GetName(), err)
 			}
 		}
@@ -262,6 +270,7 @@ func (s *Syncer) killPod(ctx context.Context, p *PodState, sbs []*runtimeapi.Pod
 	}
 	for _, sb := range sbs {
 		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			p.changedRuntime = true
 			if err := s.calls.Request(ctx, func(ctx context.Context) error { return s.rt.StopPodSandbox(ctx, sb.Id) }); err != nil {
 				return fmt.Errorf("stopping sandbox: %w", err)
 			}
@@ -329,8 +338,13 @@ func (s *Syncer) syncInit(ctx context.Context, p *PodState, in *instances) (bool
 	return true, nil
 }
 
-// fetchStatus fetches the runtime status of l, the latest instance of name.
+// fetchStatus is the runtime status of l, the latest instance of name: the one a sync read since
+// l was listed in its state, or else the runtime's, kept for the syncs after.
 func (s *Syncer) fetchStatus(ctx context.Context, in *instances, name string, l *runtimeapi.Container) (*runtimeapi.ContainerStatus, error) {
+	if st := s.statuses.Status(l); st != nil {
+		in.statuses[name] = st
+		return st, nil
+	}
 	var st *runtimeapi.ContainerStatus
 	if err := s.calls.Request(ctx, func(ctx context.Context) error {
 		resp, err := s.rt.ContainerStatus(ctx, l.Id, false)
@@ -341,6 +355,7 @@ func (s *Syncer) fetchStatus(ctx context.Context, in *instances, name string, l 
 	}); err != nil {
 		return nil, fmt.Errorf("status of container %s: %w", name, err)
 	}
+	s.statuses.KeepStatus(st)
 	in.statuses[name] = st
 	return st, nil
 }
@@ -428,13 +443,14 @@ func (s *Syncer) killStale(ctx context.Context, p *PodState, sbs []*runtimeapi.P
 	sortContainers(ctrs)
 	for _, c := range ctrs {
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			if err := s.stopContainer(ctx, p.Pod, c.Id); err != nil {
+			if err := s.stopContainer(ctx, p, c.Id); err != nil {
 				return fmt.Errorf("stopping container %s: %w", c.Metadata.GetName(), err)
 			}
 		}
 	}
 	for _, sb := range sbs {
 		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			p.changedRuntime = true
 			if err := s.calls.Request(ctx, func(ctx context.Context) error { return s.rt.StopPodSandbox(ctx, sb.Id) }); err != nil {
 				return fmt.Errorf("stopping sandbox: %w", err)
 			}
@@ -449,6 +465,7 @@ func (s *Syncer) runSandbox(ctx context.Context, p *PodState, attempt uint32) er
 	}
 	cfg := s.SandboxConfig(p.Pod, attempt)
 	var id string
+	p.changedRuntime = true
 	if err := s.calls.Request(ctx, func(ctx context.Context) (err error) {
 		id, err = s.rt.RunPodSandbox(ctx, cfg, "")
 		return err
@@ -547,6 +564,7 @@ func (s *Syncer) startContainer(ctx context.Context, p *PodState, sbCfg *runtime
 		return false, fmt.Errorf("creating container %s: %w", c.Name, err)
 	}
 	var id string
+	p.changedRuntime = true
 	if err := s.calls.Request(ctx, func(ctx context.Context) (err error) {
 		id, err = s.rt.CreateContainer(ctx, p.sandboxID, cfg, sbCfg)
 		return err
@@ -563,6 +581,7 @@ func (s *Syncer) startContainer(ctx context.Context, p *PodState, sbCfg *runtime
 }
 
 func (s *Syncer) start(ctx context.Context, p *PodState, c *corev1.Container, cs *ctrState, id string) error {
+	p.changedRuntime = true
 	if err := s.calls.Request(ctx, func(ctx context.Context) error { return s.rt.StartContainer(ctx, id) }); err != nil {
 		cs.waiting = &corev1.ContainerStateWaiting{Reason: waitRunError, Message: err.Error()}
 		s.rec.Eventf(events.ContainerReference(p.Pod, c.Name), corev1.EventTypeWarning, ReasonFailed, "Start", "Error: %v", err)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cri "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"orch.io/orch/components/orchlet/pods/calls"
@@ -30,6 +31,22 @@ type Queue interface {
 	Unprobe(pod *corev1.Pod, container string, probe prober.Type)
 	// Touch marks the pod for the next publish of the pods' statuses.
 	Touch(uid types.UID)
+}
+
+// Listed is what the relist's pod cache holds of a pod, as the kubelet's pod workers read a pod's
+// status from the PLEG's cache: its sandboxes and containers, in the runtime's order. A sync
+// reads it and never changes it.
+type Listed struct {
+	Sandboxes  []*runtimeapi.PodSandbox
+	Containers []*runtimeapi.Container
+}
+
+// Statuses keeps the container statuses the syncs read, for the syncs after them while the
+// container is listed in the same state; *relist.Relister is one.
+type Statuses interface {
+	// Status is the status of c read since it was listed in its state; nil when none was.
+	Status(c *runtimeapi.Container) *runtimeapi.ContainerStatus
+	KeepStatus(st *runtimeapi.ContainerStatus)
 }
 
 // Recorder records events; *events.Recorder is one.
@@ -62,6 +79,8 @@ type Options struct {
 	Memory MemoryAssigner
 	// LogsDir holds each pod's log directory.
 	LogsDir string
+	// Statuses is the relist's cache of the container statuses read.
+	Statuses Statuses
 }
 
 // Syncer makes the runtime match one pod at a time; the pod workers call it for a pod from that
@@ -86,6 +105,7 @@ type Syncer struct {
 	cpus      CPUAssigner
 	memory    MemoryAssigner
 	logsDir   string
+	statuses  Statuses
 }
 
 // New is a syncer with o's pieces.
@@ -94,13 +114,16 @@ func New(o Options) *Syncer {
 		clk: o.Clock, calls: o.Calls, timeout: o.Calls.Timeout(), rt: o.Runtime, rec: o.Recorder, log: o.Logger,
 		queue: o.Queue, livePods: o.LivePods, images: o.Images, volumes: o.Volumes, prober: o.Prober, qos: o.QoS,
 		dns: o.DNS, security: o.Security, statusGen: o.Status, cpus: o.CPUs, memory: o.Memory, logsDir: o.LogsDir,
+		statuses: o.Statuses,
 	}
 }
 
 // Sync makes the runtime match the pod: it tears down a pod that was removed, kills an evicted
-// one, and otherwise refreshes its volumes and brings up its sandbox and containers. An error
-// is the runtime's or the host's: the pod workers retry with back-off.
-func (s *Syncer) Sync(ctx context.Context, p *PodState) error {
+// one, and otherwise refreshes its volumes and brings up its sandbox and containers. It decides
+// on listed, what the relist's pod cache holds of the pod, and lists the runtime itself when
+// that is nil, or when it tears down or kills the pod. An error is the runtime's or the host's:
+// the pod workers retry with back-off.
+func (s *Syncer) Sync(ctx context.Context, p *PodState, listed *Listed) error {
 	switch {
 	case p.Removed:
 		return s.teardown(ctx, p)
@@ -108,7 +131,7 @@ func (s *Syncer) Sync(ctx context.Context, p *PodState) error {
 		return s.killEvicted(ctx, p)
 	}
 	s.volumes.Refresh(ctx, p.volumes())
-	return s.syncPod(ctx, p)
+	return s.syncPod(ctx, p, listed)
 }
 
 // Evict fails the pod with the eviction's reason and message and drops its probes; its next sync

@@ -4,7 +4,9 @@
 // relist. A pod changed when one of its objects is new, changed state or went away; a pod of the
 // agent's (labelled with its pod UID) that the pod workers do not hold is an orphan, to tear down,
 // but only once every pod source has sent its pods, so that a restarted agent adopts its pods
-// rather than killing them.
+// rather than killing them. What a relist lists fills the pod cache the pod workers' syncs read,
+// as the kubelet's pod workers read the PLEG's (cache.go), so a sync with nothing to do asks the
+// runtime nothing.
 package relist
 
 import (
@@ -37,6 +39,7 @@ type Relister struct {
 
 	mu          sync.Mutex
 	runtimeName string // from Version, the prefix of container IDs in status
+	cache       cache  // what the relists read, for the pod workers' syncs
 
 	seen     map[string]seenObject // by id, the runtime objects of the agent's pods at the last relist
 	relisted map[string]seenObject // the map the next relist fills, reused
@@ -47,7 +50,8 @@ type Relister struct {
 
 // New is a relister of rt whose calls c bounds; sourcesReady may be nil (the sources are ready).
 func New(rt Runtime, c *calls.Tracker, log klog.Logger, sourcesReady func() bool) *Relister {
-	return &Relister{rt: rt, calls: c, log: log, sourcesReady: sourcesReady, seen: map[string]seenObject{}, relisted: map[string]seenObject{}}
+	return &Relister{rt: rt, calls: c, log: log, sourcesReady: sourcesReady, seen: map[string]seenObject{}, relisted: map[string]seenObject{},
+		cache: cache{statuses: map[string]*runtimeapi.ContainerStatus{}}}
 }
 
 // ContainerID is the ID a status shows for the runtime's container id: <runtime>://<id>.
@@ -72,11 +76,14 @@ type Result struct {
 }
 
 // Relist lists the runtime and reports the pods whose objects changed since the last relist, and
-// the pods of the agent's that known (the pod workers' pods) does not hold. The first relist asks
-// the runtime its name. A failed list is logged and reports nothing.
+// the pods of the agent's that known (the pod workers' pods) does not hold; what it listed of
+// each pod goes in the pod cache (NewerThan), stamped before the lists were asked for, as the
+// PLEG's timestamp. The first relist asks the runtime its name. A failed list is logged, reports
+// nothing and leaves the cache as it was.
 func (r *Relister) Relist(ctx context.Context, known func(types.UID) bool) Result {
 	r.mu.Lock()
 	named := r.runtimeName != ""
+	read := r.cache.tick()
 	r.mu.Unlock()
 	if !named {
 		if err := r.calls.Request(ctx, func(ctx context.Context) error {
@@ -107,7 +114,15 @@ func (r *Relister) Relist(ctx context.Context, known func(types.UID) bool) Resul
 		return Result{}
 	}
 	ready := r.sourcesReady == nil || r.sourcesReady()
-	if r.sameAsLastRelist(sbs, ctrs) && !(ready && r.orphansDeferred) {
+	same := r.sameAsLastRelist(sbs, ctrs)
+	r.mu.Lock()
+	if same {
+		r.cache.relisted = read
+	} else {
+		r.cache.fill(read, sbs, ctrs)
+	}
+	r.mu.Unlock()
+	if same && !(ready && r.orphansDeferred) {
 		return Result{}
 	}
 	r.orphansDeferred = false

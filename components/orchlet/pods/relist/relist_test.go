@@ -2,6 +2,7 @@ package relist
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -86,4 +87,92 @@ func TestRelist(t *testing.T) {
 	if id := r.ContainerID("c1"); id != "fake://c1" {
 		t.Errorf("container ID %q", id)
 	}
+}
+
+// TestPodCache: what a relist lists goes in the pod cache, as the PLEG's: a pod's entry is given
+// only for a relist after the stamp asked with (the kubelet's GetNewerThan and its global
+// timestamp), is the same while the pod's objects are, goes when the pod leaves the runtime, and
+// a failed relist moves nothing. A container status is kept while its container is listed in the
+// state it shows.
+func TestPodCache(t *testing.T) {
+	rt := &failing{}
+	r := New(rt, calls.New(clock.NewMock(), time.Minute), klog.Background(), nil)
+	ctx := context.Background()
+	all := func(types.UID) bool { return true }
+	if p := r.NewerThan("a", 0); p != nil {
+		t.Fatalf("before any relist the cache gave %+v", p)
+	}
+	sa := sandbox("sa", "a", runtimeapi.PodSandboxState_SANDBOX_READY)
+	ca := container("ca", "a", runtimeapi.ContainerState_CONTAINER_RUNNING)
+	rt.sbs = []*runtimeapi.PodSandbox{sa, sandbox("sb", "b", runtimeapi.PodSandboxState_SANDBOX_READY)}
+	rt.ctrs = []*runtimeapi.Container{ca}
+	r.Relist(ctx, all)
+	p := r.NewerThan("a", 0)
+	if p == nil || !slices.Equal(p.Sandboxes, []*runtimeapi.PodSandbox{sa}) || !slices.Equal(p.Containers, []*runtimeapi.Container{ca}) {
+		t.Fatalf("after a relist, pod a = %+v, want its sandbox and container", p)
+	}
+	if b := r.NewerThan("b", 0); b == nil || len(b.Sandboxes) != 1 || len(b.Containers) != 0 {
+		t.Errorf("pod b = %+v, want its sandbox alone", b)
+	}
+
+	// A sync that changed the pod ends: nothing read before it is given, until the next relist.
+	synced := r.Stamp()
+	if got := r.NewerThan("a", synced); got != nil {
+		t.Errorf("before the next relist the cache gave %+v", got)
+	}
+	// A relist that finds nothing new moves the global stamp: the entry read before is given.
+	r.Relist(ctx, all)
+	if got := r.NewerThan("a", synced); got != p {
+		t.Errorf("after a relist that found nothing new, pod a = %+v, want the same entry", got)
+	}
+	// A failed relist moves nothing.
+	synced = r.Stamp()
+	rt.err = errors.New("runtime down")
+	r.Relist(ctx, all)
+	if got := r.NewerThan("a", synced); got != nil {
+		t.Errorf("after a failed relist the cache gave %+v", got)
+	}
+	rt.err = nil
+
+	// Statuses: kept while the container is listed in the state they show.
+	running := &runtimeapi.ContainerStatus{Id: "ca", State: runtimeapi.ContainerState_CONTAINER_RUNNING}
+	r.KeepStatus(running)
+	if got := r.Status(ca); got != running {
+		t.Errorf("status of ca = %v, want the one kept", got)
+	}
+	exited := container("ca", "a", runtimeapi.ContainerState_CONTAINER_EXITED)
+	if got := r.Status(exited); got != nil {
+		t.Errorf("status of ca listed exited = %v, want none: the one kept shows it running", got)
+	}
+	rt.ctrs = []*runtimeapi.Container{exited}
+	r.Relist(ctx, all)
+	if got := r.NewerThan("a", synced); got == nil || got == p || got.Containers[0] != exited {
+		t.Errorf("after the container exited, pod a = %+v, want a new entry with it exited", got)
+	}
+	if got := r.Status(ca); got != nil {
+		t.Errorf("after the container exited, the running status is still kept: %v", got)
+	}
+
+	// The pod leaves the runtime: its entry goes with it.
+	rt.sbs, rt.ctrs = rt.sbs[1:], nil
+	r.Relist(ctx, all)
+	if got := r.NewerThan("a", 0); got != nil {
+		t.Errorf("pod a gone from the runtime, the cache still gives %+v", got)
+	}
+	if got := r.NewerThan("b", 0); got == nil {
+		t.Error("pod b, still in the runtime, lost its entry")
+	}
+}
+
+// failing is a runtime whose lists fail while err is set.
+type failing struct {
+	runtime
+	err error
+}
+
+func (f *failing) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.runtime.ListPodSandbox(ctx, filter)
 }

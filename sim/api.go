@@ -383,7 +383,8 @@ func (w *World) attachAPI(n *Node, cores int, ignoreEviction bool) error {
 }
 
 // stepAPIs runs stepAPI for every node of live at once, in as many goroutines as the process has
-// processors, and reports whether any node made a request. The handler serves requests from any
+// processors (when heartbeats of several nodes are due), and reports whether any node made a
+// request. The handler serves requests from any
 // goroutine; what must not depend on the scheduler is kept from it: a request that another node's
 // could see or that draws on the world's seed (every create, and anything but a read or update of
 // a node's own Node or Lease) waits for its turn (see turnstile), so those run in node order as
@@ -391,8 +392,19 @@ func (w *World) attachAPI(n *Node, cores int, ignoreEviction bool) error {
 // node's, and only the revisions they are stored at (which nothing in the trace shows) may differ
 // from one run to the next.
 func (w *World) stepAPIs(live []*Node) bool {
-	workers := min(goruntime.GOMAXPROCS(0), len(live))
-	if w.api == nil || workers < 2 {
+	workers := 0
+	if w.api != nil {
+		// Only an instant with heartbeats of several nodes due is worth the goroutines: the
+		// pods' Sync every second of every node is mostly no request, and a create waits its turn.
+		now := w.Clock.Now()
+		for _, n := range live {
+			if n.api != nil && n.api.heartbeatDue(now) {
+				workers++
+			}
+		}
+		workers = min(workers, goruntime.GOMAXPROCS(0))
+	}
+	if workers < 2 {
 		did := false
 		for _, n := range live {
 			did = w.stepAPI(n) || did
@@ -403,22 +415,31 @@ func (w *World) stepAPIs(live []*Node) bool {
 	t.start(live)
 	var next atomic.Int64
 	var any atomic.Bool
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			// Nodes are taken in order, so every node before the one a worker waits on is taken by
-			// a worker that runs: the turn always reaches it.
-			for i := int(next.Add(1) - 1); i < len(live); i = int(next.Add(1) - 1) {
-				if w.stepAPI(live[i]) {
-					any.Store(true)
-				}
-				t.done(i)
+	work := func() {
+		// Nodes are taken in order, so every node before the one a worker waits on is taken by
+		// a worker that runs: the turn always reaches it.
+		for i := int(next.Add(1) - 1); i < len(live); i = int(next.Add(1) - 1) {
+			if w.stepAPI(live[i]) {
+				any.Store(true)
 			}
-		})
+			t.done(i)
+		}
 	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work() // the driver is a worker too
 	wg.Wait()
 	t.stop()
 	return any.Load()
+}
+
+// heartbeatDue tells whether the registered node's status post or lease renewal is due now. A
+// registration is creates, which wait their turn: nodes registering at once would only hand it
+// from goroutine to goroutine.
+func (a *apiNode) heartbeatDue(now time.Time) bool {
+	return a.registered && (!now.Before(a.statusAt) || !now.Before(a.leaseAt))
 }
 
 // turnstile orders the requests of stepAPIs that must keep the order of the nodes: a node's such

@@ -414,13 +414,13 @@ func (w *World) stepAPIs(live []*Node) bool {
 	t := &w.api.turns
 	t.start(live)
 	var next atomic.Int64
-	var any atomic.Bool
+	var made atomic.Bool
 	work := func() {
 		// Nodes are taken in order, so every node before the one a worker waits on is taken by
 		// a worker that runs: the turn always reaches it.
 		for i := int(next.Add(1) - 1); i < len(live); i = int(next.Add(1) - 1) {
 			if w.stepAPI(live[i]) {
-				any.Store(true)
+				made.Store(true)
 			}
 			t.done(i)
 		}
@@ -432,7 +432,7 @@ func (w *World) stepAPIs(live []*Node) bool {
 	work() // the driver is a worker too
 	wg.Wait()
 	t.stop()
-	return any.Load()
+	return made.Load()
 }
 
 // heartbeatDue tells whether the registered node's status post or lease renewal is due now. A

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,7 @@ type apiServer struct {
 	cancel context.CancelFunc
 
 	down   atomic.Bool
+	turns  turnstile
 	mu     sync.Mutex
 	counts map[string]uint64 // requests by "verb resource"
 }
@@ -72,7 +74,7 @@ type apiServer struct {
 func newAPIServer(w *World) (*apiServer, error) {
 	store := memory.New(w.Clock, memory.WithWatchBuffer(1<<16))
 	rnd := rand.New(rand.NewSource(w.seed))
-	var rndMu sync.Mutex // the handler runs only on the driver goroutine; the lock keeps -race quiet about it
+	var rndMu sync.Mutex // draws are made in the simulation's order (see stepAPIs); the lock keeps -race quiet about the goroutines
 	draw := func(f func() string) string {
 		rndMu.Lock()
 		defer rndMu.Unlock()
@@ -148,9 +150,10 @@ func (a *apiServer) Counts() map[string]uint64 {
 	return out
 }
 
-// roundTripper serves a request with the handler on the calling goroutine: the driver's, so the
-// order of requests, and of every uid and revision they make, is the simulation's. Watches are
-// not served: the world hands pod changes to the nodes itself (see the package doc).
+// roundTripper serves a request with the handler on the calling goroutine: the driver's, or one of
+// stepAPIs' in the order it keeps, so the order of requests that matter, and of every uid they
+// make, is the simulation's. Watches are not served: the world hands pod changes to the nodes
+// itself (see the package doc).
 type roundTripper struct {
 	api   *apiServer
 	world *World
@@ -173,6 +176,9 @@ func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.api.mu.Unlock()
 	if verb == "watch" {
 		return nil, fmt.Errorf("sim: watches are not served in-process (%s)", r.URL)
+	}
+	if t.node != nil && !ownHeartbeat(verb, resource) {
+		t.api.turns.wait(t.node)
 	}
 	if t.api.down.Load() {
 		t.trace(verb, resource, target, "connection refused")
@@ -376,7 +382,123 @@ func (w *World) attachAPI(n *Node, cores int, ignoreEviction bool) error {
 	return nil
 }
 
-// stepAPI runs what of the node's API-server mode is due now, on the driver goroutine: the
+// stepAPIs runs stepAPI for every node of live at once, in as many goroutines as the process has
+// processors (when heartbeats of several nodes are due), and reports whether any node made a
+// request. The handler serves requests from any
+// goroutine; what must not depend on the scheduler is kept from it: a request that another node's
+// could see or that draws on the world's seed (every create, and anything but a read or update of
+// a node's own Node or Lease) waits for its turn (see turnstile), so those run in node order as
+// they did on the driver alone; the reads and updates of a node's own Node and Lease meet no other
+// node's, and only the revisions they are stored at (which nothing in the trace shows) may differ
+// from one run to the next.
+func (w *World) stepAPIs(live []*Node) bool {
+	workers := 0
+	if w.api != nil {
+		// Only an instant with heartbeats of several nodes due is worth the goroutines: the
+		// pods' Sync every second of every node is mostly no request, and a create waits its turn.
+		now := w.Clock.Now()
+		for _, n := range live {
+			if n.api != nil && n.api.heartbeatDue(now) {
+				workers++
+			}
+		}
+		workers = min(workers, goruntime.GOMAXPROCS(0))
+	}
+	if workers < 2 {
+		did := false
+		for _, n := range live {
+			did = w.stepAPI(n) || did
+		}
+		return did
+	}
+	t := &w.api.turns
+	t.start(live)
+	var next atomic.Int64
+	var made atomic.Bool
+	work := func() {
+		// Nodes are taken in order, so every node before the one a worker waits on is taken by
+		// a worker that runs: the turn always reaches it.
+		for i := int(next.Add(1) - 1); i < len(live); i = int(next.Add(1) - 1) {
+			if w.stepAPI(live[i]) {
+				made.Store(true)
+			}
+			t.done(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work() // the driver is a worker too
+	wg.Wait()
+	t.stop()
+	return made.Load()
+}
+
+// heartbeatDue tells whether the registered node's status post or lease renewal is due now. A
+// registration is creates, which wait their turn: nodes registering at once would only hand it
+// from goroutine to goroutine.
+func (a *apiNode) heartbeatDue(now time.Time) bool {
+	return a.registered && (!now.Before(a.statusAt) || !now.Before(a.leaseAt))
+}
+
+// turnstile orders the requests of stepAPIs that must keep the order of the nodes: a node's such
+// request waits until every node before it has finished its API work of this look.
+type turnstile struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	position map[*Node]int // each node's place in this look; nil outside stepAPIs
+	finished []bool
+	turn     int // the first node not finished
+}
+
+func (t *turnstile) start(live []*Node) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cond == nil {
+		t.cond = sync.NewCond(&t.mu)
+		t.position = map[*Node]int{}
+	}
+	clear(t.position)
+	for i, n := range live {
+		t.position[n] = i
+	}
+	t.finished = append(t.finished[:0], make([]bool, len(live))...)
+	t.turn = 0
+}
+
+func (t *turnstile) stop() {
+	t.mu.Lock()
+	clear(t.position)
+	t.mu.Unlock()
+}
+
+func (t *turnstile) done(i int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.finished[i] = true
+	for t.turn < len(t.finished) && t.finished[t.turn] {
+		t.turn++
+	}
+	t.cond.Broadcast()
+}
+
+// wait holds n's request until n's turn, when stepAPIs runs the nodes at once.
+func (t *turnstile) wait(n *Node) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i, ok := t.position[n]
+	for ok && t.turn < i {
+		t.cond.Wait()
+	}
+}
+
+// ownHeartbeat tells the requests a node makes of its own Node and Lease alone, which need no turn.
+func ownHeartbeat(verb, resource string) bool {
+	return (verb == "get" || verb == "update") && (resource == "nodes" || resource == "nodes/status" || resource == "leases")
+}
+
+// stepAPI runs what of the node's API-server mode is due now: the
 // registration (retried with back-off), the status post every --node-status-update-frequency and
 // the lease renewal every 10s from the registration on, and the pod syncer's Sync when the pod
 // workers published, a pod change was handed over, or its 1s retry is due. It reports whether a

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -104,6 +105,85 @@ func TestAPIDeterministic(t *testing.T) {
 			want = got
 		} else if got != want {
 			t.Fatalf("run %d differs from run 0:\n%s", i, firstDifference(want, got))
+		}
+	}
+}
+
+// apiNodesStory: four API-server-mode nodes, each with a static pod (a mirror pod to create) and a
+// pod bound to it through the API, registering and heartbeating at once; what the trace says and
+// the uids every object was given.
+func apiNodesStory(t testing.TB) string {
+	t.Helper()
+	w, err := New(Options{Seed: 3, APIServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close() }()
+	for i := range 4 {
+		name := fmt.Sprintf("node-%d", i)
+		n, err := w.AddNode(NodeOptions{Name: name, API: true, Args: []string{"--pod-manifest-path=/etc/orch/manifests"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.WriteManifest("static.yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: static}\nspec:\n  containers:\n  - {name: app, image: \"app:1\"}\n"))
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-" + name}, Spec: corev1.PodSpec{NodeName: name,
+			Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}
+		if err := w.CreatePod(pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.RunUntil(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.DeletePod("default", "web-node-2", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunUntil(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	out.WriteString(w.TraceText())
+	nodes, err := w.api.admin.CoreV1().Nodes().List(w.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		fmt.Fprintf(&out, "node %s %s\n", n.Name, n.UID)
+	}
+	leases, err := w.api.admin.CoordinationV1().Leases("").List(w.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leases.Items {
+		fmt.Fprintf(&out, "lease %s %s\n", l.Name, l.UID)
+	}
+	pods, err := w.api.admin.CoreV1().Pods("").List(w.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		fmt.Fprintf(&out, "pod %s/%s %s %s\n", p.Namespace, p.Name, p.UID, p.Status.Phase)
+	}
+	return out.String()
+}
+
+// Nodes in API-server mode make their requests at once (stepAPIs), yet the trace and every uid
+// the API server drew are the same whatever the scheduler does: the creates keep the nodes' order.
+func TestAPINodesAtOnceDeterministic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	want := ""
+	for i := range 6 {
+		runtime.GOMAXPROCS(1 + 7*(i%2))
+		got := apiNodesStory(t)
+		if want == "" {
+			want = got
+			for _, line := range []string{"create pods default/static-node-3", "node node-3 ", "lease node-3 "} {
+				if !strings.Contains(got, line) {
+					t.Fatalf("the story lacks %q:\n%s", line, got)
+				}
+			}
+		} else if got != want {
+			t.Fatalf("run %d (GOMAXPROCS %d) differs from run 0:\n%s", i, runtime.GOMAXPROCS(0), firstDifference(want, got))
 		}
 	}
 }

@@ -29,10 +29,14 @@
 // refused connection. The driver calls Register (retried with the controller's back-off),
 // SyncStatus (every --node-status-update-frequency from the registration) and RenewLease (every
 // 10s from it) itself, as Controller.Run's tickers would, and Syncer.Sync when the pod workers
-// published, a change was handed over, or its 1s retry is due; so every request, and every uid and
-// resourceVersion it makes, comes in the driver's order. Not simulated: --kube-api-qps (the rate
+// published, a change was handed over, or its 1s retry is due; it does so for every node at once,
+// in as many goroutines as the process has processors, and collects what each did in node order.
+// A request another node could see or that draws on the seed (every create, anything but a read or
+// update of the node's own Node or Lease) waits until every node before it is done, so those
+// requests, and every uid they make, come in the nodes' order; only the resourceVersions the
+// heartbeats are stored at, which the trace does not show, follow the scheduler. Not simulated: --kube-api-qps (the rate
 // limiter waits on the wall clock), events, which stay trace lines, and a fakecri script that
-// holds Version, Status or ListImages (nodestatus calls them on the driver, which would wait).
+// holds Version, Status or ListImages (nodestatus calls them while the driver waits for it).
 //
 // Node.Kill stops a node's agent as SIGKILL does, at a settled instant: its CRI link is cut (the
 // runtime ends the calls it served, Canceled, and the goroutines that made them never run again)

@@ -49,6 +49,7 @@ type World struct {
 
 	api   *apiServer // nil without Options.APIServer
 	nodes []*Node
+	live  []*Node // the nodes up at the settle's last look, kept to reuse its array
 	trace []Entry
 	seq   uint64
 	lines int
@@ -187,6 +188,7 @@ func (w *World) settle() error {
 			}
 			stepped = stepped || did
 		}
+		live := w.live[:0]
 		for _, n := range w.nodes {
 			if n.down {
 				continue
@@ -195,9 +197,18 @@ func (w *World) settle() error {
 			if err != nil {
 				return err
 			}
-			did = w.stepAPI(n) || did
-			w.collect(n)
 			stepped = stepped || did
+			live = append(live, n)
+		}
+		w.live = live
+		// A node's API-server work reads only its own pod workers and runtime, and what it
+		// changes in the API server reaches the nodes only through deliver: so the nodes make
+		// their requests at once, and what each did is collected after, in order.
+		if w.stepAPIs(live) {
+			stepped = true
+		}
+		for _, n := range live {
+			w.collect(n)
 		}
 		if !stepped {
 			return nil

@@ -168,7 +168,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		// once: the server's runtime trace and orchchaos' own (go tool trace FILE).
 		stopTrace := traceSelf(filepath.Join(o.profiles, "trace-orchchaos-start.out"), out)
 		go func() {
-			if err := serverTrace(srv, filepath.Join(o.profiles, "trace-start.out"), traceStart); err != nil {
+			if err := serverProfile(srv, "/debug/pprof/trace", filepath.Join(o.profiles, "trace-start.out"), traceStart); err != nil {
 				fmt.Fprintln(out, "   trace:", err)
 			}
 			stopTrace()
@@ -249,7 +249,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		if o.profiles != "" {
 			go func() {
 				time.Sleep(5 * time.Second)
-				if err := cpuProfile(srv, filepath.Join(o.profiles, "cpu-window.pb.gz"), 10*time.Second); err != nil {
+				if err := serverProfile(srv, "/debug/pprof/profile", filepath.Join(o.profiles, "cpu-window.pb.gz"), 10*time.Second); err != nil {
 					fmt.Fprintln(out, "   CPU profile:", err)
 				}
 			}()

@@ -276,6 +276,9 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 						var status struct{ Message string }
 						_ = json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&status)
 						answer += " " + status.Message
+						if !time.Now().Before(window.Add(o.exhaust)) {
+							answer += ", after the window"
+						}
 					}
 				} else if ctx.Err() == nil {
 					answer = "closed"

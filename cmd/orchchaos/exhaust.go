@@ -168,7 +168,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		// once: the server's runtime trace and orchchaos' own (go tool trace FILE).
 		stopTrace := traceSelf(filepath.Join(o.profiles, "trace-orchchaos-start.out"), out)
 		go func() {
-			if err := serverTrace(srv, filepath.Join(o.profiles, "trace-start.out"), traceStart); err != nil {
+			if err := serverProfile(srv, "/debug/pprof/trace", filepath.Join(o.profiles, "trace-start.out"), traceStart); err != nil {
 				fmt.Fprintln(out, "   trace:", err)
 			}
 			stopTrace()
@@ -249,7 +249,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		if o.profiles != "" {
 			go func() {
 				time.Sleep(5 * time.Second)
-				if err := cpuProfile(srv, filepath.Join(o.profiles, "cpu-window.pb.gz"), 10*time.Second); err != nil {
+				if err := serverProfile(srv, "/debug/pprof/profile", filepath.Join(o.profiles, "cpu-window.pb.gz"), 10*time.Second); err != nil {
 					fmt.Fprintln(out, "   CPU profile:", err)
 				}
 			}()
@@ -276,6 +276,9 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 						var status struct{ Message string }
 						_ = json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&status)
 						answer += " " + status.Message
+						if !time.Now().Before(window.Add(o.exhaust)) {
+							answer += ", after the window"
+						}
 					}
 				} else if ctx.Err() == nil {
 					answer = "closed"
@@ -324,8 +327,10 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 			mu.Unlock()
 		})
 	}
-	// The watch storm: 20 connections of 100 watches each from the list's resourceVersion (taken
-	// before the window), as reflectors start after a list, read to the end.
+	// The watch storm: 20 clients of 100 watches each from the list's resourceVersion (taken
+	// before the window), as reflectors start after a list, read to the end. Go's transport dials
+	// a connection for every request waiting until one has negotiated HTTP/2, so the storm opens
+	// about 2,000 TLS connections at once, not 20.
 	for i := range stormWatchers / 100 {
 		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 		for range 100 {

@@ -96,20 +96,11 @@ func heapSnapshot(srv *server, point, dir string, gc bool) (heapStats, error) {
 	return s, nil
 }
 
-// cpuProfile writes d of the server's CPU profile (/debug/pprof/profile) to file.
-func cpuProfile(srv *server, file string, d time.Duration) error {
+// serverProfile writes d of one of the server's timed profiles (path: /debug/pprof/profile for
+// its CPU, /debug/pprof/trace for its runtime trace) to file.
+func serverProfile(srv *server, path, file string, d time.Duration) error {
 	c := &http.Client{Transport: srv.client.Transport, Timeout: d + 30*time.Second}
-	body, err := getBody(c, srv.url+"/debug/pprof/profile?seconds="+strconv.Itoa(int(d.Seconds())))
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(file, body, 0o644)
-}
-
-// serverTrace asks the server for a runtime trace of d (/debug/pprof/trace) into file.
-func serverTrace(srv *server, file string, d time.Duration) error {
-	c := &http.Client{Transport: srv.client.Transport, Timeout: d + 30*time.Second}
-	body, err := getBody(c, srv.url+"/debug/pprof/trace?seconds="+strconv.Itoa(int(d.Seconds())))
+	body, err := getBody(c, srv.url+path+"?seconds="+strconv.Itoa(int(d.Seconds())))
 	if err != nil {
 		return err
 	}

@@ -252,19 +252,16 @@ func serve(ctx context.Context, o *Options, clk clock.Clock, store storage.Inter
 	// Kubernetes' serving limits: a connection idle between requests is closed after 90 s (the
 	// keep-alive of Go's default transport), so idle connections do not hold memory for ever, and
 	// a request's headers must arrive within 32 s and 1 MiB.
-	// New connections' handshakes, a few at a time, so that a burst of them does not queue the
-	// requests of connections already open behind it.
-	handshakes := newHandshakeLimit(handshakesAtOnce())
 	srv := &http.Server{
 		Handler:           handler,
-		TLSConfig:         handshakes.config(tlsConfig),
+		TLSConfig:         tlsConfig,
 		IdleTimeout:       90 * time.Second,
 		ReadHeaderTimeout: 32 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 	}
 	srv.RegisterOnShutdown(func() { close(stopping) })
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ServeTLS(handshakes.listener(listener), "", "") }()
+	go func() { errc <- srv.ServeTLS(listener, "", "") }()
 	addr := listener.Addr().String()
 	klog.InfoS("Serving securely", "address", addr, "certFile", certFile)
 	if ready != nil {

@@ -56,20 +56,20 @@ type storageProbe struct {
 	latest error     // that probe's result; nil before the first (the server serves once storage answered)
 }
 
-func (p *storageProbe) check(context.Context) error {
+func (p *storageProbe) check(ctx context.Context) error {
 	now := p.clk.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !now.Before(p.next) {
 		p.next = now.Add(p.every)
-		// Not the request's context: the probe outlives the check that sent it.
-		go p.send(now)
+		// The request's values (its trace) without its end: the probe outlives the check.
+		go p.send(context.WithoutCancel(ctx), now)
 	}
 	return p.latest
 }
 
-func (p *storageProbe) send(now time.Time) {
-	err := p.probe(context.Background())
+func (p *storageProbe) send(ctx context.Context, now time.Time) {
+	err := p.probe(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// A slow probe finishing after a later one does not replace the later one's result: the

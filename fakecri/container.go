@@ -63,6 +63,9 @@ type container struct {
 	removed bool
 	entry   *runtimeapi.Container // cached list entry; replaced, never modified
 	wire    []byte                // entry encoded as a ListContainersResponse field; nil until needed
+	// attrs is what every stats answer of the container names it by, made at its first and again
+	// when its annotations change; replaced, never modified.
+	attrs *runtimeapi.ContainerAttributes
 }
 
 // wireLocked returns the entry encoded as field 1 of a ListContainersResponse.
@@ -631,6 +634,7 @@ func (r *Runtime) updateResourcesLocked(c *container, req *runtimeapi.UpdateCont
 			a[k] = v
 		}
 		c.annotations = a
+		c.attrs = nil
 		c.refreshEntry()
 	}
 	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {

@@ -34,6 +34,11 @@ type sandbox struct {
 	containers []*container // live (not removed), in creation order
 	removed    bool
 	entry      *runtimeapi.PodSandbox // cached list entry; replaced, never modified
+	// attrs is what every stats answer of the sandbox names it by (its config never changes),
+	// made at its first; shared, never modified.
+	attrs *runtimeapi.PodSandboxAttributes
+	// hostNet is hostNetwork(), read once: an eviction round asks it of every sandbox.
+	hostNet bool
 }
 
 func (sb *sandbox) hostNetwork() bool {
@@ -133,7 +138,8 @@ func (r *Runtime) runSandboxLocked(c *script.Compiled, cfg *runtimeapi.PodSandbo
 		state: runtimeapi.PodSandboxState_SANDBOX_READY, createdAt: r.now(),
 		resources: cfg.GetLinux().GetResources(), overhead: cfg.GetLinux().GetOverhead(),
 	}
-	if !sb.hostNetwork() {
+	sb.hostNet = sb.hostNetwork()
+	if !sb.hostNet {
 		if !c.NetworkReady.Status {
 			return nil, status.Errorf(codes.Unknown, "failed to setup network for sandbox %q: %s", sb.id,
 				cmp.Or(c.NetworkReady.Message, "cni plugin not initialized"))

@@ -92,3 +92,51 @@ containers:
 		t.Fatalf("a relative volume path: %v", err)
 	}
 }
+
+// A list of sandbox stats, its blocks allocated together, answers for each sandbox what
+// PodSandboxStats does alone; a container's stats name its annotations as updated, and a sandbox on
+// the host's network has no network stats.
+func TestSandboxStatsListedAsAlone(t *testing.T) {
+	f := newFixture(t, nil)
+	_, ctr := f.Run("web", "app", "busybox", 64<<20)
+	pod := f.RunPod("two", nil)
+	f.Start(f.Create(pod, "a", "busybox", 0))
+	f.Start(f.Create(pod, "b", "busybox", 0))
+	host, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "host", Namespace: "default", Uid: "h"},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Advance(time.Minute)
+	f.RT.SandboxStats() // the attributes are made, to be made again after the update
+	if _, err := f.RT.UpdateContainerResources(f.Ctx, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: ctr, Annotations: map[string]string{"x": "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.Advance(time.Minute)
+	list := f.RT.SandboxStats()
+	if len(list) != 3 {
+		t.Fatalf("%d sandboxes listed, want 3", len(list))
+	}
+	for _, st := range list {
+		alone, err := f.RT.PodSandboxStats(f.Ctx, &runtimeapi.PodSandboxStatsRequest{PodSandboxId: st.Attributes.Id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(st, alone.Stats) {
+			t.Fatalf("listed %v\nalone %v", st, alone.Stats)
+		}
+		if (st.Attributes.Id == host.PodSandboxId) != (st.Linux.Network == nil) {
+			t.Fatalf("sandbox %s: network stats %v", st.Attributes.Metadata.Name, st.Linux.Network)
+		}
+		for _, cs := range st.Linux.Containers {
+			if cs.Attributes.Id == ctr && cs.Attributes.Annotations["x"] != "y" {
+				t.Fatalf("container stats name annotations %v, want x=y among them", cs.Attributes.Annotations)
+			}
+		}
+	}
+	if n := len(list[1].Linux.Containers); n != 2 || cap(list[0].Linux.Containers) != 1 {
+		t.Fatalf("the lists of containers are cut wrong: %d, cap %d", n, cap(list[0].Linux.Containers))
+	}
+}

@@ -185,7 +185,6 @@ func (p *values) of(v float64) *runtimeapi.UInt64Value {
 // containerStatsBlock is what one container's stats point to, allocated together.
 type containerStatsBlock struct {
 	stats    runtimeapi.ContainerStats
-	attrs    runtimeapi.ContainerAttributes
 	cpu      runtimeapi.CpuUsage
 	memory   runtimeapi.MemoryUsage
 	writable runtimeapi.FilesystemUsage
@@ -194,14 +193,94 @@ type containerStatsBlock struct {
 	values   [12]runtimeapi.UInt64Value
 }
 
+// sandboxStatsBlock is what one sandbox's own stats point to, allocated together.
+type sandboxStatsBlock struct {
+	stats   runtimeapi.PodSandboxStats
+	linux   runtimeapi.LinuxPodSandboxStats
+	cpu     runtimeapi.CpuUsage
+	memory  runtimeapi.MemoryUsage
+	process runtimeapi.ProcessUsage
+	network runtimeapi.NetworkUsage
+	eth0    runtimeapi.NetworkInterfaceUsage
+	eths    [1]*runtimeapi.NetworkInterfaceUsage
+	values  [12]runtimeapi.UInt64Value
+}
+
+// statsBlocks hands out the blocks of one answer, allocated together when the answer's size is
+// known (an eviction round reads every sandbox's stats: three allocations rather than one a
+// sandbox and one a container), one by one past what was counted.
+type statsBlocks struct {
+	sandboxes  []sandboxStatsBlock
+	containers []containerStatsBlock
+	lists      []*runtimeapi.ContainerStats
+}
+
+// statsBlocksFor counts the sandboxes of an answer and their containers.
+func statsBlocksFor(sandboxes []*sandbox) *statsBlocks {
+	n := 0
+	for _, sb := range sandboxes {
+		n += len(sb.containers)
+	}
+	return &statsBlocks{
+		sandboxes:  make([]sandboxStatsBlock, len(sandboxes)),
+		containers: make([]containerStatsBlock, n),
+		lists:      make([]*runtimeapi.ContainerStats, n),
+	}
+}
+
+func (a *statsBlocks) sandbox() *sandboxStatsBlock {
+	if a == nil || len(a.sandboxes) == 0 {
+		return &sandboxStatsBlock{}
+	}
+	b := &a.sandboxes[0]
+	a.sandboxes = a.sandboxes[1:]
+	return b
+}
+
+func (a *statsBlocks) container() *containerStatsBlock {
+	if a == nil || len(a.containers) == 0 {
+		return &containerStatsBlock{}
+	}
+	b := &a.containers[0]
+	a.containers = a.containers[1:]
+	return b
+}
+
+// list is an empty list of n containers' stats, with room for them (and no more: an answer's
+// lists are cut from one array).
+func (a *statsBlocks) list(n int) []*runtimeapi.ContainerStats {
+	if a == nil || len(a.lists) < n {
+		return make([]*runtimeapi.ContainerStats, 0, n)
+	}
+	l := a.lists[:0:n]
+	a.lists = a.lists[n:]
+	return l
+}
+
+// attrsLocked is what the container's stats name it by.
+func (ct *container) attrsLocked() *runtimeapi.ContainerAttributes {
+	if ct.attrs == nil {
+		ct.attrs = &runtimeapi.ContainerAttributes{Id: ct.id, Metadata: ct.cfg.Metadata, Labels: ct.cfg.Labels, Annotations: ct.annotations}
+	}
+	return ct.attrs
+}
+
+// attrsLocked is what the sandbox's stats name it by.
+func (sb *sandbox) attrsLocked() *runtimeapi.PodSandboxAttributes {
+	if sb.attrs == nil {
+		sb.attrs = &runtimeapi.PodSandboxAttributes{Id: sb.id, Metadata: sb.cfg.Metadata, Labels: sb.cfg.Labels, Annotations: sb.cfg.Annotations}
+	}
+	return sb.attrs
+}
+
 func (r *Runtime) containerStatsLocked(c *script.Compiled, ct *container, now time.Time) *runtimeapi.ContainerStats {
-	st, _ := r.containerStatsSampledLocked(c, ct, now)
+	st, _ := r.containerStatsSampledLocked(c, ct, now, nil)
 	return st
 }
 
 // containerStatsSampledLocked is the container's stats and, for its sandbox's sums, the usage they
 // were made of (zero unless it runs).
-func (r *Runtime) containerStatsSampledLocked(c *script.Compiled, ct *container, now time.Time) (*runtimeapi.ContainerStats, sample) {
+func (r *Runtime) containerStatsSampledLocked(c *script.Compiled, ct *container, now time.Time, blocks *statsBlocks) (*runtimeapi.ContainerStats, sample) {
 	var s sample
 	if ct.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		s = sampleUsage(ct.usage, now.Sub(ct.startedAt), ct.resources)
@@ -212,9 +291,8 @@ func (r *Runtime) containerStatsSampledLocked(c *script.Compiled, ct *container,
 	if c.ContainersOnRoot {
 		mount = c.RootFs.Mountpoint
 	}
-	b := &containerStatsBlock{}
+	b := blocks.container()
 	v := values(b.values[:])
-	b.attrs = runtimeapi.ContainerAttributes{Id: ct.id, Metadata: ct.cfg.Metadata, Labels: ct.cfg.Labels, Annotations: ct.annotations}
 	b.cpu = runtimeapi.CpuUsage{Timestamp: t, UsageCoreNanoSeconds: v.of(s.cpuTotal * 1e9), UsageNanoCores: v.of(s.cpuRate * 1e9)}
 	b.memory = runtimeapi.MemoryUsage{
 		Timestamp: t, WorkingSetBytes: v.of(s.mem), UsageBytes: v.of(s.mem), RssBytes: v.of(s.mem),
@@ -223,42 +301,28 @@ func (r *Runtime) containerStatsSampledLocked(c *script.Compiled, ct *container,
 	b.fsID = runtimeapi.FilesystemIdentifier{Mountpoint: mount}
 	b.writable = runtimeapi.FilesystemUsage{Timestamp: t, FsId: &b.fsID, UsedBytes: v.of(disk), InodesUsed: v.of(inodes)}
 	b.swap = runtimeapi.SwapUsage{Timestamp: t, SwapAvailableBytes: v.of(0), SwapUsageBytes: v.of(0)}
-	b.stats = runtimeapi.ContainerStats{Attributes: &b.attrs, Cpu: &b.cpu, Memory: &b.memory, WritableLayer: &b.writable, Swap: &b.swap}
+	b.stats = runtimeapi.ContainerStats{Attributes: ct.attrsLocked(), Cpu: &b.cpu, Memory: &b.memory, WritableLayer: &b.writable, Swap: &b.swap}
 	if lim := ct.resources.GetMemoryLimitInBytes(); lim > 0 && s.mem > 0 {
 		b.memory.AvailableBytes = v.of(float64(lim) - s.mem)
 	}
 	return &b.stats, s
 }
 
-// sandboxStatsBlock is what one sandbox's own stats point to, allocated together.
-type sandboxStatsBlock struct {
-	stats   runtimeapi.PodSandboxStats
-	attrs   runtimeapi.PodSandboxAttributes
-	linux   runtimeapi.LinuxPodSandboxStats
-	cpu     runtimeapi.CpuUsage
-	memory  runtimeapi.MemoryUsage
-	process runtimeapi.ProcessUsage
-	network runtimeapi.NetworkUsage
-	eth0    runtimeapi.NetworkInterfaceUsage
-	values  [12]runtimeapi.UInt64Value
-}
-
-func (r *Runtime) sandboxStatsLocked(c *script.Compiled, sb *sandbox, now time.Time) *runtimeapi.PodSandboxStats {
+func (r *Runtime) sandboxStatsLocked(c *script.Compiled, sb *sandbox, now time.Time, blocks *statsBlocks) *runtimeapi.PodSandboxStats {
 	t := ts(now)
 	var sum sample
 	ready := sb.state == runtimeapi.PodSandboxState_SANDBOX_READY
 	if ready {
 		sum = sampleUsage(c.SandboxUsage, now.Sub(sb.createdAt), nil)
 	}
-	b := &sandboxStatsBlock{}
+	b := blocks.sandbox()
 	v := values(b.values[:])
-	b.attrs = runtimeapi.PodSandboxAttributes{Id: sb.id, Metadata: sb.cfg.Metadata, Labels: sb.cfg.Labels, Annotations: sb.cfg.Annotations}
-	b.stats = runtimeapi.PodSandboxStats{Attributes: &b.attrs, Linux: &b.linux}
+	b.stats = runtimeapi.PodSandboxStats{Attributes: sb.attrsLocked(), Linux: &b.linux}
 	if len(sb.containers) > 0 {
-		b.linux.Containers = make([]*runtimeapi.ContainerStats, 0, len(sb.containers))
+		b.linux.Containers = blocks.list(len(sb.containers))
 	}
 	for _, ct := range sb.containers {
-		cs, s := r.containerStatsSampledLocked(c, ct, now)
+		cs, s := r.containerStatsSampledLocked(c, ct, now, blocks)
 		b.linux.Containers = append(b.linux.Containers, cs)
 		sum.cpuRate += s.cpuRate
 		sum.mem += s.mem
@@ -272,7 +336,7 @@ func (r *Runtime) sandboxStatsLocked(c *script.Compiled, sb *sandbox, now time.T
 	}
 	b.process = runtimeapi.ProcessUsage{Timestamp: t, ProcessCount: v.of(sum.pids)}
 	b.linux.Cpu, b.linux.Memory, b.linux.Process = &b.cpu, &b.memory, &b.process
-	if !sb.hostNetwork() {
+	if !sb.hostNet {
 		end := now
 		if !ready {
 			end = sb.stoppedAt
@@ -281,7 +345,8 @@ func (r *Runtime) sandboxStatsLocked(c *script.Compiled, sb *sandbox, now time.T
 		b.eth0 = runtimeapi.NetworkInterfaceUsage{
 			Name: "eth0", RxBytes: v.of(el * 2048), RxErrors: v.of(0), TxBytes: v.of(el * 1024), TxErrors: v.of(0),
 		}
-		b.network = runtimeapi.NetworkUsage{Timestamp: t, DefaultInterface: &b.eth0, Interfaces: []*runtimeapi.NetworkInterfaceUsage{&b.eth0}}
+		b.eths[0] = &b.eth0
+		b.network = runtimeapi.NetworkUsage{Timestamp: t, DefaultInterface: &b.eth0, Interfaces: b.eths[:]}
 		b.linux.Network = &b.network
 	}
 	return &b.stats
@@ -331,7 +396,7 @@ func (r *Runtime) StreamContainerStats(req *runtimeapi.StreamContainerStatsReque
 func (r *Runtime) PodSandboxStats(ctx context.Context, req *runtimeapi.PodSandboxStatsRequest) (*runtimeapi.PodSandboxStatsResponse, error) {
 	return call(ctx, r, mPodSandboxStats, req, func(ctx context.Context, req *runtimeapi.PodSandboxStatsRequest, cc *callCtx) (*runtimeapi.PodSandboxStatsResponse, error) {
 		return onSandbox(r, cc, req.PodSandboxId, notFound, func(c *script.Compiled, sb *sandbox, now time.Time) (*runtimeapi.PodSandboxStatsResponse, error) {
-			return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStatsLocked(c, sb, now)}, nil
+			return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStatsLocked(c, sb, now, nil)}, nil
 		})
 	})
 }
@@ -339,13 +404,21 @@ func (r *Runtime) PodSandboxStats(ctx context.Context, req *runtimeapi.PodSandbo
 func (r *Runtime) listSandboxStats(f *runtimeapi.PodSandboxStatsFilter) []*runtimeapi.PodSandboxStats {
 	c, now := r.lockAtNow()
 	defer r.mu.Unlock()
-	var out []*runtimeapi.PodSandboxStats
+	var in []*sandbox
 	for _, sb := range r.sbOrder {
 		// With no id asked for, only ready sandboxes are listed.
 		if !picked(sb.removed, sb.id, f.GetId(), sb.cfg.Labels, f.GetLabelSelector()) || f.GetId() == "" && sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 			continue
 		}
-		out = append(out, r.sandboxStatsLocked(c, sb, now))
+		in = append(in, sb)
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	blocks := statsBlocksFor(in)
+	out := make([]*runtimeapi.PodSandboxStats, len(in))
+	for i, sb := range in {
+		out[i] = r.sandboxStatsLocked(c, sb, now, blocks)
 	}
 	return out
 }
@@ -400,7 +473,7 @@ func (r *Runtime) sandboxMetrics() []*runtimeapi.PodSandboxMetrics {
 		if sb.removed || sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 			continue
 		}
-		st := r.sandboxStatsLocked(c, sb, now)
+		st := r.sandboxStatsLocked(c, sb, now, nil)
 		pod, ns := sb.cfg.Metadata.GetName(), sb.cfg.Metadata.GetNamespace()
 		pm := &runtimeapi.PodSandboxMetrics{PodSandboxId: sb.id}
 		if n := st.Linux.Network; n != nil {

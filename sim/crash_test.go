@@ -7,6 +7,7 @@ import (
 
 	"orch.io/orch/fakecri"
 	"orch.io/orch/fakecri/script"
+	"orch.io/orch/sim/converge"
 )
 
 // killStory runs a node whose agent is killed twice: once with two pods running (restarted 10s
@@ -28,11 +29,11 @@ func killStory(t *testing.T) (string, []string) {
 	want := map[string][]string{"default/web-node-a": {"app"}, "default/db-node-a": {"app"}}
 	var findings []string
 	judge := func(before fakecri.State) {
-		d := Differences(n.Runtime.State(), want)
+		d := converge.Differences(n.Runtime.State(), want)
 		findings = append(findings, d.Leaked...)
 		findings = append(findings, d.Doubled...)
 		findings = append(findings, d.Missing...)
-		pods, containers := Replaced(before, n.Runtime.State(), want)
+		pods, containers := converge.Replaced(before, n.Runtime.State(), want)
 		findings = append(append(findings, pods...), containers...)
 	}
 

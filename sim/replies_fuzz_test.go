@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"orch.io/orch/sim/converge"
 )
 
 // maxStoryTime flags a run that crawls: the story takes well under a second of wall time, so a
@@ -66,7 +67,7 @@ func FuzzCRIReplies(f *testing.F) {
 			t.Fatal(err)
 		}
 		t.Logf("%d answers changed: %s", m.changed, strings.Join(m.log, "; "))
-		if err := Converged(n.Runtime.State(), map[string][]string{"default/web-node-a": {"app"}, "default/pair-node-a": {"a", "b"}}); err != nil {
+		if err := converge.Converged(n.Runtime.State(), map[string][]string{"default/web-node-a": {"app"}, "default/pair-node-a": {"a", "b"}}); err != nil {
 			t.Fatalf("%d changed answers (%s), then 2 minutes of true ones: %v", m.changed, strings.Join(m.log, "; "), err)
 		}
 	})

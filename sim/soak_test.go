@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"orch.io/orch/fakecri/script"
+	"orch.io/orch/sim/converge"
 )
 
 var (
@@ -101,7 +102,7 @@ func TestRuntimeFaultSoak(t *testing.T) {
 	st := n.Runtime.State()
 	t.Logf("soak: %v simulated (seed %d) in %v; %d pods made, %d should run; %d runtime calls; at the end %d sandboxes and %d containers in the runtime",
 		stopped, *soakSeed, time.Since(started).Round(time.Millisecond), next, len(want), calls, len(st.Sandboxes), len(st.Containers))
-	if err := Converged(st, want); err != nil {
+	if err := converge.Converged(st, want); err != nil {
 		t.Fatalf("one sync period after the faults stopped: %v", err)
 	}
 }

@@ -26,7 +26,7 @@ import (
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/fakecri"
-	"orch.io/orch/sim"
+	"orch.io/orch/sim/converge"
 )
 
 // agentNode is the node name the agent runs under: its static pods are named <pod>-chaos-agent,
@@ -190,7 +190,7 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 		for n := range present {
 			want["default/"+apiName(n)] = []string{"sleeper"}
 		}
-		var d sim.Difference
+		var d converge.Difference
 		var api apiDifference
 		var remade, rerun int
 		for {
@@ -198,8 +198,8 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 			if err != nil {
 				return total, err
 			}
-			d = sim.Differences(st, want)
-			pods, containers := sim.Replaced(before, st, want)
+			d = converge.Differences(st, want)
+			pods, containers := converge.Replaced(before, st, want)
 			remade, rerun = len(pods), len(containers)
 			if api, err = src.judge(ctx, present, unstarted); err != nil {
 				return total, err
@@ -263,14 +263,14 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 	return total, nil
 }
 
-func slices10(d sim.Difference, api apiDifference) []string {
+func slices10(d converge.Difference, api apiDifference) []string {
 	all := append(append(append([]string{}, d.Leaked...), d.Doubled...), d.Missing...)
 	all = append(append(all, api.NotReady...), api.Lingering...)
 	return all[:min(10, len(all))]
 }
 
 // nodeState reads the runtime's sandboxes of the agent's node and their containers, as crictl
-// pods and crictl ps -a list them, into the shape sim.Differences judges.
+// pods and crictl ps -a list them, into the shape converge.Differences judges.
 func nodeState(ctx context.Context, rs cri.RuntimeService) (fakecri.State, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

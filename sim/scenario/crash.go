@@ -7,6 +7,7 @@ import (
 
 	"orch.io/orch/fakecri"
 	"orch.io/orch/sim"
+	"orch.io/orch/sim/converge"
 )
 
 // validateKills checks the timeline's orchlet steps: kill or restart, on a standalone node, a kill
@@ -118,7 +119,7 @@ func (e Expect) checkRuntime(taken map[stateAt]fakecri.State, firstNode string) 
 			fails = append(fails, where+": the node did not start")
 			continue
 		}
-		d := sim.Differences(st, r.Pods)
+		d := converge.Differences(st, r.Pods)
 		for _, kind := range []struct {
 			name  string
 			found []string
@@ -128,7 +129,7 @@ func (e Expect) checkRuntime(taken map[stateAt]fakecri.State, firstNode string) 
 			}
 		}
 		if r.Since != nil {
-			pods, containers := sim.Replaced(taken[stateAt{node, r.Since.D()}], st, r.Pods)
+			pods, containers := converge.Replaced(taken[stateAt{node, r.Since.D()}], st, r.Pods)
 			for _, f := range append(pods, containers...) {
 				fails = append(fails, fmt.Sprintf("%s: replaced since %s: %s", where, sim.FormatOffset(r.Since.D()), f))
 			}

@@ -140,7 +140,7 @@ type Expect struct {
 	Pods []PodAt `json:"pods,omitempty"`
 	// Events counts event writes by reason.
 	Events []EventCount `json:"events,omitempty"`
-	// Runtime judges a node's runtime at a time by sim.Differences and sim.Replaced.
+	// Runtime judges a node's runtime at a time by converge.Differences and converge.Replaced.
 	Runtime []RuntimeAt `json:"runtime,omitempty"`
 }
 

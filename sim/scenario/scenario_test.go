@@ -255,7 +255,7 @@ func TestSignalSamples(t *testing.T) {
 	t.Errorf("no sample at 5m50s in %v", samples)
 }
 
-// expect.runtime judges the runtime at its time by sim.Differences and, with since, sim.Replaced:
+// expect.runtime judges the runtime at its time by converge.Differences and, with since, converge.Replaced:
 // a restart that adopts its pod meets it; a pod named that is not there is missing, the one that
 // runs unnamed leaked, and a pod whose manifest changed (made again in a new sandbox) replaced.
 func TestRuntimeExpectation(t *testing.T) {

@@ -190,6 +190,19 @@ var csrPEM = sync.OnceValue(func() []byte {
 
 func accessorOf(o runtime.Object) metav1.Object { return o.(metav1.Object) }
 
+// sameAnswers fails t unless the writes answered the same with a change (got) as without (want).
+func sameAnswers(t *testing.T, got, want []string) {
+	t.Helper()
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			t.Errorf("with it:\n%s\nwithout:\n%s", got[i], want[i])
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d answers with it, %d without", len(got), len(want))
+	}
+}
+
 // A live object typed without its managedFields must change no answer: every served kind's
 // table of writes (the same and another manager, no-op updates, applies, the status
 // subresource, managedFields written by a client) answers and stores the same bytes with it and
@@ -209,14 +222,7 @@ func TestLiveTypedWithoutManagedFieldsChangesNothing(t *testing.T) {
 			if typed == 0 {
 				t.Fatal("no live object was typed without managedFields")
 			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("with it:\n%s\nwithout:\n%s", got[i], want[i])
-				}
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%d answers with it, %d without", len(got), len(want))
-			}
+			sameAnswers(t, got, want)
 			all = append(all, got...)
 			t.Logf("%d writes, %d live objects typed without managedFields", len(got)-1, typed)
 		})
@@ -244,14 +250,7 @@ func TestPrunedTypingChangesNothing(t *testing.T) {
 			if pruned == 0 {
 				t.Fatal("no update left a field out")
 			}
-			for i := range want {
-				if i < len(got) && got[i] != want[i] {
-					t.Errorf("with it:\n%s\nwithout:\n%s", got[i], want[i])
-				}
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%d answers with it, %d without", len(got), len(want))
-			}
+			sameAnswers(t, got, want)
 			t.Logf("%d writes, %d updates left a field out", len(got)-1, pruned)
 		})
 	}

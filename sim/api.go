@@ -280,21 +280,39 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 	}
 	switch resource {
 	case "nodes", "nodes/status":
-		var n corev1.Node
-		if decode(body, &n) {
-			name = n.Name
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady || c.Status == corev1.ConditionTrue {
+		n, conds, ok := protoNode(body)
+		if !ok {
+			var node corev1.Node
+			if ok = decode(body, &node); ok {
+				n = node.Name
+				for _, c := range node.Status.Conditions {
+					conds = append(conds, seenCondition{string(c.Type), string(c.Status), c.LastTransitionTime.Time})
+				}
+			}
+		}
+		if ok {
+			name = n
+			for _, c := range conds {
+				if c.typ == string(corev1.NodeReady) || c.status == string(corev1.ConditionTrue) {
 					// Ready always; a pressure condition while it holds.
-					text += fmt.Sprintf(" %s=%s since %s", c.Type, c.Status, FormatOffset(c.LastTransitionTime.Sub(w.start)))
+					text += fmt.Sprintf(" %s=%s since %s", c.typ, c.status, FormatOffset(c.since.Sub(w.start)))
 				}
 			}
 		}
 	case "leases":
-		var l coordinationv1.Lease
-		if decode(body, &l) && l.Spec.RenewTime != nil {
-			name = l.Namespace + "/" + l.Name
-			text += " renewed " + FormatOffset(l.Spec.RenewTime.Sub(w.start))
+		namespace, n, renew, ok := protoLease(body)
+		if !ok {
+			var l coordinationv1.Lease
+			if ok = decode(body, &l); ok {
+				namespace, n = l.Namespace, l.Name
+				if renew = nil; l.Spec.RenewTime != nil {
+					renew = &l.Spec.RenewTime.Time
+				}
+			}
+		}
+		if ok && renew != nil {
+			name = namespace + "/" + n
+			text += " renewed " + FormatOffset(renew.Sub(w.start))
 		}
 	case "pods", "pods/status":
 		var p corev1.Pod

@@ -1,5 +1,7 @@
 package generic
 
+import "reflect"
+
 // TypeConverter is typeConverter, for the tests of package generic_test.
 var TypeConverter = typeConverter
 
@@ -13,4 +15,40 @@ func LiveTypedWithoutManagedFields(s *Store) int64 {
 		return 0
 	}
 	return f.tc.typed.Load()
+}
+
+// PruneEqualFields turns the leaving out of fields equal in an update's two objects on or off.
+func PruneEqualFields(on bool) { pruneEqualFields = on }
+
+// PrunedUpdates is how many of s's updates typed their objects without a field equal in both.
+func PrunedUpdates(s *Store) int64 {
+	f, err := s.fields()
+	if err != nil {
+		return 0
+	}
+	return f.tc.pruned.Load()
+}
+
+// PrunableFields names, dotted by their JSON names, the fields s's updates may leave out of both
+// objects when equal in the two.
+func PrunableFields(s *Store) []string {
+	f, err := s.fields()
+	if err != nil || f.tc.tree == nil {
+		return nil
+	}
+	var names []string
+	var walk func(p *pruneTree, t reflect.Type, prefix string)
+	walk = func(p *pruneTree, t reflect.Type, prefix string) {
+		for _, pf := range p.fields {
+			sf := t.FieldByIndex(pf.index)
+			name, _, _, _, _ := jsonField(sf)
+			if pf.drop {
+				names = append(names, prefix+name)
+			} else {
+				walk(pf.sub, sf.Type, prefix+name+".")
+			}
+		}
+	}
+	walk(f.tc.tree, reflect.TypeOf(s.strategy.New()).Elem(), "")
+	return names
 }

@@ -121,6 +121,11 @@ func (s *Store) newFieldManager() (*fieldManager, error) {
 	}
 	conv := objectConverter{s}
 	lt := &liveTyping{TypeConverter: tc}
+	probe := s.strategy.New()
+	s.setTypeMeta(probe)
+	if tv, err := tc.ObjectToTyped(probe); err == nil {
+		lt.tree = pruneTreeOf(probe, tv)
+	}
 	fm, err := managedfields.NewDefaultFieldManager(lt, conv, conv, conv, s.gvk, s.gvk.GroupVersion(), subresource, reset)
 	if err != nil {
 		return nil, err
@@ -139,22 +144,73 @@ func (s *Store) newFieldManager() (*fieldManager, error) {
 // untyped schema of fieldsV1 accepts whole), the live object is typed without them: the same
 // managedFields for 15% less CPU a node status post and a quarter fewer allocations
 // (BenchmarkNodeStatusPost, reports/speed.md). Anything else is typed as the library types it.
+//
+// It also leaves out of both objects of such an update the fields equal in them (pruneTree).
 type liveTyping struct {
 	managedfields.TypeConverter
-	live  sync.Map     // the live objects of the updates under way that are typed without managedFields
-	typed atomic.Int64 // how many were, for the tests
+	// updates holds the live (and, when pruned, the new) objects of the updates under way that
+	// are typed as something else: each names its update's typing.
+	updates sync.Map
+	tree    *pruneTree   // the kind's fields that may be left out; nil if none
+	typed   atomic.Int64 // how many live objects were typed without managedFields, for the tests
+	pruned  atomic.Int64 // how many updates left a field out, for the tests
 }
 
-// typeLiveWithoutManagedFields is off only in the test that compares the managedFields written
-// with and without liveTyping.
-var typeLiveWithoutManagedFields = true
+// typeLiveWithoutManagedFields and pruneEqualFields are off only in the tests that compare the
+// managedFields written with and without them.
+var (
+	typeLiveWithoutManagedFields = true
+	pruneEqualFields             = true
+)
+
+// typing is what the two objects of one update are typed as, made at the first typing of either:
+// the library types the new object first, once it has removed its managedFields.
+type typing struct {
+	live, next     runtime.Object
+	prune          bool
+	once           sync.Once
+	liveAs, nextAs runtime.Object
+}
+
+// watch registers the update of live to next: live typed without managedFields, and, if prune,
+// both without the fields equal in them. The returned func ends it.
+func (t *liveTyping) watch(live, next runtime.Object, prune bool) func() {
+	u := &typing{live: live, next: next, prune: prune}
+	t.updates.Store(live, u)
+	if prune {
+		t.updates.Store(next, u)
+	}
+	return func() {
+		t.updates.Delete(live)
+		if prune {
+			t.updates.Delete(next)
+		}
+	}
+}
 
 func (t *liveTyping) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
-	if _, ok := t.live.Load(obj); ok {
-		obj = withoutManagedFields(obj)
-		t.typed.Add(1)
+	if v, ok := t.updates.Load(obj); ok {
+		u := v.(*typing)
+		u.once.Do(func() { t.make(u) })
+		if obj == u.live {
+			obj = u.liveAs
+			t.typed.Add(1)
+		} else {
+			obj = u.nextAs
+		}
 	}
 	return t.TypeConverter.ObjectToTyped(obj, opts...)
+}
+
+func (t *liveTyping) make(u *typing) {
+	u.liveAs, u.nextAs = withoutManagedFields(u.live), u.next
+	if !u.prune {
+		return
+	}
+	u.nextAs = withoutManagedFields(u.next) // as the library has made it
+	if t.tree.prune(reflect.ValueOf(u.liveAs).Elem(), reflect.ValueOf(u.nextAs).Elem()) {
+		t.pruned.Add(1)
+	}
 }
 
 // withoutManagedFields is a shallow copy of obj, a pointer to a typed object, with no
@@ -275,8 +331,8 @@ func (s *Store) recordUpdate(ctx context.Context, live, next runtime.Object) (ru
 	s.setTypeMeta(live)
 	s.setTypeMeta(next)
 	if typeLiveWithoutManagedFields && typesLiveWithoutManagedFields(live, next) {
-		f.tc.live.Store(live, struct{}{})
-		defer f.tc.live.Delete(live)
+		prune := pruneEqualFields && f.tc.tree != nil && reflect.TypeOf(live) == reflect.TypeOf(next)
+		defer f.tc.watch(live, next, prune)()
 	}
 	out := f.fm.UpdateNoErrors(live, next, manager)
 	s.stampManager(live, out, manager, metav1.ManagedFieldsOperationUpdate)

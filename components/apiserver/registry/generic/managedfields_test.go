@@ -44,8 +44,9 @@ func statusOf(s generic.Strategy) generic.UpdateStrategy {
 
 // writes runs a table of writes of one served kind through a store and returns what each
 // answered (the object's JSON or the error) and, at the end, the stored object and how many live
-// objects were typed without their managedFields.
-func writes(t *testing.T, k servedKind) (answers []string, typedWithout int64) {
+// objects were typed without their managedFields and how many updates left out a field equal in
+// both objects.
+func writes(t *testing.T, k servedKind) (answers []string, typedWithout, pruned int64) {
 	t.Helper()
 	clk := clock.NewUnyieldingMock()
 	clk.Set(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
@@ -158,7 +159,8 @@ func writes(t *testing.T, k servedKind) (answers []string, typedWithout int64) {
 	update("after the reset", store, as("creator"), label("10"))
 	final, err := store.Get(context.Background(), ns, name)
 	record("stored", final, err)
-	return answers, generic.LiveTypedWithoutManagedFields(store) + generic.LiveTypedWithoutManagedFields(status)
+	return answers, generic.LiveTypedWithoutManagedFields(store) + generic.LiveTypedWithoutManagedFields(status),
+		generic.PrunedUpdates(store) + generic.PrunedUpdates(status)
 }
 
 // convert copies from into to, field by field through JSON.
@@ -188,6 +190,19 @@ var csrPEM = sync.OnceValue(func() []byte {
 
 func accessorOf(o runtime.Object) metav1.Object { return o.(metav1.Object) }
 
+// sameAnswers fails t unless the writes answered the same with a change (got) as without (want).
+func sameAnswers(t *testing.T, got, want []string) {
+	t.Helper()
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			t.Errorf("with it:\n%s\nwithout:\n%s", got[i], want[i])
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d answers with it, %d without", len(got), len(want))
+	}
+}
+
 // A live object typed without its managedFields must change no answer: every served kind's
 // table of writes (the same and another manager, no-op updates, applies, the status
 // subresource, managedFields written by a client) answers and stores the same bytes with it and
@@ -198,23 +213,16 @@ func TestLiveTypedWithoutManagedFieldsChangesNothing(t *testing.T) {
 	for _, k := range servedKinds() {
 		t.Run(k.strategy.Kind(), func(t *testing.T) {
 			generic.TypeLiveWithoutManagedFields(false)
-			want, n := writes(t, k)
+			want, n, _ := writes(t, k)
 			generic.TypeLiveWithoutManagedFields(true)
-			got, typed := writes(t, k)
+			got, typed, _ := writes(t, k)
 			if n != 0 {
 				t.Fatalf("with it off, %d live objects were typed without managedFields", n)
 			}
 			if typed == 0 {
 				t.Fatal("no live object was typed without managedFields")
 			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("with it:\n%s\nwithout:\n%s", got[i], want[i])
-				}
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%d answers with it, %d without", len(got), len(want))
-			}
+			sameAnswers(t, got, want)
 			all = append(all, got...)
 			t.Logf("%d writes, %d live objects typed without managedFields", len(got)-1, typed)
 		})
@@ -222,6 +230,62 @@ func TestLiveTypedWithoutManagedFieldsChangesNothing(t *testing.T) {
 	for _, must := range []string{`"manager":"creator"`, `"manager":"updater"`, `"manager":"applier"`, `"manager":"orchlet","operation":"Update","apiVersion":"v1"`, `"subresource":"status"`, `"manager":"sneaky"`, "error: Apply failed with"} {
 		if !strings.Contains(strings.Join(all, "\n"), must) {
 			t.Errorf("no answer has %s: the table does not test what it says", must)
+		}
+	}
+}
+
+// Fields equal in an update's two objects, left out of both when typed, must change no answer:
+// every served kind's table of writes answers and stores the same bytes with it and without it.
+func TestPrunedTypingChangesNothing(t *testing.T) {
+	defer generic.PruneEqualFields(true)
+	for _, k := range servedKinds() {
+		t.Run(k.strategy.Kind(), func(t *testing.T) {
+			generic.PruneEqualFields(false)
+			want, _, n := writes(t, k)
+			generic.PruneEqualFields(true)
+			got, _, pruned := writes(t, k)
+			if n != 0 {
+				t.Fatalf("with it off, %d updates left a field out", n)
+			}
+			if pruned == 0 {
+				t.Fatal("no update left a field out")
+			}
+			sameAnswers(t, got, want)
+			t.Logf("%d writes, %d updates left a field out", len(got)-1, pruned)
+		})
+	}
+}
+
+// Only a field whose typing cannot fail is left out: an error the library would meet in a field
+// equal in both objects still fails the update. A node's status images are atomic, its addresses
+// keyed by a type always encoded; a pod's imagePullSecrets keyed by a name the schema defaults,
+// its volumes by a name always encoded. Fields always encoded (a node's kubeletVersion, a pod's
+// containers) or always typed (metadata) are never left out whole: zeroing them would not take
+// them out of the typed value.
+func TestPrunableFieldsAreTypedWithoutError(t *testing.T) {
+	clk := clock.NewUnyieldingMock()
+	prunable := func(s generic.Strategy) map[string]bool {
+		store := generic.New(generic.Options{Strategy: s, Storage: memory.New(clk), Clock: clk})
+		out := map[string]bool{}
+		for _, f := range generic.PrunableFields(store) {
+			out[f] = true
+		}
+		return out
+	}
+	node, pod := prunable(core.NodeStrategy{}), prunable(core.PodStrategy{})
+	for _, f := range []string{"status.images", "status.nodeInfo.swap", "status.capacity", "status.addresses", "metadata.labels", "metadata.managedFields", "spec.taints"} {
+		if !node[f] {
+			t.Errorf("node: %s may not be left out; the tree: %v", f, node)
+		}
+	}
+	for _, f := range []string{"status.conditions", "status.containerStatuses", "spec.imagePullSecrets", "spec.volumes", "metadata.labels"} {
+		if !pod[f] {
+			t.Errorf("pod: %s may not be left out; the tree: %v", f, pod)
+		}
+	}
+	for _, f := range []string{"apiVersion", "kind", "metadata", "status", "status.nodeInfo", "status.nodeInfo.kubeletVersion", "spec.containers"} {
+		if node[f] || pod[f] {
+			t.Errorf("%s is left out whole when equal", f)
 		}
 	}
 }

@@ -108,15 +108,18 @@ type simNode struct {
 	cri  inProcess // for its reply hook: these answers are the runtime's, read without a call
 	host Host
 	// One observation reads the sandboxes' stats three times (memory, pids, pods): they are
-	// computed once per instant.
+	// computed once per instant, each instant's written over the last's (arena). What reads them,
+	// the eviction observer (its PodStatsFromCRI copies the figures) and the memcg thresholds, does
+	// so within the instant; a reply hook is handed copies (answerAll).
 	now     func() time.Time
 	at      time.Time
 	sandbox []*runtimeapi.PodSandboxStats
+	arena   fakecri.StatsArena
 }
 
 func (s *simNode) sandboxes() []*runtimeapi.PodSandboxStats {
 	if now := s.now(); s.sandbox == nil || !now.Equal(s.at) {
-		s.at, s.sandbox = now, s.rt.SandboxStats()
+		s.at, s.sandbox = now, s.rt.SandboxStats(&s.arena)
 	}
 	return s.sandbox
 }

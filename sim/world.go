@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -64,8 +65,8 @@ func New(o Options) (*World, error) {
 	if o.Start.IsZero() {
 		o.Start = DefaultStart
 	}
-	// The pods' log directories live here.
-	dir, err := os.MkdirTemp("", "orchsim-")
+	// The nodes' root and pods' log directories live here.
+	dir, err := os.MkdirTemp(scratchDir(), "orchsim-")
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
@@ -83,6 +84,24 @@ func New(o Options) (*World, error) {
 	}
 	return w, nil
 }
+
+// scratchDir is where a world makes its directory: $TMPDIR when set, else /dev/shm when it is a
+// tmpfs with room (1 GiB free), else the system's temporary directory. The agent makes and
+// removes every pod's directories and writes files at every container start: on the disk's
+// (journalled) file system the node-day under pressure spent 0.7 to 2.1 s of CPU in system calls,
+// the more the more other processes wrote to it, in memory 0.4 s.
+func scratchDir() string {
+	if os.Getenv("TMPDIR") != "" {
+		return ""
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs("/dev/shm", &st); err != nil || st.Type != tmpfsMagic || st.Bavail*uint64(st.Bsize) < 1<<30 {
+		return ""
+	}
+	return "/dev/shm"
+}
+
+const tmpfsMagic = 0x01021994 // statfs(2)'s TMPFS_MAGIC
 
 // Close stops every node's runtime and removes the world's log directories.
 func (w *World) Close() error {

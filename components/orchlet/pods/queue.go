@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"container/heap"
 	"sync"
 	"time"
 
@@ -45,6 +46,51 @@ func (m *Manager) enqueueLocked(k itemKey, t time.Time) {
 		return
 	}
 	m.queue[k] = t
+	heap.Push(&m.order, dueItem{due: t, key: k})
+	if len(m.order) > 2*len(m.queue)+64 {
+		m.order = m.order[:0]
+		for k, due := range m.queue {
+			m.order = append(m.order, dueItem{due: due, key: k})
+		}
+		heap.Init(&m.order)
+	}
+}
+
+// dueItem is a queue item at the due time it was queued for.
+type dueItem struct {
+	due time.Time
+	key itemKey
+}
+
+// dueHeap orders the queue's items as popDue takes them, so the first is found without looking
+// at every item (Step, Idle and NextDeadline each did, several times a simulated second for every
+// pod of a node). An entry is stale once its item has left the queue or was queued again for an
+// earlier time: stale entries are dropped when they come first, and all at once when they
+// outnumber the queue's items.
+type dueHeap []dueItem
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return before(h[i].due, h[i].key, h[j].due, h[j].key) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueItem)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// firstLocked is the queue's first item in popDue's order; false when the queue is empty. It
+// needs m.shared held.
+func (m *Manager) firstLocked() (dueItem, bool) {
+	for len(m.order) > 0 {
+		e := m.order[0]
+		if due, ok := m.queue[e.key]; ok && due.Equal(e.due) {
+			return e, true
+		}
+		heap.Pop(&m.order)
+	}
+	return dueItem{}, false
 }
 
 // popDue removes and returns the first item due by now in the stable order: due time, then pod
@@ -57,6 +103,15 @@ func (m *Manager) popDue(now time.Time) (itemKey, bool) {
 func (m *Manager) popDueWhere(now time.Time, ok func(itemKey) bool) (itemKey, bool) {
 	m.shared.Lock()
 	defer m.shared.Unlock()
+	if ok == nil {
+		first, found := m.firstLocked()
+		if !found || first.due.After(now) {
+			return itemKey{}, false
+		}
+		heap.Pop(&m.order)
+		delete(m.queue, first.key)
+		return first.key, true
+	}
 	var best itemKey
 	var bestDue time.Time
 	found := false

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"orch.io/orch/fakecri/calllog"
+	"orch.io/orch/fakecri/fakecritest/fixture"
 	"orch.io/orch/fakecri/script"
 )
 
@@ -102,13 +103,7 @@ func TestSandboxStatsListedAsAlone(t *testing.T) {
 	pod := f.RunPod("two", nil)
 	f.Start(f.Create(pod, "a", "busybox", 0))
 	f.Start(f.Create(pod, "b", "busybox", 0))
-	host, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: "host", Namespace: "default", Uid: "h"},
-		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	host := runHostNetworkSandbox(t, f)
 	f.Advance(time.Minute)
 	f.RT.SandboxStats(nil) // the attributes are made, to be made again after the update
 	if _, err := f.RT.UpdateContainerResources(f.Ctx, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: ctr, Annotations: map[string]string{"x": "y"}}); err != nil {
@@ -127,7 +122,7 @@ func TestSandboxStatsListedAsAlone(t *testing.T) {
 		if !proto.Equal(st, alone.Stats) {
 			t.Fatalf("listed %v\nalone %v", st, alone.Stats)
 		}
-		if (st.Attributes.Id == host.PodSandboxId) != (st.Linux.Network == nil) {
+		if (st.Attributes.Id == host) != (st.Linux.Network == nil) {
 			t.Fatalf("sandbox %s: network stats %v", st.Attributes.Metadata.Name, st.Linux.Network)
 		}
 		for _, cs := range st.Linux.Containers {
@@ -162,13 +157,7 @@ func TestSandboxStatsInAnArena(t *testing.T) {
 	}
 	web, ctr := f.Run("web", "app", "busybox", 64<<20)
 	f.Start(f.Create(web, "sidecar", "busybox", 0))
-	_, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: "host", Namespace: "default", Uid: "h"},
-		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runHostNetworkSandbox(t, f)
 	f.Advance(time.Minute)
 	same("two sandboxes")
 	two := f.RunPod("two", nil)
@@ -192,4 +181,17 @@ func TestSandboxStatsInAnArena(t *testing.T) {
 	f.Start(f.Create(web2, "again", "busybox", 0))
 	f.Advance(time.Minute)
 	same("a container removed, another made")
+}
+
+// runHostNetworkSandbox runs a sandbox "host" on the node's network and returns its id.
+func runHostNetworkSandbox(t *testing.T, f *fixture.Fixture[*Runtime]) string {
+	t.Helper()
+	r, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "host", Namespace: "default", Uid: "h"},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.PodSandboxId
 }

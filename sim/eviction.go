@@ -215,8 +215,9 @@ func newObserver(cri inProcess, now func() time.Time, h *Host, cfg *v1beta1.Orch
 // none there is nothing to walk: what the walk of a missing directory answers, without the kernel
 // (an eviction round measures every container's log directory, most of them never written).
 func diskUsage(rt *fakecri.Runtime, logs string) func(string) (volumestats.Usage, error) {
+	under := logs + string(filepath.Separator) // joined once: a round measures every container
 	return func(path string) (volumestats.Usage, error) {
-		if strings.HasPrefix(path, logs+string(filepath.Separator)) && !rt.LogsUnder(path) {
+		if strings.HasPrefix(path, under) && !rt.LogsUnder(path) {
 			return volumestats.Usage{}, &fs.PathError{Op: "lstat", Path: path, Err: syscall.ENOENT}
 		}
 		u, err := volumestats.ApparentUsage(path)

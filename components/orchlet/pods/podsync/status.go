@@ -27,7 +27,9 @@ func (s *Syncer) setStatus(p *PodState, statuses map[string]*runtimeapi.Containe
 		in.Evicted, in.EvictReason, in.EvictMessage = true, e.Reason, e.Message
 	}
 	st := s.statusGen.Status(in, statuses, s.clk.Now())
-	if !reflect.DeepEqual(p.Status, st) { // built the same way each time: no semantic equality needed
+	// Built the same way each time: no semantic equality needed. Compared through pointers, as
+	// equal: the values boxed for the call were two copies of the status at every sync.
+	if !reflect.DeepEqual(&p.Status, &st) {
 		s.queue.Touch(p.Pod.UID)
 	}
 	p.Status = st

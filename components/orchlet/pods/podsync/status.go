@@ -1,8 +1,6 @@
 package podsync
 
 import (
-	"reflect"
-
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods/status"
@@ -27,9 +25,7 @@ func (s *Syncer) setStatus(p *PodState, statuses map[string]*runtimeapi.Containe
 		in.Evicted, in.EvictReason, in.EvictMessage = true, e.Reason, e.Message
 	}
 	st := s.statusGen.Status(in, statuses, s.clk.Now())
-	// Built the same way each time: no semantic equality needed. Compared through pointers, as
-	// equal: the values boxed for the call were two copies of the status at every sync.
-	if !reflect.DeepEqual(&p.Status, &st) {
+	if !statusEqual(&p.Status, &st) { // built the same way each time: no semantic equality needed
 		s.queue.Touch(p.Pod.UID)
 	}
 	p.Status = st

@@ -1,7 +1,6 @@
 package pods
 
 import (
-	"container/heap"
 	"sync"
 	"time"
 
@@ -46,13 +45,12 @@ func (m *Manager) enqueueLocked(k itemKey, t time.Time) {
 		return
 	}
 	m.queue[k] = t
-	heap.Push(&m.order, dueItem{due: t, key: k})
+	m.order.push(dueItem{due: t, key: k})
 	if len(m.order) > 2*len(m.queue)+64 {
 		m.order = m.order[:0]
 		for k, due := range m.queue {
-			m.order = append(m.order, dueItem{due: due, key: k})
+			m.order.push(dueItem{due: due, key: k})
 		}
-		heap.Init(&m.order)
 	}
 }
 
@@ -66,18 +64,47 @@ type dueItem struct {
 // at every item (Step, Idle and NextDeadline each did, several times a simulated second for every
 // pod of a node). An entry is stale once its item has left the queue or was queued again for an
 // earlier time: stale entries are dropped when they come first, and all at once when they
-// outnumber the queue's items.
+// outnumber the queue's items. A binary heap on the slice (container/heap's, without boxing each
+// item in an interface).
 type dueHeap []dueItem
 
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return before(h[i].due, h[i].key, h[j].due, h[j].key) }
-func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueItem)) }
-func (h *dueHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h dueHeap) less(i, j int) bool { return before(h[i].due, h[i].key, h[j].due, h[j].key) }
+
+func (h *dueHeap) push(x dueItem) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !s.less(i, parent) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
+	}
+}
+
+// pop drops the first item.
+func (h *dueHeap) pop() {
+	s := *h
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = dueItem{}
+	s = s[:last]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(s) && s.less(l, least) {
+			least = l
+		}
+		if r < len(s) && s.less(r, least) {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		s[i], s[least] = s[least], s[i]
+		i = least
+	}
+	*h = s
 }
 
 // firstLocked is the queue's first item in popDue's order; false when the queue is empty. It
@@ -88,7 +115,7 @@ func (m *Manager) firstLocked() (dueItem, bool) {
 		if due, ok := m.queue[e.key]; ok && due.Equal(e.due) {
 			return e, true
 		}
-		heap.Pop(&m.order)
+		m.order.pop()
 	}
 	return dueItem{}, false
 }
@@ -108,7 +135,7 @@ func (m *Manager) popDueWhere(now time.Time, ok func(itemKey) bool) (itemKey, bo
 		if !found || first.due.After(now) {
 			return itemKey{}, false
 		}
-		heap.Pop(&m.order)
+		m.order.pop()
 		delete(m.queue, first.key)
 		return first.key, true
 	}

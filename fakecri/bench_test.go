@@ -233,10 +233,17 @@ func BenchmarkSandboxStats110(b *testing.B) {
 	}
 	populate(b, rt, 110, 1)
 	mock.Add(time.Hour)
-	b.ReportAllocs()
-	for b.Loop() {
-		if n := len(rt.SandboxStats()); n != 110 {
-			b.Fatalf("%d sandboxes' stats, want 110", n)
-		}
+	for _, c := range []struct {
+		name  string
+		arena *StatsArena
+	}{{"new", nil}, {"arena", &StatsArena{}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if n := len(rt.SandboxStats(c.arena)); n != 110 {
+					b.Fatalf("%d sandboxes' stats, want 110", n)
+				}
+			}
+		})
 	}
 }

@@ -77,6 +77,9 @@ func (r *Runtime) noteLogLocked(path string) {
 func (r *Runtime) LogsUnder(path string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.logged) == 0 { // nothing logged on the node: no path to clean and look up
+		return false
+	}
 	return r.logged[filepath.Clean(path)]
 }
 

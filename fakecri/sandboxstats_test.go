@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"orch.io/orch/fakecri/calllog"
+	"orch.io/orch/fakecri/fakecritest/fixture"
 	"orch.io/orch/fakecri/script"
 )
 
@@ -18,7 +19,7 @@ func TestSandboxStatsWithoutACall(t *testing.T) {
 	f.Run("api", "app", "busybox", 0)
 	f.Advance(time.Minute)
 	f.RT.ResetCalls()
-	got := f.RT.SandboxStats()
+	got := f.RT.SandboxStats(nil)
 	if n := len(f.RT.Calls(calllog.Filter{})); n != 0 {
 		t.Fatalf("SandboxStats made %d calls", n)
 	}
@@ -102,20 +103,14 @@ func TestSandboxStatsListedAsAlone(t *testing.T) {
 	pod := f.RunPod("two", nil)
 	f.Start(f.Create(pod, "a", "busybox", 0))
 	f.Start(f.Create(pod, "b", "busybox", 0))
-	host, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: "host", Namespace: "default", Uid: "h"},
-		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	host := runHostNetworkSandbox(t, f)
 	f.Advance(time.Minute)
-	f.RT.SandboxStats() // the attributes are made, to be made again after the update
+	f.RT.SandboxStats(nil) // the attributes are made, to be made again after the update
 	if _, err := f.RT.UpdateContainerResources(f.Ctx, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: ctr, Annotations: map[string]string{"x": "y"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.Advance(time.Minute)
-	list := f.RT.SandboxStats()
+	list := f.RT.SandboxStats(nil)
 	if len(list) != 3 {
 		t.Fatalf("%d sandboxes listed, want 3", len(list))
 	}
@@ -127,7 +122,7 @@ func TestSandboxStatsListedAsAlone(t *testing.T) {
 		if !proto.Equal(st, alone.Stats) {
 			t.Fatalf("listed %v\nalone %v", st, alone.Stats)
 		}
-		if (st.Attributes.Id == host.PodSandboxId) != (st.Linux.Network == nil) {
+		if (st.Attributes.Id == host) != (st.Linux.Network == nil) {
 			t.Fatalf("sandbox %s: network stats %v", st.Attributes.Metadata.Name, st.Linux.Network)
 		}
 		for _, cs := range st.Linux.Containers {
@@ -139,4 +134,64 @@ func TestSandboxStatsListedAsAlone(t *testing.T) {
 	if n := len(list[1].Linux.Containers); n != 2 || cap(list[0].Linux.Containers) != 1 {
 		t.Fatalf("the lists of containers are cut wrong: %d, cap %d", n, cap(list[0].Linux.Containers))
 	}
+}
+
+// An answer written over an arena's last is the answer a new one would be, through sandboxes and
+// containers coming and going, a sandbox on the host's network, and an arena grown: nothing of
+// the last answer is left in it.
+func TestSandboxStatsInAnArena(t *testing.T) {
+	f := newFixture(t, nil)
+	arena := &StatsArena{}
+	same := func(when string) {
+		t.Helper()
+		got := f.RT.SandboxStats(arena)
+		want := f.RT.SandboxStats(nil)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d sandboxes in the arena's answer, %d in a new one", when, len(got), len(want))
+		}
+		for i := range got {
+			if !proto.Equal(got[i], want[i]) {
+				t.Fatalf("%s: sandbox %d: in the arena %v\nnew %v", when, i, got[i], want[i])
+			}
+		}
+	}
+	web, ctr := f.Run("web", "app", "busybox", 64<<20)
+	f.Start(f.Create(web, "sidecar", "busybox", 0))
+	runHostNetworkSandbox(t, f)
+	f.Advance(time.Minute)
+	same("two sandboxes")
+	two := f.RunPod("two", nil)
+	f.Start(f.Create(two, "a", "busybox", 0))
+	f.Advance(time.Minute)
+	same("three sandboxes, the arena grown")
+	if _, err := f.RT.StopPodSandbox(f.Ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: web}); err != nil {
+		t.Fatal(err)
+	}
+	f.Advance(time.Minute)
+	same("web stopped: the host-network sandbox in its place, with no containers")
+	web2, _ := f.Run("web2", "app", "busybox", 64<<20)
+	f.Advance(time.Minute)
+	same("another sandbox")
+	if _, err := f.RT.StopContainer(f.Ctx, &runtimeapi.StopContainerRequest{ContainerId: ctr}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.RT.RemoveContainer(f.Ctx, &runtimeapi.RemoveContainerRequest{ContainerId: ctr}); err != nil {
+		t.Fatal(err)
+	}
+	f.Start(f.Create(web2, "again", "busybox", 0))
+	f.Advance(time.Minute)
+	same("a container removed, another made")
+}
+
+// runHostNetworkSandbox runs a sandbox "host" on the node's network and returns its id.
+func runHostNetworkSandbox(t *testing.T, f *fixture.Fixture[*Runtime]) string {
+	t.Helper()
+	r, err := f.RT.RunPodSandbox(f.Ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "host", Namespace: "default", Uid: "h"},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.PodSandboxId
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"runtime"
@@ -186,15 +187,17 @@ func apiNodesHour(b *testing.B, nodes int) {
 // meets memory.available and imagefs.available thresholds within minutes; every simulated hour a
 // controller-like loop deletes the leakers and writers and creates them anew. Reports wall time,
 // evictions and the trace's size; with SIM_COST set, how the CPU splits between the simulator and
-// the production code it drives.
+// the production code it drives; with SIM_TRACE set, the whole trace is written to that file.
 func BenchmarkNodeDayUnderPressure(b *testing.B) {
 	d := hours(b, 24)
 	for b.Loop() {
 		evictions := 0
+		dump := traceDump(b)
 		w, err := New(Options{Seed: 1, APIServer: true, Keep: func(e Entry) bool {
 			if e.Kind == KindEvent && strings.Contains(e.Text, "Warning Evicted") {
 				evictions++
 			}
+			dump(e)
 			return false
 		}})
 		if err != nil {
@@ -269,6 +272,34 @@ func BenchmarkNodeDayUnderPressure(b *testing.B) {
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}
+		dump(Entry{})
 	}
 	b.ReportMetric(peakRSS(), "peak-RSS-MiB")
+}
+
+// traceDump writes every entry of the run, one trace line each, to the file SIM_TRACE names (to
+// compare a whole day's trace before and after a change that must not move it); without
+// SIM_TRACE it does nothing. The zero Entry flushes and closes the file.
+func traceDump(b *testing.B) func(Entry) {
+	name := os.Getenv("SIM_TRACE")
+	if name == "" {
+		return func(Entry) {}
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := bufio.NewWriter(f)
+	return func(e Entry) {
+		if e != (Entry{}) {
+			out.WriteString(e.String() + "\n")
+			return
+		}
+		if err := out.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

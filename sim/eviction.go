@@ -108,15 +108,18 @@ type simNode struct {
 	cri  inProcess // for its reply hook: these answers are the runtime's, read without a call
 	host Host
 	// One observation reads the sandboxes' stats three times (memory, pids, pods): they are
-	// computed once per instant.
+	// computed once per instant, each instant's written over the last's (arena). What reads them,
+	// the eviction observer (its PodStatsFromCRI copies the figures) and the memcg thresholds, does
+	// so within the instant; a reply hook is handed copies (answerAll).
 	now     func() time.Time
 	at      time.Time
 	sandbox []*runtimeapi.PodSandboxStats
+	arena   fakecri.StatsArena
 }
 
 func (s *simNode) sandboxes() []*runtimeapi.PodSandboxStats {
 	if now := s.now(); s.sandbox == nil || !now.Equal(s.at) {
-		s.at, s.sandbox = now, s.rt.SandboxStats()
+		s.at, s.sandbox = now, s.rt.SandboxStats(&s.arena)
 	}
 	return s.sandbox
 }
@@ -212,8 +215,9 @@ func newObserver(cri inProcess, now func() time.Time, h *Host, cfg *v1beta1.Orch
 // none there is nothing to walk: what the walk of a missing directory answers, without the kernel
 // (an eviction round measures every container's log directory, most of them never written).
 func diskUsage(rt *fakecri.Runtime, logs string) func(string) (volumestats.Usage, error) {
+	under := logs + string(filepath.Separator) // joined once: a round measures every container
 	return func(path string) (volumestats.Usage, error) {
-		if strings.HasPrefix(path, logs+string(filepath.Separator)) && !rt.LogsUnder(path) {
+		if strings.HasPrefix(path, under) && !rt.LogsUnder(path) {
 			return volumestats.Usage{}, &fs.PathError{Op: "lstat", Path: path, Err: syscall.ENOENT}
 		}
 		u, err := volumestats.ApparentUsage(path)

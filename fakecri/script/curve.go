@@ -177,6 +177,9 @@ func (c *Piecewise) At(d time.Duration) float64 {
 
 // segment returns the index of the last point at or before t.
 func (c *Piecewise) segment(t float64) int {
+	if len(c.pts) == 1 { // a constant or a ramp from its start: what most usage curves are
+		return 0
+	}
 	i := sort.Search(len(c.pts), func(i int) bool { return c.pts[i].t > t }) - 1
 	if i < 0 {
 		i = 0

@@ -37,7 +37,7 @@ func (a *Agent) newEviction(cfg *v1beta1.OrchletConfiguration, d Deps) error {
 	if logsDir == "" {
 		logsDir = pods.DefaultPodLogsDir
 	}
-	observer := ephemeralObserver{Observer: d.Observer, pods: a.Pods, volumes: a.VolumeStats, logsDir: logsDir, measure: measure}
+	observer := ephemeralObserver{Observer: d.Observer, pods: a.Pods, volumes: a.VolumeStats, logsDir: logsDir, measure: measure, logDirs: map[types.UID]*podLogDirs{}}
 	reclaimer := d.Reclaimer
 	if reclaimer == nil {
 		reclaimer = gcReclaimer{a}
@@ -110,10 +110,38 @@ func (r gcReclaimer) DeleteUnusedImages(ctx context.Context) error {
 // measured them (none while --volume-stats-agg-period disables it).
 type ephemeralObserver struct {
 	eviction.Observer
-	pods    *pods.Manager
+	pods    activePods
 	volumes *volumestats.Calculator
 	logsDir string
 	measure func(string) (volumestats.Usage, error)
+	// logDirs are the active pods' container log directories, each joined once: the paths are a
+	// pod's for its life, and joining (and cleaning) them anew at every round for every container
+	// was a tenth of the round's CPU. Observe, the eviction manager's, runs one round at a time.
+	logDirs map[types.UID]*podLogDirs
+}
+
+// activePods are the pod workers' pods that run or may run.
+type activePods interface{ ActivePods() []*corev1.Pod }
+
+// podLogDirs are one pod's log directory and its containers' within it, by container name.
+type podLogDirs struct {
+	dir        string
+	containers map[string]string
+}
+
+// containerLogDir is the directory of the pod's container's logs, joined at its first asking.
+func (o ephemeralObserver) containerLogDir(pod *corev1.Pod, container string) string {
+	d := o.logDirs[pod.UID]
+	if d == nil {
+		d = &podLogDirs{dir: podsync.LogDirectory(o.logsDir, pod), containers: map[string]string{}}
+		o.logDirs[pod.UID] = d
+	}
+	path, ok := d.containers[container]
+	if !ok {
+		path = filepath.Join(d.dir, container)
+		d.containers[container] = path
+	}
+	return path
 }
 
 func (o ephemeralObserver) Observe(ctx context.Context) (eviction.Stats, error) {
@@ -129,17 +157,21 @@ func (o ephemeralObserver) Observe(ctx context.Context) (eviction.Stats, error) 
 	for i := range s.Pods {
 		ps := &s.Pods[i]
 		if pod := active[ps.UID]; pod != nil {
-			dir := podsync.LogDirectory(o.logsDir, pod)
 			for j := range ps.Containers {
 				c := &ps.Containers[j]
 				// A container that has not logged yet has no directory: no usage.
-				if u, err := o.measure(filepath.Join(dir, c.Name)); err == nil {
+				if u, err := o.measure(o.containerLogDir(pod, c.Name)); err == nil {
 					c.LogsBytes, c.LogsInodes = u.Bytes, u.Inodes
 				}
 			}
 		}
 		for _, v := range o.volumes.Volumes(ps.UID) {
 			ps.Volumes = append(ps.Volumes, eviction.VolumeStats{Name: v.Name, UsedBytes: v.Bytes, Inodes: v.Inodes})
+		}
+	}
+	for uid := range o.logDirs {
+		if active[uid] == nil {
+			delete(o.logDirs, uid)
 		}
 	}
 	return s, nil

@@ -124,6 +124,13 @@ func sub(a, b uint64) uint64 {
 // label the pod workers put on its sandbox; sandboxes without it are not the agent's.
 func PodStatsFromCRI(sbs []*runtimeapi.PodSandboxStats) []PodStats {
 	out := make([]PodStats, 0, len(sbs))
+	// Every pod's containers are cut from one array: a round reads every pod's, and an
+	// allocation a pod was most of the round's.
+	n := 0
+	for _, sb := range sbs {
+		n += len(sb.GetLinux().GetContainers())
+	}
+	containers := make([]ContainerStats, 0, n)
 	for _, sb := range sbs {
 		uid := sb.GetAttributes().GetLabels()[labels.PodUID]
 		if uid == "" {
@@ -136,13 +143,19 @@ func PodStatsFromCRI(sbs []*runtimeapi.PodSandboxStats) []PodStats {
 			MemoryUsageBytes:      lx.GetMemory().GetUsageBytes().GetValue(),
 			Processes:             lx.GetProcess().GetProcessCount().GetValue(),
 		}
-		for _, c := range lx.GetContainers() {
+		cs := lx.GetContainers()
+		ps.Containers = containers[len(containers) : len(containers) : len(containers)+len(cs)]
+		for _, c := range cs {
 			ps.Containers = append(ps.Containers, ContainerStats{
 				Name:                  c.GetAttributes().GetMetadata().GetName(),
 				MemoryWorkingSetBytes: c.GetMemory().GetWorkingSetBytes().GetValue(),
 				RootfsBytes:           c.GetWritableLayer().GetUsedBytes().GetValue(),
 				RootfsInodes:          c.GetWritableLayer().GetInodesUsed().GetValue(),
 			})
+		}
+		containers = containers[:len(containers)+len(cs)]
+		if len(ps.Containers) == 0 {
+			ps.Containers = nil
 		}
 		out = append(out, ps)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +189,48 @@ func TestCRIObserverPartial(t *testing.T) {
 	}
 	if _, ok := obs[SignalNodeFsAvailable]; !ok {
 		t.Error("nodefs.available not observed")
+	}
+}
+
+// Each pod's stats are its own sandbox's and containers', a sandbox without the pod's UID label
+// left out; the containers of one pod, cut from one array with the others', grow apart from them.
+func TestPodStatsFromCRI(t *testing.T) {
+	u := func(v uint64) *runtimeapi.UInt64Value { return &runtimeapi.UInt64Value{Value: v} }
+	ctr := func(name string, ws, rootfs uint64) *runtimeapi.ContainerStats {
+		return &runtimeapi.ContainerStats{
+			Attributes:    &runtimeapi.ContainerAttributes{Metadata: &runtimeapi.ContainerMetadata{Name: name}},
+			Memory:        &runtimeapi.MemoryUsage{WorkingSetBytes: u(ws)},
+			WritableLayer: &runtimeapi.FilesystemUsage{UsedBytes: u(rootfs), InodesUsed: u(rootfs / 10)},
+		}
+	}
+	sb := func(uid string, ws uint64, cs ...*runtimeapi.ContainerStats) *runtimeapi.PodSandboxStats {
+		return &runtimeapi.PodSandboxStats{
+			Attributes: &runtimeapi.PodSandboxAttributes{Labels: map[string]string{labels.PodUID: uid}},
+			Linux: &runtimeapi.LinuxPodSandboxStats{Memory: &runtimeapi.MemoryUsage{WorkingSetBytes: u(ws), UsageBytes: u(ws + 1)},
+				Process: &runtimeapi.ProcessUsage{ProcessCount: u(3)}, Containers: cs},
+		}
+	}
+	got := PodStatsFromCRI([]*runtimeapi.PodSandboxStats{
+		sb("a", 100, ctr("app", 60, 1000), ctr("sidecar", 40, 2000)),
+		sb("", 999, ctr("x", 1, 1)),
+		sb("b", 50),
+		sb("c", 70, ctr("app", 70, 3000)),
+	})
+	want := []PodStats{
+		{UID: "a", MemoryWorkingSetBytes: 100, MemoryUsageBytes: 101, Processes: 3, Containers: []ContainerStats{
+			{Name: "app", MemoryWorkingSetBytes: 60, RootfsBytes: 1000, RootfsInodes: 100},
+			{Name: "sidecar", MemoryWorkingSetBytes: 40, RootfsBytes: 2000, RootfsInodes: 200},
+		}},
+		{UID: "b", MemoryWorkingSetBytes: 50, MemoryUsageBytes: 51, Processes: 3},
+		{UID: "c", MemoryWorkingSetBytes: 70, MemoryUsageBytes: 71, Processes: 3, Containers: []ContainerStats{
+			{Name: "app", MemoryWorkingSetBytes: 70, RootfsBytes: 3000, RootfsInodes: 300},
+		}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	got[0].Containers = append(got[0].Containers, ContainerStats{Name: "added"})
+	if got[2].Containers[0].Name != "app" {
+		t.Fatalf("appending to a's containers wrote over c's: %+v", got[2].Containers)
 	}
 }

@@ -163,6 +163,7 @@ type Manager struct {
 	pods     map[types.UID]*podState
 	admitted int
 	queue    map[itemKey]time.Time
+	order    dueHeap            // the queue's items in popDue's order, guarded by shared
 	touched  map[types.UID]bool // pods whose spec or status changed since the last publish
 	started  bool
 }
@@ -359,14 +360,8 @@ func (m *Manager) NextDeadline() (time.Time, bool) {
 	defer m.step.Unlock()
 	m.shared.Lock()
 	defer m.shared.Unlock()
-	var next time.Time
-	found := false
-	for _, due := range m.queue {
-		if !found || due.Before(next) {
-			next, found = due, true
-		}
-	}
-	return next, found
+	first, found := m.firstLocked()
+	return first.due, found
 }
 
 // Idle is true when no update waits to be applied and nothing in the queue is due now.
@@ -382,12 +377,8 @@ func (m *Manager) Idle() bool {
 	now := m.clk.Now()
 	m.shared.Lock()
 	defer m.shared.Unlock()
-	for _, due := range m.queue {
-		if !due.After(now) {
-			return false
-		}
-	}
-	return true
+	first, found := m.firstLocked()
+	return !found || first.due.After(now)
 }
 
 // Calls reports the Manager's calls in progress: Step's, and image pulls running in the

@@ -45,6 +45,79 @@ func (m *Manager) enqueueLocked(k itemKey, t time.Time) {
 		return
 	}
 	m.queue[k] = t
+	m.order.push(dueItem{due: t, key: k})
+	if len(m.order) > 2*len(m.queue)+64 {
+		m.order = m.order[:0]
+		for k, due := range m.queue {
+			m.order.push(dueItem{due: due, key: k})
+		}
+	}
+}
+
+// dueItem is a queue item at the due time it was queued for.
+type dueItem struct {
+	due time.Time
+	key itemKey
+}
+
+// dueHeap orders the queue's items as popDue takes them, so the first is found without looking
+// at every item (Step, Idle and NextDeadline each did, several times a simulated second for every
+// pod of a node). An entry is stale once its item has left the queue or was queued again for an
+// earlier time: stale entries are dropped when they come first, and all at once when they
+// outnumber the queue's items. A binary heap on the slice (container/heap's, without boxing each
+// item in an interface).
+type dueHeap []dueItem
+
+func (h dueHeap) less(i, j int) bool { return before(h[i].due, h[i].key, h[j].due, h[j].key) }
+
+func (h *dueHeap) push(x dueItem) {
+	*h = append(*h, x)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !s.less(i, parent) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
+	}
+}
+
+// pop drops the first item.
+func (h *dueHeap) pop() {
+	s := *h
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = dueItem{}
+	s = s[:last]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(s) && s.less(l, least) {
+			least = l
+		}
+		if r < len(s) && s.less(r, least) {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		s[i], s[least] = s[least], s[i]
+		i = least
+	}
+	*h = s
+}
+
+// firstLocked is the queue's first item in popDue's order; false when the queue is empty. It
+// needs m.shared held.
+func (m *Manager) firstLocked() (dueItem, bool) {
+	for len(m.order) > 0 {
+		e := m.order[0]
+		if due, ok := m.queue[e.key]; ok && due.Equal(e.due) {
+			return e, true
+		}
+		m.order.pop()
+	}
+	return dueItem{}, false
 }
 
 // popDue removes and returns the first item due by now in the stable order: due time, then pod
@@ -57,6 +130,15 @@ func (m *Manager) popDue(now time.Time) (itemKey, bool) {
 func (m *Manager) popDueWhere(now time.Time, ok func(itemKey) bool) (itemKey, bool) {
 	m.shared.Lock()
 	defer m.shared.Unlock()
+	if ok == nil {
+		first, found := m.firstLocked()
+		if !found || first.due.After(now) {
+			return itemKey{}, false
+		}
+		m.order.pop()
+		delete(m.queue, first.key)
+		return first.key, true
+	}
 	var best itemKey
 	var bestDue time.Time
 	found := false

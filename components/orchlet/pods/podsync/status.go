@@ -1,8 +1,6 @@
 package podsync
 
 import (
-	"reflect"
-
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/pods/status"
@@ -27,7 +25,7 @@ func (s *Syncer) setStatus(p *PodState, statuses map[string]*runtimeapi.Containe
 		in.Evicted, in.EvictReason, in.EvictMessage = true, e.Reason, e.Message
 	}
 	st := s.statusGen.Status(in, statuses, s.clk.Now())
-	if !reflect.DeepEqual(p.Status, st) { // built the same way each time: no semantic equality needed
+	if !statusEqual(&p.Status, &st) { // built the same way each time: no semantic equality needed
 		s.queue.Touch(p.Pod.UID)
 	}
 	p.Status = st

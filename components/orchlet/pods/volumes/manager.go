@@ -94,12 +94,15 @@ type Manager struct {
 	mu    sync.Mutex
 	tmpfs map[types.UID]map[string]bool   // the tmpfs volumes mounted, by pod
 	flex  map[types.UID]map[string]string // the flexVolume volumes mounted, by pod: their drivers by directory
+	// dataDirs is each pod's directory as MakePodDataDirs last found it with its directories made.
+	dataDirs map[types.UID]podDirStamp
 }
 
 // New is a volume manager.
 func New(o Options) *Manager {
 	return &Manager{clk: o.Clock, rec: o.Recorder, log: o.Logger, node: o.Node, imageVolumes: o.ImageVolumes,
-		domain: o.ClusterDomain, readFile: o.ReadFile, tmpfs: map[types.UID]map[string]bool{}, flex: map[types.UID]map[string]string{}}
+		domain: o.ClusterDomain, readFile: o.ReadFile, tmpfs: map[types.UID]map[string]bool{}, flex: map[types.UID]map[string]string{},
+		dataDirs: map[types.UID]podDirStamp{}}
 }
 
 // SetObjects gives the volumes the API's configmaps and secrets; call it before the pods' first

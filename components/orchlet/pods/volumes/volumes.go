@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -141,16 +142,46 @@ func (m *Manager) podDir(pod *corev1.Pod) string {
 
 // MakePodDataDirs makes the pod's directory and its volumes and plugins directories at every sync,
 // as the kubelet's SyncPod does: a directory removed under a running pod comes back by its next
-// sync. The pod's directory is made as their parent: a sync of a pod whose directories stand
-// looks at two, not three (a system call each, on every sync of every pod).
+// sync. The pod's directory is made as their parent, and a sync of a pod whose directories stand
+// looks at one, not three (a system call each, on every sync of every pod): the pod directory's
+// status, the same as when the last sync found both standing. Removing, renaming or making an
+// entry in it changes its modification and change times, and removing a directory its link count
+// too, so any such change since makes this sync look at (and make) both again.
 func (m *Manager) MakePodDataDirs(pod *corev1.Pod) error {
-	dir := m.podDir(pod)
+	m.mu.Lock()
+	last, ok := m.dataDirs[pod.UID]
+	m.mu.Unlock()
+	dir := last.dir
+	if !ok {
+		dir = m.podDir(pod)
+	}
+	var st syscall.Stat_t
+	statErr := syscall.Stat(dir, &st)
+	now := podDirStamp{dir: dir, dev: st.Dev, ino: st.Ino, nlink: uint64(st.Nlink), mtime: st.Mtim, ctime: st.Ctim}
+	if statErr == nil && ok && now == last {
+		return nil
+	}
 	for _, d := range []string{filepath.Join(dir, "volumes"), filepath.Join(dir, "plugins")} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return err
 		}
 	}
+	if statErr == nil {
+		// The status read before making them: if they made anything, the next sync's differs and
+		// looks again, and finds them standing.
+		m.mu.Lock()
+		m.dataDirs[pod.UID] = now
+		m.mu.Unlock()
+	}
 	return nil
+}
+
+// podDirStamp is a pod directory's path and what its status said when its volumes and plugins
+// directories stood.
+type podDirStamp struct {
+	dir             string
+	dev, ino, nlink uint64
+	mtime, ctime    syscall.Timespec
 }
 
 // volumePath is where a volume lives on the host: its hostPath, or its directory under the pod's.
@@ -449,6 +480,9 @@ func (m *Manager) TearDown(pod *corev1.Pod) error {
 	if err := os.RemoveAll(m.podDir(pod)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	m.mu.Lock()
+	delete(m.dataDirs, pod.UID)
+	m.mu.Unlock()
 	return nil
 }
 

@@ -161,6 +161,8 @@ func (w *World) checkConfig() error {
 		return err
 	}
 	r, err := w.t.Run(w.dir, w.t.Profile.ConfigCheck.Command, file)
+	given, _ := os.ReadFile(file)
+	r.Given = string(given)
 	w.result = &r
 	return err
 }
@@ -177,7 +179,7 @@ func (w *World) accepted() error {
 		return err
 	}
 	if w.result.Code != 0 {
-		return fmt.Errorf("want it accepted, exit %d:\n%s", w.result.Code, w.result.Output())
+		return fmt.Errorf("want it accepted, exit %d:\n%s", w.result.Code, w.result.Report())
 	}
 	return nil
 }
@@ -187,7 +189,7 @@ func (w *World) refused() error {
 		return err
 	}
 	if w.result.Code != 1 {
-		return fmt.Errorf("want it refused with exit 1, exit %d:\n%s", w.result.Code, w.result.Output())
+		return fmt.Errorf("want it refused with exit 1, exit %d:\n%s", w.result.Code, w.result.Report())
 	}
 	return nil
 }
@@ -199,7 +201,7 @@ func (w *World) refusedMentioning(text string) error {
 		return err
 	}
 	if !strings.Contains(w.result.Output(), text) {
-		return fmt.Errorf("want %q in the output:\n%s", text, w.result.Output())
+		return fmt.Errorf("want %q in the output:\n%s", text, w.result.Report())
 	}
 	return nil
 }
@@ -214,5 +216,5 @@ func (w *World) refusedAt(path string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("want a problem at %s:\n%s", path, w.result.Output())
+	return fmt.Errorf("want a problem at %s:\n%s", path, w.result.Report())
 }

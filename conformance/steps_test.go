@@ -114,6 +114,27 @@ exec sleep 60
 	}
 }
 
+// A checker that takes a file it should refuse, printing nothing, fails the scenario with a message
+// saying so and giving the file, so the implementer can run the checker on it by hand.
+func TestCheckerFailureGivesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	p := &target.Profile{Name: "silent", ConfigCheck: &target.ConfigCheckProfile{Command: []string{"true"}, APIVersion: "v"}}
+	const file = "kind: TracingConfiguration\nendpoint: localhost\n"
+	w := &World{t: target.New(p, "", dir), dir: dir, docRaw: file}
+	if err := w.checkConfig(); err != nil {
+		t.Fatal(err)
+	}
+	err := w.refused()
+	if err == nil {
+		t.Fatal("an exit 0 passed for a refusal")
+	}
+	for _, want := range []string{"exit 0", "(no output)", "on the file:\n" + file} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the failure lacks %q:\n%v", want, err)
+		}
+	}
+}
+
 // A kubelet's event broadcaster line gives the event's type, reason and object; a namespaced
 // object's name follows its namespace, a node's stands alone; other lines are no events.
 func TestKlogEvent(t *testing.T) {

@@ -397,10 +397,26 @@ type Result struct {
 	Code   int
 	Stdout string
 	Stderr string
+	// Given is what the command was given to judge (the configuration file a checker read), for
+	// failure messages.
+	Given string
 }
 
 // Output is stdout and stderr together.
 func (r Result) Output() string { return r.Stdout + r.Stderr }
+
+// Report is the output for a failure message: said to be empty when it is (a checker that exits 0
+// silently), followed by what the command was given, so an implementer can run it again by hand.
+func (r Result) Report() string {
+	out := r.Output()
+	if out == "" {
+		out = "(no output)\n"
+	}
+	if r.Given != "" {
+		out += "on the file:\n" + r.Given
+	}
+	return out
+}
 
 // Run runs a command of the target in dir with a time limit.
 func (t *Target) Run(dir string, command []string, args ...string) (Result, error) {

@@ -366,13 +366,16 @@ chaos-apiserver-failover:
 ## not answered 200 or the client is not served, and prints latency and memory beside, the server's
 ## heap as its runtime counts it from before the attack to 2 minutes after (needs 11,000 open files);
 ## CHAOS_PROFILES=<dir> keeps the server's heap profiles, 10 s of its CPU and both sides' runtime
-## traces of the attack's first 3 s; make chaos runs it first
+## traces of the attack's first 3 s; as root, the attackers run in a cgroup at a process's CPU weight,
+## the server and the bystanders (probe, client) in one of 16 times that, as if the attackers were
+## other machines (CHAOS_ATTACKERS_SHARE_CPU=1: all at the server's weight); make chaos runs it first
 CHAOS_EXHAUST ?= 120s
 CHAOS_PROFILES ?=
+CHAOS_ATTACKERS_SHARE_CPU ?=
 chaos: chaos-apiserver-exhaust
 chaos-apiserver-exhaust:
 	$(GO) build -o bin/ ./cmd/orch-apiserver ./cmd/orchchaos
-	bin/orchchaos --apiserver bin/orch-apiserver --exhaust $(CHAOS_EXHAUST) --idle 10000 $(if $(CHAOS_PROFILES),--profiles $(CHAOS_PROFILES))
+	bin/orchchaos --apiserver bin/orch-apiserver --exhaust $(CHAOS_EXHAUST) --idle 10000 $(if $(CHAOS_PROFILES),--profiles $(CHAOS_PROFILES)) $(if $(CHAOS_ATTACKERS_SHARE_CPU),--attackers-share-cpu)
 
 ## chaos-agent: kill -9 orchlet CHAOS_AGENT_KILLS times (seeded by CHAOS_SEED), alternately while
 ## CHAOS_AGENT_PODS static busybox pods start and while a third of them are deleted, on a containerd

@@ -53,8 +53,9 @@ type exhaustReport struct {
 	bigHeaderAnswers        map[string]int
 	bigBodyAnswers          map[string]int
 	watchesOpened, watchErr int
-	heaps                   []string // the server's memory as its runtime counts it, at each point
-	readyzServerSide        string   // the probe's answers as the server timed them
+	lastWatchOpened         time.Duration // into the window: how long the attackers took to open the storm
+	heaps                   []string      // the server's memory as its runtime counts it, at each point
+	readyzServerSide        string        // the probe's answers as the server timed them
 }
 
 // problems are what the campaign holds the server to: /readyz always 200 and the well-behaved
@@ -77,6 +78,19 @@ func (r exhaustReport) problems() []string {
 // connections, slow bodies, unread answers, oversized headers and bodies and a watch storm against
 // it, while a probe asks /readyz every 20 ms and a well-behaved client creates and reads events.
 func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) {
+	// The server and the bystanders start in the server's group, this process leaves it for the
+	// attackers' before the attack, and comes back once they have ended.
+	procSelfCgroup, _ := os.ReadFile("/proc/self/cgroup")
+	cpu := planCPU("/sys/fs/cgroup", string(procSelfCgroup), os.Getpid(), os.Geteuid(), o.attackersShareCPU)
+	if err := cpu.apply(); err != nil {
+		cpu = cpu.failed(err)
+	}
+	fmt.Fprintln(out, "cpu:", cpu)
+	defer func() {
+		if err := cpu.undo(); err != nil {
+			fmt.Fprintln(out, "   cpu: removing the groups:", err)
+		}
+	}()
 	srv, err := startServer(ctx, o.apiserver, o.dataDir)
 	if err != nil {
 		return Verdict{}, err
@@ -85,7 +99,6 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	// Each transport gets a copy: one that speaks HTTP/2 adds h2 to the protocols it offers.
 	tlsConfig := srv.client.Transport.(*http.Transport).TLSClientConfig.Clone()
 	host := strings.TrimPrefix(srv.url, "https://")
-	h := &history{}
 	if err := seed(srv); err != nil {
 		return Verdict{}, err
 	}
@@ -154,14 +167,17 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	}
 	fmt.Fprintf(out, "%d idle connections open after %v, resident %d MiB\n", r.idle, time.Since(t0).Round(time.Second), rssKiB(srv.cmd.Process.Pid)>>10)
 	heap("idle", false)
-	// The probe, in a process of its own, its connection open before the attack, as a monitor's
-	// kept-alive connection is: its answers are /readyz's, not a handshake's queued behind the
-	// attack's thousands, nor this process's scheduling.
-	probe, err := startProbe(srv, o.dataDir)
+	// The bystanders, in a process of their own, the probe's connection open before the attack,
+	// as a monitor's kept-alive connection is: their answers are the server's, not a handshake's
+	// queued behind the attack's thousands, nor the attackers' scheduling.
+	by, err := startBystanders(srv, o.dataDir)
 	if err != nil {
 		return Verdict{}, err
 	}
-	defer probe.stop()
+	defer func() { by.stop(); _ = by.wait() }() // on an error; the reader below waits otherwise
+	if err := cpu.toAttackers(); err != nil {
+		return Verdict{}, fmt.Errorf("cpu: %w", err)
+	}
 	serverSide, serverSideErr := scrapeNonResourceGETs(srv)
 	if o.profiles != "" {
 		// Both sides' scheduling over the attack's first seconds, when every attacker starts at
@@ -181,56 +197,42 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 
 	// The probe and the well-behaved client, each on a connection of its own (the probe's open).
-	goRun(func() { <-ctx.Done(); probe.stop() })
+	if err := by.start(); err != nil {
+		return Verdict{}, fmt.Errorf("the bystanders: %w", err)
+	}
+	goRun(func() { <-ctx.Done(); by.stop() })
 	goRun(func() {
 		end := window.Add(o.exhaust)
-		err := probe.each(func(p probeLine) {
-			if p.sent.Before(window) || !p.sent.Before(end) {
+		err := by.each(func(b bystanderLine) {
+			if b.sent.Before(window) || !b.sent.Before(end) {
 				return
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			r.readyz = append(r.readyz, p.took)
-			if p.took > 100*time.Millisecond {
-				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v (%s)", p.took.Round(time.Millisecond), p.sent.Sub(window).Round(time.Millisecond), p.details))
+			if b.kind == clientLine {
+				if b.status == clientOK {
+					r.served++
+					r.servedLatencies = append(r.servedLatencies, b.took)
+				} else {
+					r.failed++
+					fmt.Fprintln(out, "   the well-behaved client:", b.status)
+				}
+				return
 			}
-			if p.status != "200" {
+			r.readyz = append(r.readyz, b.took)
+			if b.took > 100*time.Millisecond {
+				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v (%s)", b.took.Round(time.Millisecond), b.sent.Sub(window).Round(time.Millisecond), b.details))
+			}
+			if b.status != "200" {
 				r.readyzFailed++
-				r.readyzFailures = append(r.readyzFailures, fmt.Sprintf("%s at %v", p.status, p.sent.Sub(window).Round(time.Second)))
+				r.readyzFailures = append(r.readyzFailures, fmt.Sprintf("%s at %v", b.status, b.sent.Sub(window).Round(time.Second)))
 			}
 		})
 		if err == nil {
-			err = probe.wait()
+			err = by.wait()
 		}
 		if err != nil {
-			fmt.Fprintln(out, "   the probe:", err)
-		}
-	})
-	goRun(func() {
-		c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
-		for i := 0; ctx.Err() == nil; i++ {
-			name := fmt.Sprintf("good-%d", i)
-			t0 := time.Now()
-			_, err := h.write(c, srv.url, "good", Op{Name: name, Verb: Create, Value: name})
-			if err == nil {
-				var resp *http.Response
-				if resp, err = c.Get(srv.url + events + "/" + name); err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("get %s: %d", name, resp.StatusCode)
-					}
-				}
-			}
-			mu.Lock()
-			if err == nil {
-				r.served++
-				r.servedLatencies = append(r.servedLatencies, time.Since(t0))
-			} else if ctx.Err() == nil {
-				r.failed++
-				fmt.Fprintln(out, "   the well-behaved client:", err)
-			}
-			mu.Unlock()
+			fmt.Fprintln(out, "   the bystanders:", err)
 		}
 	})
 	goRun(func() {
@@ -340,6 +342,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 				mu.Lock()
 				if err == nil && resp.StatusCode == http.StatusOK {
 					r.watchesOpened++
+					r.lastWatchOpened = max(r.lastWatchOpened, time.Since(window))
 				} else if ctx.Err() == nil {
 					r.watchErr++
 				}
@@ -393,8 +396,8 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 	fmt.Fprintf(out, "/readyz as the server timed it (non-resource GETs in the window): %s\n", r.readyzServerSide)
 	fmt.Fprintf(out, "the well-behaved client: %d creates and reads served, %d failed; latency p50 %v, p99 %v, longest %v\n",
 		r.served, r.failed, pct(r.servedLatencies, 50), pct(r.servedLatencies, 99), pct(r.servedLatencies, 100))
-	fmt.Fprintf(out, "idle connections held through: %d; slow bodies: %v; oversized headers: %v; oversized bodies: %v; watches opened %d (%d refused)\n",
-		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr)
+	fmt.Fprintf(out, "idle connections held through: %d; slow bodies: %v; oversized headers: %v; oversized bodies: %v; watches opened %d (%d refused), the last %v into the window\n",
+		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr, r.lastWatchOpened.Round(time.Millisecond))
 	slices.Sort(r.idleClosed)
 	fmt.Fprintf(out, "idle connections the server closed during the window: %d, after %v to %v open\n", len(r.idleClosed), pct(r.idleClosed, 0), pct(r.idleClosed, 100))
 	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end, %d MiB 30 s after the attackers left, %d MiB 2 min after\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10, r.rssAfter>>10, r.rssLater>>10)

@@ -1,12 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -116,18 +124,100 @@ func TestProbeTraceDescribe(t *testing.T) {
 	}
 }
 
-// The probe process's lines read back as written, its details (with spaces) whole.
-func TestProbeLine(t *testing.T) {
-	want := probeLine{sent: time.Unix(0, 1764374400123456789), took: 1859 * time.Millisecond, status: "200", details: "connection reused, connection at 0s, request written at 0s, first byte at 1.859s"}
-	got, err := parseProbeLine(want.String())
-	if err != nil || !got.sent.Equal(want.sent) || got.took != want.took || got.status != want.status || got.details != want.details {
-		t.Errorf("got %+v, %v; want %+v", got, err, want)
+// The bystanders' lines read back as written, the probe's and the client's apart, their details
+// (with spaces) whole, an error spread over lines on one.
+func TestBystanderLine(t *testing.T) {
+	for _, want := range []bystanderLine{
+		{kind: readyzLine, sent: time.Unix(0, 1764374400123456789), took: 1859 * time.Millisecond, status: "200", details: "connection reused, connection at 0s, request written at 0s, first byte at 1.859s"},
+		{kind: readyzLine, sent: time.Unix(0, 1), status: `Get "https://127.0.0.1:1/readyz": context deadline exceeded`, details: "new connection"},
+		{kind: clientLine, sent: time.Unix(0, 1764374400123456789), took: 12 * time.Millisecond, status: clientOK},
+	} {
+		got, err := parseBystanderLine(want.String())
+		if err != nil || got.kind != want.kind || !got.sent.Equal(want.sent) || got.took != want.took || got.status != want.status || got.details != want.details {
+			t.Errorf("got %+v, %v; want %+v", got, err, want)
+		}
 	}
-	failed := probeLine{sent: time.Unix(0, 1), status: `Get "https://127.0.0.1:1/readyz": context deadline exceeded`, details: "new connection"}
-	if got, err := parseProbeLine(failed.String()); err != nil || got.status != failed.status {
-		t.Errorf("got %+v, %v; want status %q", got, err, failed.status)
+	failed := bystanderLine{kind: clientLine, sent: time.Unix(0, 2), status: "create good-1: 500 {\n\t\"message\": \"x\"\n}"}
+	if got, err := parseBystanderLine(failed.String()); err != nil || got.status != `create good-1: 500 {  "message": "x" }` {
+		t.Errorf("got %+v, %v", got, err)
 	}
-	if _, err := parseProbeLine("ready"); err == nil {
-		t.Error(`"ready" read as an answer`)
+	for _, bad := range []string{"ready", "probe 1 2 200\tx", "readyz x 2 200\tx", "client 1 2"} {
+		if _, err := parseBystanderLine(bad); err == nil {
+			t.Errorf("%q read as an answer", bad)
+		}
+	}
+}
+
+// The bystanders' process against a real TLS server: nothing before start, then the probe's
+// answers on the connection it opened first and the client's creates and reads, one line each,
+// read back by the campaign's reader; a refused create is the client's failure, named.
+func TestRunBystanders(t *testing.T) {
+	var creates atomic.Int32
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/readyz":
+			fmt.Fprint(w, "ok")
+		case r.Method == http.MethodPost && r.URL.Path == events:
+			if creates.Add(1) == 1 {
+				http.Error(w, "etcd\nunavailable", http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprint(w, `{"metadata":{"resourceVersion":"7"}}`)
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, events+"/good-"):
+			fmt.Fprint(w, `{}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- runBystanders(ts.URL, ca, inR, outW); outW.Close() }()
+	lines := bufio.NewScanner(outR)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("first line %q, want ready", lines.Text())
+	}
+	if creates.Load() != 0 {
+		t.Fatal("the client wrote before start")
+	}
+	if _, err := io.WriteString(inW, "start\n"); err != nil {
+		t.Fatal(err)
+	}
+	var probes, served, failed []bystanderLine
+	err := eachBystanderLine(lines, func(b bystanderLine) {
+		switch {
+		case b.kind == readyzLine:
+			probes = append(probes, b)
+		case b.status == clientOK:
+			served = append(served, b)
+		default:
+			failed = append(failed, b)
+		}
+		if len(probes) == 3 && len(served) >= 2 {
+			inW.Close()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(probes) < 3 || len(served) < 2 || len(failed) != 1 {
+		t.Fatalf("%d probes, %d served, %d failed; want 3, 2 or more, 1", len(probes), len(served), len(failed))
+	}
+	for _, p := range probes {
+		if p.status != "200" || p.took <= 0 || !strings.HasPrefix(p.details, "connection reused") {
+			t.Errorf("probe %+v: want 200 on the connection opened before", p)
+		}
+	}
+	if want := "create good-0: 503 etcd unavailable "; failed[0].status != want {
+		t.Errorf("failure %q, want %q", failed[0].status, want)
 	}
 }

@@ -38,6 +38,7 @@ func main() {
 	pflag.IntVar(&o.replicas, "replicas", 1, "orch-apiserver replicas: 2 runs the etcd failover campaign instead of kills of the server (with --etcd-members 3): --kills rounds, each killing the etcd leader or stopping a follower under the writes")
 	pflag.DurationVar(&o.exhaust, "exhaust", 0, "run the resource exhaustion campaign for this long instead of kills: idle connections, slow bodies, unread answers, oversized headers and bodies and a watch storm, /readyz probed every 20 ms and a well-behaved client writing")
 	pflag.IntVar(&o.idle, "idle", 10000, "with --exhaust: idle connections held open")
+	pflag.BoolVar(&o.attackersShareCPU, "attackers-share-cpu", false, "with --exhaust as root: keep the attackers at the server's CPU weight, all in one cgroup (by default the attackers, orchchaos itself, run at a process's CPU weight and the server and the bystanders at 16 times that, as if the attackers were other machines)")
 	pflag.StringVar(&o.profiles, "profiles", "", "with --exhaust: write the server's profiles into this directory: heap-<point>.pb.gz at each point its memory is reported (before, idle, window, end, after, after-gc, later) cpu-window.pb.gz, 10 s of CPU from 5 s into the window, and trace-start.out and trace-orchchaos-start.out, the server's and orchchaos' own runtime traces over the window's first 3 s (go tool trace); the heap figures are printed in any case")
 	var mf memberFlags
 	pflag.StringVar(&mf.name, "serve-etcd-member", "", "run as this member of an etcd cluster until SIGTERM (how --etcd-members starts each)")
@@ -56,15 +57,15 @@ func main() {
 	pflag.IntVar(&a.pods, "pods", 100, "with --agent: how many pods")
 	pflag.DurationVar(&a.converge, "converge-within", 3*time.Minute, "with --agent: how long after each restart the runtime may take to run exactly the pods that should run")
 	pflag.BoolVar(&a.api, "api-mode", false, "with --agent: run orchlet in API-server mode on orch-apiserver (--apiserver, its embedded etcd), the pods created bound to its node and deleted through the API, and judge their statuses there too")
-	var probeURL, probeCA string
-	pflag.StringVar(&probeURL, "probe-readyz", "", "ask this server's /readyz every 20 ms until stdin ends, one line per answer (how --exhaust runs its probe)")
-	pflag.StringVar(&probeCA, "probe-ca", "", "with --probe-readyz: the server's certificate, trusted")
-	_ = pflag.CommandLine.MarkHidden("probe-readyz")
-	_ = pflag.CommandLine.MarkHidden("probe-ca")
+	var bystandersURL, bystandersCA string
+	pflag.StringVar(&bystandersURL, "bystanders", "", "from a start line on stdin until it ends, ask this server's /readyz every 20 ms and create and read events as a well-behaved client, one line per answer (how --exhaust runs them, in a process apart from the attackers)")
+	pflag.StringVar(&bystandersCA, "bystanders-ca", "", "with --bystanders: the server's certificate, trusted")
+	_ = pflag.CommandLine.MarkHidden("bystanders")
+	_ = pflag.CommandLine.MarkHidden("bystanders-ca")
 	pflag.Parse()
-	if probeURL != "" {
-		if err := runProbe(probeURL, probeCA, os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "orchchaos: probe:", err)
+	if bystandersURL != "" {
+		if err := runBystanders(bystandersURL, bystandersCA, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "orchchaos: bystanders:", err)
 			os.Exit(2)
 		}
 		return
@@ -86,6 +87,10 @@ func main() {
 	}
 	if o.compact && o.etcdMembers == 0 {
 		fmt.Fprintln(os.Stderr, "orchchaos: --compact needs --etcd-members: the embedded etcd dies with the server")
+		os.Exit(2)
+	}
+	if o.attackersShareCPU && o.exhaust <= 0 {
+		fmt.Fprintln(os.Stderr, "orchchaos: --attackers-share-cpu needs --exhaust: only the exhaustion campaign weights its processes' CPU")
 		os.Exit(2)
 	}
 	if o.kills < 1 || o.clients < 1 || o.maxUp <= 0 {
@@ -134,6 +139,7 @@ type options struct {
 	exhaust            time.Duration
 	idle               int
 	profiles           string
+	attackersShareCPU  bool
 	seed               int64
 	maxUp              time.Duration
 }

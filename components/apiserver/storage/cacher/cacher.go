@@ -128,7 +128,7 @@ func (c *Cacher) load(ctx, listCtx context.Context) (<-chan storage.WatchEvent, 
 		keys[i] = kv.Key
 	}
 	c.keys.Reset(keys)
-	c.changes = c.changes[:0]
+	c.changes = nil // watchers' replays may still read the old window's array
 	c.since = rev
 	c.stopped = false
 	c.advance(rev)
@@ -202,8 +202,9 @@ func (c *Cacher) apply(ev storage.WatchEvent) {
 	}
 	c.changes = append(c.changes, ch)
 	if len(c.changes) > c.window {
+		// The dropped change is not cleared: a watcher's replay may still be reading it. The
+		// array goes when append moves the window to a new one.
 		c.since = c.changes[0].entry.modRevision
-		c.changes[0] = change{}
 		c.changes = c.changes[1:]
 	}
 	for w := range c.watchers {
@@ -374,18 +375,11 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, fromRevision int64) (
 		return c.inner.Watch(ctx, prefix, fromRevision)
 	}
 	w := newWatcher(ctx, prefix, fromRevision)
-	var replay []storage.WatchEvent
-	for _, ch := range c.changes {
-		if ch.entry.modRevision > fromRevision && strings.HasPrefix(ch.key, prefix) {
-			ev, err := c.packer.watchEvent(ch)
-			if err != nil {
-				c.mu.Unlock()
-				return nil, err
-			}
-			replay = append(replay, ev)
-		}
-	}
-	w.start(replay, func() {
+	// The replay is the window's own changes after fromRevision, shared and unpacked one at a time
+	// as the watcher delivers them: a copy per watcher of every change since would cost a watch
+	// opened from far behind up to the whole window, unpacked, until its reader took it.
+	first := sort.Search(len(c.changes), func(i int) bool { return c.changes[i].entry.modRevision > fromRevision })
+	w.start(c.changes[first:len(c.changes):len(c.changes)], c.packer, func() {
 		c.mu.Lock()
 		delete(c.watchers, w)
 		c.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -534,4 +535,66 @@ func TestStartingEndsTheFirstLoad(t *testing.T) {
 	if _, err := c.List(ctx, "/registry/events/", storage.ListOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("LIST of a cache that never loaded: %v, want the store's answer", err)
 	}
+}
+
+// Watches opened from far behind share the window's packed changes: a watcher holds no unpacked
+// copy of the changes since its revision while its reader lags, and one that reads gets every
+// change of its prefix in order, then the live ones.
+func TestReplayIsSharedNotCopied(t *testing.T) {
+	c, _ := newCache(t, Options{})
+	ctx := t.Context()
+	const changes, watchers, size = 2000, 50, 4096
+	value := func(i int) string { return fmt.Sprintf("%d:%s", i, strings.Repeat("x", size)) }
+	from := createSynced(t, c, 1, value)
+	var want []int64
+	for i := 1; i < changes; i++ {
+		key := fmt.Sprintf("/registry/events/ns/e%d", i)
+		if i%4 == 0 {
+			key = fmt.Sprintf("/registry/events/other/e%d", i) // outside the readers' prefix
+		}
+		rev, err := c.Create(ctx, key, []byte(value(i)), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%4 != 0 {
+			want = append(want, rev)
+		}
+		waitSynced(t, c, rev)
+	}
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	lagging := make([]<-chan storage.WatchEvent, watchers)
+	for i := range lagging {
+		ch, err := c.Watch(ctx, "/registry/events/ns/", from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lagging[i] = ch
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// Copied, the replays would hold watchers x 1,500 changes x 4 KiB (about 300 MB); shared,
+	// each holds what its channel took (16 changes, 3 MiB for all) and a slice of the window.
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d watchers from %d changes behind: heap %+d bytes", watchers, changes, grown)
+	if limit := int64(watchers * 64 * size); grown > limit {
+		t.Fatalf("%d watchers from behind grew the heap by %d bytes, want under %d: their replays are copies", watchers, grown, limit)
+	}
+
+	live, err := c.Create(ctx, "/registry/events/ns/live", []byte("live"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, live)
+	for i, ch := range lagging[:3] {
+		for j, rev := range want {
+			ev := next(t, ch)
+			if ev.Err != nil || ev.KV.ModRevision != rev || !strings.HasPrefix(ev.KV.Key, "/registry/events/ns/") {
+				t.Fatalf("watcher %d, change %d: %+v, want revision %d", i, j, ev, rev)
+			}
+		}
+	}
+	runtime.KeepAlive(lagging)
 }

@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"orch.io/orch/components/apiserver/storage"
@@ -21,7 +22,9 @@ type watcher struct {
 	ch     chan storage.WatchEvent
 
 	mu      sync.Mutex
-	queue   []storage.WatchEvent // changes after those in ch, in order
+	replay  []change             // the window's changes not yet delivered, packed and shared: before queue
+	packer  *packer              // unpacks replay
+	queue   []storage.WatchEvent // changes after those in ch and replay, in order
 	pumping bool                 // a goroutine delivers the queue; only it sends or closes then
 	ended   bool
 	closed  bool
@@ -32,30 +35,48 @@ func newWatcher(ctx context.Context, prefix string, from int64) *watcher {
 	return &watcher{ctx: ctx, prefix: prefix, from: from, ch: make(chan storage.WatchEvent, handOver)}
 }
 
-// start delivers replay, the changes the watcher missed, and ends the watcher when its context
-// ends, calling gone then.
-func (w *watcher) start(replay []storage.WatchEvent, gone func()) {
+// start delivers replay, the window's changes from the watcher's revision on (those outside its
+// prefix skipped), and ends the watcher when its context ends, calling gone then. What the channel
+// does not take now stays packed in the window's own array until the watcher's goroutine unpacks
+// it, one change at a time. The cache's lock is held.
+func (w *watcher) start(replay []change, p *packer, gone func()) {
 	w.mu.Lock()
-	for i, ev := range replay {
-		if !w.trySend(ev) {
-			w.queue = append(w.queue, replay[i:]...)
+	w.packer = p
+	for i, ch := range replay {
+		if !w.wants(ch) {
+			continue
+		}
+		if len(w.ch) == cap(w.ch) {
+			w.replay = replay[i:]
 			w.pump()
 			break
 		}
+		ev, err := p.watchEvent(ch)
+		if err != nil {
+			w.ended, w.last = true, err
+			w.pump()
+			break
+		}
+		w.ch <- ev // there is room, and nothing else sends before start returns
 	}
 	w.mu.Unlock()
 	context.AfterFunc(w.ctx, func() {
 		gone()
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		w.ended, w.last, w.queue = true, nil, nil
+		w.ended, w.last, w.queue, w.replay = true, nil, nil, nil
 		w.closeIdle()
 	})
 }
 
+// wants is whether a change of the window is the watcher's.
+func (w *watcher) wants(ch change) bool {
+	return ch.entry.modRevision > w.from && strings.HasPrefix(ch.key, w.prefix)
+}
+
 // trySend hands ev to the channel if nothing waits before it and there is room; w.mu is held.
 func (w *watcher) trySend(ev storage.WatchEvent) bool {
-	if w.pumping || len(w.queue) > 0 {
+	if w.pumping || len(w.queue) > 0 || len(w.replay) > 0 {
 		return false
 	}
 	select {
@@ -123,15 +144,34 @@ func (w *watcher) pump() {
 func (w *watcher) deliver() {
 	for {
 		w.mu.Lock()
-		batch := w.queue
-		w.queue = nil
+		replay, batch := w.replay, w.queue
+		w.replay, w.queue = nil, nil
 		ended, last := w.ended, w.last
-		if len(batch) == 0 && !ended {
+		if len(replay) == 0 && len(batch) == 0 && !ended {
 			w.pumping = false
 			w.mu.Unlock()
 			return
 		}
 		w.mu.Unlock()
+		for _, ch := range replay {
+			if !w.wants(ch) {
+				continue
+			}
+			ev, err := w.packer.watchEvent(ch)
+			if err != nil {
+				ev = storage.WatchEvent{Err: err}
+			}
+			select {
+			case w.ch <- ev:
+			case <-w.ctx.Done():
+				w.finish()
+				return
+			}
+			if err != nil {
+				w.finish()
+				return
+			}
+		}
 		for _, ev := range batch {
 			select {
 			case w.ch <- ev:
@@ -140,7 +180,7 @@ func (w *watcher) deliver() {
 				return
 			}
 		}
-		if len(batch) > 0 {
+		if len(replay) > 0 || len(batch) > 0 {
 			continue // more may have been queued meanwhile, and ended may have changed
 		}
 		if last != nil {
@@ -158,7 +198,7 @@ func (w *watcher) deliver() {
 func (w *watcher) finish() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.ended, w.pumping, w.queue = true, false, nil
+	w.ended, w.pumping, w.queue, w.replay = true, false, nil, nil
 	if !w.closed {
 		w.closed = true
 		close(w.ch)

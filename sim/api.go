@@ -39,6 +39,7 @@ import (
 	"orch.io/orch/components/orchlet/apipods"
 	"orch.io/orch/components/orchlet/cm"
 	"orch.io/orch/components/orchlet/nodestatus"
+	"orch.io/orch/sim/apiwire"
 )
 
 // KindAPI lines are a node's requests to the world's API server and their answers.
@@ -280,27 +281,27 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 	}
 	switch resource {
 	case "nodes", "nodes/status":
-		n, conds, ok := protoNode(body)
+		n, conds, ok := apiwire.Node(body)
 		if !ok {
 			var node corev1.Node
 			if ok = decode(body, &node); ok {
 				n = node.Name
 				for _, c := range node.Status.Conditions {
-					conds = append(conds, seenCondition{string(c.Type), string(c.Status), c.LastTransitionTime.Time})
+					conds = append(conds, apiwire.Condition{Type: string(c.Type), Status: string(c.Status), Since: c.LastTransitionTime.Time})
 				}
 			}
 		}
 		if ok {
 			name = n
 			for _, c := range conds {
-				if c.typ == string(corev1.NodeReady) || c.status == string(corev1.ConditionTrue) {
+				if c.Type == string(corev1.NodeReady) || c.Status == string(corev1.ConditionTrue) {
 					// Ready always; a pressure condition while it holds.
-					text += fmt.Sprintf(" %s=%s since %s", c.typ, c.status, FormatOffset(c.since.Sub(w.start)))
+					text += fmt.Sprintf(" %s=%s since %s", c.Type, c.Status, FormatOffset(c.Since.Sub(w.start)))
 				}
 			}
 		}
 	case "leases":
-		namespace, n, renew, ok := protoLease(body)
+		namespace, n, renew, ok := apiwire.Lease(body)
 		if !ok {
 			var l coordinationv1.Lease
 			if ok = decode(body, &l); ok {
@@ -326,12 +327,9 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 	return text, name
 }
 
-// protoMagic starts Kubernetes' protobuf envelope, which orch's wire form keeps.
-var protoMagic = []byte("k8s\x00")
-
 // decode reads an answer in JSON or in the protobuf envelope into obj.
 func decode(body []byte, obj interface{ Unmarshal([]byte) error }) bool {
-	if rest, ok := bytes.CutPrefix(body, protoMagic); ok {
+	if rest, ok := bytes.CutPrefix(body, apiwire.Magic); ok {
 		var u runtime.Unknown
 		return u.Unmarshal(rest) == nil && obj.Unmarshal(u.Raw) == nil
 	}

@@ -1,4 +1,4 @@
-package sim
+package apiwire
 
 import (
 	"bytes"
@@ -21,6 +21,17 @@ func envelope(t *testing.T, obj runtime.Object) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// decode reads an answer in the protobuf envelope whole, as the simulator does when this
+// package reads nothing.
+func decode(body []byte, obj interface{ Unmarshal([]byte) error }) bool {
+	rest, ok := bytes.CutPrefix(body, Magic)
+	if !ok {
+		return false
+	}
+	var u runtime.Unknown
+	return u.Unmarshal(rest) == nil && obj.Unmarshal(u.Raw) == nil
 }
 
 // The fields read from the wire are what the whole decode reads: the names, every condition
@@ -48,12 +59,12 @@ func TestProtoAnswersReadAsDecoded(t *testing.T) {
 		if !decode(body, &want) {
 			t.Fatal("the envelope does not decode")
 		}
-		name, conds, ok := protoNode(body)
+		name, conds, ok := Node(body)
 		if !ok || name != want.Name || len(conds) != len(want.Status.Conditions) {
 			t.Fatalf("read %q %v %v, decoded %q %v", name, conds, ok, want.Name, want.Status.Conditions)
 		}
 		for i, c := range want.Status.Conditions {
-			if got := conds[i]; got.typ != string(c.Type) || got.status != string(c.Status) || !got.since.Equal(c.LastTransitionTime.Time) || got.since.IsZero() != c.LastTransitionTime.IsZero() {
+			if got := conds[i]; got.Type != string(c.Type) || got.Status != string(c.Status) || !got.Since.Equal(c.LastTransitionTime.Time) || got.Since.IsZero() != c.LastTransitionTime.IsZero() {
 				t.Errorf("condition %d: read %+v, decoded %+v", i, got, c)
 			}
 		}
@@ -66,7 +77,7 @@ func TestProtoAnswersReadAsDecoded(t *testing.T) {
 		if !decode(body, &want) {
 			t.Fatal("the envelope does not decode")
 		}
-		namespace, name, got, ok := protoLease(body)
+		namespace, name, got, ok := Lease(body)
 		if !ok || namespace != want.Namespace || name != want.Name || (got == nil) != (want.Spec.RenewTime == nil) {
 			t.Fatalf("read %q %q %v %v, decoded %+v", namespace, name, got, ok, want)
 		}
@@ -76,7 +87,7 @@ func TestProtoAnswersReadAsDecoded(t *testing.T) {
 	}
 	body := envelope(t, nodes[0])
 	for _, bad := range [][]byte{[]byte(`{"metadata":{"name":"n1"}}`), body[:len(body)-3], []byte("k8s\x00\x12\xff")} {
-		if _, _, ok := protoNode(bad); ok {
+		if _, _, ok := Node(bad); ok {
 			t.Errorf("%q read as a Node", bad)
 		}
 	}

@@ -1,4 +1,4 @@
-package sim
+package apiwire
 
 import (
 	"bytes"
@@ -13,10 +13,13 @@ import (
 // generated Unmarshal methods would read them; anything else, or an answer that is not
 // well-formed, is decoded whole as before.
 
-// seenCondition is what the trace shows of a node condition.
-type seenCondition struct {
-	typ, status string
-	since       time.Time
+// Magic starts Kubernetes' protobuf envelope, which orch's wire form keeps.
+var Magic = []byte("k8s\x00")
+
+// Condition is what the trace shows of a node condition.
+type Condition struct {
+	Type, Status string
+	Since        time.Time
 }
 
 // Field numbers of Kubernetes' protobuf messages (k8s.io/api's and apimachinery's
@@ -83,7 +86,7 @@ func protoFields(b []byte, f func(num uint64, v []byte, x uint64) bool) bool {
 
 // protoRaw is the object's bytes in a protobuf envelope; false if body is not one.
 func protoRaw(body []byte) ([]byte, bool) {
-	rest, ok := bytes.CutPrefix(body, protoMagic)
+	rest, ok := bytes.CutPrefix(body, Magic)
 	if !ok {
 		return nil, false
 	}
@@ -131,8 +134,8 @@ func protoTime(b []byte, micro bool) (time.Time, bool) {
 	return time.Unix(sec, int64(time.Duration(nanos).Truncate(time.Microsecond))).Local(), ok
 }
 
-// protoNode reads a Node's name and conditions from an answer in the protobuf envelope.
-func protoNode(body []byte) (name string, conds []seenCondition, ok bool) {
+// Node reads a Node's name and conditions from an answer in the protobuf envelope.
+func Node(body []byte) (name string, conds []Condition, ok bool) {
 	raw, ok := protoRaw(body)
 	if !ok {
 		return "", nil, false
@@ -147,18 +150,18 @@ func protoNode(body []byte) (name string, conds []seenCondition, ok bool) {
 				if num != nodeStatusConditions {
 					return true
 				}
-				var c seenCondition
+				var c Condition
 				conds = append(conds, c)
 				last := &conds[len(conds)-1]
 				return protoFields(v, func(num uint64, v []byte, _ uint64) bool {
 					switch num {
 					case nodeConditionType:
-						last.typ = string(v)
+						last.Type = string(v)
 					case nodeConditionStatus:
-						last.status = string(v)
+						last.Status = string(v)
 					case nodeConditionTransition:
 						var ok bool
-						last.since, ok = protoTime(v, false)
+						last.Since, ok = protoTime(v, false)
 						return ok
 					}
 					return true
@@ -170,9 +173,9 @@ func protoNode(body []byte) (name string, conds []seenCondition, ok bool) {
 	return name, conds, ok
 }
 
-// protoLease reads a Lease's namespace, name and renew time (nil if unset) from an answer in the
+// Lease reads a Lease's namespace, name and renew time (nil if unset) from an answer in the
 // protobuf envelope.
-func protoLease(body []byte) (namespace, name string, renew *time.Time, ok bool) {
+func Lease(body []byte) (namespace, name string, renew *time.Time, ok bool) {
 	raw, ok := protoRaw(body)
 	if !ok {
 		return "", "", nil, false

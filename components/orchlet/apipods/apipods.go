@@ -92,10 +92,8 @@ func New(o Options) *Syncer {
 // ctx ends. The watch re-lists and resumes by itself when the API server goes away and comes back;
 // pods keep running meanwhile. A simulator instead calls Observe and Sync itself.
 func (s *Syncer) Run(ctx context.Context) error {
-	lw := cache.NewListWatchFromClient(s.o.Core.RESTClient(), "pods", metav1.NamespaceAll,
-		fields.OneTermEqualSelector("spec.nodeName", s.o.Node))
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
+		ListerWatcher: s.ListWatch(),
 		ObjectType:    &corev1.Pod{},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { s.Observe(obj.(*corev1.Pod), false) },
@@ -136,6 +134,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case <-ticker.C:
 		}
 	}
+}
+
+// ListWatch lists and watches the pods bound to the node, as Run's informer does; a simulator
+// lists through it when an agent restarts.
+func (s *Syncer) ListWatch() *cache.ListWatch {
+	return cache.NewListWatchFromClient(s.o.Core.RESTClient(), "pods", metav1.NamespaceAll,
+		fields.OneTermEqualSelector("spec.nodeName", s.o.Node))
 }
 
 // Observe hands a change of an API pod to the workers: a pod being deleted, or gone, is removed

@@ -299,28 +299,35 @@ func TestOrphanedPodTornDown(t *testing.T) {
 	}
 }
 
+// runEarlier runs pod's sandbox and first container in the runtime as an earlier run of the agent
+// made them, labelled and annotated, without these workers knowing the pod.
+func (h *harness) runEarlier(pod *corev1.Pod) {
+	h.t.Helper()
+	sbCfg := h.m.sandboxConfig(pod, 0)
+	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cfg, err := h.m.containerConfig(h.ctx, newPodState(pod, t0), &pod.Spec.Containers[0], pod.Spec.Containers[0].Image, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c, err := h.rt.CreateContainer(h.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg, SandboxConfig: sbCfg})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.rt.StartContainer(h.ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // An orphan's container stops with the grace its pod had, recorded on it when it was made (the pod
 // gone from the sources while the agent was down): not the default 30 s.
 func TestOrphanStopsWithItsRecordedGrace(t *testing.T) {
 	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
 	old := newPod("old", ctr("web", "nginx:1.27"))
 	old.Spec.TerminationGracePeriodSeconds = ptr.To[int64](3)
-	sbCfg := h.m.sandboxConfig(old, 0)
-	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := h.m.containerConfig(h.ctx, newPodState(old, t0), &old.Spec.Containers[0], "nginx:1.27", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := h.rt.CreateContainer(h.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg, SandboxConfig: sbCfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.rt.StartContainer(h.ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
-		t.Fatal(err)
-	}
+	h.runEarlier(old)
 	h.runUntil(10 * time.Second)
 	stops := h.calls("StopContainer", "")
 	if len(stops) != 1 || !strings.HasSuffix(stops[0].Request, " timeout=3") {
@@ -342,22 +349,7 @@ func TestRemovalOfAPodNeverHeldButRunning(t *testing.T) {
 		config(nil), func(o *Options) { o.SourcesReady = func() bool { return false } })
 	old := newPod("old", ctr("web", "nginx:1.27"))
 	old.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30)
-	sbCfg := h.m.sandboxConfig(old, 0)
-	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := h.m.containerConfig(h.ctx, newPodState(old, t0), &old.Spec.Containers[0], "nginx:1.27", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := h.rt.CreateContainer(h.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg, SandboxConfig: sbCfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.rt.StartContainer(h.ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
-		t.Fatal(err)
-	}
+	h.runEarlier(old)
 	h.runUntil(2 * time.Second) // relisted: the runtime's pod waits for the sources
 	deleting := old.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0.Add(time.Second)}

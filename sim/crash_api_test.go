@@ -160,3 +160,71 @@ func TestKillRestartAPI(t *testing.T) {
 		t.Log(tr)
 	}
 }
+
+// An agent restarted while the API server is down cannot list its pods: it tries again every
+// second (its registration backs off apart), and the runtime's pods wait meanwhile, none torn down
+// as an orphan; once the API server is back the list succeeds and the pod is adopted, not made
+// again.
+func TestRestartAPIWhileTheAPIServerIsDown(t *testing.T) {
+	w, err := New(Options{Seed: 2, APIServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close() }()
+	n, err := w.AddNode(NodeOptions{Name: "node-a", API: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CreatePod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{NodeName: "node-a",
+		Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		at time.Duration
+		do func() error
+	}{
+		{10 * time.Second, n.Kill},
+		{15 * time.Second, func() error { return w.SetAPIServerDown(true) }},
+		{20 * time.Second, n.Restart},
+		{25 * time.Second, func() error { return w.SetAPIServerDown(false) }},
+		{time.Minute, func() error { return nil }},
+	}
+	for _, s := range steps {
+		if err := w.RunUntil(s.at); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.do(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := w.TraceText()
+	for _, want := range []string{
+		"00:00:20.000 node-a api list pods  -> connection refused",
+		"00:00:25.000 node-a api list pods  -> connection refused",
+		"00:00:26.000 node-a api list pods  -> 200",
+		"00:00:26.000 node-a source api ADDED default/web",
+		"00:00:26.000 node-a api patch pods/status default/web -> 200 Running app=running",
+		`00:00:26.300 node-a api create nodes  -> 409 nodes "node-a" already exists`,
+	} {
+		if !strings.Contains(tr, want+"\n") {
+			t.Errorf("trace lacks %q", want)
+		}
+	}
+	if got := strings.Count(tr, "list pods"); got != 7 {
+		t.Errorf("%d lists, want 7 (a second apart from 20s, the API server back at 25s)", got)
+	}
+	if got := strings.Count(tr, "RunPodSandbox"); got != 1 {
+		t.Errorf("RunPodSandbox made %d times, want once", got)
+	}
+	for _, stop := range []string{"StopContainer", "StopPodSandbox"} {
+		if strings.Contains(tr, stop) {
+			t.Errorf("%s made: the adopted pod was torn down", stop)
+		}
+	}
+	if d := converge.Differences(n.Runtime.State(), map[string][]string{"default/web": {"app"}}); !d.None() {
+		t.Errorf("after the restart: %+v", d)
+	}
+	if t.Failed() {
+		t.Log(tr)
+	}
+}

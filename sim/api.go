@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -356,10 +357,17 @@ type apiNode struct {
 	// workers' PodsVersion at the last Sync.
 	poked       bool
 	podsVersion uint64
+	// relist says the agent was restarted and has not yet listed its pods, as its informer does
+	// first (retried at listAt); listed is the list's revision, up to which the world's pod
+	// changes were in it and are not handed over again.
+	relist bool
+	listAt time.Time
+	listed int64
 }
 
-// attachAPI wires node n to the world's API server, as the orchlet app's API-server mode does.
-func (w *World) attachAPI(n *Node, cores int, ignoreEviction bool) error {
+// attachAPI wires node n, the world's i-th, to the world's API server, as the orchlet app's
+// API-server mode does; again to a restarted agent.
+func (w *World) attachAPI(n *Node, i, cores int, ignoreEviction bool) error {
 	if w.api == nil {
 		return fmt.Errorf("sim: node %s: API-server mode needs a world with Options.APIServer", n.Name)
 	}
@@ -368,7 +376,6 @@ func (w *World) attachAPI(n *Node, cores int, ignoreEviction bool) error {
 	if err != nil {
 		return fmt.Errorf("sim: node %s: %w", n.Name, err)
 	}
-	i := len(w.nodes)
 	// The Node's capacity and allocatable as the orchlet app computes them: the reservations and
 	// the hard eviction thresholds held back.
 	res, err := cm.NodeResources(cfg, ignoreEviction, cm.Machine{Cores: cores, Memory: nodeMemory.Value()})
@@ -526,6 +533,9 @@ func (w *World) stepAPI(n *Node) bool {
 	}
 	now := w.Clock.Now()
 	before := n.obs.count()
+	if a.relist && !now.Before(a.listAt) {
+		w.listPods(n)
+	}
 	if !a.registered && !now.Before(a.registerAt) {
 		if err := a.status.Register(w.ctx); err != nil {
 			a.registerAt = now.Add(a.backoff)
@@ -551,6 +561,27 @@ func (w *World) stepAPI(n *Node) bool {
 	return n.obs.count() != before
 }
 
+// listPods lists the pods bound to a restarted node, as its informer does before it watches, and
+// hands each to the pod syncer, as the informer's adds; the API source is then synced. A failed
+// list is tried again a second later.
+func (w *World) listPods(n *Node) {
+	a := n.api
+	obj, err := a.pods.ListWatch().ListWithContext(w.ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		a.listAt = w.Clock.Now().Add(time.Second)
+		return
+	}
+	list := obj.(*corev1.PodList)
+	for i := range list.Items {
+		pod := &list.Items[i]
+		n.obs.add(KindSource, "api ADDED %s/%s", pod.Namespace, pod.Name)
+		a.pods.Observe(pod, false)
+	}
+	a.listed, _ = strconv.ParseInt(list.ResourceVersion, 10, 64)
+	a.relist, a.poked = false, true
+	a.synced.Store(true)
+}
+
 // tick is the first tick of a ticker started at since with period p that is after now.
 func tick(since time.Time, p time.Duration, now time.Time) time.Time {
 	return since.Add((now.Sub(since)/p + 1) * p)
@@ -558,10 +589,14 @@ func tick(since time.Time, p time.Duration, now time.Time) time.Time {
 
 // nextAPI is when the node's API-server mode next has work due.
 func (a *apiNode) next() []time.Time {
-	if !a.registered {
-		return []time.Time{a.registerAt, a.syncAt}
+	var due []time.Time
+	if a.relist {
+		due = append(due, a.listAt)
 	}
-	return []time.Time{a.statusAt, a.leaseAt, a.syncAt}
+	if !a.registered {
+		return append(due, a.registerAt, a.syncAt)
+	}
+	return append(due, a.statusAt, a.leaseAt, a.syncAt)
 }
 
 // deliver hands every pod change stored since the last look to the node the pod is bound to, in
@@ -577,7 +612,7 @@ func (w *World) deliver() bool {
 		case ev = <-w.api.pods:
 		default:
 			for _, n := range w.nodes {
-				if n.api != nil {
+				if n.api != nil && !n.api.relist {
 					n.api.synced.Store(true)
 				}
 			}
@@ -594,7 +629,9 @@ func (w *World) deliver() bool {
 			_ = json.Unmarshal(ev.PrevValue, &prev)
 		}
 		n, ok := w.Node(pod.Spec.NodeName)
-		if !ok || n.api == nil {
+		// A killed agent watches nothing; a restarted one lists its pods first, and watches from
+		// there on.
+		if !ok || n.api == nil || n.down || n.api.relist || ev.KV.ModRevision <= n.api.listed {
 			continue
 		}
 		pod.ResourceVersion = fmt.Sprint(ev.KV.ModRevision)

@@ -41,7 +41,10 @@
 // Node.Kill stops a node's agent as SIGKILL does, at a settled instant: its CRI link is cut (the
 // runtime ends the calls it served, Canceled, and the goroutines that made them never run again)
 // and it is stepped no more; Node.Restart starts a new agent on the same runtime, root and log
-// directories. Judged by Differences and Replaced (a restarted agent adopts what runs).
+// directories. Judged by Differences and Replaced (a restarted agent adopts what runs). In
+// API-server mode the killed node makes no request and is handed no pod change; the restarted one
+// registers again over its existing Node, takes its Lease up, and lists its pods (through the
+// informer's own list-watch) before the world hands it changes past that list's revision.
 //
 // The clock is benbjohnson/clock's Mock made unyielding (third_party/forked/clock): the driver
 // waits for quiescence itself, so the upstream Mock's 1 ms sleep per move bought nothing.

@@ -87,6 +87,9 @@ type Node struct {
 	life context.Context
 	stop context.CancelFunc
 	down bool
+	// attach wires the agent to the world's API server (attachAPI), again by Restart; nil in
+	// standalone mode.
+	attach func() error
 
 	stepping bool
 	done     chan struct{}
@@ -215,7 +218,8 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
 	if o.API {
-		if err := w.attachAPI(n, o.Cores, opts.Flags.ExperimentalAllocatableIgnoreEviction); err != nil {
+		n.attach = func() error { return w.attachAPI(n, i, o.Cores, opts.Flags.ExperimentalAllocatableIgnoreEviction) }
+		if err := n.attach(); err != nil {
 			return nil, err
 		}
 	}

@@ -10,13 +10,10 @@ import (
 	"orch.io/orch/sim/converge"
 )
 
-// validateKills checks the timeline's orchlet steps: kill or restart, on a standalone node, a kill
-// while the agent runs and a restart while it is killed.
+// validateKills checks the timeline's orchlet steps: kill or restart, a kill while the agent runs
+// and a restart while it is killed.
 func (s *Scenario) validateKills(bad func(path, format string, args ...any)) {
-	api, killed := map[string]bool{}, map[string]bool{}
-	for _, n := range s.Nodes {
-		api[n.Name] = n.API
-	}
+	killed := map[string]bool{}
 	for i, st := range s.Timeline {
 		if st.Orchlet == "" {
 			continue
@@ -29,8 +26,6 @@ func (s *Scenario) validateKills(bad func(path, format string, args ...any)) {
 		switch {
 		case st.Orchlet != "kill" && st.Orchlet != "restart":
 			bad(at, "%q is neither kill nor restart", st.Orchlet)
-		case api[node]:
-			bad(at, "killing an agent in API-server mode (api: true) is not simulated")
 		case st.Orchlet == "kill" && killed[node]:
 			bad(at, "node %s's agent is already killed (restart it first)", node)
 		case st.Orchlet == "restart" && !killed[node]:

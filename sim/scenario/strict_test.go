@@ -171,11 +171,21 @@ func TestFormatReferenceCoversEveryKey(t *testing.T) {
 	}
 }
 
-// Killing an agent in API-server mode is refused by name: the simulator kills only standalone ones.
-func TestOrchletKillRefusedInAPIMode(t *testing.T) {
-	api := strings.Replace(strings.Replace(okScenario, `  args: ["--pod-manifest-path=/etc/orch/manifests"]`, "  api: true", 1), "  delete: [web.yaml]", "  orchlet: kill", 1)
-	_, err := load(t, api)
-	if err == nil || !strings.Contains(err.Error(), "s.yaml:7: timeline[0].orchlet: killing an agent in API-server mode (api: true) is not simulated") {
-		t.Fatalf("Load = %v, want the kill refused", err)
+// An agent in API-server mode is killed and restarted as a standalone one is: the scenario loads
+// and runs, the node re-registers and lists its pods.
+func TestOrchletKillInAPIMode(t *testing.T) {
+	api := strings.Replace(strings.Replace(okScenario, `  args: ["--pod-manifest-path=/etc/orch/manifests"]`, "  api: true", 1), "  delete: [web.yaml]", "  orchlet: kill\n- at: 20s\n  orchlet: restart", 1)
+	s, err := load(t, api)
+	if err != nil {
+		t.Fatalf("Load = %v, want the kill and restart accepted", err)
+	}
+	r, err := s.Run(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"orchlet killed (SIGKILL)", "orchlet restarted on its root directory", "api list pods  -> 200", `api create nodes  -> 409 nodes "node-a" already exists`} {
+		if !strings.Contains(r.Trace, want) {
+			t.Errorf("the trace lacks %q:\n%s", want, r.Trace)
+		}
 	}
 }

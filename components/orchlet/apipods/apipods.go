@@ -73,6 +73,9 @@ type Syncer struct {
 	mirrors map[string]*corev1.Pod
 	// arrived is when each API pod not yet reported reached the syncer.
 	arrived map[types.UID]time.Time
+	// earlier are the API pods not yet reported whose status an earlier agent posted (they have
+	// container statuses): a restarted agent's pods, listed before the workers synced them.
+	earlier map[types.UID]bool
 	wake    chan struct{}
 	synced  atomic.Bool
 }
@@ -84,7 +87,7 @@ func (s *Syncer) HasSynced() bool { return s.synced.Load() }
 func New(o Options) *Syncer {
 	return &Syncer{
 		o: o, deleting: map[types.UID]*corev1.Pod{}, posted: map[types.UID]*corev1.Pod{},
-		mirrors: map[string]*corev1.Pod{}, arrived: map[types.UID]time.Time{}, wake: make(chan struct{}, 1),
+		mirrors: map[string]*corev1.Pod{}, arrived: map[types.UID]time.Time{}, earlier: map[types.UID]bool{}, wake: make(chan struct{}, 1),
 	}
 }
 
@@ -92,10 +95,8 @@ func New(o Options) *Syncer {
 // ctx ends. The watch re-lists and resumes by itself when the API server goes away and comes back;
 // pods keep running meanwhile. A simulator instead calls Observe and Sync itself.
 func (s *Syncer) Run(ctx context.Context) error {
-	lw := cache.NewListWatchFromClient(s.o.Core.RESTClient(), "pods", metav1.NamespaceAll,
-		fields.OneTermEqualSelector("spec.nodeName", s.o.Node))
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
+		ListerWatcher: s.ListWatch(),
 		ObjectType:    &corev1.Pod{},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { s.Observe(obj.(*corev1.Pod), false) },
@@ -138,6 +139,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 }
 
+// ListWatch lists and watches the pods bound to the node, as Run's informer does; a simulator
+// lists through it when an agent restarts.
+func (s *Syncer) ListWatch() *cache.ListWatch {
+	return cache.NewListWatchFromClient(s.o.Core.RESTClient(), "pods", metav1.NamespaceAll,
+		fields.OneTermEqualSelector("spec.nodeName", s.o.Node))
+}
+
 // Observe hands a change of an API pod to the workers: a pod being deleted, or gone, is removed
 // (stopped within its deletion's grace period); mirror pods are the agent's own and never run.
 func (s *Syncer) Observe(pod *corev1.Pod, gone bool) {
@@ -157,12 +165,14 @@ func (s *Syncer) Observe(pod *corev1.Pod, gone bool) {
 		s.mu.Lock()
 		delete(s.deleting, pod.UID)
 		delete(s.arrived, pod.UID)
+		delete(s.earlier, pod.UID)
 		s.mu.Unlock()
 	case pod.DeletionTimestamp != nil:
 		op = sources.OpRemove
 		s.mu.Lock()
 		s.deleting[pod.UID] = pod
 		delete(s.arrived, pod.UID)
+		delete(s.earlier, pod.UID)
 		s.mu.Unlock()
 		s.poke()
 	default:
@@ -170,6 +180,9 @@ func (s *Syncer) Observe(pod *corev1.Pod, gone bool) {
 		if _, reported := s.posted[pod.UID]; !reported {
 			if _, seen := s.arrived[pod.UID]; !seen {
 				s.arrived[pod.UID] = s.o.Clock.Now()
+			}
+			if len(pod.Status.ContainerStatuses)+len(pod.Status.InitContainerStatuses) > 0 {
+				s.earlier[pod.UID] = true
 			}
 		}
 		s.mu.Unlock()
@@ -236,13 +249,20 @@ func sortPods(pods []*corev1.Pod) {
 	})
 }
 
-// holdFirstStatus tells whether pod's first status, still Pending, waits for firstStatusHold.
+// holdFirstStatus tells whether pod's first status, still Pending, waits for firstStatusHold; or,
+// for a pod whose status an earlier agent posted, until the workers have synced it.
 func (s *Syncer) holdFirstStatus(pod *corev1.Pod) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, reported := s.posted[pod.UID]; reported {
 		delete(s.arrived, pod.UID)
+		delete(s.earlier, pod.UID)
 		return false
+	}
+	if s.earlier[pod.UID] && unsynced(pod) {
+		// The kubelet's status manager has nothing to post for a pod before its first sync: the
+		// workers' first status would put an adopted pod back to Pending in the API.
+		return true
 	}
 	at, ok := s.arrived[pod.UID]
 	if !ok {
@@ -253,6 +273,12 @@ func (s *Syncer) holdFirstStatus(pod *corev1.Pod) bool {
 	}
 	delete(s.arrived, pod.UID)
 	return false
+}
+
+// unsynced tells the status the workers give a pod they admitted and have not synced yet: Pending,
+// nothing known of its containers. A status the workers generate has each container of the spec.
+func unsynced(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodPending && len(pod.Status.ContainerStatuses)+len(pod.Status.InitContainerStatuses) == 0
 }
 
 // confirmDeletions deletes from the API, with no grace and the uid as precondition, each pod

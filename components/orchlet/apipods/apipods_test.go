@@ -251,3 +251,43 @@ func TestFirstStatusHeldWhilePending(t *testing.T) {
 		t.Fatalf("slow after a second: %s %q", p, msg)
 	}
 }
+
+// A restarted agent's pod, whose status the killed agent had posted Running, keeps it in the API
+// until the workers have synced the pod: their first status, Pending with nothing known of the
+// containers, is never posted over it, however long the workers take.
+func TestAdoptedPodNotPostedBeforeItsSync(t *testing.T) {
+	s, w, client := newSyncer(t)
+	mock := clock.NewMock()
+	s.o.Clock = mock
+	ctx := context.Background()
+	pods := client.CoreV1().Pods("default")
+	pod, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "nginx:1.27",
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+	pod.Status = running
+	if pod, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Observe(pod, false)
+	adopted := *pod
+	adopted.Annotations = map[string]string{sources.ConfigSourceAnnotation: sources.SourceAPI}
+	adopted.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	w.pods = append(w.pods, adopted)
+	for range 3 {
+		mock.Add(time.Second)
+		s.Sync(ctx)
+		if got, err := pods.Get(ctx, "web", metav1.GetOptions{}); err != nil || got.Status.Phase != corev1.PodRunning {
+			t.Fatalf("before the workers synced it: %v %v", got.Status.Phase, err)
+		}
+	}
+	w.pods[0].Status = *running.DeepCopy()
+	w.pods[0].Status.Message = "synced"
+	s.Sync(ctx)
+	if got, err := pods.Get(ctx, "web", metav1.GetOptions{}); err != nil || got.Status.Message != "synced" {
+		t.Fatalf("once synced: %q %v", got.Status.Message, err)
+	}
+}

@@ -180,6 +180,7 @@ func (c *Controller) Register(ctx context.Context) error {
 		if err == nil {
 			c.setNodeUID(n.UID)
 			c.posted = n
+			c.adoptConditions(n)
 		}
 		return err
 	}
@@ -249,8 +250,19 @@ func (c *Controller) Register(ctx context.Context) error {
 	}
 	c.setNodeUID(existing.UID)
 	c.posted = existing
+	c.adoptConditions(existing)
 	c.o.Logger.Info("Node already registered; reconciled", "node", c.o.Node)
 	return nil
+}
+
+// adoptConditions takes the conditions of a Node registered before this agent started as the last
+// posted (over those of the create it refused), so a restarted agent keeps a condition's
+// transition time while its status stays, as the kubelet's setters read the conditions of the
+// Node they update.
+func (c *Controller) adoptConditions(node *corev1.Node) {
+	for _, cond := range node.Status.Conditions {
+		c.conditions[cond.Type] = cond
+	}
 }
 
 // SyncStatus posts the node's current status. The Node it posts over is the one the last post or

@@ -249,6 +249,41 @@ func TestRegisterReconcilesAnExistingNode(t *testing.T) {
 	}
 }
 
+// A restarted agent registers over the Node it posted before: a condition whose status stays keeps
+// its transition time, as the kubelet's setters read it from the Node; one that changed moves.
+func TestRestartedAgentKeepsTransitionTimes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	first := e.controller()
+	if err := first.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.SyncStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(time.Minute)
+	for _, tc := range []struct {
+		name           string
+		tune           func(*Options)
+		wantTransition time.Time
+	}{
+		{"Ready stays", func(*Options) {}, start},
+		{"Ready changes", func(o *Options) { o.Runtime = notReady{o.Runtime} }, start.Add(time.Minute)},
+	} {
+		restarted := e.controller(tc.tune)
+		if err := restarted.Register(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := restarted.SyncStatus(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c := condition(e.node(t), corev1.NodeReady)
+		if !c.LastTransitionTime.Time.Equal(tc.wantTransition) || !c.LastHeartbeatTime.Time.Equal(start.Add(time.Minute)) {
+			t.Errorf("%s: Ready %s since %v, heartbeat %v; want since %v", tc.name, c.Status, c.LastTransitionTime, c.LastHeartbeatTime, tc.wantTransition)
+		}
+	}
+}
+
 // --enable-controller-attach-detach annotates the Node at registration and on a Node registered
 // before with the other setting, as the kubelet's reconcileCMADAnnotationWithExistingNode.
 func TestControllerAttachDetachAnnotation(t *testing.T) {

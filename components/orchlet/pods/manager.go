@@ -427,8 +427,11 @@ func (m *Manager) PodsVersion() uint64 { return m.published.Version() }
 func (m *Manager) Changed() <-chan struct{} { return m.published.Changed() }
 
 // Stopped tells whether the pod uid has no containers or sandbox of the agent's left: it was
-// never admitted, or its removal finished tearing it down.
-func (m *Manager) Stopped(uid types.UID) bool { return m.published.Stopped(uid) }
+// never admitted, or its removal finished tearing it down. A pod whose update waits in the inbox
+// is not yet judged: a restarted agent's removal of a pod it never held may find it running.
+func (m *Manager) Stopped(uid types.UID) bool {
+	return m.published.Stopped(uid) && !m.inbox.holds(func(u sources.Update) bool { return u.Pod.UID == uid })
+}
 
 // SetObjects gives the workers the API's configmaps and secrets; call it before Run. Without it,
 // pods that read them are refused by name.

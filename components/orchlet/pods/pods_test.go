@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
@@ -17,6 +18,7 @@ import (
 	"orch.io/orch/components/orchlet/pods/images"
 	"orch.io/orch/components/orchlet/pods/labels"
 	"orch.io/orch/components/orchlet/pods/podsync"
+	"orch.io/orch/components/orchlet/sources"
 	"orch.io/orch/fakecri/calllog"
 	fakescript "orch.io/orch/fakecri/script"
 )
@@ -297,28 +299,35 @@ func TestOrphanedPodTornDown(t *testing.T) {
 	}
 }
 
+// runEarlier runs pod's sandbox and first container in the runtime as an earlier run of the agent
+// made them, labelled and annotated, without these workers knowing the pod.
+func (h *harness) runEarlier(pod *corev1.Pod) {
+	h.t.Helper()
+	sbCfg := h.m.sandboxConfig(pod, 0)
+	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cfg, err := h.m.containerConfig(h.ctx, newPodState(pod, t0), &pod.Spec.Containers[0], pod.Spec.Containers[0].Image, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c, err := h.rt.CreateContainer(h.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg, SandboxConfig: sbCfg})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.rt.StartContainer(h.ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // An orphan's container stops with the grace its pod had, recorded on it when it was made (the pod
 // gone from the sources while the agent was down): not the default 30 s.
 func TestOrphanStopsWithItsRecordedGrace(t *testing.T) {
 	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}}}, config(nil), nil)
 	old := newPod("old", ctr("web", "nginx:1.27"))
 	old.Spec.TerminationGracePeriodSeconds = ptr.To[int64](3)
-	sbCfg := h.m.sandboxConfig(old, 0)
-	sb, err := h.rt.RunPodSandbox(h.ctx, &runtimeapi.RunPodSandboxRequest{Config: sbCfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := h.m.containerConfig(h.ctx, newPodState(old, t0), &old.Spec.Containers[0], "nginx:1.27", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := h.rt.CreateContainer(h.ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb.PodSandboxId, Config: cfg, SandboxConfig: sbCfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.rt.StartContainer(h.ctx, &runtimeapi.StartContainerRequest{ContainerId: c.ContainerId}); err != nil {
-		t.Fatal(err)
-	}
+	h.runEarlier(old)
 	h.runUntil(10 * time.Second)
 	stops := h.calls("StopContainer", "")
 	if len(stops) != 1 || !strings.HasSuffix(stops[0].Request, " timeout=3") {
@@ -326,6 +335,41 @@ func TestOrphanStopsWithItsRecordedGrace(t *testing.T) {
 	}
 	if len(h.sandboxes()) != 0 {
 		t.Errorf("sandboxes left %d", len(h.sandboxes()))
+	}
+}
+
+// A restarted agent hears of a pod being deleted that it never held while the runtime runs it (the
+// API listed it mid-deletion): the pod is not Stopped while that removal waits in the inbox, is
+// torn down with the deletion's grace, not the 30s its containers record, and is Stopped after
+// (the scenario agent-kill-api-pods-deleted shows its deletion confirmed only then).
+// The removal of a pod the runtime does not hold is nothing to do.
+func TestRemovalOfAPodNeverHeldButRunning(t *testing.T) {
+	h := newHarness(t, &fakescript.Script{Node: fakescript.NodeScript{PreloadImages: []string{"nginx:1.27"}},
+		Containers: []fakescript.ContainerRule{{Match: fakescript.ContainerMatch{Image: "nginx*"}, Stop: &fakescript.StopSpec{Delay: fakescript.Duration(time.Hour)}}}},
+		config(nil), func(o *Options) { o.SourcesReady = func() bool { return false } })
+	old := newPod("old", ctr("web", "nginx:1.27"))
+	old.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30)
+	h.runEarlier(old)
+	h.runUntil(2 * time.Second) // relisted: the runtime's pod waits for the sources
+	deleting := old.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0.Add(time.Second)}
+	deleting.DeletionGracePeriodSeconds = ptr.To[int64](4)
+	never := newPod("never", ctr("web", "nginx:1.27"))
+	never.DeletionTimestamp = deleting.DeletionTimestamp
+	h.m.Update(sources.Update{Op: sources.OpRemove, Source: sources.SourceAPI, Pod: deleting}, sources.Update{Op: sources.OpRemove, Source: sources.SourceAPI, Pod: never})
+	if h.m.Stopped(old.UID) {
+		t.Error("Stopped while its removal waits in the inbox")
+	}
+	h.runUntil(10 * time.Second)
+	if !h.m.Stopped(never.UID) || len(h.calls("", "never")) != 0 {
+		t.Errorf("a pod never held nor run: Stopped %v, calls %v", h.m.Stopped(never.UID), h.calls("", "never"))
+	}
+	stops := h.calls("StopContainer", "")
+	if len(stops) != 1 || !strings.HasSuffix(stops[0].Request, " timeout=4") {
+		t.Errorf("StopContainer calls %+v, want one with the deletion's timeout=4", stops)
+	}
+	if len(h.sandboxes()) != 0 || !h.m.Stopped(old.UID) {
+		t.Errorf("after the teardown: sandboxes left %d, Stopped %v", len(h.sandboxes()), h.m.Stopped(old.UID))
 	}
 }
 

@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -249,6 +250,13 @@ func (h *handoff[T]) take() []T {
 	out := h.items
 	h.items = nil
 	return out
+}
+
+// holds tells whether an item waiting matches f.
+func (h *handoff[T]) holds(f func(T) bool) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.ContainsFunc(h.items, f)
 }
 
 func (h *handoff[T]) len() int {

@@ -25,6 +25,19 @@ func (m *Manager) applyUpdates() {
 		p := m.pods[u.Pod.UID]
 		switch u.Op {
 		case sources.OpRemove:
+			if p == nil && u.Pod.DeletionTimestamp != nil && m.relister.Holds(u.Pod.UID) {
+				// A pod being deleted that these workers never held and the runtime does: a
+				// restarted agent listed it from the API mid-deletion. It is torn down with the
+				// deletion's grace, as the kubelet's pod workers take a pod with a
+				// deletionTimestamp as terminating, not later as an orphan with its containers'.
+				p = newPodState(u.Pod.DeepCopy(), now)
+				p.Removed = true
+				m.shared.Lock()
+				m.pods[u.Pod.UID] = p
+				m.shared.Unlock()
+				m.enqueue(syncKey(p.Pod), now)
+				continue
+			}
 			if p == nil || p.Removed {
 				continue
 			}

@@ -202,6 +202,17 @@ func (r *Relister) AddPods(set map[types.UID]bool) {
 	}
 }
 
+// Holds tells whether the last relist found objects of the pod uid in the runtime. Call it where
+// Relist is called, never beside it.
+func (r *Relister) Holds(uid types.UID) bool {
+	for _, o := range r.seen {
+		if o.uid == uid {
+			return true
+		}
+	}
+	return false
+}
+
 // sameAsLastRelist reports whether the runtime listed the same objects in the same order and
 // states as at the last relist, the usual answer on a quiet node, and otherwise remembers this
 // list for the next relist to compare with.

@@ -45,17 +45,26 @@ type Cacher struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 
-	mu       sync.Mutex
-	packer   *packer // from the first value the cache sees
-	objects  map[string]entry
-	keys     storage.KeyIndex[entry] // objects' keys in order, for LISTs
-	changes  []change                // the window, oldest first
-	rev      int64                   // the revision the cache reflects
-	since    int64                   // changes after this revision are all in the window
-	watchers map[*watcher]struct{}
-	stopped  bool          // no longer following: everything goes to the store
-	closed   bool          // the store is closed
-	synced   chan struct{} // closed and replaced whenever rev moves
+	mu      sync.Mutex
+	packer  *packer // from the first value the cache sees
+	objects map[string]entry
+	keys    storage.KeyIndex[entry] // objects' keys in order, for LISTs
+	changes []change                // the window, oldest first
+	rev     int64                   // the revision the cache reflects
+	since   int64                   // changes after this revision are all in the window
+	seen    int64                   // the latest revision the store is known to have written
+	// compactedThrough is the latest revision known compacted: this server's Compact or a probe
+	// found it so, and compaction never comes back.
+	compactedThrough int64
+	watchers         map[*watcher]struct{}
+	stopped          bool          // no longer following: everything goes to the store
+	closed           bool          // the store is closed
+	synced           chan struct{} // closed and replaced whenever rev moves
+
+	// The store's revision and compaction, each read once for all who ask at the same time: a
+	// watch storm would otherwise cost the store two reads per watch.
+	revisions flights[struct{}, int64]
+	probes    flights[int64, int64]
 }
 
 // New lists prefix from inner and starts following it. The cache stops when inner closes.
@@ -73,6 +82,8 @@ func New(inner storage.Interface, prefix string, o Options) (*Cacher, error) {
 	if c.queueLimit <= 0 {
 		c.queueLimit = DefaultQueueLimit
 	}
+	c.revisions = flights[struct{}, int64]{read: c.readRevision, join: func(struct{}, struct{}) struct{} { return struct{}{} }}
+	c.probes = flights[int64, int64]{read: c.probe, join: func(next, from int64) int64 { return min(next, from) }}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	listCtx := ctx
@@ -217,7 +228,7 @@ func (c *Cacher) apply(ev storage.WatchEvent) {
 
 // advance moves the cache to rev and wakes LISTs waiting for it.
 func (c *Cacher) advance(rev int64) {
-	c.rev = rev
+	c.rev, c.seen = rev, max(c.seen, rev)
 	close(c.synced)
 	c.synced = make(chan struct{})
 }
@@ -235,10 +246,13 @@ func (c *Cacher) halt(closed bool) {
 
 func (c *Cacher) covers(prefix string) bool { return strings.HasPrefix(prefix, c.prefix) }
 
-// Writes and single reads go to the backing store: they must see its latest state.
+// Writes and single reads go to the backing store: they must see its latest state. A write's
+// revision is one the store has written, which a watch from it need not ask about.
 
 func (c *Cacher) Create(ctx context.Context, key string, value []byte, ttl time.Duration) (int64, error) {
-	return c.inner.Create(ctx, key, value, ttl)
+	rev, err := c.inner.Create(ctx, key, value, ttl)
+	c.noteSeen(rev)
+	return rev, err
 }
 
 func (c *Cacher) Get(ctx context.Context, key string) (storage.KeyValue, error) {
@@ -246,17 +260,85 @@ func (c *Cacher) Get(ctx context.Context, key string) (storage.KeyValue, error) 
 }
 
 func (c *Cacher) Update(ctx context.Context, key string, expectedRevision int64, value []byte, ttl time.Duration) (int64, error) {
-	return c.inner.Update(ctx, key, expectedRevision, value, ttl)
+	rev, err := c.inner.Update(ctx, key, expectedRevision, value, ttl)
+	c.noteSeen(rev)
+	return rev, err
 }
 
 func (c *Cacher) Delete(ctx context.Context, key string, expectedRevision int64) (storage.KeyValue, int64, error) {
-	return c.inner.Delete(ctx, key, expectedRevision)
+	kv, rev, err := c.inner.Delete(ctx, key, expectedRevision)
+	c.noteSeen(rev)
+	return kv, rev, err
 }
 
-func (c *Cacher) Revision(ctx context.Context) (int64, error) { return c.inner.Revision(ctx) }
+// noteSeen records that the store has written rev (0 when a write failed).
+func (c *Cacher) noteSeen(rev int64) {
+	c.mu.Lock()
+	c.seen = max(c.seen, rev)
+	c.mu.Unlock()
+}
+
+// Revision reads the store's current revision, sharing the read in flight with everyone who asked
+// before it started.
+func (c *Cacher) Revision(ctx context.Context) (int64, error) {
+	return c.revisions.do(ctx, struct{}{})
+}
+
+func (c *Cacher) readRevision(ctx context.Context, _ struct{}) (int64, error) {
+	rev, err := c.inner.Revision(ctx)
+	c.noteSeen(rev)
+	return rev, err
+}
 
 func (c *Cacher) Compact(ctx context.Context, revision int64) error {
-	return c.inner.Compact(ctx, revision)
+	if err := c.inner.Compact(ctx, revision); err != nil {
+		return err
+	}
+	c.noteCompacted(revision - 1) // the compacted revision itself stays readable
+	return nil
+}
+
+// noteCompacted records that every revision through rev is compacted (and so written).
+func (c *Cacher) noteCompacted(rev int64) {
+	c.mu.Lock()
+	c.compactedThrough = max(c.compactedThrough, rev)
+	c.seen = max(c.seen, rev)
+	c.mu.Unlock()
+}
+
+// compacted is whether the store has compacted the revision from: at once when this server
+// compacted it or a probe found it so; otherwise from a probe of the store shared by every caller
+// waiting at the time (another server on the same etcd compacts too). A probe that fails otherwise
+// (the store unreachable) does not refuse the watch, whose changes the window holds.
+func (c *Cacher) compacted(ctx context.Context, from int64) (bool, error) {
+	for {
+		c.mu.Lock()
+		through := c.compactedThrough
+		c.mu.Unlock()
+		if from <= through {
+			return true, nil
+		}
+		probed, err := c.probes.do(ctx, from)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if err != nil || probed == 0 {
+			return false, nil
+		}
+		// The shared probe asked about an older revision than from and found it compacted;
+		// from's own answer is the next probe's.
+	}
+}
+
+// probe lists one key at from: the store refuses it when it has compacted from. It answers from
+// when compacted (and records it), 0 when not.
+func (c *Cacher) probe(ctx context.Context, from int64) (int64, error) {
+	_, err := c.inner.List(ctx, c.prefix, storage.ListOptions{Revision: from, Limit: 1})
+	if errors.Is(err, storage.ErrCompacted) {
+		c.noteCompacted(from)
+		return from, nil
+	}
+	return 0, err
 }
 
 // Stop ends every watch served from memory and hands everything to the store from then on; the
@@ -289,7 +371,7 @@ func (c *Cacher) List(ctx context.Context, prefix string, o storage.ListOptions)
 	if o.Revision != 0 || !c.covers(prefix) {
 		return c.inner.List(ctx, prefix, o)
 	}
-	current, err := c.inner.Revision(ctx)
+	current, err := c.Revision(ctx)
 	if err != nil {
 		return storage.ListResult{}, err
 	}
@@ -341,10 +423,12 @@ func (c *Cacher) listCached(prefix string, o storage.ListOptions, current int64)
 
 // Watch serves changes under prefix after fromRevision from memory: the window's changes first,
 // then live ones. A revision older than the window, not yet written, or compacted in the store is
-// the store's to answer.
+// the store's to answer. A watch from a revision the cache has seen asks the store nothing but,
+// when it replays the window, whether the store compacted it; the reads it makes are shared with
+// every watch asking at the same time.
 func (c *Cacher) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan storage.WatchEvent, error) {
 	c.mu.Lock()
-	closed, stopped := c.closed, c.stopped
+	closed, stopped, seen := c.closed, c.stopped, c.seen
 	c.mu.Unlock()
 	switch {
 	case closed:
@@ -352,20 +436,31 @@ func (c *Cacher) Watch(ctx context.Context, prefix string, fromRevision int64) (
 	case stopped || !c.covers(prefix):
 		return c.inner.Watch(ctx, prefix, fromRevision)
 	}
-	current, err := c.inner.Revision(ctx)
-	if err != nil {
-		return nil, err
+	if fromRevision == 0 || fromRevision > seen {
+		// "From now" is the store's now: the cache may not have seen the latest write yet. A
+		// revision past any the cache has seen may be written or not yet.
+		current, err := c.Revision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if fromRevision == 0 {
+			fromRevision = current
+		} else if fromRevision > current {
+			return c.inner.Watch(ctx, prefix, fromRevision)
+		}
+		seen = current
 	}
-	switch {
-	case fromRevision == 0:
-		// "From now" is the store's now: the cache may not have seen the latest write yet.
-		fromRevision = current
-	case fromRevision > current:
-		return c.inner.Watch(ctx, prefix, fromRevision)
-	case fromRevision < current:
+	if fromRevision < seen {
 		// A replay: the store may have compacted what the window still holds, and a client must
-		// then hear so (it relists) rather than get history the store no longer vouches for.
-		if _, err := c.inner.List(ctx, prefix, storage.ListOptions{Revision: fromRevision, Limit: 1}); errors.Is(err, storage.ErrCompacted) {
+		// then hear so (it relists) rather than get history the store no longer vouches for. A
+		// watch from seen itself is not asked about: only a compaction to a revision newer than any
+		// this server has seen could refuse it, and compactors (every orch-apiserver's on a
+		// shared etcd) compact to a revision recorded an interval before.
+		compacted, err := c.compacted(ctx, fromRevision)
+		if err != nil {
+			return nil, err
+		}
+		if compacted {
 			return nil, storage.ErrCompacted
 		}
 	}

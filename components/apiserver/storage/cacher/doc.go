@@ -6,5 +6,8 @@
 // compressed against a dictionary of the resource's first object (packed.go); a LIST that asks for
 // them packed (storage.ListOptions.Packed) reads each value as it writes it. What the cache cannot
 // answer exactly (a past revision, a key outside its prefix, a LIST while it lags behind the store)
-// goes to the backing store, so every answer keeps the storage contract.
+// goes to the backing store, so every answer keeps the storage contract. A watch from a revision
+// the cache has seen asks the store nothing but, when it replays the window, whether the store has
+// compacted its revision; that probe and the reads of the store's current revision ("from now",
+// a latest LIST) are each shared by every caller asking while one is in flight (coalesce.go).
 package cacher

@@ -167,7 +167,7 @@ func (m *Mock) WaitForAllTimers() time.Time {
 			return m.Now()
 		}
 
-		sort.Sort(m.timers)
+		sort.Sort(&m.timers) // a pointer: the slice boxed would be an allocation at every sort
 		next := m.timers[len(m.timers)-1].Next()
 		m.mu.Unlock()
 		m.Set(next)
@@ -181,7 +181,7 @@ func (m *Mock) runNextTimer(max time.Time) bool {
 	m.mu.Lock()
 
 	// Sort timers by time.
-	sort.Sort(m.timers)
+	sort.Sort(&m.timers) // a pointer: the slice boxed would be an allocation at every sort
 
 	// If we have no more timers then exit.
 	if len(m.timers) == 0 {
@@ -216,9 +216,7 @@ func (m *Mock) After(d time.Duration) <-chan time.Time {
 func (m *Mock) AfterFunc(d time.Duration, f func()) *Timer {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	t := &Timer{
-		c:       ch,
+	t := &Timer{ // no channel: a tick runs f and sends nothing
 		fn:      f,
 		mock:    m,
 		next:    m.now.Add(d),
@@ -303,7 +301,7 @@ func (m *Mock) removeClockTimer(t clockTimer) {
 			break
 		}
 	}
-	sort.Sort(m.timers)
+	sort.Sort(&m.timers) // a pointer: the slice boxed would be an allocation at every sort
 }
 
 // clockTimer represents an object with an associated start time.

@@ -651,12 +651,15 @@ func tick(since time.Time, p time.Duration, now time.Time) time.Time {
 	return since.Add((now.Sub(since)/p + 1) * p)
 }
 
-// nextAPI is when the node's API-server mode next has work due.
-func (a *apiNode) next() []time.Time {
+// next hands consider each time at which the node's API-server mode next has work due.
+func (a *apiNode) next(consider func(time.Time, bool)) {
 	if !a.registered {
-		return []time.Time{a.registerAt, a.syncAt}
+		consider(a.registerAt, true)
+	} else {
+		consider(a.statusAt, true)
+		consider(a.leaseAt, true)
 	}
-	return []time.Time{a.statusAt, a.leaseAt, a.syncAt}
+	consider(a.syncAt, true)
 }
 
 // deliver hands every pod change stored since the last look to the node the pod is bound to, in

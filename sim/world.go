@@ -324,9 +324,7 @@ func (w *World) next() (time.Time, bool) {
 		}
 		consider(n.memcg.next(now))
 		if n.api != nil {
-			for _, t := range n.api.next() {
-				consider(t, true)
-			}
+			n.api.next(consider)
 		}
 		if n.stepping {
 			c := n.Agent.Pods.Calls()

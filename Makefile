@@ -144,7 +144,8 @@ bench:
 
 ## bench-sim: the simulator's scale figures alone (24 simulated hours of a 110-pod node, 100 such
 ## nodes for an hour, 1,000 API-server-mode nodes for an hour); SIM_HOURS=0.1 for a short look;
-## SIM_COST=1 splits the node-day under pressure's CPU between the simulator and the production code
+## SIM_COST=1 splits the node-day under pressure's CPU between the simulator and the production code;
+## the collector runs at GOGC=400 under a soft memory limit unless GOGC or GOMEMLIMIT is set (README)
 bench-sim:
 	$(GO) test -run '^$$' -bench . -skip TenThousand -benchtime 1x -timeout 30m ./sim
 

@@ -801,3 +801,28 @@ func TestSeededLatencyDelaysWithItsChance(t *testing.T) {
 		t.Fatalf("same seed, different delays:\n%s\n%s", a, b)
 	}
 }
+
+// Changes is one channel until the next change, closed by it, and a new open one after changes
+// no one waited on.
+func TestChangesOneChannelUntilAChange(t *testing.T) {
+	f := newFixture(t, nil)
+	a, b := f.RT.Changes(), f.RT.Changes()
+	if a != b {
+		t.Fatal("two reads of Changes without a change between are two channels")
+	}
+	for range 3 {
+		if _, err := f.RT.ListPodSandbox(f.Ctx, &runtimeapi.ListPodSandboxRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-a:
+	default:
+		t.Fatal("Changes not closed by the calls")
+	}
+	select {
+	case <-f.RT.Changes():
+		t.Fatal("Changes after the calls is closed")
+	default:
+	}
+}

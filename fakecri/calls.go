@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -173,7 +174,7 @@ func call[Req proto.Message, Resp any](ctx context.Context, r *Runtime, m method
 func listCall[Req proto.Message, Resp any, T any](ctx context.Context, r *Runtime, m method, req Req, noun string, list func() []T, wrap func([]T) Resp) (Resp, error) {
 	return call(ctx, r, m, req, func(_ context.Context, _ Req, cc *callCtx) (Resp, error) {
 		items := list()
-		cc.resp = fmt.Sprintf("%s=%d", noun, len(items))
+		cc.resp = noun + "=" + strconv.Itoa(len(items))
 		return wrap(items), nil
 	})
 }

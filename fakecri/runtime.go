@@ -73,8 +73,8 @@ type Runtime struct {
 	faultMu sync.Mutex
 
 	inflight atomic.Int64
-	// changed is closed and replaced whenever something Idle reads changes, so WaitIdle waits for
-	// a change instead of polling the wall clock.
+	// changed is closed whenever something Idle reads changes, so WaitIdle waits for a change
+	// instead of polling the wall clock; nil until Changes hands one out.
 	changedMu sync.Mutex
 	changed   chan struct{}
 	waitMu    sync.Mutex
@@ -235,8 +235,8 @@ func (r *Runtime) signalChange() {
 	r.changedMu.Lock()
 	if r.changed != nil {
 		close(r.changed)
+		r.changed = nil // Changes makes the next when asked: most changes have no one waiting
 	}
-	r.changed = make(chan struct{})
 	r.changedMu.Unlock()
 }
 

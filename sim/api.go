@@ -9,7 +9,6 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	goruntime "runtime"
 	"strconv"
@@ -69,8 +68,11 @@ type apiServer struct {
 	down   atomic.Bool
 	turns  turnstile
 	mu     sync.Mutex
-	counts map[string]uint64 // requests by "verb resource"
+	counts map[request]uint64
 }
+
+// request is a request's verb and resource, by which they are counted.
+type request struct{ verb, resource string }
 
 // newAPIServer serves the API on memory storage, every source of randomness seeded.
 func newAPIServer(w *World) (*apiServer, error) {
@@ -99,7 +101,7 @@ func newAPIServer(w *World) (*apiServer, error) {
 			return string(b)
 		})
 	}
-	a := &apiServer{store: store, stopping: make(chan struct{}), counts: map[string]uint64{}}
+	a := &apiServer{store: store, stopping: make(chan struct{}), counts: map[request]uint64{}}
 	h, err := server.New(server.Config{
 		Clock: w.Clock, Storage: store, EventTTL: time.Hour,
 		Authenticator: authn.Anonymous(), Authorizer: authz.AlwaysAllow(),
@@ -147,7 +149,7 @@ func (a *apiServer) Counts() map[string]uint64 {
 	defer a.mu.Unlock()
 	out := make(map[string]uint64, len(a.counts))
 	for k, v := range a.counts {
-		out[k] = v
+		out[k.verb+" "+k.resource] = v
 	}
 	return out
 }
@@ -163,18 +165,12 @@ type roundTripper struct {
 }
 
 func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body []byte
 	if r.Body != nil {
-		var err error
-		body, err = io.ReadAll(r.Body)
-		_ = r.Body.Close()
-		if err != nil {
-			return nil, err
-		}
+		defer r.Body.Close() // the handler has read it by then
 	}
 	verb, resource, target := describe(r)
 	t.api.mu.Lock()
-	t.api.counts[verb+" "+resource]++
+	t.api.counts[request{verb, resource}]++
 	t.api.mu.Unlock()
 	if verb == "watch" {
 		return nil, fmt.Errorf("sim: watches are not served in-process (%s)", r.URL)
@@ -187,19 +183,109 @@ func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	}
 	req := r.Clone(r.Context())
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.ContentLength = int64(len(body))
+	switch {
+	case r.Body == nil:
+		req.Body = http.NoBody
+	case r.ContentLength <= 0 && r.Body != http.NoBody:
+		// A body of unknown length (client-go's are sized): read, as a server would have it framed.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
 	req.RemoteAddr = "10.0.0.1:1"
-	rec := httptest.NewRecorder()
+	rec := newRecorder()
 	t.api.handler.ServeHTTP(rec, req)
-	resp := rec.Result()
-	resp.Request = r
-	text, name := answer(resource, rec.Code, rec.Body.Bytes(), t.world)
+	resp := rec.result(r)
+	text, name := answer(resource, rec.code, rec.body.Bytes(), t.world)
 	if verb == "create" && name != "" {
 		target = name
 	}
 	t.trace(verb, resource, target, text)
 	return resp, nil
+}
+
+// recorder is the handler's ResponseWriter, as httptest.ResponseRecorder is (the code, the header
+// as written with the code, Content-Type sniffed when unset, the body) without what the simulator
+// paid for and never read: a copy of the header at WriteHeader and another in Result, and a body
+// buffer grown from nothing at every request (recorders' buffers are pooled: a response's body
+// goes back when the client closes it, client-go having read it).
+type recorder struct {
+	header  http.Header // the handler's; at WriteHeader, the response's
+	written http.Header // the header as written, nil before
+	code    int
+	body    *bytes.Buffer
+}
+
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func newRecorder() *recorder {
+	return &recorder{header: http.Header{}, body: bodies.Get().(*bytes.Buffer)}
+}
+
+func (w *recorder) Header() http.Header { return w.header }
+
+func (w *recorder) WriteHeader(code int) {
+	if w.written != nil {
+		return
+	}
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	// The header is the response's from here on: as a server's, what the handler sets after
+	// is not sent. It gets a header of its own to write to.
+	w.code, w.written, w.header = code, w.header, http.Header{}
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.written == nil {
+		if w.header.Get("Content-Type") == "" && w.header.Get("Transfer-Encoding") == "" {
+			w.header.Set("Content-Type", http.DetectContentType(b))
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.body.Write(b)
+}
+
+func (w *recorder) Flush() {
+	if w.written == nil {
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// result is the response, as ResponseRecorder.Result makes it, to r.
+func (w *recorder) result(r *http.Request) *http.Response {
+	if w.written == nil {
+		w.WriteHeader(http.StatusOK)
+	}
+	length := int64(-1)
+	if v := w.written.Get("Content-Length"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			length = n
+		}
+	}
+	return &http.Response{
+		Status: strconv.Itoa(w.code) + " " + http.StatusText(w.code), StatusCode: w.code,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: w.written, ContentLength: length, Request: r,
+		Body: &pooledBody{Reader: bytes.NewReader(w.body.Bytes()), buf: w.body},
+	}
+}
+
+// pooledBody hands its buffer back to the pool at the first Close; nothing reads it after.
+type pooledBody struct {
+	*bytes.Reader
+	buf *bytes.Buffer
+}
+
+func (b *pooledBody) Close() error {
+	if b.buf != nil {
+		b.buf.Reset()
+		bodies.Put(b.buf)
+		b.buf, b.Reader = nil, bytes.NewReader(nil)
+	}
+	return nil
 }
 
 func (t roundTripper) trace(verb, resource, target, text string) {
@@ -215,7 +301,15 @@ func (t roundTripper) trace(verb, resource, target, text string) {
 // subresource), and the namespace/name it targets.
 func describe(r *http.Request) (verb, resource, target string) {
 	path := strings.Trim(r.URL.Path, "/")
-	parts := strings.Split(path, "/")
+	var buf [8]string // the path's segments, on the stack for any request the API has
+	parts := buf[:0]
+	for rest := path; ; {
+		segment, after, more := strings.Cut(rest, "/")
+		if parts = append(parts, segment); !more {
+			break
+		}
+		rest = after
+	}
 	switch {
 	case len(parts) >= 2 && parts[0] == "api":
 		parts = parts[2:]
@@ -587,16 +681,16 @@ func tick(since time.Time, p time.Duration, now time.Time) time.Time {
 	return since.Add((now.Sub(since)/p + 1) * p)
 }
 
-// nextAPI is when the node's API-server mode next has work due.
-func (a *apiNode) next() []time.Time {
-	var due []time.Time
-	if a.relist {
-		due = append(due, a.listAt)
-	}
+// next hands consider each time at which the node's API-server mode next has work due.
+func (a *apiNode) next(consider func(time.Time, bool)) {
+	consider(a.listAt, a.relist)
 	if !a.registered {
-		return append(due, a.registerAt, a.syncAt)
+		consider(a.registerAt, true)
+	} else {
+		consider(a.statusAt, true)
+		consider(a.leaseAt, true)
 	}
-	return append(due, a.statusAt, a.leaseAt, a.syncAt)
+	consider(a.syncAt, true)
 }
 
 // deliver hands every pod change stored since the last look to the node the pod is bound to, in

@@ -2,6 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -184,6 +188,47 @@ func TestAPINodesAtOnceDeterministic(t *testing.T) {
 			}
 		} else if got != want {
 			t.Fatalf("run %d (GOMAXPROCS %d) differs from run 0:\n%s", i, runtime.GOMAXPROCS(0), firstDifference(want, got))
+		}
+	}
+}
+
+// The transport's recorder answers as httptest.ResponseRecorder does: the code, the header as
+// written with it, Content-Type sniffed when unset, the body, the length a header gives; and a
+// closed body's buffer, back in the pool, is not read again.
+func TestRecorderAnswersAsResponseRecorder(t *testing.T) {
+	for name, h := range map[string]http.HandlerFunc{
+		"nothing written": func(http.ResponseWriter, *http.Request) {},
+		"a body alone":    func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html>hi</html>")) },
+		"a code, a type, a body, a header set after": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+			w.Header().Set("Content-Length", "3")
+			w.WriteHeader(http.StatusConflict)
+			w.Header().Set("X-After", "not sent")
+			_, _ = w.Write([]byte("abc"))
+			w.WriteHeader(http.StatusOK) // ignored
+		},
+		"flushed": func(w http.ResponseWriter, _ *http.Request) {
+			w.(http.Flusher).Flush()
+			_, _ = w.Write([]byte(`{"kind":"Status"}`))
+		},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/nodes", nil)
+		want := httptest.NewRecorder()
+		h(want, req)
+		rec := newRecorder()
+		h(rec, req)
+		got, wantResp := rec.result(req), want.Result()
+		gotBody, _ := io.ReadAll(got.Body)
+		wantBody, _ := io.ReadAll(wantResp.Body)
+		if got.StatusCode != wantResp.StatusCode || got.Status != wantResp.Status || !reflect.DeepEqual(got.Header, wantResp.Header) ||
+			got.ContentLength != wantResp.ContentLength || string(gotBody) != string(wantBody) {
+			t.Errorf("%s: %s %v %d %q, want %s %v %d %q", name, got.Status, got.Header, got.ContentLength, gotBody,
+				wantResp.Status, wantResp.Header, wantResp.ContentLength, wantBody)
+		}
+		_ = got.Body.Close()
+		_ = got.Body.Close()
+		if n, err := got.Body.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			t.Errorf("%s: a closed body read %d, %v; want nothing", name, n, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,8 +60,56 @@ func peakRSS() float64 {
 	return 0
 }
 
+// The simulator's benchmarks run as a batch job: unless GOGC or GOMEMLIMIT is set (then the
+// runtime keeps what they say), the garbage collector runs at batchGOGC under a soft memory limit
+// of batchMemoryLimit or half the machine's memory, whichever is lower. A collection costs about
+// the live heap's marking whatever the garbage, so a higher GOGC collects less often for a larger
+// peak: reports/speed.md has the CPU it saves and the memory it costs.
+const (
+	batchGOGC        = 400
+	batchMemoryLimit = 6 << 30
+)
+
+// batchGC sets the collector for a benchmark as above and restores the process's at its end; the
+// function it returns reports the setting (after the benchmark's loop, which resets metrics).
+func batchGC(b *testing.B) (report func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() { b.ReportMetric(0, "batch-gc") } // the environment's settings
+	}
+	limit := int64(batchMemoryLimit)
+	if total := memTotal(); total > 0 {
+		limit = min(limit, total/2)
+	}
+	percent := debug.SetGCPercent(batchGOGC)
+	memLimit := debug.SetMemoryLimit(limit)
+	b.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(memLimit)
+	})
+	return func() {
+		b.ReportMetric(batchGOGC, "batch-gc")
+		b.ReportMetric(float64(limit)/(1<<20), "memory-limit-MiB")
+	}
+}
+
+// memTotal is the machine's memory (MemTotal) in bytes; 0 where /proc does not say.
+func memTotal() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "MemTotal:" && f[2] == "kB" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 // simulate runs nodes busy nodes for d of simulated time and reports the speed-up over real time.
 func simulate(b *testing.B, nodes int, d time.Duration) {
+	defer batchGC(b)()
 	for b.Loop() {
 		w, err := New(Options{Seed: 1, Keep: func(Entry) bool { return false }})
 		if err != nil {
@@ -126,6 +175,7 @@ func BenchmarkTenThousandAPINodesHour(b *testing.B) {
 }
 
 func apiNodesHour(b *testing.B, nodes int) {
+	defer batchGC(b)()
 	d := hours(b, 1)
 	for b.Loop() {
 		w, err := New(Options{Seed: 1, APIServer: true, Keep: func(Entry) bool { return false }})
@@ -189,6 +239,7 @@ func apiNodesHour(b *testing.B, nodes int) {
 // evictions and the trace's size; with SIM_COST set, how the CPU splits between the simulator and
 // the production code it drives; with SIM_TRACE set, the whole trace is written to that file.
 func BenchmarkNodeDayUnderPressure(b *testing.B) {
+	defer batchGC(b)()
 	d := hours(b, 24)
 	for b.Loop() {
 		evictions := 0

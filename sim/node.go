@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -295,7 +296,8 @@ type pending struct {
 // calls it only when the node is settled, so what it reads is fixed by the simulation alone.
 func (w *World) collect(n *Node) {
 	now := w.Clock.Now()
-	var out []pending
+	out := w.pending[:0]
+	defer func() { clear(out); w.pending = out[:0] }()
 	add := func(class int, at time.Time, kind, text string) {
 		out = append(out, pending{observed: observed{at: at, kind: kind, text: text}, class: class, order: len(out)})
 	}
@@ -391,18 +393,21 @@ func (w *World) collect(n *Node) {
 		}
 	}
 
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if !a.at.Equal(b.at) {
-			return a.at.Before(b.at)
+	// slices' stable sort rather than sort's: the same order (a stable sort's result is the
+	// comparison's alone), without sort.SliceStable's reflection and boxing at every look.
+	slices.SortStableFunc(out, func(a, b pending) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
 		}
 		if a.class != b.class {
-			return a.class < b.class
+			return cmp.Compare(a.class, b.class)
 		}
 		if a.class == classPullStart || a.class == classPullEnd {
-			return a.text < b.text
+			if c := strings.Compare(a.text, b.text); c != 0 {
+				return c
+			}
 		}
-		return a.order < b.order
+		return cmp.Compare(a.order, b.order)
 	})
 	for _, p := range out {
 		w.record(Entry{At: p.at.Sub(w.start), Node: n.Name, Kind: p.kind, Text: p.text})

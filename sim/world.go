@@ -52,8 +52,10 @@ type World struct {
 	nodes []*Node
 	live  []*Node // the nodes up at the settle's last look, kept to reuse its array
 	trace []Entry
-	seq   uint64
-	lines int
+	// pending is collect's buffer of a node's lines, kept to reuse its array (the driver's alone).
+	pending []pending
+	seq     uint64
+	lines   int
 
 	signalPeriod time.Duration
 	sampled      bool
@@ -322,9 +324,7 @@ func (w *World) next() (time.Time, bool) {
 		}
 		consider(n.memcg.next(now))
 		if n.api != nil {
-			for _, t := range n.api.next() {
-				consider(t, true)
-			}
+			n.api.next(consider)
 		}
 		if n.stepping {
 			c := n.Agent.Pods.Calls()

@@ -95,7 +95,14 @@ func (l *Log) List(f Filter) []Call {
 	n := len(l.buf)
 	// calls are ordered by Seq from l.start; find the first with Seq > Since
 	first := sort.Search(n, func(i int) bool { return l.buf[(l.start+i)%n].Seq > f.Since })
-	var out []Call
+	if first == n {
+		return nil
+	}
+	size := n - first // at most: the method's glob may select fewer
+	if f.Limit > 0 {
+		size = min(size, f.Limit)
+	}
+	out := make([]Call, 0, size)
 	for i := first; i < n; i++ {
 		c := l.buf[(l.start+i)%n]
 		if !g.Match(c.Method) {
@@ -112,7 +119,9 @@ func (l *Log) List(f Filter) []Call {
 // Reset empties the log (Seq keeps counting).
 func (l *Log) Reset() {
 	l.mu.Lock()
-	l.buf, l.start, l.dropped = nil, 0, 0
+	// The array is kept for the calls to come (a simulator empties a node's log at every look).
+	clear(l.buf)
+	l.buf, l.start, l.dropped = l.buf[:0], 0, 0
 	l.mu.Unlock()
 }
 

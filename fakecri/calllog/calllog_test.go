@@ -1,6 +1,7 @@
 package calllog
 
 import (
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -45,5 +46,45 @@ func TestCloneRequestAsProtoClone(t *testing.T) {
 		if !proto.Equal(got, want) {
 			t.Errorf("%T: the copy changed with the caller's request: %v, want %v", req, got, want)
 		}
+	}
+}
+
+// List selects by Seq, method and limit, across a full ring and a Reset that keeps the array.
+func TestListAcrossResetAndRing(t *testing.T) {
+	l := New(3)
+	add := func(methods ...string) {
+		for _, m := range methods {
+			l.Add(&Call{Method: m})
+		}
+	}
+	seqs := func(f Filter) (out []uint64) {
+		for _, c := range l.List(f) {
+			out = append(out, c.Seq)
+		}
+		return out
+	}
+	check := func(step string, f Filter, want ...uint64) {
+		t.Helper()
+		if got := seqs(f); !slices.Equal(got, want) {
+			t.Errorf("%s: List(%+v) = %v, want %v", step, f, got, want)
+		}
+	}
+	add("Version", "ListPodSandbox", "ListContainers")
+	check("three calls", Filter{}, 1, 2, 3)
+	check("since 1", Filter{Since: 1}, 2, 3)
+	check("since the last", Filter{Since: 3})
+	check("by method", Filter{Method: "List*"}, 2, 3)
+	check("limited", Filter{Limit: 1, Method: "List*"}, 2)
+	add("Status", "ListImages") // the ring drops the two oldest
+	check("a full ring", Filter{}, 3, 4, 5)
+	check("a full ring, since 3", Filter{Since: 3, Limit: 5}, 4, 5)
+	l.Reset()
+	check("after Reset", Filter{})
+	add("Version")
+	check("a call after Reset", Filter{}, 6)
+	add("Status", "ListImages", "ListContainers")
+	check("the ring full again after Reset", Filter{Since: 6}, 7, 8, 9)
+	if got := l.List(Filter{})[0].Method; got != "Status" {
+		t.Errorf("the oldest kept after Reset is %s, want Status", got)
 	}
 }

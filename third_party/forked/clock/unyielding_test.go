@@ -3,6 +3,7 @@ package clock
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -68,4 +69,59 @@ func BenchmarkMock_WithTimeout(b *testing.B) {
 		_, stop := m.WithTimeout(parent, time.Minute)
 		stop()
 	}
+}
+
+// Now is read without the clock's lock: readers on other goroutines see every move in order,
+// never a time the clock was not set to, and a zero Mock reads the zero time.
+func TestMock_NowWhileMoving(t *testing.T) {
+	if !(&Mock{}).Now().IsZero() {
+		t.Fatal("a zero Mock's Now is not the zero time")
+	}
+	m := NewUnyieldingMock()
+	start := m.Now()
+	const moves = 10000
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := start
+			for {
+				now := m.Now()
+				if now.Before(last) {
+					t.Errorf("Now went back from %v to %v", last, now)
+					return
+				}
+				if d := now.Sub(start); d%time.Second != 0 {
+					t.Errorf("Now read %v, a time the clock was never set to", now)
+					return
+				}
+				if last = now; now.Equal(start.Add(moves * time.Second)) {
+					return
+				}
+			}
+		}()
+	}
+	timer := m.Timer(moves / 2 * time.Second)
+	for i := 1; i <= moves; i++ {
+		if i%2 == 0 {
+			m.Set(start.Add(time.Duration(i) * time.Second))
+		} else {
+			m.Add(time.Second)
+		}
+	}
+	wg.Wait()
+	if got, want := <-timer.C, start.Add(moves/2*time.Second); !got.Equal(want) {
+		t.Errorf("the timer fired at %v, want %v", got, want)
+	}
+}
+
+// Now from every processor at once, as a simulation's nodes read the one clock.
+func BenchmarkMock_NowParallel(b *testing.B) {
+	m := NewUnyieldingMock()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = m.Now()
+		}
+	})
 }

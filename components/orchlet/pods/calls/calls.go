@@ -42,16 +42,17 @@ type Tracker struct {
 	timeout time.Duration
 
 	mu        sync.Mutex
-	state     State
-	stepCalls int // Step's calls in progress, from its pod workers
-	changed   chan struct{}
+	state     State // its Changed is not kept: see changed
+	stepCalls int   // Step's calls in progress, from its pod workers
+	// changed is the channel State last handed out, closed at the next call's start or end; nil
+	// when none was asked for since, so a call that no one watches makes no channel (two a call
+	// were half the allocations of a simulated node's relist).
+	changed chan struct{}
 }
 
 // New is a tracker whose requests are bounded by timeout (--runtime-request-timeout) on clk.
 func New(clk clock.Clock, timeout time.Duration) *Tracker {
-	t := &Tracker{clk: clk, timeout: timeout, changed: make(chan struct{})}
-	t.state.Changed = t.changed
-	return t
+	return &Tracker{clk: clk, timeout: timeout}
 }
 
 // Timeout is the runtime request timeout.
@@ -61,7 +62,12 @@ func (t *Tracker) Timeout() time.Duration { return t.timeout }
 func (t *Tracker) State() State {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.state
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	st := t.state
+	st.Changed = t.changed
+	return st
 }
 
 // Request runs fn with the runtime request timeout as a deadline on the clock.
@@ -114,9 +120,10 @@ func (t *Tracker) count(step bool, delta int, deadline time.Time) {
 		}
 		t.state.InStep = t.stepCalls > 0
 	}
-	close(t.changed)
-	t.changed = make(chan struct{})
-	t.state.Changed = t.changed
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
 }
 
 // WithoutDeadline hides ctx's deadline and keeps its cancellation.

@@ -82,3 +82,24 @@ func TestGo(t *testing.T) {
 		t.Errorf("after: %+v, want none", s)
 	}
 }
+
+// Changed is one channel until the next call starts or ends, however often State is read, and a
+// State read after calls no one watched hands out an open one.
+func TestChangedIsOneChannelUntilAChange(t *testing.T) {
+	tr := New(clock.NewMock(), time.Minute)
+	a, b := tr.State().Changed, tr.State().Changed
+	if a != b || closed(a) {
+		t.Fatalf("two reads without a call between: %v and %v (closed %t), want one open channel", a, b, closed(a))
+	}
+	for range 3 {
+		if err := tr.Request(context.Background(), func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !closed(a) {
+		t.Error("Changed not closed by the calls")
+	}
+	if c := tr.State().Changed; c == a || closed(c) {
+		t.Errorf("after the calls: the old channel again (%t) or a closed one (%t), want a new open one", c == a, closed(c))
+	}
+}

@@ -52,3 +52,12 @@ func PrunableFields(s *Store) []string {
 	walk(f.tc.tree, reflect.TypeOf(s.strategy.New()).Elem(), "")
 	return names
 }
+
+// DecodedCopy is decodedCopy.
+var DecodedCopy = decodedCopy
+
+// KeepDecodedCopies turns the keeping of what an update's stored bytes decode to on or off.
+func KeepDecodedCopies(on bool) { keepDecodedCopies = on }
+
+// DecodedHits is how many reads every store answered from the objects kept.
+func DecodedHits() int64 { return decodedHits.Load() }

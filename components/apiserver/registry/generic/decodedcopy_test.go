@@ -79,7 +79,7 @@ func filler(seed int64) *randfill.Filler {
 		func(f *metav1.FieldsV1, c randfill.Continue) {
 			forms := []string{`{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`, `{}`, `{"f:status": {"f:conditions": {}}}`}
 			if c.Intn(4) > 0 {
-				*f = metav1.FieldsV1{Raw: []byte(forms[c.Intn(len(forms))])}
+				*f = *metav1.NewFieldsV1(forms[c.Intn(len(forms))])
 			}
 		},
 		func(t *time.Time, c randfill.Continue) {
@@ -152,7 +152,7 @@ func TestDecodedCopyFollowsTheEncoding(t *testing.T) {
 			n.Status.Capacity = corev1.ResourceList{"cpu": resource.MustParse("1000m"), "memory": *resource.NewQuantity(8<<30, resource.BinarySI), "x": resource.MustParse("0.5Gi")}
 		})},
 		"a field set compacted and escaped, a string escaped": {obj: node(func(n *corev1.Node) {
-			n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "<&>", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte("{\"f:metadata\": {\"f:labels\":\n {\"f:<a>\": {}}}}")}}}
+			n.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "<&>", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1("{\"f:metadata\": {\"f:labels\":\n {\"f:<a>\": {}}}}")}}
 		})},
 		"a string not UTF-8": {obj: node(func(n *corev1.Node) { n.Labels = map[string]string{"a": "\xff"} }), declines: true},
 		"a key not UTF-8":    {obj: node(func(n *corev1.Node) { n.Labels = map[string]string{"\xfe": "a"} }), declines: true},

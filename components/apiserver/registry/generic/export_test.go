@@ -52,3 +52,24 @@ func PrunableFields(s *Store) []string {
 	walk(f.tc.tree, reflect.TypeOf(s.strategy.New()).Elem(), "")
 	return names
 }
+
+// DecodedCopy is decodedCopy.
+var DecodedCopy = decodedCopy
+
+// KeepDecodedCopies turns the keeping of what an update's stored bytes decode to on or off.
+func KeepDecodedCopies(on bool) { keepDecodedCopies = on }
+
+// DecodedHits is how many reads every store answered from the objects kept.
+func DecodedHits() int64 { return decodedHits.Load() }
+
+// SkipValidationOfSafeKinds turns the typing of safe kinds' updates without validation on or off.
+func SkipValidationOfSafeKinds(on bool) { skipValidationOfSafeKinds = on }
+
+// TypesWithoutValidation tells whether s's kind is one whose updates are typed without validation.
+func TypesWithoutValidation(s *Store) bool {
+	f, err := s.fields()
+	return err == nil && f.tc.unvalidated != nil
+}
+
+// UnvalidatedTypings is how many objects every store's updates typed without validation.
+func UnvalidatedTypings() int64 { return unvalidatedTypings.Load() }

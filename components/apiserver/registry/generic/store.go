@@ -67,6 +67,9 @@ type Store struct {
 	gvk         schema.GroupVersionKind
 	lazyFields  *lazyFields
 	shapes      *createShapes
+	// decoded keeps what the stored bytes of the store's updates decode to, for their next read;
+	// shared by every view of the store.
+	decoded *decodedCache
 	// lastChange is the JSON of the latest change a JSON watch sent: every watcher sends the same
 	// change at about the same time, and all but the first reuse it.
 	lastChange *lastChangeJSON
@@ -89,6 +92,7 @@ func New(o Options) *Store {
 		lazyFields: &lazyFields{},
 		shapes:     &createShapes{},
 		lastChange: &lastChangeJSON{},
+		decoded:    &decodedCache{},
 	}
 	if e, ok := o.Strategy.(ExpiringStrategy); ok {
 		s.ttl = e.TimeToLive()
@@ -366,12 +370,18 @@ type stored struct {
 
 // get is Get, also answering the stored form.
 func (s *Store) get(ctx context.Context, namespace, name string) (runtime.Object, stored, error) {
-	kv, err := s.storage.Get(ctx, s.key(namespace, name))
+	key := s.key(namespace, name)
+	kv, err := s.storage.Get(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, stored{}, s.notFound(name)
 	}
 	if err != nil {
 		return nil, stored{}, StorageError(err)
+	}
+	if obj := s.decoded.take(key, kv); obj != nil {
+		s.setTypeMeta(obj)
+		accessor(obj).SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+		return obj, stored{data: kv.Value, stale: kv.Stale}, nil
 	}
 	obj, err := s.decode(kv)
 	return obj, stored{data: kv.Value, stale: kv.Stale}, err
@@ -487,6 +497,7 @@ func (s *Store) replaceObject(ctx context.Context, old runtime.Object, from stor
 	case err != nil:
 		return nil, StorageError(err)
 	}
+	s.decoded.put(s.key(nm.GetNamespace(), nm.GetName()), rev, data, next)
 	nm.SetResourceVersion(strconv.FormatInt(rev, 10))
 	return next, nil
 }
@@ -496,6 +507,7 @@ func (s *Store) remove(ctx context.Context, obj runtime.Object) (runtime.Object,
 	m := accessor(obj)
 	rev, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
 	_, _, err := s.storage.Delete(ctx, s.key(m.GetNamespace(), m.GetName()), rev)
+	s.decoded.drop(s.key(m.GetNamespace(), m.GetName()))
 	switch {
 	case errors.Is(err, storage.ErrConflict):
 		return nil, errRetry

@@ -53,9 +53,6 @@ func PrunableFields(s *Store) []string {
 	return names
 }
 
-// DecodedCopy is decodedCopy.
-var DecodedCopy = decodedCopy
-
 // KeepDecodedCopies turns the keeping of what an update's stored bytes decode to on or off.
 func KeepDecodedCopies(on bool) { keepDecodedCopies = on }
 

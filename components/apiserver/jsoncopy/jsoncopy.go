@@ -1,4 +1,4 @@
-package generic
+package jsoncopy
 
 import (
 	"bytes"
@@ -7,15 +7,12 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"orch.io/orch/components/apiserver/storage"
 )
 
 // An update reads the object the previous update wrote and decodes its stored JSON: in a
@@ -23,15 +20,16 @@ import (
 // store's own last write of that key stored (measured: every read after the nodes registered).
 // The object that write held is not what those bytes decode to (times cut to the second and put
 // in the local zone, quantities parsed again, empty lists left out as nil), so it cannot be kept
-// as it is; decodedCopy makes, from it, the object json.Unmarshal of json.Marshal of it gives,
+// as it is; Decoded makes, from it, the object json.Unmarshal of json.Marshal of it gives,
 // walking its fields by encoding/json's rules without writing or scanning the bytes, and the
-// store keeps it for the next read of those same bytes (decodedCache). Where a rule is not one it
+// store keeps it for the next read of those same bytes (registry/generic's decodedCache). Where a rule is not one it
 // follows for sure (an interface holding a value, a string not valid UTF-8, a text marshaler, an
 // array, a name two fields share, a ",string" field), it answers false and the bytes are decoded.
-// TestDecodedCopyIsTheDecode holds it to the decode over every served kind, fuzzed.
+// registry/generic's TestDecodedCopyIsTheDecode holds it to the decode over every served kind,
+// fuzzed; TestDecodedFollowsTheEncoding here, a case per rule.
 
-// decodedCopy is what decoding obj's JSON encoding gives, and whether it could tell.
-func decodedCopy(obj runtime.Object) (runtime.Object, bool) {
+// Decoded is what decoding obj's JSON encoding gives, and whether it could tell.
+func Decoded(obj runtime.Object) (runtime.Object, bool) {
 	src := reflect.ValueOf(obj)
 	if src.Kind() != reflect.Pointer || src.IsNil() {
 		return nil, false
@@ -445,75 +443,4 @@ func (p *copyPlan) marshal(v reflect.Value, addressable bool) ([]byte, bool) {
 		}
 	}
 	return data, true
-}
-
-// decodedCache holds, for each key an update of the store wrote, the object its stored bytes
-// decode to (decodedCopy of the object written), until a read of those same bytes (the key's
-// revision, compared byte for byte) takes it: one read hands it out, so it is no one else's.
-type decodedCache struct {
-	mu sync.Mutex
-	m  map[string]decodedEntry
-}
-
-// decodedHits counts the reads answered from a decodedCache, for the tests.
-var decodedHits atomic.Int64
-
-type decodedEntry struct {
-	rev  int64
-	data []byte
-	obj  runtime.Object
-}
-
-// decodedCacheLimit bounds the objects held: a key another writer deleted (a TTL, another
-// server) is never read here again. Past it an entry goes, and its next read decodes.
-const decodedCacheLimit = 1 << 15
-
-// keepDecodedCopies is off only in the tests that compare the answers with and without it.
-var keepDecodedCopies = true
-
-// put keeps what data, stored at key in revision rev by a write of obj, decodes to.
-func (c *decodedCache) put(key string, rev int64, data []byte, obj runtime.Object) {
-	var decoded runtime.Object
-	ok := false
-	if keepDecodedCopies {
-		decoded, ok = decodedCopy(obj)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !ok {
-		delete(c.m, key)
-		return
-	}
-	if c.m == nil {
-		c.m = map[string]decodedEntry{}
-	}
-	if _, held := c.m[key]; !held && len(c.m) >= decodedCacheLimit {
-		for k := range c.m {
-			delete(c.m, k)
-			break
-		}
-	}
-	c.m[key] = decodedEntry{rev: rev, data: data, obj: decoded}
-}
-
-// take is the object kv, read at key, decodes to, if kept; nil if not.
-func (c *decodedCache) take(key string, kv storage.KeyValue) runtime.Object {
-	c.mu.Lock()
-	e, ok := c.m[key]
-	if ok {
-		delete(c.m, key)
-	}
-	c.mu.Unlock()
-	if !ok || e.rev != kv.ModRevision || !bytes.Equal(e.data, kv.Value) {
-		return nil
-	}
-	decodedHits.Add(1)
-	return e.obj
-}
-
-// drop forgets key, deleted.
-func (c *decodedCache) drop(key string) {
-	c.mu.Lock()
-	delete(c.m, key)
-	c.mu.Unlock()
 }

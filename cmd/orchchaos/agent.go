@@ -319,7 +319,7 @@ func readyRunning(st fakecri.State) (ready, running int) {
 }
 
 // clearNode stops and removes every sandbox of the agent's node (their containers with them),
-// 8 at a time, and checks none is left.
+// 8 at a time, up to three times, and checks none is left.
 func clearNode(ctx context.Context, rs cri.RuntimeService) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
@@ -327,14 +327,21 @@ func clearNode(ctx context.Context, rs cri.RuntimeService) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var ids []string
-	for _, sb := range st.Sandboxes {
-		ids = append(ids, sb.ID)
-	}
-	apptest.RemoveSandboxes(ctx, rs, ids)
-	left, err := nodeState(ctx, rs)
-	if err != nil {
-		return len(st.Sandboxes), err
+	left := st
+	// containerd now and then fails a removal whose runc delete did not end ("runc did not
+	// terminate successfully"); the kubelet's garbage collector tries again, and so does this.
+	for range 3 {
+		var ids []string
+		for _, sb := range left.Sandboxes {
+			ids = append(ids, sb.ID)
+		}
+		apptest.RemoveSandboxes(ctx, rs, ids)
+		if left, err = nodeState(ctx, rs); err != nil {
+			return len(st.Sandboxes), err
+		}
+		if len(left.Sandboxes)+len(left.Containers) == 0 {
+			break
+		}
 	}
 	if len(left.Sandboxes)+len(left.Containers) > 0 {
 		return len(st.Sandboxes), fmt.Errorf("%d sandboxes and %d containers of node %s left after removing them", len(left.Sandboxes), len(left.Containers), agentNode)

@@ -76,7 +76,7 @@ type request struct{ verb, resource string }
 
 // newAPIServer serves the API on memory storage, every source of randomness seeded.
 func newAPIServer(w *World) (*apiServer, error) {
-	store := memory.New(w.Clock, memory.WithWatchBuffer(1<<16))
+	store := memory.New(w.Clock)
 	rnd := rand.New(rand.NewSource(w.seed))
 	var rndMu sync.Mutex // draws are made in the simulation's order (see stepAPIs); the lock keeps -race quiet about the goroutines
 	draw := func(f func() string) string {
@@ -116,7 +116,7 @@ func newAPIServer(w *World) (*apiServer, error) {
 	a.handler = h
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
-	if a.pods, err = store.Watch(ctx, generic.KeyRoot(corev1.Resource("pods")), 0); err != nil {
+	if a.pods, err = store.WatchWithBuffer(ctx, generic.KeyRoot(corev1.Resource("pods")), 0, 1<<16); err != nil {
 		cancel()
 		_ = store.Close()
 		return nil, fmt.Errorf("sim: API server: %w", err)

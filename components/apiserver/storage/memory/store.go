@@ -15,10 +15,10 @@
 //     watchers see. A timer on the same clock does the same when no operation comes, so watchers see
 //     expiries without further calls; whether the timer or the next call gets there first, the
 //     history is the same.
-//   - Watch fan-out never blocks a writer: each watcher has a buffered channel (WithWatchBuffer) that
-//     writers fill under the store lock. A watcher whose channel is full gets a last event with Err
-//     storage.ErrWatcherTooSlow and is closed; whether that happens depends only on the writes and on
-//     how many events the consumer has received.
+//   - Watch fan-out never blocks a writer: each watcher has a buffered channel (WithWatchBuffer, or
+//     WatchWithBuffer for one watch) that writers fill under the store lock. A watcher whose channel
+//     is full gets a last event with Err storage.ErrWatcherTooSlow and is closed; whether that
+//     happens depends only on the writes and on how many events the consumer has received.
 //
 // Values are copied on the way in and on the way out: callers may keep or modify the slices they pass
 // and receive.
@@ -527,6 +527,19 @@ type watcher struct {
 // Watch implements storage.Interface. A fromRevision after the current revision is
 // storage.ErrFutureRevision.
 func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<-chan storage.WatchEvent, error) {
+	return s.watch(ctx, prefix, fromRevision, s.opts.watchBuffer)
+}
+
+// WatchWithBuffer is Watch with room for n unread events (beyond its replay) instead of the
+// store's WithWatchBuffer; n < 1 is taken as 1. It is for a watch read only now and then (the
+// simulator's watch of every pod, read at settled points, must never drop an event), so that the
+// watches read as they come (the watch cache's) keep the store's smaller channel: each watcher's
+// channel is allocated whole when it starts.
+func (s *Store) WatchWithBuffer(ctx context.Context, prefix string, fromRevision int64, n int) (<-chan storage.WatchEvent, error) {
+	return s.watch(ctx, prefix, fromRevision, max(n, 1))
+}
+
+func (s *Store) watch(ctx context.Context, prefix string, fromRevision int64, buffer int) (<-chan storage.WatchEvent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -549,7 +562,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, fromRevision int64) (<
 			replay = append(replay, ev)
 		}
 	}
-	w := &watcher{prefix: prefix, ch: make(chan storage.WatchEvent, len(replay)+s.opts.watchBuffer+1)}
+	w := &watcher{prefix: prefix, ch: make(chan storage.WatchEvent, len(replay)+buffer+1)}
 	for _, ev := range replay {
 		w.ch <- cloneEvent(ev)
 	}

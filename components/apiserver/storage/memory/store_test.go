@@ -242,6 +242,86 @@ func TestSlowWatcherIsDroppedWithoutBlocking(t *testing.T) {
 	}
 }
 
+// A watch's buffer is its own when it asks for one: on one store, watches with the store's
+// buffer and with their own, larger and smaller, each hold what its buffer holds and are dropped
+// past it, whichever is larger; and a replay gets room on top of the watch's own buffer.
+func TestWatchWithItsOwnBuffer(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		store  []Option
+		own    int // 0: Watch with the store's buffer
+		from   int64
+		events int // events the watch holds before ErrWatcherTooSlow; 100: all, not dropped
+	}{
+		{name: "the store's default", events: 100},
+		{name: "the store's option", store: []Option{WithWatchBuffer(3)}, events: 3},
+		{name: "its own, smaller than the store's", own: 5, events: 5},
+		{name: "its own, larger than the store's", store: []Option{WithWatchBuffer(3)}, own: 200, events: 100},
+		{name: "its own, under one", store: []Option{WithWatchBuffer(3)}, own: -2, events: 1},
+		{name: "its own, after a replay of 10", store: []Option{WithWatchBuffer(200)}, own: 4, from: 1, events: 14},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := New(clock.NewMock(), c.store...)
+			defer s.Close()
+			for i := range 10 { // the replay's, when the watch starts at revision 1
+				if _, err := s.Create(ctx, fmt.Sprintf("/old/%03d", i), nil, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			watch := func(n int) (<-chan storage.WatchEvent, error) {
+				if n == 0 {
+					return s.Watch(ctx, "/", c.from)
+				}
+				return s.WatchWithBuffer(ctx, "/", c.from, n)
+			}
+			w, err := watch(c.own)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Another watch on the store, with the store's buffer, is not changed by this one's.
+			other, err := s.Watch(ctx, "/k/", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writes := 100
+			if c.from != 0 {
+				writes = 90 // with the replay's 10, as many events as the others see
+			}
+			for i := range writes {
+				if _, err := s.Create(ctx, fmt.Sprintf("/k/%03d", i), nil, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Close()
+			got, dropped := 0, false
+			for ev := range w {
+				if ev.Err != nil {
+					if ev.Err != storage.ErrWatcherTooSlow {
+						t.Fatal(ev.Err)
+					}
+					dropped = true
+					continue
+				}
+				got++
+			}
+			if got != c.events || dropped != (c.events < 100) {
+				t.Fatalf("the watch held %d events, dropped: %v; want %d", got, dropped, c.events)
+			}
+			otherGot := 0
+			for ev := range other {
+				if ev.Err == nil {
+					otherGot++
+				}
+			}
+			want := min(writes, s.opts.watchBuffer)
+			if otherGot != want {
+				t.Fatalf("the store's other watch held %d events, want %d", otherGot, want)
+			}
+		})
+	}
+}
+
 // The same calls at the same clock readings give the same history, however goroutines are scheduled.
 func TestDeterministic(t *testing.T) {
 	run := func() []string {

@@ -69,6 +69,11 @@ func (m method) String() string { return script.Methods[m] }
 // Calls returns recorded calls, oldest first.
 func (r *Runtime) Calls(f calllog.Filter) []calllog.Call { return r.log.List(f) }
 
+// AppendCalls appends the calls f selects to dst, as calllog.Log.AppendList does.
+func (r *Runtime) AppendCalls(dst []calllog.Call, f calllog.Filter) []calllog.Call {
+	return r.log.AppendList(dst, f)
+}
+
 // LastSeq is the Seq of the latest call (0 if none); pass it as
 // calllog.Filter.Since to read only what comes after.
 func (r *Runtime) LastSeq() uint64 { return r.log.LastSeq() }

@@ -321,7 +321,9 @@ func (w *World) collect(n *Node) {
 
 	background := !n.Config.SerializeImagePulls
 	advance := true // every call up to this one has ended and been traced: lastCall may move
-	for _, c := range n.rt.Calls(calllog.Filter{Since: n.lastCall}) {
+	w.calls = n.rt.AppendCalls(w.calls[:0], calllog.Filter{Since: n.lastCall})
+	defer func() { clear(w.calls); w.calls = w.calls[:0] }() // the log's requests are not kept alive
+	for _, c := range w.calls {
 		if n.ended[c.Seq] {
 			if advance {
 				delete(n.ended, c.Seq)

@@ -12,6 +12,7 @@ import (
 
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/pods/calls"
+	"orch.io/orch/fakecri/calllog"
 )
 
 // DefaultStart is where a world's clock starts unless told otherwise.
@@ -54,8 +55,11 @@ type World struct {
 	trace []Entry
 	// pending is collect's buffer of a node's lines, kept to reuse its array (the driver's alone).
 	pending []pending
-	seq     uint64
-	lines   int
+	// calls is collect's copy of a node's new runtime calls, kept to reuse its array (the driver's
+	// alone).
+	calls []calllog.Call
+	seq   uint64
+	lines int
 
 	signalPeriod time.Duration
 	sampled      bool

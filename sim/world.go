@@ -331,7 +331,7 @@ func (w *World) next() (time.Time, bool) {
 			n.api.next(consider)
 		}
 		if n.stepping {
-			c := n.Agent.Pods.Calls()
+			c := n.Agent.Pods.PeekCalls()
 			consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())
 		} else {
 			consider(n.Agent.Pods.NextDeadline())
@@ -382,6 +382,19 @@ func (n *Node) stepLoop(ctx context.Context) {
 func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 	returned := false
 	for {
+		// A look without the channels first: at most looks the node's Step has returned or is
+		// parked already, and the channels, made for a wait that does not come, were two
+		// allocations a node a look.
+		if n.stepping {
+			select {
+			case <-n.done:
+				n.stepping, n.stepped, returned = false, true, true
+			default:
+			}
+		}
+		if n.callsParked(n.Agent.Pods.PeekCalls()) {
+			return returned, nil
+		}
 		rtChanged, c := n.rt.Changes(), n.Agent.Pods.Calls()
 		var done <-chan struct{}
 		if n.stepping {
@@ -408,13 +421,17 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 // callsParked reports that a running Step is in a call, that every CRI call the node's pod
 // workers have in progress (c: Step's and background pulls) is in the runtime waiting for a later
 // time or hanging until a deadline still ahead, and that the runtime is otherwise idle. No call
-// starting or ending since c was read makes sure the calls there are these.
+// starting or ending since c was read (its Changed still open, or its Seq still the calls') makes
+// sure the calls there are these.
 func (n *Node) callsParked(c calls.State) bool {
 	if n.stepping && !c.InStep || c.InStep && !c.StepDeadline.IsZero() && !c.StepDeadline.After(n.clk.Now()) {
 		return false // Step is between calls (it will make one or return), or its call is due to end
 	}
 	if n.rt.InFlight() != c.InFlight || !n.rt.Idle() || n.rt.InFlight() != c.InFlight {
 		return false
+	}
+	if c.Changed == nil { // from PeekCalls
+		return n.Agent.Pods.CallsSeq() == c.Seq
 	}
 	select {
 	case <-c.Changed:

@@ -94,7 +94,7 @@ type Node struct {
 
 	stepping bool
 	done     chan struct{}
-	steps    chan func() // to stepLoop
+	steps    chan step // to stepLoop
 
 	// What the trace has already said.
 	lastCall    uint64
@@ -150,7 +150,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
 		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
-		steps: make(chan func())}
+		steps: make(chan step)}
 	go n.stepLoop(w.ctx)
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}

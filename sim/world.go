@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/pods/calls"
 	"orch.io/orch/fakecri/calllog"
 )
@@ -345,18 +346,26 @@ func (w *World) next() (time.Time, bool) {
 // work, a new one when it is still busy (a killed agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
 	n.stepping = true
-	done := make(chan struct{})
-	n.done = done
-	pods := n.Agent.Pods
-	step := func() {
-		pods.Step(ctx)
-		close(done)
-	}
+	s := step{ctx: ctx, pods: n.Agent.Pods, done: make(chan struct{})}
+	n.done = s.done
 	select {
-	case n.steps <- step:
+	case n.steps <- s:
 	default:
-		go step()
+		go s.run()
 	}
+}
+
+// step is one Step of a node's pod workers, handed to its stepLoop as a value (a closure was an
+// allocation at every Step of every node).
+type step struct {
+	ctx  context.Context
+	pods *pods.Manager
+	done chan struct{} // closed when Step returns
+}
+
+func (s step) run() {
+	s.pods.Step(s.ctx)
+	close(s.done)
 }
 
 // stepLoop runs the node's Steps until the world closes. A goroutine started for each Step began
@@ -365,8 +374,8 @@ func (n *Node) startStep(ctx context.Context) {
 func (n *Node) stepLoop(ctx context.Context) {
 	for {
 		select {
-		case step := <-n.steps:
-			step()
+		case s := <-n.steps:
+			s.run()
 		case <-ctx.Done():
 			return
 		}

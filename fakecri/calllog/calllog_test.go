@@ -22,6 +22,12 @@ func TestCloneRequestAsProtoClone(t *testing.T) {
 		&runtimeapi.ListContainersRequest{},
 		&runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{Id: "c", PodSandboxId: "s",
 			State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}, LabelSelector: map[string]string{"a": "b", "c": "d"}}},
+		&runtimeapi.StatusRequest{},
+		&runtimeapi.StatusRequest{Verbose: true},
+		&runtimeapi.VersionRequest{Version: "v1"},
+		&runtimeapi.ImageFsInfoRequest{},
+		&runtimeapi.ListImagesRequest{},
+		&runtimeapi.ListImagesRequest{Filter: &runtimeapi.ImageFilter{Image: &runtimeapi.ImageSpec{Image: "busybox", Annotations: map[string]string{"a": "b"}}}},
 	} {
 		got, want := CloneRequest(req), proto.Clone(req)
 		if !proto.Equal(got, want) || Summarize(got) != Summarize(req) {

@@ -298,6 +298,7 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 			stepped = true
 		}
 	}
+	n.read = n.read || stepped
 	// What the readers do feeds back only through the pod workers (an eviction to carry out): the
 	// world looks at this instant again when it left them work. While a Step is parked in a call
 	// it holds their lock, and Idle would wait for it.

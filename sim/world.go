@@ -441,7 +441,7 @@ func (n *Node) callsParked(c calls.State) bool {
 		return false
 	}
 	if c.Changed == nil { // from PeekCalls
-		return n.Agent.Pods.CallsSeq() == c.Seq
+		return n.Agent.Pods.PeekCalls().Seq == c.Seq
 	}
 	select {
 	case <-c.Changed:

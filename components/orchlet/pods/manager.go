@@ -388,9 +388,6 @@ func (m *Manager) Calls() calls.State { return m.calls.State() }
 // PeekCalls is Calls without its Changed channel (calls.Tracker.Peek).
 func (m *Manager) PeekCalls() calls.State { return m.calls.Peek() }
 
-// CallsSeq is the current Seq of the calls' state.
-func (m *Manager) CallsSeq() uint64 { return m.calls.Seq() }
-
 // Run steps until ctx ends, sleeping on the clock until the next deadline or an Update.
 func (m *Manager) Run(ctx context.Context) error {
 	for {

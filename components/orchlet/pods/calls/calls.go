@@ -82,13 +82,6 @@ func (t *Tracker) Peek() State {
 	return t.state
 }
 
-// Seq is the current State's Seq.
-func (t *Tracker) Seq() uint64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.state.Seq
-}
-
 // Request runs fn with the runtime request timeout as a deadline on the clock.
 func (t *Tracker) Request(ctx context.Context, fn func(ctx context.Context) error) error {
 	return t.Within(ctx, t.timeout, fn)

@@ -112,8 +112,8 @@ func TestPeekSeqMovesWhereChangedCloses(t *testing.T) {
 	if before.Changed != nil {
 		t.Fatalf("Peek made a channel: %v", before.Changed)
 	}
-	if tr.Seq() != before.Seq || tr.State().Seq != before.Seq {
-		t.Fatalf("Seq moved without a call: %d, then %d and %d", before.Seq, tr.Seq(), tr.State().Seq)
+	if again, st := tr.Peek().Seq, tr.State().Seq; again != before.Seq || st != before.Seq {
+		t.Fatalf("Seq moved without a call: %d, then %d and %d", before.Seq, again, st)
 	}
 	changed := tr.State().Changed
 	var during State

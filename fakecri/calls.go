@@ -69,6 +69,11 @@ func (m method) String() string { return script.Methods[m] }
 // Calls returns recorded calls, oldest first.
 func (r *Runtime) Calls(f calllog.Filter) []calllog.Call { return r.log.List(f) }
 
+// AppendCalls appends the calls f selects to dst, as calllog.Log.AppendList does.
+func (r *Runtime) AppendCalls(dst []calllog.Call, f calllog.Filter) []calllog.Call {
+	return r.log.AppendList(dst, f)
+}
+
 // LastSeq is the Seq of the latest call (0 if none); pass it as
 // calllog.Filter.Since to read only what comes after.
 func (r *Runtime) LastSeq() uint64 { return r.log.LastSeq() }
@@ -81,8 +86,9 @@ func (r *Runtime) ResetCalls() { r.log.Reset() }
 
 // ---- the wrapper every RPC goes through ----
 
+// callCtx is one call in progress; its record is the call log's (one allocation a call, not two).
 type callCtx struct {
-	rec   *calllog.Call
+	rec   calllog.Call
 	fault string
 	resp  string
 }
@@ -91,8 +97,8 @@ type callCtx struct {
 // error means a fault answered the call; end must be called either way.
 func (r *Runtime) begin(ctx context.Context, m method, req proto.Message) (*callCtx, error) {
 	r.inflight.Add(1)
-	cc := &callCtx{rec: &calllog.Call{Method: script.Methods[m], Start: r.now(), Request: calllog.Summarize(req), Message: calllog.CloneRequest(req)}}
-	r.log.Add(cc.rec)
+	cc := &callCtx{rec: calllog.Call{Method: script.Methods[m], Start: r.now(), Request: calllog.Summarize(req), Message: calllog.CloneRequest(req)}}
+	r.log.Add(&cc.rec)
 	c := r.cur.Load()
 	if len(c.Faults[m]) == 0 {
 		return cc, nil
@@ -153,7 +159,7 @@ func (r *Runtime) end(cc *callCtx, err error) {
 		st, _ := status.FromError(err)
 		code, msg = st.Code(), st.Message()
 	}
-	r.log.Finish(cc.rec, r.now(), code, msg, cc.resp, cc.fault)
+	r.log.Finish(&cc.rec, r.now(), code, msg, cc.resp, cc.fault)
 	r.inflight.Add(-1)
 	r.signalChange()
 }

@@ -289,9 +289,11 @@ func (b *pooledBody) Close() error {
 }
 
 func (t roundTripper) trace(verb, resource, target, text string) {
-	line := fmt.Sprintf("%s %s %s -> %s", verb, resource, target, text)
+	// Every request's line: concatenated, not formatted (fmt boxed each string and the node's
+	// observer formatted the line again).
+	line := verb + " " + resource + " " + target + " -> " + text
 	if t.node != nil {
-		t.node.obs.add(KindAPI, "%s", line)
+		t.node.obs.addText(KindAPI, line)
 		return
 	}
 	t.world.record(Entry{At: t.world.Now(), Node: apiNodeName, Kind: KindAPI, Text: line})
@@ -366,7 +368,7 @@ func describe(r *http.Request) (verb, resource, target string) {
 // (a node's Ready condition, a lease's renewal, a pod's status) or the error's message; and the
 // name of the object answered, for a create, whose request does not say it.
 func answer(resource string, code int, body []byte, w *World) (text, name string) {
-	text = fmt.Sprint(code)
+	text = strconv.Itoa(code)
 	if code >= 300 {
 		var st metav1.Status
 		if decode(body, &st) && st.Message != "" {
@@ -391,7 +393,7 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 			for _, c := range conds {
 				if c.Type == string(corev1.NodeReady) || c.Status == string(corev1.ConditionTrue) {
 					// Ready always; a pressure condition while it holds.
-					text += fmt.Sprintf(" %s=%s since %s", c.Type, c.Status, FormatOffset(c.Since.Sub(w.start)))
+					text += " " + c.Type + "=" + c.Status + " since " + FormatOffset(c.Since.Sub(w.start))
 				}
 			}
 		}

@@ -56,7 +56,7 @@ func (n *Node) Restart() error {
 	if err := n.boot(); err != nil {
 		return fmt.Errorf("sim: node %s: %w", n.Name, err)
 	}
-	n.down, n.stepping, n.done, n.stepped, n.updated = false, false, nil, false, false
+	n.down, n.stepping, n.done, n.stepped, n.updated, n.read = false, false, nil, false, false, true
 	n.podsVersion, n.podState, n.desired = 0, map[string]tracedPod{}, sources.Snapshot{}
 	if n.attach != nil {
 		if err := n.attach(); err != nil {

@@ -34,8 +34,13 @@ type observed struct {
 }
 
 func (o *observer) add(kind, format string, args ...any) {
+	o.addText(kind, fmt.Sprintf(format, args...))
+}
+
+// addText is add of a line already made.
+func (o *observer) addText(kind, text string) {
 	o.mu.Lock()
-	o.lines = append(o.lines, observed{at: o.now(), kind: kind, text: fmt.Sprintf(format, args...)})
+	o.lines = append(o.lines, observed{at: o.now(), kind: kind, text: text})
 	o.mu.Unlock()
 }
 

@@ -94,7 +94,7 @@ type Node struct {
 
 	stepping bool
 	done     chan struct{}
-	steps    chan func() // to stepLoop
+	steps    chan step // to stepLoop
 
 	// What the trace has already said.
 	lastCall    uint64
@@ -104,6 +104,7 @@ type Node struct {
 	desired     sources.Snapshot
 	updated     bool   // the sources sent updates since the desired state was last compared: it changed
 	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
+	read        bool   // a reader stepped or the agent started since the last look: the conditions may have moved
 	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
 	pressure    string // the eviction manager's conditions last traced
 }
@@ -150,7 +151,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
 		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
-		steps: make(chan func())}
+		steps: make(chan step), read: true}
 	go n.stepLoop(w.ctx)
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
@@ -295,6 +296,13 @@ type pending struct {
 // collect records what the node did since the last look, in (time, class, order) order. The driver
 // calls it only when the node is settled, so what it reads is fixed by the simulation alone.
 func (w *World) collect(n *Node) {
+	if !n.updated && !n.stepped && !n.read && len(n.inFlight) == 0 && n.rt.LastSeq() == n.lastCall && n.obs.count() == 0 {
+		// Nothing happened since the last look (the second look at each instant, most often):
+		// no line waits, no call was made and the log is empty, the desired pods, the published
+		// statuses and the conditions are as traced. What follows would find nothing.
+		return
+	}
+	n.read = false
 	now := w.Clock.Now()
 	out := w.pending[:0]
 	defer func() { clear(out); w.pending = out[:0] }()
@@ -321,7 +329,9 @@ func (w *World) collect(n *Node) {
 
 	background := !n.Config.SerializeImagePulls
 	advance := true // every call up to this one has ended and been traced: lastCall may move
-	for _, c := range n.rt.Calls(calllog.Filter{Since: n.lastCall}) {
+	w.calls = n.rt.AppendCalls(w.calls[:0], calllog.Filter{Since: n.lastCall})
+	defer func() { clear(w.calls); w.calls = w.calls[:0] }() // the log's requests are not kept alive
+	for _, c := range w.calls {
 		if n.ended[c.Seq] {
 			if advance {
 				delete(n.ended, c.Seq)

@@ -11,7 +11,9 @@ import (
 	"github.com/go-logr/logr"
 
 	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/pods/calls"
+	"orch.io/orch/fakecri/calllog"
 )
 
 // DefaultStart is where a world's clock starts unless told otherwise.
@@ -54,8 +56,11 @@ type World struct {
 	trace []Entry
 	// pending is collect's buffer of a node's lines, kept to reuse its array (the driver's alone).
 	pending []pending
-	seq     uint64
-	lines   int
+	// calls is collect's copy of a node's new runtime calls, kept to reuse its array (the driver's
+	// alone).
+	calls []calllog.Call
+	seq   uint64
+	lines int
 
 	signalPeriod time.Duration
 	sampled      bool
@@ -293,6 +298,7 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 			stepped = true
 		}
 	}
+	n.read = n.read || stepped
 	// What the readers do feeds back only through the pod workers (an eviction to carry out): the
 	// world looks at this instant again when it left them work. While a Step is parked in a call
 	// it holds their lock, and Idle would wait for it.
@@ -327,7 +333,7 @@ func (w *World) next() (time.Time, bool) {
 			n.api.next(consider)
 		}
 		if n.stepping {
-			c := n.Agent.Pods.Calls()
+			c := n.Agent.Pods.PeekCalls()
 			consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())
 		} else {
 			consider(n.Agent.Pods.NextDeadline())
@@ -341,18 +347,26 @@ func (w *World) next() (time.Time, bool) {
 // work, a new one when it is still busy (a killed agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
 	n.stepping = true
-	done := make(chan struct{})
-	n.done = done
-	pods := n.Agent.Pods
-	step := func() {
-		pods.Step(ctx)
-		close(done)
-	}
+	s := step{ctx: ctx, pods: n.Agent.Pods, done: make(chan struct{})}
+	n.done = s.done
 	select {
-	case n.steps <- step:
+	case n.steps <- s:
 	default:
-		go step()
+		go s.run()
 	}
+}
+
+// step is one Step of a node's pod workers, handed to its stepLoop as a value (a closure was an
+// allocation at every Step of every node).
+type step struct {
+	ctx  context.Context
+	pods *pods.Manager
+	done chan struct{} // closed when Step returns
+}
+
+func (s step) run() {
+	s.pods.Step(s.ctx)
+	close(s.done)
 }
 
 // stepLoop runs the node's Steps until the world closes. A goroutine started for each Step began
@@ -361,8 +375,8 @@ func (n *Node) startStep(ctx context.Context) {
 func (n *Node) stepLoop(ctx context.Context) {
 	for {
 		select {
-		case step := <-n.steps:
-			step()
+		case s := <-n.steps:
+			s.run()
 		case <-ctx.Done():
 			return
 		}
@@ -378,6 +392,19 @@ func (n *Node) stepLoop(ctx context.Context) {
 func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 	returned := false
 	for {
+		// A look without the channels first: at most looks the node's Step has returned or is
+		// parked already, and the channels, made for a wait that does not come, were two
+		// allocations a node a look.
+		if n.stepping {
+			select {
+			case <-n.done:
+				n.stepping, n.stepped, returned = false, true, true
+			default:
+			}
+		}
+		if n.callsParked(n.Agent.Pods.PeekCalls()) {
+			return returned, nil
+		}
 		rtChanged, c := n.rt.Changes(), n.Agent.Pods.Calls()
 		var done <-chan struct{}
 		if n.stepping {
@@ -404,13 +431,17 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 // callsParked reports that a running Step is in a call, that every CRI call the node's pod
 // workers have in progress (c: Step's and background pulls) is in the runtime waiting for a later
 // time or hanging until a deadline still ahead, and that the runtime is otherwise idle. No call
-// starting or ending since c was read makes sure the calls there are these.
+// starting or ending since c was read (its Changed still open, or its Seq still the calls') makes
+// sure the calls there are these.
 func (n *Node) callsParked(c calls.State) bool {
 	if n.stepping && !c.InStep || c.InStep && !c.StepDeadline.IsZero() && !c.StepDeadline.After(n.clk.Now()) {
 		return false // Step is between calls (it will make one or return), or its call is due to end
 	}
 	if n.rt.InFlight() != c.InFlight || !n.rt.Idle() || n.rt.InFlight() != c.InFlight {
 		return false
+	}
+	if c.Changed == nil { // from PeekCalls
+		return n.Agent.Pods.PeekCalls().Seq == c.Seq
 	}
 	select {
 	case <-c.Changed:

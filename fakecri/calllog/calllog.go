@@ -3,6 +3,7 @@ package calllog
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +90,13 @@ func (l *Log) Finish(c *Call, end time.Time, code codes.Code, msg, resp, fault s
 
 // List returns the calls f selects, oldest first.
 func (l *Log) List(f Filter) []Call {
+	return l.AppendList(nil, f)
+}
+
+// AppendList appends the calls f selects, oldest first, to dst and returns the extended slice:
+// a reader that looks at the log again and again (a simulator, at every node's every look) keeps
+// one array for the copies rather than a new one a look.
+func (l *Log) AppendList(dst []Call, f Filter) []Call {
 	g := script.CompileGlob(f.Method)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -96,24 +104,25 @@ func (l *Log) List(f Filter) []Call {
 	// calls are ordered by Seq from l.start; find the first with Seq > Since
 	first := sort.Search(n, func(i int) bool { return l.buf[(l.start+i)%n].Seq > f.Since })
 	if first == n {
-		return nil
+		return dst
 	}
 	size := n - first // at most: the method's glob may select fewer
 	if f.Limit > 0 {
 		size = min(size, f.Limit)
 	}
-	out := make([]Call, 0, size)
+	dst = slices.Grow(dst, size)
+	added := 0
 	for i := first; i < n; i++ {
 		c := l.buf[(l.start+i)%n]
 		if !g.Match(c.Method) {
 			continue
 		}
-		out = append(out, *c)
-		if f.Limit > 0 && len(out) >= f.Limit {
+		dst = append(dst, *c)
+		if added++; f.Limit > 0 && added >= f.Limit {
 			break
 		}
 	}
-	return out
+	return dst
 }
 
 // Reset empties the log (Seq keeps counting).
@@ -139,8 +148,8 @@ func (l *Log) Dropped() uint64 {
 	return l.dropped
 }
 
-// CloneRequest is proto.Clone, by hand for the requests an agent sends every second or every pod
-// sync: their few fields copied cost a tenth of the reflective copy.
+// CloneRequest is proto.Clone, by hand for the requests an agent sends every second, every pod
+// sync or every status post: their few fields copied cost a tenth of the reflective copy.
 func CloneRequest(req proto.Message) proto.Message {
 	switch q := req.(type) {
 	case *runtimeapi.ContainerStatusRequest:
@@ -159,6 +168,17 @@ func CloneRequest(req proto.Message) proto.Message {
 				Id: f.Id, State: cloneContainerState(f.State), PodSandboxId: f.PodSandboxId, LabelSelector: cloneLabels(f.LabelSelector)}}
 		}
 		return &runtimeapi.ListContainersRequest{}
+	// The node status's calls, at every status post of every node.
+	case *runtimeapi.StatusRequest:
+		return &runtimeapi.StatusRequest{Verbose: q.Verbose}
+	case *runtimeapi.VersionRequest:
+		return &runtimeapi.VersionRequest{Version: q.Version}
+	case *runtimeapi.ImageFsInfoRequest:
+		return &runtimeapi.ImageFsInfoRequest{}
+	case *runtimeapi.ListImagesRequest:
+		if q.Filter == nil {
+			return &runtimeapi.ListImagesRequest{}
+		}
 	}
 	return proto.Clone(req)
 }

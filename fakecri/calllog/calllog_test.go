@@ -22,6 +22,12 @@ func TestCloneRequestAsProtoClone(t *testing.T) {
 		&runtimeapi.ListContainersRequest{},
 		&runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{Id: "c", PodSandboxId: "s",
 			State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}, LabelSelector: map[string]string{"a": "b", "c": "d"}}},
+		&runtimeapi.StatusRequest{},
+		&runtimeapi.StatusRequest{Verbose: true},
+		&runtimeapi.VersionRequest{Version: "v1"},
+		&runtimeapi.ImageFsInfoRequest{},
+		&runtimeapi.ListImagesRequest{},
+		&runtimeapi.ListImagesRequest{Filter: &runtimeapi.ImageFilter{Image: &runtimeapi.ImageSpec{Image: "busybox", Annotations: map[string]string{"a": "b"}}}},
 	} {
 		got, want := CloneRequest(req), proto.Clone(req)
 		if !proto.Equal(got, want) || Summarize(got) != Summarize(req) {
@@ -86,5 +92,30 @@ func TestListAcrossResetAndRing(t *testing.T) {
 	check("the ring full again after Reset", Filter{Since: 6}, 7, 8, 9)
 	if got := l.List(Filter{})[0].Method; got != "Status" {
 		t.Errorf("the oldest kept after Reset is %s, want Status", got)
+	}
+}
+
+// AppendList keeps what dst held and appends what List returns, its Limit counting only what it
+// appends; a reused array is written over, not grown, when it has room.
+func TestAppendListKeepsDst(t *testing.T) {
+	l := New(8)
+	for _, m := range []string{"Version", "ListPodSandbox", "ListContainers", "ListImages"} {
+		l.Add(&Call{Method: m})
+	}
+	dst := l.AppendList(make([]Call, 0, 8), Filter{Method: "Version"})
+	dst = l.AppendList(dst, Filter{Method: "List*", Limit: 2})
+	var got []uint64
+	for _, c := range dst {
+		got = append(got, c.Seq)
+	}
+	if want := []uint64{1, 2, 3}; !slices.Equal(got, want) {
+		t.Errorf("AppendList twice = %v, want %v", got, want)
+	}
+	again := l.AppendList(dst[:0], Filter{Since: 3})
+	if len(again) != 1 || again[0].Seq != 4 || &again[0] != &dst[0] {
+		t.Errorf("AppendList into dst[:0] = %+v, want call 4 in dst's array", again)
+	}
+	if got := l.AppendList(nil, Filter{Since: 4}); got != nil {
+		t.Errorf("AppendList(nil) of nothing = %v, want nil", got)
 	}
 }

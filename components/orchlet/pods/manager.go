@@ -385,6 +385,9 @@ func (m *Manager) Idle() bool {
 // background.
 func (m *Manager) Calls() calls.State { return m.calls.State() }
 
+// PeekCalls is Calls without its Changed channel (calls.Tracker.Peek).
+func (m *Manager) PeekCalls() calls.State { return m.calls.Peek() }
+
 // Run steps until ctx ends, sleeping on the clock until the next deadline or an Update.
 func (m *Manager) Run(ctx context.Context) error {
 	for {

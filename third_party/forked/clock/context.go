@@ -26,11 +26,15 @@ func (m *Mock) WithDeadline(parent context.Context, deadline time.Time) (context
 	ctx.Lock()
 	defer ctx.Unlock()
 	if ctx.err == nil {
-		ctx.timer = m.AfterFunc(dur, func() {
-			ctx.cancel(context.DeadlineExceeded)
-		})
+		// The context is its own timer on the clock's list, where AfterFunc's Timer and its
+		// function were two allocations more at every call (a simulated node makes a deadline
+		// context for every runtime call).
+		m.mu.Lock()
+		ctx.armed, ctx.timed = true, true
+		m.timers = append(m.timers, ctx)
+		m.mu.Unlock()
 	}
-	return ctx, func() { ctx.cancel(context.Canceled) }
+	return ctx, ctx.stop
 }
 
 // propagateCancel arranges for child to be canceled when parent is. context.AfterFunc registers
@@ -54,15 +58,37 @@ func propagateCancel(parent context.Context, child *timerCtx) {
 type timerCtx struct {
 	sync.Mutex
 
-	clock    Clock
+	clock    *Mock
 	parent   context.Context
 	deadline time.Time
 	done     chan struct{}
 
 	err        error
-	timer      *Timer
+	armed      bool        // on the clock's list of timers; under clock.mu, not the context's lock
+	timed      bool        // was put on the list and not yet taken off by cancel
 	stopParent func() bool // ends propagateCancel's registration with the parent
 }
+
+// Next and Tick make the context a timer of the clock (clockTimer): at its deadline it is
+// canceled in a goroutine of its own, as a Timer made by AfterFunc runs its function.
+func (c *timerCtx) Next() time.Time { return c.deadline }
+
+func (c *timerCtx) Tick(time.Time) {
+	defer c.clock.gosched()
+	c.clock.mu.Lock()
+	if !c.armed {
+		// Stopped, or fired already (see internalTimer.Tick).
+		c.clock.mu.Unlock()
+		return
+	}
+	c.clock.removeClockTimer(c)
+	c.armed = false
+	c.clock.mu.Unlock()
+	go c.cancel(context.DeadlineExceeded)
+}
+
+// stop is the context's CancelFunc.
+func (c *timerCtx) stop() { c.cancel(context.Canceled) }
 
 func (c *timerCtx) cancel(err error) {
 	c.Lock()
@@ -72,9 +98,15 @@ func (c *timerCtx) cancel(err error) {
 	}
 	c.err = err
 	close(c.done)
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
+	if c.timed {
+		// Off the clock's list as a Timer's Stop took it, fired or not: the list sorted again
+		// (an unstable sort: its order of timers due at one time is kept as it was). The
+		// clock's lock is never held while a context's is taken: Tick releases it first.
+		c.clock.mu.Lock()
+		c.clock.removeClockTimer(c)
+		c.armed = false
+		c.clock.mu.Unlock()
+		c.timed = false
 	}
 	if c.stopParent != nil {
 		c.stopParent()

@@ -97,3 +97,33 @@ func TestMock_WithTimeout(t *testing.T) {
 		t.Error("context is not cancelled when time is over")
 	}
 }
+
+// A deadline context is its own timer on the clock's list: on it until canceled or fired, off it
+// after, and its cancellation after it fired changes nothing.
+func TestMock_WithDeadlineIsATimer(t *testing.T) {
+	m := NewUnyieldingMock()
+	timers := func() int {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.timers)
+	}
+	canceled, cancel := m.WithTimeout(context.Background(), time.Second)
+	if n := timers(); n != 1 {
+		t.Fatalf("%d timers on the clock with a deadline context, want 1", n)
+	}
+	cancel()
+	if n := timers(); n != 0 || canceled.Err() != context.Canceled {
+		t.Fatalf("after cancel: %d timers, error %v; want 0, %v", n, canceled.Err(), context.Canceled)
+	}
+	expiring, cancel := m.WithTimeout(context.Background(), time.Second)
+	m.Add(time.Second)
+	select {
+	case <-expiring.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the context is not canceled at its deadline")
+	}
+	cancel()
+	if n := timers(); n != 0 || expiring.Err() != context.DeadlineExceeded {
+		t.Errorf("after the deadline and cancel: %d timers, error %v; want 0, %v", n, expiring.Err(), context.DeadlineExceeded)
+	}
+}

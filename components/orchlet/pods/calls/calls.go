@@ -32,8 +32,11 @@ type State struct {
 	// the clock (zero: it has none, as a pull).
 	InStep       bool
 	StepDeadline time.Time
-	// Changed is closed when a call next starts or ends.
+	// Changed is closed when a call next starts or ends (nil from Peek).
 	Changed <-chan struct{}
+	// Seq counts the calls' starts and ends so far: a later Seq of the same number says none
+	// started or ended since, as Changed still open does.
+	Seq uint64
 }
 
 // Tracker makes and counts the calls.
@@ -68,6 +71,15 @@ func (t *Tracker) State() State {
 	st := t.state
 	st.Changed = t.changed
 	return st
+}
+
+// Peek is State without a Changed channel, for a reader that needs one only when it must wait
+// (a simulator looks at every node at every instant, and most are parked already): Seq tells
+// whether a call started or ended since.
+func (t *Tracker) Peek() State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state
 }
 
 // Request runs fn with the runtime request timeout as a deadline on the clock.
@@ -111,6 +123,7 @@ func (t *Tracker) count(step bool, delta int, deadline time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.state.InFlight += delta
+	t.state.Seq++
 	if step {
 		t.stepCalls += delta
 		if delta > 0 {

@@ -103,3 +103,30 @@ func TestChangedIsOneChannelUntilAChange(t *testing.T) {
 		t.Errorf("after the calls: the old channel again (%t) or a closed one (%t), want a new open one", c == a, closed(c))
 	}
 }
+
+// Peek is the state without a channel; its Seq moves at every call's start and end, where
+// Changed would be closed, and not otherwise.
+func TestPeekSeqMovesWhereChangedCloses(t *testing.T) {
+	tr := New(clock.NewMock(), time.Minute)
+	before := tr.Peek()
+	if before.Changed != nil {
+		t.Fatalf("Peek made a channel: %v", before.Changed)
+	}
+	if again, st := tr.Peek().Seq, tr.State().Seq; again != before.Seq || st != before.Seq {
+		t.Fatalf("Seq moved without a call: %d, then %d and %d", before.Seq, again, st)
+	}
+	changed := tr.State().Changed
+	var during State
+	if err := tr.Request(context.Background(), func(context.Context) error {
+		during = tr.Peek()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if during.Seq != before.Seq+1 || during.InFlight != 1 || !during.InStep {
+		t.Errorf("inside a call: %+v, want Seq %d, one call in Step", during, before.Seq+1)
+	}
+	if after := tr.Peek(); after.Seq != before.Seq+2 || after.InFlight != 0 || !closed(changed) {
+		t.Errorf("after the call: %+v (Changed closed %t), want Seq %d, none in flight, Changed closed", after, closed(changed), before.Seq+2)
+	}
+}

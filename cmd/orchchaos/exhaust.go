@@ -56,6 +56,7 @@ type exhaustReport struct {
 	lastWatchOpened         time.Duration // into the window: how long the attackers took to open the storm
 	heaps                   []string      // the server's memory as its runtime counts it, at each point
 	readyzServerSide        string        // the probe's answers as the server timed them
+	schedWaits              []string      // the server's runtime over the window's first seconds and all of it: waits to run, collections, CPU
 }
 
 // problems are what the campaign holds the server to: /readyz always 200 and the well-behaved
@@ -116,8 +117,8 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		mu.Unlock()
 	}
 	heap("before", false)
-	fmt.Fprintf(out, "orch-apiserver on %s, %d events stored, resident %d MiB; for %v: %d idle connections, %d slow bodies, %d unread lists, %d headers of %d MiB, %d bodies of %d MiB, %d watches at once\n",
-		srv.url, seedEvents, r.rssBefore>>10, o.exhaust, o.idle, slowBodies, slowReaders, bigHeaders, bigHeaderLen>>20, bigBodies, bigBodyLen>>20, stormWatchers)
+	fmt.Fprintf(out, "orch-apiserver on %s, %d events stored, resident %d MiB; for %v: %d idle connections, attackers %s (%d slow bodies, %d unread lists, %d headers of %d MiB, %d bodies of %d MiB, %d watches at once)\n",
+		srv.url, seedEvents, r.rssBefore>>10, o.exhaust, o.idle, o.attackers, slowBodies, slowReaders, bigHeaders, bigHeaderLen>>20, bigBodies, bigBodyLen>>20, stormWatchers)
 	_, listRV, err := list(srv)
 	if err != nil {
 		return Verdict{}, err
@@ -179,6 +180,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		return Verdict{}, fmt.Errorf("cpu: %w", err)
 	}
 	serverSide, serverSideErr := scrapeNonResourceGETs(srv)
+	schedStart, schedErr := scrapeRuntime(srv)
 	if o.profiles != "" {
 		// Both sides' scheduling over the attack's first seconds, when every attacker starts at
 		// once: the server's runtime trace and orchchaos' own (go tool trace FILE).
@@ -246,6 +248,32 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		}
 	})
 
+	// The server's scheduler over the attack's first seconds, when the slow probes come.
+	schedSince := func(what string) {
+		if schedErr != nil {
+			return
+		}
+		now, err := scrapeRuntime(srv)
+		line := what + ": "
+		if err != nil {
+			line += err.Error()
+		} else {
+			line += now.since(schedStart)
+		}
+		mu.Lock()
+		r.schedWaits = append(r.schedWaits, line)
+		mu.Unlock()
+	}
+	goRun(func() {
+		for _, at := range []time.Duration{time.Second, 3 * time.Second} {
+			select {
+			case <-time.After(time.Until(window.Add(at))):
+				schedSince(fmt.Sprintf("first %v", at))
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
 	// The server under the attack: its heap 10 s in, and with --profiles where its CPU goes.
 	goRun(func() {
 		if o.profiles != "" {
@@ -263,7 +291,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		}
 	})
 	// Slow bodies: a create announcing a megabyte that sends 100 bytes of it.
-	for range slowBodies {
+	for range count(o.attackers, attackSlowBodies, slowBodies) {
 		goRun(func() {
 			c, err := raw(tlsConfig, host, "POST "+events+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"+strings.Repeat(" ", 100))
 			answer := "not answered"
@@ -292,7 +320,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		})
 	}
 	// Slow readers: a list of every event, never read.
-	for range slowReaders {
+	for range count(o.attackers, attackUnreadLists, slowReaders) {
 		goRun(func() {
 			if c, err := raw(tlsConfig, host, "GET "+events+" HTTP/1.1\r\nHost: x\r\n\r\n"); err == nil {
 				conns.add(c)
@@ -300,7 +328,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		})
 	}
 	// Oversized headers, and bodies.
-	for range bigHeaders {
+	for range count(o.attackers, attackBigHeaders, bigHeaders) {
 		goRun(func() {
 			answer := "closed"
 			c, err := raw(tlsConfig, host, "GET /readyz HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("a", bigHeaderLen)+"\r\n\r\n")
@@ -316,7 +344,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		})
 	}
 	body := bytes.Repeat([]byte(" "), bigBodyLen)
-	for range bigBodies {
+	for range count(o.attackers, attackBigBodies, bigBodies) {
 		goRun(func() {
 			c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 			answer := "closed"
@@ -333,7 +361,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	// before the window), as reflectors start after a list, read to the end. Go's transport dials
 	// a connection for every request waiting until one has negotiated HTTP/2, so the storm opens
 	// about 2,000 TLS connections at once, not 20.
-	for i := range stormWatchers / 100 {
+	for i := range count(o.attackers, attackWatchStorm, stormWatchers) / 100 {
 		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 		for range 100 {
 			goRun(func() {
@@ -365,12 +393,19 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	if serverSideErr != nil {
 		r.readyzServerSide = "not known: " + serverSideErr.Error()
 	}
+	schedSince("the window")
+	if schedErr != nil {
+		r.schedWaits = []string{"not known: " + schedErr.Error()}
+	}
 	heap("end", false)
 	closedMu.Lock()
 	r.idleClosed = slices.Clone(closedAfter)
 	closedMu.Unlock()
 	conns.closeAll()
 	wg.Wait()
+	if !o.memoryAfter {
+		return r.print(out), nil
+	}
 	// What the attack left: memory the server keeps after every attacker has gone is a leak.
 	time.Sleep(30 * time.Second)
 	r.rssAfter = rssKiB(srv.cmd.Process.Pid)
@@ -394,13 +429,18 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 	fmt.Fprintf(out, "/readyz: %d answers, %d not 200; latency p50 %v, p99 %v, longest %v; %d over 100ms\n",
 		len(r.readyz), r.readyzFailed, pct(r.readyz, 50), pct(r.readyz, 99), pct(r.readyz, 100), len(r.readyz)-countUnder(r.readyz, 100*time.Millisecond))
 	fmt.Fprintf(out, "/readyz as the server timed it (non-resource GETs in the window): %s\n", r.readyzServerSide)
+	fmt.Fprintf(out, "the server's runtime: goroutines' waits to run sampled (go_sched_latencies_seconds), collections, CPU: %s\n", strings.Join(r.schedWaits, "; "))
 	fmt.Fprintf(out, "the well-behaved client: %d creates and reads served, %d failed; latency p50 %v, p99 %v, longest %v\n",
 		r.served, r.failed, pct(r.servedLatencies, 50), pct(r.servedLatencies, 99), pct(r.servedLatencies, 100))
 	fmt.Fprintf(out, "idle connections held through: %d; slow bodies: %v; oversized headers: %v; oversized bodies: %v; watches opened %d (%d refused), the last %v into the window\n",
 		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr, r.lastWatchOpened.Round(time.Millisecond))
 	slices.Sort(r.idleClosed)
 	fmt.Fprintf(out, "idle connections the server closed during the window: %d, after %v to %v open\n", len(r.idleClosed), pct(r.idleClosed, 0), pct(r.idleClosed, 100))
-	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end, %d MiB 30 s after the attackers left, %d MiB 2 min after\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10, r.rssAfter>>10, r.rssLater>>10)
+	after := "not measured (--memory-after=false)"
+	if r.rssLater > 0 {
+		after = fmt.Sprintf("%d MiB 30 s after the attackers left, %d MiB 2 min after", r.rssAfter>>10, r.rssLater>>10)
+	}
+	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end, %s\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10, after)
 	for _, h := range r.heaps {
 		fmt.Fprintln(out, "heap", h)
 	}
@@ -511,6 +551,14 @@ func rssKiB(pid int) int64 {
 			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return n
 		}
+	}
+	return 0
+}
+
+// count is how many of an attacker the campaign starts: n when the set has it, else none.
+func count(set attackerSet, attacker string, n int) int {
+	if set[attacker] {
+		return n
 	}
 	return 0
 }

@@ -102,6 +102,31 @@ func TestNonResourceGETs(t *testing.T) {
 	}
 }
 
+// The server's runtime over a stretch of the window is the difference of two scrapes of /metrics:
+// its goroutines' waits to run by the runtime's two largest bounds, its collections and its CPU.
+func TestRuntimeFigures(t *testing.T) {
+	scrape := func(waits [4]int, cycles int, cpu, gc, assist float64) runtimeFigures {
+		var text strings.Builder
+		for i, le := range []string{"0.0009175039999999999", "0.010485759999999998", "0.11744051199999998", "+Inf"} {
+			fmt.Fprintf(&text, "%s%s\"} %d\n", schedBucket, le, waits[i])
+		}
+		fmt.Fprintf(&text, "# HELP go_gc_cycles_total_gc_cycles_total Count.\ngo_gc_cycles_total_gc_cycles_total %d\n", cycles)
+		fmt.Fprintf(&text, "process_cpu_seconds_total %g\ngo_cpu_classes_gc_total_cpu_seconds_total %g\ngo_cpu_classes_gc_mark_assist_cpu_seconds_total %g\n", cpu, gc, assist)
+		f, err := parseRuntime(text.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	got := scrape([4]int{900, 980, 995, 1000}, 7, 3.5, 0.75, 0.25).since(scrape([4]int{90, 100, 100, 100}, 5, 1.25, 0.25, 0.125))
+	if want := "900 waits, over 10.5 ms 20, over 117.4 ms 5, 2 collections, CPU 2.25 s (the collector's 0.50 s, assists 0.12 s)"; got != want {
+		t.Errorf("since = %q, want %q", got, want)
+	}
+	if _, err := parseRuntime(schedBucket + "+Inf\"} 3\n"); err == nil || !strings.Contains(err.Error(), "no ") {
+		t.Errorf("metrics without the collector's figures: %v", err)
+	}
+}
+
 // A slow probe is told apart by where its time went: a new connection's handshake, or the answer
 // on a connection already open.
 func TestProbeTraceDescribe(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,9 +141,15 @@ func scrapeNonResourceGETs(srv *server) (nonResourceGETs, error) {
 }
 
 func parseNonResourceGETs(metrics string) (nonResourceGETs, error) {
-	h := nonResourceGETs{}
+	return parseHistogram(metrics, nonResourceBucket)
+}
+
+// parseHistogram reads the buckets of the histogram whose bucket lines start with prefix, up to
+// the bound's value, from Prometheus' text format.
+func parseHistogram(metrics, prefix string) (map[float64]float64, error) {
+	h := map[float64]float64{}
 	for _, line := range strings.Split(metrics, "\n") {
-		rest, ok := strings.CutPrefix(line, nonResourceBucket)
+		rest, ok := strings.CutPrefix(line, prefix)
 		if !ok {
 			continue
 		}
@@ -161,9 +168,79 @@ func parseNonResourceGETs(metrics string) (nonResourceGETs, error) {
 		h[bound] = n
 	}
 	if len(h) == 0 {
-		return nil, fmt.Errorf("/metrics: no %s... line", nonResourceBucket)
+		return nil, fmt.Errorf("/metrics: no %s... line", prefix)
 	}
 	return h, nil
+}
+
+// runtimeFigures are the server's Go runtime figures at one moment, from /metrics: the histogram
+// of how long goroutines waited runnable before they ran (go_sched_latencies_seconds), a request's
+// time lost before its handler started or after it answered, which the request's own timing does
+// not see; the collections completed; the process's CPU, and the runtime's estimate of the
+// collector's share of it and of the part goroutines spent assisting the collector.
+type runtimeFigures struct {
+	sched                   map[float64]float64
+	gcCycles                float64
+	cpu, gcCPU, gcAssistCPU float64 // seconds
+}
+
+const schedBucket = `go_sched_latencies_seconds_bucket{le="`
+
+// scrapeRuntime reads the figures from /metrics.
+func scrapeRuntime(srv *server) (runtimeFigures, error) {
+	body, err := getBody(srv.client, srv.url+"/metrics")
+	if err != nil {
+		return runtimeFigures{}, err
+	}
+	return parseRuntime(string(body))
+}
+
+func parseRuntime(metrics string) (runtimeFigures, error) {
+	sched, err := parseHistogram(metrics, schedBucket)
+	if err != nil {
+		return runtimeFigures{}, err
+	}
+	f := runtimeFigures{sched: sched}
+	for name, v := range map[string]*float64{
+		"go_gc_cycles_total_gc_cycles_total":              &f.gcCycles,
+		"process_cpu_seconds_total":                       &f.cpu,
+		"go_cpu_classes_gc_total_cpu_seconds_total":       &f.gcCPU,
+		"go_cpu_classes_gc_mark_assist_cpu_seconds_total": &f.gcAssistCPU,
+	} {
+		found := false
+		for _, line := range strings.Split(metrics, "\n") {
+			if rest, ok := strings.CutPrefix(line, name+" "); ok {
+				if *v, err = strconv.ParseFloat(rest, 64); err != nil {
+					return runtimeFigures{}, fmt.Errorf("/metrics: %q: %w", line, err)
+				}
+				found = true
+			}
+		}
+		if !found {
+			return runtimeFigures{}, fmt.Errorf("/metrics: no %s", name)
+		}
+	}
+	return f, nil
+}
+
+// since describes what happened after earlier: the goroutines' waits to run sampled, how many of
+// them longer than each of the runtime's two largest finite bounds (about 10 ms and 117 ms), the
+// collections, and the CPU with the collector's share.
+func (f runtimeFigures) since(earlier runtimeFigures) string {
+	var bounds []float64
+	for b := range f.sched {
+		if !math.IsInf(b, 1) {
+			bounds = append(bounds, b)
+		}
+	}
+	slices.Sort(bounds)
+	total := f.sched[math.Inf(1)] - earlier.sched[math.Inf(1)]
+	line := fmt.Sprintf("%.0f waits", total)
+	for _, b := range bounds[max(0, len(bounds)-2):] {
+		line += fmt.Sprintf(", over %.1f ms %.0f", b*1000, total-(f.sched[b]-earlier.sched[b]))
+	}
+	return line + fmt.Sprintf(", %.0f collections, CPU %.2f s (the collector's %.2f s, assists %.2f s)",
+		f.gcCycles-earlier.gcCycles, f.cpu-earlier.cpu, f.gcCPU-earlier.gcCPU, f.gcAssistCPU-earlier.gcAssistCPU)
 }
 
 // since describes the answers counted after earlier: how many, and how many within 5, 25 and 100 ms.

@@ -20,6 +20,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -39,6 +40,8 @@ func main() {
 	pflag.DurationVar(&o.exhaust, "exhaust", 0, "run the resource exhaustion campaign for this long instead of kills: idle connections, slow bodies, unread answers, oversized headers and bodies and a watch storm, /readyz probed every 20 ms and a well-behaved client writing")
 	pflag.IntVar(&o.idle, "idle", 10000, "with --exhaust: idle connections held open")
 	pflag.BoolVar(&o.attackersShareCPU, "attackers-share-cpu", false, "with --exhaust as root: keep the attackers at the server's CPU weight, all in one cgroup (by default the attackers, orchchaos itself, run at a process's CPU weight and the server and the bystanders at 16 times that, as if the attackers were other machines)")
+	attackers := pflag.String("attackers", "all", "with --exhaust: the attackers to run, all or names joined by commas ("+strings.Join(allAttackers, ", ")+"), or names each prefixed by - to run all but those (--attackers=-watch-storm); the idle connections are --idle's")
+	pflag.BoolVar(&o.memoryAfter, "memory-after", true, "with --exhaust: after the window, wait 30 s and 2 minutes more to report the memory the server keeps; false ends at the window's end, for runs that look at the window only")
 	pflag.StringVar(&o.profiles, "profiles", "", "with --exhaust: write the server's profiles into this directory: heap-<point>.pb.gz at each point its memory is reported (before, idle, window, end, after, after-gc, later) cpu-window.pb.gz, 10 s of CPU from 5 s into the window, and trace-start.out and trace-orchchaos-start.out, the server's and orchchaos' own runtime traces over the window's first 3 s (go tool trace); the heap figures are printed in any case")
 	var mf memberFlags
 	pflag.StringVar(&mf.name, "serve-etcd-member", "", "run as this member of an etcd cluster until SIGTERM (how --etcd-members starts each)")
@@ -93,6 +96,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "orchchaos: --attackers-share-cpu needs --exhaust: only the exhaustion campaign weights its processes' CPU")
 		os.Exit(2)
 	}
+	var err error
+	if o.attackers, err = parseAttackers(*attackers); err != nil {
+		fmt.Fprintln(os.Stderr, "orchchaos:", err)
+		os.Exit(2)
+	}
+	if o.exhaust <= 0 && (pflag.CommandLine.Changed("attackers") || pflag.CommandLine.Changed("memory-after")) {
+		fmt.Fprintln(os.Stderr, "orchchaos: --attackers and --memory-after need --exhaust: they pick what the exhaustion campaign runs")
+		os.Exit(2)
+	}
 	if o.kills < 1 || o.clients < 1 || o.maxUp <= 0 {
 		fmt.Fprintln(os.Stderr, "orchchaos: --kills, --clients and --max-up must be positive")
 		os.Exit(2)
@@ -140,6 +152,8 @@ type options struct {
 	idle               int
 	profiles           string
 	attackersShareCPU  bool
+	attackers          attackerSet
+	memoryAfter        bool
 	seed               int64
 	maxUp              time.Duration
 }

@@ -110,7 +110,7 @@ func TestOwnedUpdateTakenForHeartbeats(t *testing.T) {
 // store the same bytes.
 func TestOwnedUpdateSkipsNothing(t *testing.T) {
 	defer generic.SkipOwnedUpdates(true)
-	steps := 300
+	steps := 200
 	if testing.Short() {
 		steps = 60
 	}

@@ -70,3 +70,13 @@ func TypesWithoutValidation(s *Store) bool {
 
 // UnvalidatedTypings is how many objects every store's updates typed without validation.
 func UnvalidatedTypings() int64 { return unvalidatedTypings.Load() }
+
+// SkipOwnedUpdates turns the answering of updates that change only fields their manager alone
+// owns without the library on or off.
+func SkipOwnedUpdates(on bool) { skipOwnedUpdates = on }
+
+// OwnedUpdates is how many updates every store answered without the library.
+func OwnedUpdates() int64 { return ownedUpdates.Load() }
+
+// Marshals tells a type typed through its own JSON.
+var Marshals = marshals

@@ -61,6 +61,11 @@ type fieldManager struct {
 	store *Store
 	fm    *managedfields.FieldManager
 	tc    *liveTyping
+	// subresource names the entries of this view's writes; root is a value typed as the kind,
+	// whose schema the field sets of ownedUpdate are reconciled with (nil if the probe failed).
+	subresource string
+	root        *typed.TypedValue
+	checked     checkedSets
 }
 
 var (
@@ -125,7 +130,8 @@ func (s *Store) newFieldManager() (*fieldManager, error) {
 	lt := &liveTyping{TypeConverter: tc}
 	probe := s.strategy.New()
 	s.setTypeMeta(probe)
-	if tv, err := tc.ObjectToTyped(probe); err == nil {
+	tv, err := tc.ObjectToTyped(probe)
+	if err == nil {
 		lt.tree = pruneTreeOf(probe, tv)
 		lt.unvalidated = unvalidatedTypingOf(s.gvk, probe, tv)
 	}
@@ -133,7 +139,7 @@ func (s *Store) newFieldManager() (*fieldManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fieldManager{store: s, fm: fm, tc: lt}, nil
+	return &fieldManager{store: s, fm: fm, tc: lt, subresource: subresource, root: tv}, nil
 }
 
 // liveTyping types the live object of an update without its managedFields. The library types
@@ -385,6 +391,14 @@ func (s *Store) recordUpdate(ctx context.Context, live, next runtime.Object) (ru
 	}
 	s.setTypeMeta(live)
 	s.setTypeMeta(next)
+	if skipOwnedUpdates {
+		if entries, ok := f.ownedUpdate(live, next, manager); ok {
+			ownedUpdates.Add(1)
+			nm.SetManagedFields(entries)
+			s.stampManager(live, next, manager, metav1.ManagedFieldsOperationUpdate)
+			return next, nil
+		}
+	}
 	if typeLiveWithoutManagedFields && typesLiveWithoutManagedFields(live, next) {
 		prune := pruneEqualFields && f.tc.tree != nil && reflect.TypeOf(live) == reflect.TypeOf(next)
 		defer f.tc.watch(live, next, prune)()

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"orch.io/orch/cmd/internal/kubepeer"
 )
 
 type options struct {
@@ -81,7 +82,7 @@ func main() {
 		return
 	}
 	if o.serveEtcd != "" {
-		if err := serveEtcd(o.serveEtcd); err != nil {
+		if err := kubepeer.ServeEtcd(o.serveEtcd); err != nil {
 			fmt.Fprintln(os.Stderr, "orchload:", err)
 			os.Exit(1)
 		}

@@ -24,8 +24,7 @@ func startPeer(ctx context.Context, bin string) (*process, target, error) {
 	if err != nil {
 		return nil, target{}, errors.Join(fmt.Errorf("--kube-apiserver-bin: %w", err), os.RemoveAll(dir))
 	}
-	p := fromShared(peer.APIServer)
-	p.etcd = fromShared(peer.Etcd)
+	p := &process{Process: peer.APIServer, etcd: &process{Process: peer.Etcd}}
 	t := target{url: peer.URL, group: "events.k8s.io", token: kubepeer.Token}
 	if t.tls, err = tlsConfig("", true); err != nil {
 		return nil, t, p.failed(err)
@@ -42,11 +41,7 @@ func startSelf(dir, logPath string, args ...string) (*process, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return fromShared(p), endpoint, nil
-}
-
-func fromShared(p *kubepeer.Process) *process {
-	return &process{cmd: p.Cmd, dir: p.Dir, logPath: p.LogPath, done: p.Done}
+	return &process{Process: p}, endpoint, nil
 }
 
 // createNamespace creates ns unless it exists.

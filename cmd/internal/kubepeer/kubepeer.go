@@ -39,8 +39,8 @@ type Process struct {
 	Done    chan struct{} // closed once it has exited
 }
 
-// Stop ends the process (SIGTERM, then SIGKILL after 15s) and removes its directory.
-func (p *Process) Stop() {
+// End ends the process: SIGTERM, then SIGKILL after 15s.
+func (p *Process) End() {
 	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.Done:
@@ -48,6 +48,11 @@ func (p *Process) Stop() {
 		_ = p.Cmd.Process.Kill()
 		<-p.Done
 	}
+}
+
+// Stop ends the process and removes its directory.
+func (p *Process) Stop() {
+	p.End()
 	_ = os.RemoveAll(p.Dir)
 }
 
@@ -197,8 +202,9 @@ func (p *Peer) admitAnonymous(ctx context.Context) error {
 
 // Stop ends kube-apiserver, then its etcd, and removes their files.
 func (p *Peer) Stop() {
-	p.APIServer.Stop()
+	p.APIServer.End()
 	p.Etcd.Stop()
+	_ = os.RemoveAll(p.APIServer.Dir)
 }
 
 // Failed stops the peer and returns err with the tail of its log.

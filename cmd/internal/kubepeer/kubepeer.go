@@ -214,7 +214,7 @@ func (p *Peer) Failed(err error) error {
 	return fmt.Errorf("%w; kube-apiserver's log:\n%s", err, tail)
 }
 
-// waitReady asks /readyz every 100ms until it answers 200, the process ends or timeout passes;
+// waitReady asks /readyz with the token every 100ms until it answers 200, the process ends or timeout passes;
 // the certificate is not verified, as it may not be written yet (loopback only).
 func (p *Peer) waitReady(ctx context.Context, timeout time.Duration) error {
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
@@ -223,6 +223,7 @@ func (p *Peer) waitReady(ctx context.Context, timeout time.Duration) error {
 	last := errors.New("not asked")
 	for time.Now().Before(deadline) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+Token) // anonymous requests are refused under AlwaysAllow
 		resp, err := c.Do(req)
 		if err == nil {
 			resp.Body.Close()

@@ -10,7 +10,6 @@ import (
 	"net/http/httptrace"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,9 +62,9 @@ func parseBystanderLine(line string) (bystanderLine, error) {
 
 // runBystanders opens the probe's connection to url (kept alive, as a monitor's is), writes
 // "ready", and from a "start" line on in until in ends asks /readyz every probeEvery on it while
-// the well-behaved client creates and reads an event every probeEvery on a client of its own; one
-// line per answer on out.
-func runBystanders(url, caFile string, in io.Reader, out io.Writer) error {
+// the well-behaved client creates and reads an event (in group, "" for orch's) every probeEvery on
+// a client of its own; one line per answer on out.
+func runBystanders(url, caFile, group string, in io.Reader, out io.Writer) error {
 	probe, err := apiservertest.TrustingClient(caFile, 10*time.Second)
 	if err != nil {
 		return err
@@ -133,14 +132,14 @@ func runBystanders(url, caFile string, in io.Reader, out io.Writer) error {
 		}
 	})
 	wg.Go(func() {
-		h := &history{}
+		h := &history{group: group}
 		for i := 0; !stopped(); i++ {
 			name := fmt.Sprintf("good-%d", i)
 			t0 := time.Now()
 			_, err := h.write(client, url, "good", Op{Name: name, Verb: Create, Value: name})
 			if err == nil {
 				var resp *http.Response
-				if resp, err = client.Get(url + events + "/" + name); err == nil {
+				if resp, err = client.Get(url + onGroup(events, group) + "/" + name); err == nil {
 					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					if resp.StatusCode != http.StatusOK {
@@ -172,12 +171,12 @@ type bystanders struct {
 
 // startBystanders starts the bystanders' process on srv and waits until the probe's connection is
 // open; they begin at start.
-func startBystanders(srv *server, dataDir string) (*bystanders, error) {
+func startBystanders(srv *server) (*bystanders, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "--bystanders", srv.url, "--bystanders-ca", filepath.Join(dataDir, "pki", "apiserver.crt"))
+	cmd := exec.Command(self, "--bystanders", srv.url, "--bystanders-ca", srv.caFile, "--bystanders-group", srv.group)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -35,6 +35,7 @@ type cpuPlan struct {
 	parent    string // this process's cgroup directory, where it returns at the end
 	file      string // cpu.shares or cpu.weight
 	server    string // the server's and the bystanders' group
+	who       string // the server's processes, for the cpu line: orch-apiserver when empty
 	attackers string // the attackers' group; empty with --attackers-share-cpu: the server's
 	serverW   int
 	attackW   int
@@ -94,14 +95,18 @@ func planCPU(root, procSelfCgroup string, pid, euid int, share bool) cpuPlan {
 
 // String is the campaign's first line: what it did with the CPU.
 func (p cpuPlan) String() string {
+	who := p.who
+	if who == "" {
+		who = "orch-apiserver"
+	}
 	switch {
 	case p.version == 0:
 		return "no CPU weights (" + p.why + "): the attackers share the CPU with the server, as every process does"
 	case p.attackers == "":
-		return fmt.Sprintf("cgroup v%d: the attackers, orch-apiserver and the bystanders in %s at %s %d (--attackers-share-cpu: one weight, the attackers' CPU the server's)", p.version, p.server, p.file, p.serverW)
+		return fmt.Sprintf("cgroup v%d: the attackers, %s and the bystanders in %s at %s %d (--attackers-share-cpu: one weight, the attackers' CPU the server's)", p.version, who, p.server, p.file, p.serverW)
 	}
-	return fmt.Sprintf("cgroup v%d: orch-apiserver and the bystanders (the /readyz probe, the well-behaved client) in %s at %s %d, the attackers (this process) in %s at %d, as if the attackers were other machines",
-		p.version, p.server, p.file, p.serverW, p.attackers, p.attackW)
+	return fmt.Sprintf("cgroup v%d: %s and the bystanders (the /readyz probe, the well-behaved client) in %s at %s %d, the attackers (this process) in %s at %d, as if the attackers were other machines",
+		p.version, who, p.server, p.file, p.serverW, p.attackers, p.attackW)
 }
 
 // apply makes the groups, weights them and moves this process into the server's, where the

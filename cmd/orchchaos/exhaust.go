@@ -42,6 +42,8 @@ type exhaustReport struct {
 	served, failed          int             // the well-behaved client's writes and reads
 	servedLatencies         []time.Duration
 	rssBefore, rssMax       int64           // the server's resident memory, KiB
+	etcdRSS                 *[3]int64       // with --peer, its etcd's resident memory, KiB: before, at most, at the end
+	readyzNewConns          int             // /readyz answers that came on a new connection
 	rssEnd                  int64           // at the end of the window, the attackers still there
 	rssAfter                int64           // 30 s after every attacker has gone
 	rssLater                int64           // two minutes after
@@ -53,10 +55,12 @@ type exhaustReport struct {
 	bigHeaderAnswers        map[string]int
 	bigBodyAnswers          map[string]int
 	watchesOpened, watchErr int
-	lastWatchOpened         time.Duration // into the window: how long the attackers took to open the storm
-	heaps                   []string      // the server's memory as its runtime counts it, at each point
-	readyzServerSide        string        // the probe's answers as the server timed them
-	schedWaits              []string      // the server's runtime over the window's first seconds and all of it: waits to run, collections, CPU
+	watchRefusals           map[string]int // the watches not opened, by answer
+	lastWatchOpened         time.Duration  // into the window: how long the attackers took to open the storm
+	heaps                   []string       // the server's memory as its runtime counts it, at each point
+	readyzServerSide        string         // the probe's answers as the server timed them
+	serverTiming            string         // what the server's timing covers
+	schedWaits              []string       // the server's runtime over the window's first seconds and all of it: waits to run, collections, CPU
 }
 
 // problems are what the campaign holds the server to: /readyz always 200 and the well-behaved
@@ -86,24 +90,41 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	if err := cpu.apply(); err != nil {
 		cpu = cpu.failed(err)
 	}
+	if o.peer != "" {
+		cpu.who = "kube-apiserver and its etcd"
+	}
 	fmt.Fprintln(out, "cpu:", cpu)
 	defer func() {
 		if err := cpu.undo(); err != nil {
 			fmt.Fprintln(out, "   cpu: removing the groups:", err)
 		}
 	}()
-	srv, err := startServer(ctx, o.apiserver, o.dataDir)
+	var srv *server
+	var err error
+	if o.peer != "" {
+		srv, err = startPeer(ctx, o.peer, filepath.Join(o.dataDir, "kube-apiserver"))
+	} else {
+		srv, err = startServer(ctx, o.apiserver, o.dataDir)
+	}
 	if err != nil {
 		return Verdict{}, err
 	}
 	defer srv.kill()
+	// Every request of the attack, the same bytes on either server but for the group's name.
+	events := onGroup(events, srv.group)
 	// Each transport gets a copy: one that speaks HTTP/2 adds h2 to the protocols it offers.
 	tlsConfig := srv.client.Transport.(*http.Transport).TLSClientConfig.Clone()
 	host := strings.TrimPrefix(srv.url, "https://")
 	if err := seed(srv); err != nil {
 		return Verdict{}, err
 	}
-	r := exhaustReport{rssBefore: rssKiB(srv.cmd.Process.Pid), slowBodyAnswers: map[string]int{}, bigHeaderAnswers: map[string]int{}, bigBodyAnswers: map[string]int{}}
+	r := exhaustReport{serverTiming: "its non-resource GETs, from its first filter", rssBefore: rssKiB(srv.cmd.Process.Pid), slowBodyAnswers: map[string]int{}, bigHeaderAnswers: map[string]int{}, bigBodyAnswers: map[string]int{}, watchRefusals: map[string]int{}}
+	etcdRSS := func() int64 { return 0 }
+	if srv.peer != nil {
+		etcdRSS = func() int64 { return rssKiB(srv.peer.Etcd.Cmd.Process.Pid) }
+		r.etcdRSS = &[3]int64{etcdRSS(), 0, 0}
+		r.serverTiming = "/readyz, from its handler's start, after authentication and priority and fairness"
+	}
 	var mu sync.Mutex // r's, from here on
 	heap := func(point string, gc bool) {
 		line := point + ": no heap profile: "
@@ -117,8 +138,8 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 		mu.Unlock()
 	}
 	heap("before", false)
-	fmt.Fprintf(out, "orch-apiserver on %s, %d events stored, resident %d MiB; for %v: %d idle connections, attackers %s (%d slow bodies, %d unread lists, %d headers of %d MiB, %d bodies of %d MiB, %d watches at once)\n",
-		srv.url, seedEvents, r.rssBefore>>10, o.exhaust, o.idle, o.attackers, slowBodies, slowReaders, bigHeaders, bigHeaderLen>>20, bigBodies, bigBodyLen>>20, stormWatchers)
+	fmt.Fprintf(out, "%s on %s, %d events stored, resident %d MiB; for %v: %d idle connections, attackers %s (%d slow bodies, %d unread lists, %d headers of %d MiB, %d bodies of %d MiB, %d watches at once)\n",
+		srv.name(), srv.url, seedEvents, r.rssBefore>>10, o.exhaust, o.idle, o.attackers, slowBodies, slowReaders, bigHeaders, bigHeaderLen>>20, bigBodies, bigBodyLen>>20, stormWatchers)
 	_, listRV, err := list(srv)
 	if err != nil {
 		return Verdict{}, err
@@ -171,7 +192,7 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	// The bystanders, in a process of their own, the probe's connection open before the attack,
 	// as a monitor's kept-alive connection is: their answers are the server's, not a handshake's
 	// queued behind the attack's thousands, nor the attackers' scheduling.
-	by, err := startBystanders(srv, o.dataDir)
+	by, err := startBystanders(srv)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -222,6 +243,9 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 				return
 			}
 			r.readyz = append(r.readyz, b.took)
+			if strings.HasPrefix(b.details, "new connection") {
+				r.readyzNewConns++
+			}
 			if b.took > 100*time.Millisecond {
 				r.readyzSlowest = append(r.readyzSlowest, fmt.Sprintf("%v at %v (%s)", b.took.Round(time.Millisecond), b.sent.Sub(window).Round(time.Millisecond), b.details))
 			}
@@ -242,6 +266,9 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 			if kib := rssKiB(srv.cmd.Process.Pid); kib > 0 {
 				mu.Lock()
 				r.rssMax = max(r.rssMax, kib)
+				if r.etcdRSS != nil {
+					r.etcdRSS[1] = max(r.etcdRSS[1], etcdRSS())
+				}
 				mu.Unlock()
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -373,6 +400,11 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 					r.lastWatchOpened = max(r.lastWatchOpened, time.Since(window))
 				} else if ctx.Err() == nil {
 					r.watchErr++
+					if err != nil {
+						r.watchRefusals["not answered"]++
+					} else {
+						r.watchRefusals[strconv.Itoa(resp.StatusCode)]++
+					}
 				}
 				mu.Unlock()
 				if err == nil {
@@ -384,6 +416,9 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 	}
 	<-ctx.Done()
 	r.rssEnd = rssKiB(srv.cmd.Process.Pid)
+	if r.etcdRSS != nil {
+		r.etcdRSS[2] = etcdRSS()
+	}
 	if serverSideErr == nil {
 		var end nonResourceGETs
 		if end, serverSideErr = scrapeNonResourceGETs(srv); serverSideErr == nil {
@@ -426,14 +461,14 @@ func runExhaust(ctx context.Context, o options, out io.Writer) (Verdict, error) 
 func (r exhaustReport) print(out io.Writer) Verdict {
 	slices.Sort(r.readyz)
 	slices.Sort(r.servedLatencies)
-	fmt.Fprintf(out, "/readyz: %d answers, %d not 200; latency p50 %v, p99 %v, longest %v; %d over 100ms\n",
-		len(r.readyz), r.readyzFailed, pct(r.readyz, 50), pct(r.readyz, 99), pct(r.readyz, 100), len(r.readyz)-countUnder(r.readyz, 100*time.Millisecond))
-	fmt.Fprintf(out, "/readyz as the server timed it (non-resource GETs in the window): %s\n", r.readyzServerSide)
+	fmt.Fprintf(out, "/readyz: %d answers, %d not 200; latency p50 %v, p99 %v, longest %v; %d over 100ms; %d on a new connection\n",
+		len(r.readyz), r.readyzFailed, pct(r.readyz, 50), pct(r.readyz, 99), pct(r.readyz, 100), len(r.readyz)-countUnder(r.readyz, 100*time.Millisecond), r.readyzNewConns)
+	fmt.Fprintf(out, "/readyz as the server timed it (%s in the window): %s\n", r.serverTiming, r.readyzServerSide)
 	fmt.Fprintf(out, "the server's runtime: goroutines' waits to run sampled (go_sched_latencies_seconds), collections, CPU: %s\n", strings.Join(r.schedWaits, "; "))
 	fmt.Fprintf(out, "the well-behaved client: %d creates and reads served, %d failed; latency p50 %v, p99 %v, longest %v\n",
 		r.served, r.failed, pct(r.servedLatencies, 50), pct(r.servedLatencies, 99), pct(r.servedLatencies, 100))
-	fmt.Fprintf(out, "idle connections held through: %d; slow bodies: %v; oversized headers: %v; oversized bodies: %v; watches opened %d (%d refused), the last %v into the window\n",
-		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr, r.lastWatchOpened.Round(time.Millisecond))
+	fmt.Fprintf(out, "idle connections held through: %d; slow bodies: %v; oversized headers: %v; oversized bodies: %v; watches opened %d (%d refused: %v), the last %v into the window\n",
+		r.idle, r.slowBodyAnswers, r.bigHeaderAnswers, r.bigBodyAnswers, r.watchesOpened, r.watchErr, r.watchRefusals, r.lastWatchOpened.Round(time.Millisecond))
 	slices.Sort(r.idleClosed)
 	fmt.Fprintf(out, "idle connections the server closed during the window: %d, after %v to %v open\n", len(r.idleClosed), pct(r.idleClosed, 0), pct(r.idleClosed, 100))
 	after := "not measured (--memory-after=false)"
@@ -441,6 +476,9 @@ func (r exhaustReport) print(out io.Writer) Verdict {
 		after = fmt.Sprintf("%d MiB 30 s after the attackers left, %d MiB 2 min after", r.rssAfter>>10, r.rssLater>>10)
 	}
 	fmt.Fprintf(out, "resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end, %s\n", r.rssBefore>>10, r.rssMax>>10, r.rssEnd>>10, after)
+	if r.etcdRSS != nil {
+		fmt.Fprintf(out, "its etcd's resident memory: %d MiB before, at most %d MiB under the attack, %d MiB at its end\n", r.etcdRSS[0]>>10, r.etcdRSS[1]>>10, r.etcdRSS[2]>>10)
+	}
 	for _, h := range r.heaps {
 		fmt.Fprintln(out, "heap", h)
 	}
@@ -478,8 +516,8 @@ func seed(srv *server) error {
 			defer wg.Done()
 			for i := w; i < seedEvents; i += 8 {
 				name := fmt.Sprintf("seed-%d", i)
-				body := bytes.Replace(eventJSON(name, name, "seed"), []byte(`"note":"`+name+`"`), []byte(`"note":"`+strings.Repeat("n", 1000)+`"`), 1)
-				resp, err := srv.client.Post(srv.url+events, "application/json", bytes.NewReader(body))
+				body := strings.Replace(onGroup(string(eventJSON(name, name, "seed")), srv.group), `"note":"`+name+`"`, `"note":"`+strings.Repeat("n", 1000)+`"`, 1)
+				resp, err := srv.client.Post(srv.url+onGroup(events, srv.group), "application/json", strings.NewReader(body))
 				if err == nil {
 					resp.Body.Close()
 					if resp.StatusCode != http.StatusCreated {

@@ -203,7 +203,7 @@ func TestRunBystanders(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- runBystanders(ts.URL, ca, inR, outW); outW.Close() }()
+	go func() { done <- runBystanders(ts.URL, ca, "", inR, outW); outW.Close() }()
 	lines := bufio.NewScanner(outR)
 	if !lines.Scan() || lines.Text() != "ready" {
 		t.Fatalf("first line %q, want ready", lines.Text())

@@ -131,11 +131,19 @@ type nonResourceGETs map[float64]float64 // bucket's upper bound (+Inf as math.I
 
 const nonResourceBucket = `apiserver_request_duration_seconds_bucket{group="",resource="",verb="GET",version="",le="`
 
-// scrapeNonResourceGETs reads the histogram from /metrics.
+// kubeReadyzBucket is kube-apiserver's histogram of /readyz alone (the path as its subresource),
+// timed from its handler's start, after the authentication, priority and fairness filters.
+const kubeReadyzBucket = `apiserver_request_duration_seconds_bucket{component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version="",le="`
+
+// scrapeNonResourceGETs reads the histogram from /metrics: orch-apiserver's of non-resource
+// GETs, kube-apiserver's of /readyz.
 func scrapeNonResourceGETs(srv *server) (nonResourceGETs, error) {
 	body, err := getBody(srv.client, srv.url+"/metrics")
 	if err != nil {
 		return nil, err
+	}
+	if srv.peer != nil {
+		return parseHistogram(string(body), kubeReadyzBucket)
 	}
 	return parseNonResourceGETs(string(body))
 }

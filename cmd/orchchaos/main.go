@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"orch.io/orch/cmd/internal/kubepeer"
 )
 
 func main() {
@@ -60,14 +62,25 @@ func main() {
 	pflag.IntVar(&a.pods, "pods", 100, "with --agent: how many pods")
 	pflag.DurationVar(&a.converge, "converge-within", 3*time.Minute, "with --agent: how long after each restart the runtime may take to run exactly the pods that should run")
 	pflag.BoolVar(&a.api, "api-mode", false, "with --agent: run orchlet in API-server mode on orch-apiserver (--apiserver, its embedded etcd), the pods created bound to its node and deleted through the API, and judge their statuses there too")
-	var bystandersURL, bystandersCA string
+	var bystandersURL, bystandersCA, bystandersGroup string
 	pflag.StringVar(&bystandersURL, "bystanders", "", "from a start line on stdin until it ends, ask this server's /readyz every 20 ms and create and read events as a well-behaved client, one line per answer (how --exhaust runs them, in a process apart from the attackers)")
 	pflag.StringVar(&bystandersCA, "bystanders-ca", "", "with --bystanders: the server's certificate, trusted")
-	_ = pflag.CommandLine.MarkHidden("bystanders")
-	_ = pflag.CommandLine.MarkHidden("bystanders-ca")
+	pflag.StringVar(&bystandersGroup, "bystanders-group", "", "with --bystanders: the group serving Events (default orch's)")
+	pflag.StringVar(&o.peer, "peer", "", "with --exhaust: attack Kubernetes' kube-apiserver, this binary (make peers builds it in ~/.cache/orch-peers), on an etcd of its own instead of orch-apiserver: the same requests on events.k8s.io, the same bystanders, kube-apiserver and its etcd at the server's CPU weight")
+	serveEtcd := pflag.String("serve-etcd", "", "run an embedded etcd under this directory until SIGTERM, printing its client URL (what --peer runs kube-apiserver on)")
+	for _, hidden := range []string{"bystanders", "bystanders-ca", "bystanders-group", "serve-etcd"} {
+		_ = pflag.CommandLine.MarkHidden(hidden)
+	}
 	pflag.Parse()
+	if *serveEtcd != "" {
+		if err := kubepeer.ServeEtcd(*serveEtcd); err != nil {
+			fmt.Fprintln(os.Stderr, "orchchaos: etcd:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if bystandersURL != "" {
-		if err := runBystanders(bystandersURL, bystandersCA, os.Stdin, os.Stdout); err != nil {
+		if err := runBystanders(bystandersURL, bystandersCA, bystandersGroup, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "orchchaos: bystanders:", err)
 			os.Exit(2)
 		}
@@ -101,8 +114,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "orchchaos:", err)
 		os.Exit(2)
 	}
-	if o.exhaust <= 0 && (pflag.CommandLine.Changed("attackers") || pflag.CommandLine.Changed("memory-after")) {
-		fmt.Fprintln(os.Stderr, "orchchaos: --attackers and --memory-after need --exhaust: they pick what the exhaustion campaign runs")
+	if err := checkExhaustFlags(o, pflag.CommandLine.Changed); err != nil {
+		fmt.Fprintln(os.Stderr, "orchchaos:", err)
 		os.Exit(2)
 	}
 	if o.kills < 1 || o.clients < 1 || o.maxUp <= 0 {
@@ -142,8 +155,30 @@ func main() {
 	}
 }
 
+// checkExhaustFlags refuses the exhaustion campaign's flags without --exhaust, and a --peer that is
+// no file, by name; changed says whether a flag was given.
+func checkExhaustFlags(o options, changed func(string) bool) error {
+	if o.exhaust <= 0 {
+		for _, name := range []string{"attackers", "memory-after", "peer"} {
+			if changed(name) {
+				return fmt.Errorf("--%s needs --exhaust: it picks what the exhaustion campaign runs, or on what", name)
+			}
+		}
+		return nil
+	}
+	if o.peer != "" {
+		if info, err := os.Stat(o.peer); err != nil {
+			return fmt.Errorf("--peer: %w (make peers builds kube-apiserver)", err)
+		} else if info.IsDir() {
+			return fmt.Errorf("--peer %s: a directory, not kube-apiserver's binary", o.peer)
+		}
+	}
+	return nil
+}
+
 type options struct {
 	apiserver, dataDir string
+	peer               string // with --exhaust, kube-apiserver's binary: attacked instead of orch-apiserver
 	kills, clients     int
 	etcdMembers        int
 	compact            bool

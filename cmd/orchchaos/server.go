@@ -10,18 +10,36 @@ import (
 	"math/rand"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"orch.io/orch/cmd/internal/kubepeer"
 	apiservertest "orch.io/orch/components/apiserver/app/apptest"
 	"orch.io/orch/components/freeport"
 	"orch.io/orch/components/syncbuf"
 )
 
-const events = "/apis/events.orch.io/v1/namespaces/default/events"
+const events = "/apis/" + orchEvents + "/v1/namespaces/default/events"
 
-// server is one run of orch-apiserver as a child process.
+// The groups serving Events: orch's, and Kubernetes' on kube-apiserver (--peer), the same objects.
+const (
+	orchEvents = "events.orch.io"
+	kubeEvents = "events.k8s.io"
+)
+
+// onGroup is a request of orch's events group, its path or its body, as it is sent to a server
+// serving Events in group: the same bytes with group in place of orch's name ("" is orch's).
+func onGroup(s, group string) string {
+	if group == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, orchEvents, group)
+}
+
+// server is one run of orch-apiserver as a child process, or with --peer of kube-apiserver.
 type server struct {
 	proc   *apiservertest.Server
 	cmd    *exec.Cmd
@@ -29,6 +47,17 @@ type server struct {
 	client *http.Client
 	output *syncbuf.Buffer
 	exited chan struct{}
+	group  string // the events' group; "" for orch's
+	caFile string // the server's certificate, trusted
+	peer   *kubepeer.Peer
+}
+
+// name is the server's program.
+func (s *server) name() string {
+	if s.peer != nil {
+		return "kube-apiserver"
+	}
+	return "orch-apiserver"
 }
 
 // startServer starts orch-apiserver on a free loopback port, with args added, and waits for /readyz.
@@ -41,16 +70,49 @@ func startServer(ctx context.Context, bin, dataDir string, args ...string) (*ser
 	if err != nil {
 		return nil, err
 	}
-	return &server{proc: p, cmd: p.Cmd, url: p.URL, client: p.Client, output: p.Output, exited: p.Exited}, nil
+	return &server{proc: p, cmd: p.Cmd, url: p.URL, client: p.Client, output: p.Output, exited: p.Exited, caFile: filepath.Join(dataDir, "pki", "apiserver.crt")}, nil
 }
 
-// kill sends SIGKILL (kill -9) and waits for the process to be gone.
-func (s *server) kill() { s.proc.Kill() }
+// startPeer starts Kubernetes' kube-apiserver (bin) on an etcd of its own under dir, Events in
+// Kubernetes' group.
+func startPeer(ctx context.Context, bin, dir string) (*server, error) {
+	peer, err := kubepeer.Start(ctx, bin, dir, "--serve-etcd", true)
+	if err != nil {
+		return nil, err
+	}
+	client, err := apiservertest.TrustingClient(peer.CAFile, 10*time.Second)
+	if err != nil {
+		return nil, peer.Failed(err)
+	}
+	client.Transport.(*http.Transport).ForceAttemptHTTP2 = true
+	// The campaign writes in default, which kube-apiserver's own controller makes a moment after
+	// it is ready.
+	resp, err := client.Post(peer.URL+"/api/v1/namespaces", "application/json", strings.NewReader(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}}`))
+	if err != nil {
+		return nil, peer.Failed(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusConflict {
+		return nil, peer.Failed(fmt.Errorf("creating namespace default: %d", resp.StatusCode))
+	}
+	return &server{cmd: peer.APIServer.Cmd, url: peer.URL, client: client, exited: peer.APIServer.Done, group: kubeEvents, caFile: peer.CAFile, peer: peer}, nil
+}
+
+// kill sends SIGKILL (kill -9) and waits for the process to be gone; a peer is stopped, its etcd
+// with it.
+func (s *server) kill() {
+	if s.peer != nil {
+		s.peer.Stop()
+		return
+	}
+	s.proc.Kill()
+}
 
 // history is every write the clients issued, with what each learnt.
 type history struct {
-	mu  sync.Mutex
-	all []Op
+	mu    sync.Mutex
+	all   []Op
+	group string // the events' group; "" for orch's
 }
 
 func (h *history) ops() []Op {
@@ -65,14 +127,14 @@ func (h *history) write(c *http.Client, base, client string, op Op) (Op, error) 
 	var req *http.Request
 	switch op.Verb {
 	case Create:
-		req, _ = http.NewRequest(http.MethodPost, base+events, bytes.NewReader(eventJSON(op.Name, op.Value, client)))
+		req, _ = http.NewRequest(http.MethodPost, onGroup(base+events, h.group), strings.NewReader(onGroup(string(eventJSON(op.Name, op.Value, client)), h.group)))
 		req.Header.Set("Content-Type", "application/json")
 	case Update:
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{"value": op.Value}}, "note": op.Value})
-		req, _ = http.NewRequest(http.MethodPatch, base+events+"/"+op.Name, bytes.NewReader(patch))
+		req, _ = http.NewRequest(http.MethodPatch, onGroup(base+events, h.group)+"/"+op.Name, bytes.NewReader(patch))
 		req.Header.Set("Content-Type", "application/merge-patch+json")
 	case Delete:
-		req, _ = http.NewRequest(http.MethodDelete, base+events+"/"+op.Name, nil)
+		req, _ = http.NewRequest(http.MethodDelete, onGroup(base+events, h.group)+"/"+op.Name, nil)
 	}
 	op.Outcome = Unknown
 	resp, err := c.Do(req)
@@ -190,7 +252,7 @@ type eventObj struct {
 }
 
 func list(srv *server) ([]eventObj, int64, error) {
-	resp, err := srv.client.Get(srv.url + events)
+	resp, err := srv.client.Get(srv.url + onGroup(events, srv.group))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"orch.io/orch/cmd/internal/kubepeer"
 )
 
 type options struct {
@@ -81,7 +82,7 @@ func main() {
 		return
 	}
 	if o.serveEtcd != "" {
-		if err := serveEtcd(o.serveEtcd); err != nil {
+		if err := kubepeer.ServeEtcd(o.serveEtcd); err != nil {
 			fmt.Fprintln(os.Stderr, "orchload:", err)
 			os.Exit(1)
 		}
@@ -185,19 +186,19 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		defer srv.stop()
-		rep.Server = fmt.Sprintf("%s (%s, pid %d, started by orchload, data in %s)", t.url, o.bin, srv.cmd.Process.Pid, srv.dir)
+		rep.Server = fmt.Sprintf("%s (%s, pid %d, started by orchload, data in %s)", t.url, o.bin, srv.Cmd.Process.Pid, srv.Dir)
 	case o.peerBin != "":
 		if srv, t, err = startPeer(ctx, o.peerBin); err != nil {
 			return err
 		}
 		defer srv.stop()
-		rep.Server = fmt.Sprintf("%s (kube-apiserver %s, pid %d, on etcd pid %d, started by orchload)", t.url, o.peerBin, srv.cmd.Process.Pid, srv.etcd.cmd.Process.Pid)
+		rep.Server = fmt.Sprintf("%s (kube-apiserver %s, pid %d, on etcd pid %d, started by orchload)", t.url, o.peerBin, srv.Cmd.Process.Pid, srv.etcd.Cmd.Process.Pid)
 	case o.floor:
 		if srv, t, err = startFloor(); err != nil {
 			return err
 		}
 		defer srv.stop()
-		rep.Server = fmt.Sprintf("%s (orchload's bare HTTP/2 TLS server, pid %d: the floor)", t.url, srv.cmd.Process.Pid)
+		rep.Server = fmt.Sprintf("%s (orchload's bare HTTP/2 TLS server, pid %d: the floor)", t.url, srv.Cmd.Process.Pid)
 	default:
 		t.url, t.group = strings.TrimSuffix(o.server, "/"), "events.orch.io"
 		if t.tls, err = tlsConfig(o.ca, o.insecure); err != nil {
@@ -215,7 +216,7 @@ func run(ctx context.Context, o options) error {
 	err = measure(ctx, o, t, held, &rep)
 	if err != nil && srv != nil {
 		// The server's side of a failure is in its log, which stop removes.
-		err = fmt.Errorf("%w; the server's log ends:\n%s", err, srv.logTail(20))
+		err = fmt.Errorf("%w; the server's log ends:\n%s", err, srv.LogTail(20))
 	}
 	rep.LoadEnd = loadAverage()
 	rep.print(os.Stdout)

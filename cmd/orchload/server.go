@@ -13,11 +13,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
+	"orch.io/orch/cmd/internal/kubepeer"
 	"orch.io/orch/components/freeport"
 	"orch.io/orch/components/periodic"
 )
@@ -151,11 +151,8 @@ func ready(ctx context.Context, c *http.Client, url string) error {
 // process is an API server this tool started; etcd, when set, is the etcd it runs on, whose memory
 // and CPU count with it.
 type process struct {
-	cmd     *exec.Cmd
-	dir     string
-	logPath string
-	done    chan struct{}
-	etcd    *process
+	*kubepeer.Process
+	etcd *process
 }
 
 // startServer runs bin on a free loopback port with a fresh data directory and waits until it is
@@ -169,19 +166,19 @@ func startServer(ctx context.Context, bin string) (*process, target, error) {
 	if err != nil {
 		return nil, target{}, err
 	}
-	p := &process{dir: dir, logPath: filepath.Join(dir, "apiserver.log"), done: make(chan struct{})}
-	logFile, err := os.Create(p.logPath)
+	p := &process{Process: &kubepeer.Process{Dir: dir, LogPath: filepath.Join(dir, "apiserver.log"), Done: make(chan struct{})}}
+	logFile, err := os.Create(p.LogPath)
 	if err != nil {
 		return nil, target{}, errors.Join(err, os.RemoveAll(dir))
 	}
 	defer logFile.Close()
-	p.cmd = exec.Command(bin, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
+	p.Cmd = exec.Command(bin, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
 		"--data-dir", filepath.Join(dir, "data"))
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	if err := p.cmd.Start(); err != nil {
+	p.Cmd.Stdout, p.Cmd.Stderr = logFile, logFile
+	if err := p.Cmd.Start(); err != nil {
 		return nil, target{}, errors.Join(fmt.Errorf("--apiserver-bin: %w", err), os.RemoveAll(dir))
 	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	go func() { _ = p.Cmd.Wait(); close(p.Done) }()
 
 	// The self-signed certificate appears once the server has written it; until then the address
 	// cannot be verified, so wait for the file first.
@@ -193,7 +190,7 @@ func startServer(ctx context.Context, bin string) (*process, target, error) {
 			break
 		}
 		select {
-		case <-p.done:
+		case <-p.Done:
 			return nil, t, p.failed(errors.New("orch-apiserver exited during start-up"))
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -220,35 +217,23 @@ func (p *process) rssMiB() (float64, error) {
 // failed stops the process and returns err with the tail of the server's log.
 func (p *process) failed(err error) error {
 	p.stop()
-	return fmt.Errorf("%w; log:\n%s", err, p.logTail(20))
+	return fmt.Errorf("%w; log:\n%s", err, p.LogTail(20))
 }
 
-// stop ends the server (SIGTERM, then SIGKILL after 15s) and removes its directory.
+// stop ends the server (SIGTERM, then SIGKILL after 15s), then its etcd, and removes its directory.
 func (p *process) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	p.End()
 	if p.etcd != nil {
 		p.etcd.stop()
 	}
-	_ = os.RemoveAll(p.dir)
-}
-
-func (p *process) logTail(n int) string {
-	b, _ := os.ReadFile(p.logPath)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	_ = os.RemoveAll(p.Dir)
 }
 
 // memory reads the server's resident set from /proc/<pid>/status, in MiB: VmRSS, its peak VmHWM,
 // and the part of it that is anonymous (heap, stacks) rather than file pages such as etcd's mmapped
 // database.
 func (p *process) memory() (memoryResult, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Cmd.Process.Pid))
 	if err != nil {
 		return memoryResult{}, err
 	}
@@ -284,7 +269,7 @@ const clockTicks = 100
 
 // cpuTime is the user plus system time the server has used, from /proc/<pid>/stat.
 func (p *process) cpuTime() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Cmd.Process.Pid))
 	if err != nil {
 		return 0, err
 	}
@@ -293,13 +278,13 @@ func (p *process) cpuTime() (time.Duration, error) {
 	_, rest, _ := strings.Cut(string(b), ") ")
 	f := strings.Fields(rest)
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", p.cmd.Process.Pid)
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", p.Cmd.Process.Pid)
 	}
 	var ticks int64
 	for _, v := range f[11:13] {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", p.cmd.Process.Pid, err)
+			return 0, fmt.Errorf("/proc/%d/stat: %w", p.Cmd.Process.Pid, err)
 		}
 		ticks += n
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"orch.io/orch/cmd/internal/kubepeer"
+	"orch.io/orch/cmd/orchchaos/internal/exhaust"
 )
 
 func main() {
@@ -42,7 +43,7 @@ func main() {
 	pflag.DurationVar(&o.exhaust, "exhaust", 0, "run the resource exhaustion campaign for this long instead of kills: idle connections, slow bodies, unread answers, oversized headers and bodies and a watch storm, /readyz probed every 20 ms and a well-behaved client writing")
 	pflag.IntVar(&o.idle, "idle", 10000, "with --exhaust: idle connections held open")
 	pflag.BoolVar(&o.attackersShareCPU, "attackers-share-cpu", false, "with --exhaust as root: keep the attackers at the server's CPU weight, all in one cgroup (by default the attackers, orchchaos itself, run at a process's CPU weight and the server and the bystanders at 16 times that, as if the attackers were other machines)")
-	attackers := pflag.String("attackers", "all", "with --exhaust: the attackers to run, all or names joined by commas ("+strings.Join(allAttackers, ", ")+"), or names each prefixed by - to run all but those (--attackers=-watch-storm); the idle connections are --idle's")
+	attackers := pflag.String("attackers", "all", "with --exhaust: the attackers to run, all or names joined by commas ("+strings.Join(exhaust.AttackerNames, ", ")+"), or names each prefixed by - to run all but those (--attackers=-watch-storm); the idle connections are --idle's")
 	pflag.BoolVar(&o.memoryAfter, "memory-after", true, "with --exhaust: after the window, wait 30 s and 2 minutes more to report the memory the server keeps; false ends at the window's end, for runs that look at the window only")
 	pflag.StringVar(&o.profiles, "profiles", "", "with --exhaust: write the server's profiles into this directory: heap-<point>.pb.gz at each point its memory is reported (before, idle, window, end, after, after-gc, later) cpu-window.pb.gz, 10 s of CPU from 5 s into the window, and trace-start.out and trace-orchchaos-start.out, the server's and orchchaos' own runtime traces over the window's first 3 s (go tool trace); the heap figures are printed in any case")
 	var mf memberFlags
@@ -80,7 +81,7 @@ func main() {
 		return
 	}
 	if bystandersURL != "" {
-		if err := runBystanders(bystandersURL, bystandersCA, bystandersGroup, os.Stdin, os.Stdout); err != nil {
+		if err := exhaust.RunBystanders(bystandersURL, bystandersCA, bystandersGroup, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "orchchaos: bystanders:", err)
 			os.Exit(2)
 		}
@@ -110,7 +111,7 @@ func main() {
 		os.Exit(2)
 	}
 	var err error
-	if o.attackers, err = parseAttackers(*attackers); err != nil {
+	if o.attackers, err = exhaust.ParseAttackers(*attackers); err != nil {
 		fmt.Fprintln(os.Stderr, "orchchaos:", err)
 		os.Exit(2)
 	}
@@ -187,7 +188,7 @@ type options struct {
 	idle               int
 	profiles           string
 	attackersShareCPU  bool
-	attackers          attackerSet
+	attackers          exhaust.Attackers
 	memoryAfter        bool
 	seed               int64
 	maxUp              time.Duration

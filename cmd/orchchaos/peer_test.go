@@ -8,22 +8,6 @@ import (
 	"time"
 )
 
-// A request of orch's events group, path or body, is the same bytes on Kubernetes' group but for
-// its name; "" leaves it orch's.
-func TestOnGroup(t *testing.T) {
-	for _, c := range []struct{ in, group, want string }{
-		{events, "", "/apis/events.orch.io/v1/namespaces/default/events"},
-		{events, kubeEvents, "/apis/events.k8s.io/v1/namespaces/default/events"},
-		{events + "?watch=true&resourceVersion=7", kubeEvents, "/apis/events.k8s.io/v1/namespaces/default/events?watch=true&resourceVersion=7"},
-		{string(eventJSON("a", "b", "c")), kubeEvents, strings.Replace(string(eventJSON("a", "b", "c")), `"apiVersion":"events.orch.io/v1"`, `"apiVersion":"events.k8s.io/v1"`, 1)},
-		{"/readyz", kubeEvents, "/readyz"},
-	} {
-		if got := onGroup(c.in, c.group); got != c.want {
-			t.Errorf("onGroup(%q, %q) = %q, want %q", c.in, c.group, got, c.want)
-		}
-	}
-}
-
 // --peer, like --attackers and --memory-after, needs --exhaust, and must name a file.
 func TestCheckExhaustFlags(t *testing.T) {
 	dir := t.TempDir()

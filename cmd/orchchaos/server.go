@@ -17,27 +17,11 @@ import (
 	"time"
 
 	"orch.io/orch/cmd/internal/kubepeer"
+	"orch.io/orch/cmd/orchchaos/internal/eventsapi"
 	apiservertest "orch.io/orch/components/apiserver/app/apptest"
 	"orch.io/orch/components/freeport"
 	"orch.io/orch/components/syncbuf"
 )
-
-const events = "/apis/" + orchEvents + "/v1/namespaces/default/events"
-
-// The groups serving Events: orch's, and Kubernetes' on kube-apiserver (--peer), the same objects.
-const (
-	orchEvents = "events.orch.io"
-	kubeEvents = "events.k8s.io"
-)
-
-// onGroup is a request of orch's events group, its path or its body, as it is sent to a server
-// serving Events in group: the same bytes with group in place of orch's name ("" is orch's).
-func onGroup(s, group string) string {
-	if group == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, orchEvents, group)
-}
 
 // server is one run of orch-apiserver as a child process, or with --peer of kube-apiserver.
 type server struct {
@@ -95,7 +79,7 @@ func startPeer(ctx context.Context, bin, dir string) (*server, error) {
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusConflict {
 		return nil, peer.Failed(fmt.Errorf("creating namespace default: %d", resp.StatusCode))
 	}
-	return &server{cmd: peer.APIServer.Cmd, url: peer.URL, client: client, exited: peer.APIServer.Done, group: kubeEvents, caFile: peer.CAFile, peer: peer}, nil
+	return &server{cmd: peer.APIServer.Cmd, url: peer.URL, client: client, exited: peer.APIServer.Done, group: eventsapi.KubeGroup, caFile: peer.CAFile, peer: peer}, nil
 }
 
 // kill sends SIGKILL (kill -9) and waits for the process to be gone; a peer is stopped, its etcd
@@ -127,14 +111,14 @@ func (h *history) write(c *http.Client, base, client string, op Op) (Op, error) 
 	var req *http.Request
 	switch op.Verb {
 	case Create:
-		req, _ = http.NewRequest(http.MethodPost, onGroup(base+events, h.group), strings.NewReader(onGroup(string(eventJSON(op.Name, op.Value, client)), h.group)))
+		req, _ = http.NewRequest(http.MethodPost, eventsapi.OnGroup(base+eventsapi.Path, h.group), strings.NewReader(eventsapi.OnGroup(string(eventsapi.JSON(op.Name, op.Value, client)), h.group)))
 		req.Header.Set("Content-Type", "application/json")
 	case Update:
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{"value": op.Value}}, "note": op.Value})
-		req, _ = http.NewRequest(http.MethodPatch, onGroup(base+events, h.group)+"/"+op.Name, bytes.NewReader(patch))
+		req, _ = http.NewRequest(http.MethodPatch, eventsapi.OnGroup(base+eventsapi.Path, h.group)+"/"+op.Name, bytes.NewReader(patch))
 		req.Header.Set("Content-Type", "application/merge-patch+json")
 	case Delete:
-		req, _ = http.NewRequest(http.MethodDelete, onGroup(base+events, h.group)+"/"+op.Name, nil)
+		req, _ = http.NewRequest(http.MethodDelete, eventsapi.OnGroup(base+eventsapi.Path, h.group)+"/"+op.Name, nil)
 	}
 	op.Outcome = Unknown
 	resp, err := c.Do(req)
@@ -162,23 +146,6 @@ func (h *history) write(c *http.Client, base, client string, op Op) (Op, error) 
 	h.all = append(h.all, op)
 	h.mu.Unlock()
 	return op, err
-}
-
-func eventJSON(name, value, client string) []byte {
-	data, _ := json.Marshal(map[string]any{
-		"apiVersion":          "events.orch.io/v1",
-		"kind":                "Event",
-		"metadata":            map[string]any{"name": name, "namespace": "default", "labels": map[string]string{"value": value}},
-		"eventTime":           "2026-11-29T00:00:00.000000Z",
-		"reportingController": "orch.io/orchchaos",
-		"reportingInstance":   client,
-		"action":              "Writing",
-		"reason":              "Chaos",
-		"type":                "Normal",
-		"note":                value,
-		"regarding":           map[string]any{"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": name},
-	})
-	return data
 }
 
 // startClients starts n clients writing, each over 4 names of its own, until the returned function
@@ -242,33 +209,8 @@ func listAll(srv *server) (map[string]Object, error) {
 	return found, nil
 }
 
-type eventObj struct {
-	Metadata struct {
-		Name            string
-		ResourceVersion string
-		Labels          map[string]string
-	}
-	Note string
-}
-
-func list(srv *server) ([]eventObj, int64, error) {
-	resp, err := srv.client.Get(srv.url + onGroup(events, srv.group))
-	if err != nil {
-		return nil, 0, err
-	}
-	defer resp.Body.Close()
-	var l struct {
-		Metadata struct{ ResourceVersion string }
-		Items    []eventObj
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, 0, fmt.Errorf("list events: %d", resp.StatusCode)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
-		return nil, 0, err
-	}
-	rv, _ := strconv.ParseInt(l.Metadata.ResourceVersion, 10, 64)
-	return l.Items, rv, nil
+func list(srv *server) ([]eventsapi.Item, int64, error) {
+	return eventsapi.List(srv.client, srv.url, srv.group)
 }
 
 // watcher follows the events across kills, resuming from the last resourceVersion it saw.
@@ -315,7 +257,7 @@ func (w *watcher) follow(ctx context.Context) {
 	w.mu.Lock()
 	srv, rv := w.srv, w.rv
 	w.mu.Unlock()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+events+"?watch=true&resourceVersion="+strconv.FormatInt(rv, 10), nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.url+eventsapi.Path+"?watch=true&resourceVersion="+strconv.FormatInt(rv, 10), nil)
 	watchClient := &http.Client{Transport: srv.client.Transport}
 	resp, err := watchClient.Do(req)
 	if err != nil {
@@ -332,7 +274,7 @@ func (w *watcher) follow(ctx context.Context) {
 		var frame struct {
 			Type   string
 			Object struct {
-				eventObj
+				eventsapi.Item
 				Code int
 			}
 		}

@@ -1,4 +1,4 @@
-package main
+package exhaust
 
 import (
 	"fmt"
@@ -66,12 +66,12 @@ func (s heapStats) String() string {
 // heapSnapshot asks the server for its heap profile at point: its figures, and with dir set the
 // profile itself, heap-<point>.pb.gz, for `go tool pprof`. gc runs a collection first, so that
 // the profile and the figures count live objects only.
-func heapSnapshot(srv *server, point, dir string, gc bool) (heapStats, error) {
+func heapSnapshot(srv *Target, point, dir string, gc bool) (heapStats, error) {
 	query := ""
 	if gc {
 		query = "gc=1&"
 	}
-	get := func(path string) ([]byte, error) { return getBody(srv.client, srv.url+path) }
+	get := func(path string) ([]byte, error) { return getBody(srv.Client, srv.URL+path) }
 	text, err := get("/debug/pprof/heap?" + query + "debug=1")
 	if err != nil {
 		return heapStats{}, err
@@ -80,7 +80,7 @@ func heapSnapshot(srv *server, point, dir string, gc bool) (heapStats, error) {
 	if err != nil {
 		return s, err
 	}
-	s.point, s.rssKiB = point, rssKiB(srv.cmd.Process.Pid)
+	s.point, s.rssKiB = point, rssKiB(srv.PID)
 	if goroutines, err := get("/debug/pprof/goroutine?debug=1"); err == nil {
 		first, _, _ := strings.Cut(string(goroutines), "\n")
 		s.goroutines, _ = strconv.Atoi(strings.TrimPrefix(first, "goroutine profile: total "))
@@ -99,9 +99,9 @@ func heapSnapshot(srv *server, point, dir string, gc bool) (heapStats, error) {
 
 // serverProfile writes d of one of the server's timed profiles (path: /debug/pprof/profile for
 // its CPU, /debug/pprof/trace for its runtime trace) to file.
-func serverProfile(srv *server, path, file string, d time.Duration) error {
-	c := &http.Client{Transport: srv.client.Transport, Timeout: d + 30*time.Second}
-	body, err := getBody(c, srv.url+path+"?seconds="+strconv.Itoa(int(d.Seconds())))
+func serverProfile(srv *Target, path, file string, d time.Duration) error {
+	c := &http.Client{Transport: srv.Client.Transport, Timeout: d + 30*time.Second}
+	body, err := getBody(c, srv.URL+path+"?seconds="+strconv.Itoa(int(d.Seconds())))
 	if err != nil {
 		return err
 	}
@@ -137,12 +137,12 @@ const kubeReadyzBucket = `apiserver_request_duration_seconds_bucket{component=""
 
 // scrapeNonResourceGETs reads the histogram from /metrics: orch-apiserver's of non-resource
 // GETs, kube-apiserver's of /readyz.
-func scrapeNonResourceGETs(srv *server) (nonResourceGETs, error) {
-	body, err := getBody(srv.client, srv.url+"/metrics")
+func scrapeNonResourceGETs(srv *Target) (nonResourceGETs, error) {
+	body, err := getBody(srv.Client, srv.URL+"/metrics")
 	if err != nil {
 		return nil, err
 	}
-	if srv.peer != nil {
+	if srv.EtcdPID != 0 {
 		return parseHistogram(string(body), kubeReadyzBucket)
 	}
 	return parseNonResourceGETs(string(body))
@@ -195,8 +195,8 @@ type runtimeFigures struct {
 const schedBucket = `go_sched_latencies_seconds_bucket{le="`
 
 // scrapeRuntime reads the figures from /metrics.
-func scrapeRuntime(srv *server) (runtimeFigures, error) {
-	body, err := getBody(srv.client, srv.url+"/metrics")
+func scrapeRuntime(srv *Target) (runtimeFigures, error) {
+	body, err := getBody(srv.Client, srv.URL+"/metrics")
 	if err != nil {
 		return runtimeFigures{}, err
 	}

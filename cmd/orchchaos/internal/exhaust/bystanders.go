@@ -1,4 +1,4 @@
-package main
+package exhaust
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	apiservertest "orch.io/orch/components/apiserver/app/apptest"
+
+	"orch.io/orch/cmd/orchchaos/internal/eventsapi"
 )
 
 // The exhaustion campaign's bystanders, the /readyz probe and the well-behaved client, run in a
@@ -60,11 +62,11 @@ func parseBystanderLine(line string) (bystanderLine, error) {
 	return bystanderLine{kind: fields[0], sent: time.Unix(0, sent), took: time.Duration(took), status: fields[3], details: details}, nil
 }
 
-// runBystanders opens the probe's connection to url (kept alive, as a monitor's is), writes
+// RunBystanders opens the probe's connection to url (kept alive, as a monitor's is), writes
 // "ready", and from a "start" line on in until in ends asks /readyz every probeEvery on it while
 // the well-behaved client creates and reads an event (in group, "" for orch's) every probeEvery on
 // a client of its own; one line per answer on out.
-func runBystanders(url, caFile, group string, in io.Reader, out io.Writer) error {
+func RunBystanders(url, caFile, group string, in io.Reader, out io.Writer) error {
 	probe, err := apiservertest.TrustingClient(caFile, 10*time.Second)
 	if err != nil {
 		return err
@@ -132,14 +134,13 @@ func runBystanders(url, caFile, group string, in io.Reader, out io.Writer) error
 		}
 	})
 	wg.Go(func() {
-		h := &history{group: group}
 		for i := 0; !stopped(); i++ {
 			name := fmt.Sprintf("good-%d", i)
 			t0 := time.Now()
-			_, err := h.write(client, url, "good", Op{Name: name, Verb: Create, Value: name})
+			err := createEvent(client, url, group, name, eventsapi.JSON(name, name, "good"))
 			if err == nil {
 				var resp *http.Response
-				if resp, err = client.Get(url + onGroup(events, group) + "/" + name); err == nil {
+				if resp, err = client.Get(url + eventsapi.OnGroup(eventsapi.Path, group) + "/" + name); err == nil {
 					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					if resp.StatusCode != http.StatusOK {
@@ -171,12 +172,12 @@ type bystanders struct {
 
 // startBystanders starts the bystanders' process on srv and waits until the probe's connection is
 // open; they begin at start.
-func startBystanders(srv *server) (*bystanders, error) {
+func startBystanders(srv *Target) (*bystanders, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "--bystanders", srv.url, "--bystanders-ca", srv.caFile, "--bystanders-group", srv.group)
+	cmd := exec.Command(self, "--bystanders", srv.URL, "--bystanders-ca", srv.CAFile, "--bystanders-group", srv.Group)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

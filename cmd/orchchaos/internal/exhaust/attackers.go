@@ -1,4 +1,4 @@
-package main
+package exhaust
 
 import (
 	"fmt"
@@ -16,18 +16,18 @@ const (
 	attackWatchStorm  = "watch-storm"  // 2,000 watches opened at once
 )
 
-var allAttackers = []string{attackSlowBodies, attackUnreadLists, attackBigHeaders, attackBigBodies, attackWatchStorm}
+var AttackerNames = []string{attackSlowBodies, attackUnreadLists, attackBigHeaders, attackBigBodies, attackWatchStorm}
 
-// attackerSet is the attackers a campaign runs.
-type attackerSet map[string]bool
+// Attackers is the attackers a campaign runs.
+type Attackers map[string]bool
 
-// parseAttackers reads --attackers: "all", or names from allAttackers joined by commas, each
+// ParseAttackers reads --attackers: "all", or names from AttackerNames joined by commas, each
 // name possibly prefixed by "-" to leave it out of all ("-watch-storm": every attacker but the
 // storm). Names and exclusions do not mix; an unknown name is refused by name.
-func parseAttackers(s string) (attackerSet, error) {
-	set := attackerSet{}
+func ParseAttackers(s string) (Attackers, error) {
+	set := Attackers{}
 	if strings.TrimSpace(s) == "all" {
-		for _, a := range allAttackers {
+		for _, a := range AttackerNames {
 			set[a] = true
 		}
 		return set, nil
@@ -40,8 +40,8 @@ func parseAttackers(s string) (attackerSet, error) {
 		if name == "" {
 			return nil, fmt.Errorf("--attackers %q: an empty name", s)
 		}
-		if !slices.Contains(allAttackers, name) {
-			return nil, fmt.Errorf("--attackers: unknown attacker %q (known: all, %s)", name, strings.Join(allAttackers, ", "))
+		if !slices.Contains(AttackerNames, name) {
+			return nil, fmt.Errorf("--attackers: unknown attacker %q (known: all, %s)", name, strings.Join(AttackerNames, ", "))
 		}
 		if out {
 			excluded = true
@@ -54,7 +54,7 @@ func parseAttackers(s string) (attackerSet, error) {
 		return nil, fmt.Errorf("--attackers %q: either names to run or names to leave out (-name), not both", s)
 	}
 	if excluded {
-		for _, a := range allAttackers {
+		for _, a := range AttackerNames {
 			if _, seen := set[a]; !seen {
 				set[a] = true
 			}
@@ -69,14 +69,14 @@ func parseAttackers(s string) (attackerSet, error) {
 }
 
 // String names the set's attackers in the campaign's order, or "all".
-func (s attackerSet) String() string {
+func (s Attackers) String() string {
 	var names []string
-	for _, a := range allAttackers {
+	for _, a := range AttackerNames {
 		if s[a] {
 			names = append(names, a)
 		}
 	}
-	if len(names) == len(allAttackers) {
+	if len(names) == len(AttackerNames) {
 		return "all"
 	}
 	if len(names) == 0 {

@@ -1,4 +1,4 @@
-package main
+package exhaust
 
 import (
 	"bufio"
@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"orch.io/orch/cmd/orchchaos/internal/eventsapi"
 )
 
 // The exhaustion campaign fails on /readyz not answered 200 and on the well-behaved client not
@@ -43,9 +45,9 @@ func TestExhaustVerdict(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			v := tt.r.print(&out)
-			if !slices.Equal(v.Problems, tt.want) {
-				t.Errorf("problems %q, want %q", v.Problems, tt.want)
+			problems := tt.r.print(&out)
+			if !slices.Equal(problems, tt.want) {
+				t.Errorf("problems %q, want %q", problems, tt.want)
 			}
 			if !strings.Contains(out.String(), "/readyz: ") || !strings.Contains(out.String(), "resident memory") {
 				t.Errorf("figures missing:\n%s", out.String())
@@ -182,14 +184,14 @@ func TestRunBystanders(t *testing.T) {
 		switch {
 		case r.URL.Path == "/readyz":
 			fmt.Fprint(w, "ok")
-		case r.Method == http.MethodPost && r.URL.Path == events:
+		case r.Method == http.MethodPost && r.URL.Path == eventsapi.Path:
 			if creates.Add(1) == 1 {
 				http.Error(w, "etcd\nunavailable", http.StatusServiceUnavailable)
 				return
 			}
 			w.WriteHeader(http.StatusCreated)
 			fmt.Fprint(w, `{"metadata":{"resourceVersion":"7"}}`)
-		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, events+"/good-"):
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, eventsapi.Path+"/good-"):
 			fmt.Fprint(w, `{}`)
 		default:
 			http.NotFound(w, r)
@@ -203,7 +205,7 @@ func TestRunBystanders(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- runBystanders(ts.URL, ca, "", inR, outW); outW.Close() }()
+	go func() { done <- RunBystanders(ts.URL, ca, "", inR, outW); outW.Close() }()
 	lines := bufio.NewScanner(outR)
 	if !lines.Scan() || lines.Text() != "ready" {
 		t.Fatalf("first line %q, want ready", lines.Text())

@@ -1,4 +1,4 @@
-package main
+package exhaust
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func TestParseAttackers(t *testing.T) {
 		{in: "", err: "an empty name"},
 		{in: "watch-storm,", err: "an empty name"},
 	} {
-		got, err := parseAttackers(tc.in)
+		got, err := ParseAttackers(tc.in)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q: error %v, want one containing %q", tc.in, err, tc.err)

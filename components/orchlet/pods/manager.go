@@ -163,9 +163,14 @@ type Manager struct {
 	pods     map[types.UID]*podState
 	admitted int
 	queue    map[itemKey]time.Time
-	order    dueHeap            // the queue's items in popDue's order, guarded by shared
-	touched  map[types.UID]bool // pods whose spec or status changed since the last publish
-	started  bool
+	order    dueHeap // the queue's items in popDue's order, guarded by shared
+	// firstLive is true when order's first entry was found in the queue (firstLocked) and no
+	// item left the queue since (an enqueue's entry is live, and comes first if it replaced the
+	// first): the simulator asks for the first item at every instant, and the map lookup of its
+	// key was most of the asking. Guarded by shared.
+	firstLive bool
+	touched   map[types.UID]bool // pods whose spec or status changed since the last publish
+	started   bool
 }
 
 // podState is what the pod workers hold of one pod: its state across syncs, the back-off after a

@@ -113,7 +113,11 @@ func (h *dueHeap) pop() {
 func (m *Manager) firstLocked() (dueItem, bool) {
 	for len(m.order) > 0 {
 		e := m.order[0]
+		if m.firstLive {
+			return e, true
+		}
 		if due, ok := m.queue[e.key]; ok && due.Equal(e.due) {
+			m.firstLive = true
 			return e, true
 		}
 		m.order.pop()
@@ -138,6 +142,7 @@ func (m *Manager) popDueWhere(now time.Time, ok func(itemKey) bool) (itemKey, bo
 		}
 		m.order.pop()
 		delete(m.queue, first.key)
+		m.firstLive = false
 		return first.key, true
 	}
 	var best itemKey
@@ -153,6 +158,7 @@ func (m *Manager) popDueWhere(now time.Time, ok func(itemKey) bool) (itemKey, bo
 	}
 	if found {
 		delete(m.queue, best)
+		m.firstLive = false
 	}
 	return best, found
 }
@@ -187,6 +193,7 @@ func (m *Manager) dequeue(k itemKey) {
 	m.shared.Lock()
 	defer m.shared.Unlock()
 	delete(m.queue, k)
+	m.firstLive = false
 }
 
 // touch marks the pod uid for the next publish.

@@ -113,7 +113,6 @@ func (r *Relister) Relist(ctx context.Context, known func(types.UID) bool) Resul
 		r.log.Error(err, "Relisting the runtime failed")
 		return Result{}
 	}
-	ready := r.sourcesReady == nil || r.sourcesReady()
 	same := r.sameAsLastRelist(sbs, ctrs)
 	r.mu.Lock()
 	if same {
@@ -122,7 +121,13 @@ func (r *Relister) Relist(ctx context.Context, known func(types.UID) bool) Resul
 		r.cache.fill(read, sbs, ctrs)
 	}
 	r.mu.Unlock()
-	if same && !(ready && r.orphansDeferred) {
+	if same && !r.orphansDeferred {
+		return Result{}
+	}
+	// Asked only when the answer matters: a quiet node's relist does not need the sources' looks,
+	// which were a tenth of its CPU with 10,000 simulated nodes.
+	ready := r.sourcesReady == nil || r.sourcesReady()
+	if same && !ready {
 		return Result{}
 	}
 	r.orphansDeferred = false

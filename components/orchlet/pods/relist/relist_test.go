@@ -42,46 +42,51 @@ func container(id, uid string, state runtimeapi.ContainerState) *runtimeapi.Cont
 }
 
 // TestRelist follows a node through relists: each row changes what the runtime lists (or the
-// sources' readiness) and says which pods changed and which are orphans.
+// sources' readiness) and says which pods changed and which are orphans, and whether the relist
+// asked the sources (not when the lists are the last relist's and no orphan waits for them).
 func TestRelist(t *testing.T) {
 	rt := &runtime{}
-	ready := false
-	r := New(rt, calls.New(clock.NewMock(), time.Minute), klog.Background(), func() bool { return ready })
+	ready, asked := false, false
+	r := New(rt, calls.New(clock.NewMock(), time.Minute), klog.Background(), func() bool { asked = true; return ready })
 	known := map[types.UID]bool{"a": true, "b": true}
 	for _, step := range []struct {
 		name    string
 		change  func()
 		changed []types.UID
 		orphans []Orphan
+		asks    bool
 	}{
 		{"a pod's sandbox and container appear", func() {
 			rt.sbs = []*runtimeapi.PodSandbox{sandbox("sa", "a", runtimeapi.PodSandboxState_SANDBOX_READY)}
 			rt.ctrs = []*runtimeapi.Container{container("ca", "a", runtimeapi.ContainerState_CONTAINER_RUNNING)}
-		}, []types.UID{"a"}, nil},
-		{"nothing new", func() {}, nil, nil},
+		}, []types.UID{"a"}, nil, true},
+		{"nothing new", func() {}, nil, nil, false},
 		{"a container exits", func() {
 			rt.ctrs = []*runtimeapi.Container{container("ca", "a", runtimeapi.ContainerState_CONTAINER_EXITED)}
-		}, []types.UID{"a"}, nil},
+		}, []types.UID{"a"}, nil, true},
 		{"objects not the agent's are not looked at", func() {
 			rt.ctrs = append(rt.ctrs, &runtimeapi.Container{Id: "other", State: runtimeapi.ContainerState_CONTAINER_RUNNING})
-		}, nil, nil},
+		}, nil, nil, true},
 		{"an unknown pod waits for the sources", func() {
 			rt.sbs = append(rt.sbs, sandbox("sx", "x", runtimeapi.PodSandboxState_SANDBOX_READY))
 			rt.ctrs = append(rt.ctrs, container("cx", "x", runtimeapi.ContainerState_CONTAINER_RUNNING))
-		}, nil, nil},
+		}, nil, nil, true},
+		{"nothing new, the sources not ready: the unknown pod still waits", func() {}, nil, nil, true},
 		{"the sources ready, the unknown pod is an orphan", func() { ready = true },
-			[]types.UID{"x"}, []Orphan{{UID: "x", Namespace: "ns", Name: "pod-x"}}},
+			[]types.UID{"x"}, []Orphan{{UID: "x", Namespace: "ns", Name: "pod-x"}}, true},
+		{"nothing new, no orphan waiting", func() {}, nil, nil, false},
 		{"a pod whose container went away, its sandbox left", func() {
 			known["x"] = true
 			rt.ctrs = rt.ctrs[:1]
 			rt.sbs = append(rt.sbs, sandbox("sb", "b", runtimeapi.PodSandboxState_SANDBOX_NOTREADY))
-		}, []types.UID{"b", "x"}, nil},
+		}, []types.UID{"b", "x"}, nil, true},
 	} {
 		step.change()
+		asked = false
 		got := r.Relist(context.Background(), func(uid types.UID) bool { return known[uid] })
 		slices.Sort(got.Changed)
-		if !slices.Equal(got.Changed, step.changed) || !slices.Equal(got.Orphans, step.orphans) {
-			t.Errorf("%s: changed %v orphans %v, want %v %v", step.name, got.Changed, got.Orphans, step.changed, step.orphans)
+		if !slices.Equal(got.Changed, step.changed) || !slices.Equal(got.Orphans, step.orphans) || asked != step.asks {
+			t.Errorf("%s: changed %v orphans %v, asked the sources %t; want %v %v %t", step.name, got.Changed, got.Orphans, asked, step.changed, step.orphans, step.asks)
 		}
 	}
 	if id := r.ContainerID("c1"); id != "fake://c1" {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/binary"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/emicklei/go-restful/v3"
@@ -13,22 +15,31 @@ import (
 )
 
 // maxCachedRoutes bounds the selections remembered; past it the cache starts over, so paths
-// naming single objects (one entry each) cannot grow it without end.
+// whose segments are kept literally (see routeCache.key) cannot grow it without end.
 const maxCachedRoutes = 4096
 
 // routeCache is go-restful's CurlyRouter remembering its selections. The server adds every web
 // service before it serves and sets no route conditions, so the route chosen is a function of
 // the method, path, Content-Type and Accept alone; CurlyRouter copies every candidate route (a
 // few KiB) on each request to choose it again, 15% of the bytes a create allocates.
+//
+// A selection is remembered for the path's shape, not the path: a segment that is no literal
+// segment of any route or service root (a name, a namespace) can only be matched by a parameter,
+// whatever it says, so it is keyed as anyParam. Keyed by the path, the 10,000 nodes' status and
+// lease paths overflowed the cache, and nearly every request was routed afresh.
 type routeCache struct {
 	restful.CurlyRouter
 
 	mu       sync.RWMutex
-	services []*restful.WebService // the services the entries were chosen among
-	entries  map[routeKey]selectedRoute
+	services []*restful.WebService // the services the entries and literals were made of
+	// literals are the literal segments of the services' paths; nil when a route's parameter
+	// has a regular expression, which tells names apart: the full path is the key then.
+	literals map[string]bool
+	entries  map[string]selectedRoute
 }
 
-type routeKey struct{ method, path, contentType, accept string }
+// anyParam stands in the key for a segment only a parameter matches.
+const anyParam = "{}"
 
 type selectedRoute struct {
 	service *restful.WebService
@@ -38,12 +49,17 @@ type selectedRoute struct {
 // SelectRoute implements restful.RouteSelector. Failures are not remembered: they are rare, and
 // their answer is built afresh each time.
 func (c *routeCache) SelectRoute(services []*restful.WebService, r *http.Request) (*restful.WebService, *restful.Route, error) {
-	key := routeKey{r.Method, r.URL.Path, r.Header.Get("Content-Type"), r.Header.Get("Accept")}
+	var buf [256]byte
 	c.mu.RLock()
-	s, ok := c.entries[key]
 	current := sameServices(c.services, services)
+	var s selectedRoute
+	ok := false
+	if current {
+		key := c.key(buf[:0], r)
+		s, ok = c.entries[string(key)]
+	}
 	c.mu.RUnlock()
-	if ok && current {
+	if ok {
 		return s.service, s.route, nil
 	}
 	service, route, err := c.CurlyRouter.SelectRoute(services, r)
@@ -52,14 +68,82 @@ func (c *routeCache) SelectRoute(services []*restful.WebService, r *http.Request
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !sameServices(c.services, services) || len(c.entries) >= maxCachedRoutes {
-		c.services, c.entries = services, nil
+	if !sameServices(c.services, services) {
+		c.services, c.literals, c.entries = services, literalSegments(services), nil
 	}
-	if c.entries == nil {
-		c.entries = map[routeKey]selectedRoute{}
+	if c.entries == nil || len(c.entries) >= maxCachedRoutes {
+		c.entries = map[string]selectedRoute{}
 	}
-	c.entries[key] = selectedRoute{service, route}
+	c.entries[string(c.key(buf[:0], r))] = selectedRoute{service, route}
 	return service, route, nil
+}
+
+// key appends to b what the selection for r depends on: the method, the path's shape (every
+// segment kept but those only a parameter matches), Content-Type and Accept, each after its
+// length, so no two requests' keys run together.
+func (c *routeCache) key(b []byte, r *http.Request) []byte {
+	b = appendPart(b, r.Method)
+	if c.literals == nil {
+		b = appendPart(b, r.URL.Path)
+	} else {
+		// The segments are counted first, for the length; a segment with a ':' may be a custom
+		// verb's and an empty one matches no parameter: both are kept.
+		path, n := r.URL.Path, 0
+		for rest, more := path, true; more; {
+			var seg string
+			seg, rest, more = strings.Cut(rest, "/")
+			n += len(c.segment(seg)) + 1
+		}
+		b = binary.AppendUvarint(b, uint64(n))
+		for rest, more := path, true; more; {
+			var seg string
+			seg, rest, more = strings.Cut(rest, "/")
+			b = append(append(b, c.segment(seg)...), '/')
+		}
+	}
+	b = appendPart(b, r.Header.Get("Content-Type"))
+	return appendPart(b, r.Header.Get("Accept"))
+}
+
+// segment is a path segment as the key has it.
+func (c *routeCache) segment(seg string) string {
+	if seg == "" || c.literals[seg] || strings.Contains(seg, ":") {
+		return seg
+	}
+	return anyParam
+}
+
+func appendPart(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// literalSegments are the segments of the services' root paths and routes' paths that are not
+// parameters; nil if a parameter has a regular expression other than the wildcard ({path:*}),
+// or a route has a condition, which the key cannot tell.
+func literalSegments(services []*restful.WebService) map[string]bool {
+	literals := map[string]bool{}
+	add := func(path string) bool {
+		for seg := range strings.SplitSeq(path, "/") {
+			switch {
+			case !strings.HasPrefix(seg, "{"):
+				literals[seg] = true
+			case strings.Contains(seg, ":") && !strings.HasSuffix(seg, ":*}"):
+				return false
+			}
+		}
+		return true
+	}
+	for _, ws := range services {
+		if !add(ws.RootPath()) {
+			return nil
+		}
+		for _, route := range ws.Routes() {
+			if len(route.If) > 0 || !add(route.Path) {
+				return nil
+			}
+		}
+	}
+	return literals
 }
 
 // sameServices tells whether a and b are the same services: adding or removing one changes the

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -32,6 +33,13 @@ func TestRouteCacheChoosesAsCurlyRouter(t *testing.T) {
 		{"DELETE", "/a/x", "", ""},              // 405
 		{"GET", "/a/x", "", "application/yaml"}, // 406
 		{"GET", "/c", "", ""},                   // 404
+		// Other names take the remembered selection of their shape; a name that is another
+		// route's literal segment, has a custom verb's colon, or is empty is its own.
+		{"GET", "/a/y", "", ""},
+		{"GET", "/a/b", "", ""},
+		{"GET", "/a/y:z", "", ""},
+		{"GET", "/a//", "", ""},
+		{"POST", "/a/b/", "application/json", ""},
 	}
 	check := func(round string, services []*restful.WebService) {
 		for _, q := range requests {
@@ -50,8 +58,8 @@ func TestRouteCacheChoosesAsCurlyRouter(t *testing.T) {
 		}
 	}
 	check("first", services)
-	if n := len(cache.entries); n != 4 {
-		t.Errorf("%d selections remembered, want the 4 that succeeded", n)
+	if n := len(cache.entries); n != 8 {
+		t.Errorf("%d selections remembered, want the 8 shapes that succeeded (/a/y shares /a/x's)", n)
 	}
 	check("from memory", services)
 	// A service added for a longer root takes the paths under it from then on.
@@ -59,5 +67,34 @@ func TestRouteCacheChoosesAsCurlyRouter(t *testing.T) {
 	check("services changed", services)
 	if ws, _, err := cache.SelectRoute(services, httptest.NewRequest(http.MethodGet, "/a/x/", nil)); err != nil || ws != services[2] {
 		t.Errorf("GET /a/x/ after the service was added: %v %v", ws, err)
+	}
+	// A parameter with a regular expression tells names apart: every path is its own key then.
+	digits := new(restful.WebService)
+	digits.Path("/d").Route(digits.GET("/{n:[0-9]+}").To(func(*restful.Request, *restful.Response) {}).Operation("d-get"))
+	services = append(services[:3:3], digits)
+	requests = append(requests, struct{ method, path, contentType, accept string }{"GET", "/d/1", "", ""},
+		struct{ method, path, contentType, accept string }{"GET", "/d/x", "", ""}) // 404
+	check("regular expression", services)
+	check("regular expression, from memory", services)
+	if cache.literals != nil {
+		t.Errorf("segments %v kept as literals with a regular expression among the routes", cache.literals)
+	}
+}
+
+// Every node's status and lease paths share their shape's entry: the cache holds one selection
+// for any number of nodes.
+func TestRouteCacheKeysNamesByShape(t *testing.T) {
+	ws := routeService("/api/v1/nodes", "nodes")
+	ws.Route(ws.PUT("/{name}/status").To(func(*restful.Request, *restful.Response) {}).Operation("nodes-status"))
+	services := []*restful.WebService{ws}
+	cache := &routeCache{}
+	for i := range maxCachedRoutes + 10 {
+		r := httptest.NewRequest(http.MethodPut, fmt.Sprintf("/api/v1/nodes/node-%d/status", i), nil)
+		if _, route, err := cache.SelectRoute(services, r); err != nil || route.Operation != "nodes-status" {
+			t.Fatalf("node %d: %v %v", i, route, err)
+		}
+	}
+	if n := len(cache.entries); n != 1 {
+		t.Errorf("%d selections remembered, want 1", n)
 	}
 }

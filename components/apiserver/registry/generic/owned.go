@@ -2,10 +2,12 @@ package generic
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,7 +21,7 @@ import (
 // spec.renewTime: fields the writing manager already owns, alone. For such an update the
 // library's answer is known without its comparison (a fixed ~10 µs and ~6 KB a call, and a keyed
 // list's pairing: reports/speed.md): every manager's field set is what it was, the writer's entry
-// re-dated, which stampManager does. The library's Update gets there as follows (apimachinery's
+// re-dated. The library's Update gets there as follows (apimachinery's
 // managedfields/internal, structured-merge-diff's merge.Updater):
 //   - it decodes the request's managedFields, or the live object's when the request has none (a
 //     nil list: an empty one resets them) or writes a subresource; a decoding error drops them;
@@ -85,7 +87,7 @@ func checkSet(raw []byte, root *typed.TypedValue) *fieldpath.Set {
 }
 
 // ownedUpdate is the managedFields the library would give next, an update of live by manager,
-// before stampManager dates them, when next differs from live only in scalar fields manager
+// dated on the store's clock, when next differs from live only in scalar fields manager
 // alone owns; ok is false when that is not shown, and the library must answer.
 func (f *fieldManager) ownedUpdate(live, next runtime.Object, manager string) (entries []metav1.ManagedFieldsEntry, ok bool) {
 	u := f.tc.unvalidated // a kind whose typing cannot fail: the library would not err
@@ -133,10 +135,10 @@ func (f *fieldManager) ownedUpdate(live, next runtime.Object, manager string) (e
 	if own < 0 || updates > maxUpdateManagers {
 		return nil, false
 	}
-	// The library sorts the entries with the writer's at the wall clock's time when its set took
-	// a path, at its own time otherwise. Its place is the same either way when it sorts last of
-	// the Update entries at its own time and that time is not after the store's clock, which
-	// never runs ahead of the wall clock (a simulation's runs behind it).
+	// The library sorts the entries with the writer's dated now (on the store's clock:
+	// dateWrites) when its set took a path, at its own time otherwise. Its place is the same
+	// either way when it sorts last of the Update entries at its own time and that time is not
+	// after the clock's.
 	if t := lm[own].Time; t != nil && t.Unix() > f.store.clock.Now().Unix() {
 		return nil, false
 	}
@@ -166,6 +168,10 @@ func (f *fieldManager) ownedUpdate(live, next runtime.Object, manager string) (e
 	for i := range entries {
 		fv := *entries[i].FieldsV1
 		entries[i].FieldsV1 = &fv
+	}
+	if len(d.paths) > 0 { // the writer's set took them: its entry is dated
+		now := metav1.NewTime(f.store.clock.Now().Truncate(time.Second))
+		entries[last].Time = &now
 	}
 	return entries, true
 }
@@ -314,6 +320,9 @@ func (d *differ) leaf(l, n reflect.Value) bool {
 		if !marshals(l.Type()) {
 			return false
 		}
+		if sameJSON(l, n) {
+			return true // unequal Go values the library sees as one: not a change
+		}
 	default:
 		return false // floats (NaN), byte strings, interfaces: not worth their cases
 	}
@@ -324,9 +333,28 @@ func (d *differ) leaf(l, n reflect.Value) bool {
 	return true
 }
 
-// list walks a keyed list whose items keep their keys and places.
+// sameJSON tells whether two values of a type typed through its own JSON encode the same, as the
+// library compares them: times less than a second apart may.
+func sameJSON(l, n reflect.Value) bool {
+	if l.CanAddr() && n.CanAddr() { // a MarshalJSON of the pointer; no copy boxed
+		l, n = l.Addr(), n.Addr()
+	}
+	if lt, ok := l.Interface().(*metav1.Time); ok {
+		nt := n.Interface().(*metav1.Time)
+		return lt.IsZero() == nt.IsZero() && lt.Unix() == nt.Unix() // RFC 3339 to the second
+	}
+	lj, err := json.Marshal(l.Interface())
+	if err != nil {
+		return false
+	}
+	nj, err := json.Marshal(n.Interface())
+	return err == nil && bytes.Equal(lj, nj)
+}
+
+// list walks a keyed list whose items keep their keys and places. Two empty ones (nil and not)
+// are not walked: the library may or may not see a change there.
 func (d *differ) list(l, n reflect.Value, lt *smdschema.List) bool {
-	if lt.ElementRelationship != smdschema.Associative || len(lt.Keys) == 0 || l.Len() != n.Len() || l.Type().Elem().Kind() != reflect.Struct {
+	if lt.ElementRelationship != smdschema.Associative || len(lt.Keys) == 0 || l.Len() != n.Len() || l.Len() == 0 || l.Type().Elem().Kind() != reflect.Struct {
 		return false
 	}
 	keys := make([]fieldpath.PathElement, l.Len())

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -395,7 +397,6 @@ func (s *Store) recordUpdate(ctx context.Context, live, next runtime.Object) (ru
 		if entries, ok := f.ownedUpdate(live, next, manager); ok {
 			ownedUpdates.Add(1)
 			nm.SetManagedFields(entries)
-			s.stampManager(live, next, manager, metav1.ManagedFieldsOperationUpdate)
 			return next, nil
 		}
 	}
@@ -403,8 +404,9 @@ func (s *Store) recordUpdate(ctx context.Context, live, next runtime.Object) (ru
 		prune := pruneEqualFields && f.tc.tree != nil && reflect.TypeOf(live) == reflect.TypeOf(next)
 		defer f.tc.watch(live, next, prune)()
 	}
+	given := timesOf(live, next) // the library removes next's managedFields
 	out := f.fm.UpdateNoErrors(live, next, manager)
-	s.stampManager(live, out, manager, metav1.ManagedFieldsOperationUpdate)
+	s.dateWrites(out, given)
 	return out, nil
 }
 
@@ -415,6 +417,7 @@ func (s *Store) apply(live, patch runtime.Object, manager string, force bool) (r
 		return nil, internal(err)
 	}
 	s.setTypeMeta(live)
+	given := timesOf(live, patch)
 	out, err := f.fm.Apply(live, patch, manager, force)
 	if err != nil {
 		if _, ok := err.(apierrors.APIStatus); ok {
@@ -422,32 +425,47 @@ func (s *Store) apply(live, patch runtime.Object, manager string, force bool) (r
 		}
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	s.stampManager(live, out, manager, metav1.ManagedFieldsOperationApply)
+	s.dateWrites(out, given)
 	return out, nil
 }
 
-// stampManager dates the entry of this write on the store's clock, and every other entry as
-// live had it: the library dates them with the wall clock, which a simulation does not run on.
-func (s *Store) stampManager(live, out runtime.Object, manager string, op metav1.ManagedFieldsOperationType) {
-	subresource := ""
-	if sub, ok := s.updates.(Subresource); ok {
-		subresource = sub.Subresource()
-	}
-	old := accessor(live).GetManagedFields()
-	entries := accessor(out).GetManagedFields()
-	now := metav1.NewTime(s.clock.Now().Truncate(time.Second))
-	for i := range entries {
-		e := &entries[i]
-		if e.Manager == manager && e.Operation == op && e.Subresource == subresource {
-			e.Time = &now
-			continue
-		}
-		for _, o := range old {
-			if o.Manager == e.Manager && o.Operation == e.Operation && o.Subresource == e.Subresource && o.APIVersion == e.APIVersion {
-				e.Time = o.Time
+// timesOf is the times of the managedFields entries of objs, as the pointers they hold.
+func timesOf(objs ...runtime.Object) []*metav1.Time {
+	var times []*metav1.Time
+	for _, o := range objs {
+		for _, e := range accessor(o).GetManagedFields() {
+			if e.Time != nil {
+				times = append(times, e.Time)
 			}
 		}
 	}
+	return times
+}
+
+// dateWrites dates on the store's clock the managedFields entries of out that the library dated
+// with the wall clock, which a simulation does not run on, and sorts them again as the library
+// does (by time among others). Those are the entries whose time is none of given, the times of
+// the entries the library was handed: it keeps every entry's *metav1.Time but for the ones it
+// dates (a write's entry, when its write took a field or applied: the manager's, "unknown" for an
+// update without a manager name, the "before-first-apply" an apply over unmanaged fields makes),
+// and the entry capManagers merges the oldest Update entries into takes one of theirs. (Which
+// entries it merges it decides with the writer's at the wall clock's time: the newest, as on the
+// store's clock unless that runs ahead of the wall clock.)
+func (s *Store) dateWrites(out runtime.Object, given []*metav1.Time) {
+	entries := accessor(out).GetManagedFields()
+	dated := false
+	for i := range entries {
+		if t := entries[i].Time; t == nil || slices.Contains(given, t) {
+			continue
+		}
+		now := metav1.NewTime(s.clock.Now().Truncate(time.Second))
+		entries[i].Time = &now
+		dated = true
+	}
+	if !dated {
+		return
+	}
+	sort.Slice(entries, func(i, j int) bool { return entryBefore(entries[i], entries[j]) })
 	accessor(out).SetManagedFields(entries)
 }
 

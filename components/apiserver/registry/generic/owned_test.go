@@ -117,8 +117,6 @@ func TestOwnedUpdateSkipsNothing(t *testing.T) {
 	total, owned := 0, int64(0)
 	for _, k := range servedKinds() {
 		t.Run(k.strategy.Kind(), func(t *testing.T) {
-			// A sequence ends where the object's managedFields are gone (reset, or every set
-			// forged empty): the library tracks no more updates of it.
 			var kindTotal int
 			var kindOwned int64
 			for seed, n := int64(0), 0; n < 3*steps; seed++ {
@@ -194,16 +192,14 @@ func ownedSequence(t *testing.T, k servedKind, seed int64, steps int) (updates i
 		return tw.store.Create(generic.WithManager(context.Background(), "a"), ns, obj.DeepCopyObject(), false)
 	})
 	r := rand.New(rand.NewSource(seed))
-	// No manager named "" (the library's "unknown", which stampManager leaves dated by the wall
-	// clock), and no apply over an object without managedFields (the library's
-	// "before-first-apply", likewise): the order of such an entry against one the library dates
-	// with the wall clock turns with the wall clock's second, with the fast path or without.
-	managers := []string{"a", "a", "b", "c"}
+	// "" is the library's "unknown"; an apply over an object without managedFields makes its
+	// "before-first-apply": entries it dates, as the writer's, on the store's clock.
+	managers := []string{"a", "a", "a", "b", "c", ""}
 	// A step often repeats the last one's manager and changes the same scalars again, as a
 	// heartbeat does: the updates the fast path is for.
 	var lastManager string
 	var lastSites []string
-	var lastStatus bool
+	var lastStatus, appliedUnmanaged bool
 	for i := range steps {
 		advance := time.Second * time.Duration(r.Intn(12)) // now and then within a second
 		ctx := context.Background()
@@ -220,10 +216,15 @@ func ownedSequence(t *testing.T, k servedKind, seed int64, steps int) (updates i
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(accessorOf(live).GetManagedFields()) == 0 {
+		// An apply among the updates, and over an object without managedFields (reset, or every
+		// set forged empty), whose updates the library tracks no more: the sequence ends there
+		// the second time.
+		unmanaged := len(accessorOf(live).GetManagedFields()) == 0
+		if unmanaged && appliedUnmanaged {
 			break
 		}
-		if r.Intn(25) == 0 && len(accessorOf(live).GetManagedFields()) > 0 { // an apply among the updates
+		if r.Intn(25) == 0 || unmanaged {
+			appliedUnmanaged = appliedUnmanaged || unmanaged
 			patch, err := runtime.DefaultUnstructuredConverter.ToUnstructured(k.apply)
 			if err != nil {
 				t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
@@ -111,9 +112,17 @@ func leftOutWhenZero(k reflect.Kind) bool {
 
 // marshals tells a type typed through its own JSON (a time, a quantity, an int-or-string).
 func marshals(t reflect.Type) bool {
+	if m, ok := marshalsOf.Load(t); ok {
+		return m.(bool)
+	}
 	m := reflect.TypeFor[json.Marshaler]()
-	return t.Implements(m) || reflect.PointerTo(t).Implements(m)
+	ok := t.Implements(m) || reflect.PointerTo(t).Implements(m)
+	marshalsOf.Store(t, ok)
+	return ok
 }
+
+// marshalsOf caches marshals: the fast path's walk asks it of every struct it meets.
+var marshalsOf sync.Map // reflect.Type: bool
 
 // safe tells whether the typing (validation and comparison, duplicates allowed) of any value of
 // Go type t as tr cannot fail: every Go field has a field of the schema, and no item of an

@@ -174,6 +174,9 @@ func (s *Store) recordCreate(f *fieldManager, next runtime.Object, manager strin
 	fields, ok := s.shapes.fields[string(buf.shape)]
 	s.shapes.mu.Unlock()
 	if ok {
+		if manager == "" {
+			manager = "unknown" // as the library names it
+		}
 		accessor(next).SetManagedFields([]metav1.ManagedFieldsEntry{{
 			Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: s.gvk.GroupVersion().String(),
 			Time: &now, FieldsType: "FieldsV1", FieldsV1: fields.DeepCopy(),
@@ -183,7 +186,7 @@ func (s *Store) recordCreate(f *fieldManager, next runtime.Object, manager strin
 	live := s.strategy.New()
 	s.setTypeMeta(live)
 	out := f.fm.UpdateNoErrors(live, next, manager)
-	s.stampManager(live, out, manager, metav1.ManagedFieldsOperationUpdate)
+	s.dateWrites(out, nil)
 	entries := accessor(out).GetManagedFields()
 	if len(entries) == 1 && entries[0].FieldsV1 != nil {
 		s.shapes.mu.Lock()

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -204,29 +207,24 @@ func (w *World) settle() error {
 		// Every node's due work is started before any is waited for, so the pod workers of
 		// different nodes run at once; each node is then looked at in order.
 		stepped := w.deliver()
-		for _, n := range w.nodes {
-			if n.down {
-				continue
-			}
-			did, err := n.begin(n.life)
-			if err != nil {
-				return err
-			}
-			stepped = stepped || did
-		}
 		live := w.live[:0]
 		for _, n := range w.nodes {
-			if n.down {
-				continue
+			if !n.down {
+				live = append(live, n)
 			}
-			did, err := n.finish(n.life)
-			if err != nil {
-				return err
-			}
-			stepped = stepped || did
-			live = append(live, n)
 		}
 		w.live = live
+		// A node's begin and finish touch only that node (its agent, runtime and observer), and
+		// what they do is read by collect, in order: so the nodes are looked at at once.
+		began, err := eachNode(live, (*Node).beginLife)
+		if err != nil {
+			return err
+		}
+		finished, err := eachNode(live, (*Node).finishLife)
+		if err != nil {
+			return err
+		}
+		stepped = stepped || began || finished
 		// A node's API-server work reads only its own pod workers and runtime, and what it
 		// changes in the API server reaches the nodes only through deliver: so the nodes make
 		// their requests at once, and what each did is collected after, in order.
@@ -241,6 +239,62 @@ func (w *World) settle() error {
 		}
 	}
 }
+
+// eachNode runs f for every node of nodes, at once in as many goroutines as the process has
+// processors, each taking the next run of nodes in order; it reports whether f did anything for
+// any node, or the error of the first node in order that failed. f must touch its node alone.
+func eachNode(nodes []*Node, f func(*Node) (bool, error)) (bool, error) {
+	workers := min(goruntime.GOMAXPROCS(0), len(nodes))
+	if workers < 2 {
+		did := false
+		for _, n := range nodes {
+			d, err := f(n)
+			if err != nil {
+				return false, err
+			}
+			did = did || d
+		}
+		return did, nil
+	}
+	// Runs of nodes rather than one at a time: fewer turns at the shared counter, and a worker's
+	// nodes next to each other in memory.
+	run := max(1, len(nodes)/(8*workers))
+	var next atomic.Int64
+	var did atomic.Bool
+	var mu sync.Mutex
+	failed, firstErr := len(nodes), error(nil)
+	work := func() {
+		for i := int(next.Add(int64(run))) - run; i < len(nodes); i = int(next.Add(int64(run))) - run {
+			for j := i; j < min(i+run, len(nodes)); j++ {
+				d, err := f(nodes[j])
+				if err != nil {
+					mu.Lock()
+					if j < failed {
+						failed, firstErr = j, err
+					}
+					mu.Unlock()
+					break
+				}
+				if d {
+					did.Store(true)
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work() // the driver is a worker too
+	wg.Wait()
+	if firstErr != nil {
+		return false, firstErr
+	}
+	return did.Load(), nil
+}
+
+func (n *Node) beginLife() (bool, error)  { return n.begin(n.life) }
+func (n *Node) finishLife() (bool, error) { return n.finish(n.life) }
 
 // begin steps the components that feed the node's pod workers (the sources' polls) if due, hands
 // their updates to the pod workers and starts the pod workers' Step if they have work due; it

@@ -94,6 +94,7 @@ type Node struct {
 
 	stepping bool
 	done     chan struct{}
+	due      time.Time // nextDue's answer, for the world's next
 	steps    chan step // to stepLoop
 
 	// What the trace has already said.

@@ -362,38 +362,52 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	return did, nil
 }
 
-// next is the earliest time after now at which any node or runtime has something due.
+// next is the earliest time after now at which any node or runtime has something due. RunUntil
+// calls it after a settle, whose live nodes are those up (nothing looks at the runtime while the
+// agent is killed); they are asked at once (each reads its own components alone), and the earliest
+// of their answers does not depend on the order they came in.
 func (w *World) next() (time.Time, bool) {
 	now := w.Clock.Now()
+	_, _ = eachNode(w.live, func(n *Node) (bool, error) {
+		n.due = n.nextDue(now)
+		return false, nil
+	})
+	var next time.Time
+	for _, n := range w.live {
+		if !n.due.IsZero() && (next.IsZero() || n.due.Before(next)) {
+			next = n.due
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// nextDue is the earliest time after now at which the node or its runtime has something due, zero
+// when nothing is.
+func (n *Node) nextDue(now time.Time) time.Time {
 	var next time.Time
 	consider := func(t time.Time, ok bool) {
 		if ok && t.After(now) && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
-	for _, n := range w.nodes {
-		if n.down {
-			continue // nothing looks at the runtime while the agent is killed
-		}
-		consider(n.rt.NextWakeup())
-		for _, c := range n.feeders {
-			consider(c.NextDeadline())
-		}
-		for _, c := range n.readers {
-			consider(c.NextDeadline())
-		}
-		consider(n.memcg.next(now))
-		if n.api != nil {
-			n.api.next(consider)
-		}
-		if n.stepping {
-			c := n.Agent.Pods.PeekCalls()
-			consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())
-		} else {
-			consider(n.Agent.Pods.NextDeadline())
-		}
+	consider(n.rt.NextWakeup())
+	for _, c := range n.feeders {
+		consider(c.NextDeadline())
 	}
-	return next, !next.IsZero()
+	for _, c := range n.readers {
+		consider(c.NextDeadline())
+	}
+	consider(n.memcg.next(now))
+	if n.api != nil {
+		n.api.next(consider)
+	}
+	if n.stepping {
+		c := n.Agent.Pods.PeekCalls()
+		consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())
+	} else {
+		consider(n.Agent.Pods.NextDeadline())
+	}
+	return next
 }
 
 // startStep runs one Step of the node's pod workers in a goroutine: a CRI call inside may wait for

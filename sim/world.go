@@ -16,7 +16,6 @@ import (
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/pods/calls"
-	"orch.io/orch/fakecri/calllog"
 )
 
 // DefaultStart is where a world's clock starts unless told otherwise.
@@ -57,11 +56,6 @@ type World struct {
 	nodes []*Node
 	live  []*Node // the nodes up at the settle's last look, kept to reuse its array
 	trace []Entry
-	// pending is collect's buffer of a node's lines, kept to reuse its array (the driver's alone).
-	pending []pending
-	// calls is collect's copy of a node's new runtime calls, kept to reuse its array (the driver's
-	// alone).
-	calls []calllog.Call
 	seq   uint64
 	lines int
 
@@ -231,8 +225,14 @@ func (w *World) settle() error {
 		if w.stepAPIs(live) {
 			stepped = true
 		}
+		// What each node did is gathered at once and recorded in node order.
+		now := w.Clock.Now()
+		_, _ = eachNode(live, func(n *Node) (bool, error) {
+			w.gather(n, now)
+			return false, nil
+		})
 		for _, n := range live {
-			w.collect(n)
+			w.flush(n)
 		}
 		if !stepped {
 			return nil

@@ -199,7 +199,7 @@ func (w *World) RunUntil(end time.Duration) error {
 func (w *World) settle() error {
 	for {
 		// Every node's due work is started before any is waited for, so the pod workers of
-		// different nodes run at once; each node is then looked at in order.
+		// different nodes run at once.
 		stepped := w.deliver()
 		live := w.live[:0]
 		for _, n := range w.nodes {
@@ -209,7 +209,7 @@ func (w *World) settle() error {
 		}
 		w.live = live
 		// A node's begin and finish touch only that node (its agent, runtime and observer), and
-		// what they do is read by collect, in order: so the nodes are looked at at once.
+		// what they did is recorded below in node order: so the nodes are looked at at once.
 		began, err := eachNode(live, (*Node).beginLife)
 		if err != nil {
 			return err

@@ -12,9 +12,11 @@
 // until a later time, with every background image pull held there too or ended (the protocol of
 // components/orchlet/pods' package doc), then the garbage collectors and the eviction manager act
 // on the settled workers and the recorder writes its events. Everything the trace records is read at those settled points,
-// node by node in a fixed order, by the single driver goroutine, so goroutine scheduling cannot
-// change the bytes of a trace; lines of background pulls, which reach the runtime in the
-// scheduler's order, are ordered by text within their instant.
+// each node's by one goroutine (the driver looks at the nodes at once, in as many goroutines as
+// the process has processors, each look touching its node alone) and recorded node by node in a
+// fixed order by the driver, so goroutine scheduling cannot change the bytes of a trace; lines of
+// background pulls, which reach the runtime in the scheduler's order, are ordered by text within
+// their instant.
 //
 // With Options.APIServer the world serves orch-apiserver's real handler (server.New on memory
 // storage on the world's clock, its uids and name suffixes drawn from the world's seed), and nodes

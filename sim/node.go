@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing/fstest"
 	"time"
 
@@ -94,6 +95,7 @@ type Node struct {
 
 	stepping bool
 	done     chan struct{}
+	due      time.Time // nextDue's answer, for the world's next
 	steps    chan step // to stepLoop
 
 	// What the trace has already said.
@@ -102,11 +104,12 @@ type Node struct {
 	ended       map[uint64]bool // calls after lastCall whose end is traced
 	podState    map[string]tracedPod
 	desired     sources.Snapshot
-	updated     bool   // the sources sent updates since the desired state was last compared: it changed
-	stepped     bool   // the pod workers finished a Step, publishing statuses, since the last look
-	read        bool   // a reader stepped or the agent started since the last look: the conditions may have moved
-	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
-	pressure    string // the eviction manager's conditions last traced
+	updated     bool      // the sources sent updates since the desired state was last compared: it changed
+	stepped     bool      // the pod workers finished a Step, publishing statuses, since the last look
+	read        bool      // a reader stepped or the agent started since the last look: the conditions may have moved
+	podsVersion uint64    // the pod workers' PodsVersion that podState reflects
+	pressure    string    // the eviction manager's conditions last traced
+	pending     []pending // gather's lines for flush, kept to reuse the array
 }
 
 // AddNode starts a node: the production agent, wired as the orchlet app wires it, on its own
@@ -296,6 +299,26 @@ type pending struct {
 // collect records what the node did since the last look, in (time, class, order) order. The driver
 // calls it only when the node is settled, so what it reads is fixed by the simulation alone.
 func (w *World) collect(n *Node) {
+	w.gather(n, w.Clock.Now())
+	w.flush(n)
+}
+
+// flush records the lines gather left the node, in their order.
+func (w *World) flush(n *Node) {
+	for _, p := range n.pending {
+		w.record(Entry{At: p.at.Sub(w.start), Node: n.Name, Kind: p.kind, Text: p.text})
+	}
+	clear(n.pending)
+	n.pending = n.pending[:0]
+}
+
+// callBuffers are gather's copies of a node's new runtime calls, kept to reuse their arrays.
+var callBuffers = sync.Pool{New: func() any { return new([]calllog.Call) }}
+
+// gather puts what the node did since the last look in n.pending, in (time, class, order) order,
+// for flush to record. It reads and changes that node alone (and nothing of the world's but its
+// start), so the nodes gather at once.
+func (w *World) gather(n *Node, now time.Time) {
 	if !n.updated && !n.stepped && !n.read && len(n.inFlight) == 0 && n.rt.LastSeq() == n.lastCall && n.obs.count() == 0 {
 		// Nothing happened since the last look (the second look at each instant, most often):
 		// no line waits, no call was made and the log is empty, the desired pods, the published
@@ -303,9 +326,7 @@ func (w *World) collect(n *Node) {
 		return
 	}
 	n.read = false
-	now := w.Clock.Now()
-	out := w.pending[:0]
-	defer func() { clear(out); w.pending = out[:0] }()
+	out := n.pending[:0]
 	add := func(class int, at time.Time, kind, text string) {
 		out = append(out, pending{observed: observed{at: at, kind: kind, text: text}, class: class, order: len(out)})
 	}
@@ -329,9 +350,10 @@ func (w *World) collect(n *Node) {
 
 	background := !n.Config.SerializeImagePulls
 	advance := true // every call up to this one has ended and been traced: lastCall may move
-	w.calls = n.rt.AppendCalls(w.calls[:0], calllog.Filter{Since: n.lastCall})
-	defer func() { clear(w.calls); w.calls = w.calls[:0] }() // the log's requests are not kept alive
-	for _, c := range w.calls {
+	buf := callBuffers.Get().(*[]calllog.Call)
+	calls := n.rt.AppendCalls((*buf)[:0], calllog.Filter{Since: n.lastCall})
+	defer func() { clear(calls); *buf = calls[:0]; callBuffers.Put(buf) }() // the log's requests are not kept alive
+	for _, c := range calls {
 		if n.ended[c.Seq] {
 			if advance {
 				delete(n.ended, c.Seq)
@@ -419,9 +441,7 @@ func (w *World) collect(n *Node) {
 		}
 		return cmp.Compare(a.order, b.order)
 	})
-	for _, p := range out {
-		w.record(Entry{At: p.at.Sub(w.start), Node: n.Name, Kind: p.kind, Text: p.text})
-	}
+	n.pending = out
 }
 
 // diffDesired traces how the node's desired pods changed with the last polls.

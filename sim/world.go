@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -13,7 +16,6 @@ import (
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/components/orchlet/pods"
 	"orch.io/orch/components/orchlet/pods/calls"
-	"orch.io/orch/fakecri/calllog"
 )
 
 // DefaultStart is where a world's clock starts unless told otherwise.
@@ -54,11 +56,6 @@ type World struct {
 	nodes []*Node
 	live  []*Node // the nodes up at the settle's last look, kept to reuse its array
 	trace []Entry
-	// pending is collect's buffer of a node's lines, kept to reuse its array (the driver's alone).
-	pending []pending
-	// calls is collect's copy of a node's new runtime calls, kept to reuse its array (the driver's
-	// alone).
-	calls []calllog.Call
 	seq   uint64
 	lines int
 
@@ -202,45 +199,102 @@ func (w *World) RunUntil(end time.Duration) error {
 func (w *World) settle() error {
 	for {
 		// Every node's due work is started before any is waited for, so the pod workers of
-		// different nodes run at once; each node is then looked at in order.
+		// different nodes run at once.
 		stepped := w.deliver()
-		for _, n := range w.nodes {
-			if n.down {
-				continue
-			}
-			did, err := n.begin(n.life)
-			if err != nil {
-				return err
-			}
-			stepped = stepped || did
-		}
 		live := w.live[:0]
 		for _, n := range w.nodes {
-			if n.down {
-				continue
+			if !n.down {
+				live = append(live, n)
 			}
-			did, err := n.finish(n.life)
-			if err != nil {
-				return err
-			}
-			stepped = stepped || did
-			live = append(live, n)
 		}
 		w.live = live
+		// A node's begin and finish touch only that node (its agent, runtime and observer), and
+		// what they did is recorded below in node order: so the nodes are looked at at once.
+		began, err := eachNode(live, (*Node).beginLife)
+		if err != nil {
+			return err
+		}
+		finished, err := eachNode(live, (*Node).finishLife)
+		if err != nil {
+			return err
+		}
+		stepped = stepped || began || finished
 		// A node's API-server work reads only its own pod workers and runtime, and what it
 		// changes in the API server reaches the nodes only through deliver: so the nodes make
 		// their requests at once, and what each did is collected after, in order.
 		if w.stepAPIs(live) {
 			stepped = true
 		}
+		// What each node did is gathered at once and recorded in node order.
+		now := w.Clock.Now()
+		_, _ = eachNode(live, func(n *Node) (bool, error) {
+			w.gather(n, now)
+			return false, nil
+		})
 		for _, n := range live {
-			w.collect(n)
+			w.flush(n)
 		}
 		if !stepped {
 			return nil
 		}
 	}
 }
+
+// eachNode runs f for every node of nodes, at once in as many goroutines as the process has
+// processors, each taking the next run of nodes in order; it reports whether f did anything for
+// any node, or the error of the first node in order that failed. f must touch its node alone.
+func eachNode(nodes []*Node, f func(*Node) (bool, error)) (bool, error) {
+	workers := min(goruntime.GOMAXPROCS(0), len(nodes))
+	if workers < 2 {
+		did := false
+		for _, n := range nodes {
+			d, err := f(n)
+			if err != nil {
+				return false, err
+			}
+			did = did || d
+		}
+		return did, nil
+	}
+	// Runs of nodes rather than one at a time: fewer turns at the shared counter, and a worker's
+	// nodes next to each other in memory.
+	run := max(1, len(nodes)/(8*workers))
+	var next atomic.Int64
+	var did atomic.Bool
+	var mu sync.Mutex
+	failed, firstErr := len(nodes), error(nil)
+	work := func() {
+		for i := int(next.Add(int64(run))) - run; i < len(nodes); i = int(next.Add(int64(run))) - run {
+			for j := i; j < min(i+run, len(nodes)); j++ {
+				d, err := f(nodes[j])
+				if err != nil {
+					mu.Lock()
+					if j < failed {
+						failed, firstErr = j, err
+					}
+					mu.Unlock()
+					break
+				}
+				if d {
+					did.Store(true)
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work() // the driver is a worker too
+	wg.Wait()
+	if firstErr != nil {
+		return false, firstErr
+	}
+	return did.Load(), nil
+}
+
+func (n *Node) beginLife() (bool, error)  { return n.begin(n.life) }
+func (n *Node) finishLife() (bool, error) { return n.finish(n.life) }
 
 // begin steps the components that feed the node's pod workers (the sources' polls) if due, hands
 // their updates to the pod workers and starts the pod workers' Step if they have work due; it
@@ -308,38 +362,52 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	return did, nil
 }
 
-// next is the earliest time after now at which any node or runtime has something due.
+// next is the earliest time after now at which any node or runtime has something due. RunUntil
+// calls it after a settle, whose live nodes are those up (nothing looks at the runtime while the
+// agent is killed); they are asked at once (each reads its own components alone), and the earliest
+// of their answers does not depend on the order they came in.
 func (w *World) next() (time.Time, bool) {
 	now := w.Clock.Now()
+	_, _ = eachNode(w.live, func(n *Node) (bool, error) {
+		n.due = n.nextDue(now)
+		return false, nil
+	})
+	var next time.Time
+	for _, n := range w.live {
+		if !n.due.IsZero() && (next.IsZero() || n.due.Before(next)) {
+			next = n.due
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// nextDue is the earliest time after now at which the node or its runtime has something due, zero
+// when nothing is.
+func (n *Node) nextDue(now time.Time) time.Time {
 	var next time.Time
 	consider := func(t time.Time, ok bool) {
 		if ok && t.After(now) && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
-	for _, n := range w.nodes {
-		if n.down {
-			continue // nothing looks at the runtime while the agent is killed
-		}
-		consider(n.rt.NextWakeup())
-		for _, c := range n.feeders {
-			consider(c.NextDeadline())
-		}
-		for _, c := range n.readers {
-			consider(c.NextDeadline())
-		}
-		consider(n.memcg.next(now))
-		if n.api != nil {
-			n.api.next(consider)
-		}
-		if n.stepping {
-			c := n.Agent.Pods.PeekCalls()
-			consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())
-		} else {
-			consider(n.Agent.Pods.NextDeadline())
-		}
+	consider(n.rt.NextWakeup())
+	for _, c := range n.feeders {
+		consider(c.NextDeadline())
 	}
-	return next, !next.IsZero()
+	for _, c := range n.readers {
+		consider(c.NextDeadline())
+	}
+	consider(n.memcg.next(now))
+	if n.api != nil {
+		n.api.next(consider)
+	}
+	if n.stepping {
+		c := n.Agent.Pods.PeekCalls()
+		consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())
+	} else {
+		consider(n.Agent.Pods.NextDeadline())
+	}
+	return next
 }
 
 // startStep runs one Step of the node's pod workers in a goroutine: a CRI call inside may wait for

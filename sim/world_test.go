@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +151,61 @@ func TestConfigFeatureGatesParsed(t *testing.T) {
 	cfg.FeatureGates = map[string]bool{"ImageVolume": true}
 	if _, err := w.AddNode(NodeOptions{Name: "node-b", Config: cfg}); err != nil {
 		t.Fatalf("AddNode with a known gate: %v", err)
+	}
+}
+
+// eachNode looks at every node once, whatever the number of processors and nodes, reports whether
+// it did anything for any, and on failures the first node's in order, as the driver alone did.
+func TestEachNode(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, tc := range []struct {
+		name       string
+		nodes      int
+		doing      []int // the nodes f did something for
+		failing    []int // the nodes f fails for
+		wantDid    bool
+		wantFailed string
+	}{
+		{name: "none", nodes: 0},
+		{name: "one idle", nodes: 1},
+		{name: "one busy", nodes: 1, doing: []int{0}, wantDid: true},
+		{name: "many idle", nodes: 1000},
+		{name: "the last busy", nodes: 1000, doing: []int{999}, wantDid: true},
+		{name: "a failure", nodes: 1000, doing: []int{3}, failing: []int{700}, wantFailed: "700"},
+		{name: "the first failure in order", nodes: 1000, failing: []int{998, 17, 500}, wantFailed: "17"},
+	} {
+		for _, procs := range []int{1, 2, 8} {
+			runtime.GOMAXPROCS(procs)
+			nodes := make([]*Node, tc.nodes)
+			index := map[*Node]int{}
+			for i := range nodes {
+				nodes[i] = &Node{Name: fmt.Sprint(i)}
+				index[nodes[i]] = i
+			}
+			looks := make([]int, len(nodes)) // each f writes its node's alone
+			did, err := eachNode(nodes, func(n *Node) (bool, error) {
+				i := index[n]
+				looks[i]++
+				if slices.Contains(tc.failing, i) {
+					return false, errors.New(n.Name)
+				}
+				return slices.Contains(tc.doing, i), nil
+			})
+			failed := ""
+			if err != nil {
+				failed = err.Error()
+			}
+			if failed != tc.wantFailed || err == nil && did != tc.wantDid {
+				t.Errorf("%s, GOMAXPROCS %d: did %v, failed %q; want %v, %q", tc.name, procs, did, failed, tc.wantDid, tc.wantFailed)
+			}
+			if tc.wantFailed != "" {
+				continue // the nodes after a failure may or may not have been looked at
+			}
+			for i, l := range looks {
+				if l != 1 {
+					t.Fatalf("%s, GOMAXPROCS %d: node %d looked at %d times", tc.name, procs, i, l)
+				}
+			}
+		}
 	}
 }

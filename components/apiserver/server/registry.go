@@ -217,13 +217,15 @@ func (r *registry) addCertificates(c Config, newStore func(generic.Strategy) (*g
 }
 
 // addRBAC serves rbac.authorization.orch.io/v1 roles, cluster roles and their bindings, judged by
-// the escalation checks against c.Roles (or an index of the server's own).
+// the escalation checks against c.Roles (or an index of the server's own), the role a binding names
+// read from its store.
 func (r *registry) addRBAC(c Config, newStore func(generic.Strategy) (*generic.Store, error)) error {
 	r.rbacIndex = c.Roles
 	if r.rbacIndex == nil {
 		r.rbacIndex = rbac.NewIndex()
 	}
-	guard := rbacregistry.Guard{Authorizer: c.Authorizer, Roles: r.rbacIndex}
+	roleStores := &rbacregistry.RoleStores{}
+	guard := rbacregistry.Guard{Authorizer: c.Authorizer, Roles: r.rbacIndex, RoleStores: roleStores}
 	var err error
 	for _, s := range []struct {
 		store    **generic.Store
@@ -238,6 +240,7 @@ func (r *registry) addRBAC(c Config, newStore func(generic.Strategy) (*generic.S
 			return err
 		}
 	}
+	roleStores.Roles, roleStores.ClusterRoles = r.roles, r.clusterRoles
 	r.groups = append(r.groups, endpoints.GroupVersion{GroupVersion: rbacregistry.GroupVersion, Resources: []endpoints.Resource{
 		{Store: r.clusterRoleBindings, Singular: "clusterrolebinding", SelectableFields: []string{"metadata.name"}},
 		{Store: r.clusterRoles, Singular: "clusterrole", SelectableFields: []string{"metadata.name"}},

@@ -33,7 +33,7 @@ var FullAuthority = []rbacv1.PolicyRule{
 // what the user lacks in Kubernetes' words, to be answered 403 Forbidden.
 func ConfirmNoEscalation(x *Index, user *authn.UserInfo, namespace string, rules []rbacv1.PolicyRule) error {
 	owned, resolveErr := x.PolicyRules(user, namespace)
-	covered, missing := validation.Covers(owned, canonicalRules(rules))
+	covered, missing := validation.Covers(owned, CanonicalRules(rules))
 	if covered {
 		return nil
 	}

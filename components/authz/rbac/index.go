@@ -117,9 +117,9 @@ func (x *Index) Replace(example runtime.Object, objs []runtime.Object) {
 func (x *Index) set(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *rbacv1.Role:
-		x.roles[o.Namespace+"/"+o.Name] = &roleEntry{rules: canonicalRules(o.Rules)}
+		x.roles[o.Namespace+"/"+o.Name] = &roleEntry{rules: CanonicalRules(o.Rules)}
 	case *rbacv1.ClusterRole:
-		x.clusterRoles[o.Name] = &roleEntry{rules: canonicalRules(o.Rules)}
+		x.clusterRoles[o.Name] = &roleEntry{rules: CanonicalRules(o.Rules)}
 	case *rbacv1.RoleBinding:
 		x.bind(x.roleBindings, o.Namespace+"/"+o.Name, &bindingEntry{
 			kind: "RoleBinding", namespace: o.Namespace, name: o.Name, roleRef: o.RoleRef, subjects: o.Subjects,

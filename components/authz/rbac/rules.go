@@ -26,7 +26,8 @@ func canonical(rule rbacv1.PolicyRule) rbacv1.PolicyRule {
 	return rule
 }
 
-func canonicalRules(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+// CanonicalRules are rules each with its groups named by orch's name (see canonical).
+func CanonicalRules(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 	out := make([]rbacv1.PolicyRule, len(rules))
 	for i, r := range rules {
 		out[i] = canonical(r)

@@ -26,6 +26,20 @@ type Guard struct {
 	Authorizer authz.Authorizer
 	// Roles are the server's roles and bindings, where the user's rules are read.
 	Roles *rbac.Index
+	// RoleStores, once set, are where the role a binding names is read, as Kubernetes' escalation
+	// check reads it from storage: the index follows the stores' watches, and a role written a
+	// moment before the binding may not be in it yet. Nil: the index alone.
+	RoleStores *RoleStores
+}
+
+// RoleStores are the stores of the roles and cluster roles a binding may name.
+type RoleStores struct {
+	Roles, ClusterRoles RoleGetter
+}
+
+// RoleGetter reads one object from storage (generic.Store's Get).
+type RoleGetter interface {
+	Get(ctx context.Context, namespace, name string) (runtime.Object, error)
 }
 
 // fullAuthorityMessage is Kubernetes' refusal of an aggregation rule to a user who holds less than
@@ -74,11 +88,48 @@ func (g Guard) confirmBinding(ctx context.Context, user *authn.UserInfo, namespa
 	if g.allowed(ctx, user, "bind", roleResource, namespace, ref.Name) {
 		return nil
 	}
-	rules, err := g.Roles.RoleRules(ref, namespace)
+	rules, err := g.roleRules(ctx, ref, namespace, roleResource)
 	if err != nil {
-		return apierrors.NewNotFound(GroupVersion.WithResource(roleResource).GroupResource(), ref.Name)
+		return err
 	}
 	return g.confirm(user, namespace, rules, resource, name)
+}
+
+// roleRules are the rules of the role ref names (of roleResource) in namespace ("" for a cluster
+// role binding), their groups canonical; a missing role is its NotFound, a storage failure that
+// failure.
+func (g Guard) roleRules(ctx context.Context, ref rbacv1.RoleRef, namespace, roleResource string) ([]rbacv1.PolicyRule, error) {
+	notFound := apierrors.NewNotFound(GroupVersion.WithResource(roleResource).GroupResource(), ref.Name)
+	if g.RoleStores == nil {
+		rules, err := g.Roles.RoleRules(ref, namespace)
+		if err != nil {
+			return nil, notFound
+		}
+		return rules, nil
+	}
+	var obj runtime.Object
+	var err error
+	switch ref.Kind {
+	case rbacapi.RoleKind:
+		obj, err = g.RoleStores.Roles.Get(ctx, namespace, ref.Name)
+	case rbacapi.ClusterRoleKind:
+		obj, err = g.RoleStores.ClusterRoles.Get(ctx, "", ref.Name)
+	default:
+		return nil, notFound
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch o := obj.(type) {
+	case *rbacv1.Role:
+		return rbac.CanonicalRules(o.Rules), nil
+	case *rbacv1.ClusterRole:
+		return rbac.CanonicalRules(o.Rules), nil
+	}
+	return nil, notFound
 }
 
 func (g Guard) confirm(user *authn.UserInfo, namespace string, rules []rbacv1.PolicyRule, resource, name string) error {

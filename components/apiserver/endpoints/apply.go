@@ -27,15 +27,14 @@ const fieldManagerMaxLength = 128
 // the User-Agent's product ("kubectl" of "kubectl/v1.34.0 ..."), as Kubernetes records them in
 // managedFields. options names the options kind of the request in its 422 answer.
 func withManager(r *http.Request, options string) (*http.Request, string, error) {
-	manager := r.URL.Query().Get("fieldManager")
-	p := field.NewPath("fieldManager")
+	manager := Query(r).Get("fieldManager")
 	var errs field.ErrorList
 	if len(manager) > fieldManagerMaxLength {
-		errs = append(errs, field.TooLong(p, "", fieldManagerMaxLength))
+		errs = append(errs, field.TooLong(field.NewPath("fieldManager"), "", fieldManagerMaxLength))
 	}
 	for i, c := range manager {
 		if !unicode.IsPrint(c) {
-			errs = append(errs, field.Invalid(p, manager, fmt.Sprintf("invalid character %#U (at position %d)", c, i)))
+			errs = append(errs, field.Invalid(field.NewPath("fieldManager"), manager, fmt.Sprintf("invalid character %#U (at position %d)", c, i)))
 		}
 	}
 	if len(errs) > 0 {
@@ -51,6 +50,9 @@ func withManager(r *http.Request, options string) (*http.Request, string, error)
 // characters only, at most 128 of them.
 func userAgentProduct(ua string) string {
 	product, _, _ := strings.Cut(ua, "/")
+	if printableASCII(product) && len(product) <= fieldManagerMaxLength {
+		return product // what the loop below would copy, byte for byte
+	}
 	var b strings.Builder
 	for _, c := range product {
 		if !unicode.IsPrint(c) {
@@ -64,11 +66,21 @@ func userAgentProduct(ua string) string {
 	return b.String()
 }
 
+// printableASCII tells whether s is only ASCII that unicode.IsPrint accepts (the space to '~').
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // applyPatch serves a server-side apply to store: the body is merged in as the fieldManager's
 // applied configuration, creating the object when absent.
 func (h *resourceHandlers) applyPatch(store *generic.Store, req *restful.Request, resp *restful.Response, dryRun bool, mode fieldValidation, force *bool) {
 	r := req.Request
-	manager := r.URL.Query().Get("fieldManager")
+	manager := Query(r).Get("fieldManager")
 	if manager == "" {
 		fail(req, resp, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "",
 			field.ErrorList{field.Required(field.NewPath("fieldManager"), "is required for apply patch")}))

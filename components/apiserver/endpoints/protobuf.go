@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -98,11 +97,11 @@ func negotiateProtobuf(r *http.Request) (string, bool) {
 	if accept == "" || accept == "application/json" { // what most requests send, without parsing
 		return "", false
 	}
-	for _, entry := range strings.Split(accept, ",") {
-		parts := strings.Split(entry, ";")
-		mediaType := strings.TrimSpace(parts[0])
+	for entry := range strings.SplitSeq(accept, ",") { // no slices made: this is every answer's
+		mediaType, params, _ := strings.Cut(entry, ";")
+		mediaType = strings.TrimSpace(mediaType)
 		if isProtobuf(mediaType) {
-			for _, p := range parts[1:] {
+			for p := range strings.SplitSeq(params, ";") {
 				if k, _, _ := strings.Cut(strings.TrimSpace(p), "="); k == "as" {
 					return "", false // a Table or metadata view is JSON only
 				}
@@ -236,7 +235,7 @@ func bodyMediaType(r *http.Request) string {
 	if ct == "" {
 		return "application/json"
 	}
-	mediaType, _, err := mime.ParseMediaType(ct)
+	mediaType, err := parseMediaType(ct)
 	if err != nil {
 		return ct
 	}

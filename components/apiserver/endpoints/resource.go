@@ -489,7 +489,7 @@ func deleteOptions(r *http.Request) (generic.DeleteOptions, error) {
 		o.UID, o.ResourceVersion = body.Preconditions.UID, body.Preconditions.ResourceVersion
 	}
 	o.GracePeriodSeconds = body.GracePeriodSeconds
-	if v := r.URL.Query().Get("gracePeriodSeconds"); v != "" {
+	if v := Query(r).Get("gracePeriodSeconds"); v != "" {
 		n, err := parseInt(r, "gracePeriodSeconds")
 		if err != nil {
 			return o, err

@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,8 +26,9 @@ const fieldManagerMaxLength = 128
 
 // withManager returns the request's context naming who writes: the fieldManager parameter, else
 // the User-Agent's product ("kubectl" of "kubectl/v1.34.0 ..."), as Kubernetes records them in
-// managedFields. options names the options kind of the request in its 422 answer.
-func withManager(r *http.Request, options string) (*http.Request, string, error) {
+// managedFields. options names the options kind of the request in its 422 answer. The context
+// alone: only the store reads it, and a request with it would be a copy of the request.
+func withManager(r *http.Request, options string) (context.Context, string, error) {
 	manager := Query(r).Get("fieldManager")
 	var errs field.ErrorList
 	if len(manager) > fieldManagerMaxLength {
@@ -43,7 +45,7 @@ func withManager(r *http.Request, options string) (*http.Request, string, error)
 	if manager == "" {
 		manager = userAgentProduct(r.UserAgent())
 	}
-	return r.WithContext(generic.WithManager(r.Context(), manager)), manager, nil
+	return generic.WithManager(r.Context(), manager), manager, nil
 }
 
 // userAgentProduct is Kubernetes' prefixFromUserAgent: what precedes the first "/", printable
@@ -86,7 +88,7 @@ func (h *resourceHandlers) applyPatch(store *generic.Store, req *restful.Request
 			field.ErrorList{field.Required(field.NewPath("fieldManager"), "is required for apply patch")}))
 		return
 	}
-	r, _, err := withManager(r, "PatchOptions")
+	ctx, _, err := withManager(r, "PatchOptions")
 	if err != nil {
 		fail(req, resp, err)
 		return
@@ -111,6 +113,6 @@ func (h *resourceHandlers) applyPatch(store *generic.Store, req *restful.Request
 		fail(req, resp, apierrors.NewBadRequest(fmt.Sprintf("the apply patch is not an object: %v", err)))
 		return
 	}
-	out, created, err := store.Apply(r.Context(), req.PathParameter("namespace"), req.PathParameter("name"), patch, manager, force != nil && *force, dryRun)
+	out, created, err := store.Apply(ctx, req.PathParameter("namespace"), req.PathParameter("name"), patch, manager, force != nil && *force, dryRun)
 	h.respondWrite(req, resp, out, created, err)
 }

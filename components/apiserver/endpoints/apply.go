@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,17 +26,17 @@ const fieldManagerMaxLength = 128
 
 // withManager returns the request's context naming who writes: the fieldManager parameter, else
 // the User-Agent's product ("kubectl" of "kubectl/v1.34.0 ..."), as Kubernetes records them in
-// managedFields. options names the options kind of the request in its 422 answer.
-func withManager(r *http.Request, options string) (*http.Request, string, error) {
-	manager := r.URL.Query().Get("fieldManager")
-	p := field.NewPath("fieldManager")
+// managedFields. options names the options kind of the request in its 422 answer. The context
+// alone: only the store reads it, and a request with it would be a copy of the request.
+func withManager(r *http.Request, options string) (context.Context, string, error) {
+	manager := Query(r).Get("fieldManager")
 	var errs field.ErrorList
 	if len(manager) > fieldManagerMaxLength {
-		errs = append(errs, field.TooLong(p, "", fieldManagerMaxLength))
+		errs = append(errs, field.TooLong(field.NewPath("fieldManager"), "", fieldManagerMaxLength))
 	}
 	for i, c := range manager {
 		if !unicode.IsPrint(c) {
-			errs = append(errs, field.Invalid(p, manager, fmt.Sprintf("invalid character %#U (at position %d)", c, i)))
+			errs = append(errs, field.Invalid(field.NewPath("fieldManager"), manager, fmt.Sprintf("invalid character %#U (at position %d)", c, i)))
 		}
 	}
 	if len(errs) > 0 {
@@ -44,13 +45,16 @@ func withManager(r *http.Request, options string) (*http.Request, string, error)
 	if manager == "" {
 		manager = userAgentProduct(r.UserAgent())
 	}
-	return r.WithContext(generic.WithManager(r.Context(), manager)), manager, nil
+	return generic.WithManager(r.Context(), manager), manager, nil
 }
 
 // userAgentProduct is Kubernetes' prefixFromUserAgent: what precedes the first "/", printable
 // characters only, at most 128 of them.
 func userAgentProduct(ua string) string {
 	product, _, _ := strings.Cut(ua, "/")
+	if printableASCII(product) && len(product) <= fieldManagerMaxLength {
+		return product // what the loop below would copy, byte for byte
+	}
 	var b strings.Builder
 	for _, c := range product {
 		if !unicode.IsPrint(c) {
@@ -64,17 +68,27 @@ func userAgentProduct(ua string) string {
 	return b.String()
 }
 
+// printableASCII tells whether s is only ASCII that unicode.IsPrint accepts (the space to '~').
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // applyPatch serves a server-side apply to store: the body is merged in as the fieldManager's
 // applied configuration, creating the object when absent.
 func (h *resourceHandlers) applyPatch(store *generic.Store, req *restful.Request, resp *restful.Response, dryRun bool, mode fieldValidation, force *bool) {
 	r := req.Request
-	manager := r.URL.Query().Get("fieldManager")
+	manager := Query(r).Get("fieldManager")
 	if manager == "" {
 		fail(req, resp, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "",
 			field.ErrorList{field.Required(field.NewPath("fieldManager"), "is required for apply patch")}))
 		return
 	}
-	r, _, err := withManager(r, "PatchOptions")
+	ctx, _, err := withManager(r, "PatchOptions")
 	if err != nil {
 		fail(req, resp, err)
 		return
@@ -99,6 +113,6 @@ func (h *resourceHandlers) applyPatch(store *generic.Store, req *restful.Request
 		fail(req, resp, apierrors.NewBadRequest(fmt.Sprintf("the apply patch is not an object: %v", err)))
 		return
 	}
-	out, created, err := store.Apply(r.Context(), req.PathParameter("namespace"), req.PathParameter("name"), patch, manager, force != nil && *force, dryRun)
+	out, created, err := store.Apply(ctx, req.PathParameter("namespace"), req.PathParameter("name"), patch, manager, force != nil && *force, dryRun)
 	h.respondWrite(req, resp, out, created, err)
 }

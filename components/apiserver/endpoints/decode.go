@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -53,7 +54,7 @@ func bodyJSON(r *http.Request, kind string) ([]byte, error) {
 	mediaType := "application/json"
 	if contentType != "" {
 		var err error
-		if mediaType, _, err = mime.ParseMediaType(contentType); err != nil {
+		if mediaType, err = parseMediaType(contentType); err != nil {
 			return nil, mediaTypeError("application/json, application/yaml")
 		}
 	}
@@ -81,6 +82,26 @@ func mediaTypeError(accepted string) error {
 	return status
 }
 
+// parseMediaType is mime.ParseMediaType's media type; the exact types clients send are their own,
+// without the parse (which makes a map of parameters each time).
+func parseMediaType(v string) (string, error) {
+	switch v {
+	case "application/json", "application/yaml", ProtobufMediaType, K8sProtobufMediaType:
+		return v, nil
+	}
+	mediaType, _, err := mime.ParseMediaType(v)
+	return mediaType, err
+}
+
+// Query is r's query parameters. Most requests have none and are not parsed: URL.Query makes a
+// map at every call, and a write reads three parameters.
+func Query(r *http.Request) url.Values {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	return r.URL.Query()
+}
+
 // fieldValidation is the fieldValidation query parameter: what to do with unknown and duplicate fields.
 type fieldValidation string
 
@@ -91,7 +112,7 @@ const (
 )
 
 func parseFieldValidation(r *http.Request) (fieldValidation, error) {
-	switch v := r.URL.Query().Get("fieldValidation"); v {
+	switch v := Query(r).Get("fieldValidation"); v {
 	case "":
 		return validationWarn, nil
 	case string(validationIgnore), string(validationWarn), string(validationStrict):
@@ -161,7 +182,7 @@ func addWarning(w http.ResponseWriter, text string) {
 }
 
 func parseDryRun(r *http.Request) (bool, error) {
-	values := r.URL.Query()["dryRun"]
+	values := Query(r)["dryRun"]
 	for _, v := range values {
 		if v != metav1.DryRunAll {
 			return false, apierrors.NewBadRequest(fmt.Sprintf("dryRun: Unsupported value: %q: supported values: \"All\"", v))
@@ -171,7 +192,7 @@ func parseDryRun(r *http.Request) (bool, error) {
 }
 
 func parseBool(r *http.Request, name string) (*bool, error) {
-	v := r.URL.Query().Get(name)
+	v := Query(r).Get(name)
 	if v == "" {
 		return nil, nil
 	}
@@ -183,7 +204,7 @@ func parseBool(r *http.Request, name string) (*bool, error) {
 }
 
 func parseInt(r *http.Request, name string) (int64, error) {
-	v := r.URL.Query().Get(name)
+	v := Query(r).Get(name)
 	if v == "" {
 		return 0, nil
 	}
@@ -196,7 +217,7 @@ func parseInt(r *http.Request, name string) (int64, error) {
 
 // parseListOptions reads the list parameters; selectable tells the field-selector keys allowed.
 func parseListOptions(r *http.Request, selectable func(string) bool) (generic.ListOptions, error) {
-	q := r.URL.Query()
+	q := Query(r)
 	var o generic.ListOptions
 	var err error
 	if o.Labels, err = labels.Parse(q.Get("labelSelector")); err != nil {

@@ -19,7 +19,7 @@ func prettyByDefault(r *http.Request) bool {
 }
 
 func wantsPretty(r *http.Request) bool {
-	switch r.URL.Query().Get("pretty") {
+	switch Query(r).Get("pretty") {
 	case "true", "1":
 		return true
 	case "false", "0":
@@ -44,11 +44,11 @@ func negotiate(r *http.Request) (responseFormat, bool) {
 	if accept == "" || accept == "application/json" { // what most requests send, without parsing
 		return formatJSON, true
 	}
-	for _, entry := range strings.Split(accept, ",") {
-		parts := strings.Split(entry, ";")
-		mediaType := strings.TrimSpace(parts[0])
+	for entry := range strings.SplitSeq(accept, ",") {
+		mediaType, rest, _ := strings.Cut(entry, ";")
+		mediaType = strings.TrimSpace(mediaType)
 		params := map[string]string{}
-		for _, p := range parts[1:] {
+		for p := range strings.SplitSeq(rest, ";") {
 			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok {
 				params[k] = v
 			}

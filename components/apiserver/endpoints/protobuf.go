@@ -2,12 +2,13 @@ package endpoints
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -98,11 +99,11 @@ func negotiateProtobuf(r *http.Request) (string, bool) {
 	if accept == "" || accept == "application/json" { // what most requests send, without parsing
 		return "", false
 	}
-	for _, entry := range strings.Split(accept, ",") {
-		parts := strings.Split(entry, ";")
-		mediaType := strings.TrimSpace(parts[0])
+	for entry := range strings.SplitSeq(accept, ",") { // no slices made: this is every answer's
+		mediaType, params, _ := strings.Cut(entry, ";")
+		mediaType = strings.TrimSpace(mediaType)
 		if isProtobuf(mediaType) {
-			for _, p := range parts[1:] {
+			for p := range strings.SplitSeq(params, ";") {
 				if k, _, _ := strings.Cut(strings.TrimSpace(p), "="); k == "as" {
 					return "", false // a Table or metadata view is JSON only
 				}
@@ -161,6 +162,14 @@ func decodeProtobuf(data []byte, into runtime.Object, gvk schema.GroupVersionKin
 	if form, ok := protobufFormOf(into); ok {
 		return decodeConverted(data, into, form, gvk)
 	}
+	if ok, err := decodeNamed(data, into, gvk); ok {
+		return err
+	}
+	return decodeSerialized(data, into, gvk)
+}
+
+// decodeSerialized is decodeProtobuf by the serializer.
+func decodeSerialized(data []byte, into runtime.Object, gvk schema.GroupVersionKind) error {
 	protobufKinds.mu.RLock()
 	out, got, err := protobufSerializer.Decode(data, &gvk, into)
 	protobufKinds.mu.RUnlock()
@@ -171,6 +180,93 @@ func decodeProtobuf(data []byte, into runtime.Object, gvk schema.GroupVersionKin
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): kind %q is not %s", gvk.Kind, got.Kind, gvk.Kind))
 	}
 	return nil
+}
+
+// decodeNamed decodes, as the serializer would, a body whose envelope names gvk into into, a type
+// the scheme has under gvk; ok is false for any other body, which is the serializer's to decode
+// or refuse. It reads the envelope in place: the serializer copies the object's bytes out of it,
+// and looks up into's kinds twice.
+func decodeNamed(data []byte, into runtime.Object, gvk schema.GroupVersionKind) (ok bool, err error) {
+	m, isMessage := into.(interface {
+		Reset()
+		Unmarshal([]byte) error
+	})
+	body, isEnvelope := bytes.CutPrefix(data, protobufPrefix)
+	if !isMessage || !isEnvelope || gvk.Version == "" {
+		return false, nil
+	}
+	var typeMeta, raw []byte
+	if !protobufFields(body, func(field uint64, v []byte) bool {
+		switch field {
+		case 1:
+			typeMeta = v
+		case 2:
+			raw = v
+		}
+		return field <= 4 // contentEncoding and contentType, which the serializer does not read
+	}) || typeMeta == nil {
+		return false, nil
+	}
+	var apiVersion, kind []byte
+	if !protobufFields(typeMeta, func(field uint64, v []byte) bool {
+		switch field {
+		case 1:
+			apiVersion = v
+		case 2:
+			kind = v
+		}
+		return field == 1 || field == 2
+	}) || string(kind) != gvk.Kind || !isAPIVersion(apiVersion, gvk.GroupVersion()) {
+		return false, nil
+	}
+	protobufKinds.mu.RLock()
+	kinds, _, kindsErr := protobufKinds.scheme.ObjectKinds(into)
+	protobufKinds.mu.RUnlock()
+	if kindsErr != nil || !slices.Contains(kinds, gvk) {
+		return false, nil
+	}
+	m.Reset()
+	if err := m.Unmarshal(raw); err != nil {
+		return true, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
+	}
+	into.GetObjectKind().SetGroupVersionKind(gvk)
+	return true, nil
+}
+
+// protobufPrefix begins every protobuf body: "k8s" and a zero byte.
+var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// protobufFields hands each field of the message b to use, which tells whether it is one the
+// caller knows; false if one is not, is given twice, is not length-delimited (as every field of
+// an envelope and its TypeMeta is) or b is malformed.
+func protobufFields(b []byte, use func(field uint64, v []byte) bool) bool {
+	var seen uint64 // the fields given, by bit; the caller knows fields 1 to 4 at most
+	for len(b) > 0 {
+		tag, n := binary.Uvarint(b)
+		if n <= 0 || tag&7 != 2 || tag>>3 == 0 || tag>>3 > 63 || seen&(1<<(tag>>3)) != 0 {
+			return false
+		}
+		seen |= 1 << (tag >> 3)
+		b = b[n:]
+		length, n := binary.Uvarint(b)
+		if n <= 0 || length > uint64(len(b)-n) {
+			return false
+		}
+		if !use(tag>>3, b[n:n+int(length)]) {
+			return false
+		}
+		b = b[n+int(length):]
+	}
+	return true
+}
+
+// isAPIVersion tells whether b is gv's apiVersion, gv.String(), without making it.
+func isAPIVersion(b []byte, gv schema.GroupVersion) bool {
+	if gv.Group == "" {
+		return string(b) == gv.Version
+	}
+	g := len(gv.Group)
+	return len(b) == g+1+len(gv.Version) && string(b[:g]) == gv.Group && b[g] == '/' && string(b[g+1:]) == gv.Version
 }
 
 // DecodeBody reads a request body, JSON or protobuf, into into, which is of kind gvk.
@@ -236,7 +332,7 @@ func bodyMediaType(r *http.Request) string {
 	if ct == "" {
 		return "application/json"
 	}
-	mediaType, _, err := mime.ParseMediaType(ct)
+	mediaType, err := parseMediaType(ct)
 	if err != nil {
 		return ct
 	}
@@ -278,12 +374,11 @@ type protobufMessage interface {
 // decodeEnvelope decodes a protobuf body of kind gvk that is not stored (a review, which kubectl's
 // typed clients post as protobuf): the envelope must name gvk, and its object is decoded into m.
 func decodeEnvelope(data []byte, m protobufMessage, gvk schema.GroupVersionKind) error {
-	magic := []byte{0x6b, 0x38, 0x73, 0x00}
 	var u runtime.Unknown
-	if !bytes.HasPrefix(data, magic) {
+	if !bytes.HasPrefix(data, protobufPrefix) {
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): not a protobuf envelope", gvk.Kind))
 	}
-	if err := u.Unmarshal(data[len(magic):]); err != nil {
+	if err := u.Unmarshal(data[len(protobufPrefix):]); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v", gvk.Kind, err))
 	}
 	if u.Kind != gvk.Kind {

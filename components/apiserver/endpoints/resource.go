@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -331,24 +332,24 @@ func (h *resourceHandlers) body(req *restful.Request, resp *restful.Response) (r
 
 // write reads the body of a create or update and its field manager, named by the options kind's
 // fieldManager parameter; on a failure it answers it and returns nil.
-func (h *resourceHandlers) write(req *restful.Request, resp *restful.Response, options string) (in runtime.Object, dryRun bool, r *http.Request) {
+func (h *resourceHandlers) write(req *restful.Request, resp *restful.Response, options string) (in runtime.Object, dryRun bool, ctx context.Context) {
 	in, dryRun, err := h.body(req, resp)
 	if err == nil {
-		r, _, err = withManager(req.Request, options)
+		ctx, _, err = withManager(req.Request, options)
 	}
 	if err != nil {
 		fail(req, resp, err)
 		return nil, false, nil
 	}
-	return in, dryRun, r
+	return in, dryRun, ctx
 }
 
 func (h *resourceHandlers) create(req *restful.Request, resp *restful.Response) {
-	in, dryRun, r := h.write(req, resp, "CreateOptions")
-	if r == nil {
+	in, dryRun, ctx := h.write(req, resp, "CreateOptions")
+	if ctx == nil {
 		return
 	}
-	out, data, err := h.Store.CreateJSON(r.Context(), req.PathParameter("namespace"), in, dryRun)
+	out, data, err := h.Store.CreateJSON(ctx, req.PathParameter("namespace"), in, dryRun)
 	if err != nil {
 		fail(req, resp, err)
 		return
@@ -363,11 +364,11 @@ func (h *resourceHandlers) create(req *restful.Request, resp *restful.Response) 
 
 func (h *resourceHandlers) update(store *generic.Store) restful.RouteFunction {
 	return func(req *restful.Request, resp *restful.Response) {
-		in, dryRun, r := h.write(req, resp, "UpdateOptions")
-		if r == nil {
+		in, dryRun, ctx := h.write(req, resp, "UpdateOptions")
+		if ctx == nil {
 			return
 		}
-		out, created, err := store.Update(r.Context(), req.PathParameter("namespace"), req.PathParameter("name"), in, dryRun)
+		out, created, err := store.Update(ctx, req.PathParameter("namespace"), req.PathParameter("name"), in, dryRun)
 		h.respondWrite(req, resp, out, created, err)
 	}
 }
@@ -412,7 +413,8 @@ func (h *resourceHandlers) patch(store *generic.Store) restful.RouteFunction {
 				field.ErrorList{field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch")}))
 			return
 		}
-		if r, _, err = withManager(r, "PatchOptions"); err != nil {
+		ctx, _, err := withManager(r, "PatchOptions")
+		if err != nil {
 			fail(req, resp, err)
 			return
 		}
@@ -426,7 +428,7 @@ func (h *resourceHandlers) patch(store *generic.Store) restful.RouteFunction {
 			fail(req, resp, err)
 			return
 		}
-		out, err := store.Patch(r.Context(), req.PathParameter("namespace"), req.PathParameter("name"), func(current []byte) (runtime.Object, error) {
+		out, err := store.Patch(ctx, req.PathParameter("namespace"), req.PathParameter("name"), func(current []byte) (runtime.Object, error) {
 			patched, err := apply(current, patchBytes)
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch could not be applied: %v", err))
@@ -489,7 +491,7 @@ func deleteOptions(r *http.Request) (generic.DeleteOptions, error) {
 		o.UID, o.ResourceVersion = body.Preconditions.UID, body.Preconditions.ResourceVersion
 	}
 	o.GracePeriodSeconds = body.GracePeriodSeconds
-	if v := r.URL.Query().Get("gracePeriodSeconds"); v != "" {
+	if v := Query(r).Get("gracePeriodSeconds"); v != "" {
 		n, err := parseInt(r, "gracePeriodSeconds")
 		if err != nil {
 			return o, err

@@ -89,7 +89,24 @@ func (m *requestMetrics) wrap(clk clock.Clock, next http.Handler) http.Handler {
 		if rec.code == 0 {
 			rec.code = http.StatusOK
 		}
-		m.total.WithLabelValues(verb, a.APIGroup, a.APIVersion, a.Resource, strconv.Itoa(rec.code)).Inc()
+		m.total.WithLabelValues(verb, a.APIGroup, a.APIVersion, a.Resource, codeLabel(rec.code)).Inc()
 		m.duration.WithLabelValues(verb, a.APIGroup, a.APIVersion, a.Resource).Observe(clk.Since(start).Seconds())
 	})
+}
+
+// codeLabels are the HTTP codes as label values, made once: strconv.Itoa made one at every
+// request.
+var codeLabels = func() (labels [600]string) {
+	for code := range labels {
+		labels[code] = strconv.Itoa(code)
+	}
+	return labels
+}()
+
+// codeLabel is strconv.Itoa(code).
+func codeLabel(code int) string {
+	if code >= 0 && code < len(codeLabels) {
+		return codeLabels[code]
+	}
+	return strconv.Itoa(code)
 }

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/fields"
 
+	"orch.io/orch/components/apiserver/endpoints"
 	"orch.io/orch/components/authz"
 )
 
@@ -51,8 +52,9 @@ func requestAttributes(r *http.Request) authz.Attributes {
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
+		q := endpoints.Query(r)
 		switch {
-		case r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1":
+		case q.Get("watch") == "true" || q.Get("watch") == "1":
 			a.Verb = "watch"
 		case a.Name == "":
 			a.Verb = "list"
@@ -62,7 +64,7 @@ func requestAttributes(r *http.Request) authz.Attributes {
 		// A list or watch of one object by metadata.name names it, as Kubernetes'
 		// RequestInfoFactory reads it, so a node may watch a secret of its pods.
 		if a.Verb != "get" && a.Subresource == "" {
-			if sel, err := fields.ParseSelector(r.URL.Query().Get("fieldSelector")); err == nil {
+			if sel, err := fields.ParseSelector(q.Get("fieldSelector")); err == nil {
 				if name, ok := sel.RequiresExactMatch("metadata.name"); ok {
 					a.Name = name
 				}

@@ -60,7 +60,7 @@ func New(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
+	mux := newPlainMux()
 	mux.Handle("/openapi/", docs)
 	mux.Handle("/apis/", container)
 	mux.Handle("/apis", container)

@@ -275,7 +275,8 @@ func (c *Controller) SyncStatus(ctx context.Context) error {
 	c.posted = nil
 	if node != nil {
 		err := c.postStatus(ctx, node)
-		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		// (nil asked first: the errors package's look into nil allocates, at every post)
+		if err == nil || !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}
@@ -334,7 +335,7 @@ func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
 	if !ready {
 		readyStatus, readyReason = corev1.ConditionFalse, "OrchletNotReady"
 	}
-	var conds []corev1.NodeCondition
+	conds := make([]corev1.NodeCondition, 0, len(pressureConditions)+1)
 	pressure := c.pressure()
 	for _, p := range pressureConditions {
 		if slices.Contains(pressure, p.condition) {
@@ -348,9 +349,11 @@ func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Capacity and Allocatable are the options' own maps, not copies: the status is encoded and
+	// replaced by the answer's, never changed (as Addresses already were).
 	return &corev1.NodeStatus{
-		Capacity:    c.o.Capacity.DeepCopy(),
-		Allocatable: c.o.Allocatable.DeepCopy(),
+		Capacity:    c.o.Capacity,
+		Allocatable: c.o.Allocatable,
 		Conditions:  conds,
 		Addresses:   c.o.Addresses,
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{
@@ -433,7 +436,9 @@ func (c *Controller) RenewLease(ctx context.Context) error {
 		}
 		c.lease = lease
 	}
-	next := c.lease.DeepCopy()
+	// The last answer is the controller's alone: renewed in place, not copied. A renewal that
+	// fails unanswered leaves it with the renewal's fields, which the next one sets again.
+	next := c.lease
 	next.Spec.HolderIdentity, next.Spec.LeaseDurationSeconds, next.Spec.RenewTime = &holder, &duration, &now
 	updated := &coordinationv1.Lease{}
 	err := c.o.Leases.Put().Namespace(LeaseNamespace).Resource("leases").Name(c.o.Node).Body(next).Do(ctx).Into(updated)

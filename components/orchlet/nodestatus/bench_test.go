@@ -95,7 +95,7 @@ func BenchmarkStatusPost(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "u1", ResourceVersion: "7"}, Status: *status}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "u1", ResourceVersion: "7"}, Status: status}
 	node.APIVersion, node.Kind = "v1", "Node"
 	c := benchController(b, node)
 	c.posted = node.DeepCopy()

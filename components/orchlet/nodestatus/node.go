@@ -1,13 +1,13 @@
 package nodestatus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	goruntime "runtime"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -204,7 +204,7 @@ func (c *Controller) Register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	node.Status = *status
+	node.Status = status
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
 		c.setNodeUID(created.UID)
@@ -300,7 +300,7 @@ func (c *Controller) postStatus(ctx context.Context, node *corev1.Node) error {
 		// The cloud controller's addresses, or those registered, take precedence.
 		status.Addresses = node.Status.Addresses
 	}
-	node.Status = *status
+	node.Status = status
 	updated, err := c.o.Heartbeat.Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	var answered apierrors.APIStatus
 	switch {
@@ -313,11 +313,11 @@ func (c *Controller) postStatus(ctx context.Context, node *corev1.Node) error {
 }
 
 // status reads the runtime and builds the status to post.
-func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
+func (c *Controller) status(ctx context.Context) (corev1.NodeStatus, error) {
 	now := metav1.NewTime(c.o.Clock.Now().Truncate(time.Second))
 	version, err := c.o.Runtime.Version(ctx, "v1")
 	if err != nil {
-		return nil, fmt.Errorf("reading the runtime's version: %w", err)
+		return corev1.NodeStatus{}, fmt.Errorf("reading the runtime's version: %w", err)
 	}
 	ready, message := true, "orchlet is posting ready status"
 	rs, err := c.o.Runtime.Status(ctx, false)
@@ -347,11 +347,11 @@ func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
 	conds = append(conds, c.condition(corev1.NodeReady, readyStatus, readyReason, message, now))
 	images, err := c.images(ctx)
 	if err != nil {
-		return nil, err
+		return corev1.NodeStatus{}, err
 	}
 	// Capacity and Allocatable are the options' own maps, not copies: the status is encoded and
 	// replaced by the answer's, never changed (as Addresses already were).
-	return &corev1.NodeStatus{
+	return corev1.NodeStatus{
 		Capacity:    c.o.Capacity,
 		Allocatable: c.o.Allocatable,
 		Conditions:  conds,
@@ -394,7 +394,7 @@ func (c *Controller) images(ctx context.Context) ([]corev1.ContainerImage, error
 	if err != nil {
 		return nil, fmt.Errorf("listing images: %w", err)
 	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].Size > list[j].Size })
+	slices.SortStableFunc(list, func(a, b *runtimeapi.Image) int { return cmp.Compare(b.Size, a.Size) })
 	var out []corev1.ContainerImage
 	for _, img := range list {
 		names := append(append([]string{}, img.RepoDigests...), img.RepoTags...)

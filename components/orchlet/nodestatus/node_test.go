@@ -559,3 +559,46 @@ func TestUnansweredRenewalAndOptionsKept(t *testing.T) {
 		t.Fatalf("posted capacity %v allocatable %v", n.Status.Capacity, n.Status.Allocatable)
 	}
 }
+
+// listedImages is an image service whose list is given.
+type listedImages struct {
+	cri.ImageManagerService
+	list []*runtimeapi.Image
+}
+
+func (l listedImages) ListImages(context.Context, *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
+	return slices.Clone(l.list), nil
+}
+
+// The images are posted largest first, those of one size in the runtime's order, digests before
+// tags; an image without names is left out and does not count against the cap.
+func TestImagesOrder(t *testing.T) {
+	list := []*runtimeapi.Image{
+		{Id: "a", RepoTags: []string{"a:1"}, Size: 10},
+		{Id: "b", RepoTags: []string{"b:1"}, Size: 30},
+		{Id: "nameless", Size: 50},
+		{Id: "c", RepoDigests: []string{"c@sha256:1"}, RepoTags: []string{"c:1"}, Size: 10},
+		{Id: "d", RepoTags: []string{"d:1", "d:2"}, Size: 30},
+	}
+	for _, tc := range []struct {
+		max  int32
+		want [][]string
+	}{
+		{-1, [][]string{{"b:1"}, {"d:1", "d:2"}, {"a:1"}, {"c@sha256:1", "c:1"}}},
+		{3, [][]string{{"b:1"}, {"d:1", "d:2"}, {"a:1"}}},
+		{1, [][]string{{"b:1"}}},
+	} {
+		c := New(Options{MaxImages: tc.max, Images: listedImages{list: list}})
+		images, err := c.images(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]string
+		for _, img := range images {
+			got = append(got, img.Names)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("max %d: %q, want %q", tc.max, got, tc.want)
+		}
+	}
+}

@@ -124,7 +124,24 @@ type Controller struct {
 
 // New returns a controller; Run drives it, or a simulator calls its steps.
 func New(o Options) *Controller {
+	o.Capacity, o.Allocatable = withStrings(o.Capacity), withStrings(o.Allocatable)
 	return &Controller{o: o, conditions: map[corev1.NodeConditionType]corev1.NodeCondition{}}
+}
+
+// withStrings is a copy of l whose quantities hold their canonical form: a quantity made from a
+// number works it out, allocating, at every encode of every post otherwise. The form is what any
+// encode writes, so the wire is the same.
+func withStrings(l corev1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(l))
+	for name, q := range l {
+		q = q.DeepCopy()
+		_ = q.String()
+		out[name] = q
+	}
+	return out
 }
 
 // Run registers the node (retrying with back-off until it succeeds or ctx ends), then posts status

@@ -292,7 +292,7 @@ func (c *Controller) SyncStatus(ctx context.Context) error {
 	c.posted = nil
 	if node != nil {
 		err := c.postStatus(ctx, node)
-		// (nil asked first: the errors package's look into nil allocates, at every post)
+		// nil first: the errors package's look into a nil error allocates, at every post
 		if err == nil || !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			return err
 		}

@@ -265,17 +265,31 @@ func (w *recorder) result(r *http.Request) *http.Response {
 			length = n
 		}
 	}
+	body := &pooledBody{buf: w.body}
+	body.Reset(w.body.Bytes())
 	return &http.Response{
-		Status: strconv.Itoa(w.code) + " " + http.StatusText(w.code), StatusCode: w.code,
+		Status: statusLine(w.code), StatusCode: w.code,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.written, ContentLength: length, Request: r,
-		Body: &pooledBody{Reader: bytes.NewReader(w.body.Bytes()), buf: w.body},
+		Header: w.written, ContentLength: length, Request: r, Body: body,
 	}
 }
 
-// pooledBody hands its buffer back to the pool at the first Close; nothing reads it after.
+// statusLine is a response's Status as net/http makes it; the two every heartbeat answers with
+// are not built again at each request.
+func statusLine(code int) string {
+	switch code {
+	case http.StatusOK:
+		return "200 OK"
+	case http.StatusCreated:
+		return "201 Created"
+	}
+	return strconv.Itoa(code) + " " + http.StatusText(code)
+}
+
+// pooledBody hands its buffer back to the pool at the first Close; nothing reads it after. Its
+// reader is its own, not another allocation.
 type pooledBody struct {
-	*bytes.Reader
+	bytes.Reader
 	buf *bytes.Buffer
 }
 
@@ -283,7 +297,8 @@ func (b *pooledBody) Close() error {
 	if b.buf != nil {
 		b.buf.Reset()
 		bodies.Put(b.buf)
-		b.buf, b.Reader = nil, bytes.NewReader(nil)
+		b.buf = nil
+		b.Reset(nil)
 	}
 	return nil
 }

@@ -207,6 +207,16 @@ func TestRecorderAnswersAsResponseRecorder(t *testing.T) {
 			_, _ = w.Write([]byte("abc"))
 			w.WriteHeader(http.StatusOK) // ignored
 		},
+		"created": func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{}`))
+		},
+		"ok, written": func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte(`{}`))
+		},
+		"unprocessable": func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnprocessableEntity) },
 		"flushed": func(w http.ResponseWriter, _ *http.Request) {
 			w.(http.Flusher).Flush()
 			_, _ = w.Write([]byte(`{"kind":"Status"}`))

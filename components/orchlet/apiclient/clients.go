@@ -31,17 +31,29 @@ const (
 	k8sProtobufMediaType = "application/vnd.kubernetes.protobuf"
 )
 
-// renameProtobuf puts orch's protobuf media type on the wire in place of Kubernetes'.
-type renameProtobuf struct{ next http.RoundTripper }
+// protobufWire puts orch's protobuf media type on the wire in place of Kubernetes', and the user
+// agent on a request without one, as client-go's user agent wrapper would: one copy of the request
+// for both (a RoundTripper may not change its caller's), where the two wrappers made two.
+type protobufWire struct {
+	next      http.RoundTripper
+	userAgent string
+}
 
-func (r renameProtobuf) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
+func (w protobufWire) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := *req // a shallow copy, as client-go's CloneRequest: only the header changes
+	out.Header = req.Header.Clone()
+	if out.Header == nil {
+		out.Header = http.Header{}
+	}
 	for _, h := range []string{"Accept", "Content-Type"} {
-		if v := req.Header.Get(h); v != "" {
-			req.Header.Set(h, strings.ReplaceAll(v, k8sProtobufMediaType, ProtobufMediaType))
+		if v := out.Header.Get(h); strings.Contains(v, k8sProtobufMediaType) {
+			out.Header.Set(h, strings.ReplaceAll(v, k8sProtobufMediaType, ProtobufMediaType))
 		}
 	}
-	resp, err := r.next.RoundTrip(req)
+	if out.Header.Get("User-Agent") == "" && w.userAgent != "" {
+		out.Header.Set("User-Agent", w.userAgent)
+	}
+	resp, err := w.next.RoundTrip(&out)
 	if err == nil {
 		if v := resp.Header.Get("Content-Type"); strings.HasPrefix(v, ProtobufMediaType) {
 			resp.Header.Set("Content-Type", k8sProtobufMediaType+strings.TrimPrefix(v, ProtobufMediaType))
@@ -93,22 +105,29 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	if cfg.Burst == 0 {
 		cfg.Burst = DefaultBurst
 	}
-	switch s.ContentType {
-	case ProtobufMediaType:
-		// client-go knows protobuf by Kubernetes' name: it encodes with that, and the wire
-		// carries orch's.
-		cfg.ContentType = k8sProtobufMediaType
-		cfg.AcceptContentTypes = k8sProtobufMediaType + ",application/json"
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return renameProtobuf{rt} })
-	case "":
-	default:
-		cfg.ContentType = s.ContentType
-	}
 	if s.UserAgent != "" {
 		cfg.UserAgent = s.UserAgent
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent() // as client-go's clientset sends
+	}
+	switch s.ContentType {
+	case ProtobufMediaType:
+		// client-go knows protobuf by Kubernetes' name: it encodes with that, and the wire
+		// carries orch's. The wrapper copies every request for that, so it sets the user agent
+		// too (Config keeps it, for the clients others build from it).
+		cfg.ContentType = k8sProtobufMediaType
+		cfg.AcceptContentTypes = k8sProtobufMediaType + ",application/json"
+		userAgent := cfg.UserAgent
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return protobufWire{rt, userAgent} })
+	case "":
+	default:
+		cfg.ContentType = s.ContentType
+	}
+	exported := cfg
+	if s.ContentType == ProtobufMediaType {
+		cfg = rest.CopyConfig(cfg)
+		cfg.UserAgent = ""
 	}
 	core, err := newCoreV1(cfg)
 	if err != nil {
@@ -116,6 +135,7 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	}
 	// One limiter for every throttled client, as the kubelet's clients share one configuration.
 	cfg.RateLimiter = core.RESTClient().GetRateLimiter()
+	exported.RateLimiter = cfg.RateLimiter
 	heartbeatCfg := rest.CopyConfig(cfg)
 	heartbeatCfg.RateLimiter, heartbeatCfg.QPS, heartbeatCfg.Burst = nil, -1, 0
 	heartbeat, err := newCoreV1(heartbeatCfg)
@@ -132,7 +152,7 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Config: cfg, Core: core, Heartbeat: heartbeat, Leases: leases, Events: events}, nil
+	return &Clients{Config: exported, Core: core, Heartbeat: heartbeat, Leases: leases, Events: events}, nil
 }
 
 func groupClient(base *rest.Config, gv schema.GroupVersion, types ...runtime.Object) (*rest.RESTClient, error) {

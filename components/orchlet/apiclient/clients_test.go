@@ -2,8 +2,10 @@ package apiclient
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -277,5 +279,99 @@ func TestEventsInProtobuf(t *testing.T) {
 	}
 	if !strings.Contains(seen.String(), "POST /apis/events.orch.io/v1/namespaces/default/events sent=application/vnd.orch.protobuf") {
 		t.Errorf("create body not protobuf:\n%s", seen)
+	}
+}
+
+// roundTripFunc is a RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// protobufWire renames Kubernetes' protobuf to orch's on the request and back on the answer, sets
+// the user agent only when the request has none, and leaves its caller's request as it was.
+func TestProtobufWire(t *testing.T) {
+	for _, tc := range []struct {
+		name                      string
+		header                    http.Header
+		answered                  string
+		wantSent, wantAgent, want string
+		wantAccept                string
+	}{
+		{
+			name:     "protobuf request and answer",
+			header:   http.Header{"Accept": {k8sProtobufMediaType + ",application/json"}, "Content-Type": {k8sProtobufMediaType}},
+			answered: ProtobufMediaType, wantSent: ProtobufMediaType, wantAccept: ProtobufMediaType + ",application/json",
+			wantAgent: "orchlet/v1", want: k8sProtobufMediaType,
+		},
+		{
+			name:     "the request's own user agent is kept",
+			header:   http.Header{"Accept": {k8sProtobufMediaType}, "User-Agent": {"other/v2"}},
+			answered: ProtobufMediaType + ";stream=watch", wantAccept: ProtobufMediaType,
+			wantAgent: "other/v2", want: k8sProtobufMediaType + ";stream=watch",
+		},
+		{
+			name:     "JSON passes as it is",
+			header:   http.Header{"Accept": {"application/json"}, "Content-Type": {"application/merge-patch+json"}},
+			answered: "application/json", wantSent: "application/merge-patch+json", wantAccept: "application/json",
+			wantAgent: "orchlet/v1", want: "application/json",
+		},
+		{name: "no header", answered: "application/json", wantAgent: "orchlet/v1", want: "application/json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPut, "https://api.invalid/api/v1/nodes/n1/status", strings.NewReader("body"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header = tc.header
+			before := tc.header.Clone()
+			var got *http.Request
+			w := protobufWire{next: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				got = r
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {tc.answered}}, Body: http.NoBody, Request: r}, nil
+			}), userAgent: "orchlet/v1"}
+			resp, err := w.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := got.Header.Get("Content-Type"); s != tc.wantSent {
+				t.Errorf("sent Content-Type %q, want %q", s, tc.wantSent)
+			}
+			if s := got.Header.Get("Accept"); s != tc.wantAccept {
+				t.Errorf("sent Accept %q, want %q", s, tc.wantAccept)
+			}
+			if s := got.Header.Get("User-Agent"); s != tc.wantAgent {
+				t.Errorf("sent User-Agent %q, want %q", s, tc.wantAgent)
+			}
+			if s := resp.Header.Get("Content-Type"); s != tc.want {
+				t.Errorf("answer's Content-Type %q, want %q", s, tc.want)
+			}
+			if got == req || got.URL != req.URL || got.Body != req.Body || got.Context() != req.Context() || got.Method != req.Method {
+				t.Errorf("not a copy of the request with its URL, body and context")
+			}
+			if !reflect.DeepEqual(req.Header, before) {
+				t.Errorf("the caller's header changed: %v, was %v", req.Header, before)
+			}
+		})
+	}
+}
+
+// A protobuf client's requests carry the user agent its wire wrapper sets; Config, for the clients
+// others build, keeps the user agent and the shared rate limiter.
+func TestProtobufClientConfig(t *testing.T) {
+	var seen []*http.Request
+	cfg := &rest.Config{Host: "https://api.invalid", Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen = append(seen, r)
+		return nil, errors.New("no server")
+	})}
+	c, err := New(cfg, Settings{ContentType: ProtobufMediaType, UserAgent: "orchlet/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Config.UserAgent != "orchlet/v1" || c.Config.RateLimiter == nil || c.Config.RateLimiter != c.Core.RESTClient().GetRateLimiter() {
+		t.Errorf("Config's user agent %q, rate limiter %v", c.Config.UserAgent, c.Config.RateLimiter)
+	}
+	_, _ = c.Heartbeat.Nodes().UpdateStatus(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, metav1.UpdateOptions{})
+	if len(seen) != 1 || seen[0].Header.Get("User-Agent") != "orchlet/v1" || seen[0].Header.Get("Content-Type") != ProtobufMediaType {
+		t.Fatalf("requests %d, header %v", len(seen), seen[0].Header)
 	}
 }

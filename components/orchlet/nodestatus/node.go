@@ -1,13 +1,13 @@
 package nodestatus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	goruntime "runtime"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -124,7 +124,24 @@ type Controller struct {
 
 // New returns a controller; Run drives it, or a simulator calls its steps.
 func New(o Options) *Controller {
+	o.Capacity, o.Allocatable = withStrings(o.Capacity), withStrings(o.Allocatable)
 	return &Controller{o: o, conditions: map[corev1.NodeConditionType]corev1.NodeCondition{}}
+}
+
+// withStrings is a copy of l whose quantities hold their canonical form: a quantity made from a
+// number works it out, allocating, at every encode of every post otherwise. The form is what any
+// encode writes, so the wire is the same.
+func withStrings(l corev1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(l))
+	for name, q := range l {
+		q = q.DeepCopy()
+		_ = q.String()
+		out[name] = q
+	}
+	return out
 }
 
 // Run registers the node (retrying with back-off until it succeeds or ctx ends), then posts status
@@ -204,7 +221,7 @@ func (c *Controller) Register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	node.Status = *status
+	node.Status = status
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
 		c.setNodeUID(created.UID)
@@ -275,7 +292,8 @@ func (c *Controller) SyncStatus(ctx context.Context) error {
 	c.posted = nil
 	if node != nil {
 		err := c.postStatus(ctx, node)
-		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		// nil first: the errors package's look into a nil error allocates, at every post
+		if err == nil || !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}
@@ -299,7 +317,7 @@ func (c *Controller) postStatus(ctx context.Context, node *corev1.Node) error {
 		// The cloud controller's addresses, or those registered, take precedence.
 		status.Addresses = node.Status.Addresses
 	}
-	node.Status = *status
+	node.Status = status
 	updated, err := c.o.Heartbeat.Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	var answered apierrors.APIStatus
 	switch {
@@ -312,11 +330,11 @@ func (c *Controller) postStatus(ctx context.Context, node *corev1.Node) error {
 }
 
 // status reads the runtime and builds the status to post.
-func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
+func (c *Controller) status(ctx context.Context) (corev1.NodeStatus, error) {
 	now := metav1.NewTime(c.o.Clock.Now().Truncate(time.Second))
 	version, err := c.o.Runtime.Version(ctx, "v1")
 	if err != nil {
-		return nil, fmt.Errorf("reading the runtime's version: %w", err)
+		return corev1.NodeStatus{}, fmt.Errorf("reading the runtime's version: %w", err)
 	}
 	ready, message := true, "orchlet is posting ready status"
 	rs, err := c.o.Runtime.Status(ctx, false)
@@ -334,7 +352,7 @@ func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
 	if !ready {
 		readyStatus, readyReason = corev1.ConditionFalse, "OrchletNotReady"
 	}
-	var conds []corev1.NodeCondition
+	conds := make([]corev1.NodeCondition, 0, len(pressureConditions)+1)
 	pressure := c.pressure()
 	for _, p := range pressureConditions {
 		if slices.Contains(pressure, p.condition) {
@@ -346,11 +364,13 @@ func (c *Controller) status(ctx context.Context) (*corev1.NodeStatus, error) {
 	conds = append(conds, c.condition(corev1.NodeReady, readyStatus, readyReason, message, now))
 	images, err := c.images(ctx)
 	if err != nil {
-		return nil, err
+		return corev1.NodeStatus{}, err
 	}
-	return &corev1.NodeStatus{
-		Capacity:    c.o.Capacity.DeepCopy(),
-		Allocatable: c.o.Allocatable.DeepCopy(),
+	// Capacity and Allocatable are the options' own maps, not copies: the status is encoded and
+	// replaced by the answer's, never changed (as Addresses already were).
+	return corev1.NodeStatus{
+		Capacity:    c.o.Capacity,
+		Allocatable: c.o.Allocatable,
 		Conditions:  conds,
 		Addresses:   c.o.Addresses,
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{
@@ -391,7 +411,7 @@ func (c *Controller) images(ctx context.Context) ([]corev1.ContainerImage, error
 	if err != nil {
 		return nil, fmt.Errorf("listing images: %w", err)
 	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].Size > list[j].Size })
+	slices.SortStableFunc(list, func(a, b *runtimeapi.Image) int { return cmp.Compare(b.Size, a.Size) })
 	var out []corev1.ContainerImage
 	for _, img := range list {
 		names := append(append([]string{}, img.RepoDigests...), img.RepoTags...)
@@ -433,7 +453,9 @@ func (c *Controller) RenewLease(ctx context.Context) error {
 		}
 		c.lease = lease
 	}
-	next := c.lease.DeepCopy()
+	// The last answer is the controller's alone: renewed in place, not copied. A renewal that
+	// fails unanswered leaves it with the renewal's fields, which the next one sets again.
+	next := c.lease
 	next.Spec.HolderIdentity, next.Spec.LeaseDurationSeconds, next.Spec.RenewTime = &holder, &duration, &now
 	updated := &coordinationv1.Lease{}
 	err := c.o.Leases.Put().Namespace(LeaseNamespace).Resource("leases").Name(c.o.Node).Body(next).Do(ctx).Into(updated)

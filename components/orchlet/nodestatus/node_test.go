@@ -2,6 +2,7 @@ package nodestatus
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -506,4 +507,98 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("condition not met within 3s")
+}
+
+// A renewal the API server never answered keeps the last answered Lease: the next renewal writes
+// over it without a conflict, with its own time. The posts leave the options' capacity as given
+// (the status carries the options' maps, not copies).
+func TestUnansweredRenewalAndOptionsKept(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.controller()
+	capacity, allocatable := c.o.Capacity.DeepCopy(), c.o.Allocatable.DeepCopy()
+	if err := c.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RenewLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	unreachable, err := apiclient.New(&rest.Config{Host: "https://127.0.0.1:1"}, apiclient.Settings{ContentType: "application/json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases := c.o.Leases
+	c.o.Leases = unreachable.Leases
+	e.clk.Add(RenewInterval)
+	var status apierrors.APIStatus
+	if err := c.RenewLease(ctx); err == nil || errors.As(err, &status) {
+		t.Fatalf("renewing unreachable: %v, want no answer", err)
+	}
+	c.o.Leases = leases
+	e.clk.Add(RenewInterval)
+	if err := c.RenewLease(ctx); err != nil {
+		t.Fatalf("renewing after the unanswered one: %v", err)
+	}
+	l := &coordinationv1.Lease{}
+	if err := e.clients.Leases.Get().Namespace(LeaseNamespace).Resource("leases").Name("n1").Do(ctx).Into(l); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Spec.RenewTime.Time.Equal(start.Add(2*RenewInterval)) || *l.Spec.HolderIdentity != "n1" || *l.Spec.LeaseDurationSeconds != LeaseDurationSeconds {
+		t.Fatalf("lease after the unanswered renewal: %+v", l.Spec)
+	}
+	for range 2 {
+		e.clk.Add(10 * time.Second)
+		if err := c.SyncStatus(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(c.o.Capacity, capacity) || !reflect.DeepEqual(c.o.Allocatable, allocatable) {
+		t.Fatalf("the options' lists changed: %v %v", c.o.Capacity, c.o.Allocatable)
+	}
+	if n := e.node(t); !n.Status.Capacity.Memory().Equal(*capacity.Memory()) || !n.Status.Allocatable.Memory().Equal(*allocatable.Memory()) {
+		t.Fatalf("posted capacity %v allocatable %v", n.Status.Capacity, n.Status.Allocatable)
+	}
+}
+
+// listedImages is an image service whose list is given.
+type listedImages struct {
+	cri.ImageManagerService
+	list []*runtimeapi.Image
+}
+
+func (l listedImages) ListImages(context.Context, *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
+	return slices.Clone(l.list), nil
+}
+
+// The images are posted largest first, those of one size in the runtime's order, digests before
+// tags; an image without names is left out and does not count against the cap.
+func TestImagesOrder(t *testing.T) {
+	list := []*runtimeapi.Image{
+		{Id: "a", RepoTags: []string{"a:1"}, Size: 10},
+		{Id: "b", RepoTags: []string{"b:1"}, Size: 30},
+		{Id: "nameless", Size: 50},
+		{Id: "c", RepoDigests: []string{"c@sha256:1"}, RepoTags: []string{"c:1"}, Size: 10},
+		{Id: "d", RepoTags: []string{"d:1", "d:2"}, Size: 30},
+	}
+	for _, tc := range []struct {
+		max  int32
+		want [][]string
+	}{
+		{-1, [][]string{{"b:1"}, {"d:1", "d:2"}, {"a:1"}, {"c@sha256:1", "c:1"}}},
+		{3, [][]string{{"b:1"}, {"d:1", "d:2"}, {"a:1"}}},
+		{1, [][]string{{"b:1"}}},
+	} {
+		c := New(Options{MaxImages: tc.max, Images: listedImages{list: list}})
+		images, err := c.images(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]string
+		for _, img := range images {
+			got = append(got, img.Names)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("max %d: %q, want %q", tc.max, got, tc.want)
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package nodestatus
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"runtime"
 	"slices"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apiversion "k8s.io/apimachinery/pkg/version"
 
 	"orch.io/orch/components/orchlet/cm"
@@ -94,5 +97,52 @@ func TestCloudAddresses(t *testing.T) {
 	}
 	if _, provided, _ := CloudAddresses("0.0.0.0", "n1"); provided != "" {
 		t.Errorf("an unspecified --node-ip is provided as %q", provided)
+	}
+}
+
+// The options' quantities with their canonical form worked out once encode to the same bytes, in
+// protobuf and JSON, as the quantities given; the given list is left as it was.
+func TestWithStringsSameWire(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		q    resource.Quantity
+	}{
+		{"cores", *resource.NewQuantity(4, resource.DecimalSI)},
+		{"bytes", *resource.NewQuantity(8<<30, resource.BinarySI)},
+		{"bytes not a power", *resource.NewQuantity(8<<30-100<<20-1, resource.BinarySI)},
+		{"millicores", *resource.NewMilliQuantity(1500, resource.DecimalSI)},
+		{"parsed, not canonical", resource.MustParse("1.5Gi")},
+		{"parsed", resource.MustParse("110")},
+		{"scaled", *resource.NewScaledQuantity(5, resource.Mega)},
+		{"decimal exponent", resource.MustParse("12e6")},
+		{"zero", resource.Quantity{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			given := corev1.ResourceList{corev1.ResourceMemory: tc.q}
+			before := given.DeepCopy()
+			cached := withStrings(given)
+			for _, enc := range []func(corev1.NodeStatus) ([]byte, error){
+				func(s corev1.NodeStatus) ([]byte, error) { return s.Marshal() },
+				func(s corev1.NodeStatus) ([]byte, error) { return json.Marshal(s) },
+			} {
+				want, err := enc(corev1.NodeStatus{Capacity: given})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := enc(corev1.NodeStatus{Capacity: cached})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("encoded %q, given %q", got, want)
+				}
+			}
+			if !reflect.DeepEqual(given, before) {
+				t.Errorf("the given list changed")
+			}
+		})
+	}
+	if withStrings(nil) != nil {
+		t.Error("a nil list is not nil")
 	}
 }

@@ -99,7 +99,7 @@ func (f *fieldManager) ownedUpdate(live, next runtime.Object, manager string) (e
 	}
 	lm := accessor(live).GetManagedFields()
 	if f.subresource == "" {
-		if nm := accessor(next).GetManagedFields(); nm != nil && !reflect.DeepEqual(nm, lm) {
+		if nm := accessor(next).GetManagedFields(); nm != nil && !deepEqual(reflect.ValueOf(nm), reflect.ValueOf(lm)) {
 			return nil, false
 		}
 	}
@@ -215,6 +215,12 @@ type differ struct {
 
 var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
 
+// managedFieldsIndex is ObjectMeta's field the walk leaves out.
+var managedFieldsIndex = func() int {
+	f, _ := objectMetaType.FieldByName("ManagedFields")
+	return f.Index[0]
+}()
+
 // fieldJSON is a struct field's JSON name as jsonField reads it; ok is false for one not encoded.
 type fieldJSON struct {
 	name       string
@@ -258,10 +264,10 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 		name, inline := jf.name, jf.inline
 		lf, nf := l.Field(i), n.Field(i)
 		if top && lf.Type() == objectMetaType {
-			lm, nm := *lf.Addr().Interface().(*metav1.ObjectMeta), *nf.Addr().Interface().(*metav1.ObjectMeta)
-			lm.ManagedFields, nm.ManagedFields = nil, nil
-			if !reflect.DeepEqual(&lm, &nm) {
-				return false
+			for j := range lf.NumField() {
+				if j != managedFieldsIndex && !deepEqual(lf.Field(j), nf.Field(j)) {
+					return false
+				}
 			}
 			continue
 		}
@@ -288,10 +294,91 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 	return true
 }
 
-// deepEqual is reflect.DeepEqual of l and n, addressable values of one type, given their
-// addresses: boxing the values themselves copied each (a node's status) to the heap.
+// deepEqual is reflect.DeepEqual of l and n, values of one type, without the record DeepEqual
+// keeps of the pointers, slices and maps it went into, a guard against cycles that it allocates
+// and grows at every call (half a node post's comparisons): an object decoded from a request has
+// no cycle. Over values without one the answers are DeepEqual's, case for case.
 func deepEqual(l, n reflect.Value) bool {
-	return reflect.DeepEqual(l.Addr().Interface(), n.Addr().Interface())
+	if !l.IsValid() || !n.IsValid() {
+		return l.IsValid() == n.IsValid()
+	}
+	if l.Type() != n.Type() {
+		return false
+	}
+	switch l.Kind() {
+	case reflect.Bool:
+		return l.Bool() == n.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return l.Int() == n.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return l.Uint() == n.Uint()
+	case reflect.Float32, reflect.Float64:
+		return l.Float() == n.Float()
+	case reflect.Complex64, reflect.Complex128:
+		return l.Complex() == n.Complex()
+	case reflect.String:
+		return l.String() == n.String()
+	case reflect.Array:
+		for i := range l.Len() {
+			if !deepEqual(l.Index(i), n.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if l.IsNil() != n.IsNil() || l.Len() != n.Len() {
+			return false
+		}
+		if l.UnsafePointer() == n.UnsafePointer() {
+			return true
+		}
+		if l.Type().Elem().Kind() == reflect.Uint8 {
+			return bytes.Equal(l.Bytes(), n.Bytes())
+		}
+		for i := range l.Len() {
+			if !deepEqual(l.Index(i), n.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Interface:
+		if l.IsNil() || n.IsNil() {
+			return l.IsNil() == n.IsNil()
+		}
+		return deepEqual(l.Elem(), n.Elem())
+	case reflect.Pointer:
+		if l.UnsafePointer() == n.UnsafePointer() {
+			return true
+		}
+		return deepEqual(l.Elem(), n.Elem())
+	case reflect.Struct:
+		for i := range l.NumField() {
+			if !deepEqual(l.Field(i), n.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if l.IsNil() != n.IsNil() || l.Len() != n.Len() {
+			return false
+		}
+		if l.UnsafePointer() == n.UnsafePointer() {
+			return true
+		}
+		it := l.MapRange()
+		for it.Next() {
+			nv := n.MapIndex(it.Key())
+			if !nv.IsValid() || !deepEqual(it.Value(), nv) {
+				return false
+			}
+		}
+		return true
+	case reflect.Func:
+		return l.IsNil() && n.IsNil()
+	case reflect.Chan, reflect.UnsafePointer:
+		return l.UnsafePointer() == n.UnsafePointer()
+	}
+	return false
 }
 
 // value walks l and n, of one Go type and unequal, typed as tr.

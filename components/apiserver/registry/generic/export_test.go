@@ -83,3 +83,6 @@ var Marshals = marshals
 
 // DeepEqual is the fast path's comparison of two values of one type.
 var DeepEqual = deepEqual
+
+// MarshalObject is the store's encoding of obj.
+var MarshalObject = marshalObject

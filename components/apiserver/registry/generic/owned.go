@@ -434,9 +434,13 @@ func sameJSON(l, n reflect.Value) bool {
 	if l.CanAddr() && n.CanAddr() { // a MarshalJSON of the pointer; no copy boxed
 		l, n = l.Addr(), n.Addr()
 	}
-	if lt, ok := l.Interface().(*metav1.Time); ok {
+	switch lt := l.Interface().(type) {
+	case *metav1.Time:
 		nt := n.Interface().(*metav1.Time)
 		return lt.IsZero() == nt.IsZero() && lt.Unix() == nt.Unix() // RFC 3339 to the second
+	case *metav1.MicroTime: // a lease's renewTime
+		nt := n.Interface().(*metav1.MicroTime)
+		return lt.IsZero() == nt.IsZero() && lt.Unix() == nt.Unix() && lt.Nanosecond()/1000 == nt.Nanosecond()/1000
 	}
 	lj, err := json.Marshal(l.Interface())
 	if err != nil {

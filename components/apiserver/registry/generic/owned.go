@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -456,32 +457,100 @@ func (d *differ) list(l, n reflect.Value, lt *smdschema.List) bool {
 	if lt.ElementRelationship != smdschema.Associative || len(lt.Keys) == 0 || l.Len() != n.Len() || l.Len() == 0 || l.Type().Elem().Kind() != reflect.Struct {
 		return false
 	}
-	keys := make([]fieldpath.PathElement, l.Len())
+	kf, ok := keyFieldsOf(l.Type().Elem(), lt.Keys)
+	if !ok {
+		return false
+	}
 	for i := range l.Len() {
-		lk, ok := itemKey(l.Index(i), lt.Keys)
-		if !ok {
+		li, ni := l.Index(i), n.Index(i)
+		if !kf.present(li) || !kf.present(ni) || !kf.same(li, ni) {
 			return false
 		}
-		nk, ok := itemKey(n.Index(i), lt.Keys)
-		if !ok || !lk.Equals(nk) {
-			return false
-		}
-		for _, k := range keys[:i] {
-			if k.Equals(lk) {
+		for j := range i {
+			if kf.same(l.Index(j), li) {
 				return false // a key twice
 			}
 		}
-		keys[i] = lk
 	}
 	for i := range l.Len() {
 		li, ni := l.Index(i), n.Index(i)
 		if deepEqual(li, ni) {
 			continue
 		}
-		d.path = append(d.path, keys[i])
-		ok := d.value(li, ni, lt.ElementType)
+		key, ok := itemKey(li, lt.Keys)
+		if !ok {
+			return false
+		}
+		d.path = append(d.path, key)
+		ok = d.value(li, ni, lt.ElementType)
 		d.path = d.path[:len(d.path)-1]
 		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// keyFields are the fields of a keyed list's item type that hold its keys, by index: the values
+// itemKey makes its path element of, compared without making it (a path element of each item of
+// both lists was a third of the walk of a list).
+type keyFields []int
+
+type keyFieldsKey struct {
+	t    reflect.Type
+	keys string
+}
+
+var keyFieldsCache sync.Map // keyFieldsKey: keyFields, or nil if itemKey never answers
+
+// keyFieldsOf is t's key fields, as itemKey finds them: for each key the field of its JSON name,
+// a string, integer or boolean; false if one is missing, of another kind or named twice.
+func keyFieldsOf(t reflect.Type, keys []string) (keyFields, bool) {
+	ck := keyFieldsKey{t, strings.Join(keys, "\x00")}
+	if kf, ok := keyFieldsCache.Load(ck); ok {
+		return kf.(keyFields), kf.(keyFields) != nil
+	}
+	kf := make(keyFields, 0, len(keys))
+	for _, key := range keys {
+		at, twice := -1, false
+		for i, jf := range jsonFields(t) {
+			if jf.ok && !jf.inline && jf.name == key {
+				twice, at = at >= 0, i
+			}
+		}
+		if at < 0 || twice {
+			kf = nil
+			break
+		}
+		switch t.Field(at).Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			kf = append(kf, at)
+		default:
+			kf = nil
+		}
+		if kf == nil {
+			break
+		}
+	}
+	keyFieldsCache.Store(ck, kf)
+	return kf, kf != nil
+}
+
+// present tells whether every key of item is there: not zero (an absent key the schema may
+// default).
+func (kf keyFields) present(item reflect.Value) bool {
+	for _, i := range kf {
+		if item.Field(i).IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// same tells whether two items have the same keys.
+func (kf keyFields) same(a, b reflect.Value) bool {
+	for _, i := range kf {
+		if !deepEqual(a.Field(i), b.Field(i)) {
 			return false
 		}
 	}

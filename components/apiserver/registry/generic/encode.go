@@ -28,14 +28,14 @@ const maxSetJSON = 1 << 16
 // that MarshalJSON and the compaction leave as it is, after a key no other field of an object's
 // metadata before its managedFields (strings, maps of strings, owner references) can write.
 var (
-	setPlaceholder    = metav1.NewFieldsV1("-0.0E-000")
+	setPlaceholder    = metav1.FieldsV1{Raw: []byte("-0.0E-000")}
 	setPlaceholderKey = []byte(`"fieldsV1":-0.0E-000`)
 )
 
 // encodedSet is json.Marshal of f, from the cache when it holds it.
 func encodedSet(f *metav1.FieldsV1) ([]byte, error) {
 	setJSON.mu.Lock()
-	enc, ok := setJSON.m[string(f.GetRawBytes())]
+	enc, ok := setJSON.m[string(f.Raw)]
 	setJSON.mu.Unlock()
 	if ok {
 		return enc, nil
@@ -48,7 +48,7 @@ func encodedSet(f *metav1.FieldsV1) ([]byte, error) {
 	if setJSON.m == nil || len(setJSON.m) >= maxSetJSON {
 		setJSON.m = map[string][]byte{}
 	}
-	setJSON.m[string(f.GetRawBytes())] = enc
+	setJSON.m[string(f.Raw)] = enc
 	setJSON.mu.Unlock()
 	return enc, nil
 }
@@ -76,7 +76,7 @@ func marshalObject(obj runtime.Object) ([]byte, error) {
 			return json.Marshal(obj)
 		}
 		encoded = append(encoded, enc)
-		size += len(enc) - len(setPlaceholder.GetRawBytes())
+		size += len(enc) - len(setPlaceholder.Raw)
 	}
 	if len(encoded) == 0 {
 		return json.Marshal(obj)
@@ -84,7 +84,7 @@ func marshalObject(obj runtime.Object) ([]byte, error) {
 	placed := make([]metav1.ManagedFieldsEntry, len(entries))
 	for i, e := range entries {
 		if e.FieldsV1 != nil {
-			e.FieldsV1 = setPlaceholder
+			e.FieldsV1 = &setPlaceholder
 		}
 		placed[i] = e
 	}
@@ -101,9 +101,9 @@ func marshalObject(obj runtime.Object) ([]byte, error) {
 		if at < 0 {
 			return json.Marshal(obj) // not reached: every set's placeholder is written
 		}
-		at += len(setPlaceholderKey) - len(setPlaceholder.GetRawBytes())
+		at += len(setPlaceholderKey) - len(setPlaceholder.Raw)
 		out = append(append(out, rest[:at]...), enc...)
-		rest = rest[at+len(setPlaceholder.GetRawBytes()):]
+		rest = rest[at+len(setPlaceholder.Raw):]
 	}
 	return append(out, rest...), nil
 }

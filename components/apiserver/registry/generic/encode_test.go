@@ -56,7 +56,7 @@ func TestMarshalObjectIsJSONMarshal(t *testing.T) {
 				for i, raw := range sets {
 					e := metav1.ManagedFieldsEntry{Manager: fmt.Sprint("m", i), Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1"}
 					if raw != "" {
-						e.FieldsV1 = metav1.NewFieldsV1(raw)
+						e.FieldsV1 = &metav1.FieldsV1{Raw: []byte(raw)}
 					}
 					entries = append(entries, e)
 				}

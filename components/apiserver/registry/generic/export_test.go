@@ -84,9 +84,6 @@ var Marshals = marshals
 // DeepEqual is the fast path's comparison of two values of one type.
 var DeepEqual = deepEqual
 
-// MarshalObject is the store's encoding of obj.
-var MarshalObject = marshalObject
-
 // SameJSON tells whether the fast path's walk sees l and n, pointers to values of one type
 // typed through their own JSON, as equal.
 func SameJSON(l, n any) bool { return sameJSON(reflect.ValueOf(l), reflect.ValueOf(n)) }

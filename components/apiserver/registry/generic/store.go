@@ -242,7 +242,7 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	s.setTypeMeta(obj)
-	data, err := marshalObject(obj)
+	data, err := json.Marshal(obj)
 	m.SetResourceVersion(rv)
 	return data, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,7 +100,7 @@ func (f *fieldManager) ownedUpdate(live, next runtime.Object, manager string) (e
 	}
 	lm := accessor(live).GetManagedFields()
 	if f.subresource == "" {
-		if nm := accessor(next).GetManagedFields(); nm != nil && !reflect.DeepEqual(nm, lm) {
+		if nm := accessor(next).GetManagedFields(); nm != nil && !deepEqual(reflect.ValueOf(nm), reflect.ValueOf(lm)) {
 			return nil, false
 		}
 	}
@@ -215,6 +216,12 @@ type differ struct {
 
 var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
 
+// managedFieldsIndex is ObjectMeta's field the walk leaves out.
+var managedFieldsIndex = func() int {
+	f, _ := objectMetaType.FieldByName("ManagedFields")
+	return f.Index[0]
+}()
+
 // fieldJSON is a struct field's JSON name as jsonField reads it; ok is false for one not encoded.
 type fieldJSON struct {
 	name       string
@@ -258,10 +265,10 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 		name, inline := jf.name, jf.inline
 		lf, nf := l.Field(i), n.Field(i)
 		if top && lf.Type() == objectMetaType {
-			lm, nm := *lf.Addr().Interface().(*metav1.ObjectMeta), *nf.Addr().Interface().(*metav1.ObjectMeta)
-			lm.ManagedFields, nm.ManagedFields = nil, nil
-			if !reflect.DeepEqual(&lm, &nm) {
-				return false
+			for j := range lf.NumField() {
+				if j != managedFieldsIndex && !deepEqual(lf.Field(j), nf.Field(j)) {
+					return false
+				}
 			}
 			continue
 		}
@@ -288,10 +295,91 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 	return true
 }
 
-// deepEqual is reflect.DeepEqual of l and n, addressable values of one type, given their
-// addresses: boxing the values themselves copied each (a node's status) to the heap.
+// deepEqual is reflect.DeepEqual of l and n, values of one type, without the record DeepEqual
+// keeps of the pointers, slices and maps it went into, a guard against cycles that it allocates
+// and grows at every call (half a node post's comparisons): an object decoded from a request has
+// no cycle. Over values without one the answers are DeepEqual's, case for case.
 func deepEqual(l, n reflect.Value) bool {
-	return reflect.DeepEqual(l.Addr().Interface(), n.Addr().Interface())
+	if !l.IsValid() || !n.IsValid() {
+		return l.IsValid() == n.IsValid()
+	}
+	if l.Type() != n.Type() {
+		return false
+	}
+	switch l.Kind() {
+	case reflect.Bool:
+		return l.Bool() == n.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return l.Int() == n.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return l.Uint() == n.Uint()
+	case reflect.Float32, reflect.Float64:
+		return l.Float() == n.Float()
+	case reflect.Complex64, reflect.Complex128:
+		return l.Complex() == n.Complex()
+	case reflect.String:
+		return l.String() == n.String()
+	case reflect.Array:
+		for i := range l.Len() {
+			if !deepEqual(l.Index(i), n.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if l.IsNil() != n.IsNil() || l.Len() != n.Len() {
+			return false
+		}
+		if l.UnsafePointer() == n.UnsafePointer() {
+			return true
+		}
+		if l.Type().Elem().Kind() == reflect.Uint8 {
+			return bytes.Equal(l.Bytes(), n.Bytes())
+		}
+		for i := range l.Len() {
+			if !deepEqual(l.Index(i), n.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Interface:
+		if l.IsNil() || n.IsNil() {
+			return l.IsNil() == n.IsNil()
+		}
+		return deepEqual(l.Elem(), n.Elem())
+	case reflect.Pointer:
+		if l.UnsafePointer() == n.UnsafePointer() {
+			return true
+		}
+		return deepEqual(l.Elem(), n.Elem())
+	case reflect.Struct:
+		for i := range l.NumField() {
+			if !deepEqual(l.Field(i), n.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if l.IsNil() != n.IsNil() || l.Len() != n.Len() {
+			return false
+		}
+		if l.UnsafePointer() == n.UnsafePointer() {
+			return true
+		}
+		it := l.MapRange()
+		for it.Next() {
+			nv := n.MapIndex(it.Key())
+			if !nv.IsValid() || !deepEqual(it.Value(), nv) {
+				return false
+			}
+		}
+		return true
+	case reflect.Func:
+		return l.IsNil() && n.IsNil()
+	case reflect.Chan, reflect.UnsafePointer:
+		return l.UnsafePointer() == n.UnsafePointer()
+	}
+	return false
 }
 
 // value walks l and n, of one Go type and unequal, typed as tr.
@@ -347,9 +435,13 @@ func sameJSON(l, n reflect.Value) bool {
 	if l.CanAddr() && n.CanAddr() { // a MarshalJSON of the pointer; no copy boxed
 		l, n = l.Addr(), n.Addr()
 	}
-	if lt, ok := l.Interface().(*metav1.Time); ok {
+	switch lt := l.Interface().(type) {
+	case *metav1.Time:
 		nt := n.Interface().(*metav1.Time)
 		return lt.IsZero() == nt.IsZero() && lt.Unix() == nt.Unix() // RFC 3339 to the second
+	case *metav1.MicroTime: // a lease's renewTime
+		nt := n.Interface().(*metav1.MicroTime)
+		return lt.IsZero() == nt.IsZero() && lt.Unix() == nt.Unix() && lt.Nanosecond()/1000 == nt.Nanosecond()/1000
 	}
 	lj, err := json.Marshal(l.Interface())
 	if err != nil {
@@ -365,32 +457,100 @@ func (d *differ) list(l, n reflect.Value, lt *smdschema.List) bool {
 	if lt.ElementRelationship != smdschema.Associative || len(lt.Keys) == 0 || l.Len() != n.Len() || l.Len() == 0 || l.Type().Elem().Kind() != reflect.Struct {
 		return false
 	}
-	keys := make([]fieldpath.PathElement, l.Len())
+	kf, ok := keyFieldsOf(l.Type().Elem(), lt.Keys)
+	if !ok {
+		return false
+	}
 	for i := range l.Len() {
-		lk, ok := itemKey(l.Index(i), lt.Keys)
-		if !ok {
+		li, ni := l.Index(i), n.Index(i)
+		if !kf.present(li) || !kf.present(ni) || !kf.same(li, ni) {
 			return false
 		}
-		nk, ok := itemKey(n.Index(i), lt.Keys)
-		if !ok || !lk.Equals(nk) {
-			return false
-		}
-		for _, k := range keys[:i] {
-			if k.Equals(lk) {
+		for j := range i {
+			if kf.same(l.Index(j), li) {
 				return false // a key twice
 			}
 		}
-		keys[i] = lk
 	}
 	for i := range l.Len() {
 		li, ni := l.Index(i), n.Index(i)
 		if deepEqual(li, ni) {
 			continue
 		}
-		d.path = append(d.path, keys[i])
-		ok := d.value(li, ni, lt.ElementType)
+		key, ok := itemKey(li, lt.Keys)
+		if !ok {
+			return false
+		}
+		d.path = append(d.path, key)
+		ok = d.value(li, ni, lt.ElementType)
 		d.path = d.path[:len(d.path)-1]
 		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// keyFields are the fields of a keyed list's item type that hold its keys, by index: the values
+// itemKey makes its path element of, compared without making it (a path element of each item of
+// both lists was a third of the walk of a list).
+type keyFields []int
+
+type keyFieldsKey struct {
+	t    reflect.Type
+	keys string
+}
+
+var keyFieldsCache sync.Map // keyFieldsKey: keyFields, or nil if itemKey never answers
+
+// keyFieldsOf is t's key fields, as itemKey finds them: for each key the field of its JSON name,
+// a string, integer or boolean; false if one is missing, of another kind or named twice.
+func keyFieldsOf(t reflect.Type, keys []string) (keyFields, bool) {
+	ck := keyFieldsKey{t, strings.Join(keys, "\x00")}
+	if kf, ok := keyFieldsCache.Load(ck); ok {
+		return kf.(keyFields), kf.(keyFields) != nil
+	}
+	kf := make(keyFields, 0, len(keys))
+	for _, key := range keys {
+		at, twice := -1, false
+		for i, jf := range jsonFields(t) {
+			if jf.ok && !jf.inline && jf.name == key {
+				twice, at = at >= 0, i
+			}
+		}
+		if at < 0 || twice {
+			kf = nil
+			break
+		}
+		switch t.Field(at).Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			kf = append(kf, at)
+		default:
+			kf = nil
+		}
+		if kf == nil {
+			break
+		}
+	}
+	keyFieldsCache.Store(ck, kf)
+	return kf, kf != nil
+}
+
+// present tells whether every key of item is there: not zero (an absent key the schema may
+// default).
+func (kf keyFields) present(item reflect.Value) bool {
+	for _, i := range kf {
+		if item.Field(i).IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// same tells whether two items have the same keys.
+func (kf keyFields) same(a, b reflect.Value) bool {
+	for _, i := range kf {
+		if !deepEqual(a.Field(i), b.Field(i)) {
 			return false
 		}
 	}

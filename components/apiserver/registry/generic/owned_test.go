@@ -507,3 +507,25 @@ func mutateManagedFields(r *rand.Rand, obj runtime.Object, k servedKind) []strin
 	}
 	return nil
 }
+
+// The fast path's walk sees two times as equal exactly when their JSON is: the second for a Time,
+// the microsecond for a MicroTime, whatever their zones.
+func TestSameJSONIsTheEncoding(t *testing.T) {
+	at := time.Date(2026, 11, 30, 5, 0, 0, 123456789, time.UTC)
+	times := []time.Time{{}, at, at.Add(100 * time.Nanosecond), at.Add(time.Microsecond), at.Add(-500 * time.Microsecond),
+		at.Add(time.Second), at.In(time.FixedZone("x", 3600)), at.Truncate(time.Second), time.Unix(0, 0)}
+	for _, a := range times {
+		for _, b := range times {
+			for _, pair := range [][2]any{
+				{&metav1.Time{Time: a}, &metav1.Time{Time: b}},
+				{&metav1.MicroTime{Time: a}, &metav1.MicroTime{Time: b}},
+			} {
+				aj, _ := json.Marshal(pair[0])
+				bj, _ := json.Marshal(pair[1])
+				if got, want := generic.SameJSON(pair[0], pair[1]), string(aj) == string(bj); got != want {
+					t.Errorf("%T %s and %s: the walk sees them equal: %v, want %v", pair[0], aj, bj, got, want)
+				}
+			}
+		}
+	}
+}

@@ -196,9 +196,9 @@ func (c *Cacher) packerFor(v []byte) *packer {
 func (c *Cacher) apply(ev storage.WatchEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ch := c.packerFor(ev.KV.Value).change(ev)
 	key := ev.KV.Key
-	_, had := c.objects[key]
+	last, had := c.objects[key]
+	ch := c.packerFor(ev.KV.Value).change(ev, last.packed)
 	switch ev.Type {
 	case storage.Put:
 		c.objects[key] = ch.entry

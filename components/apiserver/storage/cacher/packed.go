@@ -1,6 +1,7 @@
 package cacher
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -16,6 +17,8 @@ import (
 type packer struct {
 	dict    *s2.Dict
 	scratch []byte // pack's output before it is copied to its exact size; the cache's lock guards it
+	// unpacked is where a change's previous value is compared with the key's last packed one.
+	unpacked []byte
 }
 
 // dictStart is how much of the first value names where values typically begin.
@@ -102,8 +105,28 @@ type change struct {
 	prev    []byte
 }
 
-func (p *packer) change(ev storage.WatchEvent) change {
-	return change{typ: ev.Type, created: ev.Created, key: ev.KV.Key, entry: p.entry(ev.KV), prev: p.pack(ev.PrevValue)}
+// change packs ev; last is what the cache holds packed for its key (nil if nothing), which is
+// kept as the previous value when it is that value: an update's previous value is the key's last
+// one, and unpacking to compare costs a fraction of packing it again.
+func (p *packer) change(ev storage.WatchEvent, last []byte) change {
+	prev := last
+	if !p.holds(last, ev.PrevValue) {
+		prev = p.pack(ev.PrevValue)
+	}
+	return change{typ: ev.Type, created: ev.Created, key: ev.KV.Key, entry: p.entry(ev.KV), prev: prev}
+}
+
+// holds tells whether packed, non-nil, unpacks to v.
+func (p *packer) holds(packed, v []byte) bool {
+	if packed == nil || v == nil {
+		return false
+	}
+	if n, err := s2.DecodedLen(packed); err != nil || n != len(v) {
+		return false
+	}
+	var err error
+	p.unpacked, err = p.unpack(p.unpacked[:0], packed)
+	return err == nil && bytes.Equal(p.unpacked, v)
 }
 
 func (p *packer) watchEvent(c change) (storage.WatchEvent, error) {

@@ -108,3 +108,50 @@ func TestCachedValuesArePacked(t *testing.T) {
 	}
 	t.Logf("%d bytes stored, %d kept", stored, packed)
 }
+
+// A change keeps the key's last packed value as its previous value only when that is the value
+// it had; it comes back byte for byte either way.
+func TestChangeKeepsTheLastPackOfItsPreviousValue(t *testing.T) {
+	p := newPacker(testEvent(0))
+	last := p.pack(testEvent(1))
+	for name, c := range map[string]struct {
+		last, prev []byte
+		kept       bool
+	}{
+		"the last value":                 {last: last, prev: testEvent(1), kept: true},
+		"another value":                  {last: last, prev: testEvent(2)},
+		"another value of the same size": {last: last, prev: bytes.Replace(testEvent(1), []byte("1"), []byte("9"), 1)},
+		"no last value":                  {prev: testEvent(1)},
+		"no previous value":              {last: last},
+		"an empty value":                 {last: p.pack([]byte{}), prev: []byte{}, kept: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ch := p.change(storage.WatchEvent{Type: storage.Put, KV: storage.KeyValue{Key: "/k", Value: testEvent(3)}, PrevValue: c.prev}, c.last)
+			if kept := c.last != nil && len(ch.prev) > 0 && &ch.prev[0] == &c.last[0]; kept != c.kept {
+				t.Errorf("kept the last pack: %t, want %t", kept, c.kept)
+			}
+			ev, err := p.watchEvent(ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(ev.PrevValue, c.prev) || (ev.PrevValue == nil) != (c.prev == nil) || !bytes.Equal(ev.KV.Value, testEvent(3)) {
+				t.Errorf("previous value %q (nil %t), want %q", ev.PrevValue, ev.PrevValue == nil, c.prev)
+			}
+		})
+	}
+}
+
+// An update's change: its value and its previous one, the key's last value, packed.
+func BenchmarkChange(b *testing.B) {
+	p := newPacker(testEvent(0))
+	prev, next := testEvent(1), testEvent(2)
+	last := p.pack(prev)
+	for name, last := range map[string][]byte{"last kept": last, "packed again": nil} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.change(storage.WatchEvent{Type: storage.Put, KV: storage.KeyValue{Key: "/k", Value: next}, PrevValue: prev}, last)
+			}
+		})
+	}
+}

@@ -354,3 +354,27 @@ func traceDump(b *testing.B) func(Entry) {
 		}
 	}
 }
+
+// 1,000 empty standalone nodes, one simulated second an op: the driver's looks at every node at
+// every instant and each agent's relist through its fakecri, without an API server's requests (the
+// part of BenchmarkThousandAPINodesHour that grows with the nodes but not with the requests).
+func BenchmarkThousandEmptyNodesSecond(b *testing.B) {
+	w, err := New(Options{Seed: 1, Keep: func(Entry) bool { return false }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 1000 {
+		if _, err := w.AddNode(NodeOptions{Name: fmt.Sprintf("node-%03d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Advance(time.Minute); err != nil { // past the agents' start
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := w.Advance(time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

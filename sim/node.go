@@ -94,9 +94,10 @@ type Node struct {
 	attach func() error
 
 	stepping bool
-	done     chan struct{}
-	due      time.Time // nextDue's answer, for the world's next
-	steps    chan step // to stepLoop
+	done     chan struct{} // the running Step's: a value once it returned
+	stepDone chan struct{} // stepLoop's Steps' done, made again by Restart
+	due      time.Time     // nextDue's answer, for the world's next
+	steps    chan step     // to stepLoop
 
 	// What the trace has already said.
 	lastCall    uint64
@@ -155,7 +156,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
 		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
-		steps: make(chan step), read: true}
+		steps: make(chan step), stepDone: make(chan struct{}, 1), read: true}
 	go n.stepLoop(w.ctx)
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}

@@ -446,16 +446,19 @@ func (n *Node) nextDue(now time.Time) time.Time {
 
 // startStep runs one Step of the node's pod workers in a goroutine: a CRI call inside may wait for
 // the clock, which only the driver moves. The goroutine is the node's stepLoop when it waits for
-// work, a new one when it is still busy (a killed agent's Step ending after the restart's begins).
+// work, which signals on the node's stepDone (a channel made for every Step was an allocation at
+// every Step of every node); a new one, with a channel of its own, when it is still busy (a killed
+// agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
 	n.stepping = true
-	s := step{ctx: ctx, pods: n.Agent.Pods, done: make(chan struct{})}
-	n.done = s.done
+	s := step{ctx: ctx, pods: n.Agent.Pods, done: n.stepDone}
 	select {
 	case n.steps <- s:
 	default:
+		s.done = make(chan struct{}, 1)
 		go s.run()
 	}
+	n.done = s.done
 }
 
 // step is one Step of a node's pod workers, handed to its stepLoop as a value (a closure was an
@@ -463,12 +466,12 @@ func (n *Node) startStep(ctx context.Context) {
 type step struct {
 	ctx  context.Context
 	pods *pods.Manager
-	done chan struct{} // closed when Step returns
+	done chan struct{} // sent to once Step returns: its one buffered slot, for waitSettled to take
 }
 
 func (s step) run() {
 	s.pods.Step(s.ctx)
-	close(s.done)
+	s.done <- struct{}{}
 }
 
 // stepLoop runs the node's Steps until the world closes. A goroutine started for each Step began
@@ -522,6 +525,7 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 		}
 		select {
 		case <-done:
+			n.stepping, n.stepped, returned = false, true, true
 		case <-rtChanged:
 		case <-c.Changed:
 		case <-ctx.Done():

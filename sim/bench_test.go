@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -353,4 +354,41 @@ func traceDump(b *testing.B) func(Entry) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// 1,000 empty standalone nodes, one simulated second an op: the driver's looks at every node at
+// every instant and each agent's relist through its fakecri, without an API server's requests (the
+// part of BenchmarkThousandAPINodesHour that grows with the nodes but not with the requests).
+func BenchmarkThousandEmptyNodesSecond(b *testing.B) {
+	w, err := New(Options{Seed: 1, Keep: func(Entry) bool { return false }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 1000 {
+		if _, err := w.AddNode(NodeOptions{Name: fmt.Sprintf("node-%03d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Advance(time.Minute); err != nil { // past the agents' start
+		b.Fatal(err)
+	}
+	cpu := processCPU(b)
+	for b.Loop() {
+		if err := w.Advance(time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// CPU rather than wall time: the machine is shared, and a loaded one stretches wall time.
+	b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// processCPU is the CPU (user and system) the process has used (as the API server's benchmarks
+// read it; test files of another package cannot be imported).
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -94,9 +94,10 @@ type Node struct {
 	attach func() error
 
 	stepping bool
-	done     chan struct{}
-	due      time.Time // nextDue's answer, for the world's next
-	steps    chan step // to stepLoop
+	done     chan struct{} // the running Step's: a value once it returned
+	stepDone chan struct{} // stepLoop's Steps' done, made again by Restart
+	due      time.Time     // nextDue's answer, for the world's next
+	steps    chan step     // to stepLoop
 
 	// What the trace has already said.
 	lastCall    uint64
@@ -110,6 +111,7 @@ type Node struct {
 	podsVersion uint64    // the pod workers' PodsVersion that podState reflects
 	pressure    string    // the eviction manager's conditions last traced
 	pending     []pending // gather's lines for flush, kept to reuse the array
+	text        []byte    // gather's buffer for a call's line, kept to reuse the array
 }
 
 // AddNode starts a node: the production agent, wired as the orchlet app wires it, on its own
@@ -154,7 +156,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
 		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
-		steps: make(chan step), read: true}
+		steps: make(chan step), stepDone: make(chan struct{}, 1), read: true}
 	go n.stepLoop(w.ctx)
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
@@ -374,33 +376,29 @@ func (w *World) gather(n *Node, now time.Time) {
 			advance = false // a background pull still runs; calls after it may have ended
 			continue
 		}
-		// Most lines of a long simulation are these, one a call: built in one buffer, not by fmt.
-		var text strings.Builder
-		text.Grow(len(c.Method) + len(c.Request) + len(c.Code) + len(c.Response) + len(c.Error) + len(c.Fault) + 16)
+		// Most lines of a long simulation are these, one a call: built in the node's buffer, not
+		// by fmt (a strings.Builder given to fmt escaped, and grew a buffer, at every call), and
+		// copied once into the line.
+		text := n.text[:0]
 		if timed {
 			delete(n.inFlight, c.Seq)
-			fmt.Fprintf(&text, "%s -> %s after %v", c.Method, c.Code, c.End.Sub(c.Start))
+			text = append(append(append(append(text, c.Method...), " -> "...), c.Code...), " after "...)
+			text = append(text, c.End.Sub(c.Start).String()...)
 		} else {
-			text.WriteString(c.Method)
-			text.WriteString(" ")
-			text.WriteString(c.Request)
-			text.WriteString(" -> ")
-			text.WriteString(c.Code)
+			text = append(append(append(append(text, c.Method...), ' '), c.Request...), " -> "...)
+			text = append(text, c.Code...)
 		}
 		if c.Response != "" {
-			text.WriteString(" ")
-			text.WriteString(c.Response)
+			text = append(append(text, ' '), c.Response...)
 		}
 		if c.Error != "" {
-			text.WriteString(": ")
-			text.WriteString(c.Error)
+			text = append(append(text, ": "...), c.Error...)
 		}
 		if c.Fault != "" {
-			text.WriteString(" [")
-			text.WriteString(c.Fault)
-			text.WriteString("]")
+			text = append(append(append(text, " ["...), c.Fault...), ']')
 		}
-		add(endClass, c.End, KindCRI, text.String())
+		n.text = text
+		add(endClass, c.End, KindCRI, string(text))
 		if advance {
 			n.lastCall = c.Seq
 		} else {

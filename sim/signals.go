@@ -89,6 +89,7 @@ func (w *World) sampleSignals() {
 		return
 	}
 	w.sampled, w.lastSample = true, now
+	w.dues = false // said to change nothing; next asks again all the same, at a sample's rare instants
 	for _, n := range w.nodes {
 		if n.sampler != nil {
 			n.sampler.sample(w.ctx, now)

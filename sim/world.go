@@ -55,6 +55,7 @@ type World struct {
 	api   *apiServer // nil without Options.APIServer
 	nodes []*Node
 	live  []*Node // the nodes up at the settle's last look, kept to reuse its array
+	dues  bool    // the live nodes' due times are those of the last settle's end (Node.due)
 	trace []Entry
 	seq   uint64
 	lines int
@@ -197,7 +198,7 @@ func (w *World) RunUntil(end time.Duration) error {
 // for the clock), the recorder writes events. So a pull that holds the pod workers for 30s does not
 // hold the sources' polls or the events' writes, as it does not in production either.
 func (w *World) settle() error {
-	for {
+	for first := true; ; first = false {
 		// Every node's due work is started before any is waited for, so the pod workers of
 		// different nodes run at once.
 		stepped := w.deliver()
@@ -210,31 +211,50 @@ func (w *World) settle() error {
 		w.live = live
 		// A node's begin and finish touch only that node (its agent, runtime and observer), and
 		// what they did is recorded below in node order: so the nodes are looked at at once.
-		began, err := eachNode(live, (*Node).beginLife)
-		if err != nil {
-			return err
+		// At an instant's first round every node's pod workers are begun before any is finished,
+		// so their Steps run while the others are begun and have mostly returned when finished
+		// (finishing each at once made waitSettled wait, with its channels, for nearly every
+		// Step). Later rounds seldom start a Step: there each node is begun and finished in one
+		// visit, half the passes over every node's state.
+		looked := false
+		if first {
+			began, err := eachNode(live, (*Node).beginLife)
+			if err != nil {
+				return err
+			}
+			finished, err := eachNode(live, (*Node).finishLife)
+			if err != nil {
+				return err
+			}
+			looked = began || finished
+		} else {
+			var err error
+			if looked, err = eachNode(live, (*Node).look); err != nil {
+				return err
+			}
 		}
-		finished, err := eachNode(live, (*Node).finishLife)
-		if err != nil {
-			return err
-		}
-		stepped = stepped || began || finished
+		stepped = stepped || looked
 		// A node's API-server work reads only its own pod workers and runtime, and what it
 		// changes in the API server reaches the nodes only through deliver: so the nodes make
 		// their requests at once, and what each did is collected after, in order.
 		if w.stepAPIs(live) {
 			stepped = true
 		}
-		// What each node did is gathered at once and recorded in node order.
+		// What each node did is gathered at once and recorded in node order. After the last
+		// round the same visit asks the node its next due time, for next: nothing runs between.
 		now := w.Clock.Now()
 		_, _ = eachNode(live, func(n *Node) (bool, error) {
 			w.gather(n, now)
+			if !stepped {
+				n.due = n.nextDue(now)
+			}
 			return false, nil
 		})
 		for _, n := range live {
 			w.flush(n)
 		}
 		if !stepped {
+			w.dues = true
 			return nil
 		}
 	}
@@ -295,6 +315,17 @@ func eachNode(nodes []*Node, f func(*Node) (bool, error)) (bool, error) {
 
 func (n *Node) beginLife() (bool, error)  { return n.begin(n.life) }
 func (n *Node) finishLife() (bool, error) { return n.finish(n.life) }
+
+// look begins and finishes the node in one visit. Nodes are independent, so finishing each before
+// the next is begun changes nothing but which goroutine waits for a Step.
+func (n *Node) look() (bool, error) {
+	began, err := n.begin(n.life)
+	if err != nil {
+		return false, err
+	}
+	finished, err := n.finish(n.life)
+	return began || finished, err
+}
 
 // begin steps the components that feed the node's pod workers (the sources' polls) if due, hands
 // their updates to the pod workers and starts the pod workers' Step if they have work due; it
@@ -367,11 +398,14 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 // agent is killed); they are asked at once (each reads its own components alone), and the earliest
 // of their answers does not depend on the order they came in.
 func (w *World) next() (time.Time, bool) {
-	now := w.Clock.Now()
-	_, _ = eachNode(w.live, func(n *Node) (bool, error) {
-		n.due = n.nextDue(now)
-		return false, nil
-	})
+	if !w.dues { // settle's last gather asked them, unless a sample was read since
+		now := w.Clock.Now()
+		_, _ = eachNode(w.live, func(n *Node) (bool, error) {
+			n.due = n.nextDue(now)
+			return false, nil
+		})
+	}
+	w.dues = false
 	var next time.Time
 	for _, n := range w.live {
 		if !n.due.IsZero() && (next.IsZero() || n.due.Before(next)) {
@@ -412,16 +446,19 @@ func (n *Node) nextDue(now time.Time) time.Time {
 
 // startStep runs one Step of the node's pod workers in a goroutine: a CRI call inside may wait for
 // the clock, which only the driver moves. The goroutine is the node's stepLoop when it waits for
-// work, a new one when it is still busy (a killed agent's Step ending after the restart's begins).
+// work, which signals on the node's stepDone (a channel made for every Step was an allocation at
+// every Step of every node); a new one, with a channel of its own, when it is still busy (a killed
+// agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
 	n.stepping = true
-	s := step{ctx: ctx, pods: n.Agent.Pods, done: make(chan struct{})}
-	n.done = s.done
+	s := step{ctx: ctx, pods: n.Agent.Pods, done: n.stepDone}
 	select {
 	case n.steps <- s:
 	default:
+		s.done = make(chan struct{}, 1)
 		go s.run()
 	}
+	n.done = s.done
 }
 
 // step is one Step of a node's pod workers, handed to its stepLoop as a value (a closure was an
@@ -429,12 +466,12 @@ func (n *Node) startStep(ctx context.Context) {
 type step struct {
 	ctx  context.Context
 	pods *pods.Manager
-	done chan struct{} // closed when Step returns
+	done chan struct{} // sent to once Step returns: its one buffered slot, for waitSettled to take
 }
 
 func (s step) run() {
 	s.pods.Step(s.ctx)
-	close(s.done)
+	s.done <- struct{}{}
 }
 
 // stepLoop runs the node's Steps until the world closes. A goroutine started for each Step began
@@ -488,6 +525,7 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 		}
 		select {
 		case <-done:
+			n.stepping, n.stepped, returned = false, true, true
 		case <-rtChanged:
 		case <-c.Changed:
 		case <-ctx.Done():

@@ -209,3 +209,50 @@ func TestEachNode(t *testing.T) {
 		}
 	}
 }
+
+// settle's last round asks each node its next due time in the visit that gathers it, for next:
+// those answers are the ones a look after the settle gives, at every instant of a busy world (pods
+// starting, a crash loop, a pull that takes time), so the world visits the instants it visited
+// when next asked them itself.
+func TestSettleLeavesDues(t *testing.T) {
+	w, err := New(Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sc := &script.Script{
+		Images:     []script.ImageRule{{Match: "busybox*", PullDuration: script.Duration(30 * time.Second)}},
+		Containers: []script.ContainerRule{{Match: script.ContainerMatch{Image: "crasher*"}, Exit: &script.ExitSpec{After: script.Duration(5 * time.Second), Code: 1}}},
+	}
+	for i := range 3 {
+		n, err := w.AddNode(NodeOptions{Name: fmt.Sprintf("node-%d", i), Script: sc, Args: []string{"--pod-manifest-path=/etc/orch/manifests"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.WriteManifest("web.yaml", []byte(webManifest))
+		n.WriteManifest("crash.yaml", []byte(crashManifest))
+	}
+	end := w.Clock.Now().Add(3 * time.Minute)
+	for instants := 0; ; instants++ {
+		if err := w.settle(); err != nil {
+			t.Fatal(err)
+		}
+		if !w.dues {
+			t.Fatal("settle left no due times")
+		}
+		now := w.Clock.Now()
+		for _, n := range w.live {
+			if want := n.nextDue(now); !n.due.Equal(want) {
+				t.Fatalf("%s at %v: settle left due %v, a look after it %v", n.Name, w.Now(), n.due, want)
+			}
+		}
+		next, ok := w.next()
+		if !ok || next.After(end) {
+			if instants < 30 {
+				t.Fatalf("%d instants in 3m, want at least 30", instants)
+			}
+			return
+		}
+		w.Clock.Set(next)
+	}
+}

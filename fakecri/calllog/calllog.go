@@ -39,7 +39,8 @@ type Call struct {
 	// Fault names the fault rule that decided the call ("faults[2]").
 	Fault string `json:"fault,omitempty"`
 	// Message is a copy of the whole request as received, so a test can compare every field the
-	// caller sent (a sandbox's cgroup parent, a container's mounts and security context).
+	// caller sent (a sandbox's cgroup parent, a container's mounts and security context). Read it
+	// only: calls of a request without fields share one copy.
 	Message proto.Message `json:"-"`
 }
 
@@ -148,6 +149,14 @@ func (l *Log) Dropped() uint64 {
 	return l.dropped
 }
 
+// The copies of requests without fields an agent sends every second (its relist) or every status
+// post, one each for every call: a logged Message is read, never changed.
+var (
+	noSandboxFilter     = &runtimeapi.ListPodSandboxRequest{}
+	noContainerFilter   = &runtimeapi.ListContainersRequest{}
+	noImageFsInfoFields = &runtimeapi.ImageFsInfoRequest{}
+)
+
 // CloneRequest is proto.Clone, by hand for the requests an agent sends every second, every pod
 // sync or every status post: their few fields copied cost a tenth of the reflective copy.
 func CloneRequest(req proto.Message) proto.Message {
@@ -161,20 +170,20 @@ func CloneRequest(req proto.Message) proto.Message {
 			return &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 				Id: f.Id, State: cloneSandboxState(f.State), LabelSelector: cloneLabels(f.LabelSelector)}}
 		}
-		return &runtimeapi.ListPodSandboxRequest{}
+		return noSandboxFilter
 	case *runtimeapi.ListContainersRequest:
 		if f := q.Filter; f != nil {
 			return &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 				Id: f.Id, State: cloneContainerState(f.State), PodSandboxId: f.PodSandboxId, LabelSelector: cloneLabels(f.LabelSelector)}}
 		}
-		return &runtimeapi.ListContainersRequest{}
+		return noContainerFilter
 	// The node status's calls, at every status post of every node.
 	case *runtimeapi.StatusRequest:
 		return &runtimeapi.StatusRequest{Verbose: q.Verbose}
 	case *runtimeapi.VersionRequest:
 		return &runtimeapi.VersionRequest{Version: q.Version}
 	case *runtimeapi.ImageFsInfoRequest:
-		return &runtimeapi.ImageFsInfoRequest{}
+		return noImageFsInfoFields
 	case *runtimeapi.ListImagesRequest:
 		if q.Filter == nil {
 			return &runtimeapi.ListImagesRequest{}

@@ -90,20 +90,124 @@ func (t *Tracker) Request(ctx context.Context, fn func(ctx context.Context) erro
 // Within runs fn as one of Step's calls, bounded by d on the clock (d <= 0: unbounded). fn sees a
 // context without the deadline, only its cancellation.
 func (t *Tracker) Within(ctx context.Context, d time.Duration, fn func(ctx context.Context) error) error {
-	var deadline time.Time
-	if d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = t.clk.WithTimeout(ctx, d)
-		defer cancel()
-		deadline, _ = ctx.Deadline()
+	if d <= 0 {
+		t.count(true, 1, time.Time{})
+		defer t.count(true, -1, time.Time{})
+		return fn(WithoutDeadline(ctx))
 	}
-	t.count(true, 1, deadline)
+	c := newBounded(ctx, t.clk, t.clk.Now().Add(d))
+	defer c.stop()
+	t.count(true, 1, c.deadline)
 	defer t.count(true, -1, time.Time{})
-	err := fn(WithoutDeadline(ctx))
-	if err != nil && ctx.Err() == context.DeadlineExceeded {
+	err := fn(c)
+	if err != nil && c.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("%w after %v: %v", context.DeadlineExceeded, d, err)
 	}
 	return err
+}
+
+// bounded is a call's context: its parent's values and cancellation, canceled at deadline on the
+// clock, which it does not show (Deadline reports none). It watches nothing until Done is asked
+// for: until then Err answers from the clock and the parent, as the timer and the parent's
+// cancellation would have by then. Most calls return without anyone waiting, and the clock's
+// deadline context, its CancelFunc and the wrapper hiding the deadline were three allocations at
+// every runtime call.
+type bounded struct {
+	parent   context.Context
+	clk      clock.Clock
+	deadline time.Time // the sooner of the call's and its parent's
+
+	mu         sync.Mutex
+	done       chan struct{} // nil until Done is asked for
+	err        error
+	timer      *clock.Timer
+	stopParent func() bool
+}
+
+func newBounded(parent context.Context, clk clock.Clock, deadline time.Time) *bounded {
+	if cur, ok := parent.Deadline(); ok && cur.Before(deadline) {
+		deadline = cur
+	}
+	return &bounded{parent: parent, clk: clk, deadline: deadline}
+}
+
+func (c *bounded) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+func (c *bounded) Value(key any) any { return c.parent.Value(key) }
+
+// Done makes the channel at the first call and starts watching the parent and the clock.
+func (c *bounded) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return c.done
+	}
+	c.settleLocked()
+	c.done = make(chan struct{})
+	if c.err != nil {
+		close(c.done)
+		return c.done
+	}
+	if c.parent.Done() != nil {
+		// AfterFunc never runs its function in this goroutine, which holds the lock.
+		c.stopParent = context.AfterFunc(c.parent, func() { c.cancel(c.parent.Err()) })
+	}
+	c.timer = c.clk.AfterFunc(c.clk.Until(c.deadline), func() { c.cancel(context.DeadlineExceeded) })
+	if !c.clk.Now().Before(c.deadline) {
+		c.cancelLocked(context.DeadlineExceeded) // the clock passed the deadline meanwhile
+	}
+	return c.done
+}
+
+func (c *bounded) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settleLocked()
+	return c.err
+}
+
+// settleLocked cancels an unwatched context whose deadline has passed or whose parent is done, as
+// its timer or the parent's cancellation would have by now. A watched one is told by both.
+func (c *bounded) settleLocked() {
+	if c.err != nil || c.done != nil {
+		return
+	}
+	if !c.clk.Now().Before(c.deadline) {
+		c.err = context.DeadlineExceeded
+	} else if err := c.parent.Err(); err != nil {
+		c.err = err
+	}
+}
+
+// stop ends the call's context, keeping a deadline passed or a parent's cancellation as its error.
+func (c *bounded) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settleLocked()
+	c.cancelLocked(context.Canceled)
+}
+
+func (c *bounded) cancel(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancelLocked(err)
+}
+
+func (c *bounded) cancelLocked(err error) {
+	if c.err == nil {
+		c.err = err
+		if c.done != nil {
+			close(c.done)
+		}
+	}
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	if c.stopParent != nil {
+		c.stopParent()
+		c.stopParent = nil
+	}
 }
 
 // Go runs fn in a goroutine of its own, without a deadline (a background pull): a call that counts

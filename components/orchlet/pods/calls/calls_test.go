@@ -130,3 +130,97 @@ func TestPeekSeqMovesWhereChangedCloses(t *testing.T) {
 		t.Errorf("after the call: %+v (Changed closed %t), want Seq %d, none in flight, Changed closed", after, closed(changed), before.Seq+2)
 	}
 }
+
+// A call's context, watched (Done asked for) or not: it carries its parent's values, hides its
+// deadline, and ends with the parent's cancellation or at the sooner of its deadline and its
+// parent's on the clock, whichever comes first, with that error; a call that returned in time
+// leaves it Canceled.
+func TestCallContext(t *testing.T) {
+	type key struct{}
+	for _, tc := range []struct {
+		name          string
+		watch         bool
+		parentIn      time.Duration // the parent's deadline from now (0: none)
+		cancelParent  bool
+		advance       time.Duration // the clock moved in the call
+		wantDeadline  time.Duration // StepDeadline from now
+		wantErr       error         // the context's Err in the call, after the move
+		wantReturned  error         // what Within returns for a call returning ctx.Err()
+		wantAfterCall error
+	}{
+		{name: "in time", advance: 59 * time.Second, wantDeadline: time.Minute, wantAfterCall: context.Canceled},
+		{name: "in time, watched", watch: true, advance: 59 * time.Second, wantDeadline: time.Minute, wantAfterCall: context.Canceled},
+		{name: "past the deadline", advance: time.Minute, wantDeadline: time.Minute, wantErr: context.DeadlineExceeded, wantReturned: context.DeadlineExceeded, wantAfterCall: context.DeadlineExceeded},
+		{name: "past the deadline, watched", watch: true, advance: time.Minute, wantDeadline: time.Minute, wantErr: context.DeadlineExceeded, wantReturned: context.DeadlineExceeded, wantAfterCall: context.DeadlineExceeded},
+		{name: "parent canceled", cancelParent: true, wantDeadline: time.Minute, wantErr: context.Canceled, wantReturned: context.Canceled, wantAfterCall: context.Canceled},
+		{name: "parent canceled, watched", watch: true, cancelParent: true, wantDeadline: time.Minute, wantErr: context.Canceled, wantReturned: context.Canceled, wantAfterCall: context.Canceled},
+		{name: "the parent's sooner deadline", parentIn: 10 * time.Second, advance: 10 * time.Second, wantDeadline: 10 * time.Second, wantErr: context.DeadlineExceeded, wantReturned: context.DeadlineExceeded, wantAfterCall: context.DeadlineExceeded},
+		{name: "the parent's sooner deadline, watched", watch: true, parentIn: 10 * time.Second, advance: 10 * time.Second, wantDeadline: 10 * time.Second, wantErr: context.DeadlineExceeded, wantReturned: context.DeadlineExceeded, wantAfterCall: context.DeadlineExceeded},
+		{name: "the parent's later deadline", parentIn: 2 * time.Minute, advance: time.Minute, wantDeadline: time.Minute, wantErr: context.DeadlineExceeded, wantReturned: context.DeadlineExceeded, wantAfterCall: context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mock := clock.NewMock()
+			mock.Set(t0)
+			tr := New(mock, time.Minute)
+			parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+			defer cancel()
+			if tc.parentIn > 0 {
+				var stop context.CancelFunc
+				parent, stop = mock.WithTimeout(parent, tc.parentIn)
+				defer stop()
+			}
+			var callCtx context.Context
+			err := tr.Request(parent, func(ctx context.Context) error {
+				callCtx = ctx
+				if _, ok := ctx.Deadline(); ok {
+					t.Error("the call sees its deadline")
+				}
+				if ctx.Value(key{}) != "v" {
+					t.Error("the parent's value is lost")
+				}
+				if s := tr.State(); !s.StepDeadline.Equal(t0.Add(tc.wantDeadline)) {
+					t.Errorf("StepDeadline %v, want %v", s.StepDeadline, t0.Add(tc.wantDeadline))
+				}
+				var done <-chan struct{}
+				if tc.watch {
+					done = ctx.Done()
+				}
+				if tc.cancelParent {
+					cancel()
+				}
+				mock.Add(tc.advance)
+				if tc.watch && tc.wantErr != nil {
+					<-done // closed by the parent's cancellation or the clock's timer, in a goroutine
+				}
+				if err := ctx.Err(); err != tc.wantErr {
+					t.Errorf("Err in the call %v, want %v", err, tc.wantErr)
+				}
+				if tc.watch && closed(done) != (tc.wantErr != nil) {
+					t.Errorf("Done closed %t, want %t", closed(done), tc.wantErr != nil)
+				}
+				return ctx.Err()
+			})
+			if !errors.Is(err, tc.wantReturned) || (err == nil) != (tc.wantReturned == nil) {
+				t.Errorf("Within returned %v, want %v", err, tc.wantReturned)
+			}
+			if err := callCtx.Err(); err != tc.wantAfterCall {
+				t.Errorf("Err after the call %v, want %v", err, tc.wantAfterCall)
+			}
+			if !closed(callCtx.Done()) {
+				t.Error("Done not closed after the call")
+			}
+		})
+	}
+}
+
+// On the wall clock, as in production, a call waiting past its deadline is cut off.
+func TestWithinWallClock(t *testing.T) {
+	tr := New(clock.New(), 10*time.Millisecond)
+	err := tr.Request(context.Background(), func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want DeadlineExceeded", err)
+	}
+}

@@ -391,21 +391,38 @@ func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
 			return true
 		}
 		out := reflect.MakeMapWithSize(p.t, src.Len())
+		// One key and one value set from the iterator and copied into the map: its Key, Value
+		// and a value made for each entry allocated three times an entry.
+		k, v, from := reflect.New(p.t.Key()).Elem(), reflect.New(p.t.Elem()).Elem(), reflect.Value{}
+		if p.elem.kind != planPlain && p.elem.kind != planString {
+			from = reflect.New(p.t.Elem()).Elem()
+		}
 		it := src.MapRange()
 		for it.Next() {
-			k := it.Key()
+			k.SetIterKey(it)
 			if !utf8.ValidString(k.String()) {
 				return false
 			}
-			v := reflect.New(p.t.Elem()).Elem()
-			if !p.elem.copy(v, it.Value(), false) {
-				return false
+			switch p.elem.kind {
+			case planPlain: // the value itself
+				v.SetIterValue(it)
+			case planString:
+				if v.SetIterValue(it); !utf8.ValidString(v.String()) {
+					return false
+				}
+			default:
+				from.SetIterValue(it)
+				v.SetZero()
+				if !p.elem.copy(v, from, false) {
+					return false
+				}
 			}
 			out.SetMapIndex(k, v)
 		}
 		dst.Set(out)
 	case planStruct:
-		for _, f := range p.fields {
+		for i := range p.fields {
+			f := &p.fields[i] // not copied: the loop's copies were half the struct case's own time
 			sv := src.FieldByIndex(f.index)
 			if f.omitted(sv, addressable) {
 				continue

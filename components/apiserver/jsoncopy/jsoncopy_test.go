@@ -74,8 +74,20 @@ func TestDecodedFollowsTheEncoding(t *testing.T) {
 			RenewTime: &metav1.MicroTime{Time: time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC)}}}, declines: true},
 		"a micro time before year 1": {obj: &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{
 			RenewTime: &metav1.MicroTime{Time: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)}}}, declines: true},
-		"a string not UTF-8": {obj: node(func(n *corev1.Node) { n.Labels = map[string]string{"a": "\xff"} }), declines: true},
-		"a key not UTF-8":    {obj: node(func(n *corev1.Node) { n.Labels = map[string]string{"\xfe": "a"} }), declines: true},
+		"maps of each kind of value, several entries each": {obj: &mapsObject{
+			Ints:    map[string]int{"a": 1, "b": -2, "c": 0},
+			Strings: map[string]string{"a": "x", "b": "", "<&>": "\u00e9"},
+			Structs: map[string]mapItem{
+				"a": {Name: "a", List: []string{"1", "2"}, At: metav1.NewTime(at)},
+				"b": {Name: "b", List: []string{}},
+				"c": {List: []string{"3"}, At: metav1.NewTime(at.Add(time.Hour))},
+			},
+			Times:  map[string]*metav1.Time{"zero": {}, "nil": nil, "at": {Time: at}},
+			Nested: map[string]map[string]string{"a": {"x": "1", "y": "2"}, "b": nil, "c": {}},
+		}},
+		"a map's value not UTF-8": {obj: &mapsObject{Nested: map[string]map[string]string{"a": {"x": "1"}, "b": {"y": "\xff"}}}, declines: true},
+		"a string not UTF-8":      {obj: node(func(n *corev1.Node) { n.Labels = map[string]string{"a": "\xff"} }), declines: true},
+		"a key not UTF-8":         {obj: node(func(n *corev1.Node) { n.Labels = map[string]string{"\xfe": "a"} }), declines: true},
 		"a year past 9999": {obj: node(func(n *corev1.Node) {
 			n.CreationTimestamp = metav1.NewTime(time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC))
 		}), declines: true},
@@ -88,6 +100,24 @@ func TestDecodedFollowsTheEncoding(t *testing.T) {
 		})
 	}
 }
+
+// mapsObject has maps of each kind of value Decoded copies.
+type mapsObject struct {
+	metav1.TypeMeta `json:",inline"`
+	Ints            map[string]int               `json:"ints"`
+	Strings         map[string]string            `json:"strings,omitempty"`
+	Structs         map[string]mapItem           `json:"structs"`
+	Times           map[string]*metav1.Time      `json:"times"`
+	Nested          map[string]map[string]string `json:"nested"`
+}
+
+type mapItem struct {
+	Name string      `json:"name,omitempty"`
+	List []string    `json:"list,omitempty"`
+	At   metav1.Time `json:"at"`
+}
+
+func (o *mapsObject) DeepCopyObject() runtime.Object { c := *o; return &c } // not called
 
 // The two objects a simulated API-mode node writes every 10 s, as the store holds them after
 // the write: its status (labels, field sets, quantities, conditions) and its lease.

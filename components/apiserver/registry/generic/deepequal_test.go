@@ -11,7 +11,8 @@ import (
 )
 
 // changeOne changes one place of v, addressable, picked at random: a scalar, a pointer or a list
-// made nil or empty, an item or a map key added. It reports whether it changed something.
+// made nil or empty, an item or a map key added, a map's value changed. It reports whether it
+// changed something.
 func changeOne(r *rand.Rand, v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.Struct:
@@ -50,6 +51,16 @@ func changeOne(r *rand.Rand, v reflect.Value) bool {
 	case reflect.Map:
 		if v.IsNil() {
 			v.Set(reflect.MakeMap(v.Type()))
+			return true
+		}
+		if keys := v.MapKeys(); len(keys) > 0 && r.Intn(2) == 0 { // a value changed under its key
+			k := keys[r.Intn(len(keys))]
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			if !changeOne(r, e) {
+				return false
+			}
+			v.SetMapIndex(k, e)
 			return true
 		}
 		k := reflect.New(v.Type().Key()).Elem()

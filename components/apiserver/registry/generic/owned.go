@@ -366,10 +366,15 @@ func deepEqual(l, n reflect.Value) bool {
 		if l.UnsafePointer() == n.UnsafePointer() {
 			return true
 		}
+		// One key and one value set from the iterator: its Key and Value allocated at every
+		// entry (a node's capacity and allocatable, at every post).
+		k, lv := reflect.New(l.Type().Key()).Elem(), reflect.New(l.Type().Elem()).Elem()
 		it := l.MapRange()
 		for it.Next() {
-			nv := n.MapIndex(it.Key())
-			if !nv.IsValid() || !deepEqual(it.Value(), nv) {
+			k.SetIterKey(it)
+			lv.SetIterValue(it)
+			nv := n.MapIndex(k)
+			if !nv.IsValid() || !deepEqual(lv, nv) {
 				return false
 			}
 		}

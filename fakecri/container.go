@@ -571,7 +571,7 @@ func (r *Runtime) ListContainers(ctx context.Context, req *runtimeapi.ListContai
 func (r *Runtime) listContainersRPC(ctx context.Context, req *runtimeapi.ListContainersRequest, wc *wireCodec) (*runtimeapi.ListContainersResponse, error) {
 	return call(ctx, r, mListContainers, req, func(ctx context.Context, req *runtimeapi.ListContainersRequest, cc *callCtx) (*runtimeapi.ListContainersResponse, error) {
 		items, wire := r.listContainers(req.GetFilter(), wc != nil)
-		cc.resp = fmt.Sprintf("containers=%d", len(items))
+		cc.resp = countText("containers", len(items))
 		resp := &runtimeapi.ListContainersResponse{Containers: items}
 		if wire != nil {
 			wc.pending.Store(resp, wire)

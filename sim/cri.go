@@ -118,8 +118,8 @@ func (c inProcess) ListContainers(ctx context.Context, f *runtimeapi.ContainerFi
 	if f != nil {
 		req = &runtimeapi.ListContainersRequest{Filter: f}
 	}
-	r, err := c.rt.ListContainers(ctx, req)
-	return answerAll(c, "ListContainers", r.GetContainers(), err)
+	items, err := c.rt.Containers(ctx, req)
+	return answerAll(c, "ListContainers", items, err)
 }
 
 func (c inProcess) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
@@ -210,8 +210,8 @@ func (c inProcess) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxF
 	if f != nil {
 		req = &runtimeapi.ListPodSandboxRequest{Filter: f}
 	}
-	r, err := c.rt.ListPodSandbox(ctx, req)
-	return answerAll(c, "ListPodSandbox", r.GetItems(), err)
+	items, err := c.rt.PodSandboxes(ctx, req)
+	return answerAll(c, "ListPodSandbox", items, err)
 }
 
 func (c inProcess) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {

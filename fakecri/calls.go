@@ -180,9 +180,31 @@ func call[Req proto.Message, Resp any](ctx context.Context, r *Runtime, m method
 func listCall[Req proto.Message, Resp any, T any](ctx context.Context, r *Runtime, m method, req Req, noun string, list func() []T, wrap func([]T) Resp) (Resp, error) {
 	return call(ctx, r, m, req, func(_ context.Context, _ Req, cc *callCtx) (Resp, error) {
 		items := list()
-		cc.resp = noun + "=" + strconv.Itoa(len(items))
+		cc.resp = countText(noun, len(items))
 		return wrap(items), nil
 	})
+}
+
+// countTexts are the list calls' answers in the call log, noun=N, for the counts most lists have:
+// made once, where a concatenation was an allocation at every list call of every relist.
+var countTexts = func() map[string][]string {
+	m := map[string][]string{}
+	for _, noun := range []string{"items", "containers", "images", "pods", "stats"} {
+		t := make([]string, 32)
+		for i := range t {
+			t[i] = noun + "=" + strconv.Itoa(i)
+		}
+		m[noun] = t
+	}
+	return m
+}()
+
+// countText is a list call's answer in the call log: noun=n.
+func countText(noun string, n int) string {
+	if t := countTexts[noun]; n < len(t) {
+		return t[n]
+	}
+	return noun + "=" + strconv.Itoa(n)
 }
 
 func ctxErr(err error) error {

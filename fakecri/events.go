@@ -2,7 +2,6 @@ package fakecri
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -153,7 +152,7 @@ func streamCall(ctx context.Context, r *Runtime, m method, req proto.Message, f 
 func streamList[T any](ctx context.Context, r *Runtime, m method, req proto.Message, noun string, list func() []T, send func([]T) error) error {
 	return streamCall(ctx, r, m, req, func(_ context.Context, cc *callCtx) error {
 		items := list()
-		cc.resp = fmt.Sprintf("%s=%d", noun, len(items))
+		cc.resp = countText(noun, len(items))
 		return sendChunks(items, send)
 	})
 }

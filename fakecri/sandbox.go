@@ -337,10 +337,18 @@ func (r *Runtime) listSandboxes(f *runtimeapi.PodSandboxFilter) []*runtimeapi.Po
 
 // ListPodSandbox lists sandboxes, oldest first, by id (prefix), state and labels.
 func (r *Runtime) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
+	items, err := r.PodSandboxes(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &runtimeapi.ListPodSandboxResponse{Items: items}, nil
+}
+
+// PodSandboxes is the ListPodSandbox call without the response around its items, for a client in
+// the same process: the response was an allocation at every relist of every simulated node.
+func (r *Runtime) PodSandboxes(ctx context.Context, req *runtimeapi.ListPodSandboxRequest) ([]*runtimeapi.PodSandbox, error) {
 	list := func() []*runtimeapi.PodSandbox { return r.listSandboxes(req.GetFilter()) }
-	return listCall(ctx, r, mListPodSandbox, req, "items", list, func(items []*runtimeapi.PodSandbox) *runtimeapi.ListPodSandboxResponse {
-		return &runtimeapi.ListPodSandboxResponse{Items: items}
-	})
+	return listCall(ctx, r, mListPodSandbox, req, "items", list, func(items []*runtimeapi.PodSandbox) []*runtimeapi.PodSandbox { return items })
 }
 
 // StreamPodSandboxes is ListPodSandbox as a stream.

@@ -27,6 +27,13 @@ type inProcess struct {
 	reply replyHook
 }
 
+// The unfiltered list requests of every relist, one each for every node: the runtime reads a
+// request and keeps no part of it (its call log keeps copies), so they are never changed.
+var (
+	allSandboxes  = &runtimeapi.ListPodSandboxRequest{}
+	allContainers = &runtimeapi.ListContainersRequest{}
+)
+
 // replyHook is handed each answer of method in turn; for a list, each item.
 type replyHook func(method string, m proto.Message)
 
@@ -107,8 +114,12 @@ func (c inProcess) RemoveContainer(ctx context.Context, id string) error {
 }
 
 func (c inProcess) ListContainers(ctx context.Context, f *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
-	r, err := c.rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: f})
-	return answerAll(c, "ListContainers", r.GetContainers(), err)
+	req := allContainers
+	if f != nil {
+		req = &runtimeapi.ListContainersRequest{Filter: f}
+	}
+	items, err := c.rt.Containers(ctx, req)
+	return answerAll(c, "ListContainers", items, err)
 }
 
 func (c inProcess) ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
@@ -195,8 +206,12 @@ func (c inProcess) PodSandboxStatus(ctx context.Context, id string, verbose bool
 }
 
 func (c inProcess) ListPodSandbox(ctx context.Context, f *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
-	r, err := c.rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: f})
-	return answerAll(c, "ListPodSandbox", r.GetItems(), err)
+	req := allSandboxes
+	if f != nil {
+		req = &runtimeapi.ListPodSandboxRequest{Filter: f}
+	}
+	items, err := c.rt.PodSandboxes(ctx, req)
+	return answerAll(c, "ListPodSandbox", items, err)
 }
 
 func (c inProcess) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {

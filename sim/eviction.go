@@ -172,9 +172,13 @@ func (s *simNode) ListPodSandboxStats(context.Context, *runtimeapi.PodSandboxSta
 // ImageFsInfo is the runtime's answer, read from its filesystems without a call.
 func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
 	resp := &runtimeapi.ImageFsInfoResponse{}
-	for _, f := range s.rt.Filesystems() {
-		u := &runtimeapi.FilesystemUsage{FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: f.Mountpoint},
-			UsedBytes: &runtimeapi.UInt64Value{Value: f.UsedBytes}, InodesUsed: &runtimeapi.UInt64Value{Value: f.InodesUsed}}
+	fss := s.rt.Filesystems()
+	parts := make([]fsUsage, len(fss))
+	for i, f := range fss {
+		p := &parts[i]
+		p.id.Mountpoint, p.used.Value, p.inodes.Value = f.Mountpoint, f.UsedBytes, f.InodesUsed
+		u := &p.usage
+		u.FsId, u.UsedBytes, u.InodesUsed = &p.id, &p.used, &p.inodes
 		if f.HoldsImages {
 			resp.ImageFilesystems = append(resp.ImageFilesystems, u)
 		}
@@ -183,6 +187,14 @@ func (s *simNode) ImageFsInfo(context.Context) (*runtimeapi.ImageFsInfoResponse,
 		}
 	}
 	return replied(s.cri, "ImageFsInfo", resp, nil)
+}
+
+// fsUsage is one filesystem's usage in an ImageFsInfo answer with the messages it points to, made
+// together: four allocations a filesystem at every eviction round of every node were one a round.
+type fsUsage struct {
+	usage        runtimeapi.FilesystemUsage
+	id           runtimeapi.FilesystemIdentifier
+	used, inodes runtimeapi.UInt64Value
 }
 
 // newObserver is the eviction observer of a simulated node, as the orchlet app's is of a real one:

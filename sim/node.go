@@ -105,13 +105,14 @@ type Node struct {
 	ended       map[uint64]bool // calls after lastCall whose end is traced
 	podState    map[string]tracedPod
 	desired     sources.Snapshot
-	updated     bool      // the sources sent updates since the desired state was last compared: it changed
-	stepped     bool      // the pod workers finished a Step, publishing statuses, since the last look
-	read        bool      // a reader stepped or the agent started since the last look: the conditions may have moved
-	podsVersion uint64    // the pod workers' PodsVersion that podState reflects
-	pressure    string    // the eviction manager's conditions last traced
-	pending     []pending // gather's lines for flush, kept to reuse the array
-	text        []byte    // gather's buffer for a call's line, kept to reuse the array
+	updated     bool              // the sources sent updates since the desired state was last compared: it changed
+	stepped     bool              // the pod workers finished a Step, publishing statuses, since the last look
+	read        bool              // a reader stepped or the agent started since the last look: the conditions may have moved
+	podsVersion uint64            // the pod workers' PodsVersion that podState reflects
+	pressure    string            // the eviction manager's conditions last traced
+	pending     []pending         // gather's lines for flush, kept to reuse the array
+	text        []byte            // gather's buffer for a call's line, kept to reuse the array
+	lines       map[string]string // gather's recent lines of untimed calls, each made once
 }
 
 // AddNode starts a node: the production agent, wired as the orchlet app wires it, on its own
@@ -155,7 +156,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %s: fakecri: %w", o.Name, err)
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
-		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
+		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, lines: map[string]string{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
 		steps: make(chan step), stepDone: make(chan struct{}, 1), read: true}
 	go n.stepLoop(w.ctx)
 	n.obs = &observer{now: w.Clock.Now}
@@ -314,6 +315,27 @@ func (w *World) flush(n *Node) {
 	n.pending = n.pending[:0]
 }
 
+// line is a call's line as a string. An untimed call's (a relist's, a status post's) is mostly the
+// one the node's last calls of its method made: those are made once and kept, a few a node, where
+// copying each was an allocation at every call of every node.
+func (n *Node) line(text []byte, timed bool) string {
+	if timed {
+		return string(text)
+	}
+	if l, ok := n.lines[string(text)]; ok {
+		return l
+	}
+	if len(n.lines) >= maxLines {
+		clear(n.lines)
+	}
+	l := string(text)
+	n.lines[l] = l
+	return l
+}
+
+// maxLines bounds a node's kept lines: an empty node's relists and status posts have about six.
+const maxLines = 16
+
 // callBuffers are gather's copies of a node's new runtime calls, kept to reuse their arrays.
 var callBuffers = sync.Pool{New: func() any { return new([]calllog.Call) }}
 
@@ -398,7 +420,7 @@ func (w *World) gather(n *Node, now time.Time) {
 			text = append(append(append(text, " ["...), c.Fault...), ']')
 		}
 		n.text = text
-		add(endClass, c.End, KindCRI, string(text))
+		add(endClass, c.End, KindCRI, n.line(text, timed))
 		if advance {
 			n.lastCall = c.Seq
 		} else {

@@ -90,11 +90,11 @@ func runAgent(ctx context.Context, o options, a agentOptions, out io.Writer) (to
 	if img.GetImage() == nil {
 		return total, fmt.Errorf("--image %s is not on the runtime (the pods pull nothing: import it first)", a.image)
 	}
-	if n, err := clearNode(ctx, rs); err != nil || n > 0 {
+	if n, err := clearNode(ctx, rs, a.endpoint, out); err != nil || n > 0 {
 		fmt.Fprintf(out, "removed %d sandboxes an earlier run left (%v)\n", n, err)
 	}
 	defer func() {
-		n, cerr := clearNode(context.Background(), rs)
+		n, cerr := clearNode(context.Background(), rs, a.endpoint, out)
 		total.cleanedSandboxes = n
 		if cerr != nil {
 			total.cleanedFailed++
@@ -320,7 +320,7 @@ func readyRunning(st fakecri.State) (ready, running int) {
 
 // clearNode stops and removes every sandbox of the agent's node (their containers with them),
 // 8 at a time, up to three times, and checks none is left.
-func clearNode(ctx context.Context, rs cri.RuntimeService) (int, error) {
+func clearNode(ctx context.Context, rs cri.RuntimeService, endpoint string, out io.Writer) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	st, err := nodeState(ctx, rs)
@@ -330,7 +330,22 @@ func clearNode(ctx context.Context, rs cri.RuntimeService) (int, error) {
 	left := st
 	// containerd now and then fails a removal whose runc delete did not end ("runc did not
 	// terminate successfully"); the kubelet's garbage collector tries again, and so does this.
-	for range 3 {
+	// A task containerd stranded (a start the agent's kill cut short) no CRI call removes: the
+	// last try deletes those first with containerd's own client.
+	for try := range 3 {
+		if try == 2 && len(left.Containers) > 0 {
+			ids := make([]string, len(left.Containers))
+			for i, c := range left.Containers {
+				ids[i] = c.ID
+			}
+			n, err := apptest.DeleteStrandedTasks(ctx, rs, endpoint, ids)
+			if n > 0 {
+				fmt.Fprintf(out, "containerd kept the tasks of %d containers CRI could not remove; deleted them with ctr task delete --force\n", n)
+			}
+			if err != nil {
+				fmt.Fprintln(out, "deleting the tasks containerd kept:", err)
+			}
+		}
 		var ids []string
 		for _, sb := range left.Sandboxes {
 			ids = append(ids, sb.ID)

@@ -3,6 +3,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,10 +48,20 @@ func agentChaos(t *testing.T, mode ...string) {
 	if extra := os.Getenv("ORCH_AGENT_CHAOS_ARGS"); extra != "" {
 		args = append(args, strings.Fields(extra)...) // later flags win
 	}
+	// A sandbox of the agent's node an earlier run left, its container's task stranded as a kill
+	// mid-start strands one: the campaign must clear it first, and say so.
+	rs, _ := connectRuntime(context.Background(), t, "unix://"+ctd.sock)
+	strandTask(t, ctd, rs, "leftover-chaos-agent")
+	var out bytes.Buffer
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, &out), os.Stderr
 	t.Logf("orchchaos %s", strings.Join(args, " "))
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("orchchaos --agent: %v", err)
+	}
+	for _, want := range []string{"containerd kept the tasks of 1 containers CRI could not remove", "removed 1 sandboxes an earlier run left (<nil>)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("orchchaos's output lacks %q", want)
+		}
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,4 +96,37 @@ func RemoveSandboxes(ctx context.Context, rs cri.RuntimeService, ids []string) {
 	}
 	close(work)
 	wg.Wait()
+}
+
+// DeleteStrandedTasks deletes, with containerd's own client, the tasks of the containers ids that
+// containerd keeps although CRI reports them exited. containerd 1.6 strands a task when a
+// StartContainer is cancelled after the shim made the task and before containerd had its pid (as a
+// kill of the agent mid-call does): the container shows a StartError, CRI refuses to remove it or
+// its sandbox ("cannot delete running task") and no CRI call deletes the task. It does nothing and
+// answers 0 on a runtime other than containerd at a unix socket. The count is of tasks deleted;
+// an id without a task is not one.
+func DeleteStrandedTasks(ctx context.Context, rs cri.RuntimeService, endpoint string, ids []string) (int, error) {
+	socket, ok := strings.CutPrefix(endpoint, "unix://")
+	if !ok || len(ids) == 0 {
+		return 0, nil
+	}
+	v, err := rs.Version(ctx, "")
+	if err != nil {
+		return 0, fmt.Errorf("the runtime's version: %w", err)
+	}
+	if v.GetRuntimeName() != "containerd" {
+		return 0, nil
+	}
+	var deleted int
+	for _, id := range ids {
+		out, err := exec.CommandContext(ctx, "ctr", "--address", socket, "--namespace", "k8s.io", "task", "delete", "--force", id).CombinedOutput()
+		switch {
+		case err == nil:
+			deleted++
+		case strings.Contains(string(out), "not found"):
+		default:
+			return deleted, fmt.Errorf("ctr task delete --force %s: %v: %s", id, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return deleted, nil
 }

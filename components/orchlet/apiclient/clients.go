@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,27 +143,41 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	leases, err := groupClient(heartbeatCfg, CoordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
+	leases, err := groupClient(heartbeatCfg, CoordinationGroupVersion, leaseSerializers())
 	if err != nil {
 		return nil, err
 	}
 	eventsCfg := rest.CopyConfig(heartbeatCfg)
 	eventsCfg.ContentType, eventsCfg.AcceptContentTypes = "application/json", "application/json" // events.orch.io has no protobuf form
-	events, err := groupClient(eventsCfg, eventsv1.SchemeGroupVersion)
+	events, err := groupClient(eventsCfg, eventsv1.SchemeGroupVersion, eventSerializers())
 	if err != nil {
 		return nil, err
 	}
 	return &Clients{Config: exported, Core: core, Heartbeat: heartbeat, Leases: leases, Events: events}, nil
 }
 
-func groupClient(base *rest.Config, gv schema.GroupVersion, types ...runtime.Object) (*rest.RESTClient, error) {
+// The leases' and events' serializers, each built once and shared by every client, as coreCodecs.
+var (
+	leaseSerializers = sync.OnceValue(func() runtime.NegotiatedSerializer {
+		return groupSerializers(CoordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
+	})
+	eventSerializers = sync.OnceValue(func() runtime.NegotiatedSerializer {
+		return groupSerializers(eventsv1.SchemeGroupVersion)
+	})
+)
+
+func groupSerializers(gv schema.GroupVersion, types ...runtime.Object) runtime.NegotiatedSerializer {
 	scheme := runtime.NewScheme()
 	scheme.AddKnownTypes(gv, types...)
 	metav1.AddToGroupVersion(scheme, gv)
+	return serializer.NewCodecFactory(scheme).WithoutConversion()
+}
+
+func groupClient(base *rest.Config, gv schema.GroupVersion, serializers runtime.NegotiatedSerializer) (*rest.RESTClient, error) {
 	cfg := rest.CopyConfig(base)
 	cfg.APIPath = "/apis"
 	cfg.GroupVersion = &gv
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	cfg.NegotiatedSerializer = serializers
 	return rest.RESTClientFor(cfg)
 }
 

@@ -47,8 +47,10 @@ func (w protobufWire) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.Header = http.Header{}
 	}
 	for _, h := range []string{"Accept", "Content-Type"} {
-		if v := out.Header.Get(h); strings.Contains(v, k8sProtobufMediaType) {
-			out.Header.Set(h, strings.ReplaceAll(v, k8sProtobufMediaType, ProtobufMediaType))
+		// The first value alone, as Set leaves it; in place, since the copy's values are its own.
+		if v := out.Header[h]; len(v) > 0 && strings.Contains(v[0], k8sProtobufMediaType) {
+			v[0] = toOrch(v[0])
+			out.Header[h] = v[:1]
 		}
 	}
 	if out.Header.Get("User-Agent") == "" && w.userAgent != "" {
@@ -57,10 +59,36 @@ func (w protobufWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := w.next.RoundTrip(&out)
 	if err == nil {
 		if v := resp.Header.Get("Content-Type"); strings.HasPrefix(v, ProtobufMediaType) {
-			resp.Header.Set("Content-Type", k8sProtobufMediaType+strings.TrimPrefix(v, ProtobufMediaType))
+			resp.Header.Set("Content-Type", toKubernetes(v))
 		}
 	}
 	return resp, err
+}
+
+// The Accept value of New's protobuf clients, in either name.
+const (
+	k8sProtobufAccept  = k8sProtobufMediaType + ",application/json"
+	orchProtobufAccept = ProtobufMediaType + ",application/json"
+)
+
+// toOrch renames Kubernetes' protobuf media type in v to orch's; the values New's clients send
+// are constants, not made again at every request.
+func toOrch(v string) string {
+	switch v {
+	case k8sProtobufMediaType:
+		return ProtobufMediaType
+	case k8sProtobufAccept:
+		return orchProtobufAccept
+	}
+	return strings.ReplaceAll(v, k8sProtobufMediaType, ProtobufMediaType)
+}
+
+// toKubernetes renames the leading orch protobuf media type of an answer's v to Kubernetes'.
+func toKubernetes(v string) string {
+	if v == ProtobufMediaType {
+		return k8sProtobufMediaType
+	}
+	return k8sProtobufMediaType + strings.TrimPrefix(v, ProtobufMediaType)
 }
 
 // CoordinationGroupVersion is where leases are served.
@@ -118,7 +146,7 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 		// carries orch's. The wrapper copies every request for that, so it sets the user agent
 		// too (Config keeps it, for the clients others build from it).
 		cfg.ContentType = k8sProtobufMediaType
-		cfg.AcceptContentTypes = k8sProtobufMediaType + ",application/json"
+		cfg.AcceptContentTypes = k8sProtobufAccept
 		userAgent := cfg.UserAgent
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return protobufWire{rt, userAgent} })
 	case "":

@@ -316,6 +316,24 @@ func TestProtobufWire(t *testing.T) {
 			wantAgent: "orchlet/v1", want: "application/json",
 		},
 		{name: "no header", answered: "application/json", wantAgent: "orchlet/v1", want: "application/json"},
+		{
+			name:     "of two values the first renamed alone is sent, as Header.Set leaves it",
+			header:   http.Header{"Accept": {k8sProtobufMediaType, "application/json"}, "Content-Type": {k8sProtobufMediaType, "text/plain"}},
+			answered: ProtobufMediaType, wantSent: ProtobufMediaType, wantAccept: ProtobufMediaType,
+			wantAgent: "orchlet/v1", want: k8sProtobufMediaType,
+		},
+		{
+			name:     "a value naming protobuf among others has each renamed",
+			header:   http.Header{"Accept": {"application/json;q=0.9, " + k8sProtobufMediaType + ", " + k8sProtobufMediaType + ";q=0.5"}},
+			answered: ProtobufMediaType + ";q=1", wantAccept: "application/json;q=0.9, " + ProtobufMediaType + ", " + ProtobufMediaType + ";q=0.5",
+			wantAgent: "orchlet/v1", want: k8sProtobufMediaType + ";q=1",
+		},
+		{
+			name:     "JSON first is not renamed",
+			header:   http.Header{"Accept": {"application/json", k8sProtobufMediaType}},
+			answered: "application/json", wantAccept: "application/json",
+			wantAgent: "orchlet/v1", want: "application/json",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := http.NewRequest(http.MethodPut, "https://api.invalid/api/v1/nodes/n1/status", strings.NewReader("body"))
@@ -338,6 +356,13 @@ func TestProtobufWire(t *testing.T) {
 			}
 			if s := got.Header.Get("Accept"); s != tc.wantAccept {
 				t.Errorf("sent Accept %q, want %q", s, tc.wantAccept)
+			}
+			for _, h := range []string{"Accept", "Content-Type"} {
+				if vs := req.Header[h]; len(vs) > 1 && strings.Contains(vs[0], k8sProtobufMediaType) && len(got.Header[h]) != 1 {
+					t.Errorf("sent %s %q, want the renamed value alone", h, got.Header[h])
+				} else if len(vs) > 1 && !strings.Contains(vs[0], k8sProtobufMediaType) && !reflect.DeepEqual(got.Header[h], vs) {
+					t.Errorf("sent %s %q, want %q as it was", h, got.Header[h], vs)
+				}
 			}
 			if s := got.Header.Get("User-Agent"); s != tc.wantAgent {
 				t.Errorf("sent User-Agent %q, want %q", s, tc.wantAgent)
@@ -432,4 +457,28 @@ func TestClientsShareSerializers(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// The renames of the values New's clients send make nothing: a request's copy, its user agent and
+// the answer's renamed type are the wrapper's allocations.
+func TestProtobufWireAllocations(t *testing.T) {
+	answered := []string{ProtobufMediaType}
+	answer := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}
+	w := protobufWire{next: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		answer.Header["Content-Type"] = answered // the wrapper replaces the value, not changing it
+		return answer, nil
+	}), userAgent: "orchlet/v1"}
+	req, err := http.NewRequest(http.MethodPut, "https://api.invalid/api/v1/nodes/n1/status", http.NoBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = http.Header{"Accept": {k8sProtobufAccept}, "Content-Type": {k8sProtobufMediaType}}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := w.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 7 { // main's wrapper: 10
+		t.Errorf("%.0f allocations a request, want at most 7", allocs)
+	}
 }

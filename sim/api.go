@@ -210,12 +210,14 @@ func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 // as written with the code, Content-Type sniffed when unset, the body) without what the simulator
 // paid for and never read: a copy of the header at WriteHeader and another in Result, and a body
 // buffer grown from nothing at every request (recorders' buffers are pooled: a response's body
-// goes back when the client closes it, client-go having read it).
+// goes back when the client closes it, client-go having read it). The response's body is part of
+// the recorder, not an allocation of its own.
 type recorder struct {
-	header  http.Header // the handler's; at WriteHeader, the response's
+	header  http.Header // the handler's; at WriteHeader, the response's, then nil until asked for
 	written http.Header // the header as written, nil before
 	code    int
 	body    *bytes.Buffer
+	answer  pooledBody
 }
 
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -224,7 +226,12 @@ func newRecorder() *recorder {
 	return &recorder{header: http.Header{}, body: bodies.Get().(*bytes.Buffer)}
 }
 
-func (w *recorder) Header() http.Header { return w.header }
+func (w *recorder) Header() http.Header {
+	if w.header == nil {
+		w.header = http.Header{}
+	}
+	return w.header
+}
 
 func (w *recorder) WriteHeader(code int) {
 	if w.written != nil {
@@ -234,8 +241,8 @@ func (w *recorder) WriteHeader(code int) {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
 	}
 	// The header is the response's from here on: as a server's, what the handler sets after
-	// is not sent. It gets a header of its own to write to.
-	w.code, w.written, w.header = code, w.header, http.Header{}
+	// is not sent. Header makes one of its own to write to, should the handler ask (few do).
+	w.code, w.written, w.header = code, w.header, nil
 }
 
 func (w *recorder) Write(b []byte) (int, error) {
@@ -265,7 +272,8 @@ func (w *recorder) result(r *http.Request) *http.Response {
 			length = n
 		}
 	}
-	body := &pooledBody{buf: w.body}
+	body := &w.answer
+	body.buf = w.body
 	body.Reset(w.body.Bytes())
 	return &http.Response{
 		Status: statusLine(w.code), StatusCode: w.code,
@@ -383,7 +391,14 @@ func describe(r *http.Request) (verb, resource, target string) {
 // (a node's Ready condition, a lease's renewal, a pod's status) or the error's message; and the
 // name of the object answered, for a create, whose request does not say it.
 func answer(resource string, code int, body []byte, w *World) (text, name string) {
-	text = strconv.Itoa(code)
+	switch code { // the heartbeats' codes not made again at every request
+	case http.StatusOK:
+		text = "200"
+	case http.StatusCreated:
+		text = "201"
+	default:
+		text = strconv.Itoa(code)
+	}
 	if code >= 300 {
 		var st metav1.Status
 		if decode(body, &st) && st.Message != "" {

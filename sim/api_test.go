@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +240,39 @@ func TestRecorderAnswersAsResponseRecorder(t *testing.T) {
 		_ = got.Body.Close()
 		if n, err := got.Body.Read(make([]byte, 1)); n != 0 || err != io.EOF {
 			t.Errorf("%s: a closed body read %d, %v; want nothing", name, n, err)
+		}
+	}
+}
+
+// A heartbeat's answer through the recorder, read and closed as client-go does, takes the
+// recorder with its body, its header, the response, and what the handler itself makes (here the
+// header's value and entry): main's recorder took one more.
+func TestRecorderAllocations(t *testing.T) {
+	req := httptest.NewRequest(http.MethodPut, "/api/v1/nodes/n1/status", nil)
+	body := make([]byte, 4096)
+	read := make([]byte, 8192)
+	allocs := testing.AllocsPerRun(100, func() {
+		rec := newRecorder()
+		rec.Header()["Content-Type"] = []string{"application/vnd.orch.protobuf"}
+		rec.WriteHeader(http.StatusOK)
+		_, _ = rec.Write(body)
+		resp := rec.result(req)
+		if n, _ := io.ReadFull(resp.Body, read[:len(body)]); n != len(body) {
+			t.Fatalf("read %d bytes, want %d", n, len(body))
+		}
+		_ = resp.Body.Close()
+	})
+	if allocs > 5 {
+		t.Errorf("%.0f allocations an answer, want at most 5", allocs)
+	}
+}
+
+// The trace's text of an answer starts with its code, the heartbeats' and every other.
+func TestAnswerCode(t *testing.T) {
+	w := &World{}
+	for _, code := range []int{http.StatusOK, http.StatusCreated, http.StatusNoContent, http.StatusNotFound, http.StatusConflict, http.StatusInternalServerError} {
+		if text, _ := answer("configmaps", code, nil, w); text != strconv.Itoa(code) {
+			t.Errorf("%d: %q", code, text)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,8 +47,10 @@ func (w protobufWire) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.Header = http.Header{}
 	}
 	for _, h := range []string{"Accept", "Content-Type"} {
-		if v := out.Header.Get(h); strings.Contains(v, k8sProtobufMediaType) {
-			out.Header.Set(h, strings.ReplaceAll(v, k8sProtobufMediaType, ProtobufMediaType))
+		// The first value alone, as Set leaves it; in place, since the copy's values are its own.
+		if v := out.Header[h]; len(v) > 0 && strings.Contains(v[0], k8sProtobufMediaType) {
+			v[0] = toOrch(v[0])
+			out.Header[h] = v[:1]
 		}
 	}
 	if out.Header.Get("User-Agent") == "" && w.userAgent != "" {
@@ -56,10 +59,36 @@ func (w protobufWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := w.next.RoundTrip(&out)
 	if err == nil {
 		if v := resp.Header.Get("Content-Type"); strings.HasPrefix(v, ProtobufMediaType) {
-			resp.Header.Set("Content-Type", k8sProtobufMediaType+strings.TrimPrefix(v, ProtobufMediaType))
+			resp.Header.Set("Content-Type", toKubernetes(v))
 		}
 	}
 	return resp, err
+}
+
+// The Accept value of New's protobuf clients, in either name.
+const (
+	k8sProtobufAccept  = k8sProtobufMediaType + ",application/json"
+	orchProtobufAccept = ProtobufMediaType + ",application/json"
+)
+
+// toOrch renames Kubernetes' protobuf media type in v to orch's; the values New's clients send
+// are constants, not made again at every request.
+func toOrch(v string) string {
+	switch v {
+	case k8sProtobufMediaType:
+		return ProtobufMediaType
+	case k8sProtobufAccept:
+		return orchProtobufAccept
+	}
+	return strings.ReplaceAll(v, k8sProtobufMediaType, ProtobufMediaType)
+}
+
+// toKubernetes renames the leading orch protobuf media type of an answer's v to Kubernetes'.
+func toKubernetes(v string) string {
+	if v == ProtobufMediaType {
+		return k8sProtobufMediaType
+	}
+	return k8sProtobufMediaType + strings.TrimPrefix(v, ProtobufMediaType)
 }
 
 // CoordinationGroupVersion is where leases are served.
@@ -117,7 +146,7 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 		// carries orch's. The wrapper copies every request for that, so it sets the user agent
 		// too (Config keeps it, for the clients others build from it).
 		cfg.ContentType = k8sProtobufMediaType
-		cfg.AcceptContentTypes = k8sProtobufMediaType + ",application/json"
+		cfg.AcceptContentTypes = k8sProtobufAccept
 		userAgent := cfg.UserAgent
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return protobufWire{rt, userAgent} })
 	case "":
@@ -142,27 +171,41 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	leases, err := groupClient(heartbeatCfg, CoordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
+	leases, err := groupClient(heartbeatCfg, CoordinationGroupVersion, leaseSerializers())
 	if err != nil {
 		return nil, err
 	}
 	eventsCfg := rest.CopyConfig(heartbeatCfg)
 	eventsCfg.ContentType, eventsCfg.AcceptContentTypes = "application/json", "application/json" // events.orch.io has no protobuf form
-	events, err := groupClient(eventsCfg, eventsv1.SchemeGroupVersion)
+	events, err := groupClient(eventsCfg, eventsv1.SchemeGroupVersion, eventSerializers())
 	if err != nil {
 		return nil, err
 	}
 	return &Clients{Config: exported, Core: core, Heartbeat: heartbeat, Leases: leases, Events: events}, nil
 }
 
-func groupClient(base *rest.Config, gv schema.GroupVersion, types ...runtime.Object) (*rest.RESTClient, error) {
+// The leases' and events' serializers, each built once and shared by every client, as coreCodecs.
+var (
+	leaseSerializers = sync.OnceValue(func() runtime.NegotiatedSerializer {
+		return groupSerializers(CoordinationGroupVersion, &coordinationv1.Lease{}, &coordinationv1.LeaseList{})
+	})
+	eventSerializers = sync.OnceValue(func() runtime.NegotiatedSerializer {
+		return groupSerializers(eventsv1.SchemeGroupVersion)
+	})
+)
+
+func groupSerializers(gv schema.GroupVersion, types ...runtime.Object) runtime.NegotiatedSerializer {
 	scheme := runtime.NewScheme()
 	scheme.AddKnownTypes(gv, types...)
 	metav1.AddToGroupVersion(scheme, gv)
+	return serializer.NewCodecFactory(scheme).WithoutConversion()
+}
+
+func groupClient(base *rest.Config, gv schema.GroupVersion, serializers runtime.NegotiatedSerializer) (*rest.RESTClient, error) {
 	cfg := rest.CopyConfig(base)
 	cfg.APIPath = "/apis"
 	cfg.GroupVersion = &gv
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	cfg.NegotiatedSerializer = serializers
 	return rest.RESTClientFor(cfg)
 }
 

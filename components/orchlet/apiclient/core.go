@@ -12,13 +12,23 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// coreScheme holds core/v1 alone: client-go's clientset would register, and link, every API
-// group, which doubled the agent's memory; it is built at the first client, so an agent without
-// an API server never pays for it.
-var coreScheme = sync.OnceValues(func() (*runtime.Scheme, error) {
+// coreCodecs hold core/v1 alone: client-go's clientset would register, and link, every API
+// group, which doubled the agent's memory. They are built at the first client, so an agent without
+// an API server never pays for them, and shared by every client after, as client-go's clientsets
+// share scheme.Codecs (a simulated node's own codec factories were most of its clients' memory).
+var coreCodecs = sync.OnceValues(func() (codecs, error) {
 	scheme := runtime.NewScheme()
-	return scheme, corev1.AddToScheme(scheme)
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return codecs{}, err
+	}
+	return codecs{serializer.NewCodecFactory(scheme).WithoutConversion(), runtime.NewParameterCodec(scheme)}, nil
 })
+
+// codecs are a client's serializers and query parameter codec, read-only once built.
+type codecs struct {
+	serializers runtime.NegotiatedSerializer
+	params      runtime.ParameterCodec
+}
 
 // CoreV1Client is the part of client-go's typed core/v1 client the agent uses, with the same
 // methods, requests and errors (an *apierrors.StatusError from the server's Status).
@@ -28,19 +38,19 @@ type CoreV1Client struct {
 }
 
 func newCoreV1(base *rest.Config) (*CoreV1Client, error) {
-	scheme, err := coreScheme()
+	c, err := coreCodecs()
 	if err != nil {
 		return nil, err
 	}
 	cfg := rest.CopyConfig(base)
 	cfg.APIPath = "/api"
 	cfg.GroupVersion = &corev1.SchemeGroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	cfg.NegotiatedSerializer = c.serializers
 	client, err := rest.RESTClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &CoreV1Client{client: client, params: runtime.NewParameterCodec(scheme)}, nil
+	return &CoreV1Client{client: client, params: c.params}, nil
 }
 
 // RESTClient is the client under the typed ones, for watches and subresources they lack.

@@ -112,8 +112,9 @@ type Options struct {
 // Controller keeps the agent's Node and Lease.
 type Controller struct {
 	o Options
-	// conditions are the last posted, so transition times move only on a change.
-	conditions map[corev1.NodeConditionType]corev1.NodeCondition
+	// conditions are the last posted, one of each type, so transition times move only on a
+	// change: a handful, in a slice (a map of them held four times the memory, at every node).
+	conditions []corev1.NodeCondition
 	lease      *coordinationv1.Lease
 	// posted is the Node the last post or the registration answered; nil: read it first.
 	posted *corev1.Node
@@ -125,7 +126,7 @@ type Controller struct {
 // New returns a controller; Run drives it, or a simulator calls its steps.
 func New(o Options) *Controller {
 	o.Capacity, o.Allocatable = withStrings(o.Capacity), withStrings(o.Allocatable)
-	return &Controller{o: o, conditions: map[corev1.NodeConditionType]corev1.NodeCondition{}}
+	return &Controller{o: o, conditions: make([]corev1.NodeCondition, 0, len(pressureConditions)+1)}
 }
 
 // withStrings is a copy of l whose quantities hold their canonical form: a quantity made from a
@@ -278,8 +279,19 @@ func (c *Controller) Register(ctx context.Context) error {
 // Node they update.
 func (c *Controller) adoptConditions(node *corev1.Node) {
 	for _, cond := range node.Status.Conditions {
-		c.conditions[cond.Type] = cond
+		c.setCondition(cond)
 	}
+}
+
+// setCondition keeps cond as the last posted of its type.
+func (c *Controller) setCondition(cond corev1.NodeCondition) {
+	for i := range c.conditions {
+		if c.conditions[i].Type == cond.Type {
+			c.conditions[i] = cond
+			return
+		}
+	}
+	c.conditions = append(c.conditions, cond)
 }
 
 // SyncStatus posts the node's current status. The Node it posts over is the one the last post or
@@ -392,13 +404,14 @@ func (c *Controller) nodeInfo(version *runtimeapi.VersionResponse) corev1.NodeSy
 
 // condition keeps a condition's transition time while its status stays, and moves it on a change.
 func (c *Controller) condition(t corev1.NodeConditionType, status corev1.ConditionStatus, reason, message string, now metav1.Time) corev1.NodeCondition {
-	prev, seen := c.conditions[t]
 	transition := now
-	if seen && prev.Status == status {
-		transition = prev.LastTransitionTime
+	for _, prev := range c.conditions {
+		if prev.Type == t && prev.Status == status {
+			transition = prev.LastTransitionTime
+		}
 	}
 	cond := corev1.NodeCondition{Type: t, Status: status, Reason: reason, Message: message, LastHeartbeatTime: now, LastTransitionTime: transition}
-	c.conditions[t] = cond
+	c.setCondition(cond)
 	return cond
 }
 

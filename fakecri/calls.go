@@ -100,7 +100,7 @@ func (r *Runtime) begin(ctx context.Context, m method, req proto.Message) (*call
 	cc := &callCtx{rec: calllog.Call{Method: script.Methods[m], Start: r.now(), Request: calllog.Summarize(req), Message: calllog.CloneRequest(req)}}
 	r.log.Add(&cc.rec)
 	c := r.cur.Load()
-	if len(c.Faults[m]) == 0 {
+	if c.Faults == nil || len(c.Faults[m]) == 0 {
 		return cc, nil
 	}
 	var latency time.Duration

@@ -56,7 +56,7 @@ func (n *Node) Restart() error {
 	if err := n.boot(); err != nil {
 		return fmt.Errorf("sim: node %s: %w", n.Name, err)
 	}
-	n.down, n.stepping, n.done, n.stepped, n.updated, n.read = false, false, nil, false, false, true
+	n.down, n.stepping, n.done, n.stepped, n.updated, n.read, n.quiet = false, false, nil, false, false, true, false
 	n.stepDone = make(chan struct{}, 1) // the killed agent's Step, should it ever return, signals on the old one
 	n.podsVersion, n.podState, n.desired = 0, map[string]tracedPod{}, sources.Snapshot{}
 	if n.attach != nil {

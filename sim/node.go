@@ -98,6 +98,13 @@ type Node struct {
 	stepDone chan struct{} // stepLoop's Steps' done, made again by Restart
 	due      time.Time     // nextDue's answer, for the world's next
 	steps    chan step     // to stepLoop
+	// quiet: the last look left the node with nothing to do now (rest), and nothing reached it
+	// since (wake). quietSeq and quietLines are its runtime's LastSeq and its observer's count
+	// then, agentDue its agent's and runtime's next due time; began says begin stepped something.
+	quiet, began bool
+	quietSeq     uint64
+	quietLines   int
+	agentDue     time.Time
 
 	// What the trace has already said.
 	lastCall    uint64
@@ -343,7 +350,9 @@ var callBuffers = sync.Pool{New: func() any { return new([]calllog.Call) }}
 // for flush to record. It reads and changes that node alone (and nothing of the world's but its
 // start), so the nodes gather at once.
 func (w *World) gather(n *Node, now time.Time) {
-	if !n.updated && !n.stepped && !n.read && len(n.inFlight) == 0 && n.rt.LastSeq() == n.lastCall && n.obs.count() == 0 {
+	seq, lines := n.rt.LastSeq(), n.obs.count()
+	n.wake(seq, lines)
+	if !n.updated && !n.stepped && !n.read && len(n.inFlight) == 0 && seq == n.lastCall && lines == 0 {
 		// Nothing happened since the last look (the second look at each instant, most often):
 		// no line waits, no call was made and the log is empty, the desired pods, the published
 		// statuses and the conditions are as traced. What follows would find nothing.

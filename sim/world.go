@@ -246,7 +246,12 @@ func (w *World) settle() error {
 		_, _ = eachNode(live, func(n *Node) (bool, error) {
 			w.gather(n, now)
 			if !stepped {
-				n.due = n.nextDue(now)
+				// A quiet node's own due time is its last look's.
+				if n.quiet {
+					n.due = n.apiNextDue(now, n.agentDue)
+				} else {
+					n.due = n.nextDue(now)
+				}
 			}
 			return false, nil
 		})
@@ -317,8 +322,12 @@ func (n *Node) beginLife() (bool, error)  { return n.begin(n.life) }
 func (n *Node) finishLife() (bool, error) { return n.finish(n.life) }
 
 // look begins and finishes the node in one visit. Nodes are independent, so finishing each before
-// the next is begun changes nothing but which goroutine waits for a Step.
+// the next is begun changes nothing but which goroutine waits for a Step. A node its last look
+// left quiet, and nothing woke since, is not looked at: the look would find nothing.
 func (n *Node) look() (bool, error) {
+	if n.asleep() {
+		return false, nil
+	}
 	began, err := n.begin(n.life)
 	if err != nil {
 		return false, err
@@ -353,6 +362,7 @@ func (n *Node) begin(ctx context.Context) (bool, error) {
 		n.startStep(ctx)
 		did = true
 	}
+	n.began = did
 	return did, nil
 }
 
@@ -360,14 +370,14 @@ func (n *Node) begin(ctx context.Context) (bool, error) {
 // they did (the garbage collectors, the eviction manager, the events' writes) if due; it reports
 // whether a Step returned or those components left the pod workers work.
 func (n *Node) finish(ctx context.Context) (bool, error) {
-	did := false
+	did, returned := false, false
 	if n.stepping {
 		// A node already blocked in a call may have been released by the last clock move.
 		done, err := n.waitSettled(ctx)
 		if err != nil {
 			return false, err
 		}
-		did = done
+		did, returned = done, done
 	}
 	// In the driver's goroutine once the pod workers are settled, so the collections' CRI calls
 	// come in the same order every run, and the eviction manager's round reads settled pod
@@ -390,8 +400,50 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	if stepped && (n.stepping || !n.Agent.Pods.Idle()) {
 		did = true
 	}
+	n.rest(n.began || returned || stepped, stepped)
 	return did, nil
 }
+
+// rest ends a look: it marks the node quiet when a look now would find nothing (no Step running
+// nor call in flight, every component idle), and then asks its agent's and runtime's next due
+// time while their state is in the cache (nextDue asked it again, a pass later, of every node).
+// acted says the look stepped something, readers that it stepped a reader: what did not step was
+// asked Idle in this look, after whatever ran, and is idle still. The feeders (the sources' polls)
+// are not asked again: begin stepped them and drained what they read, and only their own next
+// poll (or production's watches, which the simulation does not run) queues more.
+func (n *Node) rest(acted, readers bool) {
+	n.quiet = false
+	if n.stepping || n.Agent.Pods.PeekCalls().InFlight > 0 {
+		return
+	}
+	if acted {
+		if !n.Agent.Pods.Idle() {
+			return
+		}
+		for _, c := range n.readers {
+			if readers && !c.Idle() {
+				return
+			}
+		}
+	}
+	n.quiet, n.quietSeq, n.quietLines = true, n.rt.LastSeq(), n.obs.count()
+	n.agentDue = n.agentNextDue(n.clk.Now())
+}
+
+// wake ends the node's quiet when something reached it after its last look: a runtime call (a
+// status post's reads) or a line of its observer (a request to the API server, a pod handed
+// over). seq and lines are its runtime's LastSeq and its observer's count, read by gather, which
+// empties the observer.
+func (n *Node) wake(seq uint64, lines int) {
+	if n.quiet && (seq != n.quietSeq || lines != n.quietLines) {
+		n.quiet = false
+	}
+	n.quietLines = 0
+}
+
+// asleep tells that the node is quiet and nothing reached it since gather looked (deliver, which
+// hands it pod changes, writes its observer a line for each).
+func (n *Node) asleep() bool { return n.quiet && n.obs.count() == 0 }
 
 // next is the earliest time after now at which any node or runtime has something due. RunUntil
 // calls it after a settle, whose live nodes are those up (nothing looks at the runtime while the
@@ -418,6 +470,23 @@ func (w *World) next() (time.Time, bool) {
 // nextDue is the earliest time after now at which the node or its runtime has something due, zero
 // when nothing is.
 func (n *Node) nextDue(now time.Time) time.Time {
+	return n.apiNextDue(now, n.agentNextDue(now))
+}
+
+// apiNextDue is next, or the node's API-server mode's next due time after now when earlier.
+func (n *Node) apiNextDue(now, next time.Time) time.Time {
+	if n.api != nil {
+		n.api.next(func(t time.Time, ok bool) {
+			if ok && t.After(now) && (next.IsZero() || t.Before(next)) {
+				next = t
+			}
+		})
+	}
+	return next
+}
+
+// agentNextDue is nextDue without the API-server mode's.
+func (n *Node) agentNextDue(now time.Time) time.Time {
 	var next time.Time
 	consider := func(t time.Time, ok bool) {
 		if ok && t.After(now) && (next.IsZero() || t.Before(next)) {
@@ -432,9 +501,6 @@ func (n *Node) nextDue(now time.Time) time.Time {
 		consider(c.NextDeadline())
 	}
 	consider(n.memcg.next(now))
-	if n.api != nil {
-		n.api.next(consider)
-	}
 	if n.stepping {
 		c := n.Agent.Pods.PeekCalls()
 		consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())

@@ -149,3 +149,29 @@ func ptrQ(s string) *Quantity {
 	q := Q(s)
 	return &q
 }
+
+// A script without fault rules compiles to no fault table (the runtime reads none at a call); one
+// with a rule has a row for every method, the rule in the rows of the methods it names.
+func TestFaultTable(t *testing.T) {
+	for _, s := range []*Script{nil, {}} {
+		c, err := Compile(s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Faults != nil {
+			t.Fatalf("%+v: a fault table %v", s, c.Faults)
+		}
+	}
+	c, err := Compile(&Script{Faults: []FaultRule{{Method: "List*", Hang: true}}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Faults) != len(Methods) {
+		t.Fatalf("%d rows, want one for each of %d methods", len(c.Faults), len(Methods))
+	}
+	for m, name := range Methods {
+		if want := len(name) > 4 && name[:4] == "List"; (len(c.Faults[m]) == 1) != want {
+			t.Errorf("%s: rules %v, want the rule %v", name, c.Faults[m], want)
+		}
+	}
+}

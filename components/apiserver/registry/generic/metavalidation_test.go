@@ -171,7 +171,7 @@ func randomMeta(r *rand.Rand, old *metav1.ObjectMeta) *metav1.ObjectMeta {
 	if pick(3) {
 		m.ManagedFields = append(m.ManagedFields, metav1.ManagedFieldsEntry{Manager: []string{"orchlet", ""}[r.Intn(2)],
 			Operation:  []metav1.ManagedFieldsOperationType{metav1.ManagedFieldsOperationUpdate, "Bogus"}[r.Intn(2)],
-			APIVersion: "v1", FieldsType: []string{"FieldsV1", "x"}[r.Intn(2)], FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}})
+			APIVersion: "v1", FieldsType: []string{"FieldsV1", "x"}[r.Intn(2)], FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)})
 	}
 	return m
 }

@@ -121,6 +121,11 @@ type WatchEvent struct {
 
 // Interface is a versioned, ordered key-value store with expiry and watch. Every write bumps one
 // store-wide revision; reads can ask for a snapshot at a past revision until it is compacted.
+//
+// Values are read-only once passed or handed out: a store may keep the slice a write passes and
+// give that same slice to every reader and watcher, so no caller changes a value it wrote or
+// received, nor appends to one in place (a store that shares them hands them out without room
+// past their length, so that append copies).
 type Interface interface {
 	// Create stores value at key if the key is absent (ErrKeyExists otherwise). A positive ttl makes
 	// the key expire that long after this write. It returns the new revision.

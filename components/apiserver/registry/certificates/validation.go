@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // validUsages are the key usages a request may ask for, Kubernetes' list.
@@ -68,7 +70,7 @@ func Validate(csr *certificatesv1.CertificateSigningRequest) field.ErrorList {
 // ValidateUpdate checks an update of any kind: the object's rules hold, the spec stays, and an
 // issued certificate, an approval or a denial is never taken back.
 func ValidateUpdate(n, o *certificatesv1.CertificateSigningRequest) field.ErrorList {
-	errs := apivalidation.ValidateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	errs := generic.ValidateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, apivalidation.ValidateImmutableField(n.Spec.SignerName, o.Spec.SignerName, field.NewPath("spec", "signerName"))...)
 	errs = append(errs, validateStatus(field.NewPath("status"), &n.Status)...)
 	status := field.NewPath("status")

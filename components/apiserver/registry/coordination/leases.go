@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // GroupVersion is coordination.orch.io/v1.
@@ -38,7 +40,7 @@ func (LeaseStrategy) Validate(obj runtime.Object) field.ErrorList {
 
 func (LeaseStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	l, o := obj.(*coordinationv1.Lease), old.(*coordinationv1.Lease)
-	errs := apivalidation.ValidateObjectMetaUpdate(&l.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	errs := generic.ValidateObjectMetaUpdate(&l.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	return append(errs, validateSpec(&l.Spec)...)
 }
 

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // immutableMessage is Kubernetes' refusal of a change to an immutable ConfigMap or Secret.
@@ -64,7 +66,7 @@ func validateKey(path *field.Path, key string) field.ErrorList {
 
 func (s ConfigMapStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	cm, o := obj.(*corev1.ConfigMap), old.(*corev1.ConfigMap)
-	errs := apivalidation.ValidateObjectMetaUpdate(&cm.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	errs := generic.ValidateObjectMetaUpdate(&cm.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	if isTrue(o.Immutable) {
 		errs = append(errs, immutableChanges(cm.Immutable, apiequality.Semantic.DeepEqual(cm.Data, o.Data), apiequality.Semantic.DeepEqual(cm.BinaryData, o.BinaryData), "binaryData")...)
 	}
@@ -198,7 +200,7 @@ func validateSecretType(s *corev1.Secret) field.ErrorList {
 
 func (st SecretStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	s, o := obj.(*corev1.Secret), old.(*corev1.Secret)
-	errs := apivalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	errs := generic.ValidateObjectMetaUpdate(&s.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, apivalidation.ValidateImmutableField(s.Type, o.Type, field.NewPath("type"))...)
 	if isTrue(o.Immutable) {
 		errs = append(errs, immutableChanges(s.Immutable, apiequality.Semantic.DeepEqual(s.Data, o.Data), true, "")...)

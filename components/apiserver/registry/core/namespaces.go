@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // FinalizerOrch is the namespace finalizer the server itself clears once a namespace is empty
@@ -73,7 +75,7 @@ func validateFinalizers(finalizers []corev1.FinalizerName) field.ErrorList {
 
 func (NamespaceStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	ns, o := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	return apivalidation.ValidateObjectMetaUpdate(&ns.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	return generic.ValidateObjectMetaUpdate(&ns.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 }
 
 func (NamespaceStrategy) SelectableFields(obj runtime.Object) fields.Set {

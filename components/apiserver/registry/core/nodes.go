@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // NodeStrategy is the rules of nodes. A node is created with its status (the agent registers it
@@ -50,7 +52,7 @@ func (NodeStrategy) Validate(obj runtime.Object) field.ErrorList {
 // ValidateUpdate follows Kubernetes: providerID and podCIDR may be set once, never changed.
 func (NodeStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	n, o := obj.(*corev1.Node), old.(*corev1.Node)
-	errs := apivalidation.ValidateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	errs := generic.ValidateObjectMetaUpdate(&n.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, validateTaints(n.Spec.Taints, field.NewPath("spec", "taints"))...)
 	if o.Spec.ProviderID != "" && n.Spec.ProviderID != o.Spec.ProviderID {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "providerID"), "node updates may not change providerID except from \"\" to valid"))

@@ -5,10 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // PodEphemeralContainersStrategy is pods/ephemeralcontainers, Kubernetes'
@@ -39,7 +40,7 @@ func (PodEphemeralContainersStrategy) PrepareForUpdate(obj, old runtime.Object) 
 // containers valid, and each existing one still there, unchanged.
 func (PodEphemeralContainersStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	pod, o := obj.(*corev1.Pod), old.(*corev1.Pod)
-	errs := apivalidation.ValidateObjectMetaUpdate(&pod.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	errs := generic.ValidateObjectMetaUpdate(&pod.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	path := field.NewPath("spec", "ephemeralContainers")
 	errs = append(errs, ValidateEphemeralContainers(&pod.Spec, path)...)
 	byName := map[string]*corev1.EphemeralContainer{}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // DefaultTerminationGracePeriodSeconds is a pod's grace period when its spec names none.
@@ -347,7 +349,7 @@ const podUpdateForbidden = "pod updates may not change fields other than `spec.c
 func (PodStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	pod, o := obj.(*corev1.Pod), old.(*corev1.Pod)
 	specPath := field.NewPath("spec")
-	errs := apivalidation.ValidateObjectMetaUpdate(&pod.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	errs := generic.ValidateObjectMetaUpdate(&pod.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, ValidatePodSpec(&pod.Spec, specPath)...)
 	if len(pod.Spec.Containers) != len(o.Spec.Containers) || len(pod.Spec.InitContainers) != len(o.Spec.InitContainers) {
 		return append(errs, field.Forbidden(specPath, podUpdateForbidden))

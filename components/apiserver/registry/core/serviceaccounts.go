@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // DefaultServiceAccountName is the service account every namespace gets and a pod naming none
@@ -57,7 +59,7 @@ func (ServiceAccountStrategy) Validate(obj runtime.Object) field.ErrorList {
 
 func (s ServiceAccountStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	sa, o := obj.(*corev1.ServiceAccount), old.(*corev1.ServiceAccount)
-	errs := apivalidation.ValidateObjectMetaUpdate(&sa.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
+	errs := generic.ValidateObjectMetaUpdate(&sa.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))
 	return append(errs, s.Validate(obj)...)
 }
 

@@ -87,3 +87,10 @@ var DeepEqual = deepEqual
 // SameJSON tells whether the fast path's walk sees l and n, pointers to values of one type
 // typed through their own JSON, as equal.
 func SameJSON(l, n any) bool { return sameJSON(reflect.ValueOf(l), reflect.ValueOf(n)) }
+
+// IsLabelKey, IsLabelValue and IsDNS1123Subdomain are ValidateObjectMetaUpdate's checks of a
+// label's key and value and of a key's prefix.
+var IsLabelKey, IsLabelValue, IsDNS1123Subdomain = isLabelKey, isLabelValue, isDNS1123Subdomain
+
+// MetaUpdateKeepsRules is whether ValidateObjectMetaUpdate answers without apimachinery's rules.
+var MetaUpdateKeepsRules = metaUpdateKeepsRules

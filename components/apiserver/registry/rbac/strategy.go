@@ -4,7 +4,6 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	rbacapi "orch.io/orch/components/apis/rbac/v1"
+	"orch.io/orch/components/apiserver/registry/generic"
 )
 
 // GroupVersion is rbac.authorization.orch.io/v1.
@@ -43,7 +43,7 @@ func (RoleStrategy) Validate(obj runtime.Object) field.ErrorList {
 }
 func (RoleStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	r, o := obj.(*rbacv1.Role), old.(*rbacv1.Role)
-	return append(validateRole(r), apivalidation.ValidateObjectMetaUpdate(&r.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))...)
+	return append(validateRole(r), generic.ValidateObjectMetaUpdate(&r.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))...)
 }
 func (RoleStrategy) SelectableFields(obj runtime.Object) fields.Set { return metaFields(obj) }
 
@@ -62,7 +62,7 @@ func (ClusterRoleStrategy) Validate(obj runtime.Object) field.ErrorList {
 }
 func (ClusterRoleStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	r, o := obj.(*rbacv1.ClusterRole), old.(*rbacv1.ClusterRole)
-	return append(validateClusterRole(r), apivalidation.ValidateObjectMetaUpdate(&r.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))...)
+	return append(validateClusterRole(r), generic.ValidateObjectMetaUpdate(&r.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))...)
 }
 func (ClusterRoleStrategy) SelectableFields(obj runtime.Object) fields.Set { return metaFields(obj) }
 
@@ -85,7 +85,7 @@ func (RoleBindingStrategy) Validate(obj runtime.Object) field.ErrorList {
 }
 func (s RoleBindingStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	b, o := obj.(*rbacv1.RoleBinding), old.(*rbacv1.RoleBinding)
-	errs := append(s.Validate(obj), apivalidation.ValidateObjectMetaUpdate(&b.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))...)
+	errs := append(s.Validate(obj), generic.ValidateObjectMetaUpdate(&b.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))...)
 	return append(errs, validateRefUnchanged(b.RoleRef, o.RoleRef)...)
 }
 func (RoleBindingStrategy) SelectableFields(obj runtime.Object) fields.Set { return metaFields(obj) }
@@ -109,7 +109,7 @@ func (ClusterRoleBindingStrategy) Validate(obj runtime.Object) field.ErrorList {
 }
 func (s ClusterRoleBindingStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	b, o := obj.(*rbacv1.ClusterRoleBinding), old.(*rbacv1.ClusterRoleBinding)
-	errs := append(s.Validate(obj), apivalidation.ValidateObjectMetaUpdate(&b.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))...)
+	errs := append(s.Validate(obj), generic.ValidateObjectMetaUpdate(&b.ObjectMeta, &o.ObjectMeta, field.NewPath("metadata"))...)
 	return append(errs, validateRefUnchanged(b.RoleRef, o.RoleRef)...)
 }
 func (ClusterRoleBindingStrategy) SelectableFields(obj runtime.Object) fields.Set {

@@ -20,12 +20,12 @@
 //     is full gets a last event with Err storage.ErrWatcherTooSlow and is closed; whether that
 //     happens depends only on the writes and on how many events the consumer has received.
 //
-// Values are copied on the way in and on the way out: callers may keep or modify the slices they pass
-// and receive.
+// Values are not copied: the store keeps the slice a write passes and hands it to every reader and
+// watcher, as storage.Interface allows (a node's status post copied its few KB three times: read,
+// write and watch). Each is kept without room past its length, so a caller's append copies.
 package memory
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
 	"errors"
@@ -158,8 +158,12 @@ func (h *history) at(rev int64) *version {
 	return &vs[i]
 }
 
+// readOnly is value as the store keeps and hands it out: without room past its length, so that
+// no two callers' appends write to the same array.
+func readOnly(value []byte) []byte { return value[:len(value):len(value)] }
+
 func (v *version) kv(key string) storage.KeyValue {
-	return storage.KeyValue{Key: key, Value: bytes.Clone(v.value), CreateRevision: v.createRev, ModRevision: v.modRev}
+	return storage.KeyValue{Key: key, Value: v.value, CreateRevision: v.createRev, ModRevision: v.modRev}
 }
 
 // begin takes the lock, refuses a closed store or ended ctx, and applies due expiries.
@@ -202,7 +206,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 		s.index.Add(key, s.keys)
 	}
 	rev := s.rev + 1
-	v := version{modRev: rev, createRev: rev, value: bytes.Clone(value)}
+	v := version{modRev: rev, createRev: rev, value: readOnly(value)}
 	h.versions = append(h.versions, v)
 	h.deadline = time.Time{}
 	s.setExpiryLocked(key, h, ttl)
@@ -239,7 +243,7 @@ func (s *Store) Update(ctx context.Context, key string, expectedRevision int64, 
 		return 0, storage.ErrConflict
 	}
 	rev := s.rev + 1
-	v := version{modRev: rev, createRev: cur.createRev, value: bytes.Clone(value)}
+	v := version{modRev: rev, createRev: cur.createRev, value: readOnly(value)}
 	h.versions = append(h.versions, v)
 	s.setExpiryLocked(key, h, ttl)
 	s.commitLocked(storage.WatchEvent{Type: storage.Put, PrevValue: cur.value, KV: storage.KeyValue{
@@ -564,7 +568,7 @@ func (s *Store) watch(ctx context.Context, prefix string, fromRevision int64, bu
 	}
 	w := &watcher{prefix: prefix, ch: make(chan storage.WatchEvent, len(replay)+buffer+1)}
 	for _, ev := range replay {
-		w.ch <- cloneEvent(ev)
+		w.ch <- ev
 	}
 	s.watchers[w] = struct{}{}
 	w.stop = context.AfterFunc(ctx, func() {
@@ -581,7 +585,7 @@ func (s *Store) watch(ctx context.Context, prefix string, fromRevision int64, bu
 // ErrWatcherTooSlow event that ends a watcher with no room left.
 func (s *Store) sendLocked(w *watcher, ev storage.WatchEvent) {
 	if len(w.ch) < cap(w.ch)-1 {
-		w.ch <- cloneEvent(ev)
+		w.ch <- ev
 		return
 	}
 	w.ch <- storage.WatchEvent{Err: storage.ErrWatcherTooSlow}
@@ -594,9 +598,4 @@ func (s *Store) dropWatcherLocked(w *watcher) {
 	if w.stop != nil {
 		w.stop()
 	}
-}
-
-func cloneEvent(ev storage.WatchEvent) storage.WatchEvent {
-	ev.KV.Value = bytes.Clone(ev.KV.Value)
-	return ev
 }

@@ -232,7 +232,7 @@ func testCreateGet(t *testing.T, h Harness) {
 	_, err := s.Get(ctx, k)
 	isErr(t, "Get of a missing key", err, storage.ErrNotFound)
 
-	rev, err := s.Create(ctx, k, []byte("v1"), 0)
+	rev, err := s.Create(ctx, k, append(make([]byte, 0, 8), "v1"...), 0) // room past its end
 	ok(t, err)
 	if rev <= 0 {
 		t.Fatalf("Create returned revision %d", rev)
@@ -247,11 +247,16 @@ func testCreateGet(t *testing.T, h Harness) {
 	ok(t, err)
 	checkKV(t, "Get after refused Create", kv, k, "v1", rev, rev)
 
-	// A returned value is the caller's: changing it does not change the store.
-	kv.Value[0] = 'X'
+	// A value handed out may be shared, read-only: two readers' appends write arrays of their own.
+	other, err := s.Get(ctx, k)
+	ok(t, err)
+	a, b := append(kv.Value, 'A'), append(other.Value, 'B')
+	if string(a) != "v1A" || string(b) != "v1B" {
+		t.Fatalf("two readers appended to one value: %q and %q", a, b)
+	}
 	kv, err = s.Get(ctx, k)
 	ok(t, err)
-	checkKV(t, "Get after the caller changed a returned value", kv, k, "v1", rev, rev)
+	checkKV(t, "Get after readers appended to its value", kv, k, "v1", rev, rev)
 
 	cur, err := s.Revision(ctx)
 	ok(t, err)

@@ -222,3 +222,27 @@ func other(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect.V
 		return protoreflect.ValueOfInt64(v.Int() + 1)
 	}
 }
+
+// BenchmarkStatusRuntimeCalls: a node status post's runtime calls (Version and Status), and an
+// image GC round's ImageFsInfo, through the in-process client, as every simulated node makes them.
+func BenchmarkStatusRuntimeCalls(b *testing.B) {
+	mock := clock.NewMock()
+	rt, err := fakecri.New(fakecri.Options{Clock: mock, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := inProcess{rt: rt}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Version(ctx, "v1"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Status(ctx, false); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.ImageFsInfo(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

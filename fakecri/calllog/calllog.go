@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -57,10 +58,10 @@ type Filter struct {
 // Log is the calls in the order they arrived, the latest max of them; safe for concurrent use.
 type Log struct {
 	mu      sync.Mutex
-	max     int     // the most kept; older calls are dropped
-	buf     []*Call // ring when full
-	start   int     // index of the oldest
-	seq     uint64
+	max     int           // the most kept; older calls are dropped
+	buf     []*Call       // ring when full
+	start   int           // index of the oldest
+	seq     atomic.Uint64 // written under mu; read without it by LastSeq, every node's every simulated second
 	dropped uint64
 }
 
@@ -70,8 +71,7 @@ func New(max int) *Log { return &Log{max: max} }
 // Add records c, numbering it.
 func (l *Log) Add(c *Call) {
 	l.mu.Lock()
-	l.seq++
-	c.Seq = l.seq
+	c.Seq = l.seq.Add(1)
 	if len(l.buf) < l.max {
 		l.buf = append(l.buf, c)
 	} else {
@@ -136,11 +136,7 @@ func (l *Log) Reset() {
 }
 
 // LastSeq is the Seq of the latest call (0 if none).
-func (l *Log) LastSeq() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.seq
-}
+func (l *Log) LastSeq() uint64 { return l.seq.Load() }
 
 // Dropped counts calls dropped because the log was full.
 func (l *Log) Dropped() uint64 {

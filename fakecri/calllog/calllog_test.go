@@ -2,6 +2,7 @@ package calllog
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -117,5 +118,41 @@ func TestAppendListKeepsDst(t *testing.T) {
 	}
 	if got := l.AppendList(nil, Filter{Since: 4}); got != nil {
 		t.Errorf("AppendList(nil) of nothing = %v, want nil", got)
+	}
+}
+
+// TestLastSeqWhileAdding: LastSeq, read without the log's lock, never goes back and never runs
+// ahead of the calls a List can see, while calls are added from several goroutines.
+func TestLastSeqWhileAdding(t *testing.T) {
+	const writers, each = 4, 500
+	l := New(10)
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				l.Add(&Call{Method: "Version"})
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var last uint64
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		seq := l.LastSeq()
+		if seq < last {
+			t.Fatalf("LastSeq went back from %d to %d", last, seq)
+		}
+		if calls := l.List(Filter{}); len(calls) > 0 && calls[len(calls)-1].Seq < seq {
+			t.Fatalf("LastSeq %d ahead of the latest call listed, %d", seq, calls[len(calls)-1].Seq)
+		}
+		last = seq
+	}
+	if got := l.LastSeq(); got != writers*each {
+		t.Fatalf("LastSeq %d after %d calls", got, writers*each)
 	}
 }

@@ -151,6 +151,8 @@ var (
 	noSandboxFilter     = &runtimeapi.ListPodSandboxRequest{}
 	noContainerFilter   = &runtimeapi.ListContainersRequest{}
 	noImageFsInfoFields = &runtimeapi.ImageFsInfoRequest{}
+	notVerbose          = &runtimeapi.StatusRequest{}
+	versionV1           = &runtimeapi.VersionRequest{Version: "v1"} // the CRI version an agent asks for
 )
 
 // CloneRequest is proto.Clone, by hand for the requests an agent sends every second, every pod
@@ -175,8 +177,14 @@ func CloneRequest(req proto.Message) proto.Message {
 		return noContainerFilter
 	// The node status's calls, at every status post of every node.
 	case *runtimeapi.StatusRequest:
-		return &runtimeapi.StatusRequest{Verbose: q.Verbose}
+		if !q.Verbose {
+			return notVerbose
+		}
+		return &runtimeapi.StatusRequest{Verbose: true}
 	case *runtimeapi.VersionRequest:
+		if q.Version == versionV1.Version {
+			return versionV1
+		}
 		return &runtimeapi.VersionRequest{Version: q.Version}
 	case *runtimeapi.ImageFsInfoRequest:
 		return noImageFsInfoFields
@@ -237,9 +245,15 @@ func labelsText(m map[string]string) string {
 func Summarize(req proto.Message) string {
 	switch q := req.(type) {
 	case *runtimeapi.VersionRequest:
+		if q.Version == versionV1.Version {
+			return "version=v1"
+		}
 		return "version=" + q.Version
 	case *runtimeapi.StatusRequest:
-		return fmt.Sprintf("verbose=%t", q.Verbose)
+		if q.Verbose { // constants: a Sprintf at every status post of every node
+			return "verbose=true"
+		}
+		return "verbose=false"
 	case *runtimeapi.RunPodSandboxRequest:
 		md := q.GetConfig().GetMetadata()
 		return fmt.Sprintf("name=%s namespace=%s uid=%s attempt=%d runtime_handler=%s",

@@ -1,6 +1,7 @@
 package calllog
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -26,6 +27,8 @@ func TestCloneRequestAsProtoClone(t *testing.T) {
 		&runtimeapi.StatusRequest{},
 		&runtimeapi.StatusRequest{Verbose: true},
 		&runtimeapi.VersionRequest{Version: "v1"},
+		&runtimeapi.VersionRequest{Version: "v2"},
+		&runtimeapi.VersionRequest{},
 		&runtimeapi.ImageFsInfoRequest{},
 		&runtimeapi.ListImagesRequest{},
 		&runtimeapi.ListImagesRequest{Filter: &runtimeapi.ImageFilter{Image: &runtimeapi.ImageSpec{Image: "busybox", Annotations: map[string]string{"a": "b"}}}},
@@ -154,5 +157,33 @@ func TestLastSeqWhileAdding(t *testing.T) {
 	}
 	if got := l.LastSeq(); got != writers*each {
 		t.Fatalf("LastSeq %d after %d calls", got, writers*each)
+	}
+}
+
+// A status request's summary in the call log, as a Sprintf of %t made it.
+func TestSummarizeStatus(t *testing.T) {
+	for _, verbose := range []bool{false, true} {
+		if got, want := Summarize(&runtimeapi.StatusRequest{Verbose: verbose}), fmt.Sprintf("verbose=%t", verbose); got != want {
+			t.Errorf("verbose %v: %q, want %q", verbose, got, want)
+		}
+	}
+}
+
+// BenchmarkLastSeqOfManyLogs: LastSeq of each of 10,000 logs in turn, each mostly out of the
+// cache, as the simulator reads every node's every simulated second.
+func BenchmarkLastSeqOfManyLogs(b *testing.B) {
+	logs := make([]*Log, 10000)
+	for i := range logs {
+		logs[i] = New(4)
+		logs[i].Add(&Call{Method: "Version"})
+	}
+	var sum uint64
+	for b.Loop() {
+		for _, l := range logs {
+			sum += l.LastSeq()
+		}
+	}
+	if sum == 0 {
+		b.Fatal("no calls")
 	}
 }

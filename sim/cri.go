@@ -31,11 +31,14 @@ type inProcess struct {
 	reply replyHook
 }
 
-// The unfiltered list requests of every relist, one each for every node: the runtime reads a
-// request and keeps no part of it (its call log keeps copies), so they are never changed.
+// The unfiltered list requests of every relist and the status post's Version and Status requests,
+// one each for every node: the runtime reads a request and keeps no part of it (its call log keeps
+// copies), so they are never changed.
 var (
 	allSandboxes  = &runtimeapi.ListPodSandboxRequest{}
 	allContainers = &runtimeapi.ListContainersRequest{}
+	versionV1     = &runtimeapi.VersionRequest{Version: "v1"}
+	notVerbose    = &runtimeapi.StatusRequest{}
 )
 
 // replyHook is handed each answer of method in turn; for a list, each item.
@@ -92,7 +95,11 @@ func cloneAll[T proto.Message](ms []T) []T {
 }
 
 func (c inProcess) Version(ctx context.Context, v string) (*runtimeapi.VersionResponse, error) {
-	r, err := c.rt.Version(ctx, &runtimeapi.VersionRequest{Version: v})
+	req := versionV1
+	if v != req.Version {
+		req = &runtimeapi.VersionRequest{Version: v}
+	}
+	r, err := c.rt.Version(ctx, req)
 	return replied(c, "Version", r, err)
 }
 
@@ -280,7 +287,11 @@ func (c inProcess) UpdateRuntimeConfig(ctx context.Context, cfg *runtimeapi.Runt
 }
 
 func (c inProcess) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
-	r, err := c.rt.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose})
+	req := notVerbose
+	if verbose {
+		req = &runtimeapi.StatusRequest{Verbose: true}
+	}
+	r, err := c.rt.Status(ctx, req)
 	return replied(c, "Status", r, err)
 }
 

@@ -111,6 +111,11 @@ func TestAnswersAreTheAgents(t *testing.T) {
 		})
 	}
 
+	// The requests every node shares are as they were made.
+	if !proto.Equal(versionV1, &runtimeapi.VersionRequest{Version: "v1"}) || !proto.Equal(notVerbose, &runtimeapi.StatusRequest{}) {
+		t.Errorf("a shared request changed: %v, %v", versionV1, notVerbose)
+	}
+
 	// The agent's configs, changed after the calls that sent them, reach neither the answers nor
 	// the call log.
 	before := []proto.Message{}

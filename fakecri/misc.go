@@ -41,22 +41,7 @@ func (r *Runtime) Version(ctx context.Context, req *runtimeapi.VersionRequest) (
 func (r *Runtime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
 	return call(ctx, r, mStatus, req, func(ctx context.Context, req *runtimeapi.StatusRequest, cc *callCtx) (*runtimeapi.StatusResponse, error) {
 		c := r.cur.Load()
-		cond := func(typ string, s script.Condition) *runtimeapi.RuntimeCondition {
-			return &runtimeapi.RuntimeCondition{Type: typ, Status: s.Status, Reason: s.Reason, Message: s.Message}
-		}
-		resp := &runtimeapi.StatusResponse{
-			Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
-				cond(runtimeapi.RuntimeReady, c.RuntimeReady),
-				cond(runtimeapi.NetworkReady, c.NetworkReady),
-			}},
-			Features: &runtimeapi.RuntimeFeatures{SupplementalGroupsPolicy: true, MountOptions: true},
-		}
-		for _, h := range c.Handlers {
-			resp.RuntimeHandlers = append(resp.RuntimeHandlers, &runtimeapi.RuntimeHandler{
-				Name:     h,
-				Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true, UserNamespaces: true},
-			})
-		}
+		resp := newStatusAnswer(c)
 		if req.Verbose {
 			r.mu.Lock()
 			cidr := r.podCIDR
@@ -85,6 +70,50 @@ func (r *Runtime) Status(ctx context.Context, req *runtimeapi.StatusRequest) (*r
 		}
 		return resp, nil
 	})
+}
+
+// statusAnswer is a Status answer's messages made together, the handlers' in two arrays: each
+// node's status post asked for twelve allocations, three now. The answer is the caller's alone.
+type statusAnswer struct {
+	resp     runtimeapi.StatusResponse
+	status   runtimeapi.RuntimeStatus
+	conds    [2]runtimeapi.RuntimeCondition
+	condPtrs [2]*runtimeapi.RuntimeCondition
+	features runtimeapi.RuntimeFeatures
+}
+
+// handlerAnswer is one runtime handler of a Status answer with its features.
+type handlerAnswer struct {
+	handler  runtimeapi.RuntimeHandler
+	features runtimeapi.RuntimeHandlerFeatures
+}
+
+// newStatusAnswer is the Status answer of c without its verbose info: the RuntimeReady and
+// NetworkReady conditions, the features and the runtime handlers.
+func newStatusAnswer(c *script.Compiled) *runtimeapi.StatusResponse {
+	a := &statusAnswer{}
+	for i, cond := range []struct {
+		typ string
+		s   script.Condition
+	}{{runtimeapi.RuntimeReady, c.RuntimeReady}, {runtimeapi.NetworkReady, c.NetworkReady}} {
+		rc := &a.conds[i]
+		rc.Type, rc.Status, rc.Reason, rc.Message = cond.typ, cond.s.Status, cond.s.Reason, cond.s.Message
+		a.condPtrs[i] = rc
+	}
+	a.status.Conditions = a.condPtrs[:]
+	a.features.SupplementalGroupsPolicy, a.features.MountOptions = true, true
+	a.resp.Status, a.resp.Features = &a.status, &a.features
+	if len(c.Handlers) > 0 {
+		hs := make([]handlerAnswer, len(c.Handlers))
+		a.resp.RuntimeHandlers = make([]*runtimeapi.RuntimeHandler, len(c.Handlers))
+		for i, name := range c.Handlers {
+			h := &hs[i]
+			h.features.RecursiveReadOnlyMounts, h.features.UserNamespaces = true, true
+			h.handler.Name, h.handler.Features = name, &h.features
+			a.resp.RuntimeHandlers[i] = &h.handler
+		}
+	}
+	return &a.resp
 }
 
 // RuntimeConfig reports the cgroup driver.

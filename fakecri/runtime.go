@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,8 +79,12 @@ type Runtime struct {
 	changedMu sync.Mutex
 	changed   chan struct{}
 	waitMu    sync.Mutex
-	parked    map[uint64]time.Time // parked waits -> wake time (zero: until cancelled)
-	waitSeq   uint64
+	// parked waits and their wake times (zero: until cancelled), a few at most; a slice, so that
+	// Idle, which the simulator asks of every node every simulated second, finds none without
+	// reading a map's header elsewhere in memory (ranging over the empty map was 1% of the CPU of
+	// 10,000 simulated nodes).
+	parked  []parkedWait
+	waitSeq uint64
 
 	mu          sync.Mutex
 	sandboxes   map[string]*sandbox
@@ -137,7 +142,6 @@ func New(opts Options) (*Runtime, error) {
 		seed:        opts.Seed,
 		createLogs:  opts.CreateLogFiles,
 		log:         calllog.New(opts.MaxCalls),
-		parked:      map[uint64]time.Time{},
 		sandboxes:   map[string]*sandbox{},
 		containers:  map[string]*container{},
 		sbLabels:    labelIndex[*sandbox]{},
@@ -213,11 +217,17 @@ func (r *Runtime) newIDLocked(kind string) string {
 
 // ---- waiting on the clock ----
 
+// parkedWait is a call waiting on the clock.
+type parkedWait struct {
+	id    uint64
+	until time.Time
+}
+
 func (r *Runtime) park(until time.Time) uint64 {
 	r.waitMu.Lock()
 	r.waitSeq++
 	id := r.waitSeq
-	r.parked[id] = until
+	r.parked = append(r.parked, parkedWait{id, until})
 	r.waitMu.Unlock()
 	r.signalChange()
 	return id
@@ -225,7 +235,12 @@ func (r *Runtime) park(until time.Time) uint64 {
 
 func (r *Runtime) unpark(id uint64) {
 	r.waitMu.Lock()
-	delete(r.parked, id)
+	for i, w := range r.parked {
+		if w.id == id {
+			r.parked = slices.Delete(r.parked, i, i+1)
+			break
+		}
+	}
 	r.waitMu.Unlock()
 	r.signalChange()
 }
@@ -308,8 +323,8 @@ func (r *Runtime) Idle() bool {
 	}
 	r.waitMu.Lock()
 	sleeping := 0
-	for _, until := range r.parked {
-		if until.IsZero() || until.After(now) {
+	for _, w := range r.parked {
+		if w.until.IsZero() || w.until.After(now) {
 			sleeping++
 		}
 	}
@@ -343,9 +358,9 @@ func (r *Runtime) NextWakeup() (time.Time, bool) {
 		}
 	}
 	r.waitMu.Lock()
-	for _, until := range r.parked {
-		if !until.IsZero() {
-			consider(until)
+	for _, w := range r.parked {
+		if !w.until.IsZero() {
+			consider(w.until)
 		}
 	}
 	r.waitMu.Unlock()

@@ -18,8 +18,12 @@ import (
 // request a CRI client would send and calls the runtime's server method directly.
 //
 // Over a socket, every round trip would go through the network poller and cost a simulated node
-// far more than the work it asks for. Answers are cloned, as decoding them off the wire would,
-// because fakecri shares read-only data with what it returns.
+// far more than the work it asks for. A socket also keeps the two sides from sharing a message;
+// here an answer that points into fakecri's state (a container's or sandbox's status, stats, an
+// event) is cloned, as decoding it off the wire would, and one fakecri builds for the call alone
+// and never touches again (Version, Status, RuntimeConfig, ImageStatus, ListImages, ImageFsInfo)
+// is the agent's as it is. Requests are not copied: fakecri copies what it keeps of one (its call
+// log, a container's or sandbox's config). TestAnswersAreTheAgents holds each answer to that.
 type inProcess struct {
 	rt *fakecri.Runtime
 	// reply, when set, sees every answer (a copy) before the agent does and may change it: a
@@ -27,11 +31,14 @@ type inProcess struct {
 	reply replyHook
 }
 
-// The unfiltered list requests of every relist, one each for every node: the runtime reads a
-// request and keeps no part of it (its call log keeps copies), so they are never changed.
+// The unfiltered list requests of every relist and the status post's Version and Status requests,
+// one each for every node: the runtime reads a request and keeps no part of it (its call log keeps
+// copies), so they are never changed.
 var (
 	allSandboxes  = &runtimeapi.ListPodSandboxRequest{}
 	allContainers = &runtimeapi.ListContainersRequest{}
+	versionV1     = &runtimeapi.VersionRequest{Version: "v1"}
+	notVerbose    = &runtimeapi.StatusRequest{}
 )
 
 // replyHook is handed each answer of method in turn; for a list, each item.
@@ -88,7 +95,11 @@ func cloneAll[T proto.Message](ms []T) []T {
 }
 
 func (c inProcess) Version(ctx context.Context, v string) (*runtimeapi.VersionResponse, error) {
-	r, err := clone(c.rt.Version(ctx, &runtimeapi.VersionRequest{Version: v}))
+	req := versionV1
+	if v != req.Version {
+		req = &runtimeapi.VersionRequest{Version: v}
+	}
+	r, err := c.rt.Version(ctx, req)
 	return replied(c, "Version", r, err)
 }
 
@@ -276,22 +287,26 @@ func (c inProcess) UpdateRuntimeConfig(ctx context.Context, cfg *runtimeapi.Runt
 }
 
 func (c inProcess) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
-	r, err := clone(c.rt.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose}))
+	req := notVerbose
+	if verbose {
+		req = &runtimeapi.StatusRequest{Verbose: true}
+	}
+	r, err := c.rt.Status(ctx, req)
 	return replied(c, "Status", r, err)
 }
 
 func (c inProcess) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
-	r, err := clone(c.rt.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{}))
+	r, err := c.rt.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{})
 	return replied(c, "RuntimeConfig", r, err)
 }
 
 func (c inProcess) ListImages(ctx context.Context, f *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
 	r, err := c.rt.ListImages(ctx, &runtimeapi.ListImagesRequest{Filter: f})
-	return answerAll(c, "ListImages", cloneAll(r.GetImages()), err)
+	return answerAll(c, "ListImages", r.GetImages(), err)
 }
 
 func (c inProcess) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error) {
-	r, err := clone(c.rt.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: image, Verbose: verbose}))
+	r, err := c.rt.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: image, Verbose: verbose})
 	return replied(c, "ImageStatus", r, err)
 }
 
@@ -307,7 +322,7 @@ func (c inProcess) RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec)
 }
 
 func (c inProcess) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
-	r, err := clone(c.rt.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{}))
+	r, err := c.rt.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
 	return replied(c, "ImageFsInfo", r, err)
 }
 

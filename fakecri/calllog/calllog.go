@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -57,10 +58,10 @@ type Filter struct {
 // Log is the calls in the order they arrived, the latest max of them; safe for concurrent use.
 type Log struct {
 	mu      sync.Mutex
-	max     int     // the most kept; older calls are dropped
-	buf     []*Call // ring when full
-	start   int     // index of the oldest
-	seq     uint64
+	max     int           // the most kept; older calls are dropped
+	buf     []*Call       // ring when full
+	start   int           // index of the oldest
+	seq     atomic.Uint64 // written under mu; read without it by LastSeq, every node's every simulated second
 	dropped uint64
 }
 
@@ -70,8 +71,7 @@ func New(max int) *Log { return &Log{max: max} }
 // Add records c, numbering it.
 func (l *Log) Add(c *Call) {
 	l.mu.Lock()
-	l.seq++
-	c.Seq = l.seq
+	c.Seq = l.seq.Add(1)
 	if len(l.buf) < l.max {
 		l.buf = append(l.buf, c)
 	} else {
@@ -136,11 +136,7 @@ func (l *Log) Reset() {
 }
 
 // LastSeq is the Seq of the latest call (0 if none).
-func (l *Log) LastSeq() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.seq
-}
+func (l *Log) LastSeq() uint64 { return l.seq.Load() }
 
 // Dropped counts calls dropped because the log was full.
 func (l *Log) Dropped() uint64 {
@@ -155,6 +151,8 @@ var (
 	noSandboxFilter     = &runtimeapi.ListPodSandboxRequest{}
 	noContainerFilter   = &runtimeapi.ListContainersRequest{}
 	noImageFsInfoFields = &runtimeapi.ImageFsInfoRequest{}
+	notVerbose          = &runtimeapi.StatusRequest{}
+	versionV1           = &runtimeapi.VersionRequest{Version: "v1"} // the CRI version an agent asks for
 )
 
 // CloneRequest is proto.Clone, by hand for the requests an agent sends every second, every pod
@@ -179,8 +177,14 @@ func CloneRequest(req proto.Message) proto.Message {
 		return noContainerFilter
 	// The node status's calls, at every status post of every node.
 	case *runtimeapi.StatusRequest:
-		return &runtimeapi.StatusRequest{Verbose: q.Verbose}
+		if !q.Verbose {
+			return notVerbose
+		}
+		return &runtimeapi.StatusRequest{Verbose: true}
 	case *runtimeapi.VersionRequest:
+		if q.Version == versionV1.Version {
+			return versionV1
+		}
 		return &runtimeapi.VersionRequest{Version: q.Version}
 	case *runtimeapi.ImageFsInfoRequest:
 		return noImageFsInfoFields
@@ -241,9 +245,15 @@ func labelsText(m map[string]string) string {
 func Summarize(req proto.Message) string {
 	switch q := req.(type) {
 	case *runtimeapi.VersionRequest:
+		if q.Version == versionV1.Version {
+			return "version=v1"
+		}
 		return "version=" + q.Version
 	case *runtimeapi.StatusRequest:
-		return fmt.Sprintf("verbose=%t", q.Verbose)
+		if q.Verbose { // constants: a Sprintf at every status post of every node
+			return "verbose=true"
+		}
+		return "verbose=false"
 	case *runtimeapi.RunPodSandboxRequest:
 		md := q.GetConfig().GetMetadata()
 		return fmt.Sprintf("name=%s namespace=%s uid=%s attempt=%d runtime_handler=%s",

@@ -1,7 +1,9 @@
 package calllog
 
 import (
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -25,6 +27,8 @@ func TestCloneRequestAsProtoClone(t *testing.T) {
 		&runtimeapi.StatusRequest{},
 		&runtimeapi.StatusRequest{Verbose: true},
 		&runtimeapi.VersionRequest{Version: "v1"},
+		&runtimeapi.VersionRequest{Version: "v2"},
+		&runtimeapi.VersionRequest{},
 		&runtimeapi.ImageFsInfoRequest{},
 		&runtimeapi.ListImagesRequest{},
 		&runtimeapi.ListImagesRequest{Filter: &runtimeapi.ImageFilter{Image: &runtimeapi.ImageSpec{Image: "busybox", Annotations: map[string]string{"a": "b"}}}},
@@ -117,5 +121,69 @@ func TestAppendListKeepsDst(t *testing.T) {
 	}
 	if got := l.AppendList(nil, Filter{Since: 4}); got != nil {
 		t.Errorf("AppendList(nil) of nothing = %v, want nil", got)
+	}
+}
+
+// TestLastSeqWhileAdding: LastSeq, read without the log's lock, never goes back and never runs
+// ahead of the calls a List can see, while calls are added from several goroutines.
+func TestLastSeqWhileAdding(t *testing.T) {
+	const writers, each = 4, 500
+	l := New(10)
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				l.Add(&Call{Method: "Version"})
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var last uint64
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		seq := l.LastSeq()
+		if seq < last {
+			t.Fatalf("LastSeq went back from %d to %d", last, seq)
+		}
+		if calls := l.List(Filter{}); len(calls) > 0 && calls[len(calls)-1].Seq < seq {
+			t.Fatalf("LastSeq %d ahead of the latest call listed, %d", seq, calls[len(calls)-1].Seq)
+		}
+		last = seq
+	}
+	if got := l.LastSeq(); got != writers*each {
+		t.Fatalf("LastSeq %d after %d calls", got, writers*each)
+	}
+}
+
+// A status request's summary in the call log, as a Sprintf of %t made it.
+func TestSummarizeStatus(t *testing.T) {
+	for _, verbose := range []bool{false, true} {
+		if got, want := Summarize(&runtimeapi.StatusRequest{Verbose: verbose}), fmt.Sprintf("verbose=%t", verbose); got != want {
+			t.Errorf("verbose %v: %q, want %q", verbose, got, want)
+		}
+	}
+}
+
+// BenchmarkLastSeqOfManyLogs: LastSeq of each of 10,000 logs in turn, each mostly out of the
+// cache, as the simulator reads every node's every simulated second.
+func BenchmarkLastSeqOfManyLogs(b *testing.B) {
+	logs := make([]*Log, 10000)
+	for i := range logs {
+		logs[i] = New(4)
+		logs[i].Add(&Call{Method: "Version"})
+	}
+	var sum uint64
+	for b.Loop() {
+		for _, l := range logs {
+			sum += l.LastSeq()
+		}
+	}
+	if sum == 0 {
+		b.Fatal("no calls")
 	}
 }

@@ -363,6 +363,7 @@ func (w *World) gather(n *Node, now time.Time) {
 		// statuses and the conditions are as traced. What follows would find nothing.
 		return
 	}
+	read := n.read
 	n.read = false
 	out := n.pending[:0]
 	add := func(class int, at time.Time, kind, text string) {
@@ -446,9 +447,14 @@ func (w *World) gather(n *Node, now time.Time) {
 		n.rt.ResetCalls()
 	}
 
-	if p := pressureText(n); p != n.pressure {
-		n.pressure = p
-		add(classPod, now, KindNode, "conditions "+p)
+	// The pressure conditions change only in the eviction manager's round, a reader's Step, and
+	// with a new agent: both set read. Reading them at every other look was a lock on the eviction
+	// manager's struct, cold at every node a second.
+	if read {
+		if p := pressureText(n); p != n.pressure {
+			n.pressure = p
+			add(classPod, now, KindNode, "conditions "+p)
+		}
 	}
 
 	if n.stepped {

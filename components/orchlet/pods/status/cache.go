@@ -2,7 +2,6 @@ package status
 
 import (
 	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,11 +15,8 @@ type Cache struct {
 	stopping  map[types.UID]bool
 	evicting  map[types.UID]bool // asked to be evicted: no longer active
 	cleanedUp map[types.UID]bool // evicted, their containers and sandboxes stopped
-	// version is written under mu, after what it versions, and read without it: a reader polling
-	// it (the simulator, a node's status sync, at every node a second) takes no lock on a line it
-	// has not touched since, and a reader that then takes mu sees what it versions or newer.
-	version atomic.Uint64
-	changed chan struct{} // closed and replaced at each publish
+	version   uint64
+	changed   chan struct{} // closed and replaced at each publish
 }
 
 // NewCache is an empty cache.
@@ -47,7 +43,7 @@ func (c *Cache) Publish(pods []*corev1.Pod, stopping map[types.UID]bool, known f
 			delete(c.cleanedUp, uid) // gone: CleanedUp says so without it
 		}
 	}
-	c.version.Add(1)
+	c.version++
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
@@ -73,7 +69,11 @@ func (c *Cache) Shared() []*corev1.Pod {
 }
 
 // Version changes whenever what Pods returns may have changed.
-func (c *Cache) Version() uint64 { return c.version.Load() }
+func (c *Cache) Version() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
 
 // Changed returns a channel closed when what Pods returns next changes.
 func (c *Cache) Changed() <-chan struct{} {

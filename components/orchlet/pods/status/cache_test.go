@@ -1,7 +1,6 @@
 package status
 
 import (
-	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,39 +32,5 @@ func TestSharedPods(t *testing.T) {
 	c.Publish([]*corev1.Pod{a, b2}, nil, known)
 	if s := c.Shared(); s[0] != a || s[1] != b2 {
 		t.Fatalf("after a republish: %v", s)
-	}
-}
-
-// Version, read without the lock, never runs ahead of what it versions: a reader that sees a
-// version and then reads the pods sees that publish or a later one, while a publisher publishes
-// on another goroutine (the i-th publish has i pods). Run under -race too.
-func TestVersionNotAheadOfPods(t *testing.T) {
-	c := NewCache()
-	known := func(types.UID) (bool, bool) { return true, false }
-	const publishes = 2000
-	pods := make([]*corev1.Pod, publishes)
-	for i := range pods {
-		pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint(i), UID: types.UID(fmt.Sprint(i))}}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 1; i <= publishes; i++ {
-			c.Publish(pods[:i], nil, known)
-		}
-	}()
-	for last := uint64(0); last < publishes; {
-		v := c.Version()
-		if v < last {
-			t.Fatalf("version went back from %d to %d", last, v)
-		}
-		if n := len(c.Shared()); uint64(n) < v {
-			t.Fatalf("version %d read before %d pods, want at least %d", v, n, v)
-		}
-		last = v
-	}
-	<-done
-	if v := c.Version(); v != publishes {
-		t.Fatalf("version %d after %d publishes", v, publishes)
 	}
 }

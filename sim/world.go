@@ -340,7 +340,6 @@ func (n *Node) look() (bool, error) {
 // their updates to the pod workers and starts the pod workers' Step if they have work due; it
 // reports whether it did any of that.
 func (n *Node) begin(ctx context.Context) (bool, error) {
-	a := n.Agent
 	did := false
 	if !n.stepping {
 		if _, err := n.waitSettled(ctx); err != nil {
@@ -353,12 +352,12 @@ func (n *Node) begin(ctx context.Context) (bool, error) {
 			did = true
 		}
 	}
-	if us := a.Sources.Drain(); len(us) > 0 {
-		a.Pods.Update(us...)
+	if us := n.sources.Drain(); len(us) > 0 {
+		n.pods.Update(us...)
 		n.updated = true
 		did = true
 	}
-	if !n.stepping && !a.Pods.Idle() {
+	if !n.stepping && !n.pods.Idle() {
 		n.startStep(ctx)
 		did = true
 	}
@@ -397,7 +396,7 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	// What the readers do feeds back only through the pod workers (an eviction to carry out): the
 	// world looks at this instant again when it left them work. While a Step is parked in a call
 	// it holds their lock, and Idle would wait for it.
-	if stepped && (n.stepping || !n.Agent.Pods.Idle()) {
+	if stepped && (n.stepping || !n.pods.Idle()) {
 		did = true
 	}
 	n.rest(n.began || returned || stepped, stepped)
@@ -413,11 +412,11 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 // poll (or production's watches, which the simulation does not run) queues more.
 func (n *Node) rest(acted, readers bool) {
 	n.quiet = false
-	if n.stepping || n.Agent.Pods.PeekCalls().InFlight > 0 {
+	if n.stepping || n.pods.PeekCalls().InFlight > 0 {
 		return
 	}
 	if acted {
-		if !n.Agent.Pods.Idle() {
+		if !n.pods.Idle() {
 			return
 		}
 		for _, c := range n.readers {
@@ -502,10 +501,10 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 	}
 	consider(n.memcg.next(now))
 	if n.stepping {
-		c := n.Agent.Pods.PeekCalls()
+		c := n.pods.PeekCalls()
 		consider(c.StepDeadline, c.InStep && !c.StepDeadline.IsZero())
 	} else {
-		consider(n.Agent.Pods.NextDeadline())
+		consider(n.pods.NextDeadline())
 	}
 	return next
 }
@@ -517,7 +516,7 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 // agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
 	n.stepping = true
-	s := step{ctx: ctx, pods: n.Agent.Pods, done: n.stepDone}
+	s := step{ctx: ctx, pods: n.pods, done: n.stepDone}
 	select {
 	case n.steps <- s:
 	default:
@@ -573,10 +572,10 @@ func (n *Node) waitSettled(ctx context.Context) (bool, error) {
 			default:
 			}
 		}
-		if n.callsParked(n.Agent.Pods.PeekCalls()) {
+		if n.callsParked(n.pods.PeekCalls()) {
 			return returned, nil
 		}
-		rtChanged, c := n.rt.Changes(), n.Agent.Pods.Calls()
+		rtChanged, c := n.rt.Changes(), n.pods.Calls()
 		var done <-chan struct{}
 		if n.stepping {
 			select {
@@ -613,7 +612,7 @@ func (n *Node) callsParked(c calls.State) bool {
 		return false
 	}
 	if c.Changed == nil { // from PeekCalls
-		return n.Agent.Pods.PeekCalls().Seq == c.Seq
+		return n.pods.PeekCalls().Seq == c.Seq
 	}
 	select {
 	case <-c.Changed:

@@ -246,8 +246,13 @@ func TestRecorderAnswersAsResponseRecorder(t *testing.T) {
 
 // A heartbeat's answer through the recorder, read and closed as client-go does, takes the
 // recorder with its body, its header, the response, and what the handler itself makes (here the
-// header's value and entry): main's recorder took one more.
+// header's value and entry): main's recorder took one more. Under the race detector the body's
+// pooled buffer is made again (a buffer and its array) whenever the detector dropped it.
 func TestRecorderAllocations(t *testing.T) {
+	limit := 5.0
+	if raceDetector {
+		limit += 2
+	}
 	req := httptest.NewRequest(http.MethodPut, "/api/v1/nodes/n1/status", nil)
 	body := make([]byte, 4096)
 	read := make([]byte, 8192)
@@ -262,8 +267,8 @@ func TestRecorderAllocations(t *testing.T) {
 		}
 		_ = resp.Body.Close()
 	})
-	if allocs > 5 {
-		t.Errorf("%.0f allocations an answer, want at most 5", allocs)
+	if allocs > limit {
+		t.Errorf("%.0f allocations an answer, want at most %.0f", allocs, limit)
 	}
 }
 

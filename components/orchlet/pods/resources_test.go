@@ -182,7 +182,6 @@ func TestPodCgroupOnHost(t *testing.T) {
 type failingCgroups struct{}
 
 func (failingCgroups) Ensure(string, qos.PodCgroupConfig) error { return os.ErrPermission }
-func (failingCgroups) Remove(string) error                      { return nil }
 func (failingCgroups) Children(string) ([]string, error)        { return nil, nil }
 func (failingCgroups) Destroy(string) error                     { return nil }
 

@@ -83,7 +83,12 @@ func (s *Syncer) stopRunning(ctx context.Context, p *PodState, ctrs []*runtimeap
 	return done, nil
 }
 
-// teardown stops the pod's running containers and sandboxes, then removes them.
+// teardown stops the pod's running containers and sandboxes, then removes them. Once nothing of the
+// pod runs, a removal the runtime refuses does not hold the pod: as the kubelet's termination,
+// which only stops them, the pod is done when nothing can run and its volumes and cgroup are gone,
+// and the container GC removes what is left of a pod the agent no longer has. (containerd 1.6
+// refuses to remove an exited container whose task a cancelled StartContainer stranded: its
+// deleted pod stayed in the API until the agent restarted.)
 func (s *Syncer) teardown(ctx context.Context, p *PodState) error {
 	sbs, ctrs, err := s.listPod(ctx, p.Pod.UID)
 	if err != nil {
@@ -100,12 +105,12 @@ func (s *Syncer) teardown(ctx context.Context, p *PodState) error {
 	}
 	for _, c := range ctrs {
 		if err := s.calls.Request(ctx, func(ctx context.Context) error { return s.rt.RemoveContainer(ctx, c.Id) }); err != nil {
-			return fmt.Errorf("removing container %s: %w", c.Id, err)
+			s.log.Error(err, "Removing a stopped container failed; the container GC will remove it", "pod", klog.KObj(p.Pod), "containerID", c.Id)
 		}
 	}
 	for _, sb := range sbs {
 		if err := s.calls.Request(ctx, func(ctx context.Context) error { return s.rt.RemovePodSandbox(ctx, sb.Id) }); err != nil {
-			return fmt.Errorf("removing sandbox %s: %w", sb.Id, err)
+			s.log.Error(err, "Removing a stopped sandbox failed; the container GC will remove it", "pod", klog.KObj(p.Pod), "podSandboxID", sb.Id)
 		}
 	}
 	if err := s.cleanupPod(p.Pod); err != nil {

@@ -20,8 +20,6 @@ type PodCgroups interface {
 	// Ensure creates the cgroup named by path (from the hierarchy's root), with its parents,
 	// and sets its limits.
 	Ensure(path string, cfg PodCgroupConfig) error
-	// Remove deletes the cgroup; a missing one is not an error.
-	Remove(path string) error
 	// Children names the cgroups directly under the one named by path, in any hierarchy; a
 	// missing one has none.
 	Children(path string) ([]string, error)
@@ -173,14 +171,6 @@ func enableControllers(dir string) string {
 		}
 	}
 	return strings.Join(out, " ")
-}
-
-// Remove deletes the pod's cgroup directory.
-func (c CgroupV2) Remove(path string) error {
-	if err := removeCgroupDir(filepath.Join(c.Root, filepath.FromSlash(path))); err != nil {
-		return fmt.Errorf("cgroup %s: %w", path, err)
-	}
-	return nil
 }
 
 func allRegular(entries []os.DirEntry) bool {

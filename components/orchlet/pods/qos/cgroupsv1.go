@@ -1,7 +1,6 @@
 package qos
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,15 +75,4 @@ func (c CgroupV1) Ensure(path string, cfg PodCgroupConfig) error {
 		}
 	}
 	return nil
-}
-
-// Remove deletes the pod's cgroup in every subsystem; a missing one is not an error.
-func (c CgroupV1) Remove(path string) error {
-	var errs []error
-	for _, s := range v1Subsystems {
-		if err := removeCgroupDir(filepath.Join(c.Root, s, filepath.FromSlash(path))); err != nil {
-			errs = append(errs, fmt.Errorf("cgroup %s: %w", path, err))
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -97,12 +97,15 @@ func (m *Manager) EnsurePod(pod *corev1.Pod, live func() []*corev1.Pod) error {
 }
 
 // RemovePod deletes the pod's cgroup and sizes the QoS cgroups again for the pods live without it.
+// Like the kubelet's pod container manager's Destroy, it first kills what still runs in the pod's
+// cgroups: a process the runtime lost track of (a task containerd stranded, whose container it
+// reports exited) would keep them, and the pod, forever.
 func (m *Manager) RemovePod(pod *corev1.Pod, live func() []*corev1.Pod) error {
 	name := m.podCgroupName(pod)
 	if name == nil || m.host == nil {
 		return nil
 	}
-	if err := m.host.Remove(m.cgroupParent(name)); err != nil {
+	if err := m.host.Destroy(m.cgroupParent(name)); err != nil {
 		return fmt.Errorf("removing the pod cgroup: %w", err)
 	}
 	return m.updateQOSCgroups(live())

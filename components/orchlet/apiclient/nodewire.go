@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -57,9 +56,11 @@ const (
 // kept as bytes as it is (client-go's clients fall back to no other encoding for protobuf: only
 // for CBOR); another decodes it and sends it as client-go sends it.
 func (c *CoreV1Client) UpdateNodeStatus(ctx context.Context, posted PostedNode, status *corev1.NodeStatus) (PostedNode, error) {
+	// No options: UpdateStatus's empty UpdateOptions are no parameters, and encoding them (a
+	// conversion through reflection) was a tenth of this request's building.
 	req := c.Nodes().request(c.client.Put())
 	if posted.head != nil && c.protobuf {
-		req = req.Name(posted.name).SubResource("status").VersionedParams(&metav1.UpdateOptions{}, c.params).
+		req = req.Name(posted.name).SubResource("status").
 			SetHeader("Content-Type", k8sProtobufMediaType).Body(nodeBody(posted.head, status))
 	} else {
 		node := posted.Node
@@ -70,7 +71,7 @@ func (c *CoreV1Client) UpdateNodeStatus(ctx context.Context, posted PostedNode, 
 			}
 		}
 		node.Status = *status
-		req = req.Name(node.Name).SubResource("status").VersionedParams(&metav1.UpdateOptions{}, c.params).Body(node)
+		req = req.Name(node.Name).SubResource("status").Body(node)
 	}
 	return c.nodeAnswer(req.Do(ctx))
 }

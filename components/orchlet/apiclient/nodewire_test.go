@@ -3,6 +3,9 @@ package apiclient
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/rest"
 )
 
 // protobufAnswer is obj as the API server encodes an answer: Kubernetes' protobuf serializer.
@@ -232,5 +236,41 @@ func TestUpdateNodeStatusOnTheWire(t *testing.T) {
 				t.Errorf("%d of 3 posts %q:\n%s", n, want, seen)
 			}
 		})
+	}
+}
+
+// A status post over a decoded Node and over one kept as bytes are, on the wire, the request
+// UpdateStatus makes with empty options: method, URL, headers and body.
+func TestUpdateNodeStatusIsUpdateStatus(t *testing.T) {
+	node := richNode()
+	answer := protobufAnswer(t, node)
+	var sent []string
+	c, err := New(&rest.Config{Host: "https://api.invalid", Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		sent = append(sent, fmt.Sprintf("%s %s %q %x", r.Method, r.URL, r.Header, body))
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {ProtobufMediaType}}, Body: io.NopCloser(bytes.NewReader(answer)), Request: r}, nil
+	})}, Settings{ContentType: ProtobufMediaType, UserAgent: "orchlet/v1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	status := corev1.NodeStatus{Phase: corev1.NodeRunning, Addresses: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "n1"}}}
+	withStatus := node.DeepCopy()
+	withStatus.Status = status
+	if _, err := c.Heartbeat.Nodes().UpdateStatus(ctx, withStatus, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	posted, err := c.Heartbeat.UpdateNodeStatus(ctx, NewPostedNode(node.DeepCopy()), &status)
+	if err != nil || posted.head == nil {
+		t.Fatalf("over a decoded Node: %v, kept as bytes %v", err, posted.head != nil)
+	}
+	if _, err := c.Heartbeat.UpdateNodeStatus(ctx, posted, &status); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 3 || sent[1] != sent[0] || sent[2] != sent[0] {
+		t.Errorf("requests differ:\n%s", strings.Join(sent, "\n"))
 	}
 }

@@ -3,7 +3,6 @@ package apiclient
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
@@ -98,60 +97,72 @@ func (c *CoreV1Client) nodeAnswer(r interface {
 	return PostedNode{Node: node}, nil
 }
 
-// nodeWire reads a protobuf answer's Node: the envelope's type v1 Node, its encoding and
-// content type empty; the Node's three fields each once and in order, and its name.
+// nodeWire reads a protobuf answer's Node: its three fields each once and in order, and its name.
 func nodeWire(body []byte) (PostedNode, bool) {
-	rest, ok := bytes.CutPrefix(body, protobufPrefix)
+	raw, ok := envelopeObject(body, "v1", "Node")
 	if !ok {
 		return PostedNode{}, false
 	}
+	at, status, ok := fieldsInOrder(raw, nodeStatus)
+	if !ok {
+		return PostedNode{}, false
+	}
+	_, metadata, _ := field(raw)
+	name, ok := metadataName(metadata)
+	if !ok {
+		return PostedNode{}, false
+	}
+	return PostedNode{name: name, head: raw[:at:at], status: status}, true
+}
+
+// envelopeObject is the object's bytes in a protobuf answer: the envelope's type apiVersion and
+// kind, each of its fields once, its encoding and content type empty.
+func envelopeObject(body []byte, apiVersion, kind string) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(body, protobufPrefix)
+	if !ok {
+		return nil, false
+	}
 	var raw []byte
-	var seen [5]bool
+	var seen [unknownContentType + 1]bool
 	for len(rest) > 0 {
 		num, v, n := field(rest)
 		if n < 0 || num < unknownTypeMeta || num > unknownContentType || seen[num] {
-			return PostedNode{}, false
+			return nil, false
 		}
 		seen[num], rest = true, rest[n:]
 		switch num {
 		case unknownTypeMeta:
-			if !isNodeType(v) {
-				return PostedNode{}, false
+			if !isType(v, apiVersion, kind) {
+				return nil, false
 			}
 		case unknownRaw:
 			raw = v
 		default:
 			if len(v) != 0 {
-				return PostedNode{}, false
+				return nil, false
 			}
 		}
 	}
 	if !seen[unknownTypeMeta] || raw == nil {
-		return PostedNode{}, false
+		return nil, false
 	}
-	var p PostedNode
-	at := 0
-	for want := nodeMetadata; want <= nodeStatus; want++ {
-		num, v, n := field(raw[at:])
+	return raw, true
+}
+
+// fieldsInOrder says whether msg's fields are 1 to last, each once, in order and nothing else, as
+// the generated code writes an object's; at is where the last starts, and v its contents.
+func fieldsInOrder(msg []byte, last protowire.Number) (at int, v []byte, ok bool) {
+	for want := protowire.Number(1); want <= last; want++ {
+		num, contents, n := field(msg[at:])
 		if n < 0 || num != want {
-			return PostedNode{}, false
+			return 0, nil, false
 		}
-		switch num {
-		case nodeMetadata:
-			name, ok := metadataName(v)
-			if !ok {
-				return PostedNode{}, false
-			}
-			p.name = name
-		case nodeStatus:
-			p.head, p.status = raw[:at:at], v
+		if num == last {
+			return at, contents, at+n == len(msg)
 		}
 		at += n
 	}
-	if at != len(raw) {
-		return PostedNode{}, false
-	}
-	return p, true
+	return 0, nil, false
 }
 
 // field is the length-delimited field at the start of b: its number, contents and length; n < 0
@@ -168,22 +179,22 @@ func field(b []byte) (protowire.Number, []byte, int) {
 	return num, v, n + m
 }
 
-// isNodeType says whether an envelope's TypeMeta is v1 Node's.
-func isNodeType(b []byte) bool {
-	var apiVersion, kind string
+// isType says whether an envelope's TypeMeta is apiVersion and kind.
+func isType(b []byte, apiVersion, kind string) bool {
+	var v, k []byte
 	for len(b) > 0 {
-		num, v, n := field(b)
+		num, contents, n := field(b)
 		switch {
 		case n < 0:
 			return false
 		case num == typeMetaAPIVersion:
-			apiVersion = string(v)
+			v = contents
 		case num == typeMetaKind:
-			kind = string(v)
+			k = contents
 		}
 		b = b[n:]
 	}
-	return apiVersion == "v1" && kind == "Node"
+	return string(v) == apiVersion && string(k) == kind
 }
 
 // metadataName is the name (ObjectMeta's field 1) in a Node's metadata, as decoding takes it:
@@ -211,12 +222,17 @@ func metadataName(b []byte) (string, bool) {
 // nodeBody is the protobuf body of a Node whose metadata and spec fields are head, with status:
 // the bytes client-go's serializer writes for it, envelope and all, in one allocation.
 func nodeBody(head []byte, status *corev1.NodeStatus) []byte {
-	n := splicedNode{head: head, status: status, size: status.Size()}
-	size := n.Size()
-	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "Node"}}
+	return objectBody("v1", "Node", spliced{head: head, num: nodeStatus, last: status, size: status.Size()})
+}
+
+// objectBody is the protobuf body of the object o of the type apiVersion and kind, as client-go's
+// serializer writes it: its prefix, then the envelope (runtime.Unknown) around the object's bytes.
+func objectBody(apiVersion, kind string, o spliced) []byte {
+	size := o.Size()
+	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}}
 	data := make([]byte, len(protobufPrefix)+unk.Size()+1+protowire.SizeVarint(uint64(size))+size)
 	copy(data, protobufPrefix)
-	if _, err := unk.NestedMarshalTo(data[len(protobufPrefix):], n, uint64(size)); err != nil {
+	if _, err := unk.NestedMarshalTo(data[len(protobufPrefix):], o, uint64(size)); err != nil {
 		panic(err) // the sizes above are the ones written
 	}
 	return data
@@ -224,28 +240,31 @@ func nodeBody(head []byte, status *corev1.NodeStatus) []byte {
 
 // statusField is status as a Node's field.
 func statusField(status *corev1.NodeStatus) []byte {
-	n := splicedNode{status: status, size: status.Size()}
-	data := make([]byte, n.Size())
-	_, _ = n.MarshalTo(data)
+	o := spliced{num: nodeStatus, last: status, size: status.Size()}
+	data := make([]byte, o.Size())
+	_, _ = o.MarshalTo(data)
 	return data
 }
 
-// splicedNode is a Node's message: its metadata and spec fields as they were encoded, then status.
-type splicedNode struct {
-	head   []byte
-	status *corev1.NodeStatus
-	size   int
+// spliced is an object's message: its fields before the last as they were encoded (head), then
+// the last, field num, encoded (size its length).
+type spliced struct {
+	head []byte
+	num  protowire.Number
+	last interface {
+		MarshalToSizedBuffer([]byte) (int, error)
+	}
+	size int
 }
 
-func (n splicedNode) Size() int {
-	return len(n.head) + 1 + protowire.SizeVarint(uint64(n.size)) + n.size
+func (o spliced) Size() int {
+	return len(o.head) + protowire.SizeTag(o.num) + protowire.SizeVarint(uint64(o.size)) + o.size
 }
 
-func (n splicedNode) MarshalTo(data []byte) (int, error) {
-	i := copy(data, n.head)
-	data[i] = byte(protowire.EncodeTag(nodeStatus, protowire.BytesType))
-	i++
-	i += binary.PutUvarint(data[i:], uint64(n.size))
-	m, err := n.status.MarshalToSizedBuffer(data[i : i+n.size])
+func (o spliced) MarshalTo(data []byte) (int, error) {
+	i := copy(data, o.head)
+	i += len(protowire.AppendTag(data[i:i], o.num, protowire.BytesType))
+	i += len(protowire.AppendVarint(data[i:i], uint64(o.size)))
+	m, err := o.last.MarshalToSizedBuffer(data[i : i+o.size])
 	return i + m, err
 }

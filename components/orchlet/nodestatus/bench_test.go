@@ -118,7 +118,7 @@ func BenchmarkLeaseRenewal(b *testing.B) {
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration, RenewTime: &now}}
 	lease.APIVersion, lease.Kind = "coordination.orch.io/v1", "Lease"
 	c := benchController(b, lease)
-	c.lease = lease.DeepCopy()
+	c.lease = apiclient.NewPostedLease(lease.DeepCopy())
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := c.RenewLease(ctx); err != nil {

@@ -115,7 +115,7 @@ type Controller struct {
 	// conditions are the last posted, one of each type, so transition times move only on a
 	// change: a handful, in a slice (a map of them held four times the memory, at every node).
 	conditions []corev1.NodeCondition
-	lease      *coordinationv1.Lease
+	lease      apiclient.PostedLease
 	// posted is the Node the last post or the registration answered; none: read it first.
 	posted apiclient.PostedNode
 
@@ -449,7 +449,7 @@ func (c *Controller) images(ctx context.Context) ([]corev1.ContainerImage, error
 func (c *Controller) RenewLease(ctx context.Context) error {
 	now := metav1.NewMicroTime(c.o.Clock.Now())
 	holder, duration := c.o.Node, int32(LeaseDurationSeconds)
-	if c.lease == nil {
+	if !c.lease.Valid() {
 		lease := &coordinationv1.Lease{}
 		err := c.o.Leases.Get().Namespace(LeaseNamespace).Resource("leases").Name(c.o.Node).Do(ctx).Into(lease)
 		switch {
@@ -465,23 +465,22 @@ func (c *Controller) RenewLease(ctx context.Context) error {
 			if err := c.o.Leases.Post().Namespace(LeaseNamespace).Resource("leases").Body(lease).Do(ctx).Into(created); err != nil {
 				return err
 			}
-			c.lease = created
+			c.lease = apiclient.NewPostedLease(created)
 			return nil
 		case err != nil:
 			return err
 		}
-		c.lease = lease
+		c.lease = apiclient.NewPostedLease(lease)
 	}
 	// The last answer is the controller's alone: renewed in place, not copied. A renewal that
 	// fails unanswered leaves it with the renewal's fields, which the next one sets again.
-	next := c.lease
-	next.Spec.HolderIdentity, next.Spec.LeaseDurationSeconds, next.Spec.RenewTime = &holder, &duration, &now
-	updated := &coordinationv1.Lease{}
-	err := c.o.Leases.Put().Namespace(LeaseNamespace).Resource("leases").Name(c.o.Node).Body(next).Do(ctx).Into(updated)
+	updated, err := apiclient.RenewLease(ctx, c.o.Leases, LeaseNamespace, c.o.Node, c.lease, func(spec *coordinationv1.LeaseSpec) {
+		spec.HolderIdentity, spec.LeaseDurationSeconds, spec.RenewTime = &holder, &duration, &now
+	})
 	if err != nil {
 		var status apierrors.APIStatus
 		if errors.As(err, &status) {
-			c.lease = nil // conflict or gone: read it again next time
+			c.lease = apiclient.PostedLease{} // conflict or gone: read it again next time
 		}
 		return err
 	}

@@ -438,8 +438,14 @@ func TestImagesLargestFirstAndCapped(t *testing.T) {
 	}
 }
 
+// In protobuf the answers are kept as their bytes (apiclient.PostedLease), in JSON decoded.
 func TestLeaseRenewal(t *testing.T) {
-	e := newEnv(t)
+	for _, contentType := range []string{"application/json", apiclient.ProtobufMediaType} {
+		t.Run(contentType, func(t *testing.T) { testLeaseRenewal(t, newEnvWith(t, contentType)) })
+	}
+}
+
+func testLeaseRenewal(t *testing.T, e *env) {
 	ctx := context.Background()
 	c := e.controller()
 	if err := c.Register(ctx); err != nil {
@@ -470,6 +476,8 @@ func TestLeaseRenewal(t *testing.T) {
 	// Someone else wrote the lease: the renewal fails once, reads it again, and then succeeds.
 	other := get()
 	other.Labels = map[string]string{"touched": "yes"}
+	transitions := int32(3)
+	other.Spec.LeaseTransitions = &transitions
 	if err := e.clients.Leases.Put().Namespace(LeaseNamespace).Resource("leases").Name("n1").Body(other).Do(ctx).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -482,6 +490,17 @@ func TestLeaseRenewal(t *testing.T) {
 	}
 	if l := get(); l.Labels["touched"] != "yes" || !l.Spec.RenewTime.Time.Equal(start.Add(2*RenewInterval)) {
 		t.Fatalf("after the conflict: %+v", l)
+	}
+	// Renewals over the last answer keep what others wrote.
+	for i := 3; i <= 4; i++ {
+		e.clk.Add(RenewInterval)
+		if err := c.RenewLease(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l := get(); l.Labels["touched"] != "yes" || l.Spec.LeaseTransitions == nil || *l.Spec.LeaseTransitions != 3 ||
+			*l.Spec.HolderIdentity != "n1" || !l.Spec.RenewTime.Time.Equal(start.Add(time.Duration(i)*RenewInterval)) {
+			t.Fatalf("renewal %d: %+v", i, l)
+		}
 	}
 }
 

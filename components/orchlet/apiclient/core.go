@@ -35,6 +35,8 @@ type codecs struct {
 type CoreV1Client struct {
 	client *rest.RESTClient
 	params runtime.ParameterCodec
+	// protobuf says the client sends protobuf (UpdateNodeStatus sends Nodes kept as bytes).
+	protobuf bool
 }
 
 func newCoreV1(base *rest.Config) (*CoreV1Client, error) {
@@ -50,7 +52,7 @@ func newCoreV1(base *rest.Config) (*CoreV1Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CoreV1Client{client: client, params: c.params}, nil
+	return &CoreV1Client{client: client, params: c.params, protobuf: cfg.ContentType == k8sProtobufMediaType}, nil
 }
 
 // RESTClient is the client under the typed ones, for watches and subresources they lack.

@@ -115,9 +115,9 @@ type Controller struct {
 	// conditions are the last posted, one of each type, so transition times move only on a
 	// change: a handful, in a slice (a map of them held four times the memory, at every node).
 	conditions []corev1.NodeCondition
-	lease      *coordinationv1.Lease
-	// posted is the Node the last post or the registration answered; nil: read it first.
-	posted *corev1.Node
+	lease      apiclient.PostedLease
+	// posted is the Node the last post or the registration answered; none: read it first.
+	posted apiclient.PostedNode
 
 	mu      sync.Mutex
 	nodeUID string
@@ -197,7 +197,7 @@ func (c *Controller) Register(ctx context.Context) error {
 		n, err := nodes.Get(ctx, c.o.Node, metav1.GetOptions{})
 		if err == nil {
 			c.setNodeUID(n.UID)
-			c.posted = n
+			c.posted = apiclient.NewPostedNode(n)
 			c.adoptConditions(n)
 		}
 		return err
@@ -226,7 +226,7 @@ func (c *Controller) Register(ctx context.Context) error {
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
 		c.setNodeUID(created.UID)
-		c.posted = created
+		c.posted = apiclient.NewPostedNode(created)
 		c.o.Logger.Info("Registered the node", "node", c.o.Node)
 		return nil
 	}
@@ -267,7 +267,7 @@ func (c *Controller) Register(ctx context.Context) error {
 		}
 	}
 	c.setNodeUID(existing.UID)
-	c.posted = existing
+	c.posted = apiclient.NewPostedNode(existing)
 	c.adoptConditions(existing)
 	c.o.Logger.Info("Node already registered; reconciled", "node", c.o.Node)
 	return nil
@@ -300,10 +300,10 @@ func (c *Controller) setCondition(cond corev1.NodeCondition) {
 // a write. When that Node is out of date (another writer changed it: a conflict) or gone, the
 // post is tried again at once over a Node read from the API server, as the kubelet's retries are.
 func (c *Controller) SyncStatus(ctx context.Context) error {
-	node := c.posted
-	c.posted = nil
-	if node != nil {
-		err := c.postStatus(ctx, node)
+	posted := c.posted
+	c.posted = apiclient.PostedNode{}
+	if posted.Valid() {
+		err := c.postStatus(ctx, posted)
 		// nil first: the errors package's look into a nil error allocates, at every post
 		if err == nil || !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			return err
@@ -313,24 +313,30 @@ func (c *Controller) SyncStatus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.postStatus(ctx, node)
+	return c.postStatus(ctx, apiclient.NewPostedNode(node))
 }
 
 // postStatus writes the current status over node, keeping the answer for the next post. A
 // failure that is no answer of the API server (it could not be reached) keeps node: nothing
 // was written.
-func (c *Controller) postStatus(ctx context.Context, node *corev1.Node) error {
+func (c *Controller) postStatus(ctx context.Context, node apiclient.PostedNode) error {
 	status, err := c.status(ctx)
 	if err != nil {
 		c.posted = node
 		return err
 	}
-	if c.o.ExternalCloudProvider && len(node.Status.Addresses) > 0 {
-		// The cloud controller's addresses, or those registered, take precedence.
-		status.Addresses = node.Status.Addresses
+	if c.o.ExternalCloudProvider {
+		prev, err := node.Status()
+		if err != nil {
+			c.posted = node
+			return err
+		}
+		if len(prev.Addresses) > 0 {
+			// The cloud controller's addresses, or those registered, take precedence.
+			status.Addresses = prev.Addresses
+		}
 	}
-	node.Status = status
-	updated, err := c.o.Heartbeat.Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	updated, err := c.o.Heartbeat.UpdateNodeStatus(ctx, node, &status)
 	var answered apierrors.APIStatus
 	switch {
 	case err == nil:
@@ -443,7 +449,7 @@ func (c *Controller) images(ctx context.Context) ([]corev1.ContainerImage, error
 func (c *Controller) RenewLease(ctx context.Context) error {
 	now := metav1.NewMicroTime(c.o.Clock.Now())
 	holder, duration := c.o.Node, int32(LeaseDurationSeconds)
-	if c.lease == nil {
+	if !c.lease.Valid() {
 		lease := &coordinationv1.Lease{}
 		err := c.o.Leases.Get().Namespace(LeaseNamespace).Resource("leases").Name(c.o.Node).Do(ctx).Into(lease)
 		switch {
@@ -459,23 +465,22 @@ func (c *Controller) RenewLease(ctx context.Context) error {
 			if err := c.o.Leases.Post().Namespace(LeaseNamespace).Resource("leases").Body(lease).Do(ctx).Into(created); err != nil {
 				return err
 			}
-			c.lease = created
+			c.lease = apiclient.NewPostedLease(created)
 			return nil
 		case err != nil:
 			return err
 		}
-		c.lease = lease
+		c.lease = apiclient.NewPostedLease(lease)
 	}
 	// The last answer is the controller's alone: renewed in place, not copied. A renewal that
 	// fails unanswered leaves it with the renewal's fields, which the next one sets again.
-	next := c.lease
-	next.Spec.HolderIdentity, next.Spec.LeaseDurationSeconds, next.Spec.RenewTime = &holder, &duration, &now
-	updated := &coordinationv1.Lease{}
-	err := c.o.Leases.Put().Namespace(LeaseNamespace).Resource("leases").Name(c.o.Node).Body(next).Do(ctx).Into(updated)
+	updated, err := apiclient.RenewLease(ctx, c.o.Leases, LeaseNamespace, c.o.Node, c.lease, func(spec *coordinationv1.LeaseSpec) {
+		spec.HolderIdentity, spec.LeaseDurationSeconds, spec.RenewTime = &holder, &duration, &now
+	})
 	if err != nil {
 		var status apierrors.APIStatus
 		if errors.As(err, &status) {
-			c.lease = nil // conflict or gone: read it again next time
+			c.lease = apiclient.PostedLease{} // conflict or gone: read it again next time
 		}
 		return err
 	}

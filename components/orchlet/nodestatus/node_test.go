@@ -45,6 +45,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, "application/json")
+}
+
+// newEnvWith is newEnv's with clients of the content type given.
+func newEnvWith(t *testing.T, contentType string) *env {
+	t.Helper()
 	clk := clock.NewMock()
 	clk.Set(start)
 	st := memory.New(clk)
@@ -60,7 +66,7 @@ func newEnv(t *testing.T) *env {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { close(stopping); srv.Close(); _ = st.Close() })
-	clients, err := apiclient.New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, apiclient.Settings{ContentType: "application/json"})
+	clients, err := apiclient.New(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, apiclient.Settings{ContentType: contentType})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +183,14 @@ func TestRegisterAndStatusCadence(t *testing.T) {
 // A status post writes over the Node the last post answered, as the kubelet posts over its
 // informer's copy: one request, no read. Another writer's change makes it a conflict, and the post
 // is made again at once over the Node read from the API server, keeping that change.
+// In protobuf the answers are kept as their bytes (apiclient.PostedNode), in JSON decoded.
 func TestStatusPostsOverTheLastAnsweredNode(t *testing.T) {
-	e := newEnv(t)
+	for _, contentType := range []string{"application/json", apiclient.ProtobufMediaType} {
+		t.Run(contentType, func(t *testing.T) { testStatusPostsOverTheLastAnsweredNode(t, newEnvWith(t, contentType)) })
+	}
+}
+
+func testStatusPostsOverTheLastAnsweredNode(t *testing.T, e *env) {
 	ctx := context.Background()
 	c := e.controller()
 	if err := c.Register(ctx); err != nil {
@@ -328,7 +340,12 @@ func TestControllerAttachDetachAnnotation(t *testing.T) {
 // beside --register-with-taints, the provided-node-ip annotation when --node-ip is given, and its
 // status keeps the addresses a cloud controller set.
 func TestExternalCloudProvider(t *testing.T) {
-	e := newEnv(t)
+	for _, contentType := range []string{"application/json", apiclient.ProtobufMediaType} {
+		t.Run(contentType, func(t *testing.T) { testExternalCloudProvider(t, newEnvWith(t, contentType)) })
+	}
+}
+
+func testExternalCloudProvider(t *testing.T, e *env) {
 	ctx := context.Background()
 	own := corev1.Taint{Key: "example.com/dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}
 	c := e.controller(func(o *Options) {
@@ -357,6 +374,14 @@ func TestExternalCloudProvider(t *testing.T) {
 	}
 	if got := e.node(t).Status.Addresses; !reflect.DeepEqual(got, cloud) {
 		t.Errorf("addresses after a status update %v, want the cloud controller's %v", got, cloud)
+	}
+	// And through the next, over the answer of that one.
+	e.clk.Add(10 * time.Second)
+	if err := c.SyncStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.node(t); !reflect.DeepEqual(got.Status.Addresses, cloud) || !condition(got, corev1.NodeReady).LastHeartbeatTime.Time.Equal(start.Add(10*time.Second)) {
+		t.Errorf("addresses after a second status update %v, want the cloud controller's %v; Ready %+v", got.Status.Addresses, cloud, condition(got, corev1.NodeReady))
 	}
 
 	// Without a cloud provider the agent's addresses are posted, and no taint or annotation added.
@@ -413,8 +438,14 @@ func TestImagesLargestFirstAndCapped(t *testing.T) {
 	}
 }
 
+// In protobuf the answers are kept as their bytes (apiclient.PostedLease), in JSON decoded.
 func TestLeaseRenewal(t *testing.T) {
-	e := newEnv(t)
+	for _, contentType := range []string{"application/json", apiclient.ProtobufMediaType} {
+		t.Run(contentType, func(t *testing.T) { testLeaseRenewal(t, newEnvWith(t, contentType)) })
+	}
+}
+
+func testLeaseRenewal(t *testing.T, e *env) {
 	ctx := context.Background()
 	c := e.controller()
 	if err := c.Register(ctx); err != nil {
@@ -445,6 +476,8 @@ func TestLeaseRenewal(t *testing.T) {
 	// Someone else wrote the lease: the renewal fails once, reads it again, and then succeeds.
 	other := get()
 	other.Labels = map[string]string{"touched": "yes"}
+	transitions := int32(3)
+	other.Spec.LeaseTransitions = &transitions
 	if err := e.clients.Leases.Put().Namespace(LeaseNamespace).Resource("leases").Name("n1").Body(other).Do(ctx).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -457,6 +490,17 @@ func TestLeaseRenewal(t *testing.T) {
 	}
 	if l := get(); l.Labels["touched"] != "yes" || !l.Spec.RenewTime.Time.Equal(start.Add(2*RenewInterval)) {
 		t.Fatalf("after the conflict: %+v", l)
+	}
+	// Renewals over the last answer keep what others wrote.
+	for i := 3; i <= 4; i++ {
+		e.clk.Add(RenewInterval)
+		if err := c.RenewLease(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l := get(); l.Labels["touched"] != "yes" || l.Spec.LeaseTransitions == nil || *l.Spec.LeaseTransitions != 3 ||
+			*l.Spec.HolderIdentity != "n1" || !l.Spec.RenewTime.Time.Equal(start.Add(time.Duration(i)*RenewInterval)) {
+			t.Fatalf("renewal %d: %+v", i, l)
+		}
 	}
 }
 

@@ -109,6 +109,13 @@ type Node struct {
 	quietSeq     uint64
 	quietLines   int
 	agentDue     time.Time
+	// timedDue is the earliest NextDeadline of the timed readers (timedReader), timedAny that one
+	// has any, timedKnown that they were asked since the agent booted. Until it passes none of
+	// them is due, nor moved (only their Step moves it): their structs, a cold line each, are not
+	// read.
+	timedDue             time.Time
+	timedKnown, timedAny bool
+	timed                []bool // which of readers are timed
 
 	// What the trace has already said.
 	lastCall    uint64
@@ -230,6 +237,10 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		cs := n.Agent.Components()
 		workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
 		n.feeders, n.readers = cs[:workers], cs[workers+1:]
+		n.timed, n.timedKnown = make([]bool, len(n.readers)), false
+		for i, c := range n.readers {
+			n.timed[i] = timedReader[c.Name()]
+		}
 		n.pods, n.sources = a.Pods, a.Sources
 		n.life, n.stop = context.WithCancel(w.ctx)
 		return nil

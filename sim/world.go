@@ -383,7 +383,11 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	// workers, as each round reads the last status a real node published; the events the others
 	// recorded are written in the same look.
 	stepped := false
-	for _, c := range n.readers {
+	timedIdle := n.timedKnown && (!n.timedAny || n.clk.Now().Before(n.timedDue))
+	for i, c := range n.readers {
+		if n.timed[i] && timedIdle {
+			continue
+		}
 		if c.Name() == agent.ComponentEviction {
 			n.memcg.check() // the simulated kernel's notifications of this instant, before the round
 		}
@@ -484,6 +488,12 @@ func (n *Node) apiNextDue(now, next time.Time) time.Time {
 	return next
 }
 
+// timedReader names the readers whose Idle is only their clock before their NextDeadline, which
+// only their own Step moves (the collectors' and the volume stats' periods): a node keeps the
+// earliest of their deadlines and asks them again only once it passed (kept too early, it only
+// asks more often; a new agent's are asked afresh).
+var timedReader = map[string]bool{agent.ComponentContainerGC: true, agent.ComponentImageGC: true, agent.ComponentVolumeStats: true}
+
 // agentNextDue is nextDue without the API-server mode's.
 func (n *Node) agentNextDue(now time.Time) time.Time {
 	var next time.Time
@@ -496,9 +506,24 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 	for _, c := range n.feeders {
 		consider(c.NextDeadline())
 	}
-	for _, c := range n.readers {
-		consider(c.NextDeadline())
+	// The kept earliest timed deadline, while after now, is the earliest of theirs after now.
+	kept := n.timedKnown && (!n.timedAny || n.timedDue.After(now))
+	if kept {
+		consider(n.timedDue, n.timedAny)
+	} else {
+		n.timedDue, n.timedAny = time.Time{}, false
 	}
+	for i, c := range n.readers {
+		if n.timed[i] && kept {
+			continue
+		}
+		t, ok := c.NextDeadline()
+		consider(t, ok)
+		if n.timed[i] && ok && (!n.timedAny || t.Before(n.timedDue)) {
+			n.timedDue, n.timedAny = t, true
+		}
+	}
+	n.timedKnown = true
 	consider(n.memcg.next(now))
 	if n.stepping {
 		c := n.pods.PeekCalls()

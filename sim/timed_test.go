@@ -1,0 +1,76 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// The node keeps its timed readers' earliest deadline (the garbage collectors' and the volume
+// stats' periods) and does not ask them again until it passed: at every instant a settle ends,
+// none of them is left due, and the node's next due time is not after any of their deadlines.
+// A restart's new agent has collectors due at once, earlier than the killed one's kept deadline:
+// the row fails if the kept deadline outlives the agent it was read from.
+func TestTimedReadersStepWhenDue(t *testing.T) {
+	w, err := New(Options{Seed: 1, APIServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var nodes []*Node
+	for _, o := range []NodeOptions{
+		{Name: "standalone", Args: []string{"--pod-manifest-path=/etc/orch/manifests"}},
+		{Name: "api", API: true},
+	} {
+		n, err := w.AddNode(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	timed := 0
+	check := func() {
+		t.Helper()
+		now := w.Clock.Now()
+		for _, n := range nodes {
+			if n.down {
+				continue
+			}
+			due := n.nextDue(now)
+			for _, c := range n.readers {
+				if !timedReader[c.Name()] {
+					continue
+				}
+				timed++
+				if !c.Idle() {
+					t.Fatalf("%s at %v: the %s is due and was not stepped", n.Name, w.Now(), c.Name())
+				}
+				if d, ok := c.NextDeadline(); ok && (due.IsZero() || due.After(d)) {
+					t.Fatalf("%s at %v: next due %v, after the %s's deadline %v", n.Name, w.Now(), due.Sub(w.start), c.Name(), d.Sub(w.start))
+				}
+			}
+		}
+	}
+	for s := 1; s <= 11*60; s++ {
+		if err := w.RunUntil(time.Duration(s) * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		check()
+		switch s {
+		case 90, 400:
+			for _, n := range nodes {
+				if err := n.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case 93, 403:
+			for _, n := range nodes {
+				if err := n.Restart(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if timed == 0 {
+		t.Fatal("no timed reader checked")
+	}
+}

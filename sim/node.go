@@ -115,7 +115,11 @@ type Node struct {
 	// read.
 	timedDue             time.Time
 	timedKnown, timedAny bool
-	timed                []bool // which of readers are timed
+	// feedDue is the feeders' earliest NextDeadline as the last begin left them, feedAny that
+	// they have one, feedKnown that a begin read it since the agent booted.
+	feedDue            time.Time
+	feedKnown, feedAny bool
+	timed              []bool // which of readers are timed
 
 	// What the trace has already said.
 	lastCall    uint64
@@ -237,7 +241,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		cs := n.Agent.Components()
 		workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
 		n.feeders, n.readers = cs[:workers], cs[workers+1:]
-		n.timed, n.timedKnown = make([]bool, len(n.readers)), false
+		n.timed, n.timedKnown, n.feedKnown = make([]bool, len(n.readers)), false, false
 		for i, c := range n.readers {
 			n.timed[i] = timedReader[c.Name()]
 		}

@@ -3,13 +3,16 @@ package sim
 import (
 	"testing"
 	"time"
+
+	"orch.io/orch/components/orchlet/agent"
 )
 
 // The node keeps its timed readers' earliest deadline (the garbage collectors' and the volume
-// stats' periods) and does not ask them again until it passed: at every instant a settle ends,
-// none of them is left due, and the node's next due time is not after any of their deadlines.
-// A restart's new agent has collectors due at once, earlier than the killed one's kept deadline:
-// the row fails if the kept deadline outlives the agent it was read from.
+// stats' periods) and its sources' next poll, and does not ask them again until it passed: at
+// every instant a settle ends, none of them is left due, and the node's next due time is not after
+// any of their deadlines, while a manifest comes and goes. A restart's new agent has collectors
+// and polls due at once, earlier than the killed one's kept deadlines: the test fails if a kept
+// deadline outlives the agent it was read from.
 func TestTimedReadersStepWhenDue(t *testing.T) {
 	w, err := New(Options{Seed: 1, APIServer: true})
 	if err != nil {
@@ -36,8 +39,8 @@ func TestTimedReadersStepWhenDue(t *testing.T) {
 				continue
 			}
 			due := n.nextDue(now)
-			for _, c := range n.readers {
-				if !timedReader[c.Name()] {
+			for _, c := range append(n.readers, n.feeders...) {
+				if !timedReader[c.Name()] && c.Name() != agent.ComponentSources {
 					continue
 				}
 				timed++
@@ -56,6 +59,10 @@ func TestTimedReadersStepWhenDue(t *testing.T) {
 		}
 		check()
 		switch s {
+		case 30:
+			nodes[0].WriteManifest("web.yaml", []byte(webManifest))
+		case 200:
+			nodes[0].DeleteManifest("web.yaml")
 		case 90, 400:
 			for _, n := range nodes {
 				if err := n.Kill(); err != nil {

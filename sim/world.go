@@ -395,7 +395,7 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	stepped := false
 	timedIdle := n.timedKnown && (!n.timedAny || n.clk.Now().Before(n.timedDue))
 	for i, c := range n.readers {
-		if n.timed[i] && timedIdle {
+		if n.timed&(1<<i) != 0 && timedIdle {
 			continue
 		}
 		if c.Name() == agent.ComponentEviction {
@@ -528,12 +528,12 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 		n.timedDue, n.timedAny = time.Time{}, false
 	}
 	for i, c := range n.readers {
-		if n.timed[i] && kept {
+		if n.timed&(1<<i) != 0 && kept {
 			continue
 		}
 		t, ok := c.NextDeadline()
 		consider(t, ok)
-		if n.timed[i] && ok && (!n.timedAny || t.Before(n.timedDue)) {
+		if n.timed&(1<<i) != 0 && ok && (!n.timedAny || t.Before(n.timedDue)) {
 			n.timedDue, n.timedAny = t, true
 		}
 	}

@@ -78,9 +78,12 @@ type Node struct {
 	timedKnown, timedAny bool
 	feedKnown, feedAny   bool
 	background           bool // the agent pulls images in the background (not --serialize-image-pulls)
-	clk                  *clock.Mock
-	rt                   *fakecri.Runtime
-	obs                  *observer
+	// noCalls: the last rest found no Step running and no call of the pod workers' in progress,
+	// and no Step started since.
+	noCalls bool
+	clk     *clock.Mock
+	rt      *fakecri.Runtime
+	obs     *observer
 	// pods is the agent's, which the driver reads at every look: kept here, the looks do not read
 	// the agent's struct, a cache line missed a pass at 10,000 nodes.
 	pods  *pods.Manager
@@ -255,7 +258,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		cs := n.Agent.Components()
 		workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
 		n.feeders, n.readers = cs[:workers], cs[workers+1:]
-		n.timed, n.timedKnown, n.feedKnown = 0, false, false
+		n.timed, n.timedKnown, n.feedKnown, n.noCalls = 0, false, false, false
 		for i, c := range n.readers {
 			if timedReader[c.Name()] {
 				n.timed |= 1 << i

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"orch.io/orch/components/orchlet/agent"
+	"orch.io/orch/fakecri/script"
 )
 
 // The node keeps its timed readers' earliest deadline (the garbage collectors' and the volume
@@ -79,5 +81,59 @@ func TestTimedReadersStepWhenDue(t *testing.T) {
 	}
 	if timed == 0 {
 		t.Fatal("no timed reader checked")
+	}
+}
+
+// begin takes a node that rested with none of its pod workers' calls in progress, and no Step
+// since, as settled once its runtime is: noCalls must never be set while a call is in progress.
+// Background pulls of 30s outlive the Steps that start them, and a manifest written later starts
+// another while the first runs; the node is killed and restarted mid-pull. Fails when a rest that
+// finds a call in progress leaves noCalls as an earlier rest set it.
+func TestNoCallsOnlyWhenNone(t *testing.T) {
+	w, err := New(Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	slow := &script.Script{Images: []script.ImageRule{{Match: "busybox*", PullDuration: script.Duration(30 * time.Second)}}}
+	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: slow, Args: []string{"--pod-manifest-path=/etc/orch/manifests", "--serialize-image-pulls=false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.WriteManifest("web.yaml", []byte(webManifest))
+	set, during := 0, 0
+	for s := 1; s <= 180; s++ {
+		if err := w.RunUntil(time.Duration(s) * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if !n.down {
+			c := n.pods.PeekCalls()
+			if n.noCalls && (n.stepping || c.InFlight > 0) {
+				t.Fatalf("at %v: noCalls with %d calls in progress (stepping %v)", w.Now(), c.InFlight, n.stepping)
+			}
+			if n.noCalls {
+				set++
+			}
+			if c.InFlight > 0 {
+				during++
+			}
+		}
+		switch s {
+		case 10:
+			n.WriteManifest("db.yaml", []byte(strings.ReplaceAll(strings.ReplaceAll(webManifest, "web", "db"), "1.36", "1.37")))
+		case 100:
+			n.WriteManifest("late.yaml", []byte(strings.ReplaceAll(strings.ReplaceAll(webManifest, "web", "late"), "1.36", "1.38")))
+		case 110:
+			if err := n.Kill(); err != nil {
+				t.Fatal(err)
+			}
+		case 112:
+			if err := n.Restart(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if set == 0 || during == 0 {
+		t.Fatalf("noCalls set at %d settles, calls in progress at %d: the test does not exercise both", set, during)
 	}
 }

@@ -341,7 +341,10 @@ func (n *Node) look() (bool, error) {
 // reports whether it did any of that.
 func (n *Node) begin(ctx context.Context) (bool, error) {
 	did := false
-	if !n.stepping {
+	// A node that rested with no call of its pod workers' in progress, and no Step since (only a
+	// Step starts one), is settled once its runtime is: waitSettled would read the call tracker,
+	// a line cold since the last look, to find them none.
+	if !n.stepping && !(n.noCalls && n.rt.InFlight() == 0 && n.rt.Idle() && n.rt.InFlight() == 0) {
 		if _, err := n.waitSettled(ctx); err != nil {
 			return false, err
 		}
@@ -426,7 +429,8 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 // poll (or production's watches, which the simulation does not run) queues more.
 func (n *Node) rest(acted, readers bool) {
 	n.quiet = false
-	if n.stepping || n.pods.PeekCalls().InFlight > 0 {
+	n.noCalls = !n.stepping && n.pods.PeekCalls().InFlight == 0
+	if !n.noCalls {
 		return
 	}
 	if acted {
@@ -554,7 +558,7 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 // every Step of every node); a new one, with a channel of its own, when it is still busy (a killed
 // agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
-	n.stepping = true
+	n.stepping, n.noCalls = true, false
 	s := step{ctx: ctx, pods: n.pods, done: n.stepDone}
 	select {
 	case n.steps <- s:

@@ -65,20 +65,13 @@ type Options struct {
 // concurrent use. Responses share read-only data with the runtime: don't
 // modify what they return.
 type Runtime struct {
-	clk        clock.Clock
-	seed       int64
-	log        *calllog.Log
-	createLogs bool
-
-	cur     atomic.Pointer[script.Compiled]
-	faultMu sync.Mutex
-
-	inflight atomic.Int64
-	// changed is closed whenever something Idle reads changes, so WaitIdle waits for a change
-	// instead of polling the wall clock; nil until Changes hands one out.
-	changedMu sync.Mutex
-	changed   chan struct{}
-	waitMu    sync.Mutex
+	// The log first and then what Idle, InFlight and NextWakeup read: a simulator asks them of
+	// every node every simulated second, and fewer cache lines are fewer misses at 10,000 nodes.
+	log           calllog.Log
+	clk           clock.Clock
+	inflight      atomic.Int64
+	pendingEvents atomic.Int64
+	waitMu        sync.Mutex
 	// parked waits and their wake times (zero: until cancelled), a few at most; a slice, so that
 	// Idle, which the simulator asks of every node every simulated second, finds none without
 	// reading a map's header elsewhere in memory (ranging over the empty map was 1% of the CPU of
@@ -86,7 +79,10 @@ type Runtime struct {
 	parked  []parkedWait
 	waitSeq uint64
 
+	// mu guards what follows it; Idle reads sched and logging too, so they come first.
 	mu          sync.Mutex
+	sched       schedHeap
+	logging     []*container // running containers writing scripted log lines
 	sandboxes   map[string]*sandbox
 	sbOrder     []*sandbox
 	sbDead      int
@@ -103,20 +99,28 @@ type Runtime struct {
 	ipUsed      map[netip.Addr]string
 	ipCursor    netip.Addr
 	podCIDR     netip.Prefix // from UpdateRuntimeConfig
-	sched       schedHeap
 	timer       *clock.Timer
 	timerDue    time.Time
 	subs        map[int]*subscriber
 	subSeq      int
 	checkpoints map[string]*checkpoint
-	logging     []*container    // running containers writing scripted log lines
 	logged      map[string]bool // every log file made, and the directories above it (LogsUnder)
+
+	seed       int64
+	createLogs bool
+
+	cur     atomic.Pointer[script.Compiled]
+	faultMu sync.Mutex
+
+	// changed is closed whenever something Idle reads changes, so WaitIdle waits for a change
+	// instead of polling the wall clock; nil until Changes hands one out.
+	changedMu sync.Mutex
+	changed   chan struct{}
 
 	streams atomic.Pointer[streams.Server] // set by ServeStreams
 
-	pendingEvents atomic.Int64
-	closing       chan struct{}
-	closeOnce     sync.Once
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // Close ends every GetContainerEvents stream (with Unavailable) and every
@@ -141,7 +145,6 @@ func New(opts Options) (*Runtime, error) {
 		clk:         opts.Clock,
 		seed:        opts.Seed,
 		createLogs:  opts.CreateLogFiles,
-		log:         calllog.New(opts.MaxCalls),
 		sandboxes:   map[string]*sandbox{},
 		containers:  map[string]*container{},
 		sbLabels:    labelIndex[*sandbox]{},
@@ -154,6 +157,7 @@ func New(opts Options) (*Runtime, error) {
 		checkpoints: map[string]*checkpoint{},
 		closing:     make(chan struct{}),
 	}
+	r.log.Init(opts.MaxCalls)
 	if err := r.SetScript(opts.Script); err != nil {
 		return nil, err
 	}

@@ -360,13 +360,23 @@ func traceDump(b *testing.B) func(Entry) {
 // every instant and each agent's relist through its fakecri, without an API server's requests (the
 // part of BenchmarkThousandAPINodesHour that grows with the nodes but not with the requests).
 func BenchmarkThousandEmptyNodesSecond(b *testing.B) {
+	emptyNodesSecond(b, 1000)
+}
+
+// 10,000 such nodes: their structures no longer fit the processor's caches, so what a quiet
+// node's second costs is mostly the cache lines it reads (BenchmarkTenThousandAPINodesHour's).
+func BenchmarkTenThousandEmptyNodesSecond(b *testing.B) {
+	emptyNodesSecond(b, 10000)
+}
+
+func emptyNodesSecond(b *testing.B, nodes int) {
 	w, err := New(Options{Seed: 1, Keep: func(Entry) bool { return false }})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	for i := range 1000 {
-		if _, err := w.AddNode(NodeOptions{Name: fmt.Sprintf("node-%03d", i)}); err != nil {
+	for i := range nodes {
+		if _, err := w.AddNode(NodeOptions{Name: fmt.Sprintf("node-%0*d", len(strconv.Itoa(nodes-1)), i)}); err != nil {
 			b.Fatal(err)
 		}
 	}

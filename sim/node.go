@@ -61,69 +61,97 @@ type NodeOptions struct {
 
 // Node is one orchlet on its own fakecri.
 type Node struct {
+	// What the driver reads at every look of every node comes first, on the struct's first five
+	// cache lines (a Node is 64-byte aligned): at 10,000 nodes every pass over them misses each
+	// line it reads, and the fields were spread over all nine.
+
+	stepping bool
+	// quiet: the last look left the node with nothing to do now (rest), and nothing reached it
+	// since (wake); began says begin stepped something.
+	quiet, began bool
+	updated      bool // the sources sent updates since the desired state was last compared: it changed
+	stepped      bool // the pod workers finished a Step, publishing statuses, since the last look
+	read         bool // a reader stepped or the agent started since the last look: the conditions may have moved
+	down         bool // the agent is killed
+	// timedKnown: the timed readers' deadline was read since the agent booted, timedAny: they have
+	// one (timedDue); feedKnown and feedAny the same of the feeders (feedDue).
+	timedKnown, timedAny bool
+	feedKnown, feedAny   bool
+	background           bool // the agent pulls images in the background (not --serialize-image-pulls)
+	// noCalls: the last rest found no Step running and no call of the pod workers' in progress,
+	// and no Step started since.
+	noCalls bool
+	clk     *clock.Mock
+	rt      *fakecri.Runtime
+	obs     *observer
+	// pods is the agent's, which the driver reads at every look: kept here, the looks do not read
+	// the agent's struct, a cache line missed a pass at 10,000 nodes.
+	pods  *pods.Manager
+	memcg *simMemcg
+	api   *apiNode // nil in standalone mode
+
+	// quietSeq and quietLines are the runtime's LastSeq and the observer's count when the node
+	// went quiet.
+	quietSeq   uint64
+	quietLines int
+	lastCall   uint64        // the last call the trace has said (and every one before it)
+	done       chan struct{} // the running Step's: a value once it returned
+	steps      chan step     // to stepLoop
+	stepDone   chan struct{} // stepLoop's Steps' done, made again by Restart
+	// life is the context of everything the agent does, ended by Kill.
+	life context.Context
+
+	agentDue time.Time // when the node went quiet, its agent's and runtime's next due time
+	// feedDue is the feeders' earliest NextDeadline as the last begin left them.
+	feedDue time.Time
+	// timed has bit i set when readers[i] is a timed reader (timedReader).
+	timed       uint64
+	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
+
+	// timedDue is the earliest NextDeadline of the timed readers. Until it passes none of them is
+	// due, nor moved (only their Step moves it): their structs, a cold line each, are not read.
+	timedDue time.Time
+	// The agent's components but its pod workers, which the driver steps apart: those that feed
+	// them and those that read what they did.
+	readers  []agent.Component
+	inFlight map[uint64]bool // timed calls whose start is traced and whose end is not
+	sources  *sources.Sources
+
+	due     time.Time         // nextDue's answer, for the world's next
+	pending []pending         // gather's lines for flush, kept to reuse the array
+	lines   map[string]string // gather's recent lines of untimed calls, each made once
+	ended   map[uint64]bool   // calls after lastCall whose end is traced
+
+	// The rest is read when the node does something (flush reads Name and gather text at most
+	// instants: next to the above).
+
 	Name    string
+	text    []byte // gather's buffer for a call's line, kept to reuse the array
 	Config  *v1beta1.OrchletConfiguration
 	Agent   *agent.Agent
 	Runtime *fakecri.Runtime
 
 	world *World
-	clk   *clock.Mock
-	rt    *fakecri.Runtime
 	cri   inProcess // the agent's client of rt
-	obs   *observer
 	fs    *memFS
 	url   *manifestServer
-	api   *apiNode // nil in standalone mode
-	memcg *simMemcg
 	// sampler reads the node's signals for the world's Options.SignalPeriod; nil without it.
 	sampler *sampler
-
-	// The agent's components but its pod workers, which the driver steps apart: those that feed
-	// them and those that read what they did.
-	feeders, readers []agent.Component
-	// pods and sources are the agent's, which the driver reads at every look: kept here, the
-	// looks do not read the agent's struct, a cache line missed a pass at 10,000 nodes.
-	pods    *pods.Manager
-	sources *sources.Sources
+	feeders []agent.Component
 
 	// boot makes the agent on the node's runtime and directories; link is its connection to the
-	// runtime and life the context of everything it does, both ended by Kill; down while killed.
+	// runtime, ended by Kill.
 	boot func() error
 	link *link
-	life context.Context
 	stop context.CancelFunc
-	down bool
 	// attach wires the agent to the world's API server (attachAPI), again by Restart; nil in
 	// standalone mode.
 	attach func() error
 
-	stepping bool
-	done     chan struct{} // the running Step's: a value once it returned
-	stepDone chan struct{} // stepLoop's Steps' done, made again by Restart
-	due      time.Time     // nextDue's answer, for the world's next
-	steps    chan step     // to stepLoop
-	// quiet: the last look left the node with nothing to do now (rest), and nothing reached it
-	// since (wake). quietSeq and quietLines are its runtime's LastSeq and its observer's count
-	// then, agentDue its agent's and runtime's next due time; began says begin stepped something.
-	quiet, began bool
-	quietSeq     uint64
-	quietLines   int
-	agentDue     time.Time
-
 	// What the trace has already said.
-	lastCall    uint64
-	inFlight    map[uint64]bool // timed calls whose start is traced and whose end is not
-	ended       map[uint64]bool // calls after lastCall whose end is traced
-	podState    map[string]tracedPod
-	desired     sources.Snapshot
-	updated     bool              // the sources sent updates since the desired state was last compared: it changed
-	stepped     bool              // the pod workers finished a Step, publishing statuses, since the last look
-	read        bool              // a reader stepped or the agent started since the last look: the conditions may have moved
-	podsVersion uint64            // the pod workers' PodsVersion that podState reflects
-	pressure    string            // the eviction manager's conditions last traced
-	pending     []pending         // gather's lines for flush, kept to reuse the array
-	text        []byte            // gather's buffer for a call's line, kept to reuse the array
-	lines       map[string]string // gather's recent lines of untimed calls, each made once
+	podState map[string]tracedPod
+	desired  sources.Snapshot
+	pressure string // the eviction manager's conditions last traced
 }
 
 // AddNode starts a node: the production agent, wired as the orchlet app wires it, on its own
@@ -168,7 +196,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 	}
 	n := &Node{Name: o.Name, Config: cfg, Runtime: rt, world: w, clk: w.Clock, rt: rt, cri: inProcess{rt: rt, reply: o.replies},
 		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, lines: map[string]string{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
-		steps: make(chan step), stepDone: make(chan struct{}, 1), read: true}
+		steps: make(chan step), stepDone: make(chan struct{}, 1), read: true, background: !cfg.SerializeImagePulls}
 	go n.stepLoop(w.ctx)
 	n.obs = &observer{now: w.Clock.Now}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
@@ -230,6 +258,12 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		cs := n.Agent.Components()
 		workers := slices.IndexFunc(cs, func(c agent.Component) bool { return c.Name() == agent.ComponentPodWorkers })
 		n.feeders, n.readers = cs[:workers], cs[workers+1:]
+		n.timed, n.timedKnown, n.feedKnown, n.noCalls = 0, false, false, false
+		for i, c := range n.readers {
+			if timedReader[c.Name()] {
+				n.timed |= 1 << i
+			}
+		}
 		n.pods, n.sources = a.Pods, a.Sources
 		n.life, n.stop = context.WithCancel(w.ctx)
 		return nil
@@ -387,7 +421,6 @@ func (w *World) gather(n *Node, now time.Time) {
 		w.diffDesired(n, now, add)
 	}
 
-	background := !n.Config.SerializeImagePulls
 	advance := true // every call up to this one has ended and been traced: lastCall may move
 	buf := callBuffers.Get().(*[]calllog.Call)
 	calls := n.rt.AppendCalls((*buf)[:0], calllog.Filter{Since: n.lastCall})
@@ -401,7 +434,7 @@ func (w *World) gather(n *Node, now time.Time) {
 			continue
 		}
 		startClass, endClass := classCRI, classCRI
-		if background && c.Method == "PullImage" {
+		if n.background && c.Method == "PullImage" {
 			startClass, endClass = classPullStart, classPullEnd
 		}
 		timed := c.End.IsZero() || c.End.After(c.Start)

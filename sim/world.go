@@ -341,21 +341,34 @@ func (n *Node) look() (bool, error) {
 // reports whether it did any of that.
 func (n *Node) begin(ctx context.Context) (bool, error) {
 	did := false
-	if !n.stepping {
+	// A node that rested with no call of its pod workers' in progress, and no Step since (only a
+	// Step starts one), is settled once its runtime is: waitSettled would read the call tracker,
+	// a line cold since the last look, to find them none.
+	if !n.stepping && !(n.noCalls && n.rt.InFlight() == 0 && n.rt.Idle() && n.rt.InFlight() == 0) {
 		if _, err := n.waitSettled(ctx); err != nil {
 			return false, err
 		}
 	}
-	for _, c := range n.feeders {
-		if !c.Idle() {
-			c.Step(ctx)
+	// The sources queue updates only in their Step, which only begin runs, and their next poll
+	// moves only there too (the simulation runs no watches): until the deadline kept at the last
+	// begin they are idle and drained, and their struct, a cold line, is not read.
+	if !n.feedKnown || n.feedAny && !n.clk.Now().Before(n.feedDue) {
+		n.feedDue, n.feedAny = time.Time{}, false
+		for _, c := range n.feeders {
+			if !c.Idle() {
+				c.Step(ctx)
+				did = true
+			}
+			if t, ok := c.NextDeadline(); ok && (!n.feedAny || t.Before(n.feedDue)) {
+				n.feedDue, n.feedAny = t, true
+			}
+		}
+		n.feedKnown = true
+		if us := n.sources.Drain(); len(us) > 0 {
+			n.pods.Update(us...)
+			n.updated = true
 			did = true
 		}
-	}
-	if us := n.sources.Drain(); len(us) > 0 {
-		n.pods.Update(us...)
-		n.updated = true
-		did = true
 	}
 	if !n.stepping && !n.pods.Idle() {
 		n.startStep(ctx)
@@ -383,7 +396,11 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	// workers, as each round reads the last status a real node published; the events the others
 	// recorded are written in the same look.
 	stepped := false
-	for _, c := range n.readers {
+	timedIdle := n.timedKnown && (!n.timedAny || n.clk.Now().Before(n.timedDue))
+	for i, c := range n.readers {
+		if n.timed&(1<<i) != 0 && timedIdle {
+			continue
+		}
 		if c.Name() == agent.ComponentEviction {
 			n.memcg.check() // the simulated kernel's notifications of this instant, before the round
 		}
@@ -412,7 +429,8 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 // poll (or production's watches, which the simulation does not run) queues more.
 func (n *Node) rest(acted, readers bool) {
 	n.quiet = false
-	if n.stepping || n.pods.PeekCalls().InFlight > 0 {
+	n.noCalls = !n.stepping && n.pods.PeekCalls().InFlight == 0
+	if !n.noCalls {
 		return
 	}
 	if acted {
@@ -484,6 +502,12 @@ func (n *Node) apiNextDue(now, next time.Time) time.Time {
 	return next
 }
 
+// timedReader names the readers whose Idle is only their clock before their NextDeadline, which
+// only their own Step moves (the collectors' and the volume stats' periods): a node keeps the
+// earliest of their deadlines and asks them again only once it passed (kept too early, it only
+// asks more often; a new agent's are asked afresh).
+var timedReader = map[string]bool{agent.ComponentContainerGC: true, agent.ComponentImageGC: true, agent.ComponentVolumeStats: true}
+
 // agentNextDue is nextDue without the API-server mode's.
 func (n *Node) agentNextDue(now time.Time) time.Time {
 	var next time.Time
@@ -493,12 +517,31 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 		}
 	}
 	consider(n.rt.NextWakeup())
-	for _, c := range n.feeders {
-		consider(c.NextDeadline())
+	if n.feedKnown {
+		consider(n.feedDue, n.feedAny)
+	} else {
+		for _, c := range n.feeders {
+			consider(c.NextDeadline())
+		}
 	}
-	for _, c := range n.readers {
-		consider(c.NextDeadline())
+	// The kept earliest timed deadline, while after now, is the earliest of theirs after now.
+	kept := n.timedKnown && (!n.timedAny || n.timedDue.After(now))
+	if kept {
+		consider(n.timedDue, n.timedAny)
+	} else {
+		n.timedDue, n.timedAny = time.Time{}, false
 	}
+	for i, c := range n.readers {
+		if n.timed&(1<<i) != 0 && kept {
+			continue
+		}
+		t, ok := c.NextDeadline()
+		consider(t, ok)
+		if n.timed&(1<<i) != 0 && ok && (!n.timedAny || t.Before(n.timedDue)) {
+			n.timedDue, n.timedAny = t, true
+		}
+	}
+	n.timedKnown = true
 	consider(n.memcg.next(now))
 	if n.stepping {
 		c := n.pods.PeekCalls()
@@ -515,7 +558,7 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 // every Step of every node); a new one, with a channel of its own, when it is still busy (a killed
 // agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
-	n.stepping = true
+	n.stepping, n.noCalls = true, false
 	s := step{ctx: ctx, pods: n.pods, done: n.stepDone}
 	select {
 	case n.steps <- s:

@@ -56,17 +56,26 @@ type Filter struct {
 }
 
 // Log is the calls in the order they arrived, the latest max of them; safe for concurrent use.
+// Its first field is LastSeq's, so that a holder keeping the Log first in its own struct (fakecri's
+// Runtime) has it on its first cache line.
 type Log struct {
-	mu      sync.Mutex
-	max     int           // the most kept; older calls are dropped
-	buf     []*Call       // ring when full
-	start   int           // index of the oldest
 	seq     atomic.Uint64 // written under mu; read without it by LastSeq, every node's every simulated second
+	mu      sync.Mutex
+	max     int     // the most kept; older calls are dropped
+	buf     []*Call // ring when full
+	start   int     // index of the oldest
 	dropped uint64
 }
 
 // New makes a log keeping the latest max calls.
-func New(max int) *Log { return &Log{max: max} }
+func New(max int) *Log {
+	l := &Log{}
+	l.Init(max)
+	return l
+}
+
+// Init makes l, a zero Log held in place, keep the latest max calls.
+func (l *Log) Init(max int) { l.max = max }
 
 // Add records c, numbering it.
 func (l *Log) Add(c *Call) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -185,5 +186,14 @@ func BenchmarkLastSeqOfManyLogs(b *testing.B) {
 	}
 	if sum == 0 {
 		b.Fatal("no calls")
+	}
+}
+
+// LastSeq's sequence is a Log's first field, so a holder that keeps the Log first has it on its
+// own first cache line (fakecri's Runtime); fails when it moves.
+func TestSeqFirst(t *testing.T) {
+	var l Log
+	if off := unsafe.Offsetof(l.seq); off != 0 {
+		t.Errorf("seq at byte %d", off)
 	}
 }

@@ -1,6 +1,10 @@
 package generic
 
-import "reflect"
+import (
+	"reflect"
+
+	"orch.io/orch/components/apiserver/jsoncopy"
+)
 
 // TypeConverter is typeConverter, for the tests of package generic_test.
 var TypeConverter = typeConverter
@@ -82,7 +86,7 @@ func OwnedUpdates() int64 { return ownedUpdates.Load() }
 var Marshals = marshals
 
 // DeepEqual is the fast path's comparison of two values of one type.
-var DeepEqual = deepEqual
+var DeepEqual = jsoncopy.Equal
 
 // SameJSON tells whether the fast path's walk sees l and n, pointers to values of one type
 // typed through their own JSON, as equal.

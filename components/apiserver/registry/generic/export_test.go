@@ -85,6 +85,12 @@ func OwnedUpdates() int64 { return ownedUpdates.Load() }
 // Marshals tells a type typed through its own JSON.
 var Marshals = marshals
 
+// SpliceStoredForms turns the splice of an update's stored form on or off.
+func SpliceStoredForms(on bool) { spliceStoredForms = on }
+
+// SplicedWrites is how many stored forms every store spliced.
+func SplicedWrites() int64 { return splicedWrites.Load() }
+
 // DeepEqual is the fast path's comparison of two values of one type.
 var DeepEqual = jsoncopy.Equal
 

@@ -87,17 +87,21 @@ func (s *splicer) walk(p *copyPlan, n, o reflect.Value) bool {
 	}
 	var data []byte
 	var err error
-	if p.kind == planTime { // RFC 3339 or null: nothing for encoding/json to compact or escape
+	switch p.kind { // RFC 3339 or null: nothing for encoding/json to compact or escape
+	case planTime:
 		t, _ := reflect.TypeAssert[metav1.Time](n)
 		data, err = t.MarshalJSON()
-	} else {
+	case planMicroTime:
+		t, _ := reflect.TypeAssert[metav1.MicroTime](n)
+		data, err = t.MarshalJSON()
+	default:
 		data, err = json.Marshal(n.Addr().Interface())
 	}
 	if err != nil {
 		return false
 	}
-	if s.out == nil {
-		s.out = make([]byte, 0, len(s.src)+len(data))
+	if s.out == nil { // room for a few more times than there were
+		s.out = make([]byte, 0, len(s.src)+4*len(data))
 	}
 	s.out = append(append(s.out, s.src[s.copied:start]...), data...)
 	s.copied = s.pos

@@ -521,10 +521,12 @@ func (f *fieldPlan) omitted(v reflect.Value, addressable bool) bool {
 func (p *copyPlan) marshal(v reflect.Value, addressable bool) ([]byte, bool) {
 	var m json.Marshaler
 	switch {
+	case v.CanAddr() && (addressable || !p.ptrMarshals):
+		// Through its pointer, whose method set holds the value's methods: boxing the value
+		// allocated a copy of it (a node's quantities, at every write and again in its check).
+		m = v.Addr().Interface().(json.Marshaler)
 	case !p.ptrMarshals:
 		m = v.Interface().(json.Marshaler)
-	case addressable && v.CanAddr():
-		m = v.Addr().Interface().(json.Marshaler)
 	default:
 		return nil, false // encoded field by field: not followed here
 	}

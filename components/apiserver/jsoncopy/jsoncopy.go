@@ -30,17 +30,38 @@ import (
 
 // Decoded is what decoding obj's JSON encoding gives, and whether it could tell.
 func Decoded(obj runtime.Object) (runtime.Object, bool) {
+	out, ok, _ := DecodedSame(obj)
+	return out, ok
+}
+
+// DecodedSame is Decoded, also telling whether the copy encodes as obj does (same): a value with
+// its own MarshalJSON need not (a quantity's form is what it was made with: 1000 may come back
+// as 1k).
+func DecodedSame(obj runtime.Object) (out runtime.Object, ok, same bool) {
 	src := reflect.ValueOf(obj)
 	if src.Kind() != reflect.Pointer || src.IsNil() {
-		return nil, false
+		return nil, false, false
 	}
 	p := planOf(src.Type().Elem())
 	dst := reflect.New(src.Type().Elem())
-	if !p.copy(dst.Elem(), src.Elem(), true) {
-		return nil, false
+	var c copier
+	if !p.copy(&c, dst.Elem(), src.Elem(), true) {
+		return nil, false, false
 	}
-	out, ok := dst.Interface().(runtime.Object)
-	return out, ok
+	out, ok = dst.Interface().(runtime.Object)
+	return out, ok, !c.moved
+}
+
+// copier is what a copy found on its way: whether a value's encoding moved in its round trip.
+type copier struct{ moved bool }
+
+// settled notes whether what the encoding data of p's type decoded to, v, encodes as data.
+func (c *copier) settled(p *copyPlan, v reflect.Value, addressable bool, data []byte) {
+	if c.moved {
+		return
+	}
+	again, ok := p.marshal(v, addressable)
+	c.moved = !ok || !bytes.Equal(again, data)
 }
 
 type planKind int
@@ -72,7 +93,9 @@ type copyPlan struct {
 }
 
 type fieldPlan struct {
-	index     []int
+	index []int
+	// key is the field's name as encoding/json writes it before the value: "name":
+	key       string
 	omitEmpty bool
 	omitZero  bool
 	// zeroBy is how omitzero tells the field's zero, found once: asking reflect whether a type
@@ -260,7 +283,8 @@ func structFields(t reflect.Type, index []int, building map[reflect.Type]*copyPl
 		if name == "" {
 			name = f.Name
 		}
-		fp := fieldPlan{index: idx, plan: buildPlan(f.Type, building)}
+		key, _ := json.Marshal(name)
+		fp := fieldPlan{index: idx, key: string(key) + ":", plan: buildPlan(f.Type, building)}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
 			case "omitempty":
@@ -293,7 +317,7 @@ func validTag(s string) bool {
 
 // copy sets dst, a zero value of p's type, to what decoding src's encoding gives; addressable is
 // whether encoding/json sees src as addressable (not inside a map's value).
-func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
+func (p *copyPlan) copy(c *copier, dst, src reflect.Value, addressable bool) bool {
 	switch p.kind {
 	case planPlain:
 		dst.Set(src)
@@ -310,7 +334,9 @@ func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
 		if y := t.UTC().Year(); y < 1 || y > 9999 {
 			return false // RFC 3339 has four digits: the decode fails, as it should
 		}
-		*dst.Addr().Interface().(*metav1.Time) = metav1.NewTime(time.Unix(t.Unix(), 0).Local())
+		d := dst.Addr().Interface().(*metav1.Time)
+		*d = metav1.NewTime(time.Unix(t.Unix(), 0).Local())
+		c.moved = c.moved || d.IsZero() // within year 1's first second: null now
 	case planMicroTime:
 		// Its MarshalJSON and UnmarshalJSON, through RFC3339Micro, without the text.
 		t, _ := reflect.TypeAssert[metav1.MicroTime](src)
@@ -320,7 +346,9 @@ func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
 		if y := t.UTC().Year(); y < 1 || y > 9999 {
 			return false
 		}
-		*dst.Addr().Interface().(*metav1.MicroTime) = metav1.NewMicroTime(time.Unix(t.Unix(), int64(t.Nanosecond()/1000*1000)).Local())
+		d := dst.Addr().Interface().(*metav1.MicroTime)
+		*d = metav1.NewMicroTime(time.Unix(t.Unix(), int64(t.Nanosecond()/1000*1000)).Local())
+		c.moved = c.moved || d.IsZero()
 	case planMarshals:
 		data, ok := p.marshal(src, addressable)
 		if !ok {
@@ -329,15 +357,19 @@ func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
 		if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data); err != nil {
 			return false
 		}
+		c.settled(p, dst, addressable, data)
 	case planPointer:
 		if src.IsNil() {
 			return true
 		}
 		e := src.Elem()
 		switch p.elem.kind {
+		// A pointer to what encodes as null decodes as nil, which a field with omitempty then
+		// leaves out: the copy's encoding may not be obj's.
 		case planSlice, planBytes, planMap, planInterface:
 			if e.IsNil() {
-				return true // encoded as null, which a pointer decodes as nil
+				c.moved = true
+				return true
 			}
 		case planMarshals:
 			data, ok := p.elem.marshal(e, true)
@@ -345,25 +377,29 @@ func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
 				return false
 			}
 			if string(data) == "null" {
+				c.moved = true
 				return true
 			}
 			v := reflect.New(p.elem.t)
 			if err := v.Interface().(json.Unmarshaler).UnmarshalJSON(data); err != nil {
 				return false
 			}
+			c.settled(p.elem, v.Elem(), true, data)
 			dst.Set(v)
 			return true
 		case planTime:
 			if t, _ := reflect.TypeAssert[metav1.Time](e); t.Time.IsZero() {
-				return true // null
+				c.moved = true
+				return true
 			}
 		case planMicroTime:
 			if t, _ := reflect.TypeAssert[metav1.MicroTime](e); t.Time.IsZero() {
-				return true // null
+				c.moved = true
+				return true
 			}
 		}
 		v := reflect.New(p.elem.t)
-		if !p.elem.copy(v.Elem(), e, true) {
+		if !p.elem.copy(c, v.Elem(), e, true) {
 			return false
 		}
 		dst.Set(v)
@@ -374,7 +410,7 @@ func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
 		n := src.Len()
 		out := reflect.MakeSlice(p.t, n, n)
 		for i := range n {
-			if !p.elem.copy(out.Index(i), src.Index(i), true) {
+			if !p.elem.copy(c, out.Index(i), src.Index(i), true) {
 				return false
 			}
 		}
@@ -413,7 +449,7 @@ func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
 			default:
 				from.SetIterValue(it)
 				v.SetZero()
-				if !p.elem.copy(v, from, false) {
+				if !p.elem.copy(c, v, from, false) {
 					return false
 				}
 			}
@@ -427,7 +463,7 @@ func (p *copyPlan) copy(dst, src reflect.Value, addressable bool) bool {
 			if f.omitted(sv, addressable) {
 				continue
 			}
-			if !f.plan.copy(dst.FieldByIndex(f.index), sv, addressable) {
+			if !f.plan.copy(c, dst.FieldByIndex(f.index), sv, addressable) {
 				return false
 			}
 		}
@@ -485,10 +521,12 @@ func (f *fieldPlan) omitted(v reflect.Value, addressable bool) bool {
 func (p *copyPlan) marshal(v reflect.Value, addressable bool) ([]byte, bool) {
 	var m json.Marshaler
 	switch {
+	case v.CanAddr() && (addressable || !p.ptrMarshals):
+		// Through its pointer, whose method set holds the value's methods: boxing the value
+		// allocated a copy of it (a node's quantities, at every write and again in its check).
+		m = v.Addr().Interface().(json.Marshaler)
 	case !p.ptrMarshals:
 		m = v.Interface().(json.Marshaler)
-	case addressable && v.CanAddr():
-		m = v.Addr().Interface().(json.Marshaler)
 	default:
 		return nil, false // encoded field by field: not followed here
 	}

@@ -26,6 +26,7 @@ type decodedEntry struct {
 	rev  int64
 	data []byte
 	obj  runtime.Object
+	same bool // obj encodes as data
 }
 
 // decodedCacheLimit bounds the objects held: a key another writer deleted (a TTL, another
@@ -38,9 +39,9 @@ var keepDecodedCopies = true
 // put keeps what data, stored at key in revision rev by a write of obj, decodes to.
 func (c *decodedCache) put(key string, rev int64, data []byte, obj runtime.Object) {
 	var decoded runtime.Object
-	ok := false
+	ok, same := false, false
 	if keepDecodedCopies {
-		decoded, ok = jsoncopy.Decoded(obj)
+		decoded, ok, same = jsoncopy.DecodedSame(obj)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -57,11 +58,12 @@ func (c *decodedCache) put(key string, rev int64, data []byte, obj runtime.Objec
 			break
 		}
 	}
-	c.m[key] = decodedEntry{rev: rev, data: data, obj: decoded}
+	c.m[key] = decodedEntry{rev: rev, data: data, obj: decoded, same: same}
 }
 
-// take is the object kv, read at key, decodes to, if kept; nil if not.
-func (c *decodedCache) take(key string, kv storage.KeyValue) runtime.Object {
+// take is the object kv, read at key, decodes to, if kept, and whether it encodes as kv's bytes;
+// nil if not kept.
+func (c *decodedCache) take(key string, kv storage.KeyValue) (obj runtime.Object, same bool) {
 	c.mu.Lock()
 	e, ok := c.m[key]
 	if ok {
@@ -69,10 +71,10 @@ func (c *decodedCache) take(key string, kv storage.KeyValue) runtime.Object {
 	}
 	c.mu.Unlock()
 	if !ok || e.rev != kv.ModRevision || !bytes.Equal(e.data, kv.Value) {
-		return nil
+		return nil, false
 	}
 	decodedHits.Add(1)
-	return e.obj
+	return e.obj, e.same
 }
 
 // drop forgets key, deleted.

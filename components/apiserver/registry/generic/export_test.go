@@ -1,6 +1,10 @@
 package generic
 
-import "reflect"
+import (
+	"reflect"
+
+	"orch.io/orch/components/apiserver/jsoncopy"
+)
 
 // TypeConverter is typeConverter, for the tests of package generic_test.
 var TypeConverter = typeConverter
@@ -81,8 +85,14 @@ func OwnedUpdates() int64 { return ownedUpdates.Load() }
 // Marshals tells a type typed through its own JSON.
 var Marshals = marshals
 
+// SpliceStoredForms turns the splice of an update's stored form on or off.
+func SpliceStoredForms(on bool) { spliceStoredForms = on }
+
+// SplicedWrites is how many stored forms every store spliced.
+func SplicedWrites() int64 { return splicedWrites.Load() }
+
 // DeepEqual is the fast path's comparison of two values of one type.
-var DeepEqual = deepEqual
+var DeepEqual = jsoncopy.Equal
 
 // SameJSON tells whether the fast path's walk sees l and n, pointers to values of one type
 // typed through their own JSON, as equal.

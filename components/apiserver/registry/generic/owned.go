@@ -16,6 +16,8 @@ import (
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"orch.io/orch/components/apiserver/jsoncopy"
 )
 
 // An agent's node status post changes each condition's lastHeartbeatTime, a lease renewal its
@@ -100,7 +102,7 @@ func (f *fieldManager) ownedUpdate(live, next runtime.Object, manager string) (e
 	}
 	lm := accessor(live).GetManagedFields()
 	if f.subresource == "" {
-		if nm := accessor(next).GetManagedFields(); nm != nil && !deepEqual(reflect.ValueOf(nm), reflect.ValueOf(lm)) {
+		if nm := accessor(next).GetManagedFields(); nm != nil && !jsoncopy.Equal(reflect.ValueOf(nm), reflect.ValueOf(lm)) {
 			return nil, false
 		}
 	}
@@ -266,13 +268,13 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 		lf, nf := l.Field(i), n.Field(i)
 		if top && lf.Type() == objectMetaType {
 			for j := range lf.NumField() {
-				if j != managedFieldsIndex && !deepEqual(lf.Field(j), nf.Field(j)) {
+				if j != managedFieldsIndex && !jsoncopy.Equal(lf.Field(j), nf.Field(j)) {
 					return false
 				}
 			}
 			continue
 		}
-		if deepEqual(lf, nf) {
+		if jsoncopy.Equal(lf, nf) {
 			continue
 		}
 		if inline {
@@ -293,98 +295,6 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 		}
 	}
 	return true
-}
-
-// deepEqual is reflect.DeepEqual of l and n, values of one type, without the record DeepEqual
-// keeps of the pointers, slices and maps it went into, a guard against cycles that it allocates
-// and grows at every call (half a node post's comparisons): an object decoded from a request has
-// no cycle. Over values without one the answers are DeepEqual's, case for case.
-func deepEqual(l, n reflect.Value) bool {
-	if !l.IsValid() || !n.IsValid() {
-		return l.IsValid() == n.IsValid()
-	}
-	if l.Type() != n.Type() {
-		return false
-	}
-	switch l.Kind() {
-	case reflect.Bool:
-		return l.Bool() == n.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return l.Int() == n.Int()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return l.Uint() == n.Uint()
-	case reflect.Float32, reflect.Float64:
-		return l.Float() == n.Float()
-	case reflect.Complex64, reflect.Complex128:
-		return l.Complex() == n.Complex()
-	case reflect.String:
-		return l.String() == n.String()
-	case reflect.Array:
-		for i := range l.Len() {
-			if !deepEqual(l.Index(i), n.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Slice:
-		if l.IsNil() != n.IsNil() || l.Len() != n.Len() {
-			return false
-		}
-		if l.UnsafePointer() == n.UnsafePointer() {
-			return true
-		}
-		if l.Type().Elem().Kind() == reflect.Uint8 {
-			return bytes.Equal(l.Bytes(), n.Bytes())
-		}
-		for i := range l.Len() {
-			if !deepEqual(l.Index(i), n.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Interface:
-		if l.IsNil() || n.IsNil() {
-			return l.IsNil() == n.IsNil()
-		}
-		return deepEqual(l.Elem(), n.Elem())
-	case reflect.Pointer:
-		if l.UnsafePointer() == n.UnsafePointer() {
-			return true
-		}
-		return deepEqual(l.Elem(), n.Elem())
-	case reflect.Struct:
-		for i := range l.NumField() {
-			if !deepEqual(l.Field(i), n.Field(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Map:
-		if l.IsNil() != n.IsNil() || l.Len() != n.Len() {
-			return false
-		}
-		if l.UnsafePointer() == n.UnsafePointer() {
-			return true
-		}
-		// One key and one value set from the iterator: its Key and Value allocated at every
-		// entry (a node's capacity and allocatable, at every post).
-		k, lv := reflect.New(l.Type().Key()).Elem(), reflect.New(l.Type().Elem()).Elem()
-		it := l.MapRange()
-		for it.Next() {
-			k.SetIterKey(it)
-			lv.SetIterValue(it)
-			nv := n.MapIndex(k)
-			if !nv.IsValid() || !deepEqual(lv, nv) {
-				return false
-			}
-		}
-		return true
-	case reflect.Func:
-		return l.IsNil() && n.IsNil()
-	case reflect.Chan, reflect.UnsafePointer:
-		return l.UnsafePointer() == n.UnsafePointer()
-	}
-	return false
 }
 
 // value walks l and n, of one Go type and unequal, typed as tr.
@@ -479,7 +389,7 @@ func (d *differ) list(l, n reflect.Value, lt *smdschema.List) bool {
 	}
 	for i := range l.Len() {
 		li, ni := l.Index(i), n.Index(i)
-		if deepEqual(li, ni) {
+		if jsoncopy.Equal(li, ni) {
 			continue
 		}
 		key, ok := itemKey(li, lt.Keys)
@@ -555,7 +465,7 @@ func (kf keyFields) present(item reflect.Value) bool {
 // same tells whether two items have the same keys.
 func (kf keyFields) same(a, b reflect.Value) bool {
 	for _, i := range kf {
-		if !deepEqual(a.Field(i), b.Field(i)) {
+		if !jsoncopy.Equal(a.Field(i), b.Field(i)) {
 			return false
 		}
 	}

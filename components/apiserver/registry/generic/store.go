@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"orch.io/orch/components/apiserver/admission"
+	"orch.io/orch/components/apiserver/jsoncopy"
 	"orch.io/orch/components/apiserver/storage"
 	"orch.io/orch/components/authn"
 )
@@ -247,6 +249,34 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	return data, err
 }
 
+// spliceStoredForms is off only in the tests that compare the stored bytes with and without it.
+var spliceStoredForms = true
+
+// splicedWrites counts the stored forms spliced, for the tests.
+var splicedWrites atomic.Int64
+
+// encodeOver is encode of an update of old, read as from: when from's bytes are old's encoding
+// (from.kept), the update's is spliced from them (jsoncopy.Spliced), the same bytes. old is read
+// only: no strategy, admission or validation changes the object an update replaces.
+func (s *Store) encodeOver(obj, old runtime.Object, from stored) ([]byte, error) {
+	if !from.kept || !spliceStoredForms {
+		return s.encode(obj)
+	}
+	m, om := accessor(obj), accessor(old)
+	rv, orv := m.GetResourceVersion(), om.GetResourceVersion()
+	m.SetResourceVersion("")
+	om.SetResourceVersion("")
+	s.setTypeMeta(obj)
+	data, ok := jsoncopy.Spliced(obj, old, from.data)
+	m.SetResourceVersion(rv)
+	om.SetResourceVersion(orv)
+	if !ok {
+		return s.encode(obj)
+	}
+	splicedWrites.Add(1)
+	return data, nil
+}
+
 func (s *Store) decode(kv storage.KeyValue) (runtime.Object, error) {
 	obj := s.strategy.New()
 	if err := json.Unmarshal(kv.Value, obj); err != nil {
@@ -362,10 +392,12 @@ func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object
 }
 
 // stored is what storage held of an object read for a write: its bytes, which the write compares
-// its own with, and whether that form is stale (see storage.KeyValue.Stale).
+// its own with, whether that form is stale (see storage.KeyValue.Stale), and whether they are the
+// encoding of the object read (kept: the decoded cache's copy, which encodes as they are).
 type stored struct {
 	data  []byte
 	stale bool
+	kept  bool
 }
 
 // get is Get, also answering the stored form.
@@ -378,10 +410,10 @@ func (s *Store) get(ctx context.Context, namespace, name string) (runtime.Object
 	if err != nil {
 		return nil, stored{}, StorageError(err)
 	}
-	if obj := s.decoded.take(key, kv); obj != nil {
+	if obj, same := s.decoded.take(key, kv); obj != nil {
 		s.setTypeMeta(obj)
 		accessor(obj).SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
-		return obj, stored{data: kv.Value, stale: kv.Stale}, nil
+		return obj, stored{data: kv.Value, stale: kv.Stale, kept: same}, nil
 	}
 	obj, err := s.decode(kv)
 	return obj, stored{data: kv.Value, stale: kv.Stale}, err
@@ -469,7 +501,7 @@ func (s *Store) replaceObject(ctx context.Context, old runtime.Object, from stor
 	if err := s.validate(ctx, admission.Update, next, old); err != nil {
 		return nil, err
 	}
-	data, err := s.encode(next)
+	data, err := s.encodeOver(next, old, from)
 	if err != nil {
 		return nil, internal(err)
 	}

@@ -406,9 +406,12 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 		}
 		return text, ""
 	}
+	// A heartbeat's summary is appended in one buffer on the stack, made a string once.
+	var buf [128]byte
 	switch resource {
 	case "nodes", "nodes/status":
-		n, conds, ok := apiwire.Node(body)
+		var condBuf [8]apiwire.Condition // a node's conditions, without growing a slice for them
+		n, conds, ok := apiwire.Node(body, condBuf[:0])
 		if !ok {
 			var node corev1.Node
 			if ok = decode(body, &node); ok {
@@ -420,12 +423,15 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 		}
 		if ok {
 			name = n
+			t := append(buf[:0], text...)
 			for _, c := range conds {
 				if c.Type == string(corev1.NodeReady) || c.Status == string(corev1.ConditionTrue) {
 					// Ready always; a pressure condition while it holds.
-					text += " " + c.Type + "=" + c.Status + " since " + FormatOffset(c.Since.Sub(w.start))
+					t = append(append(append(append(append(t, ' '), c.Type...), '='), c.Status...), " since "...)
+					t = appendOffset(t, c.Since.Sub(w.start))
 				}
 			}
+			text = string(t)
 		}
 	case "leases":
 		namespace, n, renew, ok := apiwire.Lease(body)
@@ -440,7 +446,7 @@ func answer(resource string, code int, body []byte, w *World) (text, name string
 		}
 		if ok && renew != nil {
 			name = namespace + "/" + n
-			text += " renewed " + FormatOffset(renew.Sub(w.start))
+			text = string(appendOffset(append(append(buf[:0], text...), " renewed "...), renew.Sub(w.start)))
 		}
 	case "pods", "pods/status":
 		var p corev1.Pod

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,9 +36,27 @@ func (e Entry) String() string {
 
 // FormatOffset writes a simulated time as HH:MM:SS.mmm (hours grow past 99 if needed).
 func FormatOffset(d time.Duration) string {
-	ms := d.Milliseconds()
-	return fmt.Sprintf("%02d:%02d:%02d.%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000)
+	var b [16]byte
+	return string(appendOffset(b[:0], d))
 }
+
+// appendOffset appends FormatOffset(d) to b, its digits by hand: fmt boxed each of the four
+// numbers, at every trace line and in the summary of every heartbeat's answer.
+func appendOffset(b []byte, d time.Duration) []byte {
+	ms := d.Milliseconds()
+	if ms < 0 { // fmt's signs, as the trace always wrote them
+		return fmt.Appendf(b, "%02d:%02d:%02d.%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000)
+	}
+	if ms < 10*3600000 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, ms/3600000, 10)
+	return append(b, ':', digit(ms/600000%6), digit(ms/60000), ':', digit(ms/10000%6), digit(ms/1000), '.',
+		digit(ms/100), digit(ms/10), digit(ms))
+}
+
+// digit is the last decimal digit of a non-negative n.
+func digit(n int64) byte { return byte('0' + n%10) }
 
 // Format renders entries one per line, in (At, Seq) order.
 func Format(entries []Entry) string {

@@ -134,11 +134,12 @@ func protoTime(b []byte, micro bool) (time.Time, bool) {
 	return time.Unix(sec, int64(time.Duration(nanos).Truncate(time.Microsecond))).Local(), ok
 }
 
-// Node reads a Node's name and conditions from an answer in the protobuf envelope.
-func Node(body []byte) (name string, conds []Condition, ok bool) {
+// Node reads a Node's name and conditions, appended to conds, from an answer in the protobuf
+// envelope.
+func Node(body []byte, conds []Condition) (name string, _ []Condition, ok bool) {
 	raw, ok := protoRaw(body)
 	if !ok {
-		return "", nil, false
+		return "", conds, false
 	}
 	var namespace string
 	ok = protoFields(raw, func(num uint64, v []byte, _ uint64) bool {
@@ -156,9 +157,9 @@ func Node(body []byte) (name string, conds []Condition, ok bool) {
 				return protoFields(v, func(num uint64, v []byte, _ uint64) bool {
 					switch num {
 					case nodeConditionType:
-						last.Type = string(v)
+						last.Type = known(v)
 					case nodeConditionStatus:
-						last.Status = string(v)
+						last.Status = known(v)
 					case nodeConditionTransition:
 						var ok bool
 						last.Since, ok = protoTime(v, false)
@@ -171,6 +172,30 @@ func Node(body []byte) (name string, conds []Condition, ok bool) {
 		return true
 	})
 	return name, conds, ok
+}
+
+// known is v as a string, the condition types and statuses a node posts made once rather than at
+// every answer.
+func known(v []byte) string {
+	switch string(v) {
+	case "Ready":
+		return "Ready"
+	case "MemoryPressure":
+		return "MemoryPressure"
+	case "DiskPressure":
+		return "DiskPressure"
+	case "PIDPressure":
+		return "PIDPressure"
+	case "NetworkUnavailable":
+		return "NetworkUnavailable"
+	case "True":
+		return "True"
+	case "False":
+		return "False"
+	case "Unknown":
+		return "Unknown"
+	}
+	return string(v)
 }
 
 // Lease reads a Lease's namespace, name and renew time (nil if unset) from an answer in the

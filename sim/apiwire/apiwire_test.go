@@ -49,6 +49,10 @@ func TestProtoAnswersReadAsDecoded(t *testing.T) {
 			Images:   []corev1.ContainerImage{{Names: []string{"x"}, SizeBytes: 5}},
 			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v"},
 		}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "every-kind"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeDiskPressure, Status: corev1.ConditionUnknown}, {Type: corev1.NodePIDPressure, Status: corev1.ConditionFalse},
+			{Type: corev1.NodeNetworkUnavailable, Status: corev1.ConditionTrue}, {Type: "Custom", Status: "Maybe"}, {Type: "Ready2", Status: "True "},
+		}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "bare"}},
 		{},
 	}
@@ -59,10 +63,12 @@ func TestProtoAnswersReadAsDecoded(t *testing.T) {
 		if !decode(body, &want) {
 			t.Fatal("the envelope does not decode")
 		}
-		name, conds, ok := Node(body)
-		if !ok || name != want.Name || len(conds) != len(want.Status.Conditions) {
+		before := Condition{Type: "Before"}
+		name, conds, ok := Node(body, []Condition{before}) // appended after what conds holds
+		if !ok || name != want.Name || len(conds) != 1+len(want.Status.Conditions) || conds[0] != before {
 			t.Fatalf("read %q %v %v, decoded %q %v", name, conds, ok, want.Name, want.Status.Conditions)
 		}
+		conds = conds[1:]
 		for i, c := range want.Status.Conditions {
 			if got := conds[i]; got.Type != string(c.Type) || got.Status != string(c.Status) || !got.Since.Equal(c.LastTransitionTime.Time) || got.Since.IsZero() != c.LastTransitionTime.IsZero() {
 				t.Errorf("condition %d: read %+v, decoded %+v", i, got, c)
@@ -87,7 +93,7 @@ func TestProtoAnswersReadAsDecoded(t *testing.T) {
 	}
 	body := envelope(t, nodes[0])
 	for _, bad := range [][]byte{[]byte(`{"metadata":{"name":"n1"}}`), body[:len(body)-3], []byte("k8s\x00\x12\xff")} {
-		if _, _, ok := Node(bad); ok {
+		if _, _, ok := Node(bad, nil); ok {
 			t.Errorf("%q read as a Node", bad)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/benbjohnson/clock"
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,21 @@ import (
 type requestMetrics struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+
+	mu     sync.RWMutex
+	series map[seriesKey]series // the vectors' children, by their labels
+}
+
+// seriesKey is a request's labels.
+type seriesKey struct {
+	verb, group, version, resource string
+	code                           int
+}
+
+// series is the counter and the histogram of one request's labels.
+type series struct {
+	total    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // WithRequestMetrics counts and times every request next answers, on clk, in metrics registered on
@@ -33,6 +49,7 @@ func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
 			Help:    "Response latency distribution in seconds for each verb, API group, version and resource.",
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 5, 10, 30, 60},
 		}, []string{"verb", "group", "version", "resource"}),
+		series: map[seriesKey]series{},
 	}
 	reg.MustRegister(m.total, m.duration)
 	return m
@@ -89,9 +106,30 @@ func (m *requestMetrics) wrap(clk clock.Clock, next http.Handler) http.Handler {
 		if rec.code == 0 {
 			rec.code = http.StatusOK
 		}
-		m.total.WithLabelValues(verb, a.APIGroup, a.APIVersion, a.Resource, codeLabel(rec.code)).Inc()
-		m.duration.WithLabelValues(verb, a.APIGroup, a.APIVersion, a.Resource).Observe(clk.Since(start).Seconds())
+		s := m.seriesOf(seriesKey{verb, a.APIGroup, a.APIVersion, a.Resource, rec.code})
+		s.total.Inc()
+		s.duration.Observe(clk.Since(start).Seconds())
 	})
+}
+
+// seriesOf is the counter and histogram of k, looked up in the vectors once for each labels:
+// the vectors validated and hashed every label at every request, twice. The vectors' children
+// are never deleted, so the ones kept stay theirs.
+func (m *requestMetrics) seriesOf(k seriesKey) series {
+	m.mu.RLock()
+	s, ok := m.series[k]
+	m.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = series{
+		total:    m.total.WithLabelValues(k.verb, k.group, k.version, k.resource, codeLabel(k.code)),
+		duration: m.duration.WithLabelValues(k.verb, k.group, k.version, k.resource),
+	}
+	m.mu.Lock()
+	m.series[k] = s
+	m.mu.Unlock()
+	return s
 }
 
 // codeLabels are the HTTP codes as label values, made once: strconv.Itoa made one at every

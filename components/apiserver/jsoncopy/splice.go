@@ -20,18 +20,42 @@ import (
 // one object and left out in the other, a key or delimiter not where the encoding puts it);
 // json.Marshal must answer then. What it gives is the encoding only if enc is old's.
 func Spliced(obj, old runtime.Object, enc []byte) ([]byte, bool) {
+	data, _, _, ok := splice(obj, old, enc, nil)
+	return data, ok
+}
+
+// SplicedDecoded is Spliced, also making what its bytes decode to, and whether that encodes as
+// they are (same), as DecodedSame would of obj: into, a deep copy of old given by the caller,
+// with the parts that changed replaced by their decoded copies. Where old is what enc decodes
+// to, its unchanged parts are what their bytes decode to; a generated deep copy of them is a
+// fraction of walking them by reflection again. decoded is nil where a changed part has no copy.
+func SplicedDecoded(obj, old runtime.Object, enc []byte, into runtime.Object) (data []byte, decoded runtime.Object, same, ok bool) {
+	return splice(obj, old, enc, into)
+}
+
+func splice(obj, old runtime.Object, enc []byte, into runtime.Object) (data []byte, decoded runtime.Object, same, ok bool) {
 	n, o := reflect.ValueOf(obj), reflect.ValueOf(old)
 	if n.Kind() != reflect.Pointer || n.IsNil() || o.Type() != n.Type() || o.IsNil() {
-		return nil, false
+		return nil, nil, false, false
 	}
 	s := splicer{src: enc}
-	if !s.walk(planOf(n.Type().Elem()), n.Elem(), o.Elem()) || s.pos != len(enc) {
-		return nil, false
+	var c reflect.Value
+	if into != nil {
+		if c = reflect.ValueOf(into); c.Type() != n.Type() || c.IsNil() {
+			return nil, nil, false, false
+		}
+		c, s.copying = c.Elem(), true
+	}
+	if !s.walk(planOf(n.Type().Elem()), n.Elem(), o.Elem(), c) || s.pos != len(enc) {
+		return nil, nil, false, false
+	}
+	if s.copying && !s.uncopied {
+		decoded, same = into, !s.cp.moved
 	}
 	if s.out == nil {
-		return enc, true // nothing changed
+		return enc, decoded, same, true // nothing changed
 	}
-	return append(s.out, enc[s.copied:]...), true
+	return append(s.out, enc[s.copied:]...), decoded, same, true
 }
 
 // splicer reads src, the old object's encoding, at pos, and writes the new one's into out: src up
@@ -40,27 +64,32 @@ type splicer struct {
 	src         []byte
 	pos, copied int
 	out         []byte
+	// copying: the walk also replaces, in the decoded copy, the parts it encodes alone; uncopied
+	// when one could not be copied; cp what the copies found.
+	copying, uncopied bool
+	cp                copier
 }
 
-// walk reads o's encoding at pos, over which n's goes. n and o are addressable. A struct, a
-// pointer or a list is walked into, not compared first: each part is compared once.
-func (s *splicer) walk(p *copyPlan, n, o reflect.Value) bool {
+// walk reads o's encoding at pos, over which n's goes. n and o are addressable; c is o's place
+// in the decoded copy, when copying. A struct, a pointer or a list is walked into, not compared
+// first: each part is compared once.
+func (s *splicer) walk(p *copyPlan, n, o, c reflect.Value) bool {
 	switch p.kind {
 	case planStruct:
-		return s.fields(p, n, o)
+		return s.fields(p, n, o, c)
 	case planPointer:
 		if n.IsNil() && o.IsNil() {
 			return s.skip()
 		}
 		if !n.IsNil() && !o.IsNil() {
-			return s.walk(p.elem, n.Elem(), o.Elem())
+			return s.pointee(p, n, o, c)
 		}
 	case planSlice:
 		if n.IsNil() && o.IsNil() {
 			return s.skip()
 		}
 		if !n.IsNil() && !o.IsNil() && n.Len() == o.Len() {
-			return s.items(p, n, o)
+			return s.items(p, n, o, c)
 		}
 	case planTime: // what the encoding keeps: the second, or null
 		nt, _ := reflect.TypeAssert[metav1.Time](n)
@@ -100,6 +129,10 @@ func (s *splicer) walk(p *copyPlan, n, o reflect.Value) bool {
 	if err != nil {
 		return false
 	}
+	if s.copying && !s.uncopied {
+		c.SetZero()
+		s.uncopied = !p.copy(&s.cp, c, n, true)
+	}
 	if s.out == nil { // room for a few more times than there were
 		s.out = make([]byte, 0, len(s.src)+4*len(data))
 	}
@@ -108,7 +141,29 @@ func (s *splicer) walk(p *copyPlan, n, o reflect.Value) bool {
 	return true
 }
 
-func (s *splicer) fields(p *copyPlan, n, o reflect.Value) bool {
+// pointee walks what the pointers n and o point to. A pointer to what may encode as null (a
+// time, a list, a value with its own MarshalJSON) decodes as nil then, not as a pointer to it:
+// where such a pointee changed, the decoded copy's pointer is copied whole.
+func (s *splicer) pointee(p *copyPlan, n, o, c reflect.Value) bool {
+	if !s.copying {
+		return s.walk(p.elem, n.Elem(), o.Elem(), c)
+	}
+	switch p.elem.kind {
+	case planStruct, planPlain, planString:
+		return s.walk(p.elem, n.Elem(), o.Elem(), c.Elem())
+	}
+	s.copying = false
+	copied := s.copied
+	ok := s.walk(p.elem, n.Elem(), o.Elem(), c)
+	s.copying = true
+	if ok && s.copied != copied && !s.uncopied {
+		c.SetZero()
+		s.uncopied = !p.copy(&s.cp, c, n, true)
+	}
+	return ok
+}
+
+func (s *splicer) fields(p *copyPlan, n, o, c reflect.Value) bool {
 	if !s.expect("{") {
 		return false
 	}
@@ -123,7 +178,11 @@ func (s *splicer) fields(p *copyPlan, n, o reflect.Value) bool {
 		if omitted {
 			continue
 		}
-		if !first && !s.expect(",") || !s.expect(f.key) || !s.walk(f.plan, nf, of) {
+		var cf reflect.Value
+		if s.copying {
+			cf = c.FieldByIndex(f.index)
+		}
+		if !first && !s.expect(",") || !s.expect(f.key) || !s.walk(f.plan, nf, of, cf) {
 			return false
 		}
 		first = false
@@ -131,12 +190,16 @@ func (s *splicer) fields(p *copyPlan, n, o reflect.Value) bool {
 	return s.expect("}")
 }
 
-func (s *splicer) items(p *copyPlan, n, o reflect.Value) bool {
+func (s *splicer) items(p *copyPlan, n, o, c reflect.Value) bool {
 	if !s.expect("[") {
 		return false
 	}
 	for i := range n.Len() {
-		if i > 0 && !s.expect(",") || !s.walk(p.elem, n.Index(i), o.Index(i)) {
+		var ci reflect.Value
+		if s.copying {
+			ci = c.Index(i)
+		}
+		if i > 0 && !s.expect(",") || !s.walk(p.elem, n.Index(i), o.Index(i), ci) {
 			return false
 		}
 	}

@@ -36,16 +36,30 @@ const decodedCacheLimit = 1 << 15
 // keepDecodedCopies is off only in the tests that compare the answers with and without it.
 var keepDecodedCopies = true
 
+// decodedCopy is what a write's stored bytes decode to (nil if not known) and whether it encodes
+// as they are.
+type decodedCopy struct {
+	obj  runtime.Object
+	same bool
+}
+
 // put keeps what data, stored at key in revision rev by a write of obj, decodes to.
 func (c *decodedCache) put(key string, rev int64, data []byte, obj runtime.Object) {
-	var decoded runtime.Object
-	ok, same := false, false
+	var d decodedCopy
 	if keepDecodedCopies {
-		decoded, ok, same = jsoncopy.DecodedSame(obj)
+		var ok bool
+		if d.obj, ok, d.same = jsoncopy.DecodedSame(obj); !ok {
+			d.obj = nil
+		}
 	}
+	c.keep(key, rev, data, d)
+}
+
+// keep keeps d, what data, stored at key in revision rev, decodes to; with no object, forgets key.
+func (c *decodedCache) keep(key string, rev int64, data []byte, d decodedCopy) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !ok {
+	if d.obj == nil || !keepDecodedCopies {
 		delete(c.m, key)
 		return
 	}
@@ -58,7 +72,7 @@ func (c *decodedCache) put(key string, rev int64, data []byte, obj runtime.Objec
 			break
 		}
 	}
-	c.m[key] = decodedEntry{rev: rev, data: data, obj: decoded, same: same}
+	c.m[key] = decodedEntry{rev: rev, data: data, obj: d.obj, same: d.same}
 }
 
 // take is the object kv, read at key, decodes to, if kept, and whether it encodes as kv's bytes;

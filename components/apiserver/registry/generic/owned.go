@@ -260,7 +260,8 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 	if m.ElementRelationship == smdschema.Atomic {
 		return false
 	}
-	for i, jf := range jsonFields(l.Type()) {
+	fs := jsonFields(l.Type())
+	for i, jf := range fs {
 		if !jf.ok {
 			continue
 		}
@@ -287,7 +288,9 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 		if !ok {
 			return false
 		}
-		d.path = append(d.path, fieldpath.PathElement{FieldName: &name})
+		// The cached name, read only: a pointer to the loop's copy allocated at every field
+		// walked into.
+		d.path = append(d.path, fieldpath.PathElement{FieldName: &fs[i].name})
 		ok = d.value(lf, nf, field.Type)
 		d.path = d.path[:len(d.path)-1]
 		if !ok {

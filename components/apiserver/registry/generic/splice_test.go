@@ -74,7 +74,7 @@ func TestSplicedIsTheEncoding(t *testing.T) {
 	for _, k := range servedKinds() {
 		t.Run(k.strategy.Kind(), func(t *testing.T) {
 			r := rand.New(rand.NewSource(1))
-			spliced, changed, moved := 0, 0, 0
+			spliced, changed, moved, copiedMoved := 0, 0, 0, 0
 			for seed := range int64(500) {
 				x := k.strategy.New()
 				filler(seed).Fill(x)
@@ -120,12 +120,42 @@ func TestSplicedIsTheEncoding(t *testing.T) {
 					if !bytes.Equal(got, enc) {
 						changed++
 					}
+					// The copy made alongside is what the bytes decode to, and what DecodedSame
+					// makes of the object written.
+					again, copied, same, ok := jsoncopy.SplicedDecoded(next, old, enc, old.DeepCopyObject())
+					if !ok || !bytes.Equal(again, got) {
+						t.Fatalf("seed %d: SplicedDecoded (%v) spliced\n%s\nSpliced\n%s", seed, ok, again, got)
+					}
+					wantCopy, wantOK, wantSame := jsoncopy.DecodedSame(next)
+					if copied == nil {
+						if wantOK {
+							t.Fatalf("seed %d: no copy made alongside of an object DecodedSame copies", seed)
+						}
+						continue
+					}
+					decoded := k.strategy.New()
+					if err := json.Unmarshal(got, decoded); err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(copied, decoded) {
+						t.Fatalf("seed %d: the copy made alongside\n%#v\nis not the decode\n%#v", seed, copied, decoded)
+					}
+					if !wantOK || same != wantSame || !reflect.DeepEqual(copied, wantCopy) {
+						t.Fatalf("seed %d: the copy made alongside (same %v) is not DecodedSame's (%v, same %v)", seed, same, wantOK, wantSame)
+					}
+					if same {
+						if enc, err := json.Marshal(copied); err != nil || !bytes.Equal(enc, got) {
+							t.Fatalf("seed %d: the copy made alongside said to encode as\n%s\nnot as\n%s", seed, got, enc)
+						}
+					} else {
+						copiedMoved++
+					}
 				}
 			}
 			if spliced < 500 || changed < 200 {
 				t.Errorf("%d objects spliced, %d of them changed: too few to say it is the encoding", spliced, changed)
 			}
-			t.Logf("%d spliced, %d of them changed; %d copies that encode otherwise", spliced, changed, moved)
+			t.Logf("%d spliced, %d of them changed; %d copies that encode otherwise, %d made alongside that do too", spliced, changed, moved, copiedMoved)
 		})
 	}
 }

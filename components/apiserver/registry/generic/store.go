@@ -256,25 +256,33 @@ var spliceStoredForms = true
 var splicedWrites atomic.Int64
 
 // encodeOver is encode of an update of old, read as from: when from's bytes are old's encoding
-// (from.kept), the update's is spliced from them (jsoncopy.Spliced), the same bytes. old is read
-// only: no strategy, admission or validation changes the object an update replaces.
-func (s *Store) encodeOver(obj, old runtime.Object, from stored) ([]byte, error) {
+// (from.kept), the update's is spliced from them (jsoncopy.SplicedDecoded), the same bytes, and
+// the copy the decoded cache keeps of them is made from a deep copy of old (copied: nil if not
+// made there). old is read only: no strategy, admission or validation changes the object an
+// update replaces.
+func (s *Store) encodeOver(obj, old runtime.Object, from stored) (data []byte, copied *decodedCopy, err error) {
 	if !from.kept || !spliceStoredForms {
-		return s.encode(obj)
+		data, err = s.encode(obj)
+		return data, nil, err
 	}
 	m, om := accessor(obj), accessor(old)
 	rv, orv := m.GetResourceVersion(), om.GetResourceVersion()
 	m.SetResourceVersion("")
 	om.SetResourceVersion("")
 	s.setTypeMeta(obj)
-	data, ok := jsoncopy.Spliced(obj, old, from.data)
+	var into runtime.Object
+	if keepDecodedCopies {
+		into = old.DeepCopyObject()
+	}
+	data, decoded, same, ok := jsoncopy.SplicedDecoded(obj, old, from.data, into)
 	m.SetResourceVersion(rv)
 	om.SetResourceVersion(orv)
 	if !ok {
-		return s.encode(obj)
+		data, err = s.encode(obj)
+		return data, nil, err
 	}
 	splicedWrites.Add(1)
-	return data, nil
+	return data, &decodedCopy{obj: decoded, same: same}, nil
 }
 
 func (s *Store) decode(kv storage.KeyValue) (runtime.Object, error) {
@@ -501,7 +509,7 @@ func (s *Store) replaceObject(ctx context.Context, old runtime.Object, from stor
 	if err := s.validate(ctx, admission.Update, next, old); err != nil {
 		return nil, err
 	}
-	data, err := s.encodeOver(next, old, from)
+	data, copied, err := s.encodeOver(next, old, from)
 	if err != nil {
 		return nil, internal(err)
 	}
@@ -529,7 +537,11 @@ func (s *Store) replaceObject(ctx context.Context, old runtime.Object, from stor
 	case err != nil:
 		return nil, StorageError(err)
 	}
-	s.decoded.put(s.key(nm.GetNamespace(), nm.GetName()), rev, data, next)
+	if copied != nil {
+		s.decoded.keep(s.key(nm.GetNamespace(), nm.GetName()), rev, data, *copied)
+	} else {
+		s.decoded.put(s.key(nm.GetNamespace(), nm.GetName()), rev, data, next)
+	}
 	nm.SetResourceVersion(strconv.FormatInt(rev, 10))
 	return next, nil
 }

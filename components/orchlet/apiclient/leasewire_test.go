@@ -1,11 +1,7 @@
 package apiclient
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +9,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 )
 
 // A renewal over a Lease kept as bytes is, on the wire, the request a renewal over the decoded
@@ -53,17 +48,7 @@ func TestRenewLeaseOverBytesIsOverDecoded(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			answer, answerType := tc.answer(t, tc.lease)
 			var sent []string
-			c, err := New(&rest.Config{Host: "https://api.invalid", Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				body, err := io.ReadAll(r.Body)
-				if err != nil {
-					return nil, err
-				}
-				sent = append(sent, fmt.Sprintf("%s %s %q %x", r.Method, r.URL, r.Header, body))
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {answerType}}, Body: io.NopCloser(bytes.NewReader(answer)), Request: r}, nil
-			})}, Settings{ContentType: ProtobufMediaType, UserAgent: "orchlet/v1.2.3"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := recordingClients(t, answer, answerType, &sent)
 			ctx := context.Background()
 			posted, err := RenewLease(ctx, c.Leases, "orch-node-lease", "n1", NewPostedLease(tc.lease.DeepCopy()), renew)
 			if tc.wantErr != "" {

@@ -245,17 +245,7 @@ func TestUpdateNodeStatusIsUpdateStatus(t *testing.T) {
 	node := richNode()
 	answer := protobufAnswer(t, node)
 	var sent []string
-	c, err := New(&rest.Config{Host: "https://api.invalid", Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, err
-		}
-		sent = append(sent, fmt.Sprintf("%s %s %q %x", r.Method, r.URL, r.Header, body))
-		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {ProtobufMediaType}}, Body: io.NopCloser(bytes.NewReader(answer)), Request: r}, nil
-	})}, Settings{ContentType: ProtobufMediaType, UserAgent: "orchlet/v1.2.3"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := recordingClients(t, answer, ProtobufMediaType, &sent)
 	ctx := context.Background()
 	status := corev1.NodeStatus{Phase: corev1.NodeRunning, Addresses: []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: "n1"}}}
 	withStatus := node.DeepCopy()
@@ -273,4 +263,22 @@ func TestUpdateNodeStatusIsUpdateStatus(t *testing.T) {
 	if len(sent) != 3 || sent[1] != sent[0] || sent[2] != sent[0] {
 		t.Errorf("requests differ:\n%s", strings.Join(sent, "\n"))
 	}
+}
+
+// recordingClients are protobuf clients whose every request is added to *sent as its method, URL,
+// headers and body, and answered 200 with answer as answerType.
+func recordingClients(t *testing.T, answer []byte, answerType string, sent *[]string) *Clients {
+	t.Helper()
+	c, err := New(&rest.Config{Host: "https://api.invalid", Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		*sent = append(*sent, fmt.Sprintf("%s %s %q %x", r.Method, r.URL, r.Header, body))
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {answerType}}, Body: io.NopCloser(bytes.NewReader(answer)), Request: r}, nil
+	})}, Settings{ContentType: ProtobufMediaType, UserAgent: "orchlet/v1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

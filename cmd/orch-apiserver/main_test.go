@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"orch.io/orch/components/apiserver/app"
 	"orch.io/orch/components/apiserver/app/apptest"
 	"orch.io/orch/components/freeport"
@@ -94,7 +96,7 @@ func startBinary(t *testing.T, dataDir string, extra ...string) *process {
 func tryStartBinary(t *testing.T, dataDir string, port int, extra ...string) (*process, error) {
 	t.Helper()
 	s, err := apptest.Start(context.Background(), apptest.Options{Binary: binary, DataDir: dataDir, Port: port, Args: extra,
-		Dir: t.TempDir(), Ready: 30 * time.Second, ClientTimeout: 20 * time.Second})
+		Dir: t.TempDir(), Ready: 30 * time.Second, Clock: clock.New(), ClientTimeout: 20 * time.Second})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"orch.io/orch/cmd/internal/kubepeer"
 	"orch.io/orch/cmd/orchchaos/internal/eventsapi"
 	apiservertest "orch.io/orch/components/apiserver/app/apptest"
@@ -50,7 +52,7 @@ func startServer(ctx context.Context, bin, dataDir string, args ...string) (*ser
 	if err != nil {
 		return nil, err
 	}
-	p, err := apiservertest.Start(ctx, apiservertest.Options{Binary: bin, DataDir: dataDir, Port: port, Args: args, Ready: 60 * time.Second, ClientTimeout: 10 * time.Second})
+	p, err := apiservertest.Start(ctx, apiservertest.Options{Binary: bin, DataDir: dataDir, Port: port, Args: args, Ready: 60 * time.Second, Clock: clock.New(), ClientTimeout: 10 * time.Second})
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"orch.io/orch/components/orchlet/app/apptest"
 )
 
@@ -79,14 +81,14 @@ providers:
 		for _, name := range []string{"private", "unmatched"} {
 			_ = os.Remove(filepath.Join(manifests, name+".yaml"))
 		}
-		apptest.WaitWithin(t, "the pods gone", 30*time.Second, func() (bool, error) {
+		apptest.WaitWithin(t, clock.New(), "the pods gone", 30*time.Second, func() (bool, error) {
 			out := strings.TrimSpace(ctd.ctrOut("containers", "ls", "-q"))
 			return out == "", fmt.Errorf("containers left: %s", out)
 		})
 	})
 	client := &http.Client{Timeout: 2 * time.Second}
 	podsURL := "http://127.0.0.1:" + a.readOnly + "/pods"
-	apptest.WaitWithin(t, "the private pod Running, the unmatched one refused its image", 60*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the private pod Running, the unmatched one refused its image", 60*time.Second, func() (bool, error) {
 		list, err := getPods(client, podsURL)
 		if err != nil {
 			return false, err

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"orch.io/orch/components/orchlet/app/apptest"
 )
 
@@ -75,7 +77,7 @@ spec:
 	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	var id string
-	apptest.WaitWithin(t, "the pod Running", 30*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the pod Running", 30*time.Second, func() (bool, error) {
 		list, err := getPods(client, "http://127.0.0.1:"+a.readOnly+"/pods")
 		if err != nil {
 			return false, err
@@ -96,7 +98,7 @@ spec:
 	if err := os.Remove(manifest); err != nil {
 		t.Fatal(err)
 	}
-	apptest.WaitWithin(t, "the driver asked to unmount", 30*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the driver asked to unmount", 30*time.Second, func() (bool, error) {
 		data, err := os.ReadFile(filepath.Join(driverDir, "calls"))
 		return strings.Contains(string(data), "unmount "), fmt.Errorf("driver calls %q, %v", data, err)
 	})

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"orch.io/orch/components/orchlet/app/apptest"
@@ -60,7 +61,7 @@ func TestStandaloneGCOnContainerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
-		apptest.WaitWithin(t, what, within, cond)
+		apptest.WaitWithin(t, clock.New(), what, within, cond)
 	}
 	// dead is the crasher's dead instances, by attempt.
 	dead := func() map[uint32]bool {

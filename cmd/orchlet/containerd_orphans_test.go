@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"orch.io/orch/components/orchlet/app/apptest"
 	"orch.io/orch/components/orchlet/pods/qos"
 )
@@ -64,7 +66,7 @@ func TestOrphanedPodCgroupsOnContainerd(t *testing.T) {
 	id := runSleeperPod(t, ctd, a, manifests, "e2e.yaml", e2eManifest, podName)
 	started := time.Now()
 
-	apptest.WaitWithin(t, "the stale pod cgroup removed", qos.OrphanGrace+30*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the stale pod cgroup removed", qos.OrphanGrace+30*time.Second, func() (bool, error) {
 		var left []string
 		for _, dir := range append(hostCgroupDirs(stale, v2), filepath.Join("/sys/fs/cgroup/unified", stale)) {
 			if _, err := os.Stat(dir); err == nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -85,7 +86,7 @@ func TestStandalonePodSpecOnContainerd(t *testing.T) {
 	client := &http.Client{Timeout: 2 * time.Second}
 	podsURL := "http://127.0.0.1:" + a.readOnly + "/pods"
 	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
-		apptest.WaitWithin(t, what, within, cond)
+		apptest.WaitWithin(t, clock.New(), what, within, cond)
 	}
 	pod := func() (*corev1.Pod, error) {
 		list, err := getPods(client, podsURL)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
 	cri "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -131,7 +132,7 @@ func TestStrandedTaskDoesNotHoldADeletedPodOnContainerd(t *testing.T) {
 		status, listed = containerStatus(list, podName, "sleeper")
 		return status, listed, nil
 	}
-	apptest.WaitWithin(t, "the sleeper running", 30*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the sleeper running", 30*time.Second, func() (bool, error) {
 		s, listed, err := sleeper()
 		if err != nil {
 			return false, err
@@ -169,7 +170,7 @@ func TestStrandedTaskDoesNotHoldADeletedPodOnContainerd(t *testing.T) {
 	if err := os.Remove(manifest); err != nil {
 		t.Fatal(err)
 	}
-	apptest.WaitWithin(t, "the pod torn down", 40*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the pod torn down", 40*time.Second, func() (bool, error) {
 		return strings.Contains(a.stderr.String(), `"Pod torn down" pod="default/`+podName+`"`), errors.New("not yet")
 	})
 	if log := a.stderr.String(); !strings.Contains(log, "Removing a stopped container failed; the container GC will remove it") ||

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	cri "k8s.io/cri-api/pkg/apis"
@@ -184,7 +185,7 @@ func runStaticPodScenario(t *testing.T, rt runtimeUnderTest) {
 	client := &http.Client{Timeout: 2 * time.Second}
 	podsURL := "http://127.0.0.1:" + readOnly + "/pods"
 	eventually := func(what string, within time.Duration, cond func() (bool, error)) {
-		apptest.WaitWithin(t, what, within, cond)
+		apptest.WaitWithin(t, clock.New(), what, within, cond)
 	}
 	podName, pullsName := e2ePodName+"-"+e2eNode, "pulls-"+e2eNode
 	cleanupPodLogs(t, podName, pullsName)
@@ -487,14 +488,14 @@ func runSleeperPod(t *testing.T, ctd *containerd, a *servingAgent, manifests, fi
 	}
 	t.Cleanup(func() {
 		_ = os.Remove(filepath.Join(manifests, file))
-		apptest.WaitWithin(t, "the pod gone", 30*time.Second, func() (bool, error) {
+		apptest.WaitWithin(t, clock.New(), "the pod gone", 30*time.Second, func() (bool, error) {
 			out := strings.TrimSpace(ctd.ctrOut("containers", "ls", "-q"))
 			return out == "", fmt.Errorf("containers left: %s", out)
 		})
 	})
 	client := &http.Client{Timeout: 2 * time.Second}
 	var id string
-	apptest.WaitWithin(t, "the sleeper Running", 30*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the sleeper Running", 30*time.Second, func() (bool, error) {
 		list, err := getPods(client, "http://127.0.0.1:"+a.readOnly+"/pods")
 		if err != nil {
 			return false, err

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,7 +132,7 @@ func startKubectlCluster(t *testing.T, endpoint string) *kubectlCluster {
 		t.Fatal(err)
 	}
 	c.must(t, kubectlBinaries(t)[0], "apply", "-f", manifest)
-	apptest.WaitWithin(t, "kubectl-e2e's app Running", time.Minute, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "kubectl-e2e's app Running", time.Minute, func() (bool, error) {
 		s, err := c.containerStatus("app")
 		return err == nil && s.State.Running != nil, fmt.Errorf("%+v, %v", s.State, err)
 	})
@@ -294,7 +295,7 @@ func openPTY(t *testing.T) (ptmx, tty *os.File) {
 // waitShown waits until the terminal has shown s, within 30s.
 func waitShown(t *testing.T, screen *syncbuf.Buffer, s string) {
 	t.Helper()
-	apptest.WaitWithin(t, fmt.Sprintf("the terminal to show %q", s), 30*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), fmt.Sprintf("the terminal to show %q", s), 30*time.Second, func() (bool, error) {
 		return strings.Contains(screen.String(), s), fmt.Errorf("it shows %q", screen.String())
 	})
 }
@@ -378,7 +379,7 @@ func TestKubectlCpOnContainerd(t *testing.T) {
 // written after it started, in order.
 func TestKubectlLogsOnContainerd(t *testing.T) {
 	c := startKubectlCluster(t, onContainerd(t))
-	apptest.WaitWithin(t, "the logger's second attempt Running", time.Minute, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the logger's second attempt Running", time.Minute, func() (bool, error) {
 		s, err := c.containerStatus("logger")
 		return err == nil && s.State.Running != nil && s.RestartCount == 1, fmt.Errorf("%+v, %v", s, err)
 	})
@@ -481,7 +482,7 @@ func (c *kubectlCluster) portForward(t *testing.T, k kubectlBinary, env []string
 func TestKubectlAttachOnContainerd(t *testing.T) {
 	c := startKubectlCluster(t, onContainerd(t))
 	for i, k := range kubectlBinaries(t) {
-		apptest.WaitWithin(t, fmt.Sprintf("the shell's attempt %d Running", i), time.Minute, func() (bool, error) {
+		apptest.WaitWithin(t, clock.New(), fmt.Sprintf("the shell's attempt %d Running", i), time.Minute, func() (bool, error) {
 			s, err := c.containerStatus("shell")
 			return err == nil && s.State.Running != nil && s.RestartCount == int32(i), fmt.Errorf("%+v, %v", s, err)
 		})
@@ -506,7 +507,7 @@ func TestKubectlDebugOnContainerd(t *testing.T) {
 		if !strings.Contains(screen, `Targeting container "app"`) || !regexp.MustCompile(`\d+ sleep 3600`).MatchString(screen) || code != 0 {
 			t.Errorf("%s: debug -it --target=app, typed ps: exit %d, the terminal showed %q; want the target's sleep 3600", k.name, code, screen)
 		}
-		apptest.WaitWithin(t, name+" terminated in ephemeralContainerStatuses", 30*time.Second, func() (bool, error) {
+		apptest.WaitWithin(t, clock.New(), name+" terminated in ephemeralContainerStatuses", 30*time.Second, func() (bool, error) {
 			p, err := c.client.CoreV1().Pods("default").Get(context.Background(), "kubectl-e2e", metav1.GetOptions{})
 			if err != nil {
 				return false, err

@@ -75,7 +75,7 @@ func apiServer(t testing.TB, down *atomic.Bool, tune ...func(*server.Config)) (s
 
 func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	apptest.WaitWithin(t, what, 20*time.Second, cond)
+	apptest.WaitWithin(t, clock.New(), what, 20*time.Second, cond)
 }
 
 // The agent registers its node, heartbeats, runs the pods bound to it and reports them, mirrors

@@ -47,7 +47,7 @@ func TestRunRefusesATakenPort(t *testing.T) {
 // the shutdown grace without an error.
 func stopsWithinGrace(t *testing.T, cancel context.CancelFunc, done <-chan error, waiting func() bool) {
 	t.Helper()
-	apptest.WaitWithin(t, "the agent waiting", 20*time.Second, func() (bool, error) { return waiting(), nil })
+	apptest.WaitWithin(t, clock.New(), "the agent waiting", 20*time.Second, func() (bool, error) { return waiting(), nil })
 	cancel()
 	select {
 	case err := <-done:
@@ -141,7 +141,7 @@ func TestStopDuringPodTermination(t *testing.T) {
 	rt, manifests, cancel, done := staticPod(t, &script.Script{Containers: []script.ContainerRule{{
 		Match: script.ContainerMatch{Name: "app"}, Stop: &script.StopSpec{Delay: script.Duration(10 * time.Minute)}}}})
 	defer cancel()
-	apptest.WaitWithin(t, "the pod running", 20*time.Second, func() (bool, error) {
+	apptest.WaitWithin(t, clock.New(), "the pod running", 20*time.Second, func() (bool, error) {
 		return len(rt.Calls(calllog.Filter{Method: "StartContainer"})) > 0, nil
 	})
 	if err := os.Remove(filepath.Join(manifests, "web.yaml")); err != nil {

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"orch.io/orch/components/syncbuf"
 )
 
@@ -32,8 +34,10 @@ type Options struct {
 	Args []string
 	// Dir is its working directory; empty is the caller's.
 	Dir string
-	// Ready is how long /readyz may take to answer ok.
+	// Ready is how long /readyz may take to answer ok, on Clock: a real process keeps the wall's
+	// pace, so callers pass clock.New().
 	Ready time.Duration
+	Clock clock.Clock
 	// ClientTimeout bounds each request of Server.Client.
 	ClientTimeout time.Duration
 }
@@ -53,6 +57,9 @@ type Server struct {
 // Start starts the server and waits until its /readyz answers ok. A server that exits first, or
 // is not ready in time (then killed), is an error carrying its output.
 func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.Clock == nil {
+		return nil, errors.New("apptest.Options.Clock is required: the clock that paces the wait for /readyz")
+	}
 	args := append([]string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(o.Port), "--data-dir", o.DataDir}, o.Args...)
 	s := &Server{Cmd: exec.CommandContext(ctx, o.Binary, args...), URL: "https://127.0.0.1:" + strconv.Itoa(o.Port),
 		Output: &syncbuf.Buffer{}, Exited: make(chan struct{})}
@@ -62,14 +69,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	go func() { _ = s.Cmd.Wait(); close(s.Exited) }()
-	deadline := time.Now().Add(o.Ready)
+	deadline := o.Clock.Now().Add(o.Ready)
 	for {
 		select {
 		case <-s.Exited:
 			return nil, fmt.Errorf("orch-apiserver exited before it was ready (%v):\n%s", s.Cmd.ProcessState, s.Output.String())
 		default:
 		}
-		if time.Now().After(deadline) {
+		if o.Clock.Now().After(deadline) {
 			s.Kill()
 			return nil, fmt.Errorf("orch-apiserver not ready within %v:\n%s", o.Ready, s.Output.String())
 		}
@@ -85,7 +92,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 				}
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		o.Clock.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package apptest is what the orchlet's tests share, in-process (package app) and against the
 // built binary (cmd/orchlet), with orchchaos's agent campaign: a fakecri to run on, free ports,
-// waiting on real processes, and clearing a runtime of its sandboxes.
+// waiting on real processes on the clock they are given, and clearing a runtime of its sandboxes.
 package apptest
 
 import (
@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	cri "k8s.io/cri-api/pkg/apis"
 
 	"orch.io/orch/components/freeport"
@@ -39,19 +40,19 @@ func FreePort(t testing.TB) string {
 	return strconv.Itoa(freeport.For(t))
 }
 
-// WaitWithin polls cond until it holds, failing t with its last error after within: the pace of
-// real processes and runtimes, not a clock the test moves.
-func WaitWithin(t testing.TB, what string, within time.Duration, cond func() (bool, error)) {
+// WaitWithin polls cond on clk until it holds, failing t with its last error after within. Real
+// processes and runtimes keep the wall's pace, so their tests pass clock.New().
+func WaitWithin(t testing.TB, clk clock.Clock, what string, within time.Duration, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	deadline := clk.Now().Add(within)
 	var last error
-	for time.Now().Before(deadline) {
+	for clk.Now().Before(deadline) {
 		ok, err := cond()
 		if ok {
 			return
 		}
 		last = err
-		time.Sleep(50 * time.Millisecond)
+		clk.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("timed out after %v waiting for %s (last error: %v)", within, what, last)
 }

@@ -449,7 +449,9 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.O
 	for {
 		old, from, err := s.get(ctx, namespace, name)
 		if apierrors.IsNotFound(err) {
-			if !s.strategy.AllowCreateOnUpdate() || s.updates != UpdateStrategy(s.strategy) {
+			// A subresource's view never creates. (Not its strategy compared with the
+			// resource's: one holding a func, as an authorizer may, panics when compared.)
+			if !s.strategy.AllowCreateOnUpdate() || s.subresource != "" {
 				return nil, false, err
 			}
 			obj := in.DeepCopyObject()

@@ -126,3 +126,29 @@ func TestUpdateOverAConcurrentWrite(t *testing.T) {
 		})
 	}
 }
+
+// creatingConfigMaps creates a ConfigMap an update names and does not find; its func makes it a
+// strategy that cannot be compared, as an RBAC strategy holding an authorizer func.
+type creatingConfigMaps struct {
+	core.ConfigMapStrategy
+	hook func()
+}
+
+func (creatingConfigMaps) AllowCreateOnUpdate() bool { return true }
+
+// An update of an object that is not there creates it when the kind's strategy allows, whatever
+// the strategy holds, and not through a subresource's view.
+func TestUpdateCreates(t *testing.T) {
+	ctx := context.Background()
+	clk, mem := newMemory()
+	s := generic.New(generic.Options{Strategy: creatingConfigMaps{hook: func() {}}, Storage: mem, Clock: clk})
+	in := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}, Data: map[string]string{"k": "v"}}
+	if _, created, err := s.Update(ctx, "ns", "c", in, false); err != nil || !created {
+		t.Fatalf("update of a missing object: created %v, %v", created, err)
+	}
+	view := s.WithUpdates("status", core.ConfigMapStrategy{})
+	in = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns"}}
+	if _, _, err := view.Update(ctx, "ns", "d", in, false); !apierrors.IsNotFound(err) {
+		t.Fatalf("update of a missing object through a subresource: %v, want not found", err)
+	}
+}

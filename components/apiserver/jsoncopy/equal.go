@@ -2,7 +2,11 @@ package jsoncopy
 
 import (
 	"bytes"
+	"maps"
 	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Equal is reflect.DeepEqual of l and n, values of one type, without the record DeepEqual keeps
@@ -77,6 +81,16 @@ func Equal(l, n reflect.Value) bool {
 		if l.UnsafePointer() == n.UnsafePointer() {
 			return true
 		}
+		// Labels, annotations and resource lists by their types: MapIndex allocated a copy of
+		// every value it looked up (a quarter of a node status post's allocations in the store).
+		if lm, ok := reflect.TypeAssert[map[string]string](l); ok {
+			nm, _ := reflect.TypeAssert[map[string]string](n)
+			return maps.Equal(lm, nm)
+		}
+		if lm, ok := reflect.TypeAssert[corev1.ResourceList](l); ok {
+			nm, _ := reflect.TypeAssert[corev1.ResourceList](n)
+			return equalQuantities(lm, nm)
+		}
 		// One key and one value set from the iterator: its Key and Value allocated at every
 		// entry (a node's capacity and allocatable, at every post).
 		k, lv := reflect.New(l.Type().Key()).Elem(), reflect.New(l.Type().Elem()).Elem()
@@ -96,4 +110,22 @@ func Equal(l, n reflect.Value) bool {
 		return l.UnsafePointer() == n.UnsafePointer()
 	}
 	return false
+}
+
+// equalQuantities is Equal of two resource lists of one length, each pair of quantities compared
+// in one pair of variables.
+func equalQuantities(l, n corev1.ResourceList) bool {
+	var lq, nq resource.Quantity
+	lv, nv := reflect.ValueOf(&lq).Elem(), reflect.ValueOf(&nq).Elem()
+	for k, q := range l {
+		o, ok := n[k]
+		if !ok {
+			return false
+		}
+		lq, nq = q, o
+		if !Equal(lv, nv) {
+			return false
+		}
+	}
+	return true
 }

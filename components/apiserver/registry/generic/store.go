@@ -429,7 +429,9 @@ func (s *Store) get(ctx context.Context, namespace, name string) (runtime.Object
 
 // Update replaces namespace/name with in, creating it when absent if the strategy allows. A
 // resourceVersion in the object is a precondition; without one the update is unconditional and
-// retried over concurrent writes. created reports a create.
+// retried over concurrent writes. created reports a create. in is the store's from the call on:
+// it may be changed and be the answer, so a caller passes an object it no longer uses (the
+// handler's decoded body).
 func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.Object, dryRun bool) (out runtime.Object, created bool, err error) {
 	m := accessor(in)
 	if m.GetName() != name {
@@ -438,10 +440,18 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.O
 	if err := s.checkNamespace(m, namespace); err != nil {
 		return nil, false, err
 	}
+	// A write changes the object it writes, and a retry starts again from in as given, so each
+	// attempt writes a copy of in, unless no retry reads in: with a precondition, the one retry
+	// (a delete that met a newer revision) reads the object again and answers a conflict, or a
+	// not-found when it is gone and the kind is not created by an update. A heartbeat's copy was
+	// 1.4% of 10,000 nodes' CPU.
+	owned := m.GetResourceVersion() != "" && !s.strategy.AllowCreateOnUpdate()
 	for {
 		old, from, err := s.get(ctx, namespace, name)
 		if apierrors.IsNotFound(err) {
-			if !s.strategy.AllowCreateOnUpdate() || s.updates != UpdateStrategy(s.strategy) {
+			// A subresource's view never creates. (Not its strategy compared with the
+			// resource's: one holding a func, as an authorizer may, panics when compared.)
+			if !s.strategy.AllowCreateOnUpdate() || s.subresource != "" {
 				return nil, false, err
 			}
 			obj := in.DeepCopyObject()
@@ -455,7 +465,11 @@ func (s *Store) Update(ctx context.Context, namespace, name string, in runtime.O
 		if err != nil {
 			return nil, false, err
 		}
-		out, err := s.replace(ctx, old, from, in.DeepCopyObject(), dryRun)
+		next := in
+		if !owned {
+			next = in.DeepCopyObject()
+		}
+		out, err := s.replace(ctx, old, from, next, dryRun)
 		if errors.Is(err, errRetry) {
 			continue
 		}

@@ -19,6 +19,7 @@ func TestNodeHotFieldsTogether(t *testing.T) {
 		{"clk", unsafe.Offsetof(n.clk), unsafe.Sizeof(n.clk)},
 		{"rt", unsafe.Offsetof(n.rt), unsafe.Sizeof(n.rt)},
 		{"obs", unsafe.Offsetof(n.obs), unsafe.Sizeof(n.obs)},
+		{"obsWaiting", unsafe.Offsetof(n.obsWaiting), unsafe.Sizeof(n.obsWaiting)},
 		{"pods", unsafe.Offsetof(n.pods), unsafe.Sizeof(n.pods)},
 		{"memcg", unsafe.Offsetof(n.memcg), unsafe.Sizeof(n.memcg)},
 		{"api", unsafe.Offsetof(n.api), unsafe.Sizeof(n.api)},

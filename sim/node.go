@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing/fstest"
 	"time"
 
@@ -93,7 +94,9 @@ type Node struct {
 	// quietSeq and quietLines are the runtime's LastSeq and the observer's count when the node
 	// went quiet.
 	quietSeq   uint64
-	quietLines int
+	quietLines int32
+	// obsWaiting is the observer's count of the lines waiting, kept here for the looks that ask it.
+	obsWaiting atomic.Int32
 	lastCall   uint64        // the last call the trace has said (and every one before it)
 	done       chan struct{} // the running Step's: a value once it returned
 	steps      chan step     // to stepLoop
@@ -198,7 +201,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, lines: map[string]string{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
 		steps: make(chan step), stepDone: make(chan struct{}, 1), read: true, background: !cfg.SerializeImagePulls}
 	go n.stepLoop(w.ctx)
-	n.obs = &observer{now: w.Clock.Now}
+	n.obs = &observer{now: w.Clock.Now, waiting: &n.obsWaiting}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
 	if n.fs.dir == "" {
 		n.fs.dir = "."

@@ -451,7 +451,7 @@ func (n *Node) rest(acted, readers bool) {
 // status post's reads) or a line of its observer (a request to the API server, a pod handed
 // over). seq and lines are its runtime's LastSeq and its observer's count, read by gather, which
 // empties the observer.
-func (n *Node) wake(seq uint64, lines int) {
+func (n *Node) wake(seq uint64, lines int32) {
 	if n.quiet && (seq != n.quietSeq || lines != n.quietLines) {
 		n.quiet = false
 	}

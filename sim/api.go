@@ -684,7 +684,7 @@ func (w *World) stepAPI(n *Node) bool {
 		_ = a.status.RenewLease(w.ctx)
 		a.leaseAt = tick(a.since, nodestatus.RenewInterval, now)
 	}
-	v := n.Agent.Pods.PodsVersion()
+	v := n.podsVersionNow()
 	if a.poked || v != a.podsVersion || !now.Before(a.syncAt) {
 		a.poked, a.podsVersion = false, v
 		a.pods.Sync(w.ctx)

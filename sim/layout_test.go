@@ -20,6 +20,8 @@ func TestNodeHotFieldsTogether(t *testing.T) {
 		{"rt", unsafe.Offsetof(n.rt), unsafe.Sizeof(n.rt)},
 		{"obs", unsafe.Offsetof(n.obs), unsafe.Sizeof(n.obs)},
 		{"obsWaiting", unsafe.Offsetof(n.obsWaiting), unsafe.Sizeof(n.obsWaiting)},
+		{"pvFresh", unsafe.Offsetof(n.pvFresh), unsafe.Sizeof(n.pvFresh)},
+		{"pv", unsafe.Offsetof(n.pv), unsafe.Sizeof(n.pv)},
 		{"pods", unsafe.Offsetof(n.pods), unsafe.Sizeof(n.pods)},
 		{"memcg", unsafe.Offsetof(n.memcg), unsafe.Sizeof(n.memcg)},
 		{"api", unsafe.Offsetof(n.api), unsafe.Sizeof(n.api)},

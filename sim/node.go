@@ -82,33 +82,37 @@ type Node struct {
 	// noCalls: the last rest found no Step running and no call of the pod workers' in progress,
 	// and no Step started since.
 	noCalls bool
-	clk     *clock.Mock
-	rt      *fakecri.Runtime
-	obs     *observer
+	// pvFresh: pv is the pod workers' PodsVersion, read with no Step running and none started
+	// since (podsVersionNow).
+	pvFresh bool
+	// timed has bit i set when readers[i] is a timed reader (timedReader); one past its 16 bits is
+	// not marked, and is asked at every look as the others are.
+	timed uint16
+	// quietLines is the observer's count when the node went quiet; obsWaiting the observer's count
+	// of the lines waiting, kept here for the looks that ask it.
+	quietLines int32
+	obsWaiting atomic.Int32
+	clk        *clock.Mock
+	rt         *fakecri.Runtime
+	obs        *observer
 	// pods is the agent's, which the driver reads at every look: kept here, the looks do not read
 	// the agent's struct, a cache line missed a pass at 10,000 nodes.
 	pods  *pods.Manager
 	memcg *simMemcg
 	api   *apiNode // nil in standalone mode
 
-	// quietSeq and quietLines are the runtime's LastSeq and the observer's count when the node
-	// went quiet.
-	quietSeq   uint64
-	quietLines int32
-	// obsWaiting is the observer's count of the lines waiting, kept here for the looks that ask it.
-	obsWaiting atomic.Int32
-	lastCall   uint64        // the last call the trace has said (and every one before it)
-	done       chan struct{} // the running Step's: a value once it returned
-	steps      chan step     // to stepLoop
-	stepDone   chan struct{} // stepLoop's Steps' done, made again by Restart
+	quietSeq uint64        // the runtime's LastSeq when the node went quiet
+	pv       uint64        // see pvFresh
+	lastCall uint64        // the last call the trace has said (and every one before it)
+	done     chan struct{} // the running Step's: a value once it returned
+	steps    chan step     // to stepLoop
+	stepDone chan struct{} // stepLoop's Steps' done, made again by Restart
 	// life is the context of everything the agent does, ended by Kill.
 	life context.Context
 
 	agentDue time.Time // when the node went quiet, its agent's and runtime's next due time
 	// feedDue is the feeders' earliest NextDeadline as the last begin left them.
-	feedDue time.Time
-	// timed has bit i set when readers[i] is a timed reader (timedReader).
-	timed       uint64
+	feedDue     time.Time
 	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
 
 	// timedDue is the earliest NextDeadline of the timed readers. Until it passes none of them is
@@ -495,7 +499,7 @@ func (w *World) gather(n *Node, now time.Time) {
 
 	if n.stepped {
 		n.stepped = false
-		if v := n.pods.PodsVersion(); v != n.podsVersion {
+		if v := n.podsVersionNow(); v != n.podsVersion {
 			n.podsVersion = v
 			w.diffPods(n, now, add)
 		}

@@ -558,7 +558,7 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 // every Step of every node); a new one, with a channel of its own, when it is still busy (a killed
 // agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
-	n.stepping, n.noCalls = true, false
+	n.stepping, n.noCalls, n.pvFresh = true, false, false
 	s := step{ctx: ctx, pods: n.pods, done: n.stepDone}
 	select {
 	case n.steps <- s:
@@ -567,6 +567,18 @@ func (n *Node) startStep(ctx context.Context) {
 		go s.run()
 	}
 	n.done = s.done
+}
+
+// podsVersionNow is the pod workers' PodsVersion, read from them only when a Step started since
+// the last read or was running at it: only a Step publishes, and the read was two cold lines (the
+// pod workers' struct and their status cache's) at every node at every round of every simulated
+// second (stepAPI's and gather's).
+func (n *Node) podsVersionNow() uint64 {
+	if !n.pvFresh {
+		n.pv = n.pods.PodsVersion()
+		n.pvFresh = !n.stepping
+	}
+	return n.pv
 }
 
 // step is one Step of a node's pod workers, handed to its stepLoop as a value (a closure was an

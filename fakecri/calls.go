@@ -64,7 +64,7 @@ const (
 	numMethods
 )
 
-// Runtime.faulted is a method's bit a method.
+// Runtime.faulted has a bit for each method: they must fit in its 64.
 var _ [64 - numMethods]struct{}
 
 func (m method) String() string { return script.Methods[m] }

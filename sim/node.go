@@ -85,8 +85,8 @@ type Node struct {
 	// pvFresh: pv is the pod workers' PodsVersion, read with no Step running and none started
 	// since (podsVersionNow).
 	pvFresh bool
-	// timed has bit i set when readers[i] is a timed reader (timedReader); one past its 16 bits is
-	// not marked, and is asked at every look as the others are.
+	// timed has bit i set when readers[i] is a timed reader (timedReader); a reader past the 16th
+	// is not marked, and is asked at every look as an untimed one is.
 	timed uint16
 	// quietLines is the observer's count when the node went quiet; obsWaiting the observer's count
 	// of the lines waiting, kept here for the looks that ask it.

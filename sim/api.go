@@ -664,7 +664,7 @@ func (w *World) stepAPI(n *Node) bool {
 		return false
 	}
 	now := w.Clock.Now()
-	before := n.obs.count()
+	before := n.linesWaiting()
 	if a.relist && !now.Before(a.listAt) {
 		w.listPods(n)
 	}
@@ -690,7 +690,7 @@ func (w *World) stepAPI(n *Node) bool {
 		a.pods.Sync(w.ctx)
 		a.syncAt = tick(w.start, time.Second, now)
 	}
-	return n.obs.count() != before
+	return n.linesWaiting() != before
 }
 
 // listPods lists the pods bound to a restarted node, as its informer does before it watches, and

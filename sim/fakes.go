@@ -24,9 +24,9 @@ import (
 // driver reads it at a settled point.
 type observer struct {
 	now func() time.Time
-	// waiting is len(lines), kept where the driver reads it (the Node's first cache line): count
-	// is asked of every node several times a simulated second, and the observer's lock was a cold
-	// line each time at 10,000 nodes.
+	// waiting is len(lines), kept where the driver reads it (Node.obsWaiting, on the Node's first
+	// cache line): the looks ask it of every node several times a simulated second, and the
+	// observer's struct was a cold line each time at 10,000 nodes.
 	waiting *atomic.Int32
 	mu      sync.Mutex
 	lines   []observed
@@ -49,9 +49,6 @@ func (o *observer) addText(kind, text string) {
 	o.waiting.Store(int32(len(o.lines)))
 	o.mu.Unlock()
 }
-
-// count is how many lines wait to be read.
-func (o *observer) count() int32 { return o.waiting.Load() }
 
 func (o *observer) take() []observed {
 	o.mu.Lock()

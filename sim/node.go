@@ -88,8 +88,8 @@ type Node struct {
 	// timed has bit i set when readers[i] is a timed reader (timedReader); a reader past the 16th
 	// is not marked, and is asked at every look as an untimed one is.
 	timed uint16
-	// quietLines is the observer's count when the node went quiet; obsWaiting the observer's count
-	// of the lines waiting, kept here for the looks that ask it.
+	// obsWaiting is how many of the observer's lines wait to be read (linesWaiting), kept here by
+	// the observer for the looks; quietLines was it when the node went quiet.
 	quietLines int32
 	obsWaiting atomic.Int32
 	clk        *clock.Mock
@@ -396,7 +396,7 @@ var callBuffers = sync.Pool{New: func() any { return new([]calllog.Call) }}
 // for flush to record. It reads and changes that node alone (and nothing of the world's but its
 // start), so the nodes gather at once.
 func (w *World) gather(n *Node, now time.Time) {
-	seq, lines := n.rt.LastSeq(), n.obs.count()
+	seq, lines := n.rt.LastSeq(), n.linesWaiting()
 	n.wake(seq, lines)
 	if !n.updated && !n.stepped && !n.read && len(n.inFlight) == 0 && seq == n.lastCall && lines == 0 {
 		// Nothing happened since the last look (the second look at each instant, most often):

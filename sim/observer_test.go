@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// The observer's count, kept on the node apart from its lines, is the number of lines waiting
+// The count of the observer's lines the node keeps (linesWaiting) is the number of lines waiting
 // after every add and take: fails when an add or a take leaves it behind.
-func TestObserverCountIsLinesWaiting(t *testing.T) {
+func TestLinesWaitingIsTheObserversLines(t *testing.T) {
 	var n Node
 	n.obs = &observer{now: time.Now, waiting: &n.obsWaiting}
 	for i, step := range []struct {
@@ -30,7 +30,7 @@ func TestObserverCountIsLinesWaiting(t *testing.T) {
 		if step.take {
 			n.obs.take()
 		}
-		if got := n.obs.count(); got != step.want || int(got) != len(n.obs.lines) {
+		if got := n.linesWaiting(); got != step.want || int(got) != len(n.obs.lines) {
 			t.Fatalf("step %d: count %d, %d lines waiting, want %d", i, got, len(n.obs.lines), step.want)
 		}
 	}
@@ -47,13 +47,13 @@ func TestObserverCountIsLinesWaiting(t *testing.T) {
 	}
 	taken := len(n.obs.take())
 	for range 50 {
-		if c := n.obs.count(); c > 0 {
+		if c := n.linesWaiting(); c > 0 {
 			taken += len(n.obs.take())
 		}
 	}
 	wg.Wait()
 	taken += len(n.obs.take())
-	if taken != 401 || n.obs.count() != 0 {
-		t.Fatalf("%d lines taken, want 401 (the one left above and 400); count %d after, want 0", taken, n.obs.count())
+	if taken != 401 || n.linesWaiting() != 0 {
+		t.Fatalf("%d lines taken, want 401 (the one left above and 400); count %d after, want 0", taken, n.linesWaiting())
 	}
 }

@@ -443,7 +443,7 @@ func (n *Node) rest(acted, readers bool) {
 			}
 		}
 	}
-	n.quiet, n.quietSeq, n.quietLines = true, n.rt.LastSeq(), n.obs.count()
+	n.quiet, n.quietSeq, n.quietLines = true, n.rt.LastSeq(), n.linesWaiting()
 	n.agentDue = n.agentNextDue(n.clk.Now())
 }
 
@@ -460,7 +460,11 @@ func (n *Node) wake(seq uint64, lines int32) {
 
 // asleep tells that the node is quiet and nothing reached it since gather looked (deliver, which
 // hands it pod changes, writes its observer a line for each).
-func (n *Node) asleep() bool { return n.quiet && n.obs.count() == 0 }
+func (n *Node) asleep() bool { return n.quiet && n.linesWaiting() == 0 }
+
+// linesWaiting is how many lines the node's observer holds for gather, read off the Node: through
+// the observer it was a cold line at every node at every look.
+func (n *Node) linesWaiting() int32 { return n.obsWaiting.Load() }
 
 // next is the earliest time after now at which any node or runtime has something due. RunUntil
 // calls it after a settle, whose live nodes are those up (nothing looks at the runtime while the

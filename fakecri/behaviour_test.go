@@ -826,3 +826,33 @@ func TestChangesOneChannelUntilAChange(t *testing.T) {
 	default:
 	}
 }
+
+// begin skips the fault rules of a method whose bit in faulted is clear: the bits follow every
+// SetScript, one a method with rules, so a rule set later fires and one dropped no longer does.
+// Fails when a method's bit is wrong or left from the script before.
+func TestFaultsFollowSetScript(t *testing.T) {
+	f := newFixture(t, nil)
+	unavailable := &script.FaultError{Code: "Unavailable"}
+	version := func() error { _, err := f.RT.Version(f.Ctx, &runtimeapi.VersionRequest{}); return err }
+	status := func() error { _, err := f.RT.Status(f.Ctx, &runtimeapi.StatusRequest{}); return err }
+	for _, c := range []struct {
+		name            string
+		faults          []script.FaultRule
+		version, status codes.Code
+	}{
+		{"none", nil, codes.OK, codes.OK},
+		{"version", []script.FaultRule{{Method: "Version", Error: unavailable}}, codes.Unavailable, codes.OK},
+		{"status", []script.FaultRule{{Method: "Status", Error: unavailable}}, codes.OK, codes.Unavailable},
+		{"every method", []script.FaultRule{{Method: "*", Error: unavailable}}, codes.Unavailable, codes.Unavailable},
+		{"none again", nil, codes.OK, codes.OK},
+	} {
+		if err := f.RT.SetScript(&script.Script{Faults: c.faults}); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, version(), c.version)
+		wantCode(t, status(), c.status)
+		if c.name == "every method" && f.RT.faulted.Load() != 1<<numMethods-1 {
+			t.Fatalf("%s: faulted %b, want every one of the %d methods' bits", c.name, f.RT.faulted.Load(), numMethods)
+		}
+	}
+}

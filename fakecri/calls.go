@@ -64,6 +64,9 @@ const (
 	numMethods
 )
 
+// Runtime.faulted has a bit for each method: they must fit in its 64.
+var _ [64 - numMethods]struct{}
+
 func (m method) String() string { return script.Methods[m] }
 
 // Calls returns recorded calls, oldest first.
@@ -99,9 +102,12 @@ func (r *Runtime) begin(ctx context.Context, m method, req proto.Message) (*call
 	r.inflight.Add(1)
 	cc := &callCtx{rec: calllog.Call{Method: script.Methods[m], Start: r.now(), Request: calllog.Summarize(req), Message: calllog.CloneRequest(req)}}
 	r.log.Add(&cc.rec)
+	if r.faulted.Load()&(1<<m) == 0 {
+		return cc, nil
+	}
 	c := r.cur.Load()
 	if c.Faults == nil || len(c.Faults[m]) == 0 {
-		return cc, nil
+		return cc, nil // a script without them set since faulted was read
 	}
 	var latency time.Duration
 	var fire *script.CompiledFaultRule

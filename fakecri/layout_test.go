@@ -23,6 +23,7 @@ func TestRuntimeHotFieldsTogether(t *testing.T) {
 		{"pendingEvents", unsafe.Offsetof(r.pendingEvents), unsafe.Sizeof(r.pendingEvents)},
 		{"waitMu", unsafe.Offsetof(r.waitMu), unsafe.Sizeof(r.waitMu)},
 		{"parked", unsafe.Offsetof(r.parked), unsafe.Sizeof(r.parked)},
+		{"faulted", unsafe.Offsetof(r.faulted), unsafe.Sizeof(r.faulted)},
 		{"mu", unsafe.Offsetof(r.mu), unsafe.Sizeof(r.mu)},
 		{"sched", unsafe.Offsetof(r.sched), unsafe.Sizeof(r.sched)},
 		{"logging", unsafe.Offsetof(r.logging), unsafe.Sizeof(r.logging)},

@@ -76,8 +76,11 @@ type Runtime struct {
 	// Idle, which the simulator asks of every node every simulated second, finds none without
 	// reading a map's header elsewhere in memory (ranging over the empty map was 1% of the CPU of
 	// 10,000 simulated nodes).
-	parked  []parkedWait
-	waitSeq uint64
+	parked []parkedWait
+	// faulted has bit m set when the script in force has fault rules for method m: begin reads it
+	// here, not on the compiled script's line, cold at every node's first call of a simulated
+	// second. Set after the script, under faultMu.
+	faulted atomic.Uint64
 
 	// mu guards what follows it; Idle reads sched and logging too, so they come first.
 	mu          sync.Mutex
@@ -108,6 +111,7 @@ type Runtime struct {
 
 	seed       int64
 	createLogs bool
+	waitSeq    uint64
 
 	cur     atomic.Pointer[script.Compiled]
 	faultMu sync.Mutex
@@ -177,8 +181,15 @@ func (r *Runtime) SetScript(s *script.Script) error {
 		return err
 	}
 	c.RuntimeVersion = cmp.Or(c.RuntimeVersion, Version)
+	var faulted uint64
+	for m, rules := range c.Faults {
+		if len(rules) > 0 {
+			faulted |= 1 << m
+		}
+	}
 	r.faultMu.Lock()
 	r.cur.Store(c)
+	r.faulted.Store(faulted)
 	r.faultMu.Unlock()
 	r.mu.Lock()
 	for _, ref := range c.Preload {

@@ -664,7 +664,7 @@ func (w *World) stepAPI(n *Node) bool {
 		return false
 	}
 	now := w.Clock.Now()
-	before := n.obs.count()
+	before := n.linesWaiting()
 	if a.relist && !now.Before(a.listAt) {
 		w.listPods(n)
 	}
@@ -684,13 +684,13 @@ func (w *World) stepAPI(n *Node) bool {
 		_ = a.status.RenewLease(w.ctx)
 		a.leaseAt = tick(a.since, nodestatus.RenewInterval, now)
 	}
-	v := n.Agent.Pods.PodsVersion()
+	v := n.podsVersionNow()
 	if a.poked || v != a.podsVersion || !now.Before(a.syncAt) {
 		a.poked, a.podsVersion = false, v
 		a.pods.Sync(w.ctx)
 		a.syncAt = tick(w.start, time.Second, now)
 	}
-	return n.obs.count() != before
+	return n.linesWaiting() != before
 }
 
 // listPods lists the pods bound to a restarted node, as its informer does before it watches, and

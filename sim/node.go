@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing/fstest"
 	"time"
 
@@ -81,31 +82,37 @@ type Node struct {
 	// noCalls: the last rest found no Step running and no call of the pod workers' in progress,
 	// and no Step started since.
 	noCalls bool
-	clk     *clock.Mock
-	rt      *fakecri.Runtime
-	obs     *observer
+	// pvFresh: pv is the pod workers' PodsVersion, read with no Step running and none started
+	// since (podsVersionNow).
+	pvFresh bool
+	// timed has bit i set when readers[i] is a timed reader (timedReader); a reader past the 16th
+	// is not marked, and is asked at every look as an untimed one is.
+	timed uint16
+	// obsWaiting is how many of the observer's lines wait to be read (linesWaiting), kept here by
+	// the observer for the looks; quietLines was it when the node went quiet.
+	quietLines int32
+	obsWaiting atomic.Int32
+	clk        *clock.Mock
+	rt         *fakecri.Runtime
+	obs        *observer
 	// pods is the agent's, which the driver reads at every look: kept here, the looks do not read
 	// the agent's struct, a cache line missed a pass at 10,000 nodes.
 	pods  *pods.Manager
 	memcg *simMemcg
 	api   *apiNode // nil in standalone mode
 
-	// quietSeq and quietLines are the runtime's LastSeq and the observer's count when the node
-	// went quiet.
-	quietSeq   uint64
-	quietLines int
-	lastCall   uint64        // the last call the trace has said (and every one before it)
-	done       chan struct{} // the running Step's: a value once it returned
-	steps      chan step     // to stepLoop
-	stepDone   chan struct{} // stepLoop's Steps' done, made again by Restart
+	quietSeq uint64        // the runtime's LastSeq when the node went quiet
+	pv       uint64        // see pvFresh
+	lastCall uint64        // the last call the trace has said (and every one before it)
+	done     chan struct{} // the running Step's: a value once it returned
+	steps    chan step     // to stepLoop
+	stepDone chan struct{} // stepLoop's Steps' done, made again by Restart
 	// life is the context of everything the agent does, ended by Kill.
 	life context.Context
 
 	agentDue time.Time // when the node went quiet, its agent's and runtime's next due time
 	// feedDue is the feeders' earliest NextDeadline as the last begin left them.
-	feedDue time.Time
-	// timed has bit i set when readers[i] is a timed reader (timedReader).
-	timed       uint64
+	feedDue     time.Time
 	podsVersion uint64 // the pod workers' PodsVersion that podState reflects
 
 	// timedDue is the earliest NextDeadline of the timed readers. Until it passes none of them is
@@ -198,7 +205,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		inFlight: map[uint64]bool{}, ended: map[uint64]bool{}, lines: map[string]string{}, podState: map[string]tracedPod{}, desired: sources.Snapshot{},
 		steps: make(chan step), stepDone: make(chan struct{}, 1), read: true, background: !cfg.SerializeImagePulls}
 	go n.stepLoop(w.ctx)
-	n.obs = &observer{now: w.Clock.Now}
+	n.obs = &observer{now: w.Clock.Now, waiting: &n.obsWaiting}
 	n.fs = &memFS{dir: strings.TrimPrefix(filepath.ToSlash(filepath.Clean("/"+cfg.StaticPodPath)), "/"), obs: n.obs, m: fstest.MapFS{}}
 	if n.fs.dir == "" {
 		n.fs.dir = "."
@@ -389,7 +396,7 @@ var callBuffers = sync.Pool{New: func() any { return new([]calllog.Call) }}
 // for flush to record. It reads and changes that node alone (and nothing of the world's but its
 // start), so the nodes gather at once.
 func (w *World) gather(n *Node, now time.Time) {
-	seq, lines := n.rt.LastSeq(), n.obs.count()
+	seq, lines := n.rt.LastSeq(), n.linesWaiting()
 	n.wake(seq, lines)
 	if !n.updated && !n.stepped && !n.read && len(n.inFlight) == 0 && seq == n.lastCall && lines == 0 {
 		// Nothing happened since the last look (the second look at each instant, most often):
@@ -492,7 +499,7 @@ func (w *World) gather(n *Node, now time.Time) {
 
 	if n.stepped {
 		n.stepped = false
-		if v := n.pods.PodsVersion(); v != n.podsVersion {
+		if v := n.podsVersionNow(); v != n.podsVersion {
 			n.podsVersion = v
 			w.diffPods(n, now, add)
 		}

@@ -443,7 +443,7 @@ func (n *Node) rest(acted, readers bool) {
 			}
 		}
 	}
-	n.quiet, n.quietSeq, n.quietLines = true, n.rt.LastSeq(), n.obs.count()
+	n.quiet, n.quietSeq, n.quietLines = true, n.rt.LastSeq(), n.linesWaiting()
 	n.agentDue = n.agentNextDue(n.clk.Now())
 }
 
@@ -451,7 +451,7 @@ func (n *Node) rest(acted, readers bool) {
 // status post's reads) or a line of its observer (a request to the API server, a pod handed
 // over). seq and lines are its runtime's LastSeq and its observer's count, read by gather, which
 // empties the observer.
-func (n *Node) wake(seq uint64, lines int) {
+func (n *Node) wake(seq uint64, lines int32) {
 	if n.quiet && (seq != n.quietSeq || lines != n.quietLines) {
 		n.quiet = false
 	}
@@ -460,7 +460,11 @@ func (n *Node) wake(seq uint64, lines int) {
 
 // asleep tells that the node is quiet and nothing reached it since gather looked (deliver, which
 // hands it pod changes, writes its observer a line for each).
-func (n *Node) asleep() bool { return n.quiet && n.obs.count() == 0 }
+func (n *Node) asleep() bool { return n.quiet && n.linesWaiting() == 0 }
+
+// linesWaiting is how many lines the node's observer holds for gather, read off the Node: through
+// the observer it was a cold line at every node at every look.
+func (n *Node) linesWaiting() int32 { return n.obsWaiting.Load() }
 
 // next is the earliest time after now at which any node or runtime has something due. RunUntil
 // calls it after a settle, whose live nodes are those up (nothing looks at the runtime while the
@@ -558,7 +562,7 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 // every Step of every node); a new one, with a channel of its own, when it is still busy (a killed
 // agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
-	n.stepping, n.noCalls = true, false
+	n.stepping, n.noCalls, n.pvFresh = true, false, false
 	s := step{ctx: ctx, pods: n.pods, done: n.stepDone}
 	select {
 	case n.steps <- s:
@@ -567,6 +571,18 @@ func (n *Node) startStep(ctx context.Context) {
 		go s.run()
 	}
 	n.done = s.done
+}
+
+// podsVersionNow is the pod workers' PodsVersion, read from them only when a Step started since
+// the last read or was running at it: only a Step publishes, and the read was two cold lines (the
+// pod workers' struct and their status cache's) at every node at every round of every simulated
+// second (stepAPI's and gather's).
+func (n *Node) podsVersionNow() uint64 {
+	if !n.pvFresh {
+		n.pv = n.pods.PodsVersion()
+		n.pvFresh = !n.stepping
+	}
+	return n.pv
 }
 
 // step is one Step of a node's pod workers, handed to its stepLoop as a value (a closure was an

@@ -154,8 +154,26 @@ func TestServerDispatchesAsContainer(t *testing.T) {
 	normal := func(w *httptest.ResponseRecorder) string {
 		return varying.ReplaceAllString(w.Body.String(), "${1}X")
 	}
+	// The servers' controllers bootstrap their objects in the background: the answers are
+	// compared once both have them all.
+	settled := func() bool {
+		for _, p := range []string{"/apis/rbac.authorization.orch.io/v1/clusterroles", "/apis/rbac.authorization.orch.io/v1/clusterrolebindings", "/api/v1/namespaces"} {
+			if normal(serve(direct, http.MethodGet, p, nil)) != normal(serve(viaMux, http.MethodGet, p, nil)) {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(10 * time.Second); !settled(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the two servers' bootstrapped objects differ")
+		}
+	}
 	for _, target := range targets {
 		for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+			if method == http.MethodDelete && !strings.Contains(target, "/x") {
+				continue // a collection's delete, which the controllers would bootstrap again in their time
+			}
 			var body []byte
 			if method == http.MethodPut || method == http.MethodPost || method == http.MethodPatch {
 				body = []byte(`{"metadata":{"name":"x"}}`)

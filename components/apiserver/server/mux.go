@@ -3,7 +3,6 @@ package server
 import (
 	"net/http"
 	"path"
-	"slices"
 	"strings"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -19,7 +18,8 @@ type plainMux struct {
 	mux      *http.ServeMux
 	plain    bool                    // every pattern is a path alone
 	exact    map[string]http.Handler // the patterns not ending in "/"
-	prefixes []plainPrefix           // the others, longest first
+	prefixes map[string]plainPrefix  // the others
+	trees    map[string]bool         // the others without their "/"
 }
 
 type plainPrefix struct {
@@ -28,7 +28,7 @@ type plainPrefix struct {
 }
 
 func newPlainMux() *plainMux {
-	return &plainMux{mux: http.NewServeMux(), plain: true, exact: map[string]http.Handler{}}
+	return &plainMux{mux: http.NewServeMux(), plain: true, exact: map[string]http.Handler{}, prefixes: map[string]plainPrefix{}, trees: map[string]bool{}}
 }
 
 // Handle registers h for pattern, as http.ServeMux.Handle does (and panics as it does).
@@ -38,8 +38,8 @@ func (m *plainMux) Handle(pattern string, h http.Handler) {
 	case !strings.HasPrefix(pattern, "/") || strings.ContainsAny(pattern, " \t{}%"):
 		m.plain = false
 	case strings.HasSuffix(pattern, "/"):
-		m.prefixes = append(m.prefixes, plainPrefix{pattern, h})
-		slices.SortStableFunc(m.prefixes, func(a, b plainPrefix) int { return len(b.pattern) - len(a.pattern) })
+		m.prefixes[pattern] = plainPrefix{pattern, h}
+		m.trees[strings.TrimSuffix(pattern, "/")] = true
 	default:
 		m.exact[pattern] = h
 	}
@@ -68,17 +68,21 @@ func (m *plainMux) clean(r *http.Request) bool {
 }
 
 // match is the handler and pattern of the clean path p; not ok where the mux would redirect p to
-// p+"/" or has no pattern for it.
+// p+"/" or has no pattern for it. A pattern ending in "/" that begins p ends at one of p's slashes:
+// they are looked up from the last, a map lookup a segment (trying each pattern in turn, longest
+// first, with p+"/" made for each, took a quarter of a microsecond among eight patterns).
 func (m *plainMux) match(p string) (http.Handler, string, bool) {
 	if h, ok := m.exact[p]; ok {
 		return h, p, true
 	}
-	for _, pp := range m.prefixes {
-		if pp.pattern == p+"/" {
-			return nil, "", false // the mux redirects /tree to /tree/
-		}
-		if strings.HasPrefix(p, pp.pattern) {
-			return pp.handler, pp.pattern, true
+	if m.trees[p] {
+		return nil, "", false // the mux redirects /tree to /tree/
+	}
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			if pp, ok := m.prefixes[p[:i+1]]; ok {
+				return pp.handler, pp.pattern, true
+			}
 		}
 	}
 	return nil, "", false

@@ -77,3 +77,20 @@ func TestPlainMuxAllocates(t *testing.T) {
 		t.Errorf("plainMux allocated %v times", n)
 	}
 }
+
+// BenchmarkPlainMuxMatch is the choice of a node status post's and a lease renewal's handlers
+// among patterns of the server's Container's shape: seven group versions' roots and "/".
+func BenchmarkPlainMuxMatch(b *testing.B) {
+	m := newPlainMux()
+	h := http.NotFoundHandler()
+	for _, gv := range []string{"/api/v1", "/apis/rbac.authorization.orch.io/v1", "/apis/coordination.orch.io/v1",
+		"/apis/events.orch.io/v1", "/apis/apps/v1", "/apis/batch/v1", "/apis/policy/v1"} {
+		m.Handle(gv, h)
+		m.Handle(gv+"/", h)
+	}
+	m.Handle("/", h)
+	for b.Loop() {
+		m.match("/api/v1/nodes/node-1234/status")
+		m.match("/apis/coordination.orch.io/v1/namespaces/kube-node-lease/leases/node-1234")
+	}
+}

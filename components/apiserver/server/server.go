@@ -60,16 +60,20 @@ func New(c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	var resources http.Handler = container
+	if dispatchDirectly {
+		resources = newContainerMux(container)
+	}
 	mux := newPlainMux()
 	mux.Handle("/openapi/", docs)
-	mux.Handle("/apis/", container)
-	mux.Handle("/apis", container)
-	mux.Handle("/api/", container)
-	mux.Handle("/api", container)
+	mux.Handle("/apis/", resources)
+	mux.Handle("/apis", resources)
+	mux.Handle("/api/", resources)
+	mux.Handle("/api", resources)
 	for _, a := range aliases {
 		path := "/apis/" + a.kubernetes.String()
-		mux.Handle(path, a.handler(container))
-		mux.Handle(path+"/", a.handler(container))
+		mux.Handle(path, a.handler(resources))
+		mux.Handle(path+"/", a.handler(resources))
 	}
 	mux.Handle("/version", jsonHandler(func() any { return c.Version }))
 	checks := []HealthCheck{{"ping", func(context.Context) error { return nil }}, {"etcd", storageCheck(c.Clock, c.Storage)}}

@@ -59,19 +59,7 @@ func TestContainerMuxIsContainer(t *testing.T) {
 				if target == "*" && method != http.MethodOptions {
 					continue
 				}
-				got, want := httptest.NewRecorder(), httptest.NewRecorder()
-				gotReq, wantReq := httptest.NewRequest(method, target, nil), httptest.NewRequest(method, target, nil)
-				if target == "*" {
-					gotReq.URL.Path, wantReq.URL.Path = "/", "/"
-				}
-				direct.ServeHTTP(got, gotReq)
-				c.ServeHTTP(want, wantReq)
-				if got.Code != want.Code || got.Header().Get("Location") != want.Header().Get("Location") ||
-					got.Body.String() != want.Body.String() || gotReq.Pattern != wantReq.Pattern {
-					t.Errorf("set %d, %s %s: containerMux %d %q %q (pattern %q), Container %d %q %q (pattern %q)", i, method, target,
-						got.Code, got.Header().Get("Location"), got.Body, gotReq.Pattern,
-						want.Code, want.Header().Get("Location"), want.Body, wantReq.Pattern)
-				}
+				sameRouting(t, fmt.Sprintf("set %d, %s %s: containerMux", i, method, target), "Container", method, target, direct, c)
 			}
 		}
 	}

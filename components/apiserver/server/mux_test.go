@@ -49,21 +49,28 @@ func TestPlainMuxIsServeMux(t *testing.T) {
 				if target == "" || target == "*" && method != http.MethodOptions {
 					continue
 				}
-				got, want := httptest.NewRecorder(), httptest.NewRecorder()
-				gotReq, wantReq := httptest.NewRequest(method, target, nil), httptest.NewRequest(method, target, nil)
-				if target == "*" { // as the mux sees it whatever the path
-					gotReq.URL.Path, wantReq.URL.Path = "/", "/"
-				}
-				plain.ServeHTTP(got, gotReq)
-				mux.ServeHTTP(want, wantReq)
-				if got.Code != want.Code || got.Header().Get("Location") != want.Header().Get("Location") ||
-					got.Body.String() != want.Body.String() || gotReq.Pattern != wantReq.Pattern {
-					t.Errorf("%v, %s %s: plainMux %d %q %q (pattern %q), ServeMux %d %q %q (pattern %q)", extra, method, target,
-						got.Code, got.Header().Get("Location"), got.Body, gotReq.Pattern,
-						want.Code, want.Header().Get("Location"), want.Body, wantReq.Pattern)
-				}
+				sameRouting(t, fmt.Sprintf("%v, %s %s: plainMux", extra, method, target), "ServeMux", method, target, plain, mux)
 			}
 		}
+	}
+}
+
+// sameRouting serves method target to got and want and fails t where their codes, redirects,
+// bodies or chosen patterns differ, naming each side as it is labelled.
+func sameRouting(t *testing.T, gotLabel, wantLabel, method, target string, gotH, wantH http.Handler) {
+	t.Helper()
+	got, want := httptest.NewRecorder(), httptest.NewRecorder()
+	gotReq, wantReq := httptest.NewRequest(method, target, nil), httptest.NewRequest(method, target, nil)
+	if target == "*" { // as the mux sees it whatever the path
+		gotReq.URL.Path, wantReq.URL.Path = "/", "/"
+	}
+	gotH.ServeHTTP(got, gotReq)
+	wantH.ServeHTTP(want, wantReq)
+	if got.Code != want.Code || got.Header().Get("Location") != want.Header().Get("Location") ||
+		got.Body.String() != want.Body.String() || gotReq.Pattern != wantReq.Pattern {
+		t.Errorf("%s %d %q %q (pattern %q), %s %d %q %q (pattern %q)", gotLabel,
+			got.Code, got.Header().Get("Location"), got.Body, gotReq.Pattern,
+			wantLabel, want.Code, want.Header().Get("Location"), want.Body, wantReq.Pattern)
 	}
 }
 

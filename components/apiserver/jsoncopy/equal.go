@@ -130,7 +130,7 @@ func Equal(l, n reflect.Value) bool {
 // equalQuantities is Equal of two resource lists of one length, each pair of quantities compared
 // by their leaves in place, without a copy on the heap.
 func equalQuantities(l, n corev1.ResourceList) bool {
-	p := leavesOf(quantityType)
+	p := quantityLeaves
 	for k, q := range l {
 		o, ok := n[k]
 		if !ok {
@@ -147,7 +147,7 @@ func equalQuantities(l, n corev1.ResourceList) bool {
 	return true
 }
 
-var quantityType = reflect.TypeFor[resource.Quantity]()
+var quantityLeaves = leavesOf(reflect.TypeFor[resource.Quantity]())
 
 // equalQuantity is Equal of q and o by reflection, for a quantity whose leaves are not scalars.
 func equalQuantity(q, o resource.Quantity) bool {
@@ -195,18 +195,46 @@ func leavesOf(t reflect.Type) leaves {
 		return ls.(leaves)
 	}
 	var ls leaves
-	appendLeaves(&ls, t, 0)
+	appendLeaves(&ls, t, 0, -1)
 	leavesOfType.Store(t, ls)
 	return ls
 }
 
-func appendLeaves(ls *leaves, t reflect.Type, off uintptr) {
+type leavesKey struct {
+	t    reflect.Type
+	skip int
+}
+
+var leavesButOf sync.Map // leavesKey: leaves
+
+// leavesBut is leavesOf but for the leaves of t's field at index skip.
+func leavesBut(t reflect.Type, skip int) leaves {
+	k := leavesKey{t, skip}
+	if ls, ok := leavesButOf.Load(k); ok {
+		return ls.(leaves)
+	}
+	var ls leaves
+	appendLeaves(&ls, t, 0, skip)
+	leavesButOf.Store(k, ls)
+	return ls
+}
+
+// EqualBut is Equal of the addressable structs l and n, of one type, but for their fields at
+// index skip: the field manager's walk compares two objects' metadata but for managedFields.
+func EqualBut(l, n reflect.Value, skip int) bool {
+	return leavesBut(l.Type(), skip).equal(l.Addr().UnsafePointer(), n.Addr().UnsafePointer())
+}
+
+func appendLeaves(ls *leaves, t reflect.Type, off uintptr, skip int) {
 	for i := range t.NumField() {
+		if i == skip {
+			continue
+		}
 		f := t.Field(i)
 		l := leaf{off: off + f.Offset, typ: f.Type}
 		switch f.Type.Kind() {
 		case reflect.Struct:
-			appendLeaves(ls, f.Type, l.off)
+			appendLeaves(ls, f.Type, l.off, -1)
 			continue
 		case reflect.String:
 			l.kind = leafString

@@ -49,7 +49,8 @@ func TestEqualMapsAsDeepEqual(t *testing.T) {
 }
 
 // Equal of structs, compared by their leaves in place, is reflect.DeepEqual's: a case per kind
-// of leaf, in a nested struct, an unexported field and a slice's items.
+// of leaf, in a nested struct, an unexported field and a slice's items; EqualBut is Equal but for
+// one field.
 func TestEqualStructsAsDeepEqual(t *testing.T) {
 	type inner struct {
 		B   bool
@@ -133,6 +134,13 @@ func TestEqualStructsAsDeepEqual(t *testing.T) {
 		}
 		if got := jsoncopy.Equal(reflect.ValueOf(&n).Elem(), reflect.ValueOf(&l).Elem()); got != want {
 			t.Errorf("%s, the other way: Equal %v, DeepEqual %v", tc.name, got, want)
+		}
+		// EqualBut, but for hidden, is Equal with the two hidden alike.
+		hidden, _ := reflect.TypeFor[all]().FieldByName("hidden")
+		lb, nb := l, n
+		lb.hidden, nb.hidden = 1, 2
+		if got, want := jsoncopy.EqualBut(reflect.ValueOf(&lb).Elem(), reflect.ValueOf(&nb).Elem(), hidden.Index[0]), tc.name == "an unexported int" || want; got != want {
+			t.Errorf("%s, but for hidden: EqualBut %v, want %v", tc.name, got, want)
 		}
 		ls, ns := []all{l, l}, []all{l, n}
 		if got := jsoncopy.Equal(reflect.ValueOf(ls), reflect.ValueOf(ns)); got != want {

@@ -268,10 +268,8 @@ func (d *differ) fields(l, n reflect.Value, m *smdschema.Map, top bool) bool {
 		name, inline := jf.name, jf.inline
 		lf, nf := l.Field(i), n.Field(i)
 		if top && lf.Type() == objectMetaType {
-			for j := range lf.NumField() {
-				if j != managedFieldsIndex && !jsoncopy.Equal(lf.Field(j), nf.Field(j)) {
-					return false
-				}
+			if !lf.CanAddr() || !nf.CanAddr() || !jsoncopy.EqualBut(lf, nf, managedFieldsIndex) {
+				return false
 			}
 			continue
 		}

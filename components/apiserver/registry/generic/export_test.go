@@ -3,6 +3,8 @@ package generic
 import (
 	"reflect"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
 	"orch.io/orch/components/apiserver/jsoncopy"
 )
 
@@ -104,3 +106,15 @@ var IsLabelKey, IsLabelValue, IsDNS1123Subdomain = isLabelKey, isLabelValue, isD
 
 // MetaUpdateKeepsRules is whether ValidateObjectMetaUpdate answers without apimachinery's rules.
 var MetaUpdateKeepsRules = metaUpdateKeepsRules
+
+// ItemKey is a keyed list item's path element, as the field manager's walk makes it (cached)
+// and as it is made anew.
+func ItemKey(item reflect.Value, keys []string) (cached, made fieldpath.PathElement, ok bool) {
+	kf, ok := keyFieldsOf(item.Type(), keys)
+	if !ok {
+		return cached, made, false
+	}
+	cached, ok = cachedItemKey(item, keys, kf)
+	made, ok2 := itemKey(item, keys)
+	return cached, made, ok && ok2
+}

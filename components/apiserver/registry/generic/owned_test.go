@@ -529,3 +529,32 @@ func TestSameJSONIsTheEncoding(t *testing.T) {
 		}
 	}
 }
+
+// A keyed list item's path element, cached by its one string key, is the one made anew: for the
+// same key twice, another value, another key name with the same value, and two keys (not cached).
+func TestCachedItemKeyIsItemKey(t *testing.T) {
+	type two struct {
+		A string `json:"a"`
+		B string `json:"b"`
+	}
+	for _, tc := range []struct {
+		name string
+		item any
+		keys []string
+	}{
+		{"a condition", corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue}, []string{"type"}},
+		{"the condition again", corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse}, []string{"type"}},
+		{"another condition", corev1.NodeCondition{Type: corev1.NodeMemoryPressure}, []string{"type"}},
+		{"a key", two{A: "x", B: "x"}, []string{"a"}},
+		{"another key with the same value", two{A: "x", B: "x"}, []string{"b"}},
+		{"two keys", corev1.ContainerPort{ContainerPort: 80, Protocol: corev1.ProtocolTCP}, []string{"containerPort", "protocol"}},
+	} {
+		cached, made, ok := generic.ItemKey(reflect.ValueOf(tc.item), tc.keys)
+		if !ok {
+			t.Fatalf("%s: no key", tc.name)
+		}
+		if !cached.Equals(made) || cached.String() != made.String() {
+			t.Errorf("%s: cached %s, made %s", tc.name, cached, made)
+		}
+	}
+}

@@ -34,13 +34,42 @@ const (
 
 // protobufWire puts orch's protobuf media type on the wire in place of Kubernetes', and the user
 // agent on a request without one, as client-go's user agent wrapper would: one copy of the request
-// for both (a RoundTripper may not change its caller's), where the two wrappers made two.
+// for both (a RoundTripper may not change its caller's), where the two wrappers made two, and none
+// for a request already in its wire form (the heartbeats', see wireAgent).
 type protobufWire struct {
 	next      http.RoundTripper
 	userAgent string
 }
 
 func (w protobufWire) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !w.onTheWire(req.Header) {
+		req = w.wireCopy(req)
+	}
+	resp, err := w.next.RoundTrip(req)
+	if err == nil {
+		if v := resp.Header.Get("Content-Type"); strings.HasPrefix(v, ProtobufMediaType) {
+			resp.Header.Set("Content-Type", toKubernetes(v))
+		}
+	}
+	return resp, err
+}
+
+// onTheWire tells whether h is what wireCopy would send: no Kubernetes protobuf type in the first
+// value of Accept or Content-Type, and a user agent if the wrapper has one to set.
+func (w protobufWire) onTheWire(h http.Header) bool {
+	if h == nil {
+		return false
+	}
+	for _, k := range []string{"Accept", "Content-Type"} {
+		if v := h[k]; len(v) > 0 && strings.Contains(v[0], k8sProtobufMediaType) {
+			return false
+		}
+	}
+	return w.userAgent == "" || h.Get("User-Agent") != ""
+}
+
+// wireCopy is req with orch's media type and the user agent.
+func (w protobufWire) wireCopy(req *http.Request) *http.Request {
 	out := *req // a shallow copy, as client-go's CloneRequest: only the header changes
 	out.Header = req.Header.Clone()
 	if out.Header == nil {
@@ -56,13 +85,7 @@ func (w protobufWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	if out.Header.Get("User-Agent") == "" && w.userAgent != "" {
 		out.Header.Set("User-Agent", w.userAgent)
 	}
-	resp, err := w.next.RoundTrip(&out)
-	if err == nil {
-		if v := resp.Header.Get("Content-Type"); strings.HasPrefix(v, ProtobufMediaType) {
-			resp.Header.Set("Content-Type", toKubernetes(v))
-		}
-	}
-	return resp, err
+	return &out
 }
 
 // The Accept value of New's protobuf clients, in either name.
@@ -109,7 +132,7 @@ type Clients struct {
 	// Heartbeat and Leases carry node status and lease renewals; like the kubelet's heartbeat
 	// client they are not limited by QPS/Burst, so a busy agent still heartbeats on time.
 	Heartbeat *CoreV1Client
-	Leases    *rest.RESTClient
+	Leases    *LeaseClient
 	// Events is unthrottled here: the event recorder applies --event-qps and --event-burst.
 	Events *rest.RESTClient
 }
@@ -154,9 +177,10 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 		cfg.ContentType = s.ContentType
 	}
 	exported := cfg
+	wireAgent := ""
 	if s.ContentType == ProtobufMediaType {
 		cfg = rest.CopyConfig(cfg)
-		cfg.UserAgent = ""
+		wireAgent, cfg.UserAgent = cfg.UserAgent, ""
 	}
 	core, err := newCoreV1(cfg)
 	if err != nil {
@@ -167,10 +191,16 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	exported.RateLimiter = cfg.RateLimiter
 	heartbeatCfg := rest.CopyConfig(cfg)
 	heartbeatCfg.RateLimiter, heartbeatCfg.QPS, heartbeatCfg.Burst = nil, -1, 0
+	if wireAgent != "" {
+		// The heartbeats' requests are made in their wire form (see wireAgent): Accept as the
+		// wrapper would rename it, which it then leaves as it is for every request of these clients.
+		heartbeatCfg.AcceptContentTypes = orchProtobufAccept
+	}
 	heartbeat, err := newCoreV1(heartbeatCfg)
 	if err != nil {
 		return nil, err
 	}
+	heartbeat.wireAgent = wireAgent
 	leases, err := groupClient(heartbeatCfg, CoordinationGroupVersion, leaseSerializers())
 	if err != nil {
 		return nil, err
@@ -181,7 +211,14 @@ func New(base *rest.Config, s Settings) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{Config: exported, Core: core, Heartbeat: heartbeat, Leases: leases, Events: events}, nil
+	return &Clients{Config: exported, Core: core, Heartbeat: heartbeat, Leases: &LeaseClient{leases, wireAgent}, Events: events}, nil
+}
+
+// LeaseClient is New's client of coordination.orch.io leases.
+type LeaseClient struct {
+	*rest.RESTClient
+	// wireAgent is as CoreV1Client's.
+	wireAgent string
 }
 
 // The leases' and events' serializers, each built once and shared by every client, as coreCodecs.

@@ -288,7 +288,8 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // protobufWire renames Kubernetes' protobuf to orch's on the request and back on the answer, sets
-// the user agent only when the request has none, and leaves its caller's request as it was.
+// the user agent only when the request has none, and leaves its caller's request as it was; a
+// request with nothing to change is passed on as it is, not copied.
 func TestProtobufWire(t *testing.T) {
 	for _, tc := range []struct {
 		name                      string
@@ -296,7 +297,32 @@ func TestProtobufWire(t *testing.T) {
 		answered                  string
 		wantSent, wantAgent, want string
 		wantAccept                string
+		passed                    bool // the request itself sent
 	}{
+		{
+			name:     "a heartbeat in its wire form is passed on",
+			header:   http.Header{"Accept": {orchProtobufAccept}, "Content-Type": {ProtobufMediaType}, "User-Agent": {"orchlet/v1"}},
+			answered: ProtobufMediaType, wantSent: ProtobufMediaType, wantAccept: orchProtobufAccept,
+			wantAgent: "orchlet/v1", want: k8sProtobufMediaType, passed: true,
+		},
+		{
+			name:     "another user agent is kept, and the request passed on",
+			header:   http.Header{"Accept": {"application/json", k8sProtobufMediaType}, "User-Agent": {"other/v2"}},
+			answered: "application/json", wantAccept: "application/json",
+			wantAgent: "other/v2", want: "application/json", passed: true,
+		},
+		{
+			name:     "orch's types without a user agent are copied for it",
+			header:   http.Header{"Accept": {orchProtobufAccept}, "Content-Type": {ProtobufMediaType}},
+			answered: ProtobufMediaType, wantSent: ProtobufMediaType, wantAccept: orchProtobufAccept,
+			wantAgent: "orchlet/v1", want: k8sProtobufMediaType,
+		},
+		{
+			name:     "a second value naming Kubernetes' protobuf is not read",
+			header:   http.Header{"Content-Type": {ProtobufMediaType, k8sProtobufMediaType}, "User-Agent": {"orchlet/v1"}},
+			answered: ProtobufMediaType, wantSent: ProtobufMediaType,
+			wantAgent: "orchlet/v1", want: k8sProtobufMediaType, passed: true,
+		},
 		{
 			name:     "protobuf request and answer",
 			header:   http.Header{"Accept": {k8sProtobufMediaType + ",application/json"}, "Content-Type": {k8sProtobufMediaType}},
@@ -370,7 +396,11 @@ func TestProtobufWire(t *testing.T) {
 			if s := resp.Header.Get("Content-Type"); s != tc.want {
 				t.Errorf("answer's Content-Type %q, want %q", s, tc.want)
 			}
-			if got == req || got.URL != req.URL || got.Body != req.Body || got.Context() != req.Context() || got.Method != req.Method {
+			if tc.passed {
+				if got != req {
+					t.Errorf("copied a request with nothing to change")
+				}
+			} else if got == req || got.URL != req.URL || got.Body != req.Body || got.Context() != req.Context() || got.Method != req.Method {
 				t.Errorf("not a copy of the request with its URL, body and context")
 			}
 			if !reflect.DeepEqual(req.Header, before) {

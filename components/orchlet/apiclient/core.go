@@ -37,6 +37,11 @@ type CoreV1Client struct {
 	params runtime.ParameterCodec
 	// protobuf says the client sends protobuf (UpdateNodeStatus sends Nodes kept as bytes).
 	protobuf bool
+	// wireAgent, when set, is the user agent protobufWire puts on the client's requests: a
+	// heartbeat sent as bytes carries it and orch's media type itself, so that the wrapper passes
+	// the request on rather than copying it to rename them (its Accept is orch's already). Set
+	// for the heartbeat clients alone; "" when the client sends no protobuf.
+	wireAgent string
 }
 
 func newCoreV1(base *rest.Config) (*CoreV1Client, error) {

@@ -39,7 +39,11 @@ func RenewLease(ctx context.Context, client rest.Interface, namespace, name stri
 		}
 		renew(&spec)
 		body := objectBody(CoordinationGroupVersion.String(), "Lease", spliced{head: posted.head, num: leaseSpec, last: &spec, size: spec.Size()})
-		req = req.SetHeader("Content-Type", k8sProtobufMediaType).Body(body)
+		agent := ""
+		if l, ok := client.(*LeaseClient); ok {
+			agent = l.wireAgent
+		}
+		req = wireForm(req, agent).Body(body)
 	} else {
 		renew(&posted.Lease.Spec)
 		req = req.Body(posted.Lease)

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 )
 
 // PostedNode is the Node a status post answered, over which the next post is made. When the
@@ -59,8 +60,7 @@ func (c *CoreV1Client) UpdateNodeStatus(ctx context.Context, posted PostedNode, 
 	// conversion through reflection) was a tenth of this request's building.
 	req := c.Nodes().request(c.client.Put())
 	if posted.head != nil && c.protobuf {
-		req = req.Name(posted.name).SubResource("status").
-			SetHeader("Content-Type", k8sProtobufMediaType).Body(nodeBody(posted.head, status))
+		req = wireForm(req.Name(posted.name).SubResource("status"), c.wireAgent).Body(nodeBody(posted.head, status))
 	} else {
 		node := posted.Node
 		if posted.head != nil {
@@ -217,6 +217,17 @@ func metadataName(b []byte) (string, bool) {
 		b = b[n+m:]
 	}
 	return name, name != ""
+}
+
+// wireForm sets the headers of a protobuf body sent as bytes: Content-Type, and with agent (a
+// client's wireAgent) orch's media type and the user agent as protobufWire would put them on the
+// wire, which then passes the request on without a copy; without, Kubernetes' type, for the
+// wrapper (or none) to rename.
+func wireForm(req *rest.Request, agent string) *rest.Request {
+	if agent == "" {
+		return req.SetHeader("Content-Type", k8sProtobufMediaType)
+	}
+	return req.SetHeader("Content-Type", ProtobufMediaType).SetHeader("User-Agent", agent)
 }
 
 // nodeBody is the protobuf body of a Node whose metadata and spec fields are head, with status:

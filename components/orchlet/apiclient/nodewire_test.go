@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -281,4 +282,97 @@ func recordingClients(t *testing.T, answer []byte, answerType string, sent *[]st
 		t.Fatal(err)
 	}
 	return c
+}
+
+// The heartbeats sent as bytes reach the transport as client-go built them, not copied by the
+// wrapper (a retry after a 429 with Retry-After sends the very same header map again), and each
+// attempt is on the wire what client-go's own request is (the wrapper renaming and copying it):
+// UpdateStatus's for a status post, a Put of the renewed Lease for a renewal.
+func TestHeartbeatsSentAsBuilt(t *testing.T) {
+	node := richNode()
+	holder := "n1"
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: "orch-node-lease", UID: "l-1", ResourceVersion: "9"}}
+	status := corev1.NodeStatus{Phase: corev1.NodeRunning}
+	renew := func(s *coordinationv1.LeaseSpec) { s.HolderIdentity = &holder }
+	for name, tc := range map[string]struct {
+		answer   []byte
+		clientGo func(context.Context, *Clients) error
+		bytes    func(context.Context, *Clients) (bool, error)
+	}{
+		"status post": {
+			answer: protobufAnswer(t, node),
+			clientGo: func(ctx context.Context, c *Clients) error {
+				withStatus := node.DeepCopy()
+				withStatus.Status = status
+				_, err := c.Heartbeat.Nodes().UpdateStatus(ctx, withStatus, metav1.UpdateOptions{})
+				return err
+			},
+			bytes: func(ctx context.Context, c *Clients) (bool, error) {
+				posted, err := c.Heartbeat.UpdateNodeStatus(ctx, NewPostedNode(node.DeepCopy()), &status)
+				if err != nil {
+					return false, err
+				}
+				posted, err = c.Heartbeat.UpdateNodeStatus(ctx, posted, &status)
+				return posted.head != nil, err
+			},
+		},
+		"lease renewal": {
+			answer: func() []byte { b, _ := leaseProtobuf(t, lease); return b }(),
+			clientGo: func(ctx context.Context, c *Clients) error {
+				renewed := lease.DeepCopy()
+				renew(&renewed.Spec)
+				return c.Leases.Put().Namespace("orch-node-lease").Resource("leases").Name("n1").Body(renewed).Do(ctx).Error()
+			},
+			bytes: func(ctx context.Context, c *Clients) (bool, error) {
+				posted, err := RenewLease(ctx, c.Leases, "orch-node-lease", "n1", NewPostedLease(lease.DeepCopy()), renew)
+				if err != nil {
+					return false, err
+				}
+				posted, err = RenewLease(ctx, c.Leases, "orch-node-lease", "n1", posted, renew)
+				return posted.head != nil, err
+			},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var sent, headers []string
+			attempt := 0
+			c, err := New(&rest.Config{Host: "https://api.invalid", Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				body, err := io.ReadAll(r.Body)
+				if err != nil {
+					return nil, err
+				}
+				sent = append(sent, fmt.Sprintf("%s %s %q %x", r.Method, r.URL, r.Header, body))
+				headers = append(headers, fmt.Sprintf("%p", r.Header))
+				if attempt++; attempt%2 == 1 {
+					return &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"0"}}, Body: http.NoBody, Request: r}, nil
+				}
+				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {ProtobufMediaType}}, Body: io.NopCloser(bytes.NewReader(tc.answer)), Request: r}, nil
+			})}, Settings{ContentType: ProtobufMediaType, UserAgent: "orchlet/v1.2.3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := tc.clientGo(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			kept, err := tc.bytes(ctx, c)
+			if err != nil || !kept {
+				t.Fatalf("answer kept as bytes %v, %v", kept, err)
+			}
+			if len(sent) != 6 {
+				t.Fatalf("%d attempts, want 6 (three requests, each retried once)", len(sent))
+			}
+			for i, s := range sent {
+				if s != sent[0] {
+					t.Errorf("attempt %d differs from client-go's:\n%s\n%s", i, s, sent[0])
+				}
+			}
+			if headers[0] == headers[1] {
+				t.Errorf("client-go's request (Kubernetes' type, no user agent) not copied by the wrapper")
+			}
+			if headers[4] != headers[5] {
+				t.Errorf("the heartbeat sent over bytes was copied by the wrapper")
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -274,6 +275,7 @@ func (s *Scenario) validate(lines lineIndex) error {
 			bad(fmt.Sprintf("expect.pods[%d].node", i), "no node %q", p.Node)
 		}
 	}
+	s.validateGlobs(bad)
 	s.validateKills(bad)
 	for i, r := range s.Expect.Runtime {
 		at := fmt.Sprintf("expect.runtime[%d]", i)
@@ -293,6 +295,33 @@ func (s *Scenario) validate(lines lineIndex) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// bracketRange finds what reads as a character class: globs have only * and ?, so "[0-2]" would be
+// matched as those five characters, and an absent or zero count of it would assert nothing.
+var bracketRange = regexp.MustCompile(`\[[0-9A-Za-z]-[0-9A-Za-z]\]`)
+
+func (s *Scenario) validateGlobs(bad func(path, format string, args ...any)) {
+	check := func(at, g string) {
+		if r := bracketRange.FindString(g); r != "" {
+			bad(at, "%q has %s, which a glob matches as those characters: globs have only * (any run) and ? (one character)", g, r)
+		}
+	}
+	for i, g := range s.Omit {
+		check(fmt.Sprintf("omit[%d]", i), g)
+	}
+	for i, g := range s.Expect.Contains {
+		check(fmt.Sprintf("expect.contains[%d]", i), g)
+	}
+	for i, g := range s.Expect.Absent {
+		check(fmt.Sprintf("expect.absent[%d]", i), g)
+	}
+	for i, c := range s.Expect.Count {
+		check(fmt.Sprintf("expect.count[%d].match", i), c.Match)
+	}
+	for i, p := range s.Expect.Pods {
+		check(fmt.Sprintf("expect.pods[%d].state", i), p.State)
+	}
 }
 
 // Golden is the path of the scenario's golden trace: beside it, .trace for .yaml.

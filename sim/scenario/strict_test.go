@@ -53,6 +53,9 @@ func TestLoadRefusals(t *testing.T) {
 			"x.yaml:10: expect.runtime[0].at: 2m0s is outside the scenario's 0..1m0s (duration)",
 			"x.yaml:10: expect.runtime[0].since: 3m0s is outside 0..2m0s (at)",
 			`x.yaml:10: expect.runtime[0].pods: "web" is not namespace/name`}},
+		{name: "a character class in a glob", edit: "  delete: [web.yaml]", with: "  delete: [web.yaml]\nexpect:\n  absent: [\"00:00:[0-2]* Evicted *\", \"* faults[0] *\"]\n  count:\n  - {match: \"00:0[a-z]*\", lines: 0}", want: []string{
+			`x.yaml:9: expect.absent[0]: "00:00:[0-2]* Evicted *" has [0-2], which a glob matches as those characters: globs have only * (any run) and ? (one character)`,
+			`x.yaml:11: expect.count[0].match: "00:0[a-z]*" has [a-z], which a glob matches as those characters: globs have only * (any run) and ? (one character)`}},
 		{name: "several at once", edit: "- at: 10s", with: "- at: 2m\n  node: node-b\n  apiServer: sideways", want: []string{
 			`x.yaml:7: timeline[0].node: no node "node-b"`,
 			"x.yaml:6: timeline[0]: API steps need a node with api: true",

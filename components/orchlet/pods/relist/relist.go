@@ -144,9 +144,35 @@ func (r *Relister) Relist(ctx context.Context, known func(types.UID) bool) Resul
 		}
 		changed[uid] = true
 	}
+	// A pod no source names is an orphan only while something of it runs (a ready sandbox or a
+	// running container), as the kubelet's housekeeping kills only the runtime's running pods and
+	// leaves a stopped leftover to container GC: a pod torn down is not torn down again at each
+	// relist that sees something change.
+	var running map[types.UID]bool
+	run := func(uid string) {
+		if uid != "" {
+			if running == nil {
+				running = map[types.UID]bool{}
+			}
+			running[types.UID(uid)] = true
+		}
+	}
+	for _, s := range sbs {
+		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			run(s.Labels[labels.PodUID])
+		}
+	}
+	for _, c := range ctrs {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			run(c.Labels[labels.PodUID])
+		}
+	}
 	observe := func(id string, o seenObject, namespace, name string) {
 		cur[id] = o
 		if !known(o.uid) && !orphans[o.uid] {
+			if !running[o.uid] {
+				return
+			}
 			if !ready {
 				// Perhaps a source not yet heard from names it: judged once every source has
 				// spoken, so a restarted agent adopts its pods rather than killing them.
@@ -187,7 +213,7 @@ func (r *Relister) Relist(ctx context.Context, known func(types.UID) bool) Resul
 	if len(gone) > 0 {
 		// A pod all of whose objects went away is not synced for it: nothing of it is left to look at.
 		for _, o := range cur {
-			if gone[o.uid] {
+			if gone[o.uid] && (orphans[o.uid] || known(o.uid)) {
 				mark(o.uid)
 			}
 		}

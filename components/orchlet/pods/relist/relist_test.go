@@ -80,6 +80,17 @@ func TestRelist(t *testing.T) {
 			rt.ctrs = rt.ctrs[:1]
 			rt.sbs = append(rt.sbs, sandbox("sb", "b", runtimeapi.PodSandboxState_SANDBOX_NOTREADY))
 		}, []types.UID{"b", "x"}, nil, true},
+		{"a stopped leftover no source names is not an orphan", func() {
+			rt.sbs = append(rt.sbs, sandbox("sy", "y", runtimeapi.PodSandboxState_SANDBOX_NOTREADY))
+			rt.ctrs = append(rt.ctrs, container("cy", "y", runtimeapi.ContainerState_CONTAINER_EXITED))
+		}, nil, nil, true},
+		{"its container removed, the leftover is still no pod to sync", func() {
+			rt.ctrs = slices.DeleteFunc(rt.ctrs, func(c *runtimeapi.Container) bool { return c.Id == "cy" })
+		}, nil, nil, true},
+		{"a stopped sandbox with a running container is an orphan, named by its sandbox", func() {
+			rt.sbs = append(rt.sbs, sandbox("sz", "z", runtimeapi.PodSandboxState_SANDBOX_NOTREADY))
+			rt.ctrs = append(rt.ctrs, container("cz", "z", runtimeapi.ContainerState_CONTAINER_RUNNING))
+		}, []types.UID{"z"}, []Orphan{{UID: "z", Namespace: "ns", Name: "pod-z"}}, true},
 	} {
 		step.change()
 		asked = false

@@ -496,7 +496,11 @@ func (n *Node) nextDue(now time.Time) time.Time {
 
 // apiNextDue is next, or the node's API-server mode's next due time after now when earlier.
 func (n *Node) apiNextDue(now, next time.Time) time.Time {
-	if n.api != nil {
+	if n.apiQuiet(now) { // the earliest of the times below, all after now, without reading them
+		if at := now.Add(time.Duration(n.apiAt - now.UnixNano())); next.IsZero() || at.Before(next) { // now's location
+			next = at
+		}
+	} else if n.api != nil {
 		n.api.next(func(t time.Time, ok bool) {
 			if ok && t.After(now) && (next.IsZero() || t.Before(next)) {
 				next = t
@@ -562,7 +566,7 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 // every Step of every node); a new one, with a channel of its own, when it is still busy (a killed
 // agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
-	n.stepping, n.noCalls, n.pvFresh = true, false, false
+	n.stepping, n.noCalls, n.pvFresh, n.apiAt = true, false, false, 0 // a Step may publish: see apiAt
 	s := step{ctx: ctx, pods: n.pods, done: n.stepDone}
 	select {
 	case n.steps <- s:

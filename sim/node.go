@@ -295,6 +295,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
 	w.nodes = append(w.nodes, n)
+	w.named[n.Name] = n
 	return n, nil
 }
 

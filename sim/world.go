@@ -54,8 +54,9 @@ type World struct {
 
 	api   *apiServer // nil without Options.APIServer
 	nodes []*Node
-	live  []*Node // the nodes up at the settle's last look, kept to reuse its array
-	dues  bool    // the live nodes' due times are those of the last settle's end (Node.due)
+	named map[string]*Node // nodes by name: a scan of them at every AddNode was quadratic
+	live  []*Node          // the nodes up at the settle's last look, kept to reuse its array
+	dues  bool             // the live nodes' due times are those of the last settle's end (Node.due)
 	trace []Entry
 	seq   uint64
 	lines int
@@ -79,7 +80,8 @@ func New(o Options) (*World, error) {
 	mock.Set(o.Start)
 	// No deadline on this context: clock.Mock would compare a wall-clock deadline with its own times.
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{}), signalPeriod: o.SignalPeriod}
+	w := &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{}), signalPeriod: o.SignalPeriod,
+		named: map[string]*Node{}}
 	if o.APIServer {
 		if w.api, err = newAPIServer(w); err != nil {
 			cancel()
@@ -131,12 +133,8 @@ func (w *World) Nodes() []*Node { return w.nodes }
 
 // Node finds a node by name.
 func (w *World) Node(name string) (*Node, bool) {
-	for _, n := range w.nodes {
-		if n.Name == name {
-			return n, true
-		}
-	}
-	return nil, false
+	n, ok := w.named[name]
+	return n, ok
 }
 
 // Trace is every entry kept so far, in (time, sequence) order.

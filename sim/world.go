@@ -396,15 +396,21 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	stepped := false
 	timedIdle := n.timedKnown && (!n.timedAny || n.clk.Now().Before(n.timedDue))
 	for i, c := range n.readers {
-		if n.timed&(1<<i) != 0 && timedIdle {
-			continue
-		}
+		notified := false
 		if c.Name() == agent.ComponentEviction {
-			n.memcg.check() // the simulated kernel's notifications of this instant, before the round
+			// The simulated kernel's notifications of this instant, before the round: one wakes
+			// the eviction manager before its deadline.
+			notified = n.memcg.check()
+		}
+		if n.timed&(1<<i) != 0 && timedIdle && !notified {
+			continue
 		}
 		if !c.Idle() {
 			c.Step(ctx)
 			stepped = true
+			if notified {
+				n.timedKnown = false // stepped before the kept deadline, which it may have moved
+			}
 		}
 	}
 	n.read = n.read || stepped
@@ -509,10 +515,13 @@ func (n *Node) apiNextDue(now, next time.Time) time.Time {
 }
 
 // timedReader names the readers whose Idle is only their clock before their NextDeadline, which
-// only their own Step moves (the collectors' and the volume stats' periods): a node keeps the
-// earliest of their deadlines and asks them again only once it passed (kept too early, it only
-// asks more often; a new agent's are asked afresh).
-var timedReader = map[string]bool{agent.ComponentContainerGC: true, agent.ComponentImageGC: true, agent.ComponentVolumeStats: true}
+// only their own Step moves (the collectors', the volume stats' and the eviction manager's
+// periods): a node keeps the earliest of their deadlines and asks them again only once it passed
+// (kept too early, it only asks more often; a new agent's are asked afresh). The eviction
+// manager's Idle is also a memory threshold's notification waiting, which only the simulated
+// kernel's check sends: finish asks it at a look whose check sent one.
+var timedReader = map[string]bool{agent.ComponentContainerGC: true, agent.ComponentImageGC: true, agent.ComponentVolumeStats: true,
+	agent.ComponentEviction: true}
 
 // agentNextDue is nextDue without the API-server mode's.
 func (n *Node) agentNextDue(now time.Time) time.Time {

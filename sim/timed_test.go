@@ -113,16 +113,23 @@ func TestTimedReadersStepWhenDue(t *testing.T) {
 // begin takes a node that rested with none of its pod workers' calls in progress, and no Step
 // since, as settled once its runtime is: noCalls must never be set while a call is in progress.
 // Background pulls of 30s outlive the Steps that start them, and a manifest written later starts
-// another while the first runs; the node is killed and restarted mid-pull. Fails when a rest that
-// finds a call in progress leaves noCalls as an earlier rest set it.
+// another while the first runs; the node is killed and restarted mid-pull. With serialized pulls
+// the same story holds the Steps instead. Fails when a rest that finds a call in progress leaves
+// noCalls as an earlier rest set it, or when rest trusts the Step alone with background pulls.
 func TestNoCallsOnlyWhenNone(t *testing.T) {
+	for _, serialize := range []string{"false", "true"} {
+		t.Run("serialize-image-pulls="+serialize, func(t *testing.T) { noCallsOnlyWhenNone(t, serialize) })
+	}
+}
+
+func noCallsOnlyWhenNone(t *testing.T, serialize string) {
 	w, err := New(Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	slow := &script.Script{Images: []script.ImageRule{{Match: "busybox*", PullDuration: script.Duration(30 * time.Second)}}}
-	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: slow, Args: []string{"--pod-manifest-path=/etc/orch/manifests", "--serialize-image-pulls=false"}})
+	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: slow, Args: []string{"--pod-manifest-path=/etc/orch/manifests", "--serialize-image-pulls=" + serialize}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -433,7 +433,10 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 // poll (or production's watches, which the simulation does not run) queues more.
 func (n *Node) rest(acted, readers bool) {
 	n.quiet = false
-	n.noCalls = !n.stepping && n.pods.PeekCalls().InFlight == 0
+	// Only a Step (its workers done when it returns) and a background pull make the pod workers'
+	// calls: with serialized pulls and no Step running none is in progress, and the call tracker,
+	// written by the Step's goroutine on the other core, is not read.
+	n.noCalls = !n.stepping && (!n.background || n.pods.PeekCalls().InFlight == 0)
 	if !n.noCalls {
 		return
 	}

@@ -553,7 +553,7 @@ func (w *World) stepAPIs(live []*Node) bool {
 		// pods' Sync every second of every node is mostly no request, and a create waits its turn.
 		now := w.Clock.Now()
 		for _, n := range live {
-			if n.api != nil && n.api.heartbeatDue(now) {
+			if n.api != nil && !n.apiQuiet(now) && n.api.heartbeatDue(now) {
 				workers++
 			}
 		}
@@ -664,6 +664,9 @@ func (w *World) stepAPI(n *Node) bool {
 		return false
 	}
 	now := w.Clock.Now()
+	if n.apiQuiet(now) {
+		return false
+	}
 	before := n.linesWaiting()
 	if a.relist && !now.Before(a.listAt) {
 		w.listPods(n)
@@ -690,8 +693,25 @@ func (w *World) stepAPI(n *Node) bool {
 		a.pods.Sync(w.ctx)
 		a.syncAt = tick(w.start, time.Second, now)
 	}
+	// Nothing is due now any more: every time a.next hands over is after now, and the pods are
+	// synced up to v. While v is the workers' (pvFresh) and nothing is handed over, the node has
+	// nothing to do until the earliest of those times.
+	n.apiAt = 0
+	if n.pvFresh {
+		var at time.Time
+		a.next(func(t time.Time, ok bool) {
+			if ok && (at.IsZero() || t.Before(at)) {
+				at = t
+			}
+		})
+		n.apiAt = at.UnixNano()
+	}
 	return n.linesWaiting() != before
 }
+
+// apiQuiet tells that the node's API-server mode has nothing due at now, by what the last stepAPI
+// left in apiAt, read off the Node.
+func (n *Node) apiQuiet(now time.Time) bool { return n.apiAt != 0 && now.UnixNano() < n.apiAt }
 
 // listPods lists the pods bound to a restarted node, as its informer does before it watches, and
 // hands each to the pod syncer, as the informer's adds; the API source is then synced. A failed
@@ -777,7 +797,7 @@ func (w *World) deliver() bool {
 		}
 		n.obs.add(KindSource, "api %s %s/%s", what, pod.Namespace, pod.Name)
 		n.api.pods.Observe(&pod, gone)
-		n.api.poked = true
+		n.api.poked, n.apiAt = true, 0
 		did = true
 	}
 }

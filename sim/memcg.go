@@ -51,8 +51,10 @@ func (t *simThreshold) Stop() {
 	t.m.armed = slices.DeleteFunc(t.m.armed, func(x *simThreshold) bool { return x == t })
 }
 
-// check sends a notification for each threshold the usage crossed since the last look.
-func (m *simMemcg) check() {
+// check sends a notification for each threshold the usage crossed since the last look, and
+// reports whether it sent any.
+func (m *simMemcg) check() bool {
+	sent := false
 	for _, t := range m.armed {
 		if t.ch == nil {
 			continue
@@ -63,8 +65,10 @@ func (m *simMemcg) check() {
 			case t.ch <- struct{}{}:
 			default:
 			}
+			sent = true
 		}
 	}
+	return sent
 }
 
 // next is the next whole second while a threshold is armed.

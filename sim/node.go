@@ -100,6 +100,12 @@ type Node struct {
 	pods  *pods.Manager
 	memcg *simMemcg
 	api   *apiNode // nil in standalone mode
+	// apiAt, when not zero, is the UnixNano before which the node's API-server mode has nothing
+	// due (stepAPI's timed work), as the last stepAPI left it with the pods version synced and
+	// fresh; a pod change handed over (deliver) or a Step started (which may publish; a new
+	// agent's first among them) clears it. Until then the API pass skips the node without
+	// reading its apiNode, a cold line at every round of every node.
+	apiAt int64
 
 	quietSeq uint64        // the runtime's LastSeq when the node went quiet
 	pv       uint64        // see pvFresh
@@ -122,7 +128,6 @@ type Node struct {
 	// them and those that read what they did.
 	readers  []agent.Component
 	inFlight map[uint64]bool // timed calls whose start is traced and whose end is not
-	sources  *sources.Sources
 
 	due     time.Time         // nextDue's answer, for the world's next
 	pending []pending         // gather's lines for flush, kept to reuse the array
@@ -145,6 +150,7 @@ type Node struct {
 	// sampler reads the node's signals for the world's Options.SignalPeriod; nil without it.
 	sampler *sampler
 	feeders []agent.Component
+	sources *sources.Sources // read with the feeders, when their poll is due
 
 	// boot makes the agent on the node's runtime and directories; link is its connection to the
 	// runtime, ended by Kill.
@@ -289,6 +295,7 @@ func (w *World) AddNode(o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("sim: node %s: %w", o.Name, err)
 	}
 	w.nodes = append(w.nodes, n)
+	w.named[n.Name] = n
 	return n, nil
 }
 

@@ -42,7 +42,7 @@ func TestQuietNodeWakes(t *testing.T) {
 		}},
 		// A lease's renewal: a status post reads the runtime too.
 		{name: "a request to the API server", api: true, before: func(t *testing.T, w *World, n *Node) {
-			n.api.leaseAt = w.Clock.Now()
+			n.api.leaseAt, n.apiAt = w.Clock.Now(), 0 // the renewal due now, which stepAPI would not look for
 			if !w.stepAPI(n) {
 				t.Fatal("no request made")
 			}

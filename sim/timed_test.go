@@ -1,9 +1,13 @@
 package sim
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"orch.io/orch/components/orchlet/agent"
 	"orch.io/orch/fakecri/script"
@@ -14,17 +18,30 @@ import (
 // every instant a settle ends, none of them is left due, and the node's next due time is not after
 // any of their deadlines, while a manifest comes and goes. A restart's new agent has collectors
 // and polls due at once, earlier than the killed one's kept deadlines: the test fails if a kept
-// deadline outlives the agent it was read from.
+// deadline outlives the agent it was read from. A third node's eviction manager is woken by the
+// simulated kernel's notification at 57s, before its deadline, and evicts: the test fails if the
+// deadline kept from before that round outlives it.
 func TestTimedReadersStepWhenDue(t *testing.T) {
 	w, err := New(Options{Seed: 1, APIServer: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	var host Host
+	var grower script.Script
+	if err := json.Unmarshal([]byte(`{"memory": "1Gi", "systemMemory": "200Mi"}`), &host); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"containers": [{"match": {"image": "grower*"},
+		"usage": {"memory": {"steps": [{"at": "0s", "value": "10Mi"}, {"at": "52s", "value": "800Mi"}]}}}]}`), &grower); err != nil {
+		t.Fatal(err)
+	}
 	var nodes []*Node
 	for _, o := range []NodeOptions{
 		{Name: "standalone", Args: []string{"--pod-manifest-path=/etc/orch/manifests"}},
 		{Name: "api", API: true},
+		{Name: "notified", API: true, Host: &host, Script: &grower,
+			Args: []string{"--kernel-memcg-notification", "--eviction-hard=memory.available<100Mi", "--eviction-pressure-transition-period=30s"}},
 	} {
 		n, err := w.AddNode(o)
 		if err != nil {
@@ -49,8 +66,12 @@ func TestTimedReadersStepWhenDue(t *testing.T) {
 				if !c.Idle() {
 					t.Fatalf("%s at %v: the %s is due and was not stepped", n.Name, w.Now(), c.Name())
 				}
-				if d, ok := c.NextDeadline(); ok && (due.IsZero() || due.After(d)) {
+				d, ok := c.NextDeadline()
+				if ok && (due.IsZero() || due.After(d)) {
 					t.Fatalf("%s at %v: next due %v, after the %s's deadline %v", n.Name, w.Now(), due.Sub(w.start), c.Name(), d.Sub(w.start))
+				}
+				if kept := n.timedKnown && n.timedAny && n.timedDue.After(now); kept && timedReader[c.Name()] && ok && n.timedDue.After(d) {
+					t.Fatalf("%s at %v: the timed readers' deadline kept %v, after the %s's %v", n.Name, w.Now(), n.timedDue.Sub(w.start), c.Name(), d.Sub(w.start))
 				}
 			}
 		}
@@ -61,6 +82,11 @@ func TestTimedReadersStepWhenDue(t *testing.T) {
 		}
 		check()
 		switch s {
+		case 5:
+			if err := w.CreatePod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "grower"}, Spec: corev1.PodSpec{NodeName: "notified",
+				Containers: []corev1.Container{{Name: "app", Image: "grower:1"}}}}); err != nil {
+				t.Fatal(err)
+			}
 		case 30:
 			nodes[0].WriteManifest("web.yaml", []byte(webManifest))
 		case 200:
@@ -87,16 +113,23 @@ func TestTimedReadersStepWhenDue(t *testing.T) {
 // begin takes a node that rested with none of its pod workers' calls in progress, and no Step
 // since, as settled once its runtime is: noCalls must never be set while a call is in progress.
 // Background pulls of 30s outlive the Steps that start them, and a manifest written later starts
-// another while the first runs; the node is killed and restarted mid-pull. Fails when a rest that
-// finds a call in progress leaves noCalls as an earlier rest set it.
+// another while the first runs; the node is killed and restarted mid-pull. With serialized pulls
+// the same story holds the Steps instead. Fails when a rest that finds a call in progress leaves
+// noCalls as an earlier rest set it, or when rest trusts the Step alone with background pulls.
 func TestNoCallsOnlyWhenNone(t *testing.T) {
+	for _, serialize := range []string{"false", "true"} {
+		t.Run("serialize-image-pulls="+serialize, func(t *testing.T) { noCallsOnlyWhenNone(t, serialize) })
+	}
+}
+
+func noCallsOnlyWhenNone(t *testing.T, serialize string) {
 	w, err := New(Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	slow := &script.Script{Images: []script.ImageRule{{Match: "busybox*", PullDuration: script.Duration(30 * time.Second)}}}
-	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: slow, Args: []string{"--pod-manifest-path=/etc/orch/manifests", "--serialize-image-pulls=false"}})
+	n, err := w.AddNode(NodeOptions{Name: "node-a", Script: slow, Args: []string{"--pod-manifest-path=/etc/orch/manifests", "--serialize-image-pulls=" + serialize}})
 	if err != nil {
 		t.Fatal(err)
 	}

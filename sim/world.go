@@ -54,8 +54,9 @@ type World struct {
 
 	api   *apiServer // nil without Options.APIServer
 	nodes []*Node
-	live  []*Node // the nodes up at the settle's last look, kept to reuse its array
-	dues  bool    // the live nodes' due times are those of the last settle's end (Node.due)
+	named map[string]*Node // nodes by name: a scan of them at every AddNode was quadratic
+	live  []*Node          // the nodes up at the settle's last look, kept to reuse its array
+	dues  bool             // the live nodes' due times are those of the last settle's end (Node.due)
 	trace []Entry
 	seq   uint64
 	lines int
@@ -79,7 +80,8 @@ func New(o Options) (*World, error) {
 	mock.Set(o.Start)
 	// No deadline on this context: clock.Mock would compare a wall-clock deadline with its own times.
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{}), signalPeriod: o.SignalPeriod}
+	w := &World{Clock: mock, start: o.Start, seed: o.Seed, keep: o.Keep, ctx: ctx, cancel: cancel, dir: dir, logger: logr.New(silent{}), signalPeriod: o.SignalPeriod,
+		named: map[string]*Node{}}
 	if o.APIServer {
 		if w.api, err = newAPIServer(w); err != nil {
 			cancel()
@@ -131,12 +133,8 @@ func (w *World) Nodes() []*Node { return w.nodes }
 
 // Node finds a node by name.
 func (w *World) Node(name string) (*Node, bool) {
-	for _, n := range w.nodes {
-		if n.Name == name {
-			return n, true
-		}
-	}
-	return nil, false
+	n, ok := w.named[name]
+	return n, ok
 }
 
 // Trace is every entry kept so far, in (time, sequence) order.
@@ -398,15 +396,21 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 	stepped := false
 	timedIdle := n.timedKnown && (!n.timedAny || n.clk.Now().Before(n.timedDue))
 	for i, c := range n.readers {
-		if n.timed&(1<<i) != 0 && timedIdle {
-			continue
-		}
+		notified := false
 		if c.Name() == agent.ComponentEviction {
-			n.memcg.check() // the simulated kernel's notifications of this instant, before the round
+			// The simulated kernel's notifications of this instant, before the round: one wakes
+			// the eviction manager before its deadline.
+			notified = n.memcg.check()
+		}
+		if n.timed&(1<<i) != 0 && timedIdle && !notified {
+			continue
 		}
 		if !c.Idle() {
 			c.Step(ctx)
 			stepped = true
+			if notified {
+				n.timedKnown = false // stepped before the kept deadline, which it may have moved
+			}
 		}
 	}
 	n.read = n.read || stepped
@@ -429,7 +433,10 @@ func (n *Node) finish(ctx context.Context) (bool, error) {
 // poll (or production's watches, which the simulation does not run) queues more.
 func (n *Node) rest(acted, readers bool) {
 	n.quiet = false
-	n.noCalls = !n.stepping && n.pods.PeekCalls().InFlight == 0
+	// Only a Step (its workers done when it returns) and a background pull make the pod workers'
+	// calls: with serialized pulls and no Step running none is in progress, and the call tracker,
+	// written by the Step's goroutine on the other core, is not read.
+	n.noCalls = !n.stepping && (!n.background || n.pods.PeekCalls().InFlight == 0)
 	if !n.noCalls {
 		return
 	}
@@ -496,7 +503,11 @@ func (n *Node) nextDue(now time.Time) time.Time {
 
 // apiNextDue is next, or the node's API-server mode's next due time after now when earlier.
 func (n *Node) apiNextDue(now, next time.Time) time.Time {
-	if n.api != nil {
+	if n.apiQuiet(now) { // the earliest of the times below, all after now, without reading them
+		if at := now.Add(time.Duration(n.apiAt - now.UnixNano())); next.IsZero() || at.Before(next) { // now's location
+			next = at
+		}
+	} else if n.api != nil {
 		n.api.next(func(t time.Time, ok bool) {
 			if ok && t.After(now) && (next.IsZero() || t.Before(next)) {
 				next = t
@@ -507,10 +518,13 @@ func (n *Node) apiNextDue(now, next time.Time) time.Time {
 }
 
 // timedReader names the readers whose Idle is only their clock before their NextDeadline, which
-// only their own Step moves (the collectors' and the volume stats' periods): a node keeps the
-// earliest of their deadlines and asks them again only once it passed (kept too early, it only
-// asks more often; a new agent's are asked afresh).
-var timedReader = map[string]bool{agent.ComponentContainerGC: true, agent.ComponentImageGC: true, agent.ComponentVolumeStats: true}
+// only their own Step moves (the collectors', the volume stats' and the eviction manager's
+// periods): a node keeps the earliest of their deadlines and asks them again only once it passed
+// (kept too early, it only asks more often; a new agent's are asked afresh). The eviction
+// manager's Idle is also a memory threshold's notification waiting, which only the simulated
+// kernel's check sends: finish asks it at a look whose check sent one.
+var timedReader = map[string]bool{agent.ComponentContainerGC: true, agent.ComponentImageGC: true, agent.ComponentVolumeStats: true,
+	agent.ComponentEviction: true}
 
 // agentNextDue is nextDue without the API-server mode's.
 func (n *Node) agentNextDue(now time.Time) time.Time {
@@ -562,7 +576,7 @@ func (n *Node) agentNextDue(now time.Time) time.Time {
 // every Step of every node); a new one, with a channel of its own, when it is still busy (a killed
 // agent's Step ending after the restart's begins).
 func (n *Node) startStep(ctx context.Context) {
-	n.stepping, n.noCalls, n.pvFresh = true, false, false
+	n.stepping, n.noCalls, n.pvFresh, n.apiAt = true, false, false, 0 // a Step may publish: see apiAt
 	s := step{ctx: ctx, pods: n.pods, done: n.stepDone}
 	select {
 	case n.steps <- s:

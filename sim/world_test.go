@@ -256,3 +256,30 @@ func TestSettleLeavesDues(t *testing.T) {
 		w.Clock.Set(next)
 	}
 }
+
+// A world finds each of its nodes by name, and nothing by a name none has; a second node of a
+// name is refused.
+func TestNodeByName(t *testing.T) {
+	w, err := New(Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	names := []string{"node-a", "node-b", "node-c"}
+	for _, name := range names {
+		if _, err := w.AddNode(NodeOptions{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.AddNode(NodeOptions{Name: "node-b"}); err == nil {
+		t.Error("a second node-b added")
+	}
+	for i, name := range names {
+		if n, ok := w.Node(name); !ok || n != w.Nodes()[i] {
+			t.Errorf("Node(%q) = %v, %v: not the node added as %s", name, n, ok, name)
+		}
+	}
+	if n, ok := w.Node("node-d"); ok {
+		t.Errorf("Node(%q) found %s", "node-d", n.Name)
+	}
+}

@@ -218,6 +218,9 @@ func (m *Manager) reap(uid types.UID) {
 
 // applyPulls hands the background pulls that ended to their pods' next syncs, queued now.
 func (m *Manager) applyPulls() {
+	if !m.background {
+		return
+	}
 	now := m.clk.Now()
 	for _, uid := range m.images.Settle(func(uid types.UID) bool { p := m.pods[uid]; return p != nil && !p.Removed }) {
 		m.enqueue(syncKey(m.pods[uid].Pod), now)

@@ -16,23 +16,10 @@ import (
 // (a new agent's pod workers count afresh); a read while a Step is held is not taken as fresh.
 // Fails when a Step started, or one running at the read, leaves the kept version taken as fresh.
 func TestPodsVersionKeptIsTheWorkers(t *testing.T) {
-	w, err := New(Options{Seed: 1, APIServer: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	slow := &script.Script{Images: []script.ImageRule{{Match: "busybox*", PullDuration: script.Duration(30 * time.Second)}}}
-	var nodes []*Node
-	for _, o := range []NodeOptions{
-		{Name: "standalone", Script: slow, Args: []string{"--pod-manifest-path=/etc/orch/manifests"}},
-		{Name: "api", Script: slow, API: true, Args: []string{"--serialize-image-pulls=true"}}, // Steps held by pulls
-	} {
-		n, err := w.AddNode(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, n)
-	}
+	w, nodes := worldOf(t, Options{Seed: 1, APIServer: true},
+		NodeOptions{Name: "standalone", Script: slow, Args: []string{"--pod-manifest-path=/etc/orch/manifests"}},
+		NodeOptions{Name: "api", Script: slow, API: true, Args: []string{"--serialize-image-pulls=true"}}) // Steps held by pulls
 	pod := func(name, image string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: "api",
 			Containers: []corev1.Container{{Name: "app", Image: image}}}}
@@ -72,17 +59,9 @@ func TestPodsVersionKeptIsTheWorkers(t *testing.T) {
 		case 130:
 			nodes[0].DeleteManifest("web.yaml")
 		case 150, 250:
-			for _, n := range nodes {
-				if err = n.Kill(); err != nil {
-					break
-				}
-			}
+			err = each(nodes, (*Node).Kill)
 		case 153, 253:
-			for _, n := range nodes {
-				if err = n.Restart(); err != nil {
-					break
-				}
-			}
+			err = each(nodes, (*Node).Restart)
 		case 200:
 			err = w.CreatePod(pod("late", "busybox:1.36"))
 		}

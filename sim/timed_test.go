@@ -22,11 +22,6 @@ import (
 // simulated kernel's notification at 57s, before its deadline, and evicts: the test fails if the
 // deadline kept from before that round outlives it.
 func TestTimedReadersStepWhenDue(t *testing.T) {
-	w, err := New(Options{Seed: 1, APIServer: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	var host Host
 	var grower script.Script
 	if err := json.Unmarshal([]byte(`{"memory": "1Gi", "systemMemory": "200Mi"}`), &host); err != nil {
@@ -36,19 +31,11 @@ func TestTimedReadersStepWhenDue(t *testing.T) {
 		"usage": {"memory": {"steps": [{"at": "0s", "value": "10Mi"}, {"at": "52s", "value": "800Mi"}]}}}]}`), &grower); err != nil {
 		t.Fatal(err)
 	}
-	var nodes []*Node
-	for _, o := range []NodeOptions{
-		{Name: "standalone", Args: []string{"--pod-manifest-path=/etc/orch/manifests"}},
-		{Name: "api", API: true},
-		{Name: "notified", API: true, Host: &host, Script: &grower,
-			Args: []string{"--kernel-memcg-notification", "--eviction-hard=memory.available<100Mi", "--eviction-pressure-transition-period=30s"}},
-	} {
-		n, err := w.AddNode(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, n)
-	}
+	w, nodes := worldOf(t, Options{Seed: 1, APIServer: true},
+		NodeOptions{Name: "standalone", Args: []string{"--pod-manifest-path=/etc/orch/manifests"}},
+		NodeOptions{Name: "api", API: true},
+		NodeOptions{Name: "notified", API: true, Host: &host, Script: &grower,
+			Args: []string{"--kernel-memcg-notification", "--eviction-hard=memory.available<100Mi", "--eviction-pressure-transition-period=30s"}})
 	timed := 0
 	check := func() {
 		t.Helper()

@@ -29,6 +29,35 @@ spec:
   - {name: app, image: crasher:1}
 `
 
+// worldOf is a world of o with nodes added in their order, closed as the test ends.
+func worldOf(t *testing.T, o Options, nodes ...NodeOptions) (*World, []*Node) {
+	t.Helper()
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	var added []*Node
+	for _, no := range nodes {
+		n, err := w.AddNode(no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		added = append(added, n)
+	}
+	return w, added
+}
+
+// each does do to every node in turn, up to the first that fails.
+func each(nodes []*Node, do func(*Node) error) error {
+	for _, n := range nodes {
+		if err := do(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // story runs a small node life (a file pod, an HTTP pod, a crash loop, a pull that takes time, a
 // call that hangs past its deadline) and returns its trace.
 func story(t testing.TB, seed int64) string {

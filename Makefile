@@ -12,9 +12,10 @@ build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## test: the default suite CI runs: lint, then every package's tests under the race detector,
-## the forked clock's (a module of its own) included
+## the forked clock's (a module of its own) included; the conformance suite's real-time waits take
+## 7-10 minutes of it on a 2-core machine, so a package has 20 rather than go test's default 10
 test: lint
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	cd third_party/forked/clock && $(GO) test -race -count=1 ./...
 
 ## lint: gofmt, go vet, staticcheck (at STATICCHECK_VERSION: values computed and never read, unused
